@@ -1,0 +1,28 @@
+# beamscale: `make run` runs the default study and writes its report; `make test` runs every test.
+REBAR ?= rebar3
+RUN_NAME ?= default
+RUN_OUT ?= runs
+
+.PHONY: all deps build run test eunit ct dialyzer xref clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(REBAR) escriptize
+
+run: build
+	./beamscale run --name $(RUN_NAME) --out $(RUN_OUT)
+
+test: deps
+	$(REBAR) compile
+	$(REBAR) xref
+	$(REBAR) dialyzer
+	$(REBAR) eunit
+	$(REBAR) ct
+	@echo "make test: all checks passed"
+
+clean:
+	rm -rf _build

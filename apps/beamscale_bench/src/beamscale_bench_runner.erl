@@ -1,0 +1,82 @@
+%% @private The part of the executor that runs on the node under test: it asks a handler for its
+%% argument sets and runs one iteration with bencherl's multi-phase protocol, each call to `run/3'
+%% in a fresh process, timed there with `erlang:monotonic_time/0'.
+-module(beamscale_bench_runner).
+
+-export([args/3, iteration/5]).
+-export_type([outcome/0]).
+
+-type timing() :: {Phase :: string(), Seconds :: float()}.
+-type outcome() :: {ok, [timing()], Output :: binary()}
+                 | {error, Reason :: term(), [timing()], Output :: binary()}.
+
+%% @doc The argument sets of `Mod' for `Version'.
+-spec args(module(), beamscale_bench:version(), beamscale_bench:conf()) ->
+    {ok, [beamscale_bench:args()]} | {error, term()}.
+args(Mod, Version, Conf) ->
+    try Mod:bench_args(Version, Conf) of
+        Sets when is_list(Sets) ->
+            case lists:all(fun is_list/1, Sets) of
+                true -> {ok, Sets};
+                false -> {error, {bad_bench_args, Sets}}
+            end;
+        Other -> {error, {bad_bench_args, Other}}
+    catch
+        Class:Reason -> {error, {Class, Reason}}
+    end.
+
+%% @doc Run one iteration of benchmark `Name' (module `Mod'); what it prints is captured.
+-spec iteration(atom(), module(), beamscale_bench:args(), [node()], beamscale_bench:conf()) ->
+    outcome().
+iteration(Name, Mod, Args, Peers, Conf) ->
+    Capture = beamscale_bench_capture:start(),
+    Call = #{name => Name, mod => Mod, peers => Peers, conf => Conf, capture => Capture},
+    try phases(Args, Call, []) of
+        {ok, Timings} -> {ok, Timings, beamscale_bench_capture:take(Capture)};
+        {error, Reason, Timings} ->
+            {error, Reason, Timings, beamscale_bench_capture:take(Capture)}
+    after
+        beamscale_bench_capture:stop(Capture)
+    end.
+
+phases(Args, Call, Acc) ->
+    case timed_call(Args, Call) of
+        {returned, Result, Seconds} -> next(Result, Seconds, Args, Call, Acc);
+        {raised, Reason} -> {error, Reason, lists:reverse(Acc)}
+    end.
+
+next({{continue, Phase}, State}, Seconds, Args, Call, Acc) ->
+    phases([State | Args], Call, timing(Phase, Seconds, Acc));
+next({{done, Phase}, _}, Seconds, _Args, _Call, Acc) ->
+    {ok, lists:reverse(timing(Phase, Seconds, Acc))};
+next({error, Reason}, _Seconds, _Args, _Call, Acc) ->
+    {error, Reason, lists:reverse(Acc)};
+next(_Ok, Seconds, _Args, #{name := Name}, Acc) ->
+    {ok, lists:reverse(timing(Name, Seconds, Acc))}.
+
+timing(ignore, _Seconds, Acc) -> Acc;
+timing(Phase, Seconds, Acc) -> [{phase_name(Phase), Seconds} | Acc].
+
+phase_name(P) when is_atom(P) -> atom_to_list(P);
+phase_name(P) when is_list(P) -> P;
+phase_name(P) -> lists:flatten(io_lib:format("~0p", [P])).
+
+%% One call to run/3 in a fresh process, as bencherl's executor did; the clock is read inside that
+%% process so spawning and message passing stay out of the figure.
+timed_call(Args, #{mod := Mod, peers := Peers, conf := Conf, capture := Capture}) ->
+    Parent = self(),
+    {Pid, Ref} = spawn_monitor(
+        fun() ->
+            group_leader(Capture, self()),
+            T0 = erlang:monotonic_time(),
+            Result = Mod:run(Args, Peers, Conf),
+            T1 = erlang:monotonic_time(),
+            Parent ! {self(), Result, erlang:convert_time_unit(T1 - T0, native, nanosecond)}
+        end),
+    receive
+        {Pid, Result, Nanos} ->
+            demonitor(Ref, [flush]),
+            {returned, Result, Nanos / 1.0e9};
+        {'DOWN', Ref, process, Pid, Reason} ->
+            {raised, {crashed, Reason}}
+    end.

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs the Debian packages beamscale needs, only those missing. Needs root (apt-get);
+# otherwise names the packages to install.
+set -e
+packages="rebar3 erlang-common-test erlang-dialyzer erlang-eunit erlang-proper erlang-tools
+erlang-dev erlang-crypto"
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+        || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+    echo "beamscale needs these Debian packages: $missing" >&2
+    echo "install them with: sudo apt-get update && sudo apt-get install -y$missing" >&2
+    exit 1
+fi
+echo "installing:$missing"
+apt-get update -q
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
