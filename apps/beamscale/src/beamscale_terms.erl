@@ -43,8 +43,8 @@ split([T | Rest], Cur, Acc) -> split(Rest, [T | Cur], Acc).
 
 forms([], _End, Acc) ->
     {ok, lists:reverse(Acc)};
-forms([{incomplete, [First | _]} | _], End, _Acc) ->
-    {error, {max(erl_scan:line(First), End), "entry not ended by a full stop (.)"}};
+forms([{incomplete, [First | _]} | _], _End, _Acc) ->
+    {error, {erl_scan:line(First), "entry not ended by a full stop (.)"}};
 forms([Form | Rest], End, Acc) ->
     case erl_parse:parse_exprs(Form) of
         {ok, [{tuple, Anno, [{atom, _, Key}, ValueAbs]} = Abs]} ->

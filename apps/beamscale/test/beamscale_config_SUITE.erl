@@ -1,0 +1,112 @@
+%% Wrong configurations: each gives one line naming file, line and key; the command line exits 2
+%% with that line and no stack trace.
+-module(beamscale_config_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0]).
+-export([wrong_configs/1, wrong_options/1, good_config/1, overrides_win/1, cli_exit_code/1]).
+
+all() -> [wrong_configs, wrong_options, good_config, overrides_win, cli_exit_code].
+
+%% {File text, the exact message after "FILE:"}.
+cases() ->
+    [{"{version, huge}.\n", "1: version: expected short, intermediate or long"},
+     {"{iterations, 0}.\n", "1: iterations: expected a positive integer"},
+     {"{iterations, 3}.\n{iterations, 4}.\n", "2: iterations: given twice"},
+     {"%% c\n{schedulers, [1, two]}.\n",
+      "2: schedulers: expected a list of counts, {From, To} or all"},
+     {"{schedulers, {4, 2}}.\n", "1: schedulers: expected a list of counts, {From, To} or all"},
+     {"{warmups, -1}.\n", "1: warmups: expected a non-negative integer"},
+     {"{sweep, diagonal}.\n",
+      "1: sweep: expected cross (every combination) or bencherl (two one-dimensional sweeps)"},
+     {"{benchmarks, [big, nosuch]}.\n",
+      "1: benchmarks: unknown benchmark nosuch (known: " ++ known() ++ ")"},
+     {"{erls, [{a, \"/usr/bin/erl\"},\n        {b, \"/nonexistent/erl\"}]}.\n",
+      "1: erls.b: no executable erl at /nonexistent/erl"},
+     {"{erl_args, [{fast, \"+sbwt none\"},\n             {bad, \"+S 4:4\"}]}.\n",
+      "2: erl_args.bad: +S is set by the schedulers dimension; remove it"},
+     {"{erl_args, [{old, \"-smp disable\"}]}.\n",
+      "1: erl_args.old: -smp is gone since OTP 21; use the schedulers dimension (+S 1:1) instead"},
+     {"{erl_args, [{a, \"\"}, {a, \"+K true\"}]}.\n", "1: erl_args.a: alias given twice"},
+     {"{timeout, soon}.\n", "1: timeout: expected a positive number of seconds"},
+     {"{colour, blue}.\n",
+      "1: colour: unknown key colour (known: bench_path, benchmarks, erl_args, erls, iterations, "
+      "name, nodes, out, overrides, schedulers, sweep, timeout, version, warmups)"},
+     {"{overrides, [{big, [{iterations, 2},\n                    {sweep, cross}]}]}.\n",
+      "2: overrides.big.sweep: cannot be set per benchmark (these can: version, schedulers, "
+      "nodes, erl_args, iterations, warmups, timeout)"},
+     {"{overrides, [{big, [{version, tiny}]}]}.\n",
+      "1: overrides.big.version: expected short, intermediate or long"},
+     {"{bench_path, \"/nonexistent/dir\"}.\n", "1: bench_path: no such directory: /nonexistent/dir"},
+     {"{name, \"a/b\"}.\n", "1: name: expected a name of letters, digits, '_', '.' and '-'"},
+     {"{version, short}\n{iterations, 3}.\n", "2: syntax error before: '{'"},
+     {"{version, short}.\n{iterations, 3}\n", "2: entry not ended by a full stop (.)"},
+     {"version.\n", "1: expected an entry {Key, Value}."},
+     {"{iterations, 1 + 2}.\n", "1: iterations: value is not a plain term"}].
+
+known() -> lists:flatten(lists:join(", ", [atom_to_list(B) || B <- beamscale_bench:available([])])).
+
+wrong_configs(Config) ->
+    Dir = ?config(priv_dir, Config),
+    Results = [begin
+                   File = filename:join(Dir, "c" ++ integer_to_list(N) ++ ".config"),
+                   ok = file:write_file(File, Text),
+                   {error, Reason} = beamscale_config:load(File, []),
+                   {File ++ ":" ++ Expected, beamscale_config:format_error(Reason)}
+               end || {N, {Text, Expected}} <- lists:enumerate(cases())],
+    ?assertEqual([], [{want, W, got, G} || {W, G} <- Results, W =/= G]).
+
+wrong_options(_Config) ->
+    Cases = [{[{schedulers, [0]}],
+              "command line: --schedulers: expected a list of counts, {From, To} or all"},
+             {[{benchmarks, [zzz]}],
+              "command line: --bench: unknown benchmark zzz (known: " ++ known() ++ ")"},
+             {[{version, "long"}], "command line: --version: expected short, intermediate or long"}],
+    [?assertEqual(Expected, begin
+                                {error, R} = beamscale_config:load(undefined, Overrides),
+                                beamscale_config:format_error(R)
+                            end) || {Overrides, Expected} <- Cases].
+
+good_config(_Config) ->
+    File = filename:join(code:lib_dir(beamscale), "../../../../examples/quick.config"),
+    {ok, C} = beamscale_config:load(File, []),
+    ?assertMatch(#{benchmarks := [big, ets_test], version := short, schedulers := [1, 2],
+                   iterations := 3, warmups := 1, sweep := cross, nodes := [1]}, C),
+    [{otp, Erl}] = maps:get(erls, C),
+    ?assertEqual(filename:absname(Erl), Erl).
+
+overrides_win(Config) ->
+    File = filename:join(?config(priv_dir, Config), "o.config"),
+    ok = file:write_file(File, "{schedulers, {1, 3}}.\n{iterations, 5}.\n"),
+    {ok, C} = beamscale_config:load(File, [{iterations, 2}]),
+    ?assertMatch(#{schedulers := [1, 2, 3], iterations := 2}, C).
+
+%% The command line prints one line and exits 2, without a stack trace.
+cli_exit_code(Config) ->
+    File = filename:join(?config(priv_dir, Config), "bad.config"),
+    ok = file:write_file(File, "{iterations, 3}.\n\n{version, huge}.\n"),
+    {2, Out} = cli(["run", "--config", File]),
+    ?assertEqual("beamscale run: " ++ File ++ ":3: version: expected short, intermediate or long\n",
+                 Out),
+    {2, Out2} = cli(["run", "--iterations", "many"]),
+    ?assertEqual("beamscale run: option --iterations: not an integer: many\n", Out2),
+    {2, Out3} = cli(["frobnicate"]),
+    ?assertEqual("beamscale: unknown command frobnicate (try: beamscale help)\n", Out3).
+
+cli(Args) ->
+    Paths = lists:append([["-pa", code:lib_dir(A, ebin)]
+                          || A <- [beamscale, beamscale_stats, beamscale_bench, beamscale_load]]),
+    Port = open_port({spawn_executable, os:find_executable("erl")},
+                     [{args, ["-noshell"] ++ Paths ++
+                           ["-eval", "beamscale_cli:main(init:get_plain_arguments())", "-extra"
+                            | Args]},
+                      exit_status, binary, stderr_to_stdout]),
+    collect(Port, <<>>).
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect(Port, <<Acc/binary, D/binary>>);
+        {Port, {exit_status, S}} -> {S, binary_to_list(Acc)}
+    after 30000 -> ct:fail(no_exit)
+    end.
