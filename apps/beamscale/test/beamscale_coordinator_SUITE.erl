@@ -11,8 +11,14 @@
 
 all() -> [quick_run, bencherl_handler, crash_and_hang, node_killed, resume_after_kill].
 
+%% The handlers are kept as HANDLER.erl.src so that rebar3 does not build them as test modules;
+%% the run builds them on the nodes under test, as it does any bench path.
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
+    Dir = filename:join(?config(priv_dir, Config), "handlers"),
+    ok = filelib:ensure_path(Dir),
+    [{ok, _} = file:copy(Src, filename:join(Dir, filename:basename(Src, ".src")))
+     || Src <- filelib:wildcard(filename:join([?config(data_dir, Config), "handlers", "*.src"]))],
     Config.
 
 end_per_suite(_Config) -> ok.
@@ -117,7 +123,7 @@ run(Config, Name, Settings) ->
 merge(Overrides) ->
     lists:foldl(fun({K, V}, Acc) -> lists:keystore(K, 1, Acc, {K, V}) end, [], Overrides).
 
-handlers(Config) -> filename:join(?config(data_dir, Config), "handlers").
+handlers(Config) -> filename:join(?config(priv_dir, Config), "handlers").
 
 kill_when_ready(_Dir, 0) -> none;
 kill_when_ready(Dir, N) ->

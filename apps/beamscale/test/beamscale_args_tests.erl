@@ -1,0 +1,27 @@
+-module(beamscale_args_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+spec() ->
+    [{config, "--config", string, ""}, {n, "--iterations", integer, ""},
+     {bench, "--bench", {list, string}, ""}, {quiet, "--quiet", flag, ""}].
+
+parse_test() ->
+    ?assertEqual({ok, #{opts => #{config => "a.config", n => 3, bench => ["x", "y", "z"],
+                                  quiet => true},
+                        args => ["pos"]}},
+                 beamscale_args:parse(spec(), ["--config", "a.config", "pos", "--iterations=3",
+                                               "--bench", "x,y", "--bench", "z", "--quiet"])).
+
+double_dash_test() ->
+    ?assertEqual({ok, #{opts => #{}, args => ["--quiet"]}},
+                 beamscale_args:parse(spec(), ["--", "--quiet"])).
+
+errors_test() ->
+    ?assertEqual({error, {beamscale_args, {unknown_option, "--nope"}}},
+                 beamscale_args:parse(spec(), ["--nope"])),
+    ?assertEqual({error, {beamscale_args, {missing_value, "--config"}}},
+                 beamscale_args:parse(spec(), ["--config"])),
+    ?assertEqual({error, {beamscale_args, {not_an_integer, "--iterations", "x"}}},
+                 beamscale_args:parse(spec(), ["--iterations", "x"])),
+    ?assertEqual({error, {beamscale_args, {unknown_option, "--quiet=yes"}}},
+                 beamscale_args:parse(spec(), ["--quiet=yes"])).
