@@ -42,7 +42,7 @@ module(Name, Path) ->
         {error, _} ->
             Files = [F || D <- Path, F <- [filename:join(D, atom_to_list(Name) ++ ".erl")],
                           filelib:is_regular(F)],
-            [catch load_source(F) || F <- Files],
+            _ = [catch load_source(F) || F <- Files],
             Mod
     end.
 

@@ -31,12 +31,8 @@ info() ->
 %% @doc Load the configuration, run it, print the sanity verdicts.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{opts := Opts, args := []}) ->
-    case overrides(Opts) of
-        {ok, Overrides} ->
-            case beamscale_config:load(maps:get(config, Opts, undefined), Overrides) of
-                {ok, Config} -> run(named(Config), Opts);
-                {error, _} = Error -> Error
-            end;
+    case beamscale_config:load(maps:get(config, Opts, undefined), overrides(Opts)) of
+        {ok, Config} -> run(named(Config), Opts);
         {error, _} = Error -> Error
     end;
 do(#{args := [Extra | _]}) ->
@@ -49,11 +45,11 @@ format_error({beamscale_coordinator, Reason}) -> io_lib:format("~0tp", [Reason])
 format_error({unexpected_argument, A}) -> ["unexpected argument ", A].
 
 %% @doc The configuration keys set by options, as terms for `beamscale_config:check/2'.
--spec overrides(#{atom() => term()}) -> {ok, [{atom(), term()}]} | {error, term()}.
+-spec overrides(#{atom() => term()}) -> [{atom(), term()}].
 overrides(Opts) ->
     Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, sweep, timeout,
             bench_path, name, out],
-    {ok, [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]]}.
+    [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]].
 
 term(benchmarks, ["all"]) -> all;
 term(benchmarks, Names) -> [list_to_atom(N) || N <- Names];

@@ -48,7 +48,7 @@ load(File, Overrides) ->
     maybe_error(
         fun() ->
             Entries = entries(File),
-            no_duplicates(File, Entries),
+            _ = no_duplicates(File, Entries),
             FromFile = lists:foldl(fun(E, C) -> apply_entry(File, E, C) end, defaults(), Entries),
             Config = lists:foldl(fun({K, V}, C) -> set(command_line, [K], V, C) end, FromFile,
                                  Overrides),
@@ -116,6 +116,7 @@ maybe_error(Fun) ->
     catch throw:{config_error, Reason} -> {error, {?MODULE, Reason}}
     end.
 
+-spec fail(source(), [term()], iodata()) -> no_return().
 fail(Source, Path, Message) -> throw({config_error, {Source, Path, lists:flatten(Message)}}).
 
 entries(undefined) -> [];

@@ -80,8 +80,10 @@ bench_path(#{bench_path := Path}) -> [filename:absname(D) || D <- Path].
 %% itself, so they are built by the erl under test.
 load_code(#{node := Node}, #{code := Code} = Ctx) ->
     try
-        [{module, M} = erpc:call(Node, code, load_binary, [M, F, B], ?RPC_TIMEOUT)
-         || {M, F, B} <- Code],
+        lists:foreach(fun({M, F, B}) ->
+                              {module, M} = erpc:call(Node, code, load_binary, [M, F, B],
+                                                      ?RPC_TIMEOUT)
+                      end, Code),
         Sources = [F || D <- bench_path(Ctx), F <- filelib:wildcard(filename:join(D, "*.erl"))],
         lists:foreach(fun(F) -> compile_on(Node, F) end, Sources)
     catch

@@ -36,7 +36,8 @@ event(P, {iteration, warmup, _}) -> detail(P, "warm-up");
 event(P, {iteration, N, I}) -> detail(P, io_lib:format("iteration ~b/~b", [N, I]));
 event(#{mode := Mode} = P, {failed, Reason}) ->
     Mode =/= quiet andalso
-        io:format("~s  failed: ~0tp~n", [clear(Mode), Reason], [{chars_limit, 300}]),
+        io:put_chars(io_lib:format("~s  failed: ~0tp~n", [clear(Mode), Reason],
+                                   [{chars_limit, 300}])),
     show(P),
     P.
 

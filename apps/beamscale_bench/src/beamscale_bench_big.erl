@@ -21,7 +21,7 @@ bench_args(Version, Conf) ->
 run([N | _], _Peers, _Conf) ->
     Parent = self(),
     Pids = [spawn_link(fun() -> member(Parent) end) || _ <- lists:seq(1, N)],
-    [P ! {peers, Pids} || P <- Pids],
+    _ = [P ! {peers, Pids} || P <- Pids],
     Counts = [receive {done, P, Sent} -> Sent end || P <- Pids],
     io:format("~p~n", [lists:sum(Counts)]).
 
@@ -32,7 +32,7 @@ description() ->
 member(Parent) ->
     Peers = receive {peers, Ps} -> Ps -- [self()] end,
     Me = self(),
-    [P ! {ping, Me} || P <- Peers],
+    _ = [P ! {ping, Me} || P <- Peers],
     N = length(Peers),
     exchange(N, N),
     Parent ! {done, self(), 2 * N}.
