@@ -12,9 +12,12 @@
 %% @doc The mode for this process's standard output: live on a terminal, plain otherwise.
 -spec mode() -> live | plain.
 mode() ->
-    case io:columns() of
-        {ok, _} -> live;
-        {error, _} -> plain
+    %% With -noshell (escripts) io:columns/0 never sees the terminal, so ask Linux what our
+    %% standard output is.
+    case file:read_link("/proc/" ++ os:getpid() ++ "/fd/1") of
+        {ok, "/dev/pts/" ++ _} -> live;
+        {ok, "/dev/tty" ++ _} -> live;
+        _ -> plain
     end.
 
 %% @doc Start tracking `Total' jobs.
