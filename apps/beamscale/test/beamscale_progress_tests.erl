@@ -8,7 +8,3 @@ line_test() ->
     P2 = beamscale_progress:job(P, 3, "ets_test @ otp/default/2/1"),
     Line2 = lists:flatten(io_lib:format("~s", [beamscale_progress:line(P2)])),
     ?assertMatch("[3/4] ets_test @ otp/default/2/1   0s elapsed, ~0s left", Line2).
-
-piped_output_is_plain_test() ->
-    %% eunit runs with standard output not on a terminal.
-    ?assertEqual(plain, beamscale_progress:mode()).
