@@ -94,19 +94,4 @@ cli_exit_code(Config) ->
     {2, Out3} = cli(["frobnicate"]),
     ?assertEqual("beamscale: unknown command frobnicate (try: beamscale help)\n", Out3).
 
-cli(Args) ->
-    Paths = lists:append([["-pa", code:lib_dir(A, ebin)]
-                          || A <- [beamscale, beamscale_stats, beamscale_bench, beamscale_load]]),
-    Port = open_port({spawn_executable, os:find_executable("erl")},
-                     [{args, ["-noshell"] ++ Paths ++
-                           ["-eval", "beamscale_cli:main(init:get_plain_arguments())", "-extra"
-                            | Args]},
-                      exit_status, binary, stderr_to_stdout]),
-    collect(Port, <<>>).
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, <<Acc/binary, D/binary>>);
-        {Port, {exit_status, S}} -> {S, binary_to_list(Acc)}
-    after 30000 -> ct:fail(no_exit)
-    end.
+cli(Args) -> beamscale_test_cli:run(Args).

@@ -132,23 +132,9 @@ kill_when_ready(Dir, N) ->
         {error, _} -> timer:sleep(50), kill_when_ready(Dir, N - 1)
     end.
 
-%% The command line in a fresh emulator, with this build's code.
-cli(Args) ->
-    Paths = lists:append([["-pa", code:lib_dir(A, ebin)]
-                          || A <- [beamscale, beamscale_stats, beamscale_bench, beamscale_load]]),
-    Erl = os:find_executable("erl"),
-    open_port({spawn_executable, Erl},
-              [{args, ["-noshell"] ++ Paths ++
-                        ["-eval", "beamscale_cli:main(init:get_plain_arguments())", "-extra"
-                         | Args]},
-               exit_status, binary, stderr_to_stdout]).
+cli(Args) -> beamscale_test_cli:open(Args).
 
-wait_exit(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> wait_exit(Port, [D | Acc]);
-        {Port, {exit_status, S}} -> {S, lists:reverse(Acc)}
-    after 60000 -> ct:fail({no_exit, lists:reverse(Acc)})
-    end.
+wait_exit(Port, _) -> beamscale_test_cli:wait(Port, 60000).
 
 wait_rows(_Csv, _N, 0) -> {error, too_slow};
 wait_rows(Csv, N, Tries) ->

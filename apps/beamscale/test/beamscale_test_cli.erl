@@ -1,0 +1,26 @@
+%% Test helper: the command line in a fresh emulator with this build's code, as a user runs it.
+-module(beamscale_test_cli).
+-export([open/1, run/1, wait/2]).
+
+-define(EXIT_TIMEOUT, 60000).
+
+%% Start `beamscale ARGS' as a port (its output and exit status come as port messages).
+open(Args) ->
+    Paths = lists:append([["-pa", code:lib_dir(A, ebin)]
+                          || A <- [beamscale, beamscale_stats, beamscale_bench, beamscale_load]]),
+    open_port({spawn_executable, os:find_executable("erl")},
+              [{args, ["-noshell"] ++ Paths ++
+                    ["-eval", "beamscale_cli:main(init:get_plain_arguments())", "-extra" | Args]},
+               exit_status, binary, stderr_to_stdout]).
+
+%% Run `beamscale ARGS' to its end: {ExitCode, Output}.
+run(Args) -> wait(open(Args), ?EXIT_TIMEOUT).
+
+wait(Port, Timeout) -> wait(Port, Timeout, <<>>).
+
+wait(Port, Timeout, Acc) ->
+    receive
+        {Port, {data, D}} -> wait(Port, Timeout, <<Acc/binary, D/binary>>);
+        {Port, {exit_status, S}} -> {S, binary_to_list(Acc)}
+    after Timeout -> error({no_exit, Acc})
+    end.
