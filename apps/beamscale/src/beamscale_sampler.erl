@@ -59,6 +59,7 @@ options(Opts) ->
 
 init(Owner, #{dir := Dir, interval := Interval} = Opts) ->
     OwnerRef = monitor(process, Owner),
+    ok = filelib:ensure_path(Dir),
     {_, Fd} = beamscale_store:open_csv(filename:join(Dir, "samples.csv"),
                                        beamscale_sample_calc:columns()),
     Next = now_ms() + Interval,

@@ -1,6 +1,7 @@
 %% @doc The summary of `samples.csv' (docs/samples.md): per benchmark, environment and argument
-%% set, the mean of every figure over the sampled intervals of all its nodes — CPU %, scheduler
-%% utilisation %, busy-wait % and the microstate breakdown, as in the thesis's tables 5.1 and 5.2.
+%% set, the mean of every figure over the sampled intervals of all its nodes, weighted by interval
+%% length — CPU %, scheduler utilisation %, busy-wait % and the microstate breakdown, as in the
+%% thesis's tables 5.1 and 5.2.
 %% Pure: rows in (maps of binaries, as `beamscale_store:read_rows/1' gives them), rows out.
 -module(beamscale_samples_summary).
 
@@ -67,17 +68,29 @@ figures([Row | _]) ->
 
 summary({B, E, A}, Group, Figures) ->
     Ok = [R || R <- Group, val(status, R) =:= <<"ok">>],
-    Means = maps:from_list([{F, mean([number(val(F, R)) || R <- Ok])} || F <- Figures]),
+    Means = maps:from_list([{F, mean([{number(val(F, R)), weight(R)} || R <- Ok])}
+                            || F <- Figures]),
     Means#{benchmark => B, env => E, args => A, samples => length(Ok),
            nodes => length(lists:usort([val(node, R) || R <- Group])),
            down => length([R || R <- Group, val(status, R) =:= <<"down">>])}.
 
 val(Key, Row) -> maps:get(Key, Row, <<>>).
 
-mean(Values) ->
-    case [V || V <- Values, V =/= undefined] of
+%% Means are weighted by interval length: the short last interval of a watch counts less.
+mean(Pairs) ->
+    case [{V, W} || {V, W} <- Pairs, V =/= undefined] of
         [] -> undefined;
-        Vs -> lists:sum(Vs) / length(Vs)
+        Vs ->
+            case lists:sum([W || {_, W} <- Vs]) of
+                Sum when Sum > 0 -> lists:sum([V * W || {V, W} <- Vs]) / Sum;
+                _ -> lists:sum([V || {V, _} <- Vs]) / length(Vs)
+            end
+    end.
+
+weight(Row) ->
+    case number(val(interval_s, Row)) of
+        W when is_number(W), W > 0 -> W;
+        _ -> 0
     end.
 
 field(undefined) -> <<>>;
