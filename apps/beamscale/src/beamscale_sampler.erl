@@ -157,7 +157,8 @@ start_probe(Node) ->
             false ->
                 {?PROBE, Bin, File} = code:get_object_code(?PROBE),
                 {module, ?PROBE} = erpc:call(Node, code, load_binary, [?PROBE, File, Bin],
-                                             ?RPC_TIMEOUT)
+                                             ?RPC_TIMEOUT),
+                ok
         end,
         erpc:call(Node, ?PROBE, start, [self()], ?RPC_TIMEOUT)
     catch
