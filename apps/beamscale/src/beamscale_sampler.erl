@@ -119,7 +119,8 @@ add_node(#{node := Node} = H, #{nodes := Nodes, fd := Fd} = State) ->
         {ok, #{holder := Holder} = Info} ->
             case read(H) of
                 {ok, First} ->
-                    Meta = Meta0#{t0 := maps:get(mono, First), schedulers := maps:get(schedulers, Info),
+                    Meta = Meta0#{t0 := maps:get(mono, First),
+                                  schedulers := maps:get(schedulers, Info),
                                   dirty_cpu := maps:get(dirty_cpu, Info)},
                     State#{nodes := Nodes#{Node => #{handle => H, meta => Meta, prev => First,
                                                      holder => Holder}}};
@@ -193,7 +194,8 @@ record_lcnt(Node, #{bench := B, env := E, node := N}, #{opts := #{dir := Dir, lc
     ok = file:close(Fd).
 
 write_status(Fd, Meta, Status) ->
-    ok = file:write(Fd, beamscale_csv:line(beamscale_sample_calc:status_row(Meta, stamp(), Status))).
+    Row = beamscale_sample_calc:status_row(Meta, stamp(), Status),
+    ok = file:write(Fd, beamscale_csv:line(Row)).
 
 pct(_, 0) -> 0.0;
 pct(Part, Whole) -> round(10000 * Part / Whole) / 100.

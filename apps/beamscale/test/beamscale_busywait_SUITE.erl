@@ -38,7 +38,8 @@ none_does_not_spin(Config) ->
 
 %% Mean figures of a node with these flags under the light load, sampled for a few seconds.
 measure(Config, Label, Flags) ->
-    {ok, H} = beamscale_node:start(Label, #{erl => os:find_executable("erl"), flags => Flags, schedulers => 2}),
+    Spec = #{erl => os:find_executable("erl"), flags => Flags, schedulers => 2},
+    {ok, H} = beamscale_node:start(Label, Spec),
     Dir = filename:join(?config(priv_dir, Config), Label),
     try
         {?MODULE, Bin, File} = code:get_object_code(?MODULE),
