@@ -93,7 +93,8 @@ no_sample(Config) ->
                                                     {iterations, 1}, {warmups, 0}, {out, Out},
                                                     {name, "n"}, {sample, false}]),
     {ok, #{dir := Dir}} = beamscale_coordinator:run(Conf, quiet),
-    false = filelib:is_regular(filename:join(Dir, "samples.csv")).
+    false = filelib:is_regular(filename:join(Dir, "samples.csv")),
+    {error, {beamscale_config, _}} = beamscale_config:load(undefined, [{sample, 5}]).
 
 start_node(Label) ->
     {ok, H} = beamscale_node:start(Label, #{erl => os:find_executable("erl"), flags => "",

@@ -9,7 +9,7 @@
 %%   time, for a stacked bar.
 -module(beamscale_report_samples).
 
--export([data/1, html_table/1]).
+-export([data/1, html_table/1, lcnt_html/1]).
 -export_type([data/0, series/0, table/0, bar/0]).
 
 -type point() :: {T :: float(), CpuPct :: float(), UtilPct :: float(), BusyWaitPct :: float()}.
@@ -35,6 +35,22 @@ data(Rows) ->
 -spec html_table([#{atom() => binary()}]) -> iodata().
 html_table(Rows) ->
     [table_html(T) || T <- tables(Rows)].
+
+%% @doc The most contended locks of `lcnt.csv' rows as an HTML table, or a line saying lock
+%% counting was not available (the emulator was not built with it; docs/samples.md).
+-spec lcnt_html([#{atom() => binary()}]) -> iodata().
+lcnt_html(Rows) ->
+    case [R || #{status := <<"ok">>} = R <- Rows] of
+        [] -> <<"<p class=\"lcnt\">Lock counting: not available (needs an emulator built with "
+                "--enable-lock-counter, run with -emu_type lcnt).</p>\n">>;
+        Ok ->
+            Cols = [benchmark, env, lock, tries, collisions, collision_pct, wait_us],
+            [<<"<table class=\"lcnt\">\n<caption>Most contended locks</caption>\n<tr>">>,
+             [th(atom_to_binary(C)) || C <- Cols], <<"</tr>\n">>,
+             [[<<"<tr>">>, [[<<"<td>">>, esc(v(C, R)), <<"</td>">>] || C <- Cols], <<"</tr>\n">>]
+              || R <- Ok],
+             <<"</table>\n">>]
+    end.
 
 %%% Internals
 

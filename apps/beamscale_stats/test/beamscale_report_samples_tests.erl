@@ -27,6 +27,16 @@ data_test() ->
     ?assertEqual(20.0, proplists:get_value(<<"emulator">>, Parts)),
     ?assertEqual(80.0, proplists:get_value(<<"sleep">>, Parts)).
 
+lcnt_html_test() ->
+    Na = iolist_to_binary(beamscale_report_samples:lcnt_html(
+                            [#{status => <<"not_available">>, benchmark => <<"b">>}])),
+    ?assertNotEqual(nomatch, binary:match(Na, <<"not available">>)),
+    Row = #{status => <<"ok">>, benchmark => <<"b">>, env => <<"e">>, lock => <<"run<queue>">>,
+            tries => <<"10">>, collisions => <<"2">>, collision_pct => <<"20.0">>,
+            wait_us => <<"5">>},
+    Html = iolist_to_binary(beamscale_report_samples:lcnt_html([Row])),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"<td>run&lt;queue&gt;</td>">>)).
+
 html_test() ->
     Html = iolist_to_binary(beamscale_report_samples:html_table(rows())),
     ?assertNotEqual(nomatch, binary:match(Html, <<"b&lt;x&gt;">>)),
