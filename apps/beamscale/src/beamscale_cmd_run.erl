@@ -26,6 +26,7 @@ info() ->
           {bench_path, "--bench-path", {list, string}, "directories of bencherl handlers"},
           {name, "--name", string, "the run's name (default: run-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
+          {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"},
           {quiet, "--quiet", flag, "print no progress"}]}.
 
 %% @doc Load the configuration, run it, print the sanity verdicts.
@@ -49,7 +50,8 @@ format_error({unexpected_argument, A}) -> ["unexpected argument ", A].
 overrides(Opts) ->
     Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, sweep, timeout,
             bench_path, name, out],
-    [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]].
+    NoSample = [{sample, false} || maps:get(no_sample, Opts, false)],
+    [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample.
 
 term(benchmarks, ["all"]) -> all;
 term(benchmarks, Names) -> [list_to_atom(N) || N <- Names];

@@ -20,6 +20,7 @@
     bench_path := [string()],
     overrides := #{atom() => map()},
     out := string(),
+    sample := pos_integer() | false,
     name => string()}.
 %% Where a value came from: a file and line, or the command line.
 -type source() :: {file:filename(), non_neg_integer()} | command_line.
@@ -27,6 +28,8 @@
 
 %% Keys a per-benchmark override may set.
 -define(OVERRIDABLE, [version, schedulers, nodes, erl_args, iterations, warmups, timeout]).
+%% Shorter intervals than this would measure the sampler more than the node.
+-define(MIN_SAMPLE_MS, 100).
 -define(NAME_CHARS, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-").
 
 %% @doc The embedded default configuration: every benchmark, short, 1..cores schedulers.
@@ -35,7 +38,7 @@ defaults() ->
     #{benchmarks => all, version => short, schedulers => lists:seq(1, logical_cores()),
       nodes => [1], erls => [{default, "erl"}], erl_args => [{default, ""}], iterations => 3,
       warmups => 1, sweep => cross, timeout => 300, bench_path => [], overrides => #{},
-      out => "runs"}.
+      out => "runs", sample => 1000}.
 
 %% @doc Every key a configuration file may hold.
 -spec keys() -> [atom()].
@@ -88,6 +91,9 @@ check(name, S) ->
         false -> bad("a name of letters, digits, '_', '.' and '-'")
     end;
 check(overrides, V) -> overrides(V);
+check(sample, false) -> {ok, false};
+check(sample, Ms) when is_integer(Ms), Ms >= ?MIN_SAMPLE_MS -> {ok, Ms};
+check(sample, _) -> bad("a sampling interval in milliseconds (at least 100) or false");
 check(Key, _) -> {error, [], "unknown key " ++ atom_to_list(Key) ++ " (known: " ++ known() ++ ")"}.
 
 %% @doc The number of logical cores this host offers.
@@ -170,6 +176,7 @@ path_text(Path) ->
 
 %% The command-line option that sets a key, where its name differs.
 option(benchmarks) -> bench;
+option(sample) -> 'no-sample';
 option(Key) -> Key.
 
 is_string(S) -> is_list(S) andalso io_lib:printable_unicode_list(S).

@@ -14,7 +14,9 @@
                      bench_path := [file:filename()],
                      cores := pos_integer(),
                      scratch := file:filename(),
-                     notify := fun((event()) -> ok)}.
+                     notify := fun((event()) -> ok),
+                     sample => pos_integer() | false,
+                     sampler => beamscale_sampler:sampler()}.
 -type event() :: {iteration, warmup | pos_integer(), pos_integer()} | {failed, term()}.
 
 -define(RPC_TIMEOUT, 60000).
@@ -26,20 +28,27 @@ code() ->
     {ok, Mods} = application:get_key(beamscale_bench, modules),
     [{M, F, B} || M <- Mods, {_, B, F} <- [code:get_object_code(M)]].
 
-%% @doc Run `Job' and return the store with its iterations recorded.
+%% @doc Run `Job' and return the store with its iterations recorded. A sampler watches the
+%% job's nodes while they are up (docs/samples.md), unless the context's `sample' is `false'.
 -spec run(beamscale_plan:job(), context(), beamscale_store:store()) -> beamscale_store:store().
-run(#{bench := Bench, env := Env} = Job, Ctx, Store) ->
+run(Job, Ctx, Store) ->
+    Sampler = start_sampler(Job, Ctx, Store),
+    try run_job(Job, Ctx#{sampler => Sampler}, Store)
+    after beamscale_sampler:stop(Sampler)
+    end.
+
+run_job(#{bench := Bench, env := Env} = Job, Ctx, Store) ->
     Key = fun(Args) -> {atom_to_binary(Bench), Args, beamscale_plan:env_key(Env)} end,
     case start_env(Job, Ctx) of
         {ok, Nodes} ->
             try arg_sets(Job, Ctx, Nodes) of
                 {ok, Sets} -> run_sets(Sets, Key, Job, Ctx, Nodes, Store);
                 {error, Reason, Nodes1} ->
-                    stop_env(Nodes1),
+                    stop_env(Ctx, Nodes1),
                     job_failed(Reason, Key, Job, Ctx, Store)
             catch
                 Class:Reason:Stack ->
-                    stop_env(Nodes),
+                    stop_env(Ctx, Nodes),
                     erlang:raise(Class, Reason, Stack)
             end;
         {error, Reason} ->
@@ -54,7 +63,28 @@ job_failed(Reason, _Key, _Job, #{notify := Notify}, Store) ->
     Store.
 
 start_env(#{env := #{nodes := N} = Env}, Ctx) ->
-    start_nodes(lists:seq(1, N), Env, Ctx, []).
+    case start_nodes(lists:seq(1, N), Env, Ctx, []) of
+        {ok, Nodes} -> ok = beamscale_sampler:watch(sampler(Ctx), Nodes), {ok, Nodes};
+        {error, _} = Error -> Error
+    end.
+
+%% The sampler lets go of nodes before they are stopped, so a stop is not taken for a death.
+stop_env(Ctx, Nodes) ->
+    ok = beamscale_sampler:unwatch(sampler(Ctx), Nodes),
+    stop_env(Nodes).
+
+start_sampler(#{bench := Bench, env := Env}, Ctx, Store) ->
+    case maps:get(sample, Ctx, false) of
+        false -> none;
+        Ms ->
+            {ok, Pid} = beamscale_sampler:start(#{dir => beamscale_store:dir(Store),
+                                                  bench => atom_to_binary(Bench),
+                                                  env => beamscale_plan:env_key(Env),
+                                                  interval => Ms}),
+            Pid
+    end.
+
+sampler(Ctx) -> maps:get(sampler, Ctx, none).
 
 start_nodes([], _Env, _Ctx, Acc) ->
     {ok, lists:reverse(Acc)};
@@ -121,11 +151,12 @@ run_sets(Sets, Key, Job, Ctx, Nodes, Store) ->
     {Nodes1, Store1} =
         lists:foldl(fun(Args, {Ns, St}) -> run_set(Args, Key, Job, Ctx, Ns, St) end,
                     {Nodes, Store}, Sets),
-    stop_env(Nodes1),
+    stop_env(Ctx, Nodes1),
     Store1.
 
 run_set(Args, Key0, #{iterations := I} = Job, Ctx, Nodes, Store) ->
     Key = Key0(args_text(Args)),
+    ok = beamscale_sampler:set_args(sampler(Ctx), element(2, Key)),
     case [N || N <- lists:seq(1, I), not beamscale_store:done(Store, Key, N)] of
         [] -> {Nodes, Store};
         Todo ->
@@ -189,7 +220,7 @@ call(Args, #{bench := Bench, timeout := Timeout, env := #{schedulers := S}}, Ctx
 %% After a hang or a death the environment is started afresh; if that fails the remaining
 %% iterations find no node and fail with that reason.
 restart(Job, Ctx, Nodes) ->
-    stop_env(Nodes),
+    stop_env(Ctx, Nodes),
     case start_env(Job, Ctx) of
         {ok, Fresh} -> Fresh;
         {error, _} -> []

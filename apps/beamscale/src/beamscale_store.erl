@@ -7,7 +7,7 @@
 -module(beamscale_store).
 
 -export([open/1, close/1, dir/1, done/3, record/4, record_failure/4, save_output/4,
-         output_file/3, measurements/1, failures/1, write_file/2, read_rows/1]).
+         output_file/3, measurements/1, failures/1, write_file/2, read_rows/1, open_csv/2]).
 -export_type([store/0, key/0]).
 
 %% An iteration is identified by benchmark, args text and environment key.
@@ -112,9 +112,9 @@ write_file(File, Data) ->
     ok = file:write_file(Tmp, Data),
     ok = file:rename(Tmp, File).
 
-%%% Internals
-
-%% Open a CSV for appending: write its header if new, drop an unfinished last line if cut short.
+%% @doc Open a CSV for appending: write its header if new, drop an unfinished last line if cut
+%% short. Returns the complete rows already there (as maps) and the file, positioned at its end.
+-spec open_csv(file:filename(), [atom()]) -> {[#{atom() => binary()}], file:io_device()}.
 open_csv(File, Header) ->
     {Rows, Keep} = case file:read_file(File) of
                        {ok, Bin} -> {Parsed, Size} = beamscale_csv:parse(Bin), {Parsed, Size};
@@ -130,6 +130,8 @@ open_csv(File, Header) ->
     Keys = Header,
     Maps = [maps:from_list(lists:zip(Keys, R)) || R <- tl_or_empty(Rows), length(R) =:= length(Keys)],
     {Maps, Fd}.
+
+%%% Internals
 
 tl_or_empty([]) -> [];
 tl_or_empty([_ | T]) -> T.

@@ -1,0 +1,110 @@
+%% The sampler against real peer nodes: rows at about one per interval per node, a node killed
+%% from outside ends its sampling cleanly, the counters are off on the node afterwards, and a run
+%% through the coordinator leaves samples.csv and its summary in the run directory.
+-module(beamscale_sampler_SUITE).
+-include_lib("common_test/include/ct.hrl").
+
+-export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([rows_per_second/1, node_killed/1, run_writes_samples/1, no_sample/1]).
+
+-define(WATCH_MS, 3500).
+
+all() -> [rows_per_second, node_killed, run_writes_samples, no_sample].
+
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+%% Two nodes watched for 3.5 s at the default 1 s interval: 3 ticks and the last part interval.
+rows_per_second(Config) ->
+    Dir = ?config(priv_dir, Config) ++ "/rows",
+    [H1, H2] = Handles = [start_node("a"), start_node("b")],
+    try
+        {ok, S} = beamscale_sampler:start(#{dir => Dir, bench => <<"b">>, env => <<"e">>}),
+        ok = beamscale_sampler:watch(S, Handles),
+        ok = beamscale_sampler:set_args(S, <<"[1,2]">>),
+        timer:sleep(?WATCH_MS),
+        ok = beamscale_sampler:stop(S),
+        false = is_process_alive(S),
+        Rows = read(Dir),
+        [begin
+             Mine = [R || #{node := N} = R <- Rows, N =:= atom_to_binary(Node)],
+             true = length(Mine) >= 3 andalso length(Mine) =< 5,
+             [<<"ok">>] = lists:usort([St || #{status := St} <- Mine]),
+             [<<"[1,2]">>] = lists:usort([A || #{args := A} <- Mine])
+         end || #{node := Node} <- Handles],
+        [counters_off(H) || H <- Handles],
+        [#{samples := N}] = beamscale_samples_summary:summarise(Rows),
+        true = N =:= length(Rows),
+        true = filelib:is_regular(filename:join(Dir, "samples_summary.csv")),
+        [_, _] = [L || #{status := <<"not_available">>} = L
+                           <- beamscale_store:read_rows(filename:join(Dir, "lcnt.csv"))]
+    after
+        [beamscale_node:stop(H) || H <- [H1, H2]]
+    end.
+
+%% A node killed with SIGKILL gets one `down' row and no row after it; the sampler lives on and
+%% keeps sampling the other node.
+node_killed(Config) ->
+    Dir = ?config(priv_dir, Config) ++ "/killed",
+    [Victim, Other] = [start_node("victim"), start_node("other")],
+    try
+        {ok, S} = beamscale_sampler:start(#{dir => Dir, bench => <<"b">>, env => <<"e">>,
+                                            interval => 300}),
+        ok = beamscale_sampler:watch(S, [Victim, Other]),
+        timer:sleep(1000),
+        _ = os:cmd("kill -9 " ++ beamscale_node:os_pid(Victim)),
+        timer:sleep(1500),
+        true = is_process_alive(S),
+        ok = beamscale_sampler:unwatch(S, [Victim]),
+        ok = beamscale_sampler:stop(S),
+        Rows = read(Dir),
+        VictimName = atom_to_binary(maps:get(node, Victim)),
+        Statuses = [St || #{node := N, status := St} <- Rows, N =:= VictimName],
+        [<<"down">> | Before] = lists:reverse(Statuses),
+        true = length(Before) >= 2,
+        [<<"ok">>] = lists:usort(Before),
+        OtherRows = [R || #{node := N} = R <- Rows, N =:= atom_to_binary(maps:get(node, Other))],
+        true = length(OtherRows) >= 7,
+        counters_off(Other)
+    after
+        [beamscale_node:stop(H) || H <- [Victim, Other]]
+    end.
+
+%% A whole run: samples.csv has rows for every job, the summary a line per benchmark and args.
+run_writes_samples(Config) ->
+    Out = ?config(priv_dir, Config) ++ "/runs",
+    {ok, Conf} = beamscale_config:load(undefined, [{benchmarks, [big]}, {schedulers, [1, 2]},
+                                                    {iterations, 1}, {warmups, 0},
+                                                    {out, Out}, {name, "s"}]),
+    {ok, #{dir := Dir}} = beamscale_coordinator:run(Conf, quiet),
+    Rows = read(Dir),
+    [<<"big">>] = lists:usort([B || #{benchmark := B} <- Rows]),
+    [<<"default/default/1/1">>, <<"default/default/2/1">>] =
+        lists:usort([E || #{env := E} <- Rows]),
+    Summary = beamscale_store:read_rows(filename:join(Dir, "samples_summary.csv")),
+    2 = length(Summary).
+
+no_sample(Config) ->
+    Out = ?config(priv_dir, Config) ++ "/runs",
+    {ok, Conf} = beamscale_config:load(undefined, [{benchmarks, [big]}, {schedulers, [1]},
+                                                    {iterations, 1}, {warmups, 0}, {out, Out},
+                                                    {name, "n"}, {sample, false}]),
+    {ok, #{dir := Dir}} = beamscale_coordinator:run(Conf, quiet),
+    false = filelib:is_regular(filename:join(Dir, "samples.csv")),
+    {error, {beamscale_config, _}} = beamscale_config:load(undefined, [{sample, 5}]).
+
+start_node(Label) ->
+    {ok, H} = beamscale_node:start(Label, #{erl => os:find_executable("erl"), flags => "",
+                                            schedulers => 2}),
+    H.
+
+read(Dir) -> beamscale_store:read_rows(filename:join(Dir, "samples.csv")).
+
+%% scheduler_wall_time reports `undefined' when off; microstate accounting keeps its frozen
+%% counters, but switching it off again says it was off already.
+counters_off(#{node := Node}) ->
+    undefined = erpc:call(Node, erlang, statistics, [scheduler_wall_time]),
+    false = erpc:call(Node, erlang, system_flag, [microstate_accounting, false]).

@@ -1,0 +1,86 @@
+%% @private The part of the sampler that runs on the node under test. A holder process switches
+%% `scheduler_wall_time' and microstate accounting on for as long as the sampler watches, and off
+%% when told to stop or when the sampler goes away (so a dead coordinator leaves nothing on).
+%% `scheduler_wall_time' is counted per enabling process, which is why a process that lives as
+%% long as the watch must hold it: an `erpc' worker would switch it off again when it exits.
+-module(beamscale_bench_probe).
+
+-export([start/1, stop/1, read/0, lcnt/0]).
+-export_type([info/0, reading/0]).
+
+-type info() :: #{holder := pid(), schedulers := pos_integer(),
+                  dirty_cpu := non_neg_integer(), dirty_io := non_neg_integer(),
+                  build_type := atom()}.
+-type reading() :: #{swt := [{pos_integer(), non_neg_integer(), non_neg_integer()}] | undefined,
+                     msacc := [map()] | undefined, run_queues := [non_neg_integer()],
+                     io := {non_neg_integer(), non_neg_integer()},
+                     processes := non_neg_integer(), ports := non_neg_integer(),
+                     memory := [{atom(), non_neg_integer()}]}.
+
+-define(ACK_TIMEOUT, 5000).
+
+%% @doc Start a holder watched by `Owner'; returns what the sampler needs to know of the node.
+-spec start(pid()) -> {ok, info()} | {error, term()}.
+start(Owner) ->
+    Self = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> hold(Owner, Self) end),
+    receive
+        {Pid, ready} ->
+            demonitor(Ref, [flush]),
+            {ok, #{holder => Pid, schedulers => erlang:system_info(schedulers),
+                   dirty_cpu => erlang:system_info(dirty_cpu_schedulers),
+                   dirty_io => erlang:system_info(dirty_io_schedulers),
+                   build_type => erlang:system_info(build_type)}};
+        {'DOWN', Ref, process, Pid, Reason} -> {error, Reason}
+    after ?ACK_TIMEOUT ->
+        exit(Pid, kill),
+        {error, timeout}
+    end.
+
+%% @doc Stop a holder and wait until both flags are off again.
+-spec stop(pid()) -> ok.
+stop(Holder) ->
+    Ref = monitor(process, Holder),
+    Holder ! stop,
+    receive {'DOWN', Ref, process, Holder, _} -> ok
+    after ?ACK_TIMEOUT -> exit(Holder, kill), ok
+    end.
+
+%% @doc One reading of the runtime's counters (cumulative; the sampler takes differences).
+-spec read() -> reading().
+read() ->
+    {{input, In}, {output, Out}} = erlang:statistics(io),
+    #{swt => erlang:statistics(scheduler_wall_time_all),
+      msacc => erlang:statistics(microstate_accounting),
+      run_queues => erlang:statistics(run_queue_lengths_all),
+      io => {In, Out},
+      processes => erlang:system_info(process_count),
+      ports => erlang:system_info(port_count),
+      memory => erlang:memory()}.
+
+%% @doc Lock counting data since the holder started, on an emulator built with lock counting.
+-spec lcnt() -> {ok, term()} | not_available.
+lcnt() ->
+    case erlang:system_info(build_type) of
+        lcnt -> {ok, erts_debug:lcnt_collect()};
+        _ -> not_available
+    end.
+
+hold(Owner, Parent) ->
+    Ref = monitor(process, Owner),
+    _ = erlang:system_flag(scheduler_wall_time, true),
+    _ = erlang:system_flag(microstate_accounting, true),
+    _ = lcnt_clear(erlang:system_info(build_type)),
+    Parent ! {self(), ready},
+    receive
+        stop -> off();
+        {'DOWN', Ref, process, Owner, _} -> off()
+    end.
+
+off() ->
+    _ = erlang:system_flag(scheduler_wall_time, false),
+    _ = erlang:system_flag(microstate_accounting, false),
+    ok.
+
+lcnt_clear(lcnt) -> erts_debug:lcnt_clear();
+lcnt_clear(_) -> ok.
