@@ -40,6 +40,7 @@ step({request, Mod, Target, Spec, Timeout}, #{ctx := Ctx, conns := Conns} = St) 
 step({think, Dist}, #{base := Base, rand := R0} = St) ->
     {Ms, R1} = beamscale_load_arrival:think(Dist, R0),
     Next = Base + erlang:convert_time_unit(round(Ms * 1000), microsecond, native),
+    wait_until(Next),
     St#{base := Next, intended := Next, rand := R1};
 step({loop, N, Steps}, St) ->
     lists:foldl(fun(_, S) -> steps(Steps, S) end, St, lists:seq(1, N));
