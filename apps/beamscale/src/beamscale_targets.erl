@@ -66,8 +66,8 @@ start(Name, Erl, S) ->
 %% The benchmark app's code (IO targets included) goes onto the node, then its init runs.
 init(Node, S) ->
     try
-        [{module, M} = erpc:call(Node, code, load_binary, [M, F, B], ?INIT_TIMEOUT)
-         || {M, F, B} <- beamscale_executor:code()],
+        _ = [{module, M} = erpc:call(Node, code, load_binary, [M, F, B], ?INIT_TIMEOUT)
+             || {M, F, B} <- beamscale_executor:code()],
         case S of
             #{init := {M, F, A}} -> _ = erpc:call(Node, M, F, A, ?INIT_TIMEOUT), ok;
             _ -> ok

@@ -30,7 +30,8 @@ schedule(Rate, Duration, T, R0, Acc) ->
 check_dist(Ms) when is_number(Ms), Ms >= 0 -> {ok, {constant, Ms}};
 check_dist({constant, Ms}) when is_number(Ms), Ms >= 0 -> {ok, {constant, Ms}};
 check_dist({exponential, M}) when is_number(M), M > 0 -> {ok, {exponential, M}};
-check_dist({uniform, A, B}) when is_number(A), is_number(B), A >= 0, B >= A -> {ok, {uniform, A, B}};
+check_dist({uniform, A, B}) when is_number(A), is_number(B), A >= 0, B >= A ->
+    {ok, {uniform, A, B}};
 check_dist(_) -> error.
 
 %% @doc One think time in milliseconds.

@@ -78,6 +78,7 @@ handle({'EXIT', Parent, Reason}, #{parent := Parent} = St) -> halt_users(St, Rea
 handle(stop, St) -> halt_users(St, normal);
 handle(_, St) -> St.
 
+-spec halt_users(map(), term()) -> no_return().
 halt_users(#{users := Users}, Reason) ->
     [exit(Pid, kill) || Pid <- maps:keys(Users)],
     exit(Reason).

@@ -105,6 +105,7 @@ where(File, none, Path, Msg) -> {File, 0, Path, Msg};
 where(File, Entry, [_ | Sub] = Path, Msg) -> {File, beamscale_terms:line(Entry, Sub), Path, Msg};
 where(File, #{line := L}, [], Msg) -> {File, L, [], Msg}.
 
+-spec bad([term()], string()) -> no_return().
 bad(Path, Msg) -> throw({bad, Path, Msg}).
 
 %% Each `{Name, Value}' of a list, checked with `Fun(Name, Value)', errors under `Name'.
