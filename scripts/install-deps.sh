@@ -2,7 +2,7 @@
 # Installs the Debian packages beamscale needs, only those missing. Needs root (apt-get);
 # otherwise names the packages to install.
 set -e
-packages="rebar3 erlang-common-test erlang-dialyzer erlang-eunit erlang-proper erlang-tools
+packages="rebar3 erlang-common-test erlang-dialyzer erlang-eunit erlang-proper erlang-proper-dev erlang-tools
 erlang-dev erlang-crypto"
 missing=""
 for p in $packages; do

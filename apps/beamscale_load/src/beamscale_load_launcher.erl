@@ -1,0 +1,86 @@
+%% @doc Starts the users of a load run: arrivals by a Poisson process at each phase's rate,
+%% scheduled against the clock (never after a previous user finishes), so a late target never
+%% slows them. Users are linked to the launcher: when it stops or dies, they die with it.
+-module(beamscale_load_launcher).
+
+-export([start_link/4, stop/1]).
+
+-define(STOP_TIMEOUT, 5000).
+
+%% @doc Start launching at monotonic time `Start' (native); tells its parent
+%% `{arrivals_done, Pid}' after the last phase and `{users_done, Pid}' when no user is left.
+-spec start_link(beamscale_load_scenario:scenario(), beamscale_load_user:ctx(), integer(),
+                 rand:state()) -> pid().
+start_link(Scenario, Ctx, Start, Rand) ->
+    Parent = self(),
+    spawn_link(fun() ->
+                       process_flag(trap_exit, true),
+                       init(Parent, Scenario, Ctx, Start, Rand)
+               end).
+
+%% @doc Stop the launcher and every user it started; waits for it to go.
+-spec stop(pid()) -> ok.
+stop(Pid) ->
+    Ref = monitor(process, Pid),
+    Pid ! stop,
+    receive {'DOWN', Ref, process, Pid, _} -> ok
+    after ?STOP_TIMEOUT -> exit(Pid, kill), ok
+    end.
+
+init(Parent, #{phases := Phases, sessions := Sessions}, Ctx, Start, Rand) ->
+    St = #{parent => Parent, users => #{}, sessions => Sessions, ctx => Ctx, rand => Rand},
+    St1 = lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
+                                           phase(P, From, S)} end,
+                      {Start, St}, Phases),
+    {_, St2} = St1,
+    Parent ! {arrivals_done, self()},
+    drain(St2).
+
+phase(#{duration_s := D, rate := Rate, max_users := Max}, From, St) ->
+    arrive(From, From + native(D), Rate, Max, 0, St).
+
+arrive(T, End, Rate, Max, N, #{rand := R0} = St) ->
+    {Gap, R1} = beamscale_load_arrival:gap(Rate, R0),
+    Next = T + native(Gap),
+    case Next < End andalso N < Max of
+        true ->
+            St1 = wait(Next, St#{rand := R1}),
+            arrive(Next, End, Rate, Max, N + 1, spawn_user(Next, St1));
+        false ->
+            wait(End, St#{rand := R1})
+    end.
+
+spawn_user(Due, #{sessions := Sessions, ctx := Ctx, rand := R0, users := Users} = St) ->
+    {Session, R1} = beamscale_load_arrival:pick(Sessions, R0),
+    {Seed, R2} = rand:uniform_s(1 bsl 40, R1),
+    Pid = spawn_link(fun() ->
+                             UserRand = rand:seed_s(exsss, Seed),
+                             beamscale_load_user:run(Session, Ctx, Due, UserRand)
+                     end),
+    St#{users := Users#{Pid => true}, rand := R2}.
+
+%% Wait until `T', handling users that end and a stop meanwhile.
+wait(T, St) ->
+    Ms = erlang:convert_time_unit(T - erlang:monotonic_time(), native, millisecond),
+    receive
+        Msg -> wait(T, handle(Msg, St))
+    after max(Ms, 0) -> St
+    end.
+
+drain(#{users := Users, parent := Parent}) when map_size(Users) =:= 0 ->
+    Parent ! {users_done, self()};
+drain(St) ->
+    receive Msg -> drain(handle(Msg, St)) end.
+
+handle({'EXIT', Pid, _}, #{users := Users} = St) when is_map_key(Pid, Users) ->
+    St#{users := maps:remove(Pid, Users)};
+handle({'EXIT', Parent, Reason}, #{parent := Parent} = St) -> halt_users(St, Reason);
+handle(stop, St) -> halt_users(St, normal);
+handle(_, St) -> St.
+
+-spec halt_users(map(), term()) -> no_return().
+halt_users(#{users := Users}, Reason) ->
+    [exit(Pid, kill) || Pid <- maps:keys(Users)],
+    exit(Reason).
+
+native(Seconds) -> erlang:convert_time_unit(round(Seconds * 1000000), microsecond, native).

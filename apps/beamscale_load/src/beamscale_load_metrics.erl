@@ -1,0 +1,68 @@
+%% @doc What a load run records, shared by all its users without a server process: counters
+%% (`counters', write_concurrency) and latency histograms (`beamscale_hist'). `take/1' returns
+%% and resets the interval's figures as a plain term that can be sent and merged.
+-module(beamscale_load_metrics).
+
+-export([new/1, incr/2, record/3, take/1, merge/2, empty/1, counter_names/0]).
+-export_type([metrics/0, interval/0]).
+
+-define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts]).
+
+-type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()}}.
+%% Counts and histogram snapshots of one interval.
+-type interval() :: #{atom() => non_neg_integer() | beamscale_hist:snapshot() | map()}.
+
+%% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and
+%% `session' histograms, one per transaction name.
+-spec new([atom()]) -> metrics().
+new(Transactions) ->
+    Hists = maps:from_list([{H, beamscale_hist:new()} || H <- [latency, sent, session]]
+                           ++ [{{tx, T}, beamscale_hist:new()} || T <- Transactions]),
+    #{counters => counters:new(length(?COUNTERS), [write_concurrency]), hists => Hists}.
+
+%% @doc The counters, in order.
+-spec counter_names() -> [atom()].
+counter_names() -> ?COUNTERS.
+
+%% @doc Count one event.
+-spec incr(metrics(), atom()) -> ok.
+incr(#{counters := C}, Name) -> counters:add(C, slot(Name), 1).
+
+slot(sessions_started) -> 1;
+slot(sessions_done) -> 2;
+slot(requests) -> 3;
+slot(errors) -> 4;
+slot(timeouts) -> 5.
+
+%% @doc Record a duration in native time units into histogram `Name'.
+-spec record(metrics(), term(), integer()) -> ok.
+record(#{hists := H}, Name, Native) ->
+    beamscale_hist:record(maps:get(Name, H), erlang:convert_time_unit(Native, native, microsecond)).
+
+%% @doc The interval's figures, reset.
+-spec take(metrics()) -> interval().
+take(#{counters := C, hists := H}) ->
+    Counts = [{Name, take_counter(C, slot(Name))} || Name <- ?COUNTERS],
+    Hists = [{Name, beamscale_hist:take(Ref)} || {Name, Ref} <- maps:to_list(H)],
+    maps:from_list(Counts ++ Hists).
+
+%% Subtracting what was read keeps increments that land between the read and the subtraction.
+take_counter(C, I) ->
+    N = counters:get(C, I),
+    ok = counters:sub(C, I, N),
+    N.
+
+%% @doc Nothing recorded, for the given transactions.
+-spec empty([atom()]) -> interval().
+empty(Transactions) ->
+    maps:from_list([{N, 0} || N <- ?COUNTERS]
+                   ++ [{H, beamscale_hist:empty()} || H <- [latency, sent, session]]
+                   ++ [{{tx, T}, beamscale_hist:empty()} || T <- Transactions]).
+
+%% @doc Two intervals' figures together.
+-spec merge(interval(), interval()) -> interval().
+merge(A, B) ->
+    maps:fold(fun(K, V, Acc) when is_integer(V) -> Acc#{K => V + maps:get(K, Acc, 0)};
+                 (K, V, Acc) -> Acc#{K => beamscale_hist:merge(V, maps:get(K, Acc,
+                                                                 beamscale_hist:empty()))}
+              end, A, B).

@@ -1,0 +1,50 @@
+%% @doc The figures of a load run as text, pure: the live line, `load.csv' rows (header of
+%% DESIGN.md) and `summary.json'.
+-module(beamscale_load_report).
+
+-export([live_line/1, csv_header/0, csv_row/1, summary/1]).
+
+-define(HEADER, [t_s, phase, offered_per_s, sessions_started, sessions_done, requests, errors,
+                 p50_ms, p90_ms, p99_ms, p999_ms, max_ms, mean_session_ms]).
+-define(PERCENTILES, [{p50_ms, 50}, {p90_ms, 90}, {p99_ms, 99}, {p999_ms, 99.9}]).
+
+%% @doc One line per second: phase, offered and achieved rate, latency, errors, sessions.
+-spec live_line(beamscale_load_run:row()) -> iolist().
+live_line(#{t_s := T, phase := P, offered_per_s := O, sessions_started := S, requests := R,
+            errors := E, latency := L, session := Sess}) ->
+    io_lib:format("~4bs ~-10s offered ~8.1f/s started ~6b/s req ~7b/s p50 ~8.3f ms "
+                  "p99 ~8.3f ms err ~5b session ~9.3f ms~n",
+                  [T, P, O, S, R, ms(beamscale_hist:percentile(L, 50)),
+                   ms(beamscale_hist:percentile(L, 99)), E, beamscale_hist:mean(Sess) / 1000]).
+
+%% @doc The columns of `load.csv'.
+-spec csv_header() -> [atom()].
+csv_header() -> ?HEADER.
+
+%% @doc One row of `load.csv' (latency from the intended start), for `beamscale_csv:line/1'.
+-spec csv_row(beamscale_load_run:row()) -> [number() | atom()].
+csv_row(#{latency := L, session := S} = Row) ->
+    Values = maps:merge(Row, maps:from_list([{K, ms(beamscale_hist:percentile(L, P))}
+                                             || {K, P} <- ?PERCENTILES])),
+    All = Values#{max_ms => ms(beamscale_hist:max(L)),
+                  mean_session_ms => beamscale_hist:mean(S) / 1000},
+    [maps:get(K, All) || K <- ?HEADER].
+
+ms(Micros) -> Micros / 1000.
+
+%% @doc The run's totals as JSON terms: counts, latency percentiles corrected (from the intended
+%% start) and uncorrected (from the send), session duration and transactions.
+-spec summary(beamscale_load_run:result()) -> beamscale_json:json().
+summary(#{total := T, duration_s := D, stopped := How}) ->
+    Tx = maps:from_list([{atom_to_binary(N), hist(H)} || {{tx, N}, H} <- maps:to_list(T)]),
+    Counts = maps:from_list([{K, maps:get(K, T)} || K <- beamscale_load_metrics:counter_names()]),
+    Counts#{duration_s => D, stopped => How,
+            requests_per_s => maps:get(requests, T) / max(D, 1.0e-9),
+            latency_corrected => hist(maps:get(latency, T)),
+            latency_uncorrected => hist(maps:get(sent, T)),
+            session_duration => hist(maps:get(session, T)), transactions => Tx}.
+
+hist(H) ->
+    Ps = maps:from_list([{K, ms(beamscale_hist:percentile(H, P))} || {K, P} <- ?PERCENTILES]),
+    Ps#{count => beamscale_hist:count(H), mean_ms => ms(beamscale_hist:mean(H)),
+        max_ms => ms(beamscale_hist:max(H))}.

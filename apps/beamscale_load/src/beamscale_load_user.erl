@@ -1,0 +1,74 @@
+%% @doc One simulated user: runs one session's steps and records into the run's metrics.
+%%
+%% Latency is measured twice: from the request's actual send, and from its intended start. The
+%% user keeps an intended clock that starts at its scheduled arrival. A think time is pacing: the
+%% next request is intended a think time after the previous one's intended start, so a late reply
+%% makes the following requests late rather than rarer (coordinated omission corrected). A request
+%% that follows another without a think time is back-to-back: it is intended as soon as the
+%% previous one answers, keeping the lateness the user had.
+-module(beamscale_load_user).
+
+-export([run/4]).
+
+-type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()}}.
+-export_type([ctx/0]).
+
+%% @doc Run `Session' for a user that was due at monotonic time `Due' (native units).
+-spec run(beamscale_load_scenario:session(), ctx(), integer(), rand:state()) -> ok.
+run(#{steps := Steps}, #{metrics := M} = Ctx, Due, Rand) ->
+    beamscale_load_metrics:incr(M, sessions_started),
+    St0 = #{ctx => Ctx, conns => #{}, base => Due, intended => Due, rand => Rand},
+    #{conns := Conns} = steps(Steps, St0),
+    beamscale_load_metrics:record(M, session, erlang:monotonic_time() - Due),
+    beamscale_load_metrics:incr(M, sessions_done),
+    maps:foreach(fun({Mod, _}, C) -> beamscale_load_request:close(Mod, C) end, Conns).
+
+steps(Steps, St) -> lists:foldl(fun step/2, St, Steps).
+
+step({request, Mod, Target, Spec, Timeout}, #{ctx := Ctx, conns := Conns} = St) ->
+    #{metrics := M, targets := Targets} = Ctx,
+    wait_until(maps:get(intended, St)),
+    Key = {Mod, Target},
+    Send = erlang:monotonic_time(),
+    Intended = min(maps:get(intended, St), Send),
+    Result = beamscale_load_request:run(Mod, maps:get(Target, Targets),
+                                        maps:get(Key, Conns, closed), {Spec, Timeout}),
+    End = erlang:monotonic_time(),
+    beamscale_load_metrics:incr(M, requests),
+    Conn = outcome(M, Result, End - Intended, End - Send),
+    St#{conns := Conns#{Key => Conn}, base := Intended, intended := Intended + End - Send};
+step({think, Dist}, #{base := Base, rand := R0} = St) ->
+    {Ms, R1} = beamscale_load_arrival:think(Dist, R0),
+    Next = Base + erlang:convert_time_unit(round(Ms * 1000), microsecond, native),
+    wait_until(Next),
+    St#{base := Next, intended := Next, rand := R1};
+step({loop, N, Steps}, St) ->
+    lists:foldl(fun(_, S) -> steps(Steps, S) end, St, lists:seq(1, N));
+step({transaction, Name, Steps}, #{ctx := #{metrics := M}} = St) ->
+    Start = min(maps:get(intended, St), erlang:monotonic_time()),
+    St1 = steps(Steps, St),
+    beamscale_load_metrics:record(M, {tx, Name}, erlang:monotonic_time() - Start),
+    St1.
+
+%% Replies (also error statuses) and timeouts are latencies; a failure to connect or send is not.
+outcome(M, {ok, Conn}, Corrected, Sent) ->
+    latency(M, Corrected, Sent),
+    Conn;
+outcome(M, {error, Reason, Conn}, Corrected, Sent) ->
+    beamscale_load_metrics:incr(M, errors),
+    case Reason of
+        timeout -> beamscale_load_metrics:incr(M, timeouts), latency(M, Corrected, Sent);
+        {status, _} -> latency(M, Corrected, Sent);
+        _ -> ok
+    end,
+    Conn.
+
+latency(M, Corrected, Sent) ->
+    beamscale_load_metrics:record(M, latency, Corrected),
+    beamscale_load_metrics:record(M, sent, Sent).
+
+wait_until(T) ->
+    case erlang:convert_time_unit(T - erlang:monotonic_time(), native, millisecond) of
+        Ms when Ms > 0 -> receive after Ms -> ok end;
+        _ -> ok
+    end.

@@ -1,0 +1,154 @@
+%% Load runs against real targets on 127.0.0.1: rpc on a peer node, HTTP and TCP servers, and
+%% coordinated omission against a server that stalls.
+-module(beamscale_load_run_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([rpc_call_and_cast/1, http_keepalive/1, tcp_length_and_delimiter/1, loops_and_think/1,
+         coordinated_omission/1, hard_time_limit/1]).
+
+all() -> [rpc_call_and_cast, http_keepalive, tcp_length_and_delimiter, loops_and_think,
+          coordinated_omission, hard_time_limit].
+
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+scenario(Text) ->
+    {ok, Entries} = beamscale_terms:parse(Text),
+    {ok, S} = beamscale_load_scenario:check("test", Entries),
+    S.
+
+run(S, Targets) ->
+    {ok, R} = beamscale_load_run:run(S, Targets, #{seed => 42}),
+    R.
+
+rpc_call_and_cast(_Config) ->
+    {ok, H} = beamscale_node:start("rpc", #{erl => os:find_executable("erl"), flags => "",
+                                            schedulers => 1}),
+    Node = maps:get(node, H),
+    [{module, M} = erpc:call(Node, code, load_binary, [M, F, B])
+     || {M, B, F} <- [code:get_object_code(beamscale_target_echo)]],
+    try
+        S = scenario("{targets, [{n, #{node => 'x@h'}}]}.\n"
+                     "{phases, [{p, #{duration_s => 1, rate => 50}}]}.\n"
+                     "{sessions, [{s, #{steps => [{rpc, #{call => {beamscale_target_echo, echo, [1]}}},"
+                     " {rpc, #{cast => {beamscale_target_echo, noop, []}}},"
+                     " {rpc, #{call => {erlang, error, [boom]}}},"
+                     " {rpc, #{call => {timer, sleep, [500]}, timeout_ms => 50}}]}}]}.\n"),
+        #{total := T, stopped := done} = run(S, #{n => #{node => Node}}),
+        Sessions = maps:get(sessions_done, T),
+        ?assert(Sessions > 20 andalso Sessions < 90),
+        ?assertEqual(4 * Sessions, maps:get(requests, T)),
+        %% The error and the timeout are errors; the timeout is also a timeout.
+        ?assertEqual(2 * Sessions, maps:get(errors, T)),
+        ?assertEqual(Sessions, maps:get(timeouts, T)),
+        ?assert(beamscale_hist:max(maps:get(latency, T)) >= 50000)
+    after
+        beamscale_node:stop(H)
+    end.
+
+http_keepalive(_Config) ->
+    {ok, Srv} = beamscale_target_http:start(#{}),
+    Port = beamscale_target_http:port(Srv),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 40}}]}.\n"
+            "{sessions, [{ok, #{steps => [{loop, 20, [{http, #{path => \"/x\"}}]}]}},\n"
+            "            {bad, #{steps => [{http, #{method => post, body => <<\"abc\">>, status => 404}}]}}]}.\n",
+            [Port])),
+        #{total := T} = run(S, #{w => #{host => "127.0.0.1", port => Port}}),
+        Req = maps:get(requests, T),
+        Bad = maps:get(errors, T),
+        ?assert(Bad > 0),
+        ?assertEqual(Req - Bad, 20 * (maps:get(sessions_done, T) - Bad)),
+        ?assertEqual(0, maps:get(timeouts, T))
+    after
+        beamscale_target_http:stop(Srv)
+    end.
+
+%% An echo server that answers each line "ping\n" with 4 bytes "pong" and then "ok\n".
+tcp_length_and_delimiter(_Config) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}, {packet, line}]),
+    {ok, Port} = inet:port(L),
+    Acceptor = spawn_link(fun() -> tcp_accept(L) end),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 30}}]}.\n"
+            "{sessions, [{s, #{steps => [{loop, 5, [{tcp, #{send => <<\"ping\\n\">>, reply => {length, 4}}},"
+            " {tcp, #{send => <<\"x\\n\">>, reply => {until, <<\"ok\\n\">>}}}]}]}}]}.\n", [Port])),
+        #{total := T} = run(S, #{t => #{host => "127.0.0.1", port => Port}}),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(10 * maps:get(sessions_done, T), maps:get(requests, T)),
+        ?assert(maps:get(requests, T) > 100)
+    after
+        unlink(Acceptor), exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+tcp_accept(L) ->
+    {ok, S} = gen_tcp:accept(L),
+    Pid = spawn(fun() -> tcp_serve(S) end),
+    ok = gen_tcp:controlling_process(S, Pid),
+    tcp_accept(L).
+
+tcp_serve(S) ->
+    case gen_tcp:recv(S, 0) of
+        {ok, <<"ping\n">>} -> ok = gen_tcp:send(S, <<"pong">>), tcp_serve(S);
+        {ok, _} -> ok = gen_tcp:send(S, <<"ok\n">>), tcp_serve(S);
+        {error, _} -> ok
+    end.
+
+%% A session of 3 x (think 100 ms) lasts about 300 ms; a transaction around it is measured.
+loops_and_think(_Config) ->
+    S = scenario("{targets, [{n, #{node => 'x@h'}}]}.\n"
+                 "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
+                 "{sessions, [{s, #{steps => [{transaction, t, [{loop, 3, [{think, 100},"
+                 " {rpc, #{call => {erlang, node, []}}}]}]}]}}]}.\n"),
+    #{total := T} = run(S, #{n => #{node => node()}}),
+    Sess = maps:get(session, T),
+    ?assertEqual(3 * maps:get(sessions_done, T), maps:get(requests, T)),
+    ?assert(beamscale_hist:percentile(Sess, 50) >= 300000),
+    ?assert(beamscale_hist:percentile(Sess, 50) < 360000),
+    ?assertEqual(maps:get(sessions_done, T), beamscale_hist:count(maps:get({tx, t}, T))).
+
+%% A server that holds replies during the last 0.5 s of every 2 s: users pace requests every
+%% 5 ms, so about a quarter of the intended requests fall in stalls. From the send, only the one
+%% request per user caught in a stall is slow; from the intended start, all those delayed are.
+coordinated_omission(_Config) ->
+    {ok, Srv} = beamscale_target_http:start(#{stall => {500, 2000}}),
+    Port = beamscale_target_http:port(Srv),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{p, #{duration_s => 6, rate => 5}}]}.\n"
+            "{sessions, [{s, #{steps => [{loop, 400, [{http, #{}}, {think, 5}]}]}}]}.\n"
+            "{time_limit_s, 8}.\n", [Port])),
+        #{total := T} = run(S, #{w => #{host => "127.0.0.1", port => Port}}),
+        Corrected = beamscale_hist:percentile(maps:get(latency, T), 99),
+        Uncorrected = beamscale_hist:percentile(maps:get(sent, T), 99),
+        ct:pal("p99 from intended start ~b us, from send ~b us", [Corrected, Uncorrected]),
+        ?assert(Corrected > 200000),
+        ?assert(Uncorrected < 50000)
+    after
+        beamscale_target_http:stop(Srv)
+    end.
+
+%% Users that would run for a minute are stopped at the hard limit.
+hard_time_limit(_Config) ->
+    S = scenario("{targets, [{n, #{node => 'x@h'}}]}.\n"
+                 "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
+                 "{sessions, [{s, #{steps => [{think, 60000}]}}]}.\n{time_limit_s, 2}.\n"),
+    Before = erlang:system_info(process_count),
+    T0 = erlang:monotonic_time(millisecond),
+    #{stopped := time_limit, total := T} = run(S, #{n => #{node => node()}}),
+    ?assert(erlang:monotonic_time(millisecond) - T0 < 4000),
+    ?assertEqual(0, maps:get(sessions_done, T)),
+    ?assert(maps:get(sessions_started, T) > 5),
+    timer:sleep(100),
+    ?assert(erlang:system_info(process_count) =< Before + 2).

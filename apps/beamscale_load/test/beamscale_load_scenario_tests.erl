@@ -1,0 +1,61 @@
+%% Scenario validation: good files normalise, bad ones name file, line and key.
+-module(beamscale_load_scenario_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+check(Text) ->
+    {ok, Entries} = beamscale_terms:parse(Text),
+    case beamscale_load_scenario:check("s.scenario", Entries) of
+        {ok, S} -> {ok, S};
+        {error, E} -> {error, lists:flatten(beamscale_load_scenario:format_error(E))}
+    end.
+
+-define(TARGETS, "{targets, [{sut, #{node => 'a@127.0.0.1'}},\n"
+                 " {web, #{address => \"127.0.0.1:80\"}}]}.\n").
+-define(PHASES, "{phases, [{p1, #{duration_s => 2, rate => 10}}]}.\n").
+
+good_test() ->
+    {ok, S} = check(?TARGETS ++ ?PHASES ++
+                    "{sessions, [{s, #{steps => [{transaction, t, [{rpc, #{target => sut, "
+                    "call => {m, f, []}}}, {think, 5},"
+                    " {loop, 2, [{http, #{target => web}}]}]}]}}]}.\n"),
+    #{phases := [#{rate := 10.0, max_users := infinity}], drain_s := 10, time_limit_s := 12,
+      transactions := [t], sessions := [#{weight := 1, steps := [{transaction, t, Steps}]}]} = S,
+    [{request, beamscale_load_rpc, sut, _, 5000}, {think, {constant, 5}},
+     {loop, 2, [{request, beamscale_load_http, web, #{bytes := Bytes}, 5000}]}] = Steps,
+    ?assertMatch(<<"GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\n", _/binary>>, Bytes).
+
+interarrival_test() ->
+    {ok, #{phases := [#{rate := R}]}} =
+        check("{targets, [{t, #{node => n@h}}]}.\n{phases, [{p, #{duration_s => 1, "
+              "interarrival_ms => 4}}]}.\n{sessions, [{s, #{steps => [{think, 1}]}}]}.\n"),
+    ?assertEqual(250.0, R).
+
+errors_test_() ->
+    Sess = "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n",
+    [?_assertEqual({error, "s.scenario:4: key phases.p1.rate: expected a positive number of "
+                           "users per second"},
+                   check(?TARGETS ++ "{phases, [{p1, #{duration_s => 2,\n rate => -1}}]}.\n"
+                         ++ Sess)),
+     ?_assertEqual({error, "s.scenario:4: key sessions.s.steps.rpc.target: unknown target"},
+                   check(?TARGETS ++ ?PHASES ++
+                         "{sessions, [{s, #{steps => [{rpc, #{target => nope}}]}}]}.\n")),
+     ?_assertEqual({error, "s.scenario:4: key sessions.s.steps.http.target: http needs a "
+                           "host:port target"},
+                   check(?TARGETS ++ ?PHASES ++
+                         "{sessions, [{s, #{steps => [{http, #{target => sut}}]}}]}.\n")),
+     ?_assertEqual({error, "s.scenario:4: unknown key (known: targets, phases, sessions, "
+                           "drain_s, time_limit_s)"},
+                   check(?TARGETS ++ ?PHASES ++ "{sesions, []}.\n")),
+     ?_assertEqual({error, "s.scenario:0: key sessions: missing"}, check(?TARGETS ++ ?PHASES)),
+     ?_assertEqual({error, "s.scenario:1: key targets.web.address: expected \"host:port\""},
+                   check("{targets, [{web, #{address => \"nohost\"}}]}.\n" ++ ?PHASES ++ Sess))].
+
+phase_at_test() ->
+    {ok, S} = check("{targets, [{t, #{node => n@h}}]}.\n"
+                    "{phases, [{a, #{duration_s => 1, rate => 1}},"
+                    " {b, #{duration_s => 2, rate => 1}}]}.\n"
+                    "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n"),
+    ?assertMatch(#{name := a}, beamscale_load_scenario:phase_at(S, 0.5)),
+    ?assertMatch(#{name := b}, beamscale_load_scenario:phase_at(S, 2.9)),
+    ?assertEqual(drain, beamscale_load_scenario:phase_at(S, 3.0)).
