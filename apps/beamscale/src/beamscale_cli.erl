@@ -9,7 +9,7 @@
 main(Argv) ->
     Code = dispatch(Argv),
     %% Let the group leader flush what was printed before the emulator stops.
-    _ = io:put_chars(""),
+    _ = (catch io:put_chars("")),
     erlang:halt(Code, [{flush, true}]).
 
 %% @doc Run a command line and return its exit code.
