@@ -163,7 +163,7 @@ scale(D0, D1, R0, R1) when D1 == D0 -> fun(_) -> (R0 + R1) / 2 end;
 scale(D0, D1, R0, R1) -> fun(V) -> R0 + (V - D0) * (R1 - R0) / (D1 - D0) end.
 
 svg(#{w := W, h := H, legend_h := LH}, Opts, N, Content) ->
-    Total = H + LH,
+    Total = H + LH + 8,
     Title = maps:get(title, Opts),
     [io_lib:format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"~b\" "
                    "height=\"~b\" viewBox=\"0 0 ~b ~b\" data-series=\"~b\" role=\"img\" "
@@ -248,7 +248,7 @@ legend(Series, #{w := W, h := H}) ->
     Col = (W - ?ML) / 3,
     [begin
          X = ?ML + Col * ((I - 1) rem 3),
-         Y = H + ?LEGEND_ROW * ((I - 1) div 3),
+         Y = H + 10 + ?LEGEND_ROW * ((I - 1) div 3),
          ["<g class=\"legend\">", line(X, Y - 4, X + 18, Y - 4, C),
           text(X + 22, Y, "start", [], Name), "</g>"]
      end || {I, #{name := Name, color := C}} <- enumerate(Series)].
