@@ -67,7 +67,7 @@ line_chart(Series0, Opts0) ->
              end,
     {X0, X1} = range(Xs ++ XTicks),
     {Y0, Y1} = y_range(Ys, Opts),
-    Frame = frame(length(Series), Opts),
+    Frame = frame(Series, Opts),
     Sx = scale(X0, X1, ?ML, ?ML + plot_w(Frame)),
     Sy = scale(Y0, Y1, ?MT + plot_h(Frame), ?MT),
     Axes = axes(Frame, Opts, [{Sx(X), fmt(X)} || X <- XTicks],
@@ -87,7 +87,7 @@ bar_chart(Categories, Series0, Opts0) ->
                false -> Values
            end,
     {Y0, Y1} = y_range([0 | Tops], Opts),
-    Frame = frame(length(Series), Opts),
+    Frame = frame(Series, Opts),
     Sy = scale(Y0, Y1, ?MT + plot_h(Frame), ?MT),
     NC = max(1, length(Categories)),
     Slot = plot_w(Frame) / NC,
@@ -153,8 +153,12 @@ y_range(Ys, Opts) ->
     Top = if Hi > Base -> Hi + (Hi - Base) * 0.05; true -> Base + 1 end,
     {Base, Top}.
 
-frame(NSeries, #{width := W, height := H}) ->
-    #{w => W, h => H, legend_h => ?LEGEND_ROW * ((NSeries + 2) div 3)}.
+%% The legend has three columns, or one when a series name is too long to share a row.
+frame(Series, #{width := W, height := H}) ->
+    Long = [N || #{name := N} <- Series, string:length(text_of(N)) > 22],
+    Cols = case Long of [] -> 3; _ -> 1 end,
+    #{w => W, h => H, cols => Cols,
+      legend_h => ?LEGEND_ROW * ((length(Series) + Cols - 1) div Cols)}.
 
 plot_w(#{w := W}) -> W - ?ML - ?MR.
 plot_h(#{h := H}) -> H - ?MT - ?MB.
@@ -244,11 +248,11 @@ bar(Name, Cat, V, Base, SlotX, I, Slot, Width, Stacked, Sy, C, Opts) ->
      beamscale_html:escape([text_of(Name), " / ", text_of(Cat), ": ", fmt(V),
                             text_of(maps:get(unit, Opts))]), "</title></rect>"].
 
-legend(Series, #{w := W, h := H}) ->
-    Col = (W - ?ML) / 3,
+legend(Series, #{w := W, h := H, cols := Cols}) ->
+    Col = (W - ?ML) / Cols,
     [begin
-         X = ?ML + Col * ((I - 1) rem 3),
-         Y = H + 10 + ?LEGEND_ROW * ((I - 1) div 3),
+         X = ?ML + Col * ((I - 1) rem Cols),
+         Y = H + 10 + ?LEGEND_ROW * ((I - 1) div Cols),
          ["<g class=\"legend\">", line(X, Y - 4, X + 18, Y - 4, C),
           text(X + 22, Y, "start", [], Name), "</g>"]
      end || {I, #{name := Name, color := C}} <- enumerate(Series)].
