@@ -30,7 +30,8 @@ do(#{opts := Opts, args := [A, B]}) ->
                                                 beamscale_store:measurements(B)),
             io:put_chars(beamscale_compare:text(Results)),
             Out = maps:get(out, Opts, filename:join(B, "compare.html")),
-            ok = beamscale_store:write_file(Out, beamscale_compare:html(Results, #{a => A, b => B})),
+            Html = beamscale_compare:html(Results, #{a => A, b => B}),
+            ok = beamscale_store:write_file(Out, Html),
             io:format("~ts~n", [Out]),
             gate(Results, maps:find(fail_if_slower, Opts))
     end;

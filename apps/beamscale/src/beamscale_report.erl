@@ -29,8 +29,8 @@ load(Dir) ->
         {false, _} -> {error, {?MODULE, {not_a_run_directory, Dir}}};
         {true, {error, _} = Error} -> Error;
         {true, {ok, Run}} ->
-            Sanity = [{B, V, D} || #{benchmark := B, verdict := V, detail := D}
-                                       <- beamscale_store:read_rows(filename:join(Dir, "sanity.csv"))],
+            SanityRows = beamscale_store:read_rows(filename:join(Dir, "sanity.csv")),
+            Sanity = [{B, V, D} || #{benchmark := B, verdict := V, detail := D} <- SanityRows],
             Verdicts = maps:from_list([{B, V} || {B, V, _} <- Sanity]),
             Stats = beamscale_stats:report_stats(beamscale_store:measurements(Dir)),
             {ok, #{run => Run, rows => beamscale_summary:with_sanity(Stats, Verdicts),

@@ -25,8 +25,8 @@ header() -> ?KEYS ++ [C || {C, _} <- ?STATS ++ ?EXTRA].
 -spec csv([beamscale_stats:row()]) -> iodata().
 csv(Rows) ->
     Fields = ?KEYS ++ [K || {_, K} <- ?STATS ++ ?EXTRA],
-    [beamscale_csv:line(header()) | [beamscale_csv:line([field(maps:get(F, R, null)) || F <- Fields])
-                                     || R <- Rows]].
+    [beamscale_csv:line(header())
+     | [beamscale_csv:line([field(maps:get(F, R, null)) || F <- Fields]) || R <- Rows]].
 
 %% @doc The whole `summary.json': the run's metadata and every summary row.
 -spec json(map(), [beamscale_stats:row()]) -> iodata().

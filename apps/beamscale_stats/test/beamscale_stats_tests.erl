@@ -43,7 +43,8 @@ report_stats_test() ->
     ?assert(L =< 2.0 andalso 2.0 =< H).
 
 json_decode_test() ->
-    ?assertEqual({ok, #{<<"a">> => [1, 2.5, -3.0e5, true, null], <<"é"/utf8>> => <<"x\"\n😀"/utf8>>}},
+    ?assertEqual({ok, #{<<"a">> => [1, 2.5, -3.0e5, true, null],
+                        <<"é"/utf8>> => <<"x\"\n😀"/utf8>>}},
                  beamscale_json:decode(<<" {\"a\": [1, 2.5, -3e5, true, null],"
                                          " \"\\u00e9\": \"x\\\"\\n\\ud83d\\ude00\"} ">>)),
     ?assertMatch({error, {beamscale_json, {syntax, _}}}, beamscale_json:decode(<<"{\"a\" 1}">>)),
