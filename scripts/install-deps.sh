@@ -2,8 +2,19 @@
 # Installs the Debian packages beamscale needs, only those missing. Needs root (apt-get);
 # otherwise names the packages to install.
 set -e
-packages="rebar3 erlang-common-test erlang-dialyzer erlang-eunit erlang-proper erlang-proper-dev erlang-tools
-erlang-dev erlang-crypto"
+# One package a line.
+packages="
+rebar3
+erlang-common-test
+erlang-dialyzer
+erlang-eunit
+erlang-proper
+erlang-proper-dev
+erlang-tools
+erlang-dev
+erlang-crypto
+chromium
+"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

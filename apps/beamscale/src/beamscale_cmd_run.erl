@@ -92,6 +92,9 @@ report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
     io:format("~nRun directory: ~ts (~b jobs)~nSanity check:~n", [Dir, Jobs]),
     [io:format("  ~-16s ~ts~n", [B, beamscale_sanity:format(V)]) || {B, V} <- Sanity],
     SanityFailed = [B || {B, {failed, _}} <- Sanity],
+    %% The report's path is the last line printed, for scripts and `make run'.
+    {ok, Index} = beamscale_report:write(Dir),
+    io:format("Report:~n~ts~n", [Index]),
     case {Failures, SanityFailed} of
         {0, []} -> ok;
         {0, _} -> {failed, io_lib:format("sanity check failed for ~s", [lists:join(", ", SanityFailed)])};

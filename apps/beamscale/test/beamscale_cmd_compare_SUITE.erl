@@ -1,0 +1,65 @@
+%% `beamscale compare' on run directories written by the test: same data, other noise, and one
+%% benchmark made 30 % slower.
+-module(beamscale_cmd_compare_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0]).
+-export([same_data/1, other_noise/1, slowed/1, bad_input/1]).
+
+suite() -> [{timetrap, {minutes, 1}}].
+
+all() -> [same_data, other_noise, slowed, bad_input].
+
+benches() -> [{<<"big">>, <<"[128]">>, 0.2}, {<<"ets_test">>, <<"[8,2,20000]">>, 0.1}].
+
+run(Config, Name, Extra) ->
+    Dir = filename:join(?config(priv_dir, Config), Name),
+    beamscale_rundir_fixture:write(Dir, maps:merge(#{benches => benches()}, Extra)).
+
+same_data(Config) ->
+    A = run(Config, "same-a", #{}),
+    B = run(Config, "same-b", #{}),
+    Results = beamscale_compare:compare(beamscale_store:measurements(A),
+                                        beamscale_store:measurements(B)),
+    ?assertEqual(4, length(Results)),
+    [?assertMatch(#{significant := false, ratio := 1.0, p := 1.0}, R) || R <- Results],
+    ?assertEqual(0, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "10"])),
+    ?assert(filelib:is_regular(filename:join(B, "compare.html"))).
+
+%% Two runs of the same benchmarks with independent noise: no significant difference.
+other_noise(Config) ->
+    A = run(Config, "noise-a", #{seed => 11}),
+    B = run(Config, "noise-b", #{seed => 97}),
+    Results = beamscale_compare:compare(beamscale_store:measurements(A),
+                                        beamscale_store:measurements(B)),
+    ?assertEqual([], [R || #{significant := true} = R <- Results]).
+
+slowed(Config) ->
+    A = run(Config, "slow-a", #{seed => 5}),
+    B = run(Config, "slow-b", #{seed => 6, slow => #{<<"ets_test">> => 1.3}}),
+    Results = beamscale_compare:compare(beamscale_store:measurements(A),
+                                        beamscale_store:measurements(B)),
+    Slower = beamscale_compare:slower(Results, 10),
+    ?assertEqual([<<"ets_test">>, <<"ets_test">>], [element(1, K) || #{key := K} <- Slower]),
+    [?assert(R > 1.2 andalso R < 1.4 andalso L > 1 andalso H > R)
+     || #{ratio := R, ratio_low := L, ratio_high := H} <- Slower],
+    Out = filename:join(?config(priv_dir, Config), "elsewhere/compare.html"),
+    ct:capture_start(),
+    ?assertEqual(1, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "10",
+                                            "--out", Out])),
+    ct:capture_stop(),
+    Text = lists:append(ct:capture_get()),
+    ?assertMatch({match, _}, re:run(Text, "ets_test \\[8,2,20000\\] @ otp/default/s1/n1 .*slower")),
+    ?assertEqual(nomatch, re:run(Text, "big .*slower")),
+    ?assert(filelib:is_regular(Out)),
+    %% 30 % is under a 50 % gate; without a gate compare succeeds.
+    ?assertEqual(0, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "50"])),
+    ?assertEqual(0, beamscale_cli:dispatch(["compare", A, B])),
+    {ok, Html} = file:read_file(filename:join(B, "compare.html")),
+    ?assertEqual(2, length(binary:matches(Html, <<"class=\"slower\"">>))).
+
+bad_input(Config) ->
+    A = run(Config, "bad-a", #{}),
+    ?assertEqual(2, beamscale_cli:dispatch(["compare", A])),
+    ?assertEqual(2, beamscale_cli:dispatch(["compare", A, ?config(priv_dir, Config)])).

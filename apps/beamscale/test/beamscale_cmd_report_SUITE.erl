@@ -1,0 +1,139 @@
+%% `beamscale report' and the report `beamscale run' writes: summary files, escaping, and
+%% index.html rendered by headless Chromium.
+-module(beamscale_cmd_report_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([summary_files/1, escaped/1, renders_in_chromium/1, run_ends_with_report/1,
+         not_a_run_dir/1]).
+
+-define(CHROMIUM_TIMEOUT_S, 60).
+
+suite() -> [{timetrap, {minutes, 2}}].
+
+all() -> [summary_files, escaped, renders_in_chromium, run_ends_with_report, not_a_run_dir].
+
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+%% Two erls, two flag sets, two benchmarks (one with a nasty args string), schedulers 1 and 2.
+fixture(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "run-a"),
+    Nasty = beamscale_rundir_fixture:nasty(),
+    beamscale_rundir_fixture:write(
+      Dir, #{benches => [{<<"big">>, <<"[128]">>, 0.2}, {<<"nasty">>, Nasty, 0.1}],
+             otps => [<<"otp25">>, <<"otp", Nasty/binary>>], flags => [<<"default">>, <<"sbt">>],
+             iterations => 5, host => Nasty,
+             failures => [[<<"nasty">>, Nasty, <<"otp25">>, <<"default">>, 2, 1, 9, Nasty]],
+             sanity => [[<<"big">>, <<"passed">>, <<>>], [<<"nasty">>, <<"failed">>, Nasty]]}).
+
+summary_files(Config) ->
+    Dir = fixture(Config),
+    {ok, Index} = beamscale_report:write(Dir),
+    ?assert(filelib:is_regular(Index)),
+    Rows = beamscale_store:read_rows(filename:join(Dir, "summary.csv")),
+    ?assertEqual(2 * 2 * 2 * 2, length(Rows)),
+    {ok, Bin} = file:read_file(filename:join(Dir, "summary.csv")),
+    [Header | _] = binary:split(Bin, <<"\n">>),
+    ?assertMatch(<<"benchmark,phase,args,otp,erl_args,schedulers,nodes,n,median_s,mean_s,"
+                   "stddev_s,min_s,max_s,ci95_low_s,ci95_high_s,speedup,efficiency,sanity",
+                   _/binary>>, Header),
+    [R2] = [R || #{benchmark := <<"big">>, otp := <<"otp25">>, erl_args := <<"default">>,
+                   schedulers := <<"2">>} = R <- Rows],
+    %% The fixture halves the time at 2 schedulers (noise +-5 %).
+    Speedup = binary_to_float(maps:get(speedup, R2)),
+    ?assert(Speedup > 1.8 andalso Speedup < 2.2),
+    ?assertEqual(<<"5">>, maps:get(n, R2)),
+    ?assertEqual(<<"passed">>, maps:get(sanity, R2)),
+    {ok, Json} = file:read_file(filename:join(Dir, "summary.json")),
+    {ok, #{<<"results">> := Results}} = beamscale_json:decode(Json),
+    ?assertEqual(16, length(Results)).
+
+escaped(Config) ->
+    Dir = fixture(Config),
+    ?assertEqual(0, beamscale_cli:dispatch(["report", Dir])),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertEqual(nomatch, binary:match(Html, [<<"<script">>, <<"<b>">>])),
+    Escaped = beamscale_html:escape(beamscale_rundir_fixture:nasty()),
+    %% Host, args, erl alias, failure reason, sanity detail: all there, all escaped.
+    ?assert(length(binary:matches(Html, Escaped)) >= 5).
+
+renders_in_chromium(Config) ->
+    case os:find_executable("chromium") of
+        false -> {skip, "chromium not installed (scripts/install-deps.sh installs it)"};
+        Chromium ->
+            Dir = fixture(Config),
+            {ok, Index} = beamscale_report:write(Dir),
+            Dom = chromium(Chromium, Config, ["--dump-dom", url(Index)]),
+            Charts = tl(binary:split(Dom, <<"<svg">>, [global])),
+            {ok, Data} = beamscale_report:load(Dir),
+            Expected = [length(S) + ideal(K) || {_, Gs} <- beamscale_report_html:graphs(
+                                                              maps:get(rows, Data)),
+                                                 {_, K, S} <- Gs],
+            %% 2 benchmarks: time, speedup, 2 per erl, 2 per flag set.
+            ?assertEqual(12, length(Expected)),
+            ?assertEqual(Expected, [series(C) || C <- Charts]),
+            [?assert(binary:match(C, <<"<polyline">>) =/= nomatch) || C <- Charts],
+            Shot = filename:join(?config(priv_dir, Config), "index.png"),
+            _ = chromium(Chromium, Config, ["--screenshot=" ++ Shot, "--window-size=1400,3000",
+                                            url(Index)]),
+            ct:log("screenshot: <a href=\"~ts\">~ts</a>", [Shot, Shot]),
+            ?assert(filelib:file_size(Shot) > 20000)
+    end.
+
+run_ends_with_report(Config) ->
+    Out = ?config(priv_dir, Config),
+    ct:capture_start(),
+    Code = beamscale_cli:dispatch(["run", "--bench", "big", "--schedulers", "1,2",
+                                   "--iterations", "2", "--warmups", "0", "--name", "e2e",
+                                   "--out", Out, "--quiet"]),
+    ct:capture_stop(),
+    Lines = string:lexemes(lists:append(ct:capture_get()), "\n"),
+    ?assertEqual(0, Code),
+    Index = filename:join([Out, "e2e", "index.html"]),
+    ?assertEqual(Index, lists:last(Lines)),
+    ?assert(filelib:is_regular(filename:join([Out, "e2e", "summary.csv"]))),
+    %% Rebuilding from the stored files alone gives the same summary.
+    {ok, Before} = file:read_file(filename:join([Out, "e2e", "summary.csv"])),
+    ?assertEqual(0, beamscale_cli:dispatch(["report", filename:join(Out, "e2e")])),
+    ?assertEqual({ok, Before}, file:read_file(filename:join([Out, "e2e", "summary.csv"]))).
+
+not_a_run_dir(Config) ->
+    ?assertEqual(2, beamscale_cli:dispatch(["report", ?config(priv_dir, Config)])),
+    ?assertEqual(2, beamscale_cli:dispatch(["report"])).
+
+%%% Helpers
+
+ideal(speedup) -> 1;
+ideal(time) -> 0.
+
+series(Chart) ->
+    {match, [N]} = re:run(Chart, "data-series=\"([0-9]+)\"", [{capture, [1], binary}]),
+    Groups = length(binary:matches(Chart, <<"class=\"series\"">>)),
+    ?assertEqual(binary_to_integer(N), Groups),
+    Groups.
+
+url(File) -> "file://" ++ filename:absname(File).
+
+%% Headless Chromium, bounded by coreutils' timeout; as root it needs --no-sandbox.
+chromium(Chromium, Config, Args) ->
+    Profile = filename:join(?config(priv_dir, Config), "chromium-profile"),
+    %% Chromium's complaints (no D-Bus here) go to /dev/null, not into the DOM or the log.
+    Port = open_port({spawn_executable, "/bin/sh"},
+                     [{args, ["-c", "exec \"$@\" 2>/dev/null", "sh", "timeout",
+                              integer_to_list(?CHROMIUM_TIMEOUT_S), Chromium, "--headless",
+                              "--no-sandbox", "--disable-gpu", "--user-data-dir=" ++ Profile
+                              | Args]},
+                      exit_status, binary, use_stdio]),
+    collect(Port, <<>>).
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect(Port, <<Acc/binary, D/binary>>);
+        {Port, {exit_status, 0}} -> Acc;
+        {Port, {exit_status, S}} -> ct:fail({chromium_exit, S, Acc})
+    end.
