@@ -64,7 +64,7 @@ escaped(Config) ->
 
 renders_in_chromium(Config) ->
     case os:find_executable("chromium") of
-        false -> {skip, "chromium not installed (scripts/install-deps.sh installs it)"};
+        false -> ct:fail("chromium not installed (scripts/install-deps.sh installs it)");
         Chromium ->
             Dir = fixture(Config),
             {ok, Index} = beamscale_report:write(Dir),
