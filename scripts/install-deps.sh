@@ -3,7 +3,7 @@
 # otherwise names the packages to install.
 set -e
 packages="rebar3 erlang-common-test erlang-dialyzer erlang-eunit erlang-proper erlang-tools
-erlang-dev erlang-crypto"
+erlang-dev erlang-crypto mariadb-server erlang-p1-mysql"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -19,7 +19,7 @@
 %% @doc The command modules, in the order `help' lists them.
 -spec commands() -> [module()].
 commands() ->
-    [beamscale_cmd_list, beamscale_cmd_run, beamscale_cmd_help].
+    [beamscale_cmd_list, beamscale_cmd_run, beamscale_cmd_db, beamscale_cmd_help].
 
 %% @doc The module of the command named `Name'.
 -spec find(string()) -> {ok, module()} | error.
