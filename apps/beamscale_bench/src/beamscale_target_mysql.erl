@@ -46,9 +46,9 @@ start(Opts0) ->
         {ok, [[Count]]} ->
             ok = beamscale_target_keys:init(?MODULE, to_integer(Count)),
             {ok, #{records => to_integer(Count), pool_size => Size}};
-        {error, _} = Error ->
+        {error, Why} ->
             ok = beamscale_target_pool:stop(?POOL),
-            Error
+            {error, {?MODULE, {start, Why}}}
     end.
 
 %% @doc Stop the pool and close its connections.
@@ -71,6 +71,8 @@ read(N) ->
 
 %% @doc One line for an error of this module.
 -spec format_error(term()) -> iodata().
+format_error({?MODULE, {start, {beamscale_target_pool, Why}}}) ->
+    ["start: ", beamscale_target_pool:format_error(Why)];
 format_error({?MODULE, {Op, {beamscale_target_pool, Why}, Done}}) ->
     io_lib:format("~s after ~0tp: ~ts", [Op, Done, beamscale_target_pool:format_error(Why)]);
 format_error({?MODULE, {Op, Why, Done}}) ->
