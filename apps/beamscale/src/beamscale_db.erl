@@ -251,9 +251,8 @@ cleanup(Dir) ->
         {error, _} -> ok
     end,
     _ = file:del_dir_r(filename:join(Dir, "data")),
-    [_ = file:delete(filename:join(Dir, F))
-     || F <- [?INFO_FILE, ?CLIENT_FILE, "mysqld.pid", "mysqld.pid.launch", "mysqld.sock"]],
-    ok.
+    lists:foreach(fun(F) -> _ = file:delete(filename:join(Dir, F)) end,
+                  [?INFO_FILE, ?CLIENT_FILE, "mysqld.pid", "mysqld.pid.launch", "mysqld.sock"]).
 
 %% The socket lives in the directory, or in a fresh one under /tmp when that path is too long.
 socket_dir(Dir) ->
