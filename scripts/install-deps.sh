@@ -13,6 +13,8 @@ erlang-proper-dev
 erlang-tools
 erlang-dev
 erlang-crypto
+erlang-p1-mysql
+mariadb-server
 chromium
 "
 missing=""

@@ -1,0 +1,125 @@
+%% @doc Mnesia as an IO-bound target (the thesis's Mnesia benchmark), run on the node under
+%% test: a `disc_copies' table `subscriber' in a directory of the run; `write(N)' writes N new
+%% records, `read(N)' reads N random existing ones, each operation in its own activity
+%% (`transaction' or `async_dirty', ...). Each returns what it did so a load run can check it.
+-module(beamscale_target_mnesia).
+
+-export([defaults/1, start/1, stop/0, write/1, write/2, read/1, read/2]).
+-export_type([opts/0, mode/0]).
+
+%% `dump_log_write_threshold' and `dc_dump_limit' are Mnesia's own settings (the thesis raised
+%% both to keep up with many writes); `default' leaves Mnesia's value.
+-type opts() :: #{dir := file:filename(), dump_log_write_threshold := pos_integer() | default,
+                  dc_dump_limit := pos_integer() | default, table_timeout := timeout()}.
+-type mode() :: transaction | sync_transaction | async_dirty | sync_dirty.
+
+-define(TABLE, subscriber).
+-define(TABLE_TIMEOUT, 30000).
+
+%% @doc Options with defaults filled in.
+-spec defaults(#{dir := file:filename(), atom() => term()}) -> opts().
+defaults(Opts) ->
+    maps:merge(#{dump_log_write_threshold => default, dc_dump_limit => default,
+                 table_timeout => ?TABLE_TIMEOUT}, Opts).
+
+%% @doc (Re)start Mnesia on this node with its directory in `dir', and create the table or
+%% reopen it with the records it holds.
+-spec start(#{dir := file:filename(), atom() => term()}) ->
+          {ok, #{records := non_neg_integer(), dir := file:filename()}} |
+          {error, {?MODULE, term()}}.
+start(Opts0) ->
+    #{dir := Dir, table_timeout := Timeout} = Opts = defaults(Opts0),
+    _ = application:stop(mnesia),
+    ok = filelib:ensure_path(Dir),
+    ok = application:set_env(mnesia, dir, filename:absname(Dir)),
+    [ok = application:set_env(mnesia, K, V)
+     || K <- [dump_log_write_threshold, dc_dump_limit], V <- [maps:get(K, Opts)], V =/= default],
+    Result = maybe_schema(mnesia:create_schema([node()])),
+    case Result =:= ok andalso mnesia:start() of
+        ok -> open_table(Dir, Timeout);
+        false -> Result;
+        {error, Reason} -> {error, {?MODULE, {start, Reason}}}
+    end.
+
+%% @doc Stop Mnesia (its files stay).
+-spec stop() -> ok.
+stop() ->
+    _ = application:stop(mnesia),
+    ok.
+
+%% @doc Write `N' new records, each in its own transaction.
+-spec write(non_neg_integer()) -> {ok, #{written := non_neg_integer()}} |
+          {error, {?MODULE, term()}}.
+write(N) -> write(N, transaction).
+
+%% @doc Write `N' new records, each in its own activity of kind `Mode'.
+-spec write(non_neg_integer(), mode()) -> {ok, #{written := non_neg_integer()}} |
+          {error, {?MODULE, term()}}.
+write(N, Mode) ->
+    Op = fun() ->
+                 Rec = list_to_tuple([?TABLE | beamscale_target_subscriber:values(
+                                                 beamscale_target_keys:next(?MODULE))]),
+                 mnesia:activity(Mode, fun() -> mnesia:write(Rec) end)
+         end,
+    repeat(N, Op, written, 0).
+
+%% @doc Read `N' random existing records, each in its own transaction.
+-spec read(non_neg_integer()) -> {ok, #{read := non_neg_integer(), found := non_neg_integer()}} |
+          {error, {?MODULE, term()}}.
+read(N) -> read(N, transaction).
+
+%% @doc Read `N' random existing records, each in its own activity of kind `Mode'
+%% (`async_dirty': no transaction, as the thesis's dirty reads).
+-spec read(non_neg_integer(), mode()) ->
+          {ok, #{read := non_neg_integer(), found := non_neg_integer()}} |
+          {error, {?MODULE, term()}}.
+read(N, Mode) ->
+    Op = fun() ->
+                 case beamscale_target_keys:random(?MODULE) of
+                     none -> throw(empty_table);
+                     Seq ->
+                         Key = beamscale_target_subscriber:key(Seq),
+                         length(mnesia:activity(Mode, fun() -> mnesia:read(?TABLE, Key) end))
+                 end
+         end,
+    case repeat(N, Op, found, 0) of
+        {ok, #{found := Found}} -> {ok, #{read => N, found => Found}};
+        Error -> Error
+    end.
+
+%%% Internals
+
+maybe_schema(ok) -> ok;
+maybe_schema({error, {_, {already_exists, _}}}) -> ok;
+maybe_schema({error, Reason}) -> {error, {?MODULE, {schema, Reason}}}.
+
+open_table(Dir, Timeout) ->
+    Def = [{disc_copies, [node()]}, {attributes, beamscale_target_subscriber:fields()},
+           {record_name, ?TABLE}],
+    case mnesia:create_table(?TABLE, Def) of
+        {atomic, ok} -> wait_table(Dir, Timeout);
+        {aborted, {already_exists, ?TABLE}} -> wait_table(Dir, Timeout);
+        {aborted, Reason} -> {error, {?MODULE, {create_table, Reason}}}
+    end.
+
+wait_table(Dir, Timeout) ->
+    case mnesia:wait_for_tables([?TABLE], Timeout) of
+        ok ->
+            Size = mnesia:table_info(?TABLE, size),
+            ok = beamscale_target_keys:init(?MODULE, Size),
+            {ok, #{records => Size, dir => Dir}};
+        {timeout, _} -> {error, {?MODULE, {table_timeout, Timeout}}};
+        {error, Reason} -> {error, {?MODULE, {table, Reason}}}
+    end.
+
+%% Run `Op' `N' times, adding what it returns (a count, or `ok' for one) under `Key'; the first
+%% abort ends the run with the count so far.
+repeat(0, _Op, Key, Done) -> {ok, #{Key => Done}};
+repeat(N, Op, Key, Done) ->
+    try Op() of
+        ok -> repeat(N - 1, Op, Key, Done + 1);
+        Count when is_integer(Count) -> repeat(N - 1, Op, Key, Done + Count)
+    catch
+        throw:Why -> {error, {?MODULE, {Why, #{Key => Done}}}};
+        exit:{aborted, Why} -> {error, {?MODULE, {aborted, Why, #{Key => Done}}}}
+    end.
