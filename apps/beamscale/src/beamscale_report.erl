@@ -34,7 +34,9 @@ load(Dir) ->
             Verdicts = maps:from_list([{B, V} || {B, V, _} <- Sanity]),
             Stats = beamscale_stats:report_stats(beamscale_store:measurements(Dir)),
             {ok, #{run => Run, rows => beamscale_summary:with_sanity(Stats, Verdicts),
-                   sanity => Sanity, failures => beamscale_store:failures(Dir)}}
+                   sanity => Sanity, failures => beamscale_store:failures(Dir),
+                   samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
+                   lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv"))}}
     end.
 
 %% @doc One line for this module's errors.

@@ -97,6 +97,11 @@ run_ends_with_report(Config) ->
     Index = filename:join([Out, "e2e", "index.html"]),
     ?assertEqual(Index, lists:last(Lines)),
     ?assert(filelib:is_regular(filename:join([Out, "e2e", "summary.csv"]))),
+    %% Sampling is on by default: the page shows the node under test.
+    {ok, Html} = file:read_file(Index),
+    [?assertMatch({_, _}, binary:match(Html, Text))
+     || Text <- [<<"CPU and schedulers">>, <<"scheduler microstates (msacc)">>,
+                 <<"big: CPU % of all cores">>, <<"Lock counting: not available">>]],
     %% Rebuilding from the stored files alone gives the same summary.
     {ok, Before} = file:read_file(filename:join([Out, "e2e", "summary.csv"])),
     ?assertEqual(0, beamscale_cli:dispatch(["report", filename:join(Out, "e2e")])),

@@ -10,20 +10,26 @@
 
 %% run: run.json decoded (binary keys); rows: summary rows with sanity; sanity: verdicts from
 %% sanity.csv; failures: rows of failures.csv (maps of binaries).
+%% samples, lcnt: rows of samples.csv and lcnt.csv (absent: no such section).
 -type data() :: #{run := map(), rows := [beamscale_stats:row()],
-                  sanity := [{binary(), binary(), binary()}], failures := [map()]}.
+                  sanity := [{binary(), binary(), binary()}], failures := [map()],
+                  samples => [map()], lcnt => [map()]}.
 %% A graph to draw: title, kind, and its series of summary rows (label and rows).
 -type graph() :: {binary(), time | speedup, [{binary(), [beamscale_stats:row()]}]}.
 
 %% @doc The whole page.
 -spec index(data()) -> iodata().
-index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures}) ->
+index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data) ->
     Name = get(Run, [<<"config">>, <<"name">>]),
     beamscale_html:page(["beamscale run ", text(Name)], <<>>,
                         [beamscale_html:el(h1, ["beamscale run ", text(Name)]),
                          metadata(Run),
                          beamscale_html:section("Graphs", graph_sections(Rows)),
                          beamscale_html:section("Summary", summary_table(Rows)),
+                         beamscale_html:section("The node under test: CPU, schedulers, msacc",
+                                                beamscale_report_cpu:section(
+                                                  maps:get(samples, Data, []),
+                                                  maps:get(lcnt, Data, []))),
                          beamscale_html:section("Sanity check", sanity_table(Sanity)),
                          beamscale_html:section("Failures", failures_table(Failures))]).
 

@@ -97,16 +97,7 @@ td(_) -> <<"<td>-</td>">>.
 fmt(undefined) -> <<"-">>;
 fmt(X) -> float_to_binary(float(X), [{decimals, 1}]).
 
-%% HTML-escape a text.
-esc(Text) ->
-    << <<(esc_char(C))/binary>> || <<C>> <= unicode:characters_to_binary(Text) >>.
-
-esc_char($<) -> <<"&lt;">>;
-esc_char($>) -> <<"&gt;">>;
-esc_char($&) -> <<"&amp;">>;
-esc_char($") -> <<"&quot;">>;
-esc_char($') -> <<"&#39;">>;
-esc_char(C) -> <<C>>.
+esc(Text) -> beamscale_html:escape(Text).
 
 group(KeyOf, Items) -> beamscale_samples_summary:group(KeyOf, Items).
 
