@@ -11,7 +11,8 @@ info() ->
       usage => "beamscale db start|stop|status [--dir DIR]",
       details => "start: a fresh datadir under DIR (default runs/db), 127.0.0.1 on a free port "
                  "and a unix socket,\na schema and a user; prints how to reach it and writes "
-                 "DIR/connection.config and\nDIR/client.cnf (mariadb --defaults-file=DIR/client.cnf)."
+                 "DIR/connection.config and\nDIR/client.cnf "
+                 "(mariadb --defaults-file=DIR/client.cnf)."
                  "\nstop: stops it by its pid and removes the datadir.",
       options => [{dir, "--dir", string, "the database's directory (default: runs/db)"},
                   {timeout, "--timeout", integer, "seconds start may wait for the server"}]}.

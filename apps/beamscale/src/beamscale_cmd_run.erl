@@ -97,7 +97,8 @@ report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
     io:format("Report:~n~ts~n", [Index]),
     case {Failures, SanityFailed} of
         {0, []} -> ok;
-        {0, _} -> {failed, io_lib:format("sanity check failed for ~s", [lists:join(", ", SanityFailed)])};
+        {0, _} -> {failed, io_lib:format("sanity check failed for ~s",
+                                         [lists:join(", ", SanityFailed)])};
         {N, _} -> {failed, io_lib:format("~b iterations failed (see ~ts)",
                                          [N, filename:join(Dir, "failures.csv")])}
     end.

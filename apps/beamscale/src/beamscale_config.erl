@@ -86,7 +86,8 @@ check(timeout, _) -> bad("a positive number of seconds");
 check(bench_path, P) -> dirs(P);
 check(out, S) -> string(S, "a directory name");
 check(name, S) ->
-    case is_string(S) andalso S =/= "" andalso lists:all(fun(C) -> lists:member(C, ?NAME_CHARS) end, S) of
+    Allowed = fun(C) -> lists:member(C, ?NAME_CHARS) end,
+    case is_string(S) andalso S =/= "" andalso lists:all(Allowed, S) of
         true -> {ok, S};
         false -> bad("a name of letters, digits, '_', '.' and '-'")
     end;
@@ -135,7 +136,8 @@ entries(File) ->
 apply_entry(File, #{key := Key, value := Value} = Entry, Config) ->
     case check(Key, Value) of
         {ok, Norm} -> Config#{Key => Norm};
-        {error, Sub, Message} -> fail({File, beamscale_terms:line(Entry, Sub)}, [Key | Sub], Message)
+        {error, Sub, Message} ->
+            fail({File, beamscale_terms:line(Entry, Sub)}, [Key | Sub], Message)
     end.
 
 %% A key given twice is an error: the second would silently win.
@@ -155,7 +157,8 @@ set(Source, [Key], Value, Config) ->
     end.
 
 source_of(File, Entries, Overrides, Key) ->
-    case {lists:keymember(Key, 1, Overrides), [L || #{key := K, line := L} <- Entries, K =:= Key]} of
+    Lines = [L || #{key := K, line := L} <- Entries, K =:= Key],
+    case {lists:keymember(Key, 1, Overrides), Lines} of
         {true, _} -> command_line;
         {false, [L | _]} -> {File, L};
         {false, []} when File =:= undefined -> command_line;
@@ -283,8 +286,9 @@ check_benchmarks(Source, #{benchmarks := Names, bench_path := Path}) ->
     case [N || N <- Names, not lists:member(N, Known)] of
         [] -> ok;
         [N | _] ->
-            fail(Source, [benchmarks], io_lib:format("unknown benchmark ~p (known: ~s)",
-                                                     [N, lists:join(", ", [atom_to_list(K) || K <- Known])]))
+            KnownText = lists:join(", ", [atom_to_list(K) || K <- Known]),
+            fail(Source, [benchmarks],
+                 io_lib:format("unknown benchmark ~p (known: ~s)", [N, KnownText]))
     end.
 
 %% An erl is a path, or a command found on PATH; it must be there and executable.

@@ -6,7 +6,8 @@
 -export_type([result/0]).
 
 -type result() :: #{dir := file:filename(), jobs := non_neg_integer(),
-                    failures := non_neg_integer(), sanity := [{binary(), beamscale_sanity:verdict()}]}.
+                    failures := non_neg_integer(),
+                    sanity := [{binary(), beamscale_sanity:verdict()}]}.
 
 %% @doc Run everything `Config' asks for; progress is shown as `Mode' says.
 -spec run(beamscale_config:config(), beamscale_progress:mode()) ->
@@ -33,7 +34,7 @@ run(Dir, Store, Config, Mode) ->
     write_run_json(Dir, Info#{end_time => null}),
     Benchmarks = benchmarks(Config),
     Jobs = beamscale_plan:jobs(Config, Benchmarks),
-    Progress = beamscale_progress:new(length(Jobs), Mode),
+    Progress = beamscale_progress:start(length(Jobs), Mode),
     Ctx0 = #{code => beamscale_executor:code(), bench_path => maps:get(bench_path, Config),
              cores => beamscale_config:logical_cores(), scratch => filename:join(Dir, "scratch"),
              sample => maps:get(sample, Config)},
@@ -41,22 +42,17 @@ run(Dir, Store, Config, Mode) ->
     {_, Store1} = lists:foldl(fun(Job, {K, St}) -> {K + 1, job(Job, K, Progress, Ctx0, St)} end,
                               {1, Store}, Jobs),
     ok = beamscale_store:close(Store1),
-    beamscale_progress:finish(Progress),
+    ok = beamscale_progress:finish(Progress),
     Sanity = beamscale_sanity:check(Dir),
     write_sanity(Dir, Sanity),
     write_run_json(Dir, Info#{end_time => beamscale_runinfo:now_iso()}),
     {ok, #{dir => Dir, jobs => length(Jobs), sanity => Sanity,
            failures => length(beamscale_store:failures(Dir)) - FailedBefore}}.
 
-job(#{bench := Bench, env := Env} = Job, K, Progress0, Ctx0, Store) ->
-    Label = io_lib:format("~s @ ~s", [Bench, beamscale_plan:env_key(Env)]),
-    P = beamscale_progress:job(Progress0, K, Label),
-    %% The progress line is redrawn from the executor's events; its state lives in this process.
-    put({?MODULE, progress}, P),
-    Notify = fun(Event) ->
-                     put({?MODULE, progress}, beamscale_progress:event(get({?MODULE, progress}), Event)),
-                     ok
-             end,
+job(#{bench := Bench, env := Env} = Job, K, Progress, Ctx0, Store) ->
+    beamscale_progress:job(Progress, K, io_lib:format("~s @ ~s",
+                                                      [Bench, beamscale_plan:env_key(Env)])),
+    Notify = fun(Event) -> beamscale_progress:event(Progress, Event) end,
     beamscale_executor:run(Job, Ctx0#{notify => Notify}, Store).
 
 benchmarks(#{benchmarks := all, bench_path := Path}) -> beamscale_bench:available(Path);

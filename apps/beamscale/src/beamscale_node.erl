@@ -1,5 +1,6 @@
 %% @doc Nodes under test: started with `peer' from a given `erl', on loopback, with the run's
-%% cookie, and stopped for sure: when `peer' cannot stop a node (it hangs), its OS process is killed.
+%% cookie, and stopped for sure: when `peer' cannot stop a node (it hangs), its OS process is
+%% killed.
 -module(beamscale_node).
 
 -export([distribute/0, start/2, stop/1, os_pid/1, alive/1]).

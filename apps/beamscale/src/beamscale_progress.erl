@@ -1,13 +1,19 @@
 %% @doc Progress of a long run: one live line on a terminal (job k of N, benchmark, environment,
 %% elapsed and estimated time left), plain lines otherwise, nothing with `quiet'.
+%%
+%% A small process owns the line, so the executor can report events through a plain fun; the
+%% state and the text of the line are pure (`new/2', `at_job/3', `line/1').
 -module(beamscale_progress).
 
--export([new/2, job/3, event/2, finish/1, line/1, mode/0]).
+-export([start/2, job/3, event/2, finish/1]).
+-export([new/2, at_job/3, line/1, mode/0]).
 -export_type([progress/0, mode/0]).
 
 -type mode() :: live | plain | quiet.
 -opaque progress() :: #{mode := mode(), total := non_neg_integer(), k := non_neg_integer(),
                         started := integer(), label := iodata(), detail := iodata()}.
+
+-define(FINISH_TIMEOUT, 5000).
 
 %% @doc The mode for this process's standard output: live on a terminal, plain otherwise.
 -spec mode() -> live | plain.
@@ -20,46 +26,85 @@ mode() ->
         _ -> plain
     end.
 
-%% @doc Start tracking `Total' jobs.
+%% @doc Start showing the progress of `Total' jobs; the process is linked to the caller.
+-spec start(non_neg_integer(), mode()) -> pid().
+start(Total, Mode) ->
+    spawn_link(fun() -> loop(new(Total, Mode)) end).
+
+%% @doc Job `K' starts; `Label' names its benchmark and environment.
+-spec job(pid(), pos_integer(), iodata()) -> ok.
+job(Pid, K, Label) ->
+    Pid ! {job, K, Label},
+    ok.
+
+%% @doc Something happened inside the current job.
+-spec event(pid(), beamscale_executor:event()) -> ok.
+event(Pid, Event) ->
+    Pid ! {event, Event},
+    ok.
+
+%% @doc End the live line and stop; returns once everything is printed.
+-spec finish(pid()) -> ok.
+finish(Pid) ->
+    Ref = monitor(process, Pid),
+    Pid ! {finish, self(), Ref},
+    receive
+        {Ref, done} -> demonitor(Ref, [flush]), ok;
+        {'DOWN', Ref, process, Pid, _} -> ok
+    after ?FINISH_TIMEOUT -> ok
+    end.
+
+%% @doc A fresh state for `Total' jobs.
 -spec new(non_neg_integer(), mode()) -> progress().
 new(Total, Mode) ->
     #{mode => Mode, total => Total, k => 0, started => erlang:monotonic_time(millisecond),
       label => "", detail => ""}.
 
-%% @doc Job `K' starts; `Label' names its benchmark and environment.
--spec job(progress(), pos_integer(), iodata()) -> progress().
-job(P, K, Label) ->
-    P1 = P#{k := K, label := Label, detail := ""},
-    show(P1),
-    P1.
-
-%% @doc Something happened inside the current job.
--spec event(progress(), beamscale_executor:event()) -> progress().
-event(P, {iteration, warmup, _}) -> detail(P, "warm-up");
-event(P, {iteration, N, I}) -> detail(P, io_lib:format("iteration ~b/~b", [N, I]));
-event(#{mode := Mode} = P, {failed, Reason}) ->
-    Mode =/= quiet andalso
-        io:put_chars(io_lib:format("~s  failed: ~0tp~n", [clear(Mode), Reason],
-                                   [{chars_limit, 300}])),
-    show(P),
-    P.
-
-%% @doc End the live line.
--spec finish(progress()) -> ok.
-finish(#{mode := live}) -> io:format("~s", [clear(live)]);
-finish(_) -> ok.
+%% @doc The state once job `K' has started.
+-spec at_job(progress(), pos_integer(), iodata()) -> progress().
+at_job(P, K, Label) -> P#{k := K, label := Label, detail := ""}.
 
 %% @doc The text of the progress line.
 -spec line(progress()) -> iodata().
 line(#{total := Total, k := K, started := T0, label := Label, detail := Detail}) ->
     Elapsed = (erlang:monotonic_time(millisecond) - T0) div 1000,
     Left = case K > 1 of
-               true -> io_lib:format("~~~s left", [duration(Elapsed * (Total - K + 1) div (K - 1))]);
+               true ->
+                   Estimate = Elapsed * (Total - K + 1) div (K - 1),
+                   io_lib:format("~~~s left", [duration(Estimate)]);
                false -> "estimating"
            end,
-    io_lib:format("[~b/~b] ~s ~s  ~s elapsed, ~s", [K, Total, Label, Detail, duration(Elapsed), Left]).
+    io_lib:format("[~b/~b] ~s ~s  ~s elapsed, ~s",
+                  [K, Total, Label, Detail, duration(Elapsed), Left]).
 
 %%% Internals
+
+loop(P) ->
+    receive
+        {job, K, Label} ->
+            P1 = at_job(P, K, Label),
+            show(P1),
+            loop(P1);
+        {event, Event} ->
+            loop(handle(P, Event));
+        {finish, From, Ref} ->
+            clear_line(P),
+            From ! {Ref, done}
+    end.
+
+handle(P, {iteration, warmup, _}) -> detail(P, "warm-up");
+handle(P, {iteration, N, I}) -> detail(P, io_lib:format("iteration ~b/~b", [N, I]));
+handle(#{mode := Mode} = P, {failed, Reason}) ->
+    Mode =/= quiet andalso
+        io:put_chars(io_lib:format("~s  failed: ~0tp~n", [clear(Mode), Reason],
+                                   [{chars_limit, 300}])),
+    show(P),
+    P;
+handle(P, _Other) ->
+    P.
+
+clear_line(#{mode := live}) -> io:format("~s", [clear(live)]);
+clear_line(_) -> ok.
 
 detail(#{mode := live} = P, Detail) ->
     P1 = P#{detail := Detail},

@@ -128,7 +128,8 @@ open_csv(File, Header) ->
         _ -> ok
     end,
     Keys = Header,
-    Maps = [maps:from_list(lists:zip(Keys, R)) || R <- tl_or_empty(Rows), length(R) =:= length(Keys)],
+    Maps = [maps:from_list(lists:zip(Keys, R))
+            || R <- tl_or_empty(Rows), length(R) =:= length(Keys)],
     {Maps, Fd}.
 
 %%% Internals

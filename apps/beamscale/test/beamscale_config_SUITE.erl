@@ -38,7 +38,8 @@ cases() ->
       "nodes, erl_args, iterations, warmups, timeout)"},
      {"{overrides, [{big, [{version, tiny}]}]}.\n",
       "1: overrides.big.version: expected short, intermediate or long"},
-     {"{bench_path, \"/nonexistent/dir\"}.\n", "1: bench_path: no such directory: /nonexistent/dir"},
+     {"{bench_path, \"/nonexistent/dir\"}.\n",
+      "1: bench_path: no such directory: /nonexistent/dir"},
      {"{name, \"a/b\"}.\n", "1: name: expected a name of letters, digits, '_', '.' and '-'"},
      {"{version, short}\n{iterations, 3}.\n", "2: syntax error before: '{'"},
      {"{version, short}.\n{iterations, 3}\n", "2: entry not ended by a full stop (.)"},
@@ -62,7 +63,8 @@ wrong_options(_Config) ->
               "command line: --schedulers: expected a list of counts, {From, To} or all"},
              {[{benchmarks, [zzz]}],
               "command line: --bench: unknown benchmark zzz (known: " ++ known() ++ ")"},
-             {[{version, "long"}], "command line: --version: expected short, intermediate or long"}],
+             {[{version, "long"}],
+              "command line: --version: expected short, intermediate or long"}],
     [?assertEqual(Expected, begin
                                 {error, R} = beamscale_config:load(undefined, Overrides),
                                 beamscale_config:format_error(R)

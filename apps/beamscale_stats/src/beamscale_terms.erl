@@ -6,7 +6,8 @@
 -export_type([entry/0]).
 
 %% An entry: its key, its value, the line it starts on and its abstract form for `line/2'.
--type entry() :: #{key := atom(), value := term(), line := pos_integer(), abs := erl_parse:abstract_expr()}.
+-type entry() :: #{key := atom(), value := term(), line := pos_integer(),
+                   abs := erl_parse:abstract_expr()}.
 
 %% @doc Read and parse a file of entries.
 -spec read(file:filename()) -> {ok, [entry()]} | {error, {Line :: non_neg_integer(), string()}}.
@@ -89,7 +90,8 @@ find({cons, L, Elem, Tail}, Key) ->
         _ -> find(Tail, Key)
     end;
 find({map, _, Assocs}, Key) ->
-    Hits = [{erl_anno:line(L), V} || {map_field_assoc, L, K, V} <- Assocs, literal(K) =:= {ok, Key}],
+    Hits = [{erl_anno:line(L), V}
+            || {map_field_assoc, L, K, V} <- Assocs, literal(K) =:= {ok, Key}],
     case Hits of
         [{L, V} | _] -> {found, L, V};
         [] -> not_found
