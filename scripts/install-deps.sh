@@ -14,6 +14,7 @@ erlang-tools
 erlang-dev
 erlang-crypto
 erlang-p1-mysql
+erlang-xmerl
 mariadb-server
 chromium
 "

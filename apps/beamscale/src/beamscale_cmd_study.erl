@@ -1,0 +1,71 @@
+%% @doc `beamscale study NAME': run one of the seed papers' experiments (see `beamscale_study')
+%% and write its run directory and report.
+-module(beamscale_cmd_study).
+-behaviour(beamscale_cmd).
+
+-export([info/0, do/1, format_error/1]).
+
+%% @doc This command's name, summary and options.
+-spec info() -> beamscale_cmd:info().
+info() ->
+    #{name => "study", summary => "run a seed paper's experiment (ets, smp-io, pollset)",
+      usage => "beamscale study NAME [OPTIONS]",
+      details => studies_text(),
+      options => [
+          {version, "--version", string, "short (default), intermediate or long"},
+          {schedulers, "--schedulers", {list, string}, "scheduler counts (default: the study's)"},
+          {seed, "--seed", integer, "seed of the study's random choices"},
+          {name, "--name", string, "the run's name (default: STUDY-DATE-TIME)"},
+          {out, "--out", string, "where run directories go (default: runs)"},
+          {quiet, "--quiet", flag, "print no progress"}]}.
+
+%% @doc Check the options, run the study, print where its report is.
+-spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
+do(#{opts := Opts, args := [Study]}) ->
+    case {beamscale_study:find(Study), options(Opts)} of
+        {error, _} -> {error, {unknown_study, Study}};
+        {_, {error, _} = Error} -> Error;
+        {{ok, Mod}, {ok, Checked}} ->
+            case Mod:run(beamscale_study:defaults(Checked#{study => Study})) of
+                {ok, Dir} ->
+                    io:format("Report:~n~ts~n", [filename:join(Dir, "index.html")]);
+                {error, Reason} ->
+                    {error, {study_failed, Mod, Reason}}
+            end
+    end;
+do(#{args := []}) -> {error, no_study};
+do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
+
+%% @doc One line for this command's errors.
+-spec format_error(term()) -> iodata().
+format_error({study_failed, Mod, Reason}) -> Mod:format_error(Reason);
+format_error({unknown_study, S}) -> ["unknown study ", S, "; ", studies_text()];
+format_error(no_study) -> ["give the study's name; ", studies_text()];
+format_error({bad_option, Opt, V}) -> io_lib:format("~s: bad value ~ts", [Opt, V]);
+format_error({unexpected_argument, A}) -> ["unexpected argument ", A].
+
+options(Opts) ->
+    try {ok, maps:fold(fun option/3, #{}, Opts)}
+    catch throw:{bad_option, _, _} = Bad -> {error, Bad}
+    end.
+
+option(version, V, Acc) ->
+    case lists:member(V, ["short", "intermediate", "long"]) of
+        true -> Acc#{version => list_to_atom(V)};
+        false -> throw({bad_option, "--version", V})
+    end;
+option(schedulers, Vs, Acc) ->
+    Acc#{schedulers => [count(V) || V <- Vs]};
+option(Key, V, Acc) ->
+    Acc#{Key => V}.
+
+count(V) ->
+    try list_to_integer(string:trim(V)) of
+        N when N > 0 -> N;
+        _ -> throw({bad_option, "--schedulers", V})
+    catch error:badarg -> throw({bad_option, "--schedulers", V})
+    end.
+
+studies_text() ->
+    Built = [M:info() || M <- beamscale_study:studies(), code:ensure_loaded(M) =:= {module, M}],
+    ["studies: " | lists:join("; ", [[N, " (", S, ")"] || #{name := N, summary := S} <- Built])].

@@ -1,0 +1,49 @@
+%% @doc The behaviour of a study: a fixed experiment from one of the seed papers, run at a size
+%% chosen by `--version', that writes one run directory with its own report.
+%%
+%% A study module exports `info/0' (its name and one line), `run/1' and `format_error/1'. The
+%% options map always holds `version', `name', `out' and `quiet', filled in by `defaults/1';
+%% `schedulers' (a list of counts) and `seed' only when given.
+-module(beamscale_study).
+
+-export([studies/0, find/1, defaults/1]).
+-export_type([opts/0, info/0]).
+
+-type opts() :: #{version := beamscale_bench:version(), name := string(), out := string(),
+                  quiet := boolean(), schedulers => [pos_integer()], seed => integer()}.
+-type info() :: #{name := string(), summary := string()}.
+
+-callback info() -> info().
+-callback run(opts()) -> {ok, file:filename()} | {error, term()}.
+-callback format_error(term()) -> iodata().
+
+%% @doc The study modules, in the order `beamscale study' lists them.
+-spec studies() -> [module()].
+studies() ->
+    [beamscale_study_ets,
+     beamscale_study_smp_io,
+     beamscale_study_pollset].
+
+%% @doc The module of the study named `Name', when it is built into this escript.
+-spec find(string()) -> {ok, module()} | error.
+find(Name) ->
+    case [M || M <- studies(), is_built(M), maps:get(name, M:info()) =:= Name] of
+        [M] -> {ok, M};
+        [] -> error
+    end.
+
+%% @doc The options with defaults filled in: short size, output under runs/, a name from the
+%% study and the time.
+-spec defaults(#{atom() => term()}) -> opts().
+defaults(Opts) ->
+    maps:merge(#{version => short, out => "runs", quiet => false,
+                 name => default_name(maps:get(study, Opts, "study"))},
+               maps:without([study], Opts)).
+
+is_built(Mod) ->
+    code:ensure_loaded(Mod) =:= {module, Mod}.
+
+default_name(Study) ->
+    {{Y, Mo, D}, {H, Mi, S}} = calendar:local_time(),
+    lists:flatten(io_lib:format("~s-~4..0b~2..0b~2..0b-~2..0b~2..0b~2..0b",
+                                [Study, Y, Mo, D, H, Mi, S])).
