@@ -52,7 +52,7 @@ ignored(#xmlElement{name = Name, attributes = As, content = C} = E) ->
           end,
     Own ++ lists:append([ignored(X) || X <- elements(E, C)]);
 ignored(#xmlPI{name = beamscale}) -> [];
-ignored(#xmlPI{name = Name}) -> ["<?" ++ atom_to_list(Name) ++ "?>"];
+ignored(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
 ignored(_) -> [].
 
 elements(#xmlElement{name = Name}, C) ->
@@ -280,9 +280,10 @@ step(#xmlElement{name = 'for'} = E, #{vars := Vars} = Ctx) ->
                undefined -> 1;
                _ -> positive_integer(E, incr, Ctx)
            end,
-    Values = case lists:seq(From, To, Incr) of
-                 [] -> [From];
-                 Vs -> Vs
+    %% Tsung runs the body once before it compares the variable with `to'.
+    Values = case To >= From of
+                 true -> lists:seq(From, To, Incr);
+                 false -> [From]
              end,
     Var = list_to_atom(req(E, var, Ctx)),
     {Steps, Used} = steps(E, Ctx#{vars := Vars#{Var => Values}}),
