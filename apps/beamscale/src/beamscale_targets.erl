@@ -39,7 +39,9 @@ one(_Name, #{node := Node} = T, Cookie) ->
         {ok, C} -> true = erlang:set_cookie(Node, C);
         none -> ok
     end,
-    case net_kernel:connect_node(Node) of
+    %% A hidden connection: global must not try to mesh this node with the target's cluster
+    %% (other cookies), which ends in a disconnect to prevent overlapping partitions.
+    case net_kernel:hidden_connect_node(Node) of
         true -> {ok, #{node => Node}, nothing};
         _ -> {error, {unreachable, Node}}
     end;
