@@ -65,7 +65,8 @@ http_and_rpc(Config) ->
         ?assertEqual(0, Code),
         %% The live view, and the one warning line naming the ignored settings.
         ?assertNotEqual(nomatch, string:find(Output, "phase1")),
-        [Warning] = [L || L <- string:split(Output, "\n", all), string:find(L, "ignored") =/= nomatch],
+        [Warning] = [L || L <- string:split(Output, "\n", all),
+                          string:find(L, "ignored") =/= nomatch],
         ?assertNotEqual(nomatch, string:find(Warning, "<client use_controller_vm>")),
         Dir = filename:join(Out, "t"),
         S = summary(Dir),

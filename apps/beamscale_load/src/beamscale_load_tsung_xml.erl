@@ -9,6 +9,10 @@
 
 -include_lib("xmerl/include/xmerl.hrl").
 
+-import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, req/3, number/3,
+                                   integer/3, positive_integer/3, positive/3, non_negative/3,
+                                   bool/4, line/2, fail/4]).
+
 %% The line of each element (and processing instruction), keyed by its path in the tree.
 -type lines() :: #{[{atom(), pos_integer()}] => pos_integer()}.
 %% Scenario entries by key, each with the line it comes from, the targets to sample, and the
@@ -31,65 +35,7 @@ translate(#xmlElement{name = Name} = E, Lines) ->
 
 %% @doc The settings of the tree that do not change the load sent (one text per kind, sorted).
 -spec ignored(#xmlElement{}, lines()) -> [string()].
-ignored(Root, _Lines) -> lists:usort(ignored(Root)).
-
-ignored(#xmlElement{name = option} = E) ->
-    case {attr(E, name), attr(E, type)} of
-        {"thinktime", undefined} -> [];
-        {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
-    end;
-ignored(#xmlElement{name = monitor} = E) ->
-    case attr(E, type) of
-        T when T =:= "snmp"; T =:= "munin" -> ["<monitor type=\"" ++ T ++ "\">"];
-        _ -> ["<monitor batch>" || attr(E, batch) =/= undefined]
-    end;
-ignored(#xmlElement{name = Name, attributes = As, content = C} = E) ->
-    {_, Ignored} = spec(Name),
-    Own = case Ignored of
-              all -> ["<" ++ atom_to_list(Name) ++ ">"];
-              _ -> ["<" ++ atom_to_list(Name) ++ " " ++ atom_to_list(A) ++ ">"
-                    || #xmlAttribute{name = A} <- As, lists:member(A, Ignored)]
-          end,
-    Own ++ lists:append([ignored(X) || X <- elements(E, C)]);
-ignored(#xmlPI{name = beamscale}) -> [];
-ignored(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
-ignored(_) -> [].
-
-elements(#xmlElement{name = Name}, C) ->
-    case spec(Name) of
-        {_, all} -> [];
-        _ -> [X || X <- C, is_record(X, xmlElement) orelse is_record(X, xmlPI)]
-    end.
-
-%% Attributes each element may have, and those listed as ignored (`all': the whole element).
-spec(tsung) -> {[], [loglevel, dumptraffic, version, backend]};
-spec(clients) -> {[], []};
-spec(client) -> {[host], [use_controller_vm, maxusers, cpu, weight, type, batch]};
-spec(ip) -> {[], all};
-spec(servers) -> {[], []};
-spec(server) -> {[host, port, type], [weight]};
-spec(monitoring) -> {[], []};
-spec(monitor) -> {[host, type, batch], []};
-spec(snmp) -> {[], all};
-spec(munin) -> {[], all};
-spec(load) -> {[duration, unit, loop], []};
-spec(arrivalphase) -> {[phase, duration, unit], []};
-spec(users) -> {[arrivalrate, interarrival, unit, maxnumber], []};
-spec(options) -> {[], []};
-spec(option) -> {[name, type, value, random, min, max, override], []};
-spec(sessions) -> {[], []};
-spec(session) -> {[name, probability, weight, type], [persistent, bidi]};
-spec(transaction) -> {[name], []};
-spec('for') -> {[from, to, incr, var], []};
-spec(repeat) -> {[name, max_repeat], []};
-spec(while) -> {[var, eq, neq], []};
-spec(until) -> {[var, eq, neq], []};
-spec(thinktime) -> {[value, random, min, max], []};
-spec(request) -> {[subst], [tag]};
-spec(http) -> {[url, method, version, contents, content_type, if_modified_since], []};
-spec(http_header) -> {[name, value], []};
-spec(rpc) -> {[type, module, function, arguments, node], []};
-spec(_) -> {[], []}.
+ignored(Root, _Lines) -> beamscale_load_tsung_dom:ignored(Root).
 
 %% ---- the document ----
 
@@ -129,15 +75,17 @@ pi_targets(#xmlElement{content = C} = Root, Ctx) ->
 
 pi_target(#xmlPI{value = V} = P, Root, Ctx) ->
     Line = maps:get([{pi, P#xmlPI.pos} | P#xmlPI.parents], maps:get(lines, Ctx), line(Root, Ctx)),
-    Bad = fun() -> throw({tsung, Line, "expected <?beamscale target {Name, Target}?>"}) end,
     case string:trim(V) of
         "target" ++ Rest ->
             case term(Rest) of
                 {ok, {Name, T}} when is_atom(Name), is_map(T) -> {Name, T};
-                _ -> Bad()
+                _ -> bad_pi(Line)
             end;
-        _ -> Bad()
+        _ -> bad_pi(Line)
     end.
+
+-spec bad_pi(pos_integer()) -> no_return().
+bad_pi(Line) -> throw({tsung, Line, "expected <?beamscale target {Name, Target}?>"}).
 
 term(Text) ->
     case erl_scan:string(Text ++ ".") of
@@ -166,7 +114,8 @@ servers([_, E | _], Ctx) -> fail(E, Ctx, "<servers> is given twice", []).
 server(Http, #{servers := Servers} = Ctx) ->
     case Servers of
         [{_, Host, Port, "tcp"}] -> {server, Host ++ ":" ++ integer_to_list(Port)};
-        [{S, _, _, Type}] -> fail(S, Ctx, "server type \"~ts\" is not supported (only tcp)", [Type]);
+        [{S, _, _, Type}] ->
+            fail(S, Ctx, "server type \"~ts\" is not supported (only tcp)", [Type]);
         [] -> fail(Http, Ctx, "a relative url needs a <server>", []);
         [_, {S, _, _, _} | _] ->
             fail(S, Ctx, "several <server> elements: Tsung spreads sessions over them, beamscale "
@@ -470,103 +419,3 @@ matches(Host, _Name, #{node := Node}) ->
     Text = atom_to_list(Node),
     lists:member(Host, [Text | string:split(Text, "@")]);
 matches(_Host, _Name, _) -> false.
-
-%% ---- elements and attributes ----
-
-%% The element children of `E', which must be among `Allowed' (or ignored ones); blank text,
-%% comments and processing instructions (checked elsewhere) are skipped.
-children(#xmlElement{content = C} = E, Allowed, Ctx) ->
-    lists:filtermap(
-      fun(#xmlElement{name = N} = X) ->
-              case {lists:member(N, Allowed), spec(N)} of
-                  {true, _} -> {true, X};
-                  {false, {_, all}} -> false;
-                  {false, _} -> unsupported(X, E, Ctx)
-              end;
-         (#xmlText{value = V}) ->
-              [fail(E, Ctx, "unexpected text in <~ts>", [E#xmlElement.name])
-               || string:trim(V) =/= ""],
-              false;
-         (_) -> false
-      end, C).
-
-unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
-    Why = case N of
-              _ when N =:= dyn_variable; N =:= setdynvars; N =:= foreach; N =:= 'if' ->
-                  "beamscale has no dynamic variables";
-              match -> "beamscale does not match responses";
-              change_type -> "a session keeps one type";
-              user -> "only <users> arrivals are supported";
-              _ when N =:= jabber; N =:= pgsql; N =:= mysql; N =:= raw; N =:= ldap;
-                     N =:= websocket; N =:= fs; N =:= shell; N =:= job; N =:= amqp; N =:= mqtt;
-                     N =:= tcp; N =:= udp ->
-                  "beamscale sends http and rpc requests";
-              _ -> io_lib:format("not expected in <~ts>", [Parent#xmlElement.name])
-          end,
-    fail(X, Ctx, "<~ts> is not supported: ~ts", [N, Why]).
-
-check_attrs(#xmlElement{name = N, attributes = As} = E, Ctx) ->
-    {Known, Ignored} = spec(N),
-    [fail(E, Ctx, "attribute ~ts of <~ts> is not supported", [A, N])
-     || #xmlAttribute{name = A} <- As, not lists:member(A, Known ++ Ignored)],
-    ok.
-
-attr(E, Name) -> attr(E, Name, undefined).
-
-attr(#xmlElement{attributes = As}, Name, Default) ->
-    case lists:keyfind(Name, #xmlAttribute.name, As) of
-        #xmlAttribute{value = V} -> V;
-        false -> Default
-    end.
-
-req(E, Name, Ctx) ->
-    case attr(E, Name) of
-        undefined -> fail(E, Ctx, "<~ts> needs the attribute ~ts", [E#xmlElement.name, Name]);
-        V -> V
-    end.
-
-number(E, Name, Ctx) ->
-    V = req(E, Name, Ctx),
-    case {string:to_integer(V), string:to_float(V)} of
-        {{I, ""}, _} -> I;
-        {_, {F, ""}} -> F;
-        _ -> fail(E, Ctx, "~ts=\"~ts\" is not a number", [Name, V])
-    end.
-
-integer(E, Name, Ctx) ->
-    case number(E, Name, Ctx) of
-        I when is_integer(I) -> I;
-        _ -> fail(E, Ctx, "~ts=\"~ts\" is not an integer", [Name, attr(E, Name)])
-    end.
-
-positive_integer(E, Name, Ctx) ->
-    case integer(E, Name, Ctx) of
-        I when I > 0 -> I;
-        _ -> fail(E, Ctx, "~ts must be above 0", [Name])
-    end.
-
-positive(E, Name, Ctx) ->
-    case number(E, Name, Ctx) of
-        X when X > 0 -> X;
-        _ -> fail(E, Ctx, "~ts must be above 0", [Name])
-    end.
-
-non_negative(E, Name, Ctx) ->
-    case number(E, Name, Ctx) of
-        X when X >= 0 -> X;
-        _ -> fail(E, Ctx, "~ts must not be negative", [Name])
-    end.
-
-bool(E, Name, Default, Ctx) ->
-    case attr(E, Name) of
-        undefined -> Default;
-        "true" -> true;
-        "false" -> false;
-        V -> fail(E, Ctx, "~ts=\"~ts\" (expected true or false)", [Name, V])
-    end.
-
-line(#xmlElement{name = N, pos = P, parents = Ps}, #{lines := Lines}) ->
-    maps:get([{N, P} | Ps], Lines, 1).
-
--spec fail(#xmlElement{}, map(), string(), list()) -> no_return().
-fail(E, Ctx, Fmt, Args) -> throw({tsung, line(E, Ctx), io_lib:format(Fmt, Args)}).

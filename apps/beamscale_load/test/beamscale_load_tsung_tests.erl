@@ -5,7 +5,8 @@
 
 %% A whole file around the given parts; the defaults make a valid scenario.
 xml(Parts) ->
-    P = maps:merge(#{top => "", servers => "<server host=\"127.0.0.1\" port=\"8080\" type=\"tcp\"/>",
+    P = maps:merge(#{top => "",
+                     servers => "<server host=\"127.0.0.1\" port=\"8080\" type=\"tcp\"/>",
                      load => "<load><arrivalphase phase=\"1\" duration=\"2\" unit=\"second\">"
                              "<users arrivalrate=\"5\" unit=\"second\"/></arrivalphase></load>",
                      sessions => session("ts_http", "100", req("/"))}, Parts),
@@ -105,7 +106,8 @@ probabilities_test() ->
     S = ok(#{sessions => [session("a", "ts_http", "70", req("/a")),
                           session("b", "ts_http", "30", req("/b")),
                           session("c", "ts_http", "0", req("/c"))]}),
-    ?assertEqual([{a, 70}, {b, 30}], [{N, W} || #{name := N, weight := W} <- maps:get(sessions, S)]),
+    ?assertEqual([{a, 70}, {b, 30}],
+                 [{N, W} || #{name := N, weight := W} <- maps:get(sessions, S)]),
     ?assertMatch("t.xml:6: the sessions' probabilities add up to 90, not 100",
                  err(#{sessions => [session("a", "ts_http", "60", req("/a")),
                                     session("b", "ts_http", "30", req("/b"))]})),
@@ -207,7 +209,8 @@ http_attributes_test() ->
 rpc_test() ->
     Body = [rpc("type=\"call\" module=\"m\" function=\"write\" arguments=\"500\" "
                 "node=\"erisa@dcr1b\""),
-            rpc("type=\"cast\" module=\"m\" function=\"f\" arguments=\"a, {b, &quot;c&quot;}, [1]\" "
+            rpc("type=\"cast\" module=\"m\" function=\"f\" "
+                "arguments=\"a, {b, &quot;c&quot;}, [1]\" "
                 "node=\"erisa@dcr1b\""),
             rpc("type=\"call\" module=\"m\" function=\"g\" node=\"other@h\"")],
     {S, Warnings} = load(xml(#{sessions => session("ts_rpc", "100", Body),
