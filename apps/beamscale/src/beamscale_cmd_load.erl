@@ -9,7 +9,7 @@
 -spec info() -> beamscale_cmd:info().
 info() ->
     #{name => "load", summary => "drive an open-model load against a node or server",
-      usage => "beamscale load SCENARIO [OPTIONS]",
+      usage => "beamscale load SCENARIO|TSUNG.xml [OPTIONS]",
       details => "Users arrive by a Poisson process at each phase's rate and run one session "
                  "each.\nLatency is measured from each request's intended start (coordinated "
                  "omission\ncorrected) and from its actual send; both are in summary.json.",
@@ -24,7 +24,7 @@ info() ->
 %% @doc Load the scenario, resolve its targets, run it, write the run directory.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{opts := Opts, args := [File]}) ->
-    case beamscale_load_scenario:load(File) of
+    case scenario(File) of
         {ok, Scenario} ->
             {ok, _} = beamscale_node:distribute(),
             Cookie = case maps:find(cookie, Opts) of
@@ -43,9 +43,24 @@ do(#{opts := Opts, args := [File]}) ->
 do(#{args := []}) -> {error, no_scenario};
 do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
 
+%% A Tsung XML file (by its extension) or a terms file; the Tsung settings that do not change
+%% the load are listed in one warning line.
+scenario(File) ->
+    case beamscale_load_tsung:is_tsung(File) of
+        true ->
+            case beamscale_load_tsung:load(File) of
+                {ok, Scenario, Ignored} ->
+                    io:put_chars(standard_error, beamscale_load_tsung:warning_line(File, Ignored)),
+                    {ok, Scenario};
+                {error, _} = Error -> Error
+            end;
+        false -> beamscale_load_scenario:load(File)
+    end.
+
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
 format_error({beamscale_load_scenario, _} = R) -> beamscale_load_scenario:format_error(R);
+format_error({beamscale_load_tsung, _} = R) -> beamscale_load_tsung:format_error(R);
 format_error({beamscale_targets, _} = R) -> beamscale_targets:format_error(R);
 format_error({beamscale_load_run, R}) -> io_lib:format("load run failed: ~0tp", [R]);
 format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)";

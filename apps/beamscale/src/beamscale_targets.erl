@@ -6,13 +6,17 @@
 -export([resolve/2, stop/1, format_error/1]).
 
 -define(INIT_TIMEOUT, 60000).
+-define(CONNECT_TIMEOUT, 2000).
 
 %% @doc Resolve every target; on an error the nodes already started are stopped.
 %% `Cookie' is the `--cookie' option (or `undefined').
 -spec resolve(#{atom() => beamscale_load_scenario:target()}, atom() | undefined) ->
     {ok, #{atom() => map()}, [beamscale_node:handle()]} | {error, {?MODULE, term()}}.
 resolve(Targets, Cookie) ->
-    resolve(maps:to_list(Targets), Cookie, #{}, []).
+    %% Nodes beamscale starts come first: their init may start the server a host:port names.
+    {Start, Other} = lists:partition(fun({_, T}) -> is_map_key(start, T) end,
+                                     maps:to_list(Targets)),
+    resolve(Start ++ Other, Cookie, #{}, []).
 
 resolve([], _Cookie, Acc, Started) -> {ok, Acc, Started};
 resolve([{Name, T} | Rest], Cookie, Acc, Started) ->
@@ -24,13 +28,20 @@ resolve([{Name, T} | Rest], Cookie, Acc, Started) ->
             {error, {?MODULE, {Name, Reason}}}
     end.
 
-one(_Name, #{host := H, port := P}, _Cookie) -> {ok, #{host => H, port => P}, nothing};
+one(_Name, #{host := H, port := P}, _Cookie) ->
+    %% A server that does not listen is one clear error now rather than every request failing.
+    case gen_tcp:connect(H, P, [], ?CONNECT_TIMEOUT) of
+        {ok, S} -> ok = gen_tcp:close(S), {ok, #{host => H, port => P}, nothing};
+        {error, Reason} -> {error, {not_listening, H, P, Reason}}
+    end;
 one(_Name, #{node := Node} = T, Cookie) ->
     case cookie(maps:get(cookie, T, Cookie)) of
         {ok, C} -> true = erlang:set_cookie(Node, C);
         none -> ok
     end,
-    case net_kernel:connect_node(Node) of
+    %% A hidden connection: global must not try to mesh this node with the target's cluster
+    %% (other cookies), which ends in a disconnect to prevent overlapping partitions.
+    case net_kernel:hidden_connect_node(Node) of
         true -> {ok, #{node => Node}, nothing};
         _ -> {error, {unreachable, Node}}
     end;
@@ -96,4 +107,7 @@ stop(Handles) -> lists:foreach(fun beamscale_node:stop/1, Handles).
 format_error({?MODULE, R}) -> format_error(R);
 format_error({Name, {unreachable, Node}}) ->
     io_lib:format("target ~p: node ~p unreachable (name or cookie wrong?)", [Name, Node]);
+format_error({Name, {not_listening, H, P, Reason}}) ->
+    io_lib:format("target ~p: nothing answers on ~ts:~b (~ts): start the server first",
+                  [Name, H, P, inet:format_error(Reason)]);
 format_error({Name, Reason}) -> io_lib:format("target ~p: ~0tp", [Name, Reason]).

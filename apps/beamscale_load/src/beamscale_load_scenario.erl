@@ -18,7 +18,8 @@
 -type session() :: #{name := atom(), weight := number(), steps := [step()]}.
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
                       phases := [phase()], sessions := [session()], drain_s := number(),
-                      time_limit_s := number(), transactions := [atom()]}.
+                      time_limit_s := number(), transactions := [atom()],
+                      sample => [atom()]}.
 
 -define(DEFAULT_TIMEOUT_MS, 5000).
 -define(DEFAULT_DRAIN_S, 10).

@@ -1,0 +1,97 @@
+%% @doc Tsung XML files (docs/scenario.md, "Tsung XML"): read with xmerl keeping the line of every
+%% element, translated by `beamscale_load_tsung_xml' into scenario entries and validated by
+%% `beamscale_load_scenario:check/2', so a Tsung file becomes the same scenario map as a terms
+%% file. The Erlang targets named by `<monitor type="erlang">' are in the map's `sample' key.
+-module(beamscale_load_tsung).
+
+-export([is_tsung/1, load/1, scan/1, from_text/2, warning_line/2, format_error/1]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+%% @doc Whether a scenario file is a Tsung XML file (by its `.xml' extension).
+-spec is_tsung(file:filename()) -> boolean().
+is_tsung(File) -> string:lowercase(filename:extension(File)) =:= ".xml".
+
+%% @doc Read a Tsung file: the scenario and the settings ignored because they do not change the
+%% load sent.
+-spec load(file:filename()) ->
+    {ok, beamscale_load_scenario:scenario(), [string()]} | {error, {module(), term()}}.
+load(File) ->
+    case file:read_file(File) of
+        {ok, Bin} ->
+            case unicode:characters_to_list(Bin) of
+                Text when is_list(Text) -> from_text(File, Text);
+                _ -> {error, {?MODULE, {File, 0, "not valid UTF-8 text"}}}
+            end;
+        {error, Reason} -> {error, {?MODULE, {File, 0, file:format_error(Reason)}}}
+    end.
+
+%% @doc The scenario of the Tsung XML text of the file `File'.
+-spec from_text(file:filename(), string()) ->
+    {ok, beamscale_load_scenario:scenario(), [string()]} | {error, {module(), term()}}.
+from_text(File, Text) ->
+    case scan(Text) of
+        {ok, Root, Lines} ->
+            case beamscale_load_tsung_xml:translate(Root, Lines) of
+                {ok, #{entries := Entries, sample := Sample, warnings := Warnings}} ->
+                    case beamscale_load_scenario:check(File, [entry(E) || E <- Entries]) of
+                        {ok, Scenario} ->
+                            {ok, Scenario#{sample => Sample},
+                             beamscale_load_tsung_xml:ignored(Root, Lines) ++ Warnings};
+                        {error, _} = Error -> Error
+                    end;
+                {error, {Line, Msg}} -> {error, {?MODULE, {File, Line, Msg}}}
+            end;
+        {error, {Line, Msg}} -> {error, {?MODULE, {File, Line, Msg}}}
+    end.
+
+entry({Key, Value, Line}) ->
+    #{key => Key, value => Value, line => Line, abs => erl_parse:abstract({Key, Value}, Line)}.
+
+%% @doc Parse XML text into its root element and the line of every element. The DTD named by
+%% `<!DOCTYPE>' is not fetched: the translation checks what it needs itself.
+-spec scan(string()) ->
+    {ok, #xmlElement{}, beamscale_load_tsung_xml:lines()} | {error, {non_neg_integer(), string()}}.
+scan(Text) ->
+    Opts = [{event_fun, fun event/2, #{}}, {hook_fun, fun hook/2}, {quiet, true},
+            {fetch_fun, fun(_, S) -> {ok, not_fetched, S} end}, {validation, off}],
+    try xmerl_scan:string(Text, Opts) of
+        {{#xmlElement{} = Root, Lines}, Rest} ->
+            case string:trim(Rest) of
+                "" -> {ok, Root, Lines};
+                _ -> {error, {0, "text after the root element"}}
+            end
+    catch
+        exit:{fatal, {Reason, _File, {line, L}, _Col}} ->
+            {error, {L, io_lib:format("not well-formed XML: ~0tp", [Reason])}};
+        exit:Reason -> {error, {0, io_lib:format("not well-formed XML: ~0tp", [Reason])}}
+    end.
+
+%% An element's line is where its start tag is; an empty element (`<a/>') only has an end event.
+event(#xmerl_event{event = Ev, line = L, data = #xmlElement{name = N, pos = P, parents = Ps}},
+      S) ->
+    Lines = xmerl_scan:event_state(S),
+    Key = [{N, P} | Ps],
+    case Ev =:= started orelse not maps:is_key(Key, Lines) of
+        true -> xmerl_scan:event_state(Lines#{Key => L}, S);
+        false -> S
+    end;
+event(#xmerl_event{event = ended, line = L, data = #xmlPI{pos = P, parents = Ps}}, S) ->
+    xmerl_scan:event_state((xmerl_scan:event_state(S))#{[{pi, P} | Ps] => L}, S);
+event(_, S) -> S.
+
+%% The root element is returned with the lines gathered by the events.
+hook(#xmlElement{parents = []} = Root, S) -> {{Root, xmerl_scan:event_state(S)}, S};
+hook(Entity, S) -> {Entity, S}.
+
+%% @doc The one warning line listing the ignored settings (empty when there are none).
+-spec warning_line(file:filename(), [string()]) -> iodata().
+warning_line(_File, []) -> [];
+warning_line(File, Ignored) ->
+    io_lib:format("beamscale load: ~ts: ignored, as they do not change the load sent: ~ts~n",
+                  [File, lists:join(", ", Ignored)]).
+
+%% @doc One line for an error: `FILE:LINE: message'.
+-spec format_error({?MODULE, term()} | term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({File, Line, Msg}) -> io_lib:format("~ts:~b: ~ts", [File, Line, Msg]).

@@ -1,0 +1,196 @@
+%% @private Reading a Tsung xmerl tree for `beamscale_load_tsung_xml': which attributes each
+%% element may have and which are ignored settings, children checked against what is allowed,
+%% typed attribute values, and errors `{tsung, Line, Message}' thrown at an element's line.
+-module(beamscale_load_tsung_dom).
+
+-export([ignored/1, children/3, check_attrs/2, attr/2, attr/3, req/3, number/3, integer/3,
+         positive_integer/3, positive/3, non_negative/3, bool/4, line/2, fail/4]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-type ctx() :: #{lines := beamscale_load_tsung_xml:lines(), atom() => term()}.
+
+%% @doc The settings of the tree that do not change the load sent (one text per kind, sorted).
+-spec ignored(#xmlElement{}) -> [string()].
+ignored(Root) -> lists:usort(ign(Root)).
+
+ign(#xmlElement{name = option} = E) ->
+    case {attr(E, name), attr(E, type)} of
+        {"thinktime", undefined} -> [];
+        {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
+    end;
+ign(#xmlElement{name = monitor} = E) ->
+    case attr(E, type) of
+        T when T =:= "snmp"; T =:= "munin" -> ["<monitor type=\"" ++ T ++ "\">"];
+        _ -> ["<monitor batch>" || attr(E, batch) =/= undefined]
+    end;
+ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
+    {_, Ignored} = spec(Name),
+    Own = case Ignored of
+              all -> ["<" ++ atom_to_list(Name) ++ ">"];
+              _ -> ["<" ++ atom_to_list(Name) ++ " " ++ atom_to_list(A) ++ ">"
+                    || #xmlAttribute{name = A} <- As, lists:member(A, Ignored)]
+          end,
+    Own ++ lists:append([ign(X) || X <- elements(E, C)]);
+ign(#xmlPI{name = beamscale}) -> [];
+ign(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
+ign(_) -> [].
+
+elements(#xmlElement{name = Name}, C) ->
+    case spec(Name) of
+        {_, all} -> [];
+        _ -> [X || X <- C, is_record(X, xmlElement) orelse is_record(X, xmlPI)]
+    end.
+
+%% Attributes each element may have, and those listed as ignored (`all': the whole element).
+spec(tsung) -> {[], [loglevel, dumptraffic, version, backend]};
+spec(clients) -> {[], []};
+spec(client) -> {[host], [use_controller_vm, maxusers, cpu, weight, type, batch]};
+spec(ip) -> {[], all};
+spec(servers) -> {[], []};
+spec(server) -> {[host, port, type], [weight]};
+spec(monitoring) -> {[], []};
+spec(monitor) -> {[host, type, batch], []};
+spec(snmp) -> {[], all};
+spec(munin) -> {[], all};
+spec(load) -> {[duration, unit, loop], []};
+spec(arrivalphase) -> {[phase, duration, unit], []};
+spec(users) -> {[arrivalrate, interarrival, unit, maxnumber], []};
+spec(options) -> {[], []};
+spec(option) -> {[name, type, value, random, min, max, override], []};
+spec(sessions) -> {[], []};
+spec(session) -> {[name, probability, weight, type], [persistent, bidi]};
+spec(transaction) -> {[name], []};
+spec('for') -> {[from, to, incr, var], []};
+spec(repeat) -> {[name, max_repeat], []};
+spec(while) -> {[var, eq, neq], []};
+spec(until) -> {[var, eq, neq], []};
+spec(thinktime) -> {[value, random, min, max], []};
+spec(request) -> {[subst], [tag]};
+spec(http) -> {[url, method, version, contents, content_type, if_modified_since], []};
+spec(http_header) -> {[name, value], []};
+spec(rpc) -> {[type, module, function, arguments, node], []};
+spec(_) -> {[], []}.
+
+%% @doc The element children of `E', which must be among `Allowed' (or ignored ones); blank
+%% text, comments and processing instructions (checked elsewhere) are skipped.
+-spec children(#xmlElement{}, [atom()], ctx()) -> [#xmlElement{}].
+children(#xmlElement{content = C} = E, Allowed, Ctx) ->
+    lists:filtermap(
+      fun(#xmlElement{name = N} = X) ->
+              case {lists:member(N, Allowed), spec(N)} of
+                  {true, _} -> {true, X};
+                  {false, {_, all}} -> false;
+                  {false, _} -> unsupported(X, E, Ctx)
+              end;
+         (#xmlText{value = V}) ->
+              [fail(E, Ctx, "unexpected text in <~ts>", [E#xmlElement.name])
+               || string:trim(V) =/= ""],
+              false;
+         (_) -> false
+      end, C).
+
+-spec unsupported(#xmlElement{}, #xmlElement{}, ctx()) -> no_return().
+unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
+    Why = case N of
+              _ when N =:= dyn_variable; N =:= setdynvars; N =:= foreach; N =:= 'if' ->
+                  "beamscale has no dynamic variables";
+              match -> "beamscale does not match responses";
+              change_type -> "a session keeps one type";
+              user -> "only <users> arrivals are supported";
+              _ when N =:= jabber; N =:= pgsql; N =:= mysql; N =:= raw; N =:= ldap;
+                     N =:= websocket; N =:= fs; N =:= shell; N =:= job; N =:= amqp; N =:= mqtt;
+                     N =:= tcp; N =:= udp ->
+                  "beamscale sends http and rpc requests";
+              _ -> io_lib:format("not expected in <~ts>", [Parent#xmlElement.name])
+          end,
+    fail(X, Ctx, "<~ts> is not supported: ~ts", [N, Why]).
+
+%% @doc Every attribute of `E' is supported or an ignored setting.
+-spec check_attrs(#xmlElement{}, ctx()) -> ok.
+check_attrs(#xmlElement{name = N, attributes = As} = E, Ctx) ->
+    {Known, Ignored} = spec(N),
+    [fail(E, Ctx, "attribute ~ts of <~ts> is not supported", [A, N])
+     || #xmlAttribute{name = A} <- As, not lists:member(A, Known ++ Ignored)],
+    ok.
+
+%% @doc An attribute's value, or `undefined'.
+-spec attr(#xmlElement{}, atom()) -> string() | undefined.
+attr(E, Name) -> attr(E, Name, undefined).
+
+%% @doc An attribute's value, or `Default'.
+-spec attr(#xmlElement{}, atom(), Default) -> string() | Default.
+attr(#xmlElement{attributes = As}, Name, Default) ->
+    case lists:keyfind(Name, #xmlAttribute.name, As) of
+        #xmlAttribute{value = V} -> V;
+        false -> Default
+    end.
+
+%% @doc A required attribute's value.
+-spec req(#xmlElement{}, atom(), ctx()) -> string().
+req(E, Name, Ctx) ->
+    case attr(E, Name) of
+        undefined -> fail(E, Ctx, "<~ts> needs the attribute ~ts", [E#xmlElement.name, Name]);
+        V -> V
+    end.
+
+%% @doc A required attribute's value as a number.
+-spec number(#xmlElement{}, atom(), ctx()) -> number().
+number(E, Name, Ctx) ->
+    V = req(E, Name, Ctx),
+    case {string:to_integer(V), string:to_float(V)} of
+        {{I, ""}, _} -> I;
+        {_, {F, ""}} -> F;
+        _ -> fail(E, Ctx, "~ts=\"~ts\" is not a number", [Name, V])
+    end.
+
+%% @doc A required attribute's value as an integer.
+-spec integer(#xmlElement{}, atom(), ctx()) -> integer().
+integer(E, Name, Ctx) ->
+    case number(E, Name, Ctx) of
+        I when is_integer(I) -> I;
+        _ -> fail(E, Ctx, "~ts=\"~ts\" is not an integer", [Name, attr(E, Name)])
+    end.
+
+%% @doc A required attribute's value as an integer above 0.
+-spec positive_integer(#xmlElement{}, atom(), ctx()) -> pos_integer().
+positive_integer(E, Name, Ctx) ->
+    case integer(E, Name, Ctx) of
+        I when I > 0 -> I;
+        _ -> fail(E, Ctx, "~ts must be above 0", [Name])
+    end.
+
+%% @doc A required attribute's value as a number above 0.
+-spec positive(#xmlElement{}, atom(), ctx()) -> number().
+positive(E, Name, Ctx) ->
+    case number(E, Name, Ctx) of
+        X when X > 0 -> X;
+        _ -> fail(E, Ctx, "~ts must be above 0", [Name])
+    end.
+
+%% @doc A required attribute's value as a number, 0 or more.
+-spec non_negative(#xmlElement{}, atom(), ctx()) -> number().
+non_negative(E, Name, Ctx) ->
+    case number(E, Name, Ctx) of
+        X when X >= 0 -> X;
+        _ -> fail(E, Ctx, "~ts must not be negative", [Name])
+    end.
+
+%% @doc An attribute "true" or "false", or `Default'.
+-spec bool(#xmlElement{}, atom(), boolean(), ctx()) -> boolean().
+bool(E, Name, Default, Ctx) ->
+    case attr(E, Name) of
+        undefined -> Default;
+        "true" -> true;
+        "false" -> false;
+        V -> fail(E, Ctx, "~ts=\"~ts\" (expected true or false)", [Name, V])
+    end.
+
+%% @doc The line of an element.
+-spec line(#xmlElement{}, ctx()) -> pos_integer().
+line(#xmlElement{name = N, pos = P, parents = Ps}, #{lines := Lines}) ->
+    maps:get([{N, P} | Ps], Lines, 1).
+
+%% @doc Throw the error `Fmt' at the line of `E'.
+-spec fail(#xmlElement{}, ctx(), string(), list()) -> no_return().
+fail(E, Ctx, Fmt, Args) -> throw({tsung, line(E, Ctx), io_lib:format(Fmt, Args)}).

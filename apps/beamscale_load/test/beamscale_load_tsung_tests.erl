@@ -1,0 +1,307 @@
+%% Tsung XML to scenario: every supported element, the errors and the warnings.
+-module(beamscale_load_tsung_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+%% A whole file around the given parts; the defaults make a valid scenario.
+xml(Parts) ->
+    P = maps:merge(#{top => "",
+                     servers => "<server host=\"127.0.0.1\" port=\"8080\" type=\"tcp\"/>",
+                     load => "<load><arrivalphase phase=\"1\" duration=\"2\" unit=\"second\">"
+                             "<users arrivalrate=\"5\" unit=\"second\"/></arrivalphase></load>",
+                     sessions => session("ts_http", "100", req("/"))}, Parts),
+    lists:flatten(["<?xml version=\"1.0\"?>\n<!DOCTYPE tsung SYSTEM \"tsung-1.0.dtd\">\n",
+                   "<tsung loglevel=\"notice\">\n", maps:get(top, P),
+                   "<servers>", maps:get(servers, P), "</servers>\n",
+                   maps:get(load, P), "\n<sessions>", maps:get(sessions, P),
+                   "</sessions>\n</tsung>\n"]).
+
+session(Type, Prob, Body) -> session("s", Type, Prob, Body).
+
+session(Name, Type, Prob, Body) ->
+    ["<session name=\"", Name, "\" probability=\"", Prob, "\" type=\"", Type, "\">", Body,
+     "</session>"].
+
+req(Url) -> ["<request><http url=\"", Url, "\" method=\"GET\"/></request>"].
+
+rpc(Attrs) -> ["<request><rpc ", Attrs, "/></request>"].
+
+load(Text) ->
+    case beamscale_load_tsung:from_text("t.xml", Text) of
+        {ok, S, Warnings} -> {S, Warnings};
+        {error, E} -> {error, lists:flatten(beamscale_load_tsung:format_error(E))}
+    end.
+
+ok(Parts) ->
+    {S, _} = load(xml(Parts)),
+    S.
+
+err(Parts) ->
+    {error, Msg} = load(xml(Parts)),
+    Msg.
+
+steps(Parts) ->
+    #{sessions := [#{steps := Steps} | _]} = ok(Parts),
+    Steps.
+
+phases(Load) -> maps:get(phases, ok(#{load => Load})).
+
+http_session_test() ->
+    S = ok(#{}),
+    ?assertEqual(#{server => #{host => "127.0.0.1", port => 8080}}, maps:get(targets, S)),
+    [#{name := s, weight := 100, steps := [{request, beamscale_load_http, server, Spec, 5000}]}]
+        = maps:get(sessions, S),
+    ?assertMatch(<<"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n", _/binary>>,
+                 maps:get(bytes, Spec)),
+    ?assertEqual([], maps:get(sample, S)).
+
+units_test() ->
+    Phase = fun(Unit, Users) ->
+                    Load = ["<load><arrivalphase phase=\"1\" duration=\"2\" unit=\"", Unit, "\">",
+                            Users, "</arrivalphase></load>"],
+                    [P] = phases(Load),
+                    P
+            end,
+    ?assertMatch(#{duration_s := 120, rate := 0.5},
+                 Phase("minute", "<users arrivalrate=\"30\" unit=\"minute\"/>")),
+    ?assertMatch(#{duration_s := 7200}, Phase("hour", "<users arrivalrate=\"1\"/>")),
+    ?assertMatch(#{duration_s := 2, rate := 10.0, max_users := 7},
+                 Phase("second", "<users interarrival=\"100\" unit=\"millisecond\" "
+                                 "maxnumber=\"7\"/>")),
+    #{rate := R} = Phase("millisecond", "<users interarrival=\"0.5\" unit=\"second\"/>"),
+    ?assert(abs(R - 2.0) < 1.0e-9),
+    ?assertMatch(#{duration_s := 0.002}, Phase("millisecond", "<users arrivalrate=\"1\"/>")),
+    ?assertMatch("t.xml:5: unit \"week\"" ++ _,
+                 err(#{load => "<load><arrivalphase phase=\"1\" duration=\"2\" unit=\"week\">"
+                                "<users arrivalrate=\"1\"/></arrivalphase></load>"})).
+
+phases_sorted_and_loop_test() ->
+    P = fun(N, D) -> ["<arrivalphase phase=\"", N, "\" duration=\"", D, "\">"
+                      "<users arrivalrate=\"1\"/></arrivalphase>"] end,
+    S = ok(#{load => ["<load duration=\"2\" unit=\"minute\" loop=\"1\">", P("2", "3"), P("1", "4"),
+                      "</load>"]}),
+    ?assertEqual([{phase1, 4}, {phase2, 3}, {phase1, 4}, {phase2, 3}],
+                 [{N, D} || #{name := N, duration_s := D} <- maps:get(phases, S)]),
+    ?assertEqual(120, maps:get(time_limit_s, S)),
+    ?assertMatch("t.xml:5: phase 1 is given twice",
+                 err(#{load => ["<load>", P("1", "1"), P("1", "2"), "</load>"]})),
+    %% Without a duration the limit is the scenario's default: phases and drain.
+    #{time_limit_s := Default, drain_s := Drain} = ok(#{}),
+    ?assertEqual(2 + Drain, Default).
+
+users_errors_test() ->
+    Load = fun(U) -> ["<load><arrivalphase phase=\"1\" duration=\"2\">", U,
+                      "</arrivalphase></load>"] end,
+    ?assertMatch("t.xml:5: <users> needs arrivalrate or interarrival",
+                 err(#{load => Load("<users unit=\"second\"/>")})),
+    ?assertMatch("t.xml:5: <users> has both" ++ _,
+                 err(#{load => Load("<users arrivalrate=\"1\" interarrival=\"2\"/>")})),
+    ?assertMatch("t.xml:5: arrivalrate must be above 0",
+                 err(#{load => Load("<users arrivalrate=\"0\"/>")})),
+    ?assertMatch("t.xml:5: duration=\"x\" is not a number",
+                 err(#{load => "<load><arrivalphase phase=\"1\" duration=\"x\">"
+                                "<users arrivalrate=\"1\"/></arrivalphase></load>"})).
+
+probabilities_test() ->
+    S = ok(#{sessions => [session("a", "ts_http", "70", req("/a")),
+                          session("b", "ts_http", "30", req("/b")),
+                          session("c", "ts_http", "0", req("/c"))]}),
+    ?assertEqual([{a, 70}, {b, 30}],
+                 [{N, W} || #{name := N, weight := W} <- maps:get(sessions, S)]),
+    ?assertMatch("t.xml:6: the sessions' probabilities add up to 90, not 100",
+                 err(#{sessions => [session("a", "ts_http", "60", req("/a")),
+                                    session("b", "ts_http", "30", req("/b"))]})),
+    ?assertEqual([33.3, 33.3, 33.4],
+                 [W || #{weight := W} <- maps:get(sessions, ok(#{sessions =>
+                     [session(N, "ts_http", P, req("/")) || {N, P} <- [{"a", "33.3"}, {"b", "33.3"},
+                                                                      {"c", "33.4"}]]}))]),
+    Weighted = ok(#{sessions => ["<session name=\"w\" weight=\"3\" type=\"ts_http\">", req("/"),
+                                 "</session>"]}),
+    ?assertMatch([#{weight := 3}], maps:get(sessions, Weighted)).
+
+thinktime_test() ->
+    Think = fun(T) ->
+                    [_, {think, D}] = steps(#{sessions => session("ts_http", "100",
+                                                                  [req("/"), T])}),
+                    D
+            end,
+    ?assertEqual({constant, 2000}, Think("<thinktime value=\"2\"/>")),
+    ?assertEqual({constant, 2000}, Think("<thinktime value=\"2\" random=\"false\"/>")),
+    ?assertEqual({exponential, 500.0}, Think("<thinktime value=\"0.5\" random=\"true\"/>")),
+    ?assertEqual({uniform, 1000, 3000}, Think("<thinktime min=\"1\" max=\"3\" random=\"true\"/>")),
+    ?assertMatch("t.xml:7: min is above max" ++ _,
+                 err(#{sessions => session("ts_http", "100",
+                                           [req("/"), "\n<thinktime min=\"3\" max=\"1\"/>"])})),
+    ?assertMatch("t.xml:7: value=\"%%_t%%\" is not a number",
+                 err(#{sessions => session("ts_http", "100",
+                                           [req("/"), "\n<thinktime value=\"%%_t%%\"/>"])})).
+
+thinktime_option_test() ->
+    Steps = fun(Opt) ->
+                    steps(#{top => ["<options>", Opt, "</options>"],
+                            sessions => session("ts_http", "100",
+                                                [req("/"), "<thinktime value=\"1\"/>"])})
+            end,
+    ?assertMatch([_, {think, {exponential, 1000}}],
+                 Steps("<option name=\"thinktime\" value=\"3\" random=\"true\"/>")),
+    ?assertMatch([_, {think, {exponential, 3000}}],
+                 Steps("<option name=\"thinktime\" value=\"3\" random=\"true\" "
+                       "override=\"true\"/>")).
+
+transaction_and_for_test() ->
+    Body = ["<transaction name=\"t1\"><for from=\"1\" to=\"10\" incr=\"3\" var=\"i\">", req("/"),
+            "</for></transaction><for from=\"5\" to=\"1\" var=\"j\">", req("/"), "</for>"],
+    S = ok(#{sessions => session("ts_http", "100", Body)}),
+    #{sessions := [#{steps := Steps}], transactions := Tx} = S,
+    ?assertMatch([{transaction, t1, [{loop, 4, [_]}]}, {loop, 1, [_]}], Steps),
+    ?assertEqual([t1], Tx).
+
+repeat_test() ->
+    Repeat = fun(Cond, Max) ->
+                     session("ts_http", "100",
+                             ["<for from=\"1\" to=\"3\" var=\"i\"><repeat name=\"r\"", Max, ">",
+                              req("/"), Cond, "</repeat></for>"])
+             end,
+    Count = fun(Cond, Max) ->
+                    [{loop, 3, [{loop, N, _}]}] = steps(#{sessions => Repeat(Cond, Max)}),
+                    N
+            end,
+    ?assertEqual(7, Count("<while var=\"i\" neq=\"9\"/>", " max_repeat=\"7\"")),
+    ?assertEqual(20, Count("<until var=\"i\" eq=\"9\"/>", "")),
+    ?assertEqual(1, Count("<while var=\"i\" eq=\"9\"/>", "")),
+    ?assertEqual(1, Count("<until var=\"i\" neq=\"0\"/>", "")),
+    ?assertMatch("t.xml:7: the number of repeats depends on the value of i",
+                 err(#{sessions => Repeat("\n<while var=\"i\" eq=\"2\"/>", "")})),
+    ?assertMatch("t.xml:7: variable x is never set" ++ _,
+                 err(#{sessions => Repeat("\n<while var=\"x\" eq=\"2\"/>", "")})),
+    ?assertMatch("t.xml:7: <repeat> must end with <while> or <until>",
+                 err(#{sessions => session("ts_http", "100",
+                                           ["\n<repeat name=\"r\">", req("/"), "</repeat>"])})).
+
+http_attributes_test() ->
+    Body = ["<request><http url=\"/p?q=1\" method=\"POST\" version=\"1.1\" contents=\"a=1\" "
+            "content_type=\"text/plain\" if_modified_since=\"Fri, 1 Jan 2010 00:00:00 GMT\">"
+            "<http_header name=\"X-A\" value=\"b\"/></http></request>",
+            "<request><http url=\"http://127.0.0.1:9000/x\" method=\"GET\"/></request>",
+            "<request><http url=\"http://localhost\" method=\"HEAD\"/></request>"],
+    S = ok(#{sessions => session("ts_http", "100", Body)}),
+    #{sessions := [#{steps := [{request, _, server, #{bytes := Post}, _},
+                               {request, _, '127.0.0.1:9000', #{bytes := Get}, _},
+                               {request, _, 'localhost:80', #{head := true}, _}]}]} = S,
+    ?assertEqual(<<"POST /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: text/plain\r\n"
+                   "If-Modified-Since: Fri, 1 Jan 2010 00:00:00 GMT\r\nX-A: b\r\n"
+                   "Content-Length: 3\r\n\r\na=1">>, Post),
+    ?assertMatch(<<"GET /x HTTP/1.1\r\nHost: 127.0.0.1:9000\r\n", _/binary>>, Get),
+    ?assertEqual(3, map_size(maps:get(targets, S))),
+    ?assertMatch("t.xml:7: version \"1.0\"" ++ _,
+                 err(#{sessions => session("ts_http", "100",
+                     "\n<request><http url=\"/\" version=\"1.0\"/></request>")})),
+    ?assertMatch("t.xml:7: url \"https://x/\" is not supported" ++ _,
+                 err(#{sessions => session("ts_http", "100", ["\n", req("https://x/")])})),
+    ?assertMatch("t.xml:7: a relative url needs a <server>",
+                 err(#{servers => "", sessions => session("ts_http", "100", ["\n", req("/")])})),
+    ?assertMatch("t.xml:4: several <server> elements" ++ _,
+                 err(#{servers => "<server host=\"a\" port=\"1\" type=\"tcp\"/>"
+                                  "<server host=\"b\" port=\"1\" type=\"tcp\"/>"})),
+    ?assertMatch("t.xml:4: server type \"ssl\" is not supported" ++ _,
+                 err(#{servers => "<server host=\"a\" port=\"1\" type=\"ssl\"/>"})).
+
+rpc_test() ->
+    Body = [rpc("type=\"call\" module=\"m\" function=\"write\" arguments=\"500\" "
+                "node=\"erisa@dcr1b\""),
+            rpc("type=\"cast\" module=\"m\" function=\"f\" "
+                "arguments=\"a, {b, &quot;c&quot;}, [1]\" "
+                "node=\"erisa@dcr1b\""),
+            rpc("type=\"call\" module=\"m\" function=\"g\" node=\"other@h\"")],
+    {S, Warnings} = load(xml(#{sessions => session("ts_rpc", "100", Body),
+                               top => "<monitoring><monitor host=\"dcr1b\" type=\"erlang\"/>"
+                                      "<monitor host=\"snmphost\" type=\"snmp\"/></monitoring>"})),
+    ?assertEqual(#{'erisa@dcr1b' => #{node => 'erisa@dcr1b'}, 'other@h' => #{node => 'other@h'}},
+                 maps:get(targets, S)),
+    #{sessions := [#{steps := [{request, beamscale_load_rpc, 'erisa@dcr1b', Write, _},
+                               {request, _, _, Cast, _}, {request, _, 'other@h', G, _}]}]} = S,
+    ?assertEqual(#{type => call, module => m, function => write, args => [500]}, Write),
+    ?assertEqual(#{type => cast, module => m, function => f, args => [a, {b, "c"}, [1]]}, Cast),
+    ?assertMatch(#{args := []}, G),
+    ?assertEqual(['erisa@dcr1b'], maps:get(sample, S)),
+    ?assert(lists:member("<monitor type=\"snmp\">", Warnings)),
+    ?assert(lists:member("<server> (no request uses it)", Warnings)),
+    Bad = fun(Attrs) -> err(#{sessions => session("ts_rpc", "100", ["\n", rpc(Attrs)])}) end,
+    ?assertMatch("t.xml:7: arguments \"a b\" are not Erlang terms" ++ _,
+                 Bad("type=\"call\" module=\"m\" function=\"f\" arguments=\"a b\" node=\"n@h\"")),
+    ?assertMatch("t.xml:7: node \"n\" is not name@host",
+                 Bad("type=\"call\" module=\"m\" function=\"f\" node=\"n\"")),
+    ?assertMatch("t.xml:7: type \"multicall\"" ++ _,
+                 Bad("type=\"multicall\" module=\"m\" function=\"f\" node=\"n@h\"")),
+    ?assertMatch("t.xml:7: <rpc> needs the attribute module",
+                 Bad("type=\"call\" function=\"f\" node=\"n@h\"")).
+
+started_target_test() ->
+    Top = "<?beamscale target {sut, #{start => #{init => {m, f, []}}}}?>\n"
+          "<monitoring><monitor host=\"localhost\"/></monitoring>",
+    Body = rpc("type=\"call\" module=\"m\" function=\"f\" node=\"sut@127.0.0.1\""),
+    {S, _} = load(xml(#{top => Top, sessions => session("ts_rpc", "100", Body)})),
+    ?assertMatch(#{sut := #{start := #{init := {m, f, []}}}}, maps:get(targets, S)),
+    ?assertMatch([#{steps := [{request, beamscale_load_rpc, sut, _, _}]}], maps:get(sessions, S)),
+    ?assertEqual([sut], maps:get(sample, S)),
+    ?assertMatch("t.xml:4: expected <?beamscale target {Name, Target}?>",
+                 err(#{top => "<?beamscale start sut?>"})).
+
+%% Every element or attribute that would change the load and is not supported is one error
+%% naming it and its line.
+unsupported_test_() ->
+    InReq = fun(X) -> #{sessions => session("ts_http", "100",
+                                            ["\n<request>", X, "<http url=\"/\"/></request>"])}
+            end,
+    Cases = [{InReq("<dyn_variable name=\"x\"/>"), "<dyn_variable> is not supported"},
+             {InReq("<match do=\"abort\">x</match>"), "<match> is not supported"},
+             {#{sessions => session("ts_http", "100", ["\n<setdynvars sourcetype=\"random_number\""
+                                                       "/>", req("/")])},
+              "<setdynvars> is not supported"},
+             {#{sessions => session("ts_http", "100", ["\n<change_type new_type=\"ts_raw\"/>",
+                                                       req("/")])},
+              "<change_type> is not supported"},
+             {#{sessions => session("ts_http", "100", "\n<request><tcp/></request>")},
+              "<tcp> is not supported"},
+             {#{sessions => session("ts_http", "100", "\n<request><jabber type=\"connect\"/>"
+                                                      "</request>")},
+              "<jabber> is not supported"},
+             {#{sessions => ["\n", session("ts_jabber", "100", req("/"))]},
+              "session type \"ts_jabber\" is not supported"},
+             {#{sessions => session("ts_http", "100", ["\n<request subst=\"true\">"
+                                                       "<http url=\"/\"/></request>"])},
+              "subst=\"true\" is not supported"},
+             {#{sessions => session("ts_rpc", "100", ["\n", req("/")])},
+              "<http> in a session of type ts_rpc"},
+             {#{sessions => session("ts_http", "100", ["\n<request><http url=\"/\" "
+                                                       "contents_from_file=\"f\"/></request>"])},
+              "attribute contents_from_file of <http> is not supported"}],
+    [?_assertMatch("t.xml:7: " ++ _, err(P)) || {P, _} <- Cases]
+    ++ [?_assert(string:find(err(P), Text) =/= nomatch) || {P, Text} <- Cases].
+
+ignored_settings_test() ->
+    Top = "<clients><client host=\"localhost\" use_controller_vm=\"true\" maxusers=\"100\"/>"
+          "<client host=\"other\" cpu=\"2\"><ip value=\"10.0.0.1\"/></client></clients>"
+          "<monitoring><monitor host=\"m\" type=\"munin\"><munin port=\"4949\"/></monitor>"
+          "</monitoring><options><option type=\"ts_http\" name=\"user_agent\"><user_agent "
+          "probability=\"100\">x</user_agent></option><option name=\"seed\" value=\"1\"/>"
+          "</options><?xml-stylesheet href=\"x\"?>",
+    {_, Warnings} = load(xml(#{top => Top})),
+    ?assertEqual(["<?xml-stylesheet?>", "<client cpu>", "<client maxusers>",
+                  "<client use_controller_vm>", "<ip>", "<monitor type=\"munin\">",
+                  "<option name=\"seed\">", "<option name=\"user_agent\">", "<tsung loglevel>"],
+                 Warnings),
+    Line = lists:flatten(beamscale_load_tsung:warning_line("t.xml", Warnings)),
+    ?assertEqual(1, length(string:split(string:trim(Line), "\n", all))),
+    ?assertEqual([], beamscale_load_tsung:warning_line("t.xml", [])).
+
+malformed_test() ->
+    ?assertMatch({error, "t.xml:2: not well-formed XML" ++ _}, load("<tsung>\n<a></b></tsung>")),
+    ?assertMatch({error, "t.xml:1: the root element is <x>" ++ _}, load("<x/>")),
+    Colored = lists:flatten(string:replace(xml(#{}), "<tsung ", "<tsung color='red' ")),
+    ?assertMatch({error, "t.xml:3: attribute color of <tsung>" ++ _}, load(Colored)),
+    ?assertMatch("t.xml:3: <tsung> needs a <load> element", err(#{load => ""})),
+    ?assertMatch("t.xml:6: unexpected text in <session>",
+                 err(#{sessions => session("ts_http", "100", ["\nhello", req("/")])})),
+    ?assert(beamscale_load_tsung:is_tsung("a/b.XML")),
+    ?assertNot(beamscale_load_tsung:is_tsung("a/b.scenario")).
