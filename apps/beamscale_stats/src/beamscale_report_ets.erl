@@ -27,7 +27,11 @@
          {"bucket locks set at compile time (section 6.1)",
           "{write_concurrency, {debug_hash_fixed_number_of_locks, N}}: 64 at least, power of 2"},
          {"one shared size counter",
-          "{decentralized_counters, true} (OTP 23; default with auto and ordered_set w)"}]).
+          "{decentralized_counters, true} (OTP 23; default with auto and ordered_set w)"},
+         {"1 scheduler: the option's locks are still taken",
+          "+S 1:1: write_concurrency is turned off, so 1-scheduler points have one lock"},
+         {"+rg N: min(N, schedulers) reader groups",
+          "the same: with 2 schedulers every +rg of 2 or more is one setting"}]).
 
 %% @doc The section's HTML, or nothing without `ets_bench' rows.
 -spec section([map()]) -> iodata().
