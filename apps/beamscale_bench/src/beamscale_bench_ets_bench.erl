@@ -124,19 +124,32 @@ step(after_access, #{mix := 100, facts := Facts, counts := Counts} = State) ->
 step(after_access, #{facts := Facts, counts := Counts} = State) ->
     {{continue, ignore}, State#{step := delete, facts := [Facts, access_fact(Counts)]}};
 step(delete, State) -> timed(delete, State, finish);
-step(finish, #{owner := Owner, workers := Workers} = State) ->
+step(finish, State) ->
     #{facts := Facts} = size_fact_map("delete", State),
     io:put_chars(Facts),
-    [W ! stop || W <- Workers],
-    Owner ! stop,
+    stop(State),
     {{done, ignore}, ok}.
 
-%% Every worker does its part of the phase; the call returns when the last one is done.
+%% Every worker does its part of the phase; the call returns when the last one is done, or
+%% fails the iteration when one dies (the others and the table are stopped then).
 timed(Phase, #{workers := Workers} = State, Next) ->
     Self = self(),
-    [W ! {go, Phase, Self} || W <- Workers],
-    [receive {done, W} -> ok end || W <- Workers],
-    {{continue, Phase}, State#{step := Next}}.
+    Watched = [{W, monitor(process, W)} || W <- Workers],
+    lists:foreach(fun(W) -> W ! {go, Phase, Self} end, Workers),
+    case wait(Watched) of
+        ok -> {{continue, Phase}, State#{step := Next}};
+        {error, _} = Error -> stop(State), Error
+    end.
+
+wait([]) -> ok;
+wait([{W, Ref} | Rest]) ->
+    receive
+        {done, W} -> demonitor(Ref, [flush]), wait(Rest);
+        {'DOWN', Ref, process, W, Reason} -> {error, {worker_died, Reason}}
+    end.
+
+stop(#{owner := Owner, workers := Workers}) ->
+    lists:foreach(fun(P) -> P ! stop end, [Owner | Workers]).
 
 %% The table size after a phase, read in an untimed call: deterministic after insert and delete
 %% (and after an access phase without updates), whatever the number of workers.

@@ -7,7 +7,8 @@
 
 -export([all/0, suite/0, end_per_testcase/2]).
 -export([phases_and_results/1, same_output_any_schedulers/1, accepted_and_refused/1,
-         refused_fails_iteration/1, argument_sets/1, nothing_left_behind/1]).
+         refused_fails_iteration/1, argument_sets/1, nothing_left_behind/1,
+         dead_worker_fails_phase/1]).
 
 -define(M, beamscale_bench_ets_bench).
 -define(SEED, 42).
@@ -17,7 +18,7 @@
 suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [phases_and_results, same_output_any_schedulers, accepted_and_refused,
-          refused_fails_iteration, argument_sets, nothing_left_behind].
+          refused_fails_iteration, argument_sets, nothing_left_behind, dead_worker_fails_phase].
 
 end_per_testcase(_Case, _Config) ->
     _ = erlang:system_flag(schedulers_online, erlang:system_info(schedulers)),
@@ -117,3 +118,12 @@ nothing_left_behind(_Config) ->
     timer:sleep(100),
     ?assertEqual(Tabs, length(ets:all())),
     ?assert(length(processes()) =< Before + 1).
+
+%% A worker that dies fails the phase instead of hanging it; the table goes with its owner.
+dead_worker_fails_phase(_Config) ->
+    Args = [set, rw, 90, {?KEYS, ?OPS, ?SEED}],
+    {{continue, ignore}, #{workers := [W | _], tab := Tab} = State} = ?M:run(Args, [], []),
+    exit(W, kill),
+    ?assertMatch({error, {worker_died, _}}, ?M:run([State | Args], [], [])),
+    timer:sleep(100),
+    ?assertEqual(undefined, ets:info(Tab)).
