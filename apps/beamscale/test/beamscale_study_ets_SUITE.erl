@@ -5,14 +5,14 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
--export([tiny_study/1, bad_version/1, plain_run_phases/1]).
+-export([tiny_study/1, bad_version/1, plain_run_phases/1, flag_sets/1]).
 
 %% Sizes divided by 64 beyond short: 256 keys, 4096 operations.
 -define(TINY, #{divisor => 64, iterations => 1, warmups => 0, reader_groups => [1, 8, 64]}).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [tiny_study, bad_version, plain_run_phases].
+all() -> [flag_sets, tiny_study, bad_version, plain_run_phases].
 
 tiny_study(Config) ->
     Out = ?config(priv_dir, Config),
@@ -79,3 +79,17 @@ plain_run_phases(Config) ->
     [?assertEqual(2, length([R || #{args := A1, phase := P1} = R <- Rows, A1 =:= A, P1 =:= P]))
      || A <- Args, P <- [<<"insert">>, <<"access">>, <<"delete">>]],
     ?assertEqual(length(Args) * 3 * 2, length(Rows)).
+
+%% The flag sets carry the selection, the lock counts, and the seed and divisor when given.
+flag_sets(_Config) ->
+    Default = beamscale_study_ets:flag_sets(undefined, #{}),
+    ?assertEqual([matrix, rg1, rg2, rg4, rg8, rg16, rg32, rg64], [A || {A, _} <- Default]),
+    {rg4, Rg4} = lists:keyfind(rg4, 1, Default),
+    ?assertEqual("+rg 4 -ets_bench reader_groups", Rg4),
+    {matrix, "-ets_bench matrix -ets_bench_locks " ++ Locks} = hd(Default),
+    [?assert(beamscale_bench_ets_bench:honoured(set, {locks, list_to_integer(N)}))
+     || erlang:system_info(schedulers) > 1, N <- string:lexemes(Locks, ",")],
+    [{matrix, M}, {rg2, R}] = beamscale_study_ets:flag_sets(7, #{divisor => 8,
+                                                                 reader_groups => [2]}),
+    [?assertNotEqual(nomatch, string:find(F, " -ets_bench_seed 7 -ets_bench_divisor 8"))
+     || F <- [M, R]].
