@@ -24,6 +24,7 @@ index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data
     beamscale_html:page(["beamscale run ", text(Name)], <<>>,
                         [beamscale_html:el(h1, ["beamscale run ", text(Name)]),
                          metadata(Run),
+                         study_sections(Rows),
                          beamscale_html:section("Graphs", graph_sections(Rows)),
                          beamscale_html:section("Summary", summary_table(Rows)),
                          beamscale_html:section("The node under test: CPU, schedulers, msacc",
@@ -68,6 +69,13 @@ erl_text(I) -> text(I).
 
 flags_text(<<>>) -> <<"(none)">>;
 flags_text(F) -> text(F).
+
+%% Sections of the seed papers' studies, for the benchmarks they know (empty otherwise).
+study_sections(Rows) ->
+    case beamscale_report_ets:section(Rows) of
+        [] -> [];
+        Ets -> beamscale_html:section("The ETS study (ets_bench)", Ets)
+    end.
 
 graph_sections(Rows) ->
     [[beamscale_html:el(h3, Title),
