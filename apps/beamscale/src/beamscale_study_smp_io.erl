@@ -8,7 +8,7 @@
 -module(beamscale_study_smp_io).
 -behaviour(beamscale_study).
 
--export([info/0, run/1, run/2, format_error/1, configs/1, cells/3, sizes/1]).
+-export([info/0, run/1, run/2, run/3, format_error/1, configs/1, cells/4, sizes/1]).
 -export_type([size/0]).
 
 %% `test' is the CT suites' size; the others are `--version'.
@@ -24,18 +24,28 @@ info() ->
 -spec run(beamscale_study:opts()) -> {ok, file:filename()} | {error, term()}.
 run(#{version := V} = Opts) -> run(Opts, V).
 
-%% @doc Run the study at a given size (`test' for the test suites).
+%% @doc Run the study at a given size (`test' for the test suites), with its own MariaDB.
 -spec run(beamscale_study:opts(), size()) -> {ok, file:filename()} | {error, term()}.
-run(#{out := Out, name := Name} = Opts, Size) ->
+run(Opts, Size) -> run(Opts, Size, start).
+
+%% @doc Run the study at a given size; `{file, F}' uses the running MariaDB described by the
+%% `connection.config' F instead of starting one (the test suites start theirs).
+-spec run(beamscale_study:opts(), size(), start | {file, file:filename()}) ->
+    {ok, file:filename()} | {error, term()}.
+run(#{out := Out, name := Name} = Opts, Size, Db) ->
     Dir = filename:absname(filename:join(Out, Name)),
     ok = filelib:ensure_path(Dir),
     Params = sizes(Size),
     Configs = configs(one_core_erl()),
-    Cells = cells(Params, Configs, Dir),
+    DbFile = case Db of
+                 start -> db_file(Dir);
+                 {file, F} -> filename:absname(F)
+             end,
+    Cells = cells(Params, Configs, Dir, DbFile),
     Meta = meta(Size, Params, Configs),
     ok = beamscale_store:write_file(filename:join(Dir, "study.json"), beamscale_json:encode(Meta)),
     NeedsDb = lists:any(fun(#{target := T}) -> T =:= "mariadb" end, Cells),
-    Result = with_db(NeedsDb, Dir, fun() -> levels(Cells, Opts, Dir) end),
+    Result = with_db(NeedsDb andalso Db =:= start, Dir, fun() -> levels(Cells, Opts, Dir) end),
     _ = file:del_dir_r(filename:join(Dir, "mnesia")),
     case Result of
         {ok, Failed} ->
@@ -69,8 +79,8 @@ sizes(test) ->
     #{ops => 20, hold_s => 1, prefill => 200, configs => ["smp_auto", "smp_off"],
       rates => #{"mnesia" => [5], "mariadb" => [5]}};
 sizes(short) ->
-    #{ops => 100, hold_s => 4, prefill => 2000, configs => all,
-      rates => #{"mnesia" => [10, 40, 120], "mariadb" => [4, 12, 30]}};
+    #{ops => 100, hold_s => 3, prefill => 2000, configs => all,
+      rates => #{"mnesia" => [10, 30, 60, 120], "mariadb" => [4, 10, 20, 40]}};
 sizes(intermediate) ->
     #{ops => 500, hold_s => 15, prefill => 10000, configs => all,
       rates => #{"mnesia" => [2, 8, 20, 40], "mariadb" => [1, 2, 4, 8, 12]}};
@@ -79,21 +89,21 @@ sizes(long) ->
       rates => #{"mnesia" => [2, 5, 10, 20, 40, 60], "mariadb" => [1, 2, 4, 5, 7, 8, 10, 12]}}.
 
 %% @doc The cells of a size: every target and operation under every configuration.
--spec cells(map(), [map()], file:filename()) -> [beamscale_study_levels:cell()].
-cells(#{configs := Names} = P, Configs, Dir) ->
+-spec cells(map(), [map()], file:filename(), file:filename()) -> [beamscale_study_levels:cell()].
+cells(#{configs := Names} = P, Configs, Dir, DbFile) ->
     Chosen = [C || #{config := N} = C <- Configs, Names =:= all orelse lists:member(N, Names)],
-    [cell(P, T, Op, C, Dir) || {T, Op} <- [{"mnesia", "write"}, {"mnesia", "read"},
+    [cell(P, T, Op, C, Dir, DbFile) || {T, Op} <- [{"mnesia", "write"}, {"mnesia", "read"},
                                             {"mnesia", "read_dirty"}, {"mariadb", "write"},
                                             {"mariadb", "read"}],
                                C <- Chosen].
 
-cell(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill}, T, Op, C, Dir) ->
+cell(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill}, T, Op, C, Dir, DbFile) ->
     #{config := Name, erl := Erl, schedulers := S, flags := Flags} = C,
     Timeout = (Hold + max(2, Hold)) * 1000 + 10000,
     {Mod, Fun, Extra} = operation(T, Op),
     Call = {beamscale_target_check, call, [Mod, Fun, [Ops | Extra]]},
     #{target => T, op => Op, config => Name, erl => Erl, schedulers => S, flags => Flags,
-      kind => rpc, setup => setup(T, Op, Name, Prefill, Dir),
+      kind => rpc, setup => setup(T, Op, Name, Prefill, {Dir, DbFile}),
       steps => [{rpc, #{call => Call, timeout_ms => Timeout}}],
       levels => [#{rate => R, hold_s => Hold, ops => Ops} || R <- maps:get(T, Rates)]}.
 
@@ -105,13 +115,13 @@ operation("mariadb", "read") -> {beamscale_target_mysql, read, []}.
 
 %% Mnesia gets a fresh directory per cell and the thesis's raised dump settings; read cells
 %% write their records first; MariaDB's connection file is where `beamscale db' writes it.
-setup("mnesia", Op, Config, Prefill, Dir) ->
+setup("mnesia", Op, Config, Prefill, {Dir, _}) ->
     MDir = filename:join([Dir, "mnesia", Config ++ "_" ++ Op]),
     [{beamscale_target_mnesia, start, [#{dir => MDir, dump_log_write_threshold => 50000,
                                          dc_dump_limit => 40}]}
      | [{beamscale_target_mnesia, write, [Prefill]} || Op =/= "write"]];
-setup("mariadb", Op, _Config, Prefill, Dir) ->
-    [{beamscale_target_mysql, start, [#{db_file => db_file(Dir), reset => true}]}
+setup("mariadb", Op, _Config, Prefill, {_, DbFile}) ->
+    [{beamscale_target_mysql, start, [#{db_file => DbFile, reset => true}]}
      | [{beamscale_target_mysql, write, [Prefill]} || Op =/= "write"]].
 
 levels(Cells, Opts, Dir) ->

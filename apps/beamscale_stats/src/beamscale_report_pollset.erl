@@ -1,0 +1,62 @@
+%% @doc The report of `beamscale study pollset', pure: requests per second and latency per
+%% IO-polling configuration and scheduler count, as bars and a table.
+-module(beamscale_report_pollset).
+
+-export([html/2]).
+
+%% @doc The whole page from the study's metadata and the rows of `levels.csv'.
+-spec html(map(), [#{atom() => binary()}]) -> iodata().
+html(Meta, Rows) ->
+    Title = "beamscale study pollset",
+    Levels = beamscale_report_smp_io:levels(Rows),
+    Configs = beamscale_samples_summary:group(fun(#{config := C}) -> C end, Rows),
+    Series = fun(Key) ->
+                     [#{name => [Off, " sessions/s"],
+                        values => [beamscale_report_smp_io:value(Key, find(CR, L)) || {_, CR} <- Configs]}
+                      || {L, Off} <- Levels]
+             end,
+    Chart = fun(Key, Label, Unit) ->
+                    beamscale_svg:bar_chart([C || {C, _} <- Configs], Series(Key),
+                                            #{title => Label, y_label => Label, unit => Unit,
+                                              width => 640})
+            end,
+    beamscale_html:page(Title, <<>>,
+        [beamscale_html:el(h1, Title),
+         beamscale_html:el(p, io_lib:format("Sessions of ~s keep-alive GET requests, each level "
+                                            "held ~s s; OTP ~s, ~s logical cores. "
+                                            "Configuration NAME/sN: N schedulers.",
+                                            [txt(maps:get(K, Meta, "?"))
+                                             || K <- [ops_per_session, hold_s, otp_release,
+                                                      logical_cores]])),
+         beamscale_html:el(p, wrk_note(Meta)),
+         beamscale_html:section("Configurations", beamscale_report_smp_io:config_table(Meta)),
+         beamscale_html:section("Requests per second and latency",
+                                beamscale_html:el('div', [{class, "charts"}],
+                                                  {safe, [Chart(requests_per_s, "requests/s", ""),
+                                                          Chart(p99_ms, "p99 latency (ms)",
+                                                                " ms")]})),
+         beamscale_html:section("CPU, utilisation, busy-wait",
+                                beamscale_html:el('div', [{class, "charts"}],
+                                                  {safe, [beamscale_report_smp_io:metric_table(Rows, K, H)
+                                                          || {K, H} <- [{requests_per_s, "req/s"},
+                                                                        {p50_ms, "p50 ms"},
+                                                                        {p99_ms, "p99 ms"},
+                                                                        {cpu_pct, "CPU %"},
+                                                                        {util_pct, "util %"},
+                                                                        {busy_wait_pct,
+                                                                         "busy-wait %"}]]})),
+         beamscale_html:section("Every level", beamscale_report_smp_io:levels_table(Rows))]).
+
+wrk_note(#{wrk := true}) ->
+    "wrk is installed but not used by this version of the study: the figures are the built-in "
+    "load generator's.";
+wrk_note(_) -> "wrk is not installed: the figures are the built-in load generator's only.".
+
+find(Rows, L) ->
+    case [X || #{level := Y} = X <- Rows, Y =:= L] of
+        [] -> none;
+        Found -> lists:last(Found)
+    end.
+
+txt(V) when is_binary(V); is_list(V) -> V;
+txt(V) -> io_lib:format("~tp", [V]).
