@@ -61,7 +61,7 @@ sizes(test) ->
     #{requests => 20, rates => [20], hold_s => 1, schedulers => [1], polling => ["io_t1",
                                                                                "io_t2_p2"]};
 sizes(short) ->
-    #{requests => 50, rates => [40, 120], hold_s => 3, schedulers => sched_counts(),
+    #{requests => 50, rates => [40, 120, 240], hold_s => 3, schedulers => sched_counts(),
       polling => all};
 sizes(intermediate) ->
     #{requests => 100, rates => [20, 60, 120, 200], hold_s => 10, schedulers => sched_counts(),

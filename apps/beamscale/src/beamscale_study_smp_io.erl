@@ -80,7 +80,7 @@ sizes(test) ->
       rates => #{"mnesia" => [5], "mariadb" => [5]}};
 sizes(short) ->
     #{ops => 100, hold_s => 3, prefill => 2000, configs => all,
-      rates => #{"mnesia" => [10, 30, 60, 120], "mariadb" => [4, 10, 20, 40]}};
+      rates => #{"mnesia" => [10, 40, 120, 240], "mariadb" => [5, 20, 40, 80]}};
 sizes(intermediate) ->
     #{ops => 500, hold_s => 15, prefill => 10000, configs => all,
       rates => #{"mnesia" => [2, 8, 20, 40], "mariadb" => [1, 2, 4, 8, 12]}};
@@ -180,7 +180,8 @@ meta(Size, #{ops := Ops, hold_s := Hold}, Configs) ->
       configs => [#{config => list_to_binary(N), thesis => list_to_binary(T),
                     flags => list_to_binary(string:trim(io_lib:format("+S ~b:~b ~s", [S, S, F]))),
                     erl => list_to_binary(filename:basename(E))}
-                  || #{config := N, thesis := T, schedulers := S, flags := F, erl := E} <- Configs]}.
+                  || #{config := N, thesis := T, schedulers := S, flags := F, erl := E}
+                         <- Configs]}.
 
 report(Dir, Meta) ->
     Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),

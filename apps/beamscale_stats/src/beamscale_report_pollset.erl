@@ -12,7 +12,8 @@ html(Meta, Rows) ->
     Configs = beamscale_samples_summary:group(fun(#{config := C}) -> C end, Rows),
     Series = fun(Key) ->
                      [#{name => [Off, " sessions/s"],
-                        values => [beamscale_report_smp_io:value(Key, find(CR, L)) || {_, CR} <- Configs]}
+                        values => [beamscale_report_smp_io:value(Key, find(CR, L))
+                                   || {_, CR} <- Configs]}
                       || {L, Off} <- Levels]
              end,
     Chart = fun(Key, Label, Unit) ->
@@ -22,12 +23,13 @@ html(Meta, Rows) ->
             end,
     beamscale_html:page(Title, <<>>,
         [beamscale_html:el(h1, Title),
-         beamscale_html:el(p, io_lib:format("Sessions of ~s keep-alive GET requests, each level "
-                                            "held ~s s; OTP ~s, ~s logical cores. "
-                                            "Configuration NAME/sN: N schedulers.",
-                                            [txt(maps:get(K, Meta, "?"))
-                                             || K <- [ops_per_session, hold_s, otp_release,
-                                                      logical_cores]])),
+         beamscale_html:el(p, beamscale_html:text(
+                                io_lib:format("Sessions of ~ts keep-alive GET requests, each "
+                                              "level held ~ts s; OTP ~ts, ~ts logical cores. "
+                                              "Configuration NAME/sN: N schedulers.",
+                                              [beamscale_report_smp_io:txt(maps:get(K, Meta, "?"))
+                                               || K <- [ops_per_session, hold_s, otp_release,
+                                                        logical_cores]]))),
          beamscale_html:el(p, wrk_note(Meta)),
          beamscale_html:section("Configurations", beamscale_report_smp_io:config_table(Meta)),
          beamscale_html:section("Requests per second and latency",
@@ -37,7 +39,7 @@ html(Meta, Rows) ->
                                                                 " ms")]})),
          beamscale_html:section("CPU, utilisation, busy-wait",
                                 beamscale_html:el('div', [{class, "charts"}],
-                                                  {safe, [beamscale_report_smp_io:metric_table(Rows, K, H)
+                                                  {safe, [metric_table(Rows, K, H)
                                                           || {K, H} <- [{requests_per_s, "req/s"},
                                                                         {p50_ms, "p50 ms"},
                                                                         {p99_ms, "p99 ms"},
@@ -46,6 +48,8 @@ html(Meta, Rows) ->
                                                                         {busy_wait_pct,
                                                                          "busy-wait %"}]]})),
          beamscale_html:section("Every level", beamscale_report_smp_io:levels_table(Rows))]).
+
+metric_table(Rows, K, H) -> beamscale_report_smp_io:metric_table(Rows, K, H).
 
 wrk_note(#{wrk := true}) ->
     "wrk is installed but not used by this version of the study: the figures are the built-in "
@@ -57,6 +61,3 @@ find(Rows, L) ->
         [] -> none;
         Found -> lists:last(Found)
     end.
-
-txt(V) when is_binary(V); is_list(V) -> V;
-txt(V) -> io_lib:format("~tp", [V]).

@@ -7,7 +7,7 @@
 -module(beamscale_report_smp_io).
 
 -export([html/2, groups/1, levels/1, value/2, config_table/1, metric_table/3, levels_table/1,
-         num/1]).
+         num/1, txt/1]).
 
 -type row() :: #{atom() => binary()}.
 
@@ -32,11 +32,12 @@ html(Meta, Rows) ->
          beamscale_html:section("Every level", levels_table(Rows))]).
 
 intro(Meta) ->
-    beamscale_html:el(p, io_lib:format("Size ~s: ~s operations per session, each level held "
-                                       "~s s; OTP ~s, ~s logical cores.",
-                                       [txt(maps:get(K, Meta, "?"))
-                                        || K <- [size, ops_per_session, hold_s, otp_release,
-                                                 logical_cores]])).
+    beamscale_html:el(p, beamscale_html:text(
+                           io_lib:format("Size ~ts: ~ts operations per session, each level held "
+                                         "~ts s; OTP ~ts, ~ts logical cores.",
+                                         [txt(maps:get(K, Meta, "?"))
+                                          || K <- [size, ops_per_session, hold_s, otp_release,
+                                                   logical_cores]]))).
 
 cpu_note() ->
     "CPU: the node's OS CPU time, % of all cores (the thesis's 'CPU usage'). Utilisation: how "
@@ -164,5 +165,7 @@ find(Rows, L) ->
 
 charts(Items) -> beamscale_html:el('div', [{class, "charts"}], {safe, Items}).
 
+%% @doc A metadata value as text (numbers and atoms printed).
+-spec txt(term()) -> binary() | string().
 txt(V) when is_binary(V); is_list(V) -> V;
-txt(V) -> io_lib:format("~tp", [V]).
+txt(V) -> unicode:characters_to_binary(io_lib:format("~tp", [V])).
