@@ -10,11 +10,13 @@
 -export_type([cell/0, ctx/0]).
 
 %% `steps' are scenario steps (docs/scenario.md) against the target `sut'; `http' starts
-%% `beamscale_target_http' on the node after the setup and points `sut' at it.
+%% `beamscale_target_http' on the node after the setup and points `sut' at it. `after_levels'
+%% is called with the target once the levels ran, while the node is still up.
 -type cell() :: #{target := string(), op := string(), config := string(), erl := string(),
                   flags := string(), schedulers := pos_integer(),
                   setup := [{module(), atom(), list()}], kind := rpc | http,
-                  steps := [term()], levels := [beamscale_level_calc:level()]}.
+                  steps := [term()], levels := [beamscale_level_calc:level()],
+                  after_levels => fun((map()) -> term())}.
 -type ctx() :: #{dir := file:filename(), quiet := boolean(), seed := integer()}.
 
 -define(SETUP_TIMEOUT, 120000).
@@ -67,7 +69,10 @@ with_node(I, Cell, Pending, Run) ->
     case beamscale_targets:resolve(#{sut => Spec}, undefined) of
         {ok, #{sut := #{node := Node}}, Handles} ->
             try setup(Node, Cell) of
-                {ok, Target} -> levels(I, Cell, Pending, Handles, #{sut => Target}, Run), [];
+                {ok, Target} ->
+                    levels(I, Cell, Pending, Handles, #{sut => Target}, Run),
+                    _ = (maps:get(after_levels, Cell, fun(_) -> ok end))(Target),
+                    [];
                 {error, Reason} -> fail(I, Cell, Pending, Reason, Run)
             after beamscale_targets:stop(Handles)
             end;

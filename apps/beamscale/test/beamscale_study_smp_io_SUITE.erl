@@ -49,8 +49,19 @@ pollset(Config) ->
     [check_row(R) || R <- Rows],
     [?assert(beamscale_samples_summary:number(RPS) > 0) || #{requests_per_s := RPS} <- Rows],
     Html = read(Dir, "index.html"),
-    ?assertEqual(2, count(Html, <<"<svg">>)),
     ?assertMatch({_, _}, binary:match(Html, <<"io_t2_p2/s1">>)),
+    %% requests/s and p99 charts, and wrk's when it is installed (else the report says so).
+    case os:find_executable("wrk") of
+        false ->
+            ?assertEqual(2, count(Html, <<"<svg">>)),
+            ?assertMatch({_, _}, binary:match(Html, <<"wrk is not installed">>));
+        _ ->
+            ?assertEqual(3, count(Html, <<"<svg">>)),
+            Wrk = beamscale_store:read_rows(filename:join(Dir, "wrk.csv")),
+            ?assertEqual([<<"io_t1/s1">>, <<"io_t2_p2/s1">>], [C || #{config := C} <- Wrk]),
+            [?assert(beamscale_samples_summary:number(RPS) > 0)
+             || #{requests_per_s := RPS} <- Wrk]
+    end,
     no_strays(Config).
 
 %% A killed run leaves a half line: the rerun drops it and runs only the missing level.

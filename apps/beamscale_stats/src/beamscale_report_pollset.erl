@@ -2,11 +2,11 @@
 %% IO-polling configuration and scheduler count, as bars and a table.
 -module(beamscale_report_pollset).
 
--export([html/2]).
+-export([html/3]).
 
-%% @doc The whole page from the study's metadata and the rows of `levels.csv'.
--spec html(map(), [#{atom() => binary()}]) -> iodata().
-html(Meta, Rows) ->
+%% @doc The whole page from the study's metadata and the rows of `levels.csv' and `wrk.csv'.
+-spec html(map(), [#{atom() => binary()}], [#{atom() => binary()}]) -> iodata().
+html(Meta, Rows, WrkRows) ->
     Title = "beamscale study pollset",
     Levels = beamscale_report_smp_io:levels(Rows),
     Configs = beamscale_samples_summary:group(fun(#{config := C}) -> C end, Rows),
@@ -30,7 +30,6 @@ html(Meta, Rows) ->
                                               [beamscale_report_smp_io:txt(maps:get(K, Meta, "?"))
                                                || K <- [ops_per_session, hold_s, otp_release,
                                                         logical_cores]]))),
-         beamscale_html:el(p, wrk_note(Meta)),
          beamscale_html:section("Configurations", beamscale_report_smp_io:config_table(Meta)),
          beamscale_html:section("Requests per second and latency",
                                 beamscale_html:el('div', [{class, "charts"}],
@@ -47,14 +46,46 @@ html(Meta, Rows) ->
                                                                         {util_pct, "util %"},
                                                                         {busy_wait_pct,
                                                                          "busy-wait %"}]]})),
+         beamscale_html:section("wrk (closed model)", wrk(Meta, WrkRows)),
          beamscale_html:section("Every level", beamscale_report_smp_io:levels_table(Rows))]).
+
+%% The last wrk run of each configuration.
+wrk(Meta, []) -> beamscale_html:el(p, wrk_note(Meta));
+wrk(Meta, WrkRows) ->
+    Last = [{C, lists:last(Rs)}
+            || {C, Rs} <- beamscale_samples_summary:group(fun(#{config := C}) -> C end,
+                                                          WrkRows)],
+    N = fun beamscale_report_smp_io:num/1,
+    Value = fun(K, R) -> case maps:get(status, R) of
+                             <<"ok">> -> N(maps:get(K, R, <<>>));
+                             _ -> none
+                         end
+            end,
+    Cols = [requests_per_s, mean_ms, p50_ms, p90_ms, p99_ms, socket_errors],
+    [beamscale_html:el(p, beamscale_html:text(
+                            io_lib:format("wrk with 1 thread and ~ts keep-alive connections, "
+                                          "each configuration for the hold time.",
+                                          [beamscale_report_smp_io:txt(
+                                             maps:get(wrk_connections, Meta, "?"))]))),
+     beamscale_html:el('div', [{class, "charts"}],
+                       {safe, [beamscale_svg:bar_chart(
+                                 [C || {C, _} <- Last],
+                                 [#{name => "wrk", values => [Value(requests_per_s, R)
+                                                              || {_, R} <- Last]}],
+                                 #{title => "wrk requests/s", y_label => "requests/s",
+                                   width => 640})]}),
+     beamscale_html:table(["configuration" | [atom_to_list(C) || C <- Cols]],
+                          [[C | [cell(Value(K, R)) || K <- Cols]] || {C, R} <- Last])].
+
+cell(none) -> "-";
+cell(V) when is_float(V) -> round(V * 100) / 100;
+cell(V) -> V.
 
 metric_table(Rows, K, H) -> beamscale_report_smp_io:metric_table(Rows, K, H).
 
-wrk_note(#{wrk := true}) ->
-    "wrk is installed but not used by this version of the study: the figures are the built-in "
-    "load generator's.";
-wrk_note(_) -> "wrk is not installed: the figures are the built-in load generator's only.".
+wrk_note(#{wrk := true}) -> "wrk is installed but gave no result in this run.";
+wrk_note(_) -> "wrk is not installed here: skipped; the figures above are the built-in load "
+               "generator's only.".
 
 find(Rows, L) ->
     case [X || #{level := Y} = X <- Rows, Y =:= L] of
