@@ -19,7 +19,7 @@ html(Meta, Rows, WrkRows) ->
     Chart = fun(Key, Label, Unit) ->
                     beamscale_svg:bar_chart([C || {C, _} <- Configs], Series(Key),
                                             #{title => Label, y_label => Label, unit => Unit,
-                                              width => 640})
+                                              width => 900})
             end,
     beamscale_html:page(Title, <<>>,
         [beamscale_html:el(h1, Title),
@@ -30,7 +30,7 @@ html(Meta, Rows, WrkRows) ->
                                               [beamscale_report_smp_io:txt(maps:get(K, Meta, "?"))
                                                || K <- [ops_per_session, hold_s, otp_release,
                                                         logical_cores]]))),
-         beamscale_html:section("Configurations", beamscale_report_smp_io:config_table(Meta)),
+         beamscale_html:section("Configurations", beamscale_report_smp_io:config_table(Meta, "what varies")),
          beamscale_html:section("Requests per second and latency",
                                 beamscale_html:el('div', [{class, "charts"}],
                                                   {safe, [Chart(requests_per_s, "requests/s", ""),
@@ -73,7 +73,7 @@ wrk(Meta, WrkRows) ->
                                  [#{name => "wrk", values => [Value(requests_per_s, R)
                                                               || {_, R} <- Last]}],
                                  #{title => "wrk requests/s", y_label => "requests/s",
-                                   width => 640})]}),
+                                   width => 900})]}),
      beamscale_html:table(["configuration" | [atom_to_list(C) || C <- Cols]],
                           [[C | [cell(Value(K, R)) || K <- Cols]] || {C, R} <- Last])].
 

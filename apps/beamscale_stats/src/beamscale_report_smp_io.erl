@@ -6,7 +6,7 @@
 %% reads in transactions against dirty reads; every level in one table.
 -module(beamscale_report_smp_io).
 
--export([html/2, groups/1, levels/1, value/2, config_table/1, metric_table/3, levels_table/1,
+-export([html/2, groups/1, levels/1, value/2, config_table/2, metric_table/3, levels_table/1,
          num/1, txt/1]).
 
 -type row() :: #{atom() => binary()}.
@@ -18,7 +18,7 @@ html(Meta, Rows) ->
     Groups = groups(Rows),
     beamscale_html:page(Title, <<>>,
         [beamscale_html:el(h1, Title), intro(Meta),
-         beamscale_html:section("Configurations", config_table(Meta)),
+         beamscale_html:section("Configurations", config_table(Meta, "thesis")),
          beamscale_html:section("Mean session duration per load level (thesis figures 5.1, 5.2)",
                                 [beamscale_html:el(p, "A missing bar: the configuration did not "
                                                       "hold that load (or the level was not run "
@@ -72,10 +72,10 @@ num(B) ->
         V -> V
     end.
 
-%% @doc The configurations and their flags.
--spec config_table(map()) -> iodata().
-config_table(Meta) ->
-    beamscale_html:table(["configuration", "thesis", "erl", "flags"],
+%% @doc The configurations and their flags; `About' heads the column of their `thesis' text.
+-spec config_table(map(), string()) -> iodata().
+config_table(Meta, About) ->
+    beamscale_html:table(["configuration", About, "erl", "flags"],
                          [[txt(maps:get(K, C, "")) || K <- [config, thesis, erl, flags]]
                           || C <- maps:get(configs, Meta, [])]).
 
