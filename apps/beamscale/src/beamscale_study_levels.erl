@@ -50,10 +50,10 @@ format_error(Reason) -> io_lib:format("~0tp", [Reason]).
 %%% A cell
 
 cell(I, #{levels := Levels} = Cell, #{rows := Rows} = Run) ->
-    Key = fun(L) -> key(Cell, L) end,
-    Done = [R || R <- Rows, lists:member(key_of(R), [Key(L) || L <- lists:seq(1, length(Levels))])],
+    Before = maps:from_list([{key_of(R), R} || R <- Rows]),
+    Done = [R || L <- lists:seq(1, length(Levels)), {ok, R} <- [maps:find(key(Cell, L), Before)]],
     Pending = [{L, Level} || {L, Level} <- enumerate(Levels),
-                             not lists:any(fun(R) -> key_of(R) =:= Key(L) end, Done)],
+                             not maps:is_key(key(Cell, L), Before)],
     Failed = lists:any(fun(R) -> not beamscale_level_calc:is_held(R) end, Done),
     case {Pending, Failed} of
         {[], _} -> say(Run, "~s: done before~n", [label(I, Cell, Run)]), [];

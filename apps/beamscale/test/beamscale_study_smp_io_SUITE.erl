@@ -10,19 +10,28 @@
 
 all() -> [smp_io, pollset, pollset_resume].
 
+%% A database that does not start fails every test case (a failing init_per_suite would only
+%% skip them).
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
     Before = pids(),
     Opts = beamscale_db:defaults(#{dir => filename:join(?config(priv_dir, Config), "db")}),
-    {ok, #{pid := Pid}} = beamscale_db:start(Opts),
+    Pid = case beamscale_db:start(Opts) of
+              {ok, #{pid := P}} -> P;
+              Error -> {failed, Error}
+          end,
     [{db, Opts}, {db_pid, Pid}, {pids_before, Before} | Config].
 
 end_per_suite(Config) ->
     {ok, _} = beamscale_db:stop(?config(db, Config)),
-    ?assertNot(beamscale_db_os:alive(?config(db_pid, Config))),
+    case ?config(db_pid, Config) of
+        {failed, _} -> ok;
+        Pid -> ?assertNot(beamscale_db_os:alive(Pid))
+    end,
     Config.
 
 smp_io(Config) ->
+    ?assertMatch(P when is_list(P), ?config(db_pid, Config)),
     Opts = opts(Config, "smp"),
     DbFile = filename:join(maps:get(dir, ?config(db, Config)), "connection.config"),
     {ok, Dir} = beamscale_study_smp_io:run(Opts, test, {file, DbFile}),

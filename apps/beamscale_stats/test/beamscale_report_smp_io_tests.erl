@@ -25,13 +25,16 @@ html() -> iolist_to_binary(beamscale_report_smp_io:html(meta(), rows())).
 
 count(Bin, Pat) -> length(binary:matches(Bin, Pat)).
 
+%% Bars, without each chart's background rectangle.
+bars(Html) -> count(Html, <<"<rect x=">>).
+
 charts_test() ->
     H = html(),
     %% Session charts for mnesia read and read_dirty, and the transaction-vs-dirty chart.
     ?assertEqual(3, count(H, <<"<svg">>)),
     %% Three held bars of mnesia read (level 2 of smp_auto is missing), one of read_dirty,
     %% and in the dirty chart three transaction bars and one dirty bar.
-    ?assertEqual(3 + 1 + 4, count(H, <<"<rect">>) - count(H, <<"<rect width">>)).
+    ?assertEqual(3 + 1 + 4, bars(H)).
 
 escaped_test() ->
     H = html(),
@@ -48,3 +51,22 @@ ratio_test() ->
     H = html(),
     %% smp_auto at 10/s: 8.0 ms in transactions, 2.0 ms dirty.
     ?assertMatch({_, _}, binary:match(H, <<"<td>4.0</td>">>)).
+
+%% The pollset report: one bar per held level, wrk's section or the note that it is missing.
+pollset_test() ->
+    Rows = [(row(<<"http">>, <<"get">>, C, L, Off, Held, <<"5.0">>))#{p50_ms => <<"1.0">>}
+            || {C, L, Off, Held} <- [{<<"io_t1/s1">>, <<"1">>, <<"40.0">>, <<"true">>},
+                                     {<<"io_t1/s1">>, <<"2">>, <<"120.0">>, <<"false">>},
+                                     {<<"io_t2/s1">>, <<"1">>, <<"40.0">>, <<"true">>},
+                                     {<<"io_t2/s1">>, <<"2">>, <<"120.0">>, <<"true">>}]],
+    NoWrk = iolist_to_binary(beamscale_report_pollset:html(meta(), Rows, [])),
+    ?assertEqual(2, count(NoWrk, <<"<svg">>)),
+    ?assertEqual(2 * 3, bars(NoWrk)),
+    ?assertMatch({_, _}, binary:match(NoWrk, <<"wrk is not installed">>)),
+    Wrk = [#{config => <<"io_t1/s1">>, status => <<"ok">>, requests_per_s => <<"1000.5">>,
+             p99_ms => <<"2.5">>},
+           #{config => <<"io_t2/s1">>, status => <<"failed">>, requests_per_s => <<>>}],
+    With = iolist_to_binary(beamscale_report_pollset:html(meta(), Rows, Wrk)),
+    ?assertEqual(3, count(With, <<"<svg">>)),
+    ?assertEqual(2 * 3 + 1, bars(With)),
+    ?assertMatch({_, _}, binary:match(With, <<"<td>1000.5</td>">>)).
