@@ -30,7 +30,8 @@ html(Meta, Rows, WrkRows) ->
                                               [beamscale_report_smp_io:txt(maps:get(K, Meta, "?"))
                                                || K <- [ops_per_session, hold_s, otp_release,
                                                         logical_cores]]))),
-         beamscale_html:section("Configurations", beamscale_report_smp_io:config_table(Meta, "what varies")),
+         beamscale_html:section("Configurations",
+                                beamscale_report_smp_io:config_table(Meta, "what varies")),
          beamscale_html:section("Requests per second and latency",
                                 beamscale_html:el('div', [{class, "charts"}],
                                                   {safe, [Chart(requests_per_s, "requests/s", ""),
