@@ -110,19 +110,26 @@ dirty(Rows) ->
         {[], _} -> beamscale_html:el(p, "No Mnesia read levels in this run.");
         {_, []} -> beamscale_html:el(p, "No Mnesia dirty read levels in this run.");
         _ ->
-            Pairs = [{C, L, Off, value(mean_session_ms, find(CR, L)),
-                      value(mean_session_ms, find(by(config, C, Dirty), L))}
-                     || {C, CR} <- by_config(Tx), {L, Off} <- levels(Tx)],
+            Both = fun(Key, C, CR, L) -> {value(Key, find(CR, L)),
+                                          value(Key, find(by(config, C, Dirty), L))}
+                   end,
+            Pairs = [{C, L, Off, A, B, Both(cpu_pct, C, CR, L)}
+                     || {C, CR} <- by_config(Tx), {L, Off} <- levels(Tx),
+                        {A, B} <- [Both(mean_session_ms, C, CR, L)]],
             Series = [#{name => Name, values => [element(I, P) || P <- Pairs]}
                       || {Name, I} <- [{"transaction", 4}, {"async_dirty", 5}]],
-            [charts([beamscale_svg:bar_chart([[C, " ", Off, "/s"] || {C, _, Off, _, _} <- Pairs],
+            [charts([beamscale_svg:bar_chart([[C, " ", Off, "/s"]
+                                              || {C, _, Off, _, _, _} <- Pairs],
                                              Series, #{title => "Mnesia read sessions",
                                                        y_label => "mean session (ms)",
-                                                       unit => " ms", width => 640})]),
+                                                       unit => " ms",
+                                                       width => max(640, 90 * length(Pairs))})]),
              beamscale_html:table(["configuration", "offered", "transaction ms", "dirty ms",
-                                   "transaction / dirty"],
-                                  [[C, [Off, "/s"], cell(A), cell(B), cell(ratio(A, B))]
-                                   || {C, _, Off, A, B} <- Pairs])]
+                                   "transaction / dirty", "transaction CPU %", "dirty CPU %",
+                                   "CPU ratio"],
+                                  [[C, [Off, "/s"], cell(A), cell(B), cell(ratio(A, B)),
+                                    cell(CA), cell(CB), cell(ratio(CA, CB))]
+                                   || {C, _, Off, A, B, {CA, CB}} <- Pairs])]
     end.
 
 %% @doc Every row of `levels.csv' as a table; rows not held are marked.
