@@ -11,7 +11,8 @@
 %% set `dashed => true' (e.g. an ideal line) and `color'.
 %%
 %% `bar_chart(Categories, Series, Options)': one bar per series in each category, side by side,
-%% or stacked with `stacked => true'; each series has one value per category.
+%% or stacked with `stacked => true'; each series has one value per category, or `none' for a
+%% missing bar (nothing drawn, counted as 0 when stacked).
 %% ```
 %% beamscale_svg:bar_chart(["user", "system"], [#{name => "s1", values => [3.0, 1.0]}],
 %%                         #{stacked => true, y_label => "CPU %"})
@@ -31,7 +32,8 @@
 -type point() :: {number(), number()} | {number(), number(), number(), number()}.
 -type series() :: #{name := beamscale_html:text(), points := [point()],
                     dashed => boolean(), color => string()}.
--type bar_series() :: #{name := beamscale_html:text(), values := [number()], color => string()}.
+-type bar_series() :: #{name := beamscale_html:text(), values := [number() | none],
+                        color => string()}.
 -type options() :: #{title => beamscale_html:text(), x_label => beamscale_html:text(),
                      y_label => beamscale_html:text(), width => pos_integer(),
                      height => pos_integer(), y_min => number() | auto,
@@ -81,9 +83,10 @@ bar_chart(Categories, Series0, Opts0) ->
     Series = colored(Series0),
     Opts = defaults(Opts0),
     Stacked = maps:get(stacked, Opts),
-    Values = [V || #{values := Vs} <- Series, V <- Vs],
+    Values = [V || #{values := Vs} <- Series, V <- Vs, V =/= none],
     Tops = case Stacked of
-               true -> [lists:sum(Col) || Col <- columns([Vs || #{values := Vs} <- Series])];
+               true -> [lists:sum(Col) || Col <- columns([[zero(V) || V <- Vs]
+                                                          || #{values := Vs} <- Series])];
                false -> Values
            end,
     {Y0, Y1} = y_range([0 | Tops], Opts),
@@ -228,7 +231,7 @@ bars(Series, Categories, Slot, Sy, Y0, Stacked, Opts) ->
                                   || {J, {Cat, V, Base}} <- enumerate(zip3(Categories, Vs,
                                                                            Below))],
                          Next = case Stacked of
-                                    true -> [B + V || {V, B} <- lists:zip(Vs, Below)];
+                                    true -> [B + zero(V) || {V, B} <- lists:zip(Vs, Below)];
                                     false -> Below
                                 end,
                          G = ["<g class=\"series\" data-name=\"", beamscale_html:escape(Name),
@@ -237,6 +240,7 @@ bars(Series, Categories, Slot, Sy, Y0, Stacked, Opts) ->
                  end, {[], Bases}, enumerate(Series)),
     lists:reverse(Out).
 
+bar(_Name, _Cat, none, _Base, _SlotX, _I, _Slot, _Width, _Stacked, _Sy, _C, _Opts) -> [];
 bar(Name, Cat, V, Base, SlotX, I, Slot, Width, Stacked, Sy, C, Opts) ->
     X = case Stacked of
             true -> SlotX + (Slot - Width) / 2;
@@ -247,6 +251,9 @@ bar(Name, Cat, V, Base, SlotX, I, Slot, Width, Stacked, Sy, C, Opts) ->
      "\" height=\"", num(abs(Bottom - Top)), "\" fill=\"", C, "\"><title>",
      beamscale_html:escape([text_of(Name), " / ", text_of(Cat), ": ", fmt(V),
                             text_of(maps:get(unit, Opts))]), "</title></rect>"].
+
+zero(none) -> 0;
+zero(V) -> V.
 
 legend(Series, #{w := W, h := H, cols := Cols}) ->
     Col = (W - ?ML) / Cols,

@@ -1,0 +1,138 @@
+%% The smp-io and pollset studies at their test size against real nodes and a real MariaDB
+%% (started here; the suite fails, not skips, when it cannot start): levels.csv rows, the
+%% report's charts, a rerun that continues, and no stray mariadbd or beam.smp afterwards.
+-module(beamscale_study_smp_io_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([smp_io/1, pollset/1, pollset_resume/1]).
+
+all() -> [smp_io, pollset, pollset_resume].
+
+%% A database that does not start fails every test case (a failing init_per_suite would only
+%% skip them).
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Before = pids(),
+    Opts = beamscale_db:defaults(#{dir => filename:join(?config(priv_dir, Config), "db")}),
+    Pid = case beamscale_db:start(Opts) of
+              {ok, #{pid := P}} -> P;
+              Error -> {failed, Error}
+          end,
+    [{db, Opts}, {db_pid, Pid}, {pids_before, Before} | Config].
+
+end_per_suite(Config) ->
+    {ok, _} = beamscale_db:stop(?config(db, Config)),
+    case ?config(db_pid, Config) of
+        {failed, _} -> ok;
+        Pid -> ?assertNot(beamscale_db_os:alive(Pid))
+    end,
+    Config.
+
+smp_io(Config) ->
+    ?assertMatch(P when is_list(P), ?config(db_pid, Config)),
+    Opts = opts(Config, "smp"),
+    DbFile = filename:join(maps:get(dir, ?config(db, Config)), "connection.config"),
+    {ok, Dir} = beamscale_study_smp_io:run(Opts, test, {file, DbFile}),
+    Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
+    Cells = beamscale_study_smp_io:cells(beamscale_study_smp_io:sizes(test),
+                                         beamscale_study_smp_io:configs("erl"), Dir, DbFile),
+    ?assertEqual(length(Cells), length(Rows)),
+    ?assertEqual(lists:usort([{"mnesia", "write"}, {"mnesia", "read"}, {"mnesia", "read_dirty"},
+                              {"mariadb", "write"}, {"mariadb", "read"}]),
+                 lists:usort([{binary_to_list(T), binary_to_list(O)}
+                              || #{target := T, op := O} <- Rows])),
+    [check_row(R) || R <- Rows],
+    Html = read(Dir, "index.html"),
+    %% One session chart per target and operation, and the transaction-vs-dirty chart.
+    ?assertEqual(6, count(Html, <<"<svg">>)),
+    ?assertEqual(6, count(Html, <<"data-series=\"2\"">>)),
+    ?assertMatch({_, _}, binary:match(Html, <<"transaction / dirty">>)),
+    no_strays(Config).
+
+pollset(Config) ->
+    {ok, Dir} = beamscale_study_pollset:run(opts(Config, "poll"), test),
+    Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
+    ?assertEqual(2, length(Rows)),
+    [check_row(R) || R <- Rows],
+    [?assert(beamscale_samples_summary:number(RPS) > 0) || #{requests_per_s := RPS} <- Rows],
+    Html = read(Dir, "index.html"),
+    ?assertMatch({_, _}, binary:match(Html, <<"io_t2_p2/s1">>)),
+    %% requests/s and p99 charts, and wrk's when it is installed (else the report says so).
+    case os:find_executable("wrk") of
+        false ->
+            ?assertEqual(2, count(Html, <<"<svg">>)),
+            ?assertMatch({_, _}, binary:match(Html, <<"wrk is not installed">>));
+        _ ->
+            ?assertEqual(3, count(Html, <<"<svg">>)),
+            Wrk = beamscale_store:read_rows(filename:join(Dir, "wrk.csv")),
+            ?assertEqual([<<"io_t1/s1">>, <<"io_t2_p2/s1">>], [C || #{config := C} <- Wrk]),
+            [?assert(beamscale_samples_summary:number(RPS) > 0)
+             || #{requests_per_s := RPS} <- Wrk]
+    end,
+    no_strays(Config).
+
+%% A killed run leaves a half line: the rerun drops it and runs only the missing level.
+pollset_resume(Config) ->
+    Opts = opts(Config, "poll"),
+    File = filename:join([maps:get(out, Opts), "poll", "levels.csv"]),
+    [Header, First, _Second] = binary:split(read_file(File), <<"\n">>, [global, trim_all]),
+    ok = file:write_file(File, [Header, "\n", First, "\n", "http,get,io_t2"]),
+    {ok, _} = beamscale_study_pollset:run(Opts#{quiet := true}, test),
+    Rows = beamscale_store:read_rows(File),
+    ?assertEqual([<<"io_t1/s1">>, <<"io_t2_p2/s1">>], [C || #{config := C} <- Rows]),
+    no_strays(Config).
+
+%%% Helpers
+
+opts(Config, Name) ->
+    #{version => short, name => Name, out => filename:join(?config(priv_dir, Config), "runs"),
+      quiet => false, seed => 7}.
+
+check_row(#{held := Held, why := Why, offered_per_s := Off} = R) ->
+    ?assert(lists:member(Held, [<<"true">>, <<"false">>])),
+    ?assert(beamscale_samples_summary:number(Off) > 0),
+    case Held of
+        <<"true">> ->
+            ?assertEqual(<<"ok">>, Why),
+            ?assert(beamscale_samples_summary:number(maps:get(mean_session_ms, R)) > 0),
+            ?assert(is_number(beamscale_samples_summary:number(maps:get(cpu_pct, R))));
+        <<"false">> -> ?assertNotEqual(<<"ok">>, Why)
+    end.
+
+%% No emulator with this node's cookie (the nodes the studies start) and no mariadbd beyond the
+%% suite's own is left.
+no_strays(Config) ->
+    Cookie = atom_to_list(erlang:get_cookie()),
+    Mine = [P || P <- pids(), lists:member(P, ?config(pids_before, Config)) =:= false,
+                 is_ours(P, Cookie, ?config(db_pid, Config))],
+    ?assertEqual([], Mine).
+
+is_ours(Pid, Cookie, DbPid) ->
+    case {comm(Pid), cmdline(Pid)} of
+        {"beam.smp", Cmd} -> string:find(Cmd, Cookie) =/= nomatch;
+        {"mariadbd", _} -> Pid =/= DbPid;
+        _ -> false
+    end.
+
+pids() ->
+    [Pid || Line <- string:lexemes(os:cmd("ps -e -o pid= -o comm="), "\n"),
+            [Pid, Comm] <- [string:lexemes(Line, " ")],
+            lists:member(Comm, ["beam.smp", "mariadbd"])].
+
+comm(Pid) -> string:trim(os:cmd("ps -o comm= -p " ++ Pid)).
+
+cmdline(Pid) ->
+    case file:read_file("/proc/" ++ Pid ++ "/cmdline") of
+        {ok, B} -> binary_to_list(binary:replace(B, <<0>>, <<" ">>, [global]));
+        {error, _} -> ""
+    end.
+
+read(Dir, File) -> read_file(filename:join(Dir, File)).
+
+read_file(F) ->
+    {ok, B} = file:read_file(F),
+    B.
+
+count(Bin, Pat) -> length(binary:matches(Bin, Pat)).
