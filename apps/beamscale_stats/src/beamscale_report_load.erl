@@ -24,7 +24,10 @@
 %% @doc The whole page.
 -spec index(data()) -> iodata().
 index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) ->
-    Title = ["beamscale load run ", text(get(Run, <<"scenario">>))],
+    Title = ["beamscale load run ", text(case get(Run, <<"label">>) of
+                                             null -> get(Run, <<"scenario">>);
+                                             Label -> Label
+                                         end)],
     beamscale_html:page(Title, <<>>,
                         [beamscale_html:el(h1, Title),
                          beamscale_html:section("Run", metadata(Run, Summary)),
