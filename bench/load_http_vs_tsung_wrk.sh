@@ -7,16 +7,20 @@
 #   bench/load_http_vs_tsung_wrk.sh [SECONDS] [USERS]      (SECONDS at least 20, default 20)
 # Steady rates: beamscale's from load.csv without its first 2 seconds (ramp); Tsung's from its
 # largest full 10 s statistics interval (tsung.log); wrk's own Requests/sec.
-# Installs Debian's tsung and wrk if missing (they are not needed by make test).
+# Each tool's own CPU time (user + system, GNU time) per request is printed too: on a shared
+# 2-core host, where client and server compete for the cores, it is the steadier figure.
+# Installs Debian's tsung, wrk and time if missing (they are not needed by make test).
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 users=${2:-100}
 [ "$secs" -ge 20 ] || { echo "SECONDS must be at least 20 (Tsung reports every 10 s)" >&2; exit 2; }
-if ! command -v tsung >/dev/null || ! command -v wrk >/dev/null; then
+if ! command -v tsung >/dev/null || ! command -v wrk >/dev/null || [ ! -x /usr/bin/time ]; then
     apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q tsung wrk >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q tsung wrk time >/dev/null
 fi
+cpu() { # FILE: CPU seconds of the timed command
+    awk '/^cpu / { print $2 + $3 }' "$1"; }
 ./beamscale list >/dev/null
 out=$(mktemp -d /tmp/beamscale-http.XXXXXX)
 srv=
@@ -41,9 +45,11 @@ cat > "$out/http.scenario" <<EOF
 {drain_s, 0}.
 {time_limit_s, $secs}.
 EOF
-./beamscale load "$out/http.scenario" --name bs --out "$out" --quiet >/dev/null
+/usr/bin/time -o "$out/bs.time" -f "cpu %U %S" \
+    ./beamscale load "$out/http.scenario" --name bs --out "$out" --quiet >/dev/null
 bs=$(awk -F, 'NR > 3 && $2 == "run" { n++; s += $6 } END { printf "%.0f", s / n }' \
     "$out/bs/load.csv")
+bs_n=$(awk -F, 'NR > 1 { s += $6 } END { print s }' "$out/bs/load.csv")
 
 # Tsung: the same users, started within the first seconds, for SECONDS + 2.
 cat > "$out/tsung.xml" <<EOF
@@ -62,16 +68,24 @@ cat > "$out/tsung.xml" <<EOF
 </session></sessions>
 </tsung>
 EOF
-tsung -n -f "$out/tsung.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
+/usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \
+    tsung -n -f "$out/tsung.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
 ts=$(grep -h '^stats: request ' "$out"/tsung/*/tsung.log | head -n -1 \
     | awk '$3 > m { m = $3 } END { printf "%.0f", m / 10 }')
+ts_n=$(grep -h '^stats: request ' "$out"/tsung/*/tsung.log | awk '{ s += $3 } END { print s }')
 
 # wrk: USERS connections on 2 threads.
-wrk=$(wrk -t 2 -c "$users" -d "${secs}s" "http://127.0.0.1:$port/" \
-    | awk '/^Requests\/sec:/ { printf "%.0f", $2 }')
+/usr/bin/time -o "$out/wrk.time" -f "cpu %U %S" \
+    wrk -t 2 -c "$users" -d "${secs}s" "http://127.0.0.1:$port/" > "$out/wrk.txt"
+wrk=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$out/wrk.txt")
+wrk_n=$(awk '/ requests in / { print $1 }' "$out/wrk.txt")
 
-awk -v bs="$bs" -v ts="$ts" -v wrk="$wrk" -v u="$users" -v s="$secs" 'BEGIN {
+awk -v bs="$bs" -v ts="$ts" -v wrk="$wrk" -v u="$users" -v s="$secs" \
+    -v bsc="$(cpu "$out/bs.time")" -v tsc="$(cpu "$out/ts.time")" -v wrkc="$(cpu "$out/wrk.time")" \
+    -v bsn="$bs_n" -v tsn="$ts_n" -v wrkn="$wrk_n" 'BEGIN {
     printf "%d users/connections, %d s each, keep-alive GET against beamscale_target_http\n", u, s
     printf "requests/s: beamscale %d, tsung %d, wrk %d\n", bs, ts, wrk
+    printf "client CPU per request (us): beamscale %.1f, tsung %.1f, wrk %.1f\n",
+        1e6 * bsc / bsn, 1e6 * tsc / tsn, 1e6 * wrkc / wrkn
     printf "beamscale/tsung: %.2f (goal >= 2)\n", (ts > 0 ? bs / ts : 0)
     printf "beamscale/wrk:   %.2f (goal >= 0.75)\n", (wrk > 0 ? bs / wrk : 0) }'
