@@ -33,7 +33,7 @@ beamscale() { # ROUND
 }
 
 # The bare loop: a distributed erl on loopback, a peer started like beamscale's, N processes.
-flags=$(sed -n 's/^{escript_emu_args, "%%! \(.*\) -escript.*/\1/p' rebar.config)
+flags=$(sed -n 's/.*"%%! \(.*\) -escript.*/\1/p' rebar.config)
 epmd -daemon -address 127.0.0.1
 bare() {
 # shellcheck disable=SC2086
@@ -43,7 +43,8 @@ erl $flags -noshell -name "bare_$$@127.0.0.1" -setcookie "bare$$" \
         longnames => true, args => [\"-setcookie\", \"bare$$\", \"-kernel\",
         \"inet_dist_use_interface\", \"{127,0,0,1}\", \"+S\", \"2:2\"]}),
     C = counters:new(1, [write_concurrency]),
-    Loop = fun L() -> Node = erpc:call(Node, erlang, node, [], 5000), counters:add(C, 1, 1), L() end,
+    Loop = fun L() -> Node = erpc:call(Node, erlang, node, [], 5000),
+                      counters:add(C, 1, 1), L() end,
     Pids = [spawn(Loop) || _ <- lists:seq(1, $conc)],
     timer:sleep(2000), V0 = counters:get(C, 1),
     timer:sleep(($secs - 2) * 1000), V1 = counters:get(C, 1),
@@ -61,7 +62,8 @@ while [ "$i" -le "$rounds" ]; do
     else
         bare >> "$out/bare.txt"; beamscale "$i" >> "$out/bs.txt"
     fi
-    echo "round $i: beamscale $(tail -n 1 "$out/bs.txt"), bare erpc loop $(tail -n 1 "$out/bare.txt")"
+    echo "round $i: beamscale $(tail -n 1 "$out/bs.txt")," \
+        "bare erpc loop $(tail -n 1 "$out/bare.txt")"
     i=$((i + 1))
 done
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END {

@@ -19,7 +19,8 @@
     {ok, file:filename()} | {error, {module(), term()}}.
 run(Scenario, Opts) ->
     {ok, _} = beamscale_node:distribute(),
-    case beamscale_targets:resolve(maps:get(targets, Scenario), maps:get(cookie, Opts, undefined)) of
+    Cookie = maps:get(cookie, Opts, undefined),
+    case beamscale_targets:resolve(maps:get(targets, Scenario), Cookie) of
         {ok, Targets, Started} ->
             try run(Scenario, Targets, Opts)
             after beamscale_targets:stop(Started)
@@ -93,7 +94,8 @@ phase_name(Scenario, T) ->
     end.
 
 label(_Scenario, #{label := L}) -> L;
-label(#{file := File}, _) -> unicode:characters_to_binary(filename:rootname(filename:basename(File))).
+label(#{file := File}, _) ->
+    unicode:characters_to_binary(filename:rootname(filename:basename(File))).
 
 %% The node targets to sample, with their OS pid; and why the others are not sampled.
 watched(#{sample := Sample}, Targets) ->

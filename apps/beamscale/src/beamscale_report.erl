@@ -24,14 +24,15 @@ write_load(Dir, Run) ->
                 {ok, Summary} when is_map(Summary) ->
                     Index = filename:join(Dir, "index.html"),
                     Data = #{run => Run, summary => Summary,
-                             samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
-                             lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv"))},
+                             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv")},
                     ok = beamscale_store:write_file(Index, beamscale_report_load:index(Data)),
                     {ok, Index};
                 _ -> {error, {?MODULE, {summary_json, File, not_an_object}}}
             end;
         {error, Why} -> {error, {?MODULE, {summary_json, File, Why}}}
     end.
+
+rows(Dir, File) -> beamscale_store:read_rows(filename:join(Dir, File)).
 
 write_bench(Dir) ->
     case load(Dir) of
