@@ -6,6 +6,8 @@
 -export([start/1, stop/1]).
 
 -define(LOAD_TIMEOUT, 30000).
+%% Load nodes share the host with the target: their idle schedulers must not spin.
+-define(FLAGS, "+sbwt none +sbwtdcpu none +sbwtdio none").
 
 %% @doc Start `N' load nodes with this node's emulator; on an error, those started are stopped.
 -spec start(non_neg_integer()) -> {ok, [beamscale_node:handle()]} | {error, term()}.
@@ -13,7 +15,7 @@ start(N) -> start(N, code(), []).
 
 start(0, _Code, Acc) -> {ok, lists:reverse(Acc)};
 start(N, Code, Acc) ->
-    Spec = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => "",
+    Spec = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => ?FLAGS,
              schedulers => erlang:system_info(logical_processors)},
     case beamscale_node:start("load" ++ integer_to_list(N), Spec) of
         {ok, #{node := Node} = H} ->
