@@ -6,11 +6,11 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([sampled_run_and_report/1, two_load_nodes/1]).
+-export([sampled_run_and_report/1, two_load_nodes/1, load_node_time_limit/1]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [sampled_run_and_report, two_load_nodes].
+all() -> [sampled_run_and_report, two_load_nodes, load_node_time_limit].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -110,3 +110,24 @@ two_load_nodes(Config) ->
     {ok, Run} = beamscale_json:decode(element(2, file:read_file(filename:join(Dir, "run.json")))),
     ?assertEqual(2, length(maps:get(<<"load_nodes">>, Run))),
     [?assertNot(lists:member(binary_to_atom(N), nodes())) || #{<<"node">> := N} <- Nodes].
+
+%% Users that would think for a minute on a load node are stopped at the hard limit, and the load
+%% node is gone after (no longer registered with epmd).
+load_node_time_limit(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "limit"),
+    S = scenario(Config,
+                 "{targets, [{sut, #{start => #{}}}]}.\n"
+                 "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
+                 "{sessions, [{s, #{steps => [{rpc, #{call => {erlang, node, []}}}, "
+                 "{think, 60000}]}}]}.\n{load_nodes, 1}.\n{time_limit_s, 2}.\n"),
+    T0 = erlang:monotonic_time(millisecond),
+    {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true}),
+    ?assert(erlang:monotonic_time(millisecond) - T0 < 30000),
+    {ok, Sum} = beamscale_json:decode(element(2, file:read_file(filename:join(Dir,
+                                                                              "summary.json")))),
+    ?assertMatch(#{<<"stopped">> := <<"time_limit">>, <<"sessions_done">> := 0}, Sum),
+    ?assert(maps:get(<<"requests">>, Sum) > 5),
+    [#{<<"node">> := Node}] = maps:get(<<"load_nodes">>, Sum),
+    [Name, _] = binary:split(Node, <<"@">>),
+    {ok, Names} = net_adm:names({127, 0, 0, 1}),
+    ?assertNot(lists:keymember(binary_to_list(Name), 1, Names)).
