@@ -5,7 +5,7 @@
 %% past the timeout or a dead node is recorded as that iteration's failure and the job goes on.
 -module(beamscale_executor).
 
--export([run/3, code/0]).
+-export([run/3, code/0, app_code/1]).
 -export_type([context/0, event/0]).
 
 %% What every job needs: the code to load, where handlers live, the machine's cores, and a
@@ -23,9 +23,13 @@
 
 %% @doc The object code of the modules that run on nodes under test.
 -spec code() -> [{module(), file:filename(), binary()}].
-code() ->
-    _ = application:load(beamscale_bench),
-    {ok, Mods} = application:get_key(beamscale_bench, modules),
+code() -> app_code(beamscale_bench).
+
+%% @doc The object code of an application's modules, to load onto another node.
+-spec app_code(atom()) -> [{module(), file:filename(), binary()}].
+app_code(App) ->
+    _ = application:load(App),
+    {ok, Mods} = application:get_key(App, modules),
     [{M, F, B} || M <- Mods, {_, B, F} <- [code:get_object_code(M)]].
 
 %% @doc Run `Job' and return the store with its iterations recorded. A sampler watches the

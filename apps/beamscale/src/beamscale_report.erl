@@ -7,8 +7,34 @@
 -export([write/1, load/1, format_error/1]).
 
 %% @doc Write the summaries and `index.html' of run directory `Dir'; returns the page's path.
+%% A load run directory (`run.json' says `kind: load') gets its own page from its
+%% `summary.json', `samples.csv' and `lcnt.csv'.
 -spec write(file:filename()) -> {ok, file:filename()} | {error, {?MODULE, term()}}.
 write(Dir) ->
+    case run_json(Dir) of
+        {ok, #{<<"kind">> := <<"load">>} = Run} -> write_load(Dir, Run);
+        _ -> write_bench(Dir)
+    end.
+
+write_load(Dir, Run) ->
+    File = filename:join(Dir, "summary.json"),
+    case file:read_file(File) of
+        {ok, Bin} ->
+            case beamscale_json:decode(Bin) of
+                {ok, Summary} when is_map(Summary) ->
+                    Index = filename:join(Dir, "index.html"),
+                    Data = #{run => Run, summary => Summary,
+                             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv")},
+                    ok = beamscale_store:write_file(Index, beamscale_report_load:index(Data)),
+                    {ok, Index};
+                _ -> {error, {?MODULE, {summary_json, File, not_an_object}}}
+            end;
+        {error, Why} -> {error, {?MODULE, {summary_json, File, Why}}}
+    end.
+
+rows(Dir, File) -> beamscale_store:read_rows(filename:join(Dir, File)).
+
+write_bench(Dir) ->
     case load(Dir) of
         {ok, #{run := Run, rows := Rows} = Data} ->
             ok = beamscale_store:write_file(filename:join(Dir, "summary.csv"),
@@ -43,6 +69,8 @@ load(Dir) ->
 -spec format_error(term()) -> iodata().
 format_error({?MODULE, {not_a_run_directory, Dir}}) ->
     io_lib:format("~ts: not a run directory (no measurements.csv)", [Dir]);
+format_error({?MODULE, {summary_json, File, Why}}) ->
+    io_lib:format("~ts: cannot read the load run's summary: ~0tp", [File, Why]);
 format_error({?MODULE, {run_json, File, Why}}) ->
     io_lib:format("~ts: cannot read run.json: ~0tp", [File, Why]).
 

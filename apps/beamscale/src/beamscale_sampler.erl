@@ -7,11 +7,13 @@
 -module(beamscale_sampler).
 
 -export([start/1, watch/2, unwatch/2, set_args/2, stop/1, write_summary/1]).
--export_type([opts/0, sampler/0]).
+-export_type([opts/0, sampler/0, watched/0]).
 
 -type opts() :: #{dir := file:filename(), bench := binary(), env := binary(),
                   interval => pos_integer(), lcnt_top => pos_integer()}.
 -type sampler() :: pid() | none.
+%% A node to watch: a `beamscale_node' handle, or any node on this host with its OS pid.
+-type watched() :: #{node := node(), os_pid := string(), atom() => term()}.
 
 -define(DEFAULT_INTERVAL, 1000).
 -define(LCNT_TOP, 10).
@@ -29,12 +31,12 @@ start(Opts0) ->
     Owner = self(),
     {ok, proc_lib:spawn(fun() -> init(Owner, Opts) end)}.
 
-%% @doc Start sampling these nodes (handles of `beamscale_node').
--spec watch(sampler(), [beamscale_node:handle()]) -> ok.
+%% @doc Start sampling these nodes (handles of `beamscale_node', or nodes with their OS pid).
+-spec watch(sampler(), [watched()]) -> ok.
 watch(Sampler, Handles) -> call(Sampler, {watch, Handles}).
 
 %% @doc Stop sampling these nodes and switch their counters off; call it before stopping them.
--spec unwatch(sampler(), [beamscale_node:handle()]) -> ok.
+-spec unwatch(sampler(), [watched()]) -> ok.
 unwatch(Sampler, Handles) -> call(Sampler, {unwatch, Handles}).
 
 %% @doc The argument set the rows from now on belong to.

@@ -8,8 +8,6 @@
 -export([summary_files/1, escaped/1, renders_in_chromium/1, run_ends_with_report/1,
          not_a_run_dir/1]).
 
--define(CHROMIUM_TIMEOUT_S, 60).
-
 suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [summary_files, escaped, renders_in_chromium, run_ends_with_report, not_a_run_dir].
@@ -68,20 +66,18 @@ renders_in_chromium(Config) ->
         Chromium ->
             Dir = fixture(Config),
             {ok, Index} = beamscale_report:write(Dir),
-            Dom = chromium(Chromium, Config, ["--dump-dom", url(Index)]),
-            Charts = tl(binary:split(Dom, <<"<svg">>, [global])),
+            Dom = beamscale_test_chromium:run(Chromium, Config,
+                                              ["--dump-dom", beamscale_test_chromium:url(Index)]),
+            Charts = beamscale_test_chromium:charts(Dom),
             {ok, Data} = beamscale_report:load(Dir),
             Expected = [length(S) + ideal(K) || {_, Gs} <- beamscale_report_html:graphs(
                                                               maps:get(rows, Data)),
                                                  {_, K, S} <- Gs],
             %% 2 benchmarks: time, speedup, 2 per erl, 2 per flag set.
             ?assertEqual(12, length(Expected)),
-            ?assertEqual(Expected, [series(C) || C <- Charts]),
+            ?assertEqual(Expected, [beamscale_test_chromium:series(C) || C <- Charts]),
             [?assert(binary:match(C, <<"<polyline">>) =/= nomatch) || C <- Charts],
-            Shot = filename:join(?config(priv_dir, Config), "index.png"),
-            _ = chromium(Chromium, Config, ["--screenshot=" ++ Shot, "--window-size=1400,3000",
-                                            url(Index)]),
-            ct:log("screenshot: <a href=\"~ts\">~ts</a>", [Shot, Shot]),
+            Shot = beamscale_test_chromium:screenshot(Chromium, Config, Index),
             ?assert(filelib:file_size(Shot) > 20000)
     end.
 
@@ -115,30 +111,3 @@ not_a_run_dir(Config) ->
 
 ideal(speedup) -> 1;
 ideal(time) -> 0.
-
-series(Chart) ->
-    {match, [N]} = re:run(Chart, "data-series=\"([0-9]+)\"", [{capture, [1], binary}]),
-    Groups = length(binary:matches(Chart, <<"class=\"series\"">>)),
-    ?assertEqual(binary_to_integer(N), Groups),
-    Groups.
-
-url(File) -> "file://" ++ filename:absname(File).
-
-%% Headless Chromium, bounded by coreutils' timeout; as root it needs --no-sandbox.
-chromium(Chromium, Config, Args) ->
-    Profile = filename:join(?config(priv_dir, Config), "chromium-profile"),
-    %% Chromium's complaints (no D-Bus here) go to /dev/null, not into the DOM or the log.
-    Port = open_port({spawn_executable, "/bin/sh"},
-                     [{args, ["-c", "exec \"$@\" 2>/dev/null", "sh", "timeout",
-                              integer_to_list(?CHROMIUM_TIMEOUT_S), Chromium, "--headless",
-                              "--no-sandbox", "--disable-gpu", "--user-data-dir=" ++ Profile
-                              | Args]},
-                      exit_status, binary, use_stdio]),
-    collect(Port, <<>>).
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, <<Acc/binary, D/binary>>);
-        {Port, {exit_status, 0}} -> Acc;
-        {Port, {exit_status, S}} -> ct:fail({chromium_exit, S, Acc})
-    end.

@@ -57,7 +57,7 @@ request(#{bytes := Bytes, status := Want} = Spec, {S, Buf}, Timeout) ->
     end.
 
 gone(S, Result) ->
-    ok = gen_tcp:close(S),
+    ok = beamscale_load_tcp:drop(S),
     case Result of
         ok -> {ok, closed};
         Reason -> {error, Reason, closed}

@@ -33,18 +33,32 @@ csv_row(#{latency := L, session := S} = Row) ->
 ms(Micros) -> Micros / 1000.
 
 %% @doc The run's totals as JSON terms: counts, latency percentiles corrected (from the intended
-%% start) and uncorrected (from the send), session duration and transactions.
+%% start) and uncorrected (from the send), session duration and transactions; the counts of each
+%% load node; and `per_second', the figures of every second (more than `load.csv' holds: the
+%% report's graphs are drawn from it).
 -spec summary(beamscale_load_run:result()) -> beamscale_json:json().
-summary(#{total := T, duration_s := D, stopped := How}) ->
-    Tx = maps:from_list([{atom_to_binary(N), hist(H)} || {{tx, N}, H} <- maps:to_list(T)]),
-    Counts = maps:from_list([{K, maps:get(K, T)} || K <- beamscale_load_metrics:counter_names()]),
-    Counts#{duration_s => D, stopped => How,
-            requests_per_s => maps:get(requests, T) / max(D, 1.0e-9),
-            latency_corrected => hist(maps:get(latency, T)),
-            latency_uncorrected => hist(maps:get(sent, T)),
-            session_duration => hist(maps:get(session, T)), transactions => Tx}.
+summary(#{rows := Rows} = Result) ->
+    (totals(Result))#{per_second => [second(R) || R <- Rows],
+                      load_nodes => [C#{node := atom_to_binary(N)}
+                                     || #{node := N} = C <- maps:get(load_nodes, Result, [])]}.
 
-hist(H) ->
+%% One second: counts, latency corrected and uncorrected, session duration.
+second(#{latency := L, sent := S, session := Sess} = Row) ->
+    Counts = maps:with([t_s, phase, offered_per_s | beamscale_load_metrics:counter_names()], Row),
+    Counts#{latency_corrected => percentiles(L), latency_uncorrected => percentiles(S),
+            session_duration => percentiles(Sess)}.
+
+percentiles(H) ->
     Ps = maps:from_list([{K, ms(beamscale_hist:percentile(H, P))} || {K, P} <- ?PERCENTILES]),
     Ps#{count => beamscale_hist:count(H), mean_ms => ms(beamscale_hist:mean(H)),
         max_ms => ms(beamscale_hist:max(H))}.
+
+totals(#{total := T, duration_s := D, stopped := How}) ->
+    Tx = maps:from_list([{atom_to_binary(N), percentiles(H)}
+                         || {{tx, N}, H} <- maps:to_list(T)]),
+    Counts = maps:from_list([{K, maps:get(K, T)} || K <- beamscale_load_metrics:counter_names()]),
+    Counts#{duration_s => D, stopped => How,
+            requests_per_s => maps:get(requests, T) / max(D, 1.0e-9),
+            latency_corrected => percentiles(maps:get(latency, T)),
+            latency_uncorrected => percentiles(maps:get(sent, T)),
+            session_duration => percentiles(maps:get(session, T)), transactions => Tx}.

@@ -1,6 +1,8 @@
-%% @doc Runs one load: starts the launcher, takes the metrics once a second into a row (handed to
-%% `on_second' for the live view), and stops everything at the end: when every user is done after
-%% the last phase, or at the scenario's hard time limit, whichever comes first.
+%% @doc Runs one load: starts an agent (`beamscale_load_agent': launcher, users, metrics) on each
+%% load node, or one in this node, with an equal share of the arrival rate; merges their
+%% per-second figures into one row a second (handed to `on_second' for the live view), and stops
+%% everything at the end: when every user is done after the last phase, or at the scenario's hard
+%% time limit, whichever comes first.
 -module(beamscale_load_run).
 
 -export([run/3, defaults/0]).
@@ -9,10 +11,15 @@
 -type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
                  atom() => term()}.
 -type result() :: #{rows := [row()], total := beamscale_load_metrics:interval(),
-                    duration_s := float(), stopped := done | time_limit}.
--type opts() :: #{on_second => fun((row()) -> term()), seed => integer()}.
+                    duration_s := float(), stopped := done | time_limit,
+                    load_nodes := [#{node := node(), atom() => non_neg_integer()}]}.
+%% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded.
+-type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
+                  load_nodes => [node()]}.
 
 -define(GRACE_MS, 10000).
+-define(LATE_MS, 2000).
+-define(REMOTE_LEAD_US, 300000).
 
 %% @doc The options' defaults.
 -spec defaults() -> opts().
@@ -34,40 +41,96 @@ run(Scenario, Targets, Opts0) ->
         {error, {?MODULE, not_stopped}}
     end.
 
-control(#{transactions := Tx} = Scenario, Targets, #{seed := Seed} = Opts) ->
-    Ctx = #{metrics => beamscale_load_metrics:new(Tx), targets => Targets},
-    Start = erlang:monotonic_time(),
-    Launcher = beamscale_load_launcher:start_link(Scenario, Ctx, Start,
-                                                  rand:seed_s(exsss, Seed)),
-    St = #{scenario => Scenario, ctx => Ctx, start => Start, launcher => Launcher,
-           opts => Opts, rows => [], total => beamscale_load_metrics:empty(Tx)},
-    tick(1, St).
+control(Scenario, Targets, #{seed := Seed} = Opts) ->
+    Nodes = maps:get(load_nodes, Opts, [node()]),
+    N = length(Nodes),
+    %% Remote agents need a moment to start: every agent starts its clock at the same instant.
+    Lead = case Nodes of [Only] when Only =:= node() -> 0; _ -> ?REMOTE_LEAD_US end,
+    StartUs = erlang:system_time(microsecond) + Lead,
+    Args = #{targets => Targets, cookies => cookies(Targets, Nodes), start_us => StartUs},
+    Agents = maps:from_list(
+               [{element(1, A), {Node, element(2, A)}}
+                || {I, Node} <- lists:zip(lists:seq(1, N), Nodes),
+                   A <- [beamscale_load_agent:start(Node, beamscale_load_agent:share(Scenario,
+                                                                                     I, N),
+                                                    Args#{seed => Seed + I - 1})]]),
+    Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
+    Empty = beamscale_load_metrics:empty(maps:get(transactions, Scenario)),
+    St = #{scenario => Scenario, start => Start, live => Agents, all => Agents, opts => Opts,
+           rows => [], total => Empty, empty => Empty, pending => #{},
+           per_node => maps:from_list([{Node, #{}} || Node <- Nodes])},
+    collect(1, St).
 
-tick(N, #{start := Start, launcher := L, scenario := #{time_limit_s := Limit}} = St) ->
-    Due = Start + erlang:convert_time_unit(N, second, native),
-    Wait = erlang:convert_time_unit(Due - erlang:monotonic_time(), native, millisecond),
-    receive
-        {users_done, L} -> finish(done, row(N, St))
-    after max(Wait, 0) ->
-        St1 = row(N, St),
-        case N >= Limit of
-            true -> finish(time_limit, St1);
-            false -> tick(N + 1, St1)
-        end
+%% The cookies of the node targets, for agents on other nodes.
+cookies(Targets, Nodes) ->
+    case Nodes =:= [node()] of
+        true -> [];
+        false -> [{Node, erlang:get_cookie(Node)} || #{node := Node} <- maps:values(Targets),
+                                                     Node =/= node()]
     end.
 
-row(N, #{ctx := #{metrics := M}, scenario := Sc, opts := #{on_second := On}} = St) ->
-    Interval = beamscale_load_metrics:take(M),
+%% Second `N' is complete when every live agent has reported it, or when it is late by
+%% ?LATE_MS (a load node that hangs does not hold up the rows).
+collect(N, #{live := Live, pending := P} = St) ->
+    Reported = maps:get(N, P, []),
+    case lists:all(fun(A) -> lists:keymember(A, 1, Reported) end, maps:keys(Live)) of
+        true -> second(N, St);
+        false ->
+            Due = maps:get(start, St) + erlang:convert_time_unit(N * 1000 + ?LATE_MS,
+                                                                 millisecond, native),
+            Wait = erlang:convert_time_unit(Due - erlang:monotonic_time(), native, millisecond),
+            receive
+                {Kind, A, K, I} when Kind =:= tick; Kind =:= done ->
+                    St1 = St#{pending := P#{max(K, N) => [{A, I} | maps:get(max(K, N), P, [])]}},
+                    collect(N, case Kind of
+                                   done -> St1#{live := maps:remove(A, Live)};
+                                   tick -> St1
+                               end);
+                {'DOWN', _, process, A, Reason} when is_map_key(A, Live) ->
+                    {Node, _} = maps:get(A, Live),
+                    finish_agents(St),
+                    exit({load_node_down, Node, Reason})
+            after max(Wait, 0) -> second(N, St)
+            end
+    end.
+
+second(N, #{live := Live, scenario := #{time_limit_s := Limit}} = St) ->
+    St1 = row(N, St),
+    if map_size(Live) =:= 0 -> finish(done, St1);
+       N >= Limit -> finish(time_limit, St1);
+       true -> collect(N + 1, St1)
+    end.
+
+row(N, #{scenario := Sc, opts := #{on_second := On}, pending := P, all := All} = St) ->
+    {Reports, P1} = case maps:take(N, P) of
+                        error -> {[], P};
+                        Taken -> Taken
+                    end,
+    Interval = lists:foldl(fun({_, I}, Acc) -> beamscale_load_metrics:merge(Acc, I) end,
+                           maps:get(empty, St), Reports),
     {Phase, Offered} = case beamscale_load_scenario:phase_at(Sc, N - 0.5) of
                            drain -> {drain, 0.0};
                            #{name := Name, rate := Rate} -> {Name, Rate}
                        end,
     Row = Interval#{t_s => N, phase => Phase, offered_per_s => Offered},
     _ = On(Row),
-    #{rows := Rows, total := Total} = St,
-    St#{rows := [Row | Rows], total := beamscale_load_metrics:merge(Total, Interval)}.
+    #{rows := Rows, total := Total, per_node := PerNode} = St,
+    PerNode1 = lists:foldl(fun({A, I}, Acc) ->
+                                   {Node, _} = maps:get(A, All),
+                                   maps:update_with(Node, fun(C) -> add_counts(C, I) end, Acc)
+                           end, PerNode, Reports),
+    St#{rows := [Row | Rows], total := beamscale_load_metrics:merge(Total, Interval),
+        pending := P1, per_node := PerNode1}.
 
-finish(How, #{launcher := L, start := Start, rows := Rows, total := Total}) ->
-    ok = beamscale_load_launcher:stop(L),
+add_counts(Counts, Interval) ->
+    lists:foldl(fun(K, Acc) -> Acc#{K => maps:get(K, Acc, 0) + maps:get(K, Interval)} end,
+                Counts, beamscale_load_metrics:counter_names()).
+
+finish(How, #{start := Start, rows := Rows, total := Total, per_node := PerNode} = St) ->
+    finish_agents(St),
     Secs = erlang:convert_time_unit(erlang:monotonic_time() - Start, native, microsecond) / 1.0e6,
-    #{rows => lists:reverse(Rows), total => Total, duration_s => Secs, stopped => How}.
+    #{rows => lists:reverse(Rows), total => Total, duration_s => Secs, stopped => How,
+      load_nodes => [C#{node => Node} || {Node, C} <- maps:to_list(PerNode)]}.
+
+finish_agents(#{live := Live}) ->
+    maps:foreach(fun(Pid, {_, Ref}) -> beamscale_load_agent:stop({Pid, Ref}) end, Live).

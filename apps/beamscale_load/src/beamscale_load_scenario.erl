@@ -19,11 +19,11 @@
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
                       phases := [phase()], sessions := [session()], drain_s := number(),
                       time_limit_s := number(), transactions := [atom()],
-                      sample => [atom()]}.
+                      sample := [atom()], load_nodes := non_neg_integer()}.
 
 -define(DEFAULT_TIMEOUT_MS, 5000).
 -define(DEFAULT_DRAIN_S, 10).
--define(KEYS, [targets, phases, sessions, drain_s, time_limit_s]).
+-define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes]).
 
 %% @doc The request kinds built in: the step name and the module behind it.
 -spec kinds() -> #{atom() => module()}.
@@ -51,9 +51,13 @@ check(File, Entries) ->
         Drain = with_default(Get(drain_s), ?DEFAULT_DRAIN_S, fun seconds/1),
         Run = lists:sum([D || #{duration_s := D} <- Phases]),
         Limit = with_default(Get(time_limit_s), Run + Drain, fun seconds/1),
+        Sample = with_default(Get(sample), default_sample(Targets),
+                              fun(S) -> sample(S, Targets) end),
+        LoadNodes = with_default(Get(load_nodes), 0, fun load_nodes/1),
         {ok, #{file => File, targets => Targets, phases => Phases, sessions => Sessions,
                drain_s => Drain, time_limit_s => Limit,
-               transactions => lists:usort(transactions(Sessions))}}
+               transactions => lists:usort(transactions(Sessions)),
+               sample => Sample, load_nodes => LoadNodes}}
     catch
         throw:{Entry, Path, Msg} -> {error, {?MODULE, where(File, Entry, Path, Msg)}}
     end.
@@ -252,6 +256,20 @@ tx(Steps) ->
                      ({loop, _, S}) -> tx(S);
                      (_) -> []
                   end, Steps).
+
+%% Every node target (started or existing) is sampled unless the scenario says which.
+default_sample(Targets) ->
+    lists:sort([N || {N, T} <- maps:to_list(Targets), not is_map_key(host, T)]).
+
+sample(L, Targets) when is_list(L) ->
+    [bad([], io_lib:format("unknown target ~0tp", [N])) || N <- L, not is_map_key(N, Targets)],
+    lists:usort(L);
+sample(_, _) -> bad([], "expected a list of target names").
+
+load_nodes(N) when is_integer(N), N >= 0 -> N;
+load_nodes(Hosts) when is_list(Hosts) -> bad([], "not supported here: loopback only "
+                                                 "(give a number of local load nodes)");
+load_nodes(_) -> bad([], "expected a number of load nodes (0: none, users run in beamscale)").
 
 seconds(S) when is_number(S), S >= 0 -> S;
 seconds(_) -> bad([], "expected a number of seconds").

@@ -3,14 +3,17 @@
 -module(beamscale_load_tcp).
 -behaviour(beamscale_load_request).
 
--export([check/2, connect/1, request/3, close/1, recv_more/3, deadline/1]).
+-export([check/2, connect/1, request/3, close/1, recv_more/3, deadline/1, drop/1]).
 -export_type([conn/0]).
 
 %% A socket and the bytes received but not yet used.
 -type conn() :: {gen_tcp:socket(), binary()}.
 
 -define(CONNECT_TIMEOUT, 5000).
--define(SOCKET_OPTS, [binary, {active, false}, {nodelay, true}, {packet, raw}]).
+%% Active: replies arrive as messages, with no call into the socket per read (measured cheaper
+%% than passive gen_tcp:recv/3 on the hot path; bench/load_http_vs_tsung_wrk.sh). Only the
+%% user that opened the socket gets them, and it reads them only while it waits for a reply.
+-define(SOCKET_OPTS, [binary, {active, true}, {nodelay, true}, {packet, raw}]).
 
 %% @doc `#{send => Bytes, reply => {length, N} | {until, Delimiter} | none}' against host:port.
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
@@ -73,9 +76,11 @@ more(Reply, S, Buf, Deadline) ->
 -spec recv_more(gen_tcp:socket(), binary(), integer()) -> {ok, binary()} | {error, term()}.
 recv_more(S, Buf, Deadline) ->
     Left = Deadline - erlang:monotonic_time(millisecond),
-    case gen_tcp:recv(S, 0, max(Left, 0)) of
-        {ok, Data} -> {ok, <<Buf/binary, Data/binary>>};
-        {error, _} = Error -> Error
+    receive
+        {tcp, S, Data} -> {ok, <<Buf/binary, Data/binary>>};
+        {tcp_closed, S} -> {error, closed};
+        {tcp_error, S, Reason} -> {error, Reason}
+    after max(Left, 0) -> {error, timeout}
     end.
 
 %% @doc The monotonic time (ms) a request of `Timeout' ms started now must end by.
@@ -84,9 +89,23 @@ deadline(Timeout) -> erlang:monotonic_time(millisecond) + Timeout.
 
 %% A failed or timed-out exchange leaves the stream in an unknown state: drop the connection.
 gone(S, Reason) ->
-    ok = gen_tcp:close(S),
+    ok = drop(S),
     {error, Reason, closed}.
 
 %% @doc Close the user's connection.
 -spec close(conn()) -> ok.
-close({S, _}) -> gen_tcp:close(S).
+close({S, _}) -> drop(S).
+
+%% @doc Close a socket and drop what it delivered but nobody read.
+-spec drop(gen_tcp:socket()) -> ok.
+drop(S) ->
+    ok = gen_tcp:close(S),
+    flush(S).
+
+flush(S) ->
+    receive
+        {tcp, S, _} -> flush(S);
+        {tcp_closed, S} -> flush(S);
+        {tcp_error, S, _} -> flush(S)
+    after 0 -> ok
+    end.

@@ -42,13 +42,16 @@ step({think, Dist}, #{base := Base, rand := R0} = St) ->
     Next = Base + erlang:convert_time_unit(round(Ms * 1000), microsecond, native),
     wait_until(Next),
     St#{base := Next, intended := Next, rand := R1};
-step({loop, N, Steps}, St) ->
-    lists:foldl(fun(_, S) -> steps(Steps, S) end, St, lists:seq(1, N));
+step({loop, N, Steps}, St) -> loop(N, Steps, St);
 step({transaction, Name, Steps}, #{ctx := #{metrics := M}} = St) ->
     Start = min(maps:get(intended, St), erlang:monotonic_time()),
     St1 = steps(Steps, St),
     beamscale_load_metrics:record(M, {tx, Name}, erlang:monotonic_time() - Start),
     St1.
+
+%% A counter, not a list of N elements: a loop may run "forever" until the time limit.
+loop(0, _Steps, St) -> St;
+loop(N, Steps, St) -> loop(N - 1, Steps, steps(Steps, St)).
 
 %% Replies (also error statuses) and timeouts are latencies; a failure to connect or send is not.
 outcome(M, {ok, Conn}, Corrected, Sent) ->

@@ -25,6 +25,13 @@ good_test() ->
      {loop, 2, [{request, beamscale_load_http, web, #{bytes := Bytes}, 5000}]}] = Steps,
     ?assertMatch(<<"GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\n", _/binary>>, Bytes).
 
+%% Node targets are sampled by default, host:port ones have no node; load nodes default to 0.
+sample_and_load_nodes_test() ->
+    Sess = "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n",
+    {ok, #{sample := [sut], load_nodes := 0}} = check(?TARGETS ++ ?PHASES ++ Sess),
+    {ok, #{sample := [], load_nodes := 3}} =
+        check(?TARGETS ++ ?PHASES ++ Sess ++ "{sample, []}.\n{load_nodes, 3}.\n").
+
 interarrival_test() ->
     {ok, #{phases := [#{rate := R}]}} =
         check("{targets, [{t, #{node => n@h}}]}.\n{phases, [{p, #{duration_s => 1, "
@@ -45,9 +52,14 @@ errors_test_() ->
                    check(?TARGETS ++ ?PHASES ++
                          "{sessions, [{s, #{steps => [{http, #{target => sut}}]}}]}.\n")),
      ?_assertEqual({error, "s.scenario:4: unknown key (known: targets, phases, sessions, "
-                           "drain_s, time_limit_s)"},
+                           "drain_s, time_limit_s, sample, load_nodes)"},
                    check(?TARGETS ++ ?PHASES ++ "{sesions, []}.\n")),
      ?_assertEqual({error, "s.scenario:0: key sessions: missing"}, check(?TARGETS ++ ?PHASES)),
+     ?_assertEqual({error, "s.scenario:5: key sample: unknown target nope"},
+                   check(?TARGETS ++ ?PHASES ++ Sess ++ "{sample, [sut, nope]}.\n")),
+     ?_assertEqual({error, "s.scenario:5: key load_nodes: not supported here: loopback only "
+                           "(give a number of local load nodes)"},
+                   check(?TARGETS ++ ?PHASES ++ Sess ++ "{load_nodes, [\"h1\"]}.\n")),
      ?_assertEqual({error, "s.scenario:1: key targets.web.address: expected \"host:port\""},
                    check("{targets, [{web, #{address => \"nohost\"}}]}.\n" ++ ?PHASES ++ Sess))].
 

@@ -1,0 +1,39 @@
+%% @doc Load nodes: peers on 127.0.0.1 (`beamscale_node') that run a share of a load run's users,
+%% with the load generator's code (apps beamscale_load and beamscale_stats) loaded as binaries.
+%% Remote hosts are not supported: the project drives loopback only.
+-module(beamscale_load_nodes).
+
+-export([start/1, stop/1]).
+
+-define(LOAD_TIMEOUT, 30000).
+%% Load nodes share the host with the target: their idle schedulers must not spin.
+-define(FLAGS, "+sbwt none +sbwtdcpu none +sbwtdio none").
+
+%% @doc Start `N' load nodes with this node's emulator; on an error, those started are stopped.
+-spec start(non_neg_integer()) -> {ok, [beamscale_node:handle()]} | {error, term()}.
+start(N) -> start(N, code(), []).
+
+start(0, _Code, Acc) -> {ok, lists:reverse(Acc)};
+start(N, Code, Acc) ->
+    Spec = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => ?FLAGS,
+             schedulers => erlang:system_info(logical_processors)},
+    case beamscale_node:start("load" ++ integer_to_list(N), Spec) of
+        {ok, #{node := Node} = H} ->
+            try [{module, M} = erpc:call(Node, code, load_binary, [M, F, B], ?LOAD_TIMEOUT)
+                 || {M, F, B} <- Code] of
+                _ -> start(N - 1, Code, [H | Acc])
+            catch Class:Reason ->
+                    stop([H | Acc]),
+                    {error, {load_node_code, Class, Reason}}
+            end;
+        {error, Reason} ->
+            stop(Acc),
+            {error, Reason}
+    end.
+
+%% @doc Stop load nodes (killed by OS pid if they do not go).
+-spec stop([beamscale_node:handle()]) -> ok.
+stop(Handles) -> lists:foreach(fun beamscale_node:stop/1, Handles).
+
+code() ->
+    lists:append([beamscale_executor:app_code(A) || A <- [beamscale_stats, beamscale_load]]).

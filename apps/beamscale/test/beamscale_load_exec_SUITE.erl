@@ -1,0 +1,133 @@
+%% A load run end to end (`beamscale_load_exec'): the target node sampled into samples.csv, the
+%% run directory and its index.html rendered by headless Chromium, `beamscale report' on it, and
+%% the load split over two load nodes whose figures are merged.
+-module(beamscale_load_exec_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([sampled_run_and_report/1, two_load_nodes/1, load_node_time_limit/1]).
+
+suite() -> [{timetrap, {minutes, 3}}].
+
+all() -> [sampled_run_and_report, two_load_nodes, load_node_time_limit].
+
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+scenario(Config, Text) ->
+    File = filename:join(?config(priv_dir, Config), "test.scenario"),
+    ok = file:write_file(File, Text),
+    {ok, S} = beamscale_load_scenario:load(File),
+    S.
+
+%% A node beamscale starts (sampled) and a host:port server (nothing to sample).
+sampled_run_and_report(Config) ->
+    {ok, Srv} = beamscale_target_http:start(#{}),
+    Port = beamscale_target_http:port(Srv),
+    Dir = filename:join(?config(priv_dir, Config), "run"),
+    try
+        S = scenario(Config, io_lib:format(
+            "{targets, [{sut, #{start => #{init => {beamscale_target_echo, noop, []}}}},\n"
+            "           {web, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{one, #{duration_s => 1, rate => 20}}, {two, #{duration_s => 2, "
+            "rate => 40}}]}.\n"
+            "{sessions, [{s, #{steps => [{loop, 3, [{rpc, #{target => sut, call => "
+            "{beamscale_target_echo, work, [2000]}}}, {http, #{target => web}}, "
+            "{think, 20}]}]}}]}.\n{drain_s, 2}.\n", [Port])),
+        {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 7}),
+        Samples = beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
+        Ok = [R || #{status := <<"ok">>} = R <- Samples],
+        ?assert(length(Ok) >= 3),
+        ?assertEqual([<<"bs_sut">>], lists:usort([binary:part(N, 0, 6) || #{node := N} <- Ok])),
+        Phases = lists:usort([A || #{args := A} <- Ok]),
+        ?assert(lists:member(<<"one">>, Phases) andalso lists:member(<<"two">>, Phases)),
+        ?assert(length(beamscale_store:read_rows(filename:join(Dir, "load.csv"))) >= 3),
+        {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+        ?assertMatch({_, _}, binary:match(Html, <<"is host:port: no node to sample">>)),
+        %% The report is rebuilt from the stored files alone, the same.
+        ?assertEqual(0, beamscale_cli:dispatch(["report", Dir])),
+        ?assertEqual({ok, Html}, file:read_file(filename:join(Dir, "index.html"))),
+        renders(Config, Dir)
+    after
+        beamscale_target_http:stop(Srv)
+    end.
+
+%% Every chart draws its series: the load charts, then CPU (OS CPU, utilisation, busy-wait of
+%% the one node) and the 7 msacc states.
+renders(Config, Dir) ->
+    case os:find_executable("chromium") of
+        false -> ct:fail("chromium not installed (scripts/install-deps.sh installs it)");
+        Chromium ->
+            Index = filename:join(Dir, "index.html"),
+            Dom = beamscale_test_chromium:run(Chromium, Config,
+                                              ["--dump-dom", beamscale_test_chromium:url(Index)]),
+            {ok, Json} = file:read_file(filename:join(Dir, "summary.json")),
+            {ok, Summary} = beamscale_json:decode(Json),
+            Expected = [length(Series)
+                        || {_, _, _, Series} <- beamscale_report_load:graphs(Summary)] ++ [3, 7],
+            ?assertEqual([5, 3, 3, 1, 2, 3, 7], Expected),
+            Charts = beamscale_test_chromium:charts(Dom),
+            ?assertEqual(Expected, [beamscale_test_chromium:series(C) || C <- Charts]),
+            [?assert(binary:match(C, [<<"<polyline">>, <<"<rect x">>]) =/= nomatch)
+             || C <- Charts],
+            Shot = beamscale_test_chromium:screenshot(Chromium, Config, Index),
+            ?assert(filelib:file_size(Shot) > 20000)
+    end.
+
+%% 2 load nodes share 100 users/s for 3 s against an rpc echo node: the total offered rate is
+%% reached, the rows are the merge of both nodes' figures, and the load nodes are gone after.
+two_load_nodes(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "two"),
+    S = scenario(Config,
+                 "{targets, [{sut, #{start => #{}}}]}.\n"
+                 "{phases, [{p, #{duration_s => 3, rate => 100}}]}.\n"
+                 "{sessions, [{s, #{steps => [{loop, 5, [{rpc, #{call => "
+                 "{beamscale_target_echo, echo, [x]}}}]}]}}]}.\n"
+                 "{load_nodes, 2}.\n{sample, []}.\n{drain_s, 3}.\n"),
+    {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 3}),
+    {ok, Json} = file:read_file(filename:join(Dir, "summary.json")),
+    {ok, Sum} = beamscale_json:decode(Json),
+    #{<<"sessions_started">> := Started, <<"sessions_done">> := Done,
+      <<"requests">> := Req, <<"errors">> := 0, <<"load_nodes">> := Nodes} = Sum,
+    ct:pal("started ~b sessions (offered 300), per node ~p", [Started, Nodes]),
+    ?assert(Started > 240 andalso Started < 360),
+    ?assertEqual(Started, Done),
+    ?assertEqual(5 * Done, Req),
+    ?assertEqual(2, length(Nodes)),
+    Me = atom_to_binary(node()),
+    [?assertNotEqual(Me, N) || #{<<"node">> := N} <- Nodes],
+    [?assert(maps:get(<<"sessions_started">>, N) > 80) || N <- Nodes],
+    [?assertEqual(maps:get(K, Sum), lists:sum([maps:get(K, N) || N <- Nodes]))
+     || K <- [<<"sessions_started">>, <<"sessions_done">>, <<"requests">>]],
+    %% The rows are the merged figures: their counts add up to the totals.
+    Rows = maps:get(<<"per_second">>, Sum),
+    ?assertEqual(Req, lists:sum([maps:get(<<"requests">>, R) || R <- Rows])),
+    ?assertEqual(Req, maps:get(<<"count">>, maps:get(<<"latency_corrected">>, Sum))),
+    {ok, Run} = beamscale_json:decode(element(2, file:read_file(filename:join(Dir, "run.json")))),
+    ?assertEqual(2, length(maps:get(<<"load_nodes">>, Run))),
+    [?assertNot(lists:member(binary_to_atom(N), nodes())) || #{<<"node">> := N} <- Nodes].
+
+%% Users that would think for a minute on a load node are stopped at the hard limit, and the load
+%% node is gone after (no longer registered with epmd).
+load_node_time_limit(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "limit"),
+    S = scenario(Config,
+                 "{targets, [{sut, #{start => #{}}}]}.\n"
+                 "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
+                 "{sessions, [{s, #{steps => [{rpc, #{call => {erlang, node, []}}}, "
+                 "{think, 60000}]}}]}.\n{load_nodes, 1}.\n{time_limit_s, 2}.\n"),
+    T0 = erlang:monotonic_time(millisecond),
+    {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true}),
+    ?assert(erlang:monotonic_time(millisecond) - T0 < 30000),
+    {ok, Sum} = beamscale_json:decode(element(2, file:read_file(filename:join(Dir,
+                                                                              "summary.json")))),
+    ?assertMatch(#{<<"stopped">> := <<"time_limit">>, <<"sessions_done">> := 0}, Sum),
+    ?assert(maps:get(<<"requests">>, Sum) > 5),
+    [#{<<"node">> := Node}] = maps:get(<<"load_nodes">>, Sum),
+    [Name, _] = binary:split(Node, <<"@">>),
+    {ok, Names} = net_adm:names({127, 0, 0, 1}),
+    ?assertNot(lists:keymember(binary_to_list(Name), 1, Names)).

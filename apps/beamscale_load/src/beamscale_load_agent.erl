@@ -1,0 +1,75 @@
+%% @doc One share of a load run, on one node (beamscale's own or a load node): its own launcher,
+%% users and metrics, and once a second the interval's figures (counts and histogram snapshots,
+%% plain terms) sent to the controller, which merges every agent's into one row. The agent ends
+%% when its users are done, when told to stop, or when the controller goes.
+-module(beamscale_load_agent).
+
+-export([start/3, stop/1, share/3, init/1]).
+-export_type([report/0]).
+
+%% What an agent sends: second `N''s figures; `done' ends its reports.
+-type report() :: {tick | done, pid(), pos_integer(), beamscale_load_metrics:interval()}.
+
+-define(STOP_TIMEOUT, 10000).
+
+%% @doc Start an agent on `Node' for scenario share `Scenario' (see `share/3'), starting at
+%% system time `StartUs' (microseconds, the same clock on every node of the host). `Cookies' are
+%% those of the node targets, so that a load node can reach them. Returns the agent, monitored.
+-spec start(node(), beamscale_load_scenario:scenario(),
+            #{targets := #{atom() => map()}, cookies := [{node(), atom()}],
+              start_us := integer(), seed := integer()}) -> {pid(), reference()}.
+start(Node, Scenario, Args) ->
+    spawn_monitor(Node, ?MODULE, init, [Args#{controller => self(), scenario => Scenario}]).
+
+%% @doc Stop an agent (its users are killed, its figures since the last report dropped).
+-spec stop({pid(), reference()}) -> ok.
+stop({Pid, Ref}) ->
+    Pid ! stop,
+    receive {'DOWN', Ref, process, Pid, _} -> ok
+    after ?STOP_TIMEOUT -> exit(Pid, kill), demonitor(Ref, [flush]), ok
+    end.
+
+%% @doc Share `I' of `N' of a scenario: every phase's rate divided by `N', `max_users' split
+%% (the remainder to the first shares), so the shares together offer the whole load.
+-spec share(beamscale_load_scenario:scenario(), pos_integer(), pos_integer()) ->
+    beamscale_load_scenario:scenario().
+share(#{phases := Phases} = Scenario, I, N) ->
+    Scenario#{phases := [P#{rate := R / N, max_users := split(Max, I, N)}
+                         || #{rate := R, max_users := Max} = P <- Phases]}.
+
+split(infinity, _I, _N) -> infinity;
+split(Max, I, N) when I =< Max rem N -> Max div N + 1;
+split(Max, _I, N) -> max(Max div N, 0).
+
+%% @doc The agent process (spawned by `start/3').
+-spec init(map()) -> ok.
+init(#{controller := C, scenario := #{transactions := Tx} = Scenario, targets := Targets,
+       cookies := Cookies, start_us := StartUs, seed := Seed}) ->
+    CRef = monitor(process, C),
+    [connect(Node, Cookie) || {Node, Cookie} <- Cookies],
+    Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
+    Metrics = beamscale_load_metrics:new(Tx),
+    Ctx = #{metrics => Metrics, targets => Targets},
+    L = beamscale_load_launcher:start_link(Scenario, Ctx, Start, rand:seed_s(exsss, Seed)),
+    tick(1, #{controller => C, cref => CRef, start => Start, launcher => L, metrics => Metrics}).
+
+connect(Node, _Cookie) when Node =:= node() -> ok;
+connect(Node, Cookie) ->
+    true = erlang:set_cookie(Node, Cookie),
+    _ = net_kernel:connect_node(Node),
+    ok.
+
+tick(N, #{controller := C, cref := CRef, start := Start, launcher := L, metrics := M} = St) ->
+    Due = Start + erlang:convert_time_unit(N, second, native),
+    Wait = erlang:convert_time_unit(Due - erlang:monotonic_time(), native, millisecond),
+    receive
+        {users_done, L} ->
+            C ! {done, self(), N, beamscale_load_metrics:take(M)},
+            ok = beamscale_load_launcher:stop(L);
+        {arrivals_done, L} -> tick(N, St);
+        stop -> beamscale_load_launcher:stop(L);
+        {'DOWN', CRef, process, _, _} -> beamscale_load_launcher:stop(L)
+    after max(Wait, 0) ->
+        C ! {tick, self(), N, beamscale_load_metrics:take(M)},
+        tick(N + 1, St)
+    end.
