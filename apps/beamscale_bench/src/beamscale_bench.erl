@@ -25,7 +25,8 @@
 
 -define(PREFIX, "beamscale_bench_").
 %% Modules of this app that share the prefix but are not benchmarks.
--define(NOT_BENCHMARKS, [beamscale_bench_runner, beamscale_bench_capture, beamscale_bench_probe]).
+-define(NOT_BENCHMARKS, [beamscale_bench_runner, beamscale_bench_capture, beamscale_bench_probe,
+                         beamscale_bench_util]).
 
 %% @doc The built-in benchmarks as `{Name, Module}', sorted by name.
 -spec builtin() -> [{atom(), module()}].
