@@ -15,8 +15,8 @@
 bench_args(Version, _Conf) ->
     case available() of
         true ->
-            [beamscale_bench_util:sized(Version, {[[erts], [syntax_tools]],
-                                                  [[erts, kernel, stdlib], [compiler]],
+            [beamscale_bench_util:sized(Version, {[[erts], [runtime_tools]],
+                                                  [[erts, kernel, stdlib], [syntax_tools]],
                                                   [[erts, kernel, stdlib, compiler, crypto],
                                                    [tools, syntax_tools, ssh]]})];
         false -> []
