@@ -10,9 +10,9 @@
 info() ->
     #{name => "run", summary => "run benchmarks across runtime environments",
       usage => "beamscale run [--config FILE | --preset NAME] [OPTIONS]",
-      details => "Without --config or --preset the embedded default runs: every benchmark, short, schedulers "
-                 "1..cores,\n3 iterations. Options override the file. Rerun the same command "
-                 "(same --name) to\ncontinue an interrupted run.",
+      details => "Without --config or --preset the embedded default runs: every benchmark, "
+                 "short,\nschedulers 1..cores, 3 iterations. Options override the file or preset. "
+                 "Rerun the\nsame command (same --name) to continue an interrupted run.",
       options => [
           {config, "--config", string, "the run configuration (docs/config.md)"},
           {preset, "--preset", string, "a built-in configuration instead of a file: quick"},
@@ -67,7 +67,8 @@ term(K, V) when K =:= version; K =:= sweep -> list_to_atom(V);
 term(K, V) when K =:= schedulers; K =:= nodes -> counts(V);
 term(_K, V) -> V.
 
-%% "all", "1..8" or "1,2,4" ("1,all": one and all); anything else is passed on as text for the config check to refuse.
+%% "all", "1..8" or "1,2,4" ("1,all": one and all); anything else is passed on as text for the
+%% config check to refuse.
 counts("all") -> all;
 counts(Text) ->
     case string:split(Text, "..") of

@@ -29,7 +29,7 @@ synthetic_sanity(Config) ->
     Rows = beamscale_store:measurements(Dir),
     ?assertEqual(lists:usort([atom_to_binary(B) || B <- Benchmarks]),
                  lists:usort([B || #{benchmark := B} <- Rows])),
-    no_strays().
+    beamscale_test_cli:no_strays().
 
 %% orbit_int on one node and on two: the same orbit sizes, so the sanity check passes across
 %% the node counts.
@@ -40,7 +40,7 @@ orbit_two_nodes(Config) ->
     Rows = beamscale_store:measurements(Dir),
     ?assertEqual([<<"1">>, <<"2">>], lists:usort([N || #{nodes := N} <- Rows])),
     ?assertEqual(4, length(Rows)),
-    no_strays().
+    beamscale_test_cli:no_strays().
 
 %% Given a peer, orbit_int puts workers there: the peer does a large part of the work.
 orbit_uses_peer(_Config) ->
@@ -93,11 +93,3 @@ run(Config, Name, Settings) ->
 reductions(Node) ->
     {Total, _} = erpc:call(Node, erlang, statistics, [reductions]),
     Total.
-
-no_strays() ->
-    Cookie = atom_to_list(erlang:get_cookie()),
-    Beams = [Cmd || P <- filelib:wildcard("[0-9]*", "/proc"),
-                    {ok, Bin} <- [file:read_file("/proc/" ++ P ++ "/cmdline")],
-                    Cmd <- [binary_to_list(binary:replace(Bin, <<0>>, <<" ">>, [global]))],
-                    string:find(Cmd, "beam.smp") =/= nomatch],
-    ?assertEqual([], [C || C <- Beams, string:find(C, Cookie) =/= nomatch]).
