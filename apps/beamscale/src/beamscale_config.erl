@@ -71,7 +71,7 @@ check(schedulers, all) -> {ok, lists:seq(1, logical_cores())};
 check(schedulers, L) when is_list(L) ->
     %% `all' in a list is the number of logical cores: [1, all] is one scheduler and all.
     counts([case N of all -> logical_cores(); _ -> N end || N <- L],
-           "a list of counts (all: the logical cores), {From, To} or all");
+           "a list of counts, {From, To} or all");
 check(schedulers, V) -> counts(V, "a list of counts, {From, To} or all");
 check(nodes, V) -> counts(V, "a list of node counts or {From, To}");
 check(erls, V) -> aliases(V, fun is_string/1, "{Alias, \"path/to/erl\"}");

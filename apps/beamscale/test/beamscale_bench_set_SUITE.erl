@@ -69,7 +69,11 @@ quick_preset(_Config) ->
       schedulers := Schedulers} = Conf,
     ?assertEqual(lists:usort([1, beamscale_config:logical_cores()]), Schedulers),
     ?assert(lists:member(orbit_int, Benchmarks)),
-    ?assertNot(lists:member(dialyzer_bench, Benchmarks)).
+    ?assertNot(lists:member(dialyzer_bench, Benchmarks)),
+    %% The option `--schedulers 1,all' says the same on the command line.
+    Overrides = beamscale_cmd_run:overrides(#{schedulers => "1,all", iterations => 2}),
+    {ok, #{schedulers := Schedulers, iterations := 2}} =
+        beamscale_config:load({preset, "quick"}, Overrides).
 
 %% An unknown preset: one line naming the option, exit code 2.
 unknown_preset(_Config) ->
