@@ -18,7 +18,7 @@ info() ->
           {preset, "--preset", string, "a built-in configuration instead of a file: quick"},
           {benchmarks, "--bench", {list, string}, "benchmarks to run (comma-separated, or all)"},
           {version, "--version", string, "short, intermediate or long"},
-          {schedulers, "--schedulers", string, "scheduler counts: 1,2,4 or 1..8 or all"},
+          {schedulers, "--schedulers", string, "scheduler counts: 1,2,4 or 1..8 or all or 1,all"},
           {nodes, "--nodes", string, "node counts: 1,2 or 1..4 (nodes in all)"},
           {iterations, "--iterations", integer, "timed iterations per argument set"},
           {warmups, "--warmups", integer, "untimed runs before the timed ones"},

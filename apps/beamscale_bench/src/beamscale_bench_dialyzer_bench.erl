@@ -37,8 +37,8 @@ run([PltApps, _Apps | _], _Peers, Conf) ->
     case available() of
         true ->
             Plt = plt_file(Conf),
-            [] = dialyzer:run([{analysis_type, plt_build}, {files_rec, ebins(PltApps)},
-                               {output_plt, Plt}]),
+            _ = dialyzer:run([{analysis_type, plt_build}, {files_rec, ebins(PltApps)},
+                              {output_plt, Plt}]),
             {ok, [{files, Files}]} = dialyzer:plt_info(Plt),
             io:format("dialyzer_bench: PLT of ~w has ~b modules~n", [PltApps, length(Files)]),
             {{continue, build_plt}, {plt, Plt}};

@@ -37,7 +37,7 @@ run([Par, Gens, N, W | _], Peers, _Conf) ->
                             fun() -> worker_start(Job) end) || I <- lists:seq(0, W - 1)]),
     _ = [Pid ! {workers, Workers} || Pid <- tuple_to_list(Workers)],
     element(owner(0, W) + 1, Workers) ! {seed, 0},
-    _Rounds = rounds(Workers, 1),
+    ok = rounds(Workers, 1),
     Sizes = [ask_size(Pid) || Pid <- tuple_to_list(Workers)],
     io:format("orbit_int: space ~b, ~b generators, orbit size ~b~n",
               [N, length(generators(Gens)), lists:sum(Sizes)]).
@@ -66,12 +66,12 @@ owner(X, W) -> erlang:phash2(X, W).
 
 %%% The master
 
-%% Start rounds until one finds nothing new; the number of rounds.
+%% Start rounds until one finds nothing new.
 rounds(Workers, R) ->
     _ = [Pid ! {round, R} || Pid <- tuple_to_list(Workers)],
     New = lists:sum([receive {found, R, Pid, K} -> K end || Pid <- tuple_to_list(Workers)]),
     case New of
-        0 -> R;
+        0 -> ok;
         _ -> rounds(Workers, R + 1)
     end.
 
