@@ -10,7 +10,7 @@
 -spec bench_args(beamscale_bench:version(), beamscale_bench:conf()) -> [beamscale_bench:args()].
 bench_args(Version, Conf) ->
     {PerCore, Messages, Length} =
-        beamscale_bench_util:sized(Version, {{16, 500, 20}, {64, 2000, 50}, {256, 4000, 100}}),
+        beamscale_bench_util:sized(Version, {{16, 500, 20}, {64, 2000, 50}, {128, 8000, 20}}),
     [[PerCore * beamscale_bench_util:cores(Conf), Messages, Length]].
 
 %% @doc Prints the messages delivered and the sum of all their elements (message elements of
