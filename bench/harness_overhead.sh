@@ -7,8 +7,8 @@
 set -e
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-rounds=${1:-6}
-iterations=${2:-3}
+rounds=${1:-10}
+iterations=${2:-2}
 bench=${3:-mbrot}
 version=${4:-intermediate}
 schedulers=${5:-2}

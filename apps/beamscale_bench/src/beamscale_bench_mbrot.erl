@@ -15,8 +15,8 @@
 %% @doc `[Width, Height]': one row per worker, rows scaled with the logical cores.
 -spec bench_args(beamscale_bench:version(), beamscale_bench:conf()) -> [beamscale_bench:args()].
 bench_args(Version, Conf) ->
-    {Width, RowsPerCore} = beamscale_bench_util:sized(Version, {{320, 64}, {1000, 256},
-                                                                {3000, 1024}}),
+    {Width, RowsPerCore} = beamscale_bench_util:sized(Version, {{320, 64}, {1600, 512},
+                                                                {4000, 2048}}),
     [[Width, RowsPerCore * beamscale_bench_util:cores(Conf)]].
 
 %% @doc Prints how many of the `Width * Height' points are in the set.
