@@ -5,6 +5,7 @@
 #   bench/sampler_overhead.sh [ROUNDS] [ITERATIONS] [BENCH] [VERSION]
 set -e
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 rounds=${1:-4}
 iterations=${2:-10}
 bench=${3:-big}
@@ -23,8 +24,6 @@ while [ "$i" -le "$rounds" ]; do
     run "off$i" "--no-sample" off
     i=$((i + 1))
 done
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END {
-    if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 on=$(median "$out/on.txt")
 off=$(median "$out/off.txt")
 n=$(wc -l < "$out/on.txt")

@@ -9,15 +9,16 @@
 -spec info() -> beamscale_cmd:info().
 info() ->
     #{name => "run", summary => "run benchmarks across runtime environments",
-      usage => "beamscale run [--config FILE] [OPTIONS]",
-      details => "Without --config the embedded default runs: every benchmark, short, schedulers "
-                 "1..cores,\n3 iterations. Options override the file. Rerun the same command "
-                 "(same --name) to\ncontinue an interrupted run.",
+      usage => "beamscale run [--config FILE | --preset NAME] [OPTIONS]",
+      details => "Without --config or --preset the embedded default runs: every benchmark, "
+                 "short,\nschedulers 1..cores, 3 iterations. Options override the file or preset. "
+                 "Rerun the\nsame command (same --name) to continue an interrupted run.",
       options => [
           {config, "--config", string, "the run configuration (docs/config.md)"},
+          {preset, "--preset", string, "a built-in configuration instead of a file: quick"},
           {benchmarks, "--bench", {list, string}, "benchmarks to run (comma-separated, or all)"},
           {version, "--version", string, "short, intermediate or long"},
-          {schedulers, "--schedulers", string, "scheduler counts: 1,2,4 or 1..8 or all"},
+          {schedulers, "--schedulers", string, "scheduler counts: 1,2,4 or 1..8 or all or 1,all"},
           {nodes, "--nodes", string, "node counts: 1,2 or 1..4 (nodes in all)"},
           {iterations, "--iterations", integer, "timed iterations per argument set"},
           {warmups, "--warmups", integer, "untimed runs before the timed ones"},
@@ -31,8 +32,14 @@ info() ->
 
 %% @doc Load the configuration, run it, print the sanity verdicts.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
+do(#{opts := #{config := _, preset := _}, args := []}) ->
+    {error, config_and_preset};
 do(#{opts := Opts, args := []}) ->
-    case beamscale_config:load(maps:get(config, Opts, undefined), overrides(Opts)) of
+    Source = case Opts of
+                 #{preset := Name} -> {preset, Name};
+                 _ -> maps:get(config, Opts, undefined)
+             end,
+    case beamscale_config:load(Source, overrides(Opts)) of
         {ok, Config} -> run(named(Config), Opts);
         {error, _} = Error -> Error
     end;
@@ -43,7 +50,8 @@ do(#{args := [Extra | _]}) ->
 -spec format_error(term()) -> iodata().
 format_error({beamscale_config, _} = Reason) -> beamscale_config:format_error(Reason);
 format_error({beamscale_coordinator, Reason}) -> io_lib:format("~0tp", [Reason]);
-format_error({unexpected_argument, A}) -> ["unexpected argument ", A].
+format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
+format_error(config_and_preset) -> "--config and --preset exclude each other: give one".
 
 %% @doc The configuration keys set by options, as terms for `beamscale_config:check/2'.
 -spec overrides(#{atom() => term()}) -> [{atom(), term()}].
@@ -59,7 +67,8 @@ term(K, V) when K =:= version; K =:= sweep -> list_to_atom(V);
 term(K, V) when K =:= schedulers; K =:= nodes -> counts(V);
 term(_K, V) -> V.
 
-%% "all", "1..8" or "1,2,4"; anything else is passed on as text for the config check to refuse.
+%% "all", "1..8" or "1,2,4" ("1,all": one and all); anything else is passed on as text for the
+%% config check to refuse.
 counts("all") -> all;
 counts(Text) ->
     case string:split(Text, "..") of
@@ -68,8 +77,12 @@ counts(Text) ->
     end.
 
 int(Text) ->
-    try list_to_integer(string:trim(Text))
-    catch error:badarg -> Text
+    case string:trim(Text) of
+        "all" -> all;
+        Trimmed ->
+            try list_to_integer(Trimmed)
+            catch error:badarg -> Text
+            end
     end.
 
 named(#{name := _} = Config) -> Config;

@@ -44,13 +44,14 @@ defaults() ->
 -spec keys() -> [atom()].
 keys() -> lists:sort([name | maps:keys(defaults())]).
 
-%% @doc Read `File' (or nothing, when `undefined') and apply `Overrides' from the command line.
--spec load(file:filename() | undefined, [{atom(), term()}]) ->
+%% @doc Read `File' (or a built-in preset, or nothing when `undefined') and apply `Overrides'
+%% from the command line. A preset is read as a file named `preset NAME' (beamscale_presets).
+-spec load(file:filename() | {preset, string()} | undefined, [{atom(), term()}]) ->
     {ok, config()} | {error, {?MODULE, reason()}}.
-load(File, Overrides) ->
+load(From, Overrides) ->
     maybe_error(
         fun() ->
-            Entries = entries(File),
+            {File, Entries} = entries(From),
             _ = no_duplicates(File, Entries),
             FromFile = lists:foldl(fun(E, C) -> apply_entry(File, E, C) end, defaults(), Entries),
             Config = lists:foldl(fun({K, V}, C) -> set(command_line, [K], V, C) end, FromFile,
@@ -67,6 +68,10 @@ check(benchmarks, L) -> atoms(L, "a list of benchmark names or all");
 check(version, V) when V =:= short; V =:= intermediate; V =:= long -> {ok, V};
 check(version, _) -> bad("short, intermediate or long");
 check(schedulers, all) -> {ok, lists:seq(1, logical_cores())};
+check(schedulers, L) when is_list(L) ->
+    %% `all' in a list is the number of logical cores: [1, all] is one scheduler and all.
+    counts([case N of all -> logical_cores(); _ -> N end || N <- L],
+           "a list of counts, {From, To} or all");
 check(schedulers, V) -> counts(V, "a list of counts, {From, To} or all");
 check(nodes, V) -> counts(V, "a list of node counts or {From, To}");
 check(erls, V) -> aliases(V, fun is_string/1, "{Alias, \"path/to/erl\"}");
@@ -126,10 +131,23 @@ maybe_error(Fun) ->
 -spec fail(source(), [term()], iodata()) -> no_return().
 fail(Source, Path, Message) -> throw({config_error, {Source, Path, lists:flatten(Message)}}).
 
-entries(undefined) -> [];
+%% The name errors give the source, and its entries.
+entries(undefined) -> {undefined, []};
+entries({preset, Name}) ->
+    case beamscale_presets:text(Name) of
+        {ok, Text} ->
+            Label = "preset " ++ Name,
+            case beamscale_terms:parse(Text) of
+                {ok, Entries} -> {Label, Entries};
+                {error, {Line, Message}} -> fail({Label, Line}, [], Message)
+            end;
+        error ->
+            Known = lists:join(", ", beamscale_presets:names()),
+            fail(command_line, [preset], ["unknown preset ", Name, " (known: ", Known, ")"])
+    end;
 entries(File) ->
     case beamscale_terms:read(File) of
-        {ok, Entries} -> Entries;
+        {ok, Entries} -> {File, Entries};
         {error, {Line, Message}} -> fail({File, Line}, [], Message)
     end.
 

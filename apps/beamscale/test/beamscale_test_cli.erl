@@ -1,6 +1,6 @@
 %% Test helper: the command line in a fresh emulator with this build's code, as a user runs it.
 -module(beamscale_test_cli).
--export([open/1, run/1, wait/2]).
+-export([open/1, run/1, wait/2, no_strays/0]).
 
 -define(EXIT_TIMEOUT, 60000).
 
@@ -24,3 +24,13 @@ wait(Port, Timeout, Acc) ->
         {Port, {exit_status, S}} -> {S, binary_to_list(Acc)}
     after Timeout -> error({no_exit, Acc})
     end.
+
+%% No emulator started with this node's cookie is left (nodes a run started are stopped).
+no_strays() ->
+    Cookie = atom_to_list(erlang:get_cookie()),
+    Beams = [Cmd || P <- filelib:wildcard("[0-9]*", "/proc"),
+                    {ok, Bin} <- [file:read_file("/proc/" ++ P ++ "/cmdline")],
+                    Cmd <- [binary_to_list(binary:replace(Bin, <<0>>, <<" ">>, [global]))],
+                    string:find(Cmd, "beam.smp") =/= nomatch],
+    [] = [C || C <- Beams, string:find(C, Cookie) =/= nomatch],
+    ok.

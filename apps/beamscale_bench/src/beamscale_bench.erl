@@ -26,7 +26,7 @@
 -define(PREFIX, "beamscale_bench_").
 %% Modules of this app that share the prefix but are not benchmarks.
 -define(NOT_BENCHMARKS, [beamscale_bench_runner, beamscale_bench_capture, beamscale_bench_probe,
-                         beamscale_bench_ets_workload]).
+                         beamscale_bench_ets_workload, beamscale_bench_util]).
 
 %% @doc The built-in benchmarks as `{Name, Module}', sorted by name.
 -spec builtin() -> [{atom(), module()}].
