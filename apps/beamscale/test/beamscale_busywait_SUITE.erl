@@ -12,6 +12,7 @@
 -define(INTERVAL, 500).
 -define(LOAD_PROCS, 8).
 -define(LOAD_PERIOD_MS, 1).
+-define(TRIES, 2).
 
 all() -> [very_long_spins, none_does_not_spin].
 
@@ -22,12 +23,23 @@ init_per_suite(Config) ->
 end_per_suite(_Config) -> ok.
 
 very_long_spins(Config) ->
-    M = measure(Config, "very_long", "+sbwt very_long +sbwtdcpu very_long +sbwtdio very_long"),
+    Flags = "+sbwt very_long +sbwtdcpu very_long +sbwtdio very_long",
+    M = spinning(Config, Flags, ?TRIES),
     ct:comment("~p", [M]),
     #{os_cpu_pct := Cpu, util_pct := Util, busy_wait_pct := Busy} = M,
     true = Cpu > 20.0,
     true = Busy > 3 * Util,
     true = Busy > 15.0.
+
+%% A spinning scheduler gets CPU only when the host has some to spare: on a host that other work
+%% keeps busy the OS runs it less. One more measurement, on a fresh node, tells that apart from a
+%% node that does not spin at all (seen once in a full `make test' on 2 cores).
+spinning(Config, Flags, Tries) ->
+    Label = "very_long" ++ integer_to_list(Tries),
+    case measure(Config, Label, Flags) of
+        #{os_cpu_pct := Cpu} = M when Cpu > 20.0; Tries =:= 1 -> M;
+        M -> ct:log("too little CPU on a busy host? ~p", [M]), spinning(Config, Flags, Tries - 1)
+    end.
 
 none_does_not_spin(Config) ->
     M = measure(Config, "none", "+sbwt none +sbwtdcpu none +sbwtdio none"),
