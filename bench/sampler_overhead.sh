@@ -16,7 +16,8 @@ trap 'rm -rf "$out"' EXIT
 run() { # NAME EXTRA-OPTION
     ./beamscale run --bench "$bench" --version "$version" --schedulers 2 \
         --iterations "$iterations" --warmups 1 --name "$1" --out "$out" --quiet $2 >/dev/null
-    tail -n +2 "$out/$1/measurements.csv" | cut -d, -f9 >> "$out/$3.txt"
+    # seconds is the last column; args before it may hold quoted commas
+    tail -n +2 "$out/$1/measurements.csv" | awk -F, '{ print $NF }' >> "$out/$3.txt"
 }
 i=1
 while [ "$i" -le "$rounds" ]; do

@@ -77,7 +77,7 @@ pi_target(#xmlPI{value = V} = P, Root, Ctx) ->
     Line = maps:get([{pi, P#xmlPI.pos} | P#xmlPI.parents], maps:get(lines, Ctx), line(Root, Ctx)),
     case string:trim(V) of
         "target" ++ Rest ->
-            case term(Rest) of
+            case beamscale_terms:term(Rest) of
                 {ok, {Name, T}} when is_atom(Name), is_map(T) -> {Name, T};
                 _ -> bad_pi(Line)
             end;
@@ -86,16 +86,6 @@ pi_target(#xmlPI{value = V} = P, Root, Ctx) ->
 
 -spec bad_pi(pos_integer()) -> no_return().
 bad_pi(Line) -> throw({tsung, Line, "expected <?beamscale target {Name, Target}?>"}).
-
-term(Text) ->
-    case erl_scan:string(Text ++ ".") of
-        {ok, Tokens, _} ->
-            case erl_parse:parse_term(Tokens) of
-                {ok, T} -> {ok, T};
-                {error, _} -> error
-            end;
-        _ -> error
-    end.
 
 clients(E, Ctx) ->
     [check_attrs(C, Ctx) || C <- children(E, [client], Ctx)],
@@ -379,7 +369,7 @@ rpc(E, #{pis := Pis} = Ctx) ->
                T when T =:= "call"; T =:= "cast" -> list_to_atom(T);
                T -> fail(E, Ctx, "type \"~ts\" (expected call or cast)", [T])
            end,
-    Args = case term("[" ++ attr(E, arguments, "") ++ "]") of
+    Args = case beamscale_terms:term("[" ++ attr(E, arguments, "") ++ "]") of
                {ok, A} -> A;
                error -> fail(E, Ctx, "arguments \"~ts\" are not Erlang terms separated by commas",
                              [attr(E, arguments)])

@@ -168,22 +168,12 @@ mix(M) -> [integer_to_list(M), " % lookups"].
 
 %% A summary row of ets_bench with its arguments and flag set read back.
 parse(#{benchmark := <<"ets_bench">>, args := Args, erl_args := E} = Row) ->
-    case term(Args) of
+    case beamscale_terms:term(Args) of
         {ok, [Type, Option, Mix, _Size]} when is_atom(Type), is_integer(Mix) ->
             [Row#{type => Type, option => Option, mix => Mix, rg => rg(E)}];
         _ -> []
     end;
 parse(_) -> [].
-
-term(Text) ->
-    case erl_scan:string(unicode:characters_to_list([Text, "."])) of
-        {ok, Tokens, _} ->
-            case erl_parse:parse_term(Tokens) of
-                {ok, T} -> {ok, T};
-                {error, _} -> error
-            end;
-        _ -> error
-    end.
 
 %% Flag sets named rgN are the reader-group experiment; any other is a plain one.
 rg(<<"rg", N/binary>>) ->

@@ -2,7 +2,7 @@
 %% entry and the means to find the line of a nested key, so that errors can name file, line and key.
 -module(beamscale_terms).
 
--export([read/1, parse/1, line/2]).
+-export([read/1, parse/1, line/2, term/1]).
 -export_type([entry/0]).
 
 %% An entry: its key, its value, the line it starts on and its abstract form for `line/2'.
@@ -98,3 +98,15 @@ find({map, _, Assocs}, Key) ->
     end;
 find(_, _) ->
     not_found.
+
+%% @doc The one term written in `Text' (without its full stop), or `error'.
+-spec term(unicode:chardata()) -> {ok, term()} | error.
+term(Text) ->
+    case erl_scan:string(unicode:characters_to_list([Text, "."])) of
+        {ok, Tokens, _} ->
+            case erl_parse:parse_term(Tokens) of
+                {ok, T} -> {ok, T};
+                {error, _} -> error
+            end;
+        _ -> error
+    end.
