@@ -21,12 +21,18 @@
 -spec index(data()) -> iodata().
 index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data) ->
     Name = get(Run, [<<"config">>, <<"name">>]),
+    %% A study's own section leads its run's page; in a run of many benchmarks it follows theirs.
+    {Lead, Follow} = case lists:usort([B || #{benchmark := B} <- Rows]) of
+                         [_] -> {study_sections(Rows), []};
+                         _ -> {[], study_sections(Rows)}
+                     end,
     beamscale_html:page(["beamscale run ", text(Name)], <<>>,
                         [beamscale_html:el(h1, ["beamscale run ", text(Name)]),
                          metadata(Run),
-                         study_sections(Rows),
+                         Lead,
                          beamscale_html:section("Graphs", graph_sections(Rows)),
                          beamscale_html:section("Summary", summary_table(Rows)),
+                         Follow,
                          beamscale_html:section("The node under test: CPU, schedulers, msacc",
                                                 beamscale_report_cpu:section(
                                                   maps:get(samples, Data, []),
