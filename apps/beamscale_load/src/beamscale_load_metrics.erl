@@ -8,7 +8,8 @@
 
 -define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts]).
 
--type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()}}.
+-type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
+                     per_us := pos_integer() | convert}.
 %% Counts and histogram snapshots of one interval.
 -type interval() :: #{atom() => non_neg_integer() | beamscale_hist:snapshot() | map()}.
 
@@ -18,7 +19,19 @@
 new(Transactions) ->
     Hists = maps:from_list([{H, beamscale_hist:new()} || H <- [latency, sent, session]]
                            ++ [{{tx, T}, beamscale_hist:new()} || T <- Transactions]),
-    #{counters => counters:new(length(?COUNTERS), [write_concurrency]), hists => Hists}.
+    #{counters => counters:new(length(?COUNTERS), [write_concurrency]), hists => Hists,
+      per_us => per_us()}.
+
+%% Native units per microsecond when whole (nanoseconds on Linux): a division then replaces
+%% `erlang:convert_time_unit/3' (an Erlang function, measured the costliest step of recording).
+per_us() ->
+    case erlang:convert_time_unit(1, microsecond, native) of
+        N when N >= 1 -> case erlang:convert_time_unit(1000000, microsecond, native) of
+                            M when M =:= N * 1000000 -> N;
+                            _ -> convert
+                        end;
+        _ -> convert
+    end.
 
 %% @doc The counters, in order.
 -spec counter_names() -> [atom()].
@@ -36,8 +49,10 @@ slot(timeouts) -> 5.
 
 %% @doc Record a duration in native time units into histogram `Name'.
 -spec record(metrics(), term(), integer()) -> ok.
-record(#{hists := H}, Name, Native) ->
-    beamscale_hist:record(maps:get(Name, H), erlang:convert_time_unit(Native, native, microsecond)).
+record(#{hists := H, per_us := convert}, Name, Native) ->
+    beamscale_hist:record(maps:get(Name, H), erlang:convert_time_unit(Native, native, microsecond));
+record(#{hists := H, per_us := PerUs}, Name, Native) ->
+    beamscale_hist:record(maps:get(Name, H), Native div PerUs).
 
 %% @doc The interval's figures, reset.
 -spec take(metrics()) -> interval().

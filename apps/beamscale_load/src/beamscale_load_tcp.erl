@@ -77,6 +77,7 @@ more(Reply, S, Buf, Deadline) ->
 recv_more(S, Buf, Deadline) ->
     Left = Deadline - erlang:monotonic_time(millisecond),
     receive
+        {tcp, S, Data} when Buf =:= <<>> -> {ok, Data};
         {tcp, S, Data} -> {ok, <<Buf/binary, Data/binary>>};
         {tcp_closed, S} -> {error, closed};
         {tcp_error, S, Reason} -> {error, Reason}

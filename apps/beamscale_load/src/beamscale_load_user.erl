@@ -27,9 +27,8 @@ steps(Steps, St) -> lists:foldl(fun step/2, St, Steps).
 
 step({request, Mod, Target, Spec, Timeout}, #{ctx := Ctx, conns := Conns} = St) ->
     #{metrics := M, targets := Targets} = Ctx,
-    wait_until(maps:get(intended, St)),
+    Send = wait_until(maps:get(intended, St)),
     Key = {Mod, Target},
-    Send = erlang:monotonic_time(),
     Intended = min(maps:get(intended, St), Send),
     Result = beamscale_load_request:run(Mod, maps:get(Target, Targets),
                                         maps:get(Key, Conns, closed), {Spec, Timeout}),
@@ -70,8 +69,11 @@ latency(M, Corrected, Sent) ->
     beamscale_load_metrics:record(M, latency, Corrected),
     beamscale_load_metrics:record(M, sent, Sent).
 
+%% Returns the time it waited until: a request sends at once and needs no other clock read. The
+%% unit conversion only when there is a wait (it is an Erlang function, measured costly).
 wait_until(T) ->
-    case erlang:convert_time_unit(T - erlang:monotonic_time(), native, millisecond) of
-        Ms when Ms > 0 -> receive after Ms -> ok end;
-        _ -> ok
+    Now = erlang:monotonic_time(),
+    case T > Now andalso erlang:convert_time_unit(T - Now, native, millisecond) of
+        Ms when is_integer(Ms), Ms > 0 -> receive after Ms -> erlang:monotonic_time() end;
+        _ -> Now
     end.
