@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 rounds=${1:-4}
 iterations=${2:-10}
-bench=${3:-big}
+bench=${3:-mbrot}
 version=${4:-intermediate}
 out=$(mktemp -d /tmp/beamscale-overhead.XXXXXX)
 trap 'rm -rf "$out"' EXIT
