@@ -144,9 +144,7 @@ wait_rows(Csv, N, Tries) ->
     end.
 
 %% No emulator started with this node's cookie is left.
-no_strays() ->
-    Cookie = atom_to_list(erlang:get_cookie()),
-    ?assertEqual([], [P || {P, Cmd} <- beams(), string:find(Cmd, Cookie) =/= nomatch]).
+no_strays() -> beamscale_test_cli:no_strays().
 
 %% No emulator is left whose command line names the handler directory: the killed command
 %% line and the nodes it started all do (`-pa DIR').

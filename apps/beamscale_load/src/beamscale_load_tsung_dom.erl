@@ -155,25 +155,23 @@ integer(E, Name, Ctx) ->
 %% @doc A required attribute's value as an integer above 0.
 -spec positive_integer(#xmlElement{}, atom(), ctx()) -> pos_integer().
 positive_integer(E, Name, Ctx) ->
-    case integer(E, Name, Ctx) of
-        I when I > 0 -> I;
-        _ -> fail(E, Ctx, "~ts must be above 0", [Name])
-    end.
+    checked(integer(E, Name, Ctx), fun(X) -> X > 0 end, E, Name, Ctx, "must be above 0").
 
 %% @doc A required attribute's value as a number above 0.
 -spec positive(#xmlElement{}, atom(), ctx()) -> number().
 positive(E, Name, Ctx) ->
-    case number(E, Name, Ctx) of
-        X when X > 0 -> X;
-        _ -> fail(E, Ctx, "~ts must be above 0", [Name])
-    end.
+    checked(number(E, Name, Ctx), fun(X) -> X > 0 end, E, Name, Ctx, "must be above 0").
 
 %% @doc A required attribute's value as a number, 0 or more.
 -spec non_negative(#xmlElement{}, atom(), ctx()) -> number().
 non_negative(E, Name, Ctx) ->
-    case number(E, Name, Ctx) of
-        X when X >= 0 -> X;
-        _ -> fail(E, Ctx, "~ts must not be negative", [Name])
+    checked(number(E, Name, Ctx), fun(X) -> X >= 0 end, E, Name, Ctx, "must not be negative").
+
+%% `X' when `Ok(X)', else the error "NAME WHAT".
+checked(X, Ok, E, Name, Ctx, What) ->
+    case Ok(X) of
+        true -> X;
+        false -> fail(E, Ctx, "~ts " ++ What, [Name])
     end.
 
 %% @doc An attribute "true" or "false", or `Default'.
