@@ -20,15 +20,18 @@ info() ->
           {cookie, "--cookie", string, "cookie of existing target nodes (default: the "
                                        "scenario's, else ~/.erlang.cookie)"},
           {seed, "--seed", integer, "seed of the arrivals and think times"},
+          {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
           {quiet, "--quiet", flag, "print no live view"}]}.
 
 %% @doc Load the scenario and run it (`beamscale_load_exec').
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
+do(#{opts := #{msacc := Pct}}) when Pct < 0; Pct > 100 ->
+    {error, {bad_msacc, Pct}};
 do(#{opts := Opts, args := [File]}) ->
     case scenario(File) of
         {ok, Scenario} ->
             Dir = filename:join(maps:get(out, Opts, "runs"), name(Opts)),
-            Exec = maps:merge(#{dir => Dir}, maps:with([seed, quiet], Opts)),
+            Exec = maps:merge(#{dir => Dir}, maps:with([seed, quiet, msacc], Opts)),
             Exec1 = case maps:find(cookie, Opts) of
                         {ok, C} -> Exec#{cookie => list_to_atom(C)};
                         error -> Exec
@@ -58,6 +61,8 @@ scenario(File) ->
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
+format_error({bad_msacc, Pct}) ->
+    io_lib:format("option --msacc: ~b is not a share from 0 to 100 (%)", [Pct]);
 format_error({beamscale_load_scenario, _} = R) -> beamscale_load_scenario:format_error(R);
 format_error({beamscale_load_tsung, _} = R) -> beamscale_load_tsung:format_error(R);
 format_error({beamscale_targets, _} = R) -> beamscale_targets:format_error(R);

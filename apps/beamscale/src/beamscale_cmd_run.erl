@@ -28,6 +28,7 @@ info() ->
           {name, "--name", string, "the run's name (default: run-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
           {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"},
+          {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
           {quiet, "--quiet", flag, "print no progress"}]}.
 
 %% @doc Load the configuration, run it, print the sanity verdicts.
@@ -57,7 +58,7 @@ format_error(config_and_preset) -> "--config and --preset exclude each other: gi
 -spec overrides(#{atom() => term()}) -> [{atom(), term()}].
 overrides(Opts) ->
     Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, sweep, timeout,
-            bench_path, name, out],
+            bench_path, name, out, msacc],
     NoSample = [{sample, false} || maps:get(no_sample, Opts, false)],
     [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample.
 

@@ -21,6 +21,7 @@
     overrides := #{atom() => map()},
     out := string(),
     sample := pos_integer() | false,
+    msacc := 0..100,
     name => string()}.
 %% Where a value came from: a file and line, or the command line.
 -type source() :: {file:filename(), non_neg_integer()} | command_line.
@@ -38,7 +39,7 @@ defaults() ->
     #{benchmarks => all, version => short, schedulers => lists:seq(1, logical_cores()),
       nodes => [1], erls => [{default, "erl"}], erl_args => [{default, ""}], iterations => 3,
       warmups => 1, sweep => cross, timeout => 300, bench_path => [], overrides => #{},
-      out => "runs", sample => 1000}.
+      out => "runs", sample => 1000, msacc => 10}.
 
 %% @doc Every key a configuration file may hold.
 -spec keys() -> [atom()].
@@ -100,6 +101,8 @@ check(overrides, V) -> overrides(V);
 check(sample, false) -> {ok, false};
 check(sample, Ms) when is_integer(Ms), Ms >= ?MIN_SAMPLE_MS -> {ok, Ms};
 check(sample, _) -> bad("a sampling interval in milliseconds (at least 100) or false");
+check(msacc, Pct) when is_integer(Pct), Pct >= 0, Pct =< 100 -> {ok, Pct};
+check(msacc, _) -> bad("the share (%) of each sampling interval msacc is on, 0 to 100");
 check(Key, _) -> {error, [], "unknown key " ++ atom_to_list(Key) ++ " (known: " ++ known() ++ ")"}.
 
 %% @doc The number of logical cores this host offers.

@@ -37,7 +37,7 @@ run(Dir, Store, Config, Mode) ->
     Progress = beamscale_progress:start(length(Jobs), Mode),
     Ctx0 = #{code => beamscale_executor:code(), bench_path => maps:get(bench_path, Config),
              cores => beamscale_config:logical_cores(), scratch => filename:join(Dir, "scratch"),
-             sample => maps:get(sample, Config)},
+             sample => maps:get(sample, Config), msacc => maps:get(msacc, Config)},
     FailedBefore = length(beamscale_store:failures(Dir)),
     {_, Store1} = lists:foldl(fun(Job, {K, St}) -> {K + 1, job(Job, K, Progress, Ctx0, St)} end,
                               {1, Store}, Jobs),

@@ -16,6 +16,7 @@
                      scratch := file:filename(),
                      notify := fun((event()) -> ok),
                      sample => pos_integer() | false,
+                     msacc => 0..100,
                      sampler => beamscale_sampler:sampler()}.
 -type event() :: {iteration, warmup | pos_integer(), pos_integer()} | {failed, term()}.
 
@@ -84,7 +85,8 @@ start_sampler(#{bench := Bench, env := Env}, Ctx, Store) ->
             {ok, Pid} = beamscale_sampler:start(#{dir => beamscale_store:dir(Store),
                                                   bench => atom_to_binary(Bench),
                                                   env => beamscale_plan:env_key(Env),
-                                                  interval => Ms}),
+                                                  interval => Ms,
+                                                  msacc => maps:get(msacc, Ctx, 10)}),
             Pid
     end.
 

@@ -10,9 +10,11 @@
 
 %% dir: the run directory itself; label: the `env' of samples.csv (default: the scenario file's
 %% base name); cookie: of existing target nodes (run/2); quiet: no live line, no closing lines;
-%% sample_interval: ms between samples (default 1000).
+%% sample_interval: ms between samples (default 1000); msacc: the share (%) of each interval
+%% microstate accounting is on (default 10, beamscale_sampler).
 -type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
-                  label => binary(), cookie => atom(), sample_interval => pos_integer()}.
+                  label => binary(), cookie => atom(), sample_interval => pos_integer(),
+                  msacc => 0..100}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -53,7 +55,8 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes) ->
     {Watched, Notes} = watched(Scenario, Targets),
     {ok, Sampler} = beamscale_sampler:start(
                       #{dir => Dir, bench => <<"load">>, env => label(Scenario, Opts),
-                        interval => maps:get(sample_interval, Opts, 1000)}),
+                        interval => maps:get(sample_interval, Opts, 1000),
+                        msacc => maps:get(msacc, Opts, 10)}),
     ok = beamscale_sampler:set_args(Sampler, phase_name(Scenario, 0.5)),
     ok = beamscale_sampler:watch(Sampler, Watched),
     {ok, Csv} = file:open(filename:join(Dir, "load.csv"), [write]),

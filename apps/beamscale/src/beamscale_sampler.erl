@@ -9,13 +9,17 @@
 -export([start/1, watch/2, unwatch/2, set_args/2, stop/1, write_summary/1]).
 -export_type([opts/0, sampler/0, watched/0]).
 
+%% `interval': ms between readings (default 1000); `msacc': the share (%) of each interval
+%% microstate accounting is on, from its start (default 10; 0 leaves it off and its columns
+%% empty).
 -type opts() :: #{dir := file:filename(), bench := binary(), env := binary(),
-                  interval => pos_integer(), lcnt_top => pos_integer()}.
+                  interval => pos_integer(), msacc => 0..100, lcnt_top => pos_integer()}.
 -type sampler() :: pid() | none.
 %% A node to watch: a `beamscale_node' handle, or any node on this host with its OS pid.
 -type watched() :: #{node := node(), os_pid := string(), atom() => term()}.
 
 -define(DEFAULT_INTERVAL, 1000).
+-define(DEFAULT_MSACC_PCT, 10).
 -define(LCNT_TOP, 10).
 -define(READ_TIMEOUT, 500).
 -define(RPC_TIMEOUT, 5000).
@@ -57,7 +61,8 @@ write_summary(Dir) ->
 %%% The process
 
 options(Opts) ->
-    maps:merge(#{interval => ?DEFAULT_INTERVAL, lcnt_top => ?LCNT_TOP}, Opts).
+    maps:merge(#{interval => ?DEFAULT_INTERVAL, msacc => ?DEFAULT_MSACC_PCT,
+                 lcnt_top => ?LCNT_TOP}, Opts).
 
 init(Owner, #{dir := Dir, interval := Interval} = Opts) ->
     OwnerRef = monitor(process, Owner),
@@ -96,15 +101,16 @@ finish(#{nodes := Nodes, fd := Fd, opts := #{dir := Dir}} = State) ->
 
 %% Readings are taken on a fixed schedule; a late tick skips the intervals it missed.
 tick(#{nodes := Nodes, fd := Fd, next := Next, opts := #{interval := Interval}} = State) ->
-    {Rows, Nodes1} = maps:fold(fun sample/3, {[], Nodes}, Nodes),
+    {Rows, Nodes1} = maps:fold(fun(Node, N, Acc) -> sample(Node, N, Acc, State) end,
+                               {[], Nodes}, Nodes),
     ok = file:write(Fd, [beamscale_csv:line(R) || R <- lists:reverse(Rows)]),
     Now = now_ms(),
     Next1 = Next + Interval * (1 + max(0, (Now - Next) div Interval)),
     _ = erlang:send_after(Next1, self(), tick, [{abs, true}]),
     State#{nodes := Nodes1, next := Next1}.
 
-sample(Node, #{handle := H, meta := Meta, prev := Prev} = N, {Rows, Nodes}) ->
-    case read(H) of
+sample(Node, #{handle := H, meta := Meta, prev := Prev} = N, {Rows, Nodes}, State) ->
+    case read(H, State) of
         {ok, Cur} -> {[beamscale_sample_calc:row(Meta, Prev, Cur) | Rows],
                       Nodes#{Node := N#{prev := Cur}}};
         {error, timeout} -> {[beamscale_sample_calc:status_row(Meta, stamp(), timeout) | Rows],
@@ -117,9 +123,9 @@ add_node(#{node := Node} = H, #{nodes := Nodes} = State) when is_map_key(Node, N
     State#{nodes := Nodes#{Node := (maps:get(Node, Nodes))#{handle := H}}};
 add_node(#{node := Node} = H, #{nodes := Nodes, fd := Fd} = State) ->
     Meta0 = meta(H, State),
-    case start_probe(Node) of
+    case start_probe(Node, State) of
         {ok, #{holder := Holder} = Info} ->
-            case read(H) of
+            case read(H, State) of
                 {ok, First} ->
                     Meta = Meta0#{t0 := maps:get(mono, First),
                                   schedulers := maps:get(schedulers, Info),
@@ -140,7 +146,7 @@ drop_node(#{node := Node}, #{nodes := Nodes, fd := Fd} = State) ->
     case maps:take(Node, Nodes) of
         {#{holder := Holder, meta := Meta} = N, Rest} ->
             %% The part interval since the last tick is kept too: short jobs get a row.
-            {Rows, _} = sample(Node, N, {[], Nodes}),
+            {Rows, _} = sample(Node, N, {[], Nodes}, State),
             ok = file:write(Fd, [beamscale_csv:line(R) || R <- Rows]),
             record_lcnt(Node, Meta, State),
             _ = catch erpc:call(Node, ?PROBE, stop, [Holder], ?RPC_TIMEOUT),
@@ -153,7 +159,7 @@ meta(#{node := Node}, #{opts := #{bench := B, env := E}, args := A, cores := C, 
       cores => C, ticks => T, schedulers => 1, dirty_cpu => 0}.
 
 %% The probe is part of the node-side code the executor loads; other nodes get it here.
-start_probe(Node) ->
+start_probe(Node, #{opts := Opts}) ->
     try
         case erpc:call(Node, code, is_loaded, [?PROBE], ?RPC_TIMEOUT) of
             {file, _} -> ok;
@@ -163,17 +169,20 @@ start_probe(Node) ->
                                              ?RPC_TIMEOUT),
                 ok
         end,
-        erpc:call(Node, ?PROBE, start, [self()], ?RPC_TIMEOUT)
+        erpc:call(Node, ?PROBE, start, [self(), maps:with([interval, msacc], Opts)],
+                  ?RPC_TIMEOUT)
     catch
         Class:Reason -> {error, {Class, Reason}}
     end.
 
-read(#{node := Node, os_pid := OsPid}) ->
+read(#{node := Node, os_pid := OsPid}, #{opts := #{msacc := Pct}}) ->
     try
         {ok, Proc} = beamscale_sample_calc:parse_pid_stat(proc("/proc/" ++ OsPid ++ "/stat")),
         {ok, Host} = beamscale_sample_calc:parse_host_stat(proc("/proc/stat")),
         Vm = erpc:call(Node, ?PROBE, read, [], ?READ_TIMEOUT),
-        {ok, (stamp())#{proc => Proc, host => Host, vm => Vm}}
+        %% Never switched on, msacc reads zeros: its columns are left empty instead.
+        Vm1 = case Pct of 0 -> Vm#{msacc := undefined}; _ -> Vm end,
+        {ok, (stamp())#{proc => Proc, host => Host, vm => Vm1}}
     catch
         error:{erpc, timeout} ->
             {error, case beamscale_node:alive(OsPid) of true -> timeout; false -> down end};

@@ -32,7 +32,10 @@ cases() ->
      {"{timeout, soon}.\n", "1: timeout: expected a positive number of seconds"},
      {"{colour, blue}.\n",
       "1: colour: unknown key colour (known: bench_path, benchmarks, erl_args, erls, iterations, "
-      "name, nodes, out, overrides, sample, schedulers, sweep, timeout, version, warmups)"},
+      "msacc, name, nodes, out, overrides, sample, schedulers, sweep, timeout, version, "
+      "warmups)"},
+     {"{msacc, 101}.\n",
+      "1: msacc: expected the share (%) of each sampling interval msacc is on, 0 to 100"},
      {"{overrides, [{big, [{iterations, 2},\n                    {sweep, cross}]}]}.\n",
       "2: overrides.big.sweep: cannot be set per benchmark (these can: version, schedulers, "
       "nodes, erl_args, iterations, warmups, timeout)"},

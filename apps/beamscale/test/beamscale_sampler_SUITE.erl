@@ -1,15 +1,17 @@
 %% The sampler against real peer nodes: rows at about one per interval per node, a node killed
 %% from outside ends its sampling cleanly, the counters are off on the node afterwards, and a run
-%% through the coordinator leaves samples.csv and its summary in the run directory.
+%% through the coordinator leaves samples.csv and its summary in the run directory; microstate
+%% accounting is on for its share of each interval only.
 -module(beamscale_sampler_SUITE).
 -include_lib("common_test/include/ct.hrl").
 
 -export([all/0, init_per_suite/1, end_per_suite/1]).
--export([rows_per_second/1, node_killed/1, run_writes_samples/1, no_sample/1]).
+-export([rows_per_second/1, node_killed/1, run_writes_samples/1, no_sample/1,
+         msacc_window/1, msacc_off/1]).
 
 -define(WATCH_MS, 3500).
 
-all() -> [rows_per_second, node_killed, run_writes_samples, no_sample].
+all() -> [rows_per_second, node_killed, run_writes_samples, no_sample, msacc_window, msacc_off].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -95,6 +97,56 @@ no_sample(Config) ->
     {ok, #{dir := Dir}} = beamscale_coordinator:run(Conf, quiet),
     false = filelib:is_regular(filename:join(Dir, "samples.csv")),
     {error, {beamscale_config, _}} = beamscale_config:load(undefined, [{sample, 5}]).
+
+%% With msacc on for 25 % of each 200 ms interval, the schedulers' msacc counters grow by about a
+%% quarter of the wall time (all of it when always on), and the rows still hold a breakdown.
+msacc_window(Config) ->
+    Dir = ?config(priv_dir, Config) ++ "/window",
+    [Quarter, Always] = [msacc_counted(Dir ++ integer_to_list(Pct), Pct) || Pct <- [25, 100]],
+    ct:pal("msacc counted ~.3f of the time at 25 %, ~.3f at 100 %", [Quarter, Always]),
+    true = Quarter > 0.15 andalso Quarter < 0.4,
+    true = Always > 0.9,
+    Rows = [R || #{status := <<"ok">>} = R <- read(Dir ++ "25")],
+    true = length(Rows) >= 5,
+    [true = abs(100 - msacc_sum(R)) < 1 || R <- Rows].
+
+%% msacc 0: never switched on, its columns are empty.
+msacc_off(Config) ->
+    Dir = ?config(priv_dir, Config) ++ "/off",
+    0.0 = msacc_counted(Dir, 0),
+    [_ | _] = Rows = [R || #{status := <<"ok">>} = R <- read(Dir)],
+    [<<>>] = lists:usort([E || #{msacc_sched_emulator := E} <- Rows]).
+
+%% The share of 2 s of wall time the node's normal schedulers counted in msacc while watched.
+msacc_counted(Dir, Pct) ->
+    #{node := Node} = H = start_node("msacc" ++ integer_to_list(Pct)),
+    try
+        {ok, S} = beamscale_sampler:start(#{dir => Dir, bench => <<"b">>, env => <<"e">>,
+                                            interval => 200, msacc => Pct}),
+        ok = beamscale_sampler:watch(S, [H]),
+        {C0, T0} = sched_msacc(Node),
+        timer:sleep(2000),
+        {C1, T1} = sched_msacc(Node),
+        ok = beamscale_sampler:stop(S),
+        counters_off(H),
+        (C1 - C0) / (2 * (T1 - T0))
+    after
+        beamscale_node:stop(H)
+    end.
+
+%% Time counted by the two normal schedulers' msacc, and the node's clock, both in perf_counter
+%% units.
+sched_msacc(Node) ->
+    Threads = erpc:call(Node, erlang, statistics, [microstate_accounting]),
+    {lists:sum([lists:sum(maps:values(C)) || #{type := scheduler, counters := C} <- Threads]),
+     erpc:call(Node, os, perf_counter, [])}.
+
+msacc_sum(Row) ->
+    lists:sum([num(V) || {K, V} <- maps:to_list(Row),
+                         lists:prefix("msacc_sched_", atom_to_list(K))]).
+
+num(V) ->
+    try binary_to_float(V) catch error:badarg -> binary_to_integer(V) end.
 
 start_node(Label) ->
     {ok, H} = beamscale_node:start(Label, #{erl => os:find_executable("erl"), flags => "",

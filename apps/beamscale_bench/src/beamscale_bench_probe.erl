@@ -1,13 +1,22 @@
 %% @private The part of the sampler that runs on the node under test. A holder process switches
-%% `scheduler_wall_time' and microstate accounting on for as long as the sampler watches, and off
-%% when told to stop or when the sampler goes away (so a dead coordinator leaves nothing on).
-%% `scheduler_wall_time' is counted per enabling process, which is why a process that lives as
-%% long as the watch must hold it: an `erpc' worker would switch it off again when it exits.
+%% `scheduler_wall_time' on for as long as the sampler watches, and microstate accounting on for
+%% a window at the start of every interval, and both off when told to stop or when the sampler
+%% goes away (so a dead coordinator leaves nothing on). `scheduler_wall_time' is counted per
+%% enabling process, which is why a process that lives as long as the watch must hold it: an
+%% `erpc' worker would switch it off again when it exits.
+%%
+%% Why a window: msacc stamps the time at every scheduler state change, which cost a CPU-bound
+%% benchmark about 1 % when on all the time (docs/samples.md). Its counters keep their values
+%% while it is off, so the sampler's differences are the breakdown of the windows in each
+%% interval, at the window's share of the cost.
 -module(beamscale_bench_probe).
 
--export([start/1, stop/1, read/0, lcnt/0]).
--export_type([info/0, reading/0]).
+-export([start/2, stop/1, read/0, lcnt/0]).
+-export_type([opts/0, info/0, reading/0]).
 
+%% `interval': the sampler's interval (ms); `msacc': the share (%) of it msacc is on, from its
+%% start (0: never, 100: always).
+-type opts() :: #{interval := pos_integer(), msacc := 0..100}.
 -type info() :: #{holder := pid(), schedulers := pos_integer(),
                   dirty_cpu := non_neg_integer(), dirty_io := non_neg_integer(),
                   build_type := atom()}.
@@ -20,10 +29,10 @@
 -define(ACK_TIMEOUT, 5000).
 
 %% @doc Start a holder watched by `Owner'; returns what the sampler needs to know of the node.
--spec start(pid()) -> {ok, info()} | {error, term()}.
-start(Owner) ->
+-spec start(pid(), opts()) -> {ok, info()} | {error, term()}.
+start(Owner, Opts) ->
     Self = self(),
-    {Pid, Ref} = spawn_monitor(fun() -> hold(Owner, Self) end),
+    {Pid, Ref} = spawn_monitor(fun() -> hold(Owner, Self, Opts) end),
     receive
         {Pid, ready} ->
             demonitor(Ref, [flush]),
@@ -66,21 +75,47 @@ lcnt() ->
         _ -> not_available
     end.
 
-hold(Owner, Parent) ->
+hold(Owner, Parent, #{interval := Interval, msacc := Pct}) ->
     Ref = monitor(process, Owner),
     _ = erlang:system_flag(scheduler_wall_time, true),
-    _ = erlang:system_flag(microstate_accounting, true),
     _ = lcnt_clear(erlang:system_info(build_type)),
     Parent ! {self(), ready},
+    Window = Interval * Pct div 100,
+    if
+        Window >= Interval -> _ = msacc(true), wait(Owner, Ref, infinity);
+        Window =:= 0 -> wait(Owner, Ref, infinity);
+        true -> duty(Owner, Ref, Interval, Window, now_ms())
+    end,
+    off().
+
+%% msacc on for `Window' ms from `Start', off until the next interval's start.
+duty(Owner, Ref, Interval, Window, Start) ->
+    _ = msacc(true),
+    case wait(Owner, Ref, Start + Window) of
+        true ->
+            _ = msacc(false),
+            wait(Owner, Ref, Start + Interval)
+                andalso duty(Owner, Ref, Interval, Window, Start + Interval);
+        false -> false
+    end.
+
+%% false when told to stop or when the owner is gone; true at `Until'.
+wait(Owner, Ref, Until) ->
+    Timeout = case Until of infinity -> infinity; _ -> max(0, Until - now_ms()) end,
     receive
-        stop -> off();
-        {'DOWN', Ref, process, Owner, _} -> off()
+        stop -> false;
+        {'DOWN', Ref, process, Owner, _} -> false
+    after Timeout -> true
     end.
 
 off() ->
     _ = erlang:system_flag(scheduler_wall_time, false),
-    _ = erlang:system_flag(microstate_accounting, false),
+    _ = msacc(false),
     ok.
+
+msacc(On) -> erlang:system_flag(microstate_accounting, On).
+
+now_ms() -> erlang:monotonic_time(millisecond).
 
 lcnt_clear(lcnt) -> erts_debug:lcnt_clear();
 lcnt_clear(_) -> ok.
