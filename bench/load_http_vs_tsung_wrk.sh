@@ -4,7 +4,10 @@
 # and by wrk, one after the other against the same server in one invocation. Prints the three
 # steady rates (requests/s) and the ratios beamscale/tsung (goal >= 2) and beamscale/wrk
 # (goal >= 0.75).
-#   bench/load_http_vs_tsung_wrk.sh [SECONDS] [USERS]      (SECONDS at least 20, default 20)
+# The server's emulator flags are SERVER_FLAGS (default "+sbwt none": schedulers that spin while
+# waiting take a core from the client on a 2-core host; "" for the default).
+#   bench/load_http_vs_tsung_wrk.sh [SECONDS] [USERS] [SERVER_FLAGS]
+#   (SECONDS at least 20; defaults 20, 100 and "+sbwt none")
 # Steady rates: beamscale's from load.csv without its first 2 seconds (ramp); Tsung's from its
 # largest full 10 s statistics interval (tsung.log); wrk's own Requests/sec.
 # Each tool's own CPU time (user + system, GNU time) per request is printed too: on a shared
@@ -14,6 +17,7 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 users=${2:-100}
+sflags=${3-+sbwt none}
 [ "$secs" -ge 20 ] || { echo "SECONDS must be at least 20 (Tsung reports every 10 s)" >&2; exit 2; }
 if ! command -v tsung >/dev/null || ! command -v wrk >/dev/null || [ ! -x /usr/bin/time ]; then
     apt-get update -q >/dev/null
@@ -21,6 +25,8 @@ if ! command -v tsung >/dev/null || ! command -v wrk >/dev/null || [ ! -x /usr/b
 fi
 cpu() { # FILE: CPU seconds of the timed command
     awk '/^cpu / { print $2 + $3 }' "$1"; }
+srvcpu() { # the server's CPU seconds so far (utime + stime, /proc; erl execs the emulator)
+    awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$srv/stat"; }
 ./beamscale list >/dev/null
 out=$(mktemp -d /tmp/beamscale-http.XXXXXX)
 srv=
@@ -28,7 +34,8 @@ cleanup() { [ -z "$srv" ] || kill "$srv" 2>/dev/null || true; rm -rf "$out"; }
 trap cleanup EXIT
 
 # The server: a plain erl (2 schedulers), its port written to a file.
-erl -noshell -pa _build/default/lib/beamscale_bench/ebin -eval "
+# shellcheck disable=SC2086
+erl $sflags -noshell -pa _build/default/lib/beamscale_bench/ebin -eval "
     {ok, S} = beamscale_target_http:start(#{}),
     ok = file:write_file(\"$out/port\", integer_to_list(beamscale_target_http:port(S))),
     receive after $(( (secs * 3 + 120) * 1000 )) -> halt() end." >/dev/null 2>&1 &
@@ -45,11 +52,13 @@ cat > "$out/http.scenario" <<EOF
 {drain_s, 0}.
 {time_limit_s, $secs}.
 EOF
+s0=$(srvcpu)
 /usr/bin/time -o "$out/bs.time" -f "cpu %U %S" \
     ./beamscale load "$out/http.scenario" --name bs --out "$out" --quiet >/dev/null
 bs=$(awk -F, 'NR > 3 && $2 == "run" { n++; s += $6 } END { printf "%.0f", s / n }' \
     "$out/bs/load.csv")
 bs_n=$(awk -F, 'NR > 1 { s += $6 } END { print s }' "$out/bs/load.csv")
+s1=$(srvcpu)
 
 # Tsung: the same users, started within the first seconds, for SECONDS + 2.
 cat > "$out/tsung.xml" <<EOF
@@ -73,19 +82,25 @@ EOF
 ts=$(grep -h '^stats: request ' "$out"/tsung/*/tsung.log | head -n -1 \
     | awk '$3 > m { m = $3 } END { printf "%.0f", m / 10 }')
 ts_n=$(grep -h '^stats: request ' "$out"/tsung/*/tsung.log | awk '{ s += $3 } END { print s }')
+s2=$(srvcpu)
 
 # wrk: USERS connections on 2 threads.
 /usr/bin/time -o "$out/wrk.time" -f "cpu %U %S" \
     wrk -t 2 -c "$users" -d "${secs}s" "http://127.0.0.1:$port/" > "$out/wrk.txt"
 wrk=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$out/wrk.txt")
 wrk_n=$(awk '/ requests in / { print $1 }' "$out/wrk.txt")
+s3=$(srvcpu)
 
 awk -v bs="$bs" -v ts="$ts" -v wrk="$wrk" -v u="$users" -v s="$secs" \
     -v bsc="$(cpu "$out/bs.time")" -v tsc="$(cpu "$out/ts.time")" -v wrkc="$(cpu "$out/wrk.time")" \
-    -v bsn="$bs_n" -v tsn="$ts_n" -v wrkn="$wrk_n" 'BEGIN {
+    -v bsn="$bs_n" -v tsn="$ts_n" -v wrkn="$wrk_n" -v sf="$sflags" \
+    -v s0="$s0" -v s1="$s1" -v s2="$s2" -v s3="$s3" 'BEGIN {
     printf "%d users/connections, %d s each, keep-alive GET against beamscale_target_http\n", u, s
+    printf "server flags: %s\n", (sf == "" ? "(default)" : sf)
     printf "requests/s: beamscale %d, tsung %d, wrk %d\n", bs, ts, wrk
     printf "client CPU per request (us): beamscale %.1f, tsung %.1f, wrk %.1f\n",
         1e6 * bsc / bsn, 1e6 * tsc / tsn, 1e6 * wrkc / wrkn
+    printf "server CPU per request (us) while serving beamscale %.1f, tsung %.1f, wrk %.1f\n",
+        1e6 * (s1 - s0) / bsn, 1e6 * (s2 - s1) / tsn, 1e6 * (s3 - s2) / wrkn
     printf "beamscale/tsung: %.2f (goal >= 2)\n", (ts > 0 ? bs / ts : 0)
     printf "beamscale/wrk:   %.2f (goal >= 0.75)\n", (wrk > 0 ? bs / wrk : 0) }'
