@@ -39,7 +39,7 @@ defaults() ->
     #{benchmarks => all, version => short, schedulers => lists:seq(1, logical_cores()),
       nodes => [1], erls => [{default, "erl"}], erl_args => [{default, ""}], iterations => 3,
       warmups => 1, sweep => cross, timeout => 300, bench_path => [], overrides => #{},
-      out => "runs", sample => 1000, msacc => 10}.
+      out => "runs", sample => 1000, msacc => maps:get(msacc, beamscale_sampler:defaults())}.
 
 %% @doc Every key a configuration file may hold.
 -spec keys() -> [atom()].

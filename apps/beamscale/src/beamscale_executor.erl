@@ -82,11 +82,9 @@ start_sampler(#{bench := Bench, env := Env}, Ctx, Store) ->
     case maps:get(sample, Ctx, false) of
         false -> none;
         Ms ->
-            {ok, Pid} = beamscale_sampler:start(#{dir => beamscale_store:dir(Store),
-                                                  bench => atom_to_binary(Bench),
-                                                  env => beamscale_plan:env_key(Env),
-                                                  interval => Ms,
-                                                  msacc => maps:get(msacc, Ctx, 10)}),
+            Opts = #{dir => beamscale_store:dir(Store), bench => atom_to_binary(Bench),
+                     env => beamscale_plan:env_key(Env), interval => Ms},
+            {ok, Pid} = beamscale_sampler:start(maps:merge(Opts, maps:with([msacc], Ctx))),
             Pid
     end.
 

@@ -56,7 +56,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes) ->
     {ok, Sampler} = beamscale_sampler:start(
                       #{dir => Dir, bench => <<"load">>, env => label(Scenario, Opts),
                         interval => maps:get(sample_interval, Opts, 1000),
-                        msacc => maps:get(msacc, Opts, 10)}),
+                        msacc => msacc(Opts)}),
     ok = beamscale_sampler:set_args(Sampler, phase_name(Scenario, 0.5)),
     ok = beamscale_sampler:watch(Sampler, Watched),
     {ok, Csv} = file:open(filename:join(Dir, "load.csv"), [write]),
@@ -144,6 +144,8 @@ closing(Dir, Index, Summary) ->
               [Dir, maps:get(sessions_done, Summary), maps:get(requests, Summary),
                maps:get(errors, Summary), P99, U99, Index]).
 
+msacc(Opts) -> maps:get(msacc, Opts, maps:get(msacc, beamscale_sampler:defaults())).
+
 run_info(#{file := File} = Scenario, #{started := Started} = Info, Opts) ->
     {ok, Host} = inet:gethostname(),
     #{tool => <<"beamscale">>, kind => load, scenario => {string, File},
@@ -153,5 +155,5 @@ run_info(#{file := File} = Scenario, #{started := Started} = Info, Opts) ->
       phases => [beamscale_runinfo:to_json(P) || P <- maps:get(phases, Scenario)],
       time_limit_s => maps:get(time_limit_s, Scenario), label => label(Scenario, Opts),
       load_nodes => [atom_to_binary(N) || N <- maps:get(load_nodes, Info)],
-      sampled => maps:get(sampled, Info),
+      sampled => maps:get(sampled, Info), msacc => msacc(Opts),
       not_sampled => [beamscale_runinfo:to_json(N) || N <- maps:get(notes, Info)]}.

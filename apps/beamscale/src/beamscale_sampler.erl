@@ -6,7 +6,7 @@
 %% and is not sampled again; the sampler never takes the run down with it.
 -module(beamscale_sampler).
 
--export([start/1, watch/2, unwatch/2, set_args/2, stop/1, write_summary/1]).
+-export([start/1, watch/2, unwatch/2, set_args/2, stop/1, write_summary/1, defaults/0]).
 -export_type([opts/0, sampler/0, watched/0]).
 
 %% `interval': ms between readings (default 1000); `msacc': the share (%) of each interval
@@ -27,6 +27,11 @@
 -define(PROBE, beamscale_bench_probe).
 -define(LCNT_HEADER,
         [benchmark, env, node, status, lock, tries, collisions, collision_pct, wait_us]).
+
+%% @doc The options a sampler fills in when not given.
+-spec defaults() -> #{interval := pos_integer(), msacc := 0..100, lcnt_top := pos_integer()}.
+defaults() ->
+    #{interval => ?DEFAULT_INTERVAL, msacc => ?DEFAULT_MSACC_PCT, lcnt_top => ?LCNT_TOP}.
 
 %% @doc Start a sampler for one job; it ends when stopped or when its caller ends.
 -spec start(opts()) -> {ok, pid()}.
@@ -61,8 +66,7 @@ write_summary(Dir) ->
 %%% The process
 
 options(Opts) ->
-    maps:merge(#{interval => ?DEFAULT_INTERVAL, msacc => ?DEFAULT_MSACC_PCT,
-                 lcnt_top => ?LCNT_TOP}, Opts).
+    maps:merge(defaults(), Opts).
 
 init(Owner, #{dir := Dir, interval := Interval} = Opts) ->
     OwnerRef = monitor(process, Owner),

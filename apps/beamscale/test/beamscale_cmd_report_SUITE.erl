@@ -97,7 +97,8 @@ run_ends_with_report(Config) ->
     {ok, Html} = file:read_file(Index),
     [?assertMatch({_, _}, binary:match(Html, Text))
      || Text <- [<<"CPU and schedulers">>, <<"scheduler microstates (msacc)">>,
-                 <<"big: CPU % of all cores">>, <<"Lock counting: not available">>]],
+                 <<"big: CPU % of all cores">>, <<"Lock counting: not available">>,
+                 <<"Microstate accounting was on for 10 % of each sampling interval">>]],
     %% Rebuilding from the stored files alone gives the same summary.
     {ok, Before} = file:read_file(filename:join([Out, "e2e", "summary.csv"])),
     ?assertEqual(0, beamscale_cli:dispatch(["report", filename:join(Out, "e2e")])),

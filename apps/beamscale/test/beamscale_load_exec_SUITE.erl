@@ -38,7 +38,8 @@ sampled_run_and_report(Config) ->
             "{sessions, [{s, #{steps => [{loop, 3, [{rpc, #{target => sut, call => "
             "{beamscale_target_echo, work, [2000]}}}, {http, #{target => web}}, "
             "{think, 20}]}]}}]}.\n{drain_s, 2}.\n", [Port])),
-        {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 7}),
+        {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 7,
+                                                 msacc => 50}),
         Samples = beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
         Ok = [R || #{status := <<"ok">>} = R <- Samples],
         ?assert(length(Ok) >= 3),
@@ -48,6 +49,7 @@ sampled_run_and_report(Config) ->
         ?assert(length(beamscale_store:read_rows(filename:join(Dir, "load.csv"))) >= 3),
         {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
         ?assertMatch({_, _}, binary:match(Html, <<"is host:port: no node to sample">>)),
+        ?assertMatch({_, _}, binary:match(Html, <<"was on for 50 % of each sampling">>)),
         %% The report is rebuilt from the stored files alone, the same.
         ?assertEqual(0, beamscale_cli:dispatch(["report", Dir])),
         ?assertEqual({ok, Html}, file:read_file(filename:join(Dir, "index.html"))),

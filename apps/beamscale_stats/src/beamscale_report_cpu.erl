@@ -5,13 +5,26 @@
 %% `beamscale_report_samples'.
 -module(beamscale_report_cpu).
 
--export([section/2]).
+-export([section/3]).
 
-%% @doc The section's HTML, from the rows of `samples.csv' and `lcnt.csv'.
--spec section([#{atom() => binary()}], [#{atom() => binary()}]) -> iodata().
-section([], _Lcnt) ->
+%% @doc The section's HTML, from the rows of `samples.csv' and `lcnt.csv', and the share (%) of
+%% each interval microstate accounting was on (`null' when the run did not record it).
+-spec section([#{atom() => binary()}], [#{atom() => binary()}], term()) -> iodata().
+section([], _Lcnt, _MsaccPct) ->
     beamscale_html:el(p, "No samples: the run was made with --no-sample (or before sampling).");
-section(Samples, Lcnt) ->
+section(Samples, Lcnt, MsaccPct) ->
+    [msacc_note(MsaccPct) | sections(Samples, Lcnt)].
+
+msacc_note(0) ->
+    beamscale_html:el(p, "Microstate accounting was off (msacc 0): no msacc breakdown.");
+msacc_note(100) -> beamscale_html:el(p, "Microstate accounting was on all the time.");
+msacc_note(Pct) when is_integer(Pct), Pct > 0, Pct < 100 ->
+    beamscale_html:el(p, io_lib:format("Microstate accounting was on for ~b % of each sampling "
+                                       "interval: the msacc bars are the breakdown of those "
+                                       "windows (docs/samples.md).", [Pct]));
+msacc_note(_) -> [].
+
+sections(Samples, Lcnt) ->
     #{series := Series, msacc := Bars} = beamscale_report_samples:data(Samples),
     Tables = beamscale_report_samples:html_table(Samples),
     Benches = lists:usort([B || #{benchmark := B} <- Series]),

@@ -36,7 +36,8 @@ index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data
                          beamscale_html:section("The node under test: CPU, schedulers, msacc",
                                                 beamscale_report_cpu:section(
                                                   maps:get(samples, Data, []),
-                                                  maps:get(lcnt, Data, []))),
+                                                  maps:get(lcnt, Data, []),
+                                                  get(Run, [<<"config">>, <<"msacc">>]))),
                          beamscale_html:section("Sanity check", sanity_table(Sanity)),
                          beamscale_html:section("Failures", failures_table(Failures))]).
 

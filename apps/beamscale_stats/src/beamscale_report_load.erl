@@ -117,7 +117,7 @@ target(Run, Samples, Lcnt) ->
                  || Notes =/= []],
     case Samples of
         [] -> [NotesHtml, beamscale_html:el(p, "No samples (no node target was sampled).")];
-        _ -> [NotesHtml, beamscale_report_cpu:section(Samples, Lcnt)]
+        _ -> [NotesHtml, beamscale_report_cpu:section(Samples, Lcnt, get(Run, <<"msacc">>))]
     end.
 
 timed(Secs) -> [{num(S, <<"t_s">>), S} || S <- Secs].
