@@ -1,6 +1,6 @@
-%% @doc Load nodes: peers on 127.0.0.1 (`beamscale_node') that run a share of a load run's users,
-%% with the load generator's code (apps beamscale_load and beamscale_stats) loaded as binaries.
-%% Remote hosts are not supported: the project drives loopback only.
+%% @doc Load nodes: peers (`beamscale_node') on 127.0.0.1, or one on each host of a list reached
+%% by `ssh', that run a share of a load run's users, with the load generator's code (apps
+%% beamscale_load and beamscale_stats) loaded as binaries.
 -module(beamscale_load_nodes).
 
 -export([start/1, stop/1]).
@@ -9,19 +9,25 @@
 %% Load nodes share the host with the target: their idle schedulers must not spin.
 -define(FLAGS, "+sbwt none +sbwtdcpu none +sbwtdio none").
 
-%% @doc Start `N' load nodes with this node's emulator; on an error, those started are stopped.
--spec start(non_neg_integer()) -> {ok, [beamscale_node:handle()]} | {error, term()}.
-start(N) -> start(N, code(), []).
-
-start(0, _Code, Acc) -> {ok, lists:reverse(Acc)};
-start(N, Code, Acc) ->
-    Spec = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => ?FLAGS,
+%% @doc Start `N' load nodes here with this node's emulator, or one on each host through `ssh'
+%% (with that host's `erl', default on its PATH); on an error, those started are stopped.
+-spec start(non_neg_integer() | [beamscale_load_scenario:ssh_host()]) ->
+    {ok, [beamscale_node:handle()]} | {error, term()}.
+start(N) when is_integer(N) ->
+    Here = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => ?FLAGS,
              schedulers => erlang:system_info(logical_processors)},
-    case beamscale_node:start("load" ++ integer_to_list(N), Spec) of
+    start(lists:duplicate(N, Here), code(), []);
+start(Hosts) ->
+    start([#{erl => maps:get(erl, H, "erl"), flags => ?FLAGS,
+             ssh => maps:with([host, args, user], H)} || H <- Hosts], code(), []).
+
+start([], _Code, Acc) -> {ok, lists:reverse(Acc)};
+start([Spec | More], Code, Acc) ->
+    case beamscale_node:start("load" ++ integer_to_list(length(More) + 1), Spec) of
         {ok, #{node := Node} = H} ->
             try [{module, M} = erpc:call(Node, code, load_binary, [M, F, B], ?LOAD_TIMEOUT)
                  || {M, F, B} <- Code] of
-                _ -> start(N - 1, Code, [H | Acc])
+                _ -> start(More, Code, [H | Acc])
             catch Class:Reason ->
                     stop([H | Acc]),
                     {error, {load_node_code, Class, Reason}}

@@ -1,15 +1,19 @@
-%% @doc Nodes under test: started with `peer' from a given `erl', on loopback, with the run's
-%% cookie, and stopped for sure: when `peer' cannot stop a node (it hangs), its OS process is
-%% killed.
+%% @doc Nodes under test: started with `peer' from a given `erl', on loopback (or on a host
+%% reached by `ssh'), with the run's cookie, and stopped for sure: when `peer' cannot stop a node
+%% (it hangs), its OS process is killed (on its host, through `ssh', for a node started so).
 -module(beamscale_node).
 
 -export([distribute/0, start/2, stop/1, os_pid/1, alive/1]).
--export_type([handle/0, spec/0]).
+-export_type([handle/0, spec/0, ssh/0]).
 
--type handle() :: #{peer := pid(), node := node(), os_pid := string()}.
-%% What to start: the erl, its flags, schedulers and the code paths to add.
--type spec() :: #{erl := string(), flags := string(), schedulers := pos_integer(),
-                  code_path => [string()]}.
+-type handle() :: #{peer := pid(), node := node(), os_pid := string(), ssh => ssh()}.
+%% What to start: the erl, its flags, schedulers (default: the host's cores), the code paths to
+%% add, and the host to start it on through `ssh' (default: here, on 127.0.0.1).
+-type spec() :: #{erl := string(), flags := string(), schedulers => pos_integer(),
+                  code_path => [string()], ssh => ssh()}.
+%% `host': the node's host name or address, as this node reaches it; `args': the `ssh' options
+%% before the destination (port, identity, `-o' options); `user': the login, when not ours.
+-type ssh() :: #{host := string(), args := [string()], user => string()}.
 
 -define(BOOT_TIMEOUT, 30000).
 -define(STOP_TIMEOUT, 5000).
@@ -34,19 +38,22 @@ distribute() ->
 
 %% @doc Start one node under test; `Label' becomes part of its name.
 -spec start(string(), spec()) -> {ok, handle()} | {error, term()}.
-start(Label, #{erl := Erl, flags := Flags, schedulers := S} = Spec) ->
+start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     Name = "bs_" ++ Label ++ "_" ++ random_name(),
     Paths = lists:append([["-pa", P] || P <- maps:get(code_path, Spec, [])]),
-    Args = ["-setcookie", atom_to_list(erlang:get_cookie()),
-            "-kernel", "inet_dist_use_interface", "{127,0,0,1}",
-            "+S", io_lib:format("~b:~b", [S, S])] ++ Paths ++ string:lexemes(Flags, " "),
-    Opts = #{name => Name, host => ?LOOPBACK, longnames => true, exec => Erl,
-             args => [lists:flatten(A) || A <- Args], wait_boot => ?BOOT_TIMEOUT,
-             shutdown => {halt, ?STOP_TIMEOUT}},
+    Host = case Spec of #{ssh := #{host := H}} -> H; _ -> ?LOOPBACK end,
+    Args = ["-setcookie", atom_to_list(erlang:get_cookie())]
+        ++ [A || Host =:= ?LOOPBACK, A <- ["-kernel", "inet_dist_use_interface", "{127,0,0,1}"]]
+        ++ [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]]
+        ++ Paths ++ string:lexemes(Flags, " "),
+    {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),
+    Opts = #{name => Name, host => Host, longnames => true, exec => Exec, args => Args1,
+             wait_boot => ?BOOT_TIMEOUT, shutdown => {halt, ?STOP_TIMEOUT}},
     try peer:start(Opts) of
         {ok, Peer, Node} ->
             OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
-            {ok, #{peer => Peer, node => Node, os_pid => OsPid}};
+            {ok, maps:merge(#{peer => Peer, node => Node, os_pid => OsPid},
+                            maps:with([ssh], Spec))};
         {error, Reason} -> {error, {node_start, Reason}}
     catch
         Class:Reason -> {error, {node_start, {Class, Reason}}}
@@ -54,14 +61,17 @@ start(Label, #{erl := Erl, flags := Flags, schedulers := S} = Spec) ->
 
 %% @doc Stop a node; if it does not go within the stop timeout, kill its OS process.
 -spec stop(handle()) -> ok.
-stop(#{peer := Peer, os_pid := OsPid}) ->
+stop(#{peer := Peer, os_pid := OsPid} = Handle) ->
     {Pid, Ref} = spawn_monitor(fun() -> catch peer:stop(Peer) end),
     receive
         {'DOWN', Ref, process, Pid, _} -> ok
     after ?STOP_TIMEOUT * 2 ->
         exit(Pid, kill)
     end,
-    wait_gone(OsPid, 20).
+    case Handle of
+        #{ssh := Ssh} -> ssh_kill(Ssh, OsPid);
+        _ -> wait_gone(OsPid, 20)
+    end.
 
 %% @doc The OS process id of a node's emulator.
 -spec os_pid(handle()) -> string().
@@ -87,6 +97,43 @@ zombie(OsPid) ->
             [_, AfterName] = string:split(Stat, ") ", trailing),
             binary:first(AfterName) =:= $Z;
         {error, _} -> true
+    end.
+
+%% Through ssh, the remote shell reads the command line: every argument of ours is quoted for
+%% it (peer's own are names, base64 and numbers).
+exec(Erl, Args, #{ssh := Ssh}) ->
+    {{ssh_exe(), ssh_args(Ssh) ++ [Erl]}, [quote(A) || A <- Args]};
+exec(Erl, Args, _Spec) -> {Erl, Args}.
+
+ssh_exe() ->
+    case os:find_executable("ssh") of
+        false -> error({node_start, no_ssh});
+        Exe -> Exe
+    end.
+
+ssh_args(#{host := Host, args := Args} = Ssh) ->
+    Dest = case Ssh of #{user := U} -> U ++ "@" ++ Host; _ -> Host end,
+    ["-o", "BatchMode=yes"] ++ Args ++ [Dest].
+
+quote(Arg) -> "'" ++ lists:flatten(string:replace(Arg, "'", "'\\''", all)) ++ "'".
+
+%% The node's host kills it if it is still there after a grace period (the remote twin of
+%% wait_gone/2); ssh runs with a time limit, so a host gone away cannot hang the run.
+ssh_kill(Ssh, OsPid) ->
+    Script = "for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 " ++ OsPid ++ " 2>/dev/null || exit 0; "
+             "sleep 0.2; done; kill -9 " ++ OsPid,
+    Port = open_port({spawn_executable, ssh_exe()},
+                     [{args, ["-o", "ConnectTimeout=5" | ssh_args(Ssh)] ++ [Script]},
+                      exit_status, stderr_to_stdout, hide]),
+    ssh_wait(Port).
+
+ssh_wait(Port) ->
+    receive
+        {Port, {data, _}} -> ssh_wait(Port);
+        {Port, {exit_status, _}} -> ok
+    after ?STOP_TIMEOUT * 2 ->
+        catch port_close(Port),
+        ok
     end.
 
 random_name() ->

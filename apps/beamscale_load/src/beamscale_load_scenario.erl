@@ -3,7 +3,7 @@
 -module(beamscale_load_scenario).
 
 -export([load/1, check/2, duration_s/1, phase_at/2, format_error/1, kinds/0]).
--export_type([scenario/0, target/0, phase/0, session/0, step/0]).
+-export_type([ssh_host/0, scenario/0, target/0, phase/0, session/0, step/0]).
 
 -type target() :: #{node := node(), cookie => atom()}
                 | #{start := #{erl := string(), flags := string(), code_path := [string()],
@@ -19,7 +19,10 @@
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
                       phases := [phase()], sessions := [session()], drain_s := number(),
                       time_limit_s := number(), transactions := [atom()],
-                      sample := [atom()], load_nodes := non_neg_integer()}.
+                      sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()]}.
+%% A load node's host, reached by `ssh' with these options before the destination, as `user'
+%% (default: ours), running `erl' (default: the one on that host's PATH).
+-type ssh_host() :: #{host := string(), args := [string()], user => string(), erl => string()}.
 
 -define(DEFAULT_TIMEOUT_MS, 5000).
 -define(DEFAULT_DRAIN_S, 10).
@@ -267,9 +270,25 @@ sample(L, Targets) when is_list(L) ->
 sample(_, _) -> bad([], "expected a list of target names").
 
 load_nodes(N) when is_integer(N), N >= 0 -> N;
-load_nodes(Hosts) when is_list(Hosts) -> bad([], "not supported here: loopback only "
-                                                 "(give a number of local load nodes)");
-load_nodes(_) -> bad([], "expected a number of load nodes (0: none, users run in beamscale)").
+load_nodes([_ | _] = Hosts) -> [ssh_host(H) || H <- Hosts];
+load_nodes(_) ->
+    bad([], "expected a number of load nodes (0: none, users run in beamscale) or a list of "
+            "hosts reached by ssh: \"HOST\" or {\"HOST\", #{args => [...], user => \"U\", "
+            "erl => \"PATH\"}}").
+
+ssh_host({Host, Opts}) when is_map(Opts) ->
+    is_text(Host) orelse bad([], "expected a host name, not " ++ io_lib:format("~0tp", [Host])),
+    [bad([], io_lib:format("~ts: unknown key ~0tp (known: args, user, erl)", [Host, K]))
+     || K <- maps:keys(Opts), not lists:member(K, [args, user, erl])],
+    Args = maps:get(args, Opts, []),
+    is_list(Args) andalso lists:all(fun is_text/1, Args)
+        orelse bad([], Host ++ ": args: expected a list of strings (ssh options)"),
+    [bad([], io_lib:format("~ts: ~s: expected a string", [Host, K]))
+     || K <- [user, erl], is_map_key(K, Opts), not is_text(maps:get(K, Opts))],
+    (maps:with([user, erl], Opts))#{host => Host, args => Args};
+ssh_host(Host) -> ssh_host({Host, #{}}).
+
+is_text(S) -> io_lib:printable_unicode_list(S) andalso S =/= "".
 
 seconds(S) when is_number(S), S >= 0 -> S;
 seconds(_) -> bad([], "expected a number of seconds").
