@@ -36,10 +36,11 @@ apt-get update -q
 # The tests start their own mariadbd and sshd (throwaway data, loopback, stopped by pid): the
 # packages' system services are not started (policy-rc.d, for this install only).
 policy=/usr/sbin/policy-rc.d
-own_policy=
+status=0
 if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && own_policy=1
+    trap 'rm -f "$policy"' EXIT INT TERM
+    printf '#!/bin/sh\nexit 101\n' > "$policy"
+    chmod +x "$policy"
 fi
 DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing || status=$?
-[ -z "$own_policy" ] || rm -f "$policy"
-exit "${status:-0}"
+exit "$status"

@@ -46,10 +46,11 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
         ++ [A || Host =:= ?LOOPBACK, A <- ["-kernel", "inet_dist_use_interface", "{127,0,0,1}"]]
         ++ [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]]
         ++ Paths ++ string:lexemes(Flags, " "),
-    {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),
-    Opts = #{name => Name, host => Host, longnames => true, exec => Exec, args => Args1,
-             wait_boot => ?BOOT_TIMEOUT, shutdown => {halt, ?STOP_TIMEOUT}},
-    try peer:start(Opts) of
+    try
+        {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),
+        peer:start(#{name => Name, host => Host, longnames => true, exec => Exec, args => Args1,
+                     wait_boot => ?BOOT_TIMEOUT, shutdown => {halt, ?STOP_TIMEOUT}})
+    of
         {ok, Peer, Node} ->
             OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
             {ok, maps:merge(#{peer => Peer, node => Node, os_pid => OsPid},
@@ -69,7 +70,7 @@ stop(#{peer := Peer, os_pid := OsPid} = Handle) ->
         exit(Pid, kill)
     end,
     case Handle of
-        #{ssh := Ssh} -> ssh_kill(Ssh, OsPid);
+        #{ssh := Ssh, node := Node} -> ssh_kill(Ssh, OsPid, Node);
         _ -> wait_gone(OsPid, 20)
     end.
 
@@ -102,12 +103,12 @@ zombie(OsPid) ->
 %% Through ssh, the remote shell reads the command line: every argument of ours is quoted for
 %% it (peer's own are names, base64 and numbers).
 exec(Erl, Args, #{ssh := Ssh}) ->
-    {{ssh_exe(), ssh_args(Ssh) ++ [Erl]}, [quote(A) || A <- Args]};
+    {{ssh_exe(), ssh_args(Ssh) ++ [quote(Erl)]}, [quote(A) || A <- Args]};
 exec(Erl, Args, _Spec) -> {Erl, Args}.
 
 ssh_exe() ->
     case os:find_executable("ssh") of
-        false -> error({node_start, no_ssh});
+        false -> error(no_ssh);
         Exe -> Exe
     end.
 
@@ -118,20 +119,29 @@ ssh_args(#{host := Host, args := Args} = Ssh) ->
 quote(Arg) -> "'" ++ lists:flatten(string:replace(Arg, "'", "'\\''", all)) ++ "'".
 
 %% The node's host kills it if it is still there after a grace period (the remote twin of
-%% wait_gone/2); ssh runs with a time limit, so a host gone away cannot hang the run.
-ssh_kill(Ssh, OsPid) ->
-    Script = "for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 " ++ OsPid ++ " 2>/dev/null || exit 0; "
-             "sleep 0.2; done; kill -9 " ++ OsPid,
-    Port = open_port({spawn_executable, ssh_exe()},
-                     [{args, ["-o", "ConnectTimeout=5" | ssh_args(Ssh)] ++ [Script]},
-                      exit_status, stderr_to_stdout, hide]),
-    ssh_wait(Port).
+%% wait_gone/2). The process must still be the node (its command line names it): a pid reused
+%% since is left alone. ssh runs with a time limit, so a host gone away cannot hang the run.
+ssh_kill(Ssh, OsPid, Node) ->
+    [Name, _] = string:split(atom_to_list(Node), "@"),
+    Is = "grep -q -- '" ++ Name ++ "@' /proc/" ++ OsPid ++ "/cmdline 2>/dev/null",
+    Script = "for i in 1 2 3 4 5 6 7 8 9 10; do " ++ Is ++ " || exit 0; sleep 0.2; done; "
+             ++ Is ++ " && kill -9 " ++ OsPid,
+    try open_port({spawn_executable, ssh_exe()},
+                  [{args, ["-o", "ConnectTimeout=5" | ssh_args(Ssh)] ++ [Script]},
+                   exit_status, stderr_to_stdout, hide]) of
+        Port -> ssh_wait(Port)
+    catch error:_ -> ok
+    end.
 
 ssh_wait(Port) ->
     receive
         {Port, {data, _}} -> ssh_wait(Port);
         {Port, {exit_status, _}} -> ok
     after ?STOP_TIMEOUT * 2 ->
+        case erlang:port_info(Port, os_pid) of
+            {os_pid, Pid} -> os:cmd("kill -9 " ++ integer_to_list(Pid));
+            undefined -> ok
+        end,
         catch port_close(Port),
         ok
     end.

@@ -103,14 +103,20 @@ utilisation(Prev, Cur, {N, Dcpu}) ->
     {util(Normal), util(Dirty), util(Io), 100 * Busy}.
 
 %% @doc Share (%) of each state in the time of each thread type between two microstate
-%% accounting readings, keyed by `{Type, State}'.
+%% accounting readings, keyed by `{Type, State}'. A type that counted no time (msacc was off
+%% all the interval) has no shares: its columns stay empty rather than read 0.
 -spec msacc([map()], [map()]) -> #{{atom(), atom()} => float()}.
 msacc(Prev, Cur) ->
     Delta = maps:fold(fun(K, V, Acc) -> Acc#{K => V - maps:get(K, sums(Prev), 0)} end,
                       #{}, sums(Cur)),
     Totals = maps:fold(fun({T, _}, V, Acc) -> maps:update_with(T, fun(X) -> X + V end, V, Acc)
                        end, #{}, Delta),
-    maps:map(fun({T, _}, V) -> 100 * share(V, maps:get(T, Totals)) end, Delta).
+    maps:fold(fun({T, _} = K, V, Acc) ->
+                      case maps:get(T, Totals) of
+                          0 -> Acc;
+                          Total -> Acc#{K => 100 * share(V, Total)}
+                      end
+              end, #{}, Delta).
 
 %% @doc The `Top' lock classes with most collisions in `erts_debug:lcnt_collect/0' data, as
 %% `{Name, Tries, Collisions, WaitMicroseconds}'.

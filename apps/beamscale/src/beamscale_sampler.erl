@@ -163,7 +163,7 @@ meta(#{node := Node}, #{opts := #{bench := B, env := E}, args := A, cores := C, 
       cores => C, ticks => T, schedulers => 1, dirty_cpu => 0}.
 
 %% The probe is part of the node-side code the executor loads; other nodes get it here.
-start_probe(Node, #{opts := Opts}) ->
+start_probe(Node, #{opts := Opts, next := Next}) ->
     try
         case erpc:call(Node, code, is_loaded, [?PROBE], ?RPC_TIMEOUT) of
             {file, _} -> ok;
@@ -173,8 +173,8 @@ start_probe(Node, #{opts := Opts}) ->
                                              ?RPC_TIMEOUT),
                 ok
         end,
-        erpc:call(Node, ?PROBE, start, [self(), maps:with([interval, msacc], Opts)],
-                  ?RPC_TIMEOUT)
+        ProbeOpts = (maps:with([interval, msacc], Opts))#{next_tick => max(0, Next - now_ms())},
+        erpc:call(Node, ?PROBE, start, [self(), ProbeOpts], ?RPC_TIMEOUT)
     catch
         Class:Reason -> {error, {Class, Reason}}
     end.

@@ -81,11 +81,16 @@ ssh_node_killed_on_its_host(Config) ->
 
 %% A wrong host list names what is wrong, with the file and line.
 wrong_hosts(Config) ->
-    Cases = [{"{load_nodes, [\"h\", {\"g\", #{port => 22}}]}.",
-              "g: unknown key port (known: args, user, erl)"},
-             {"{load_nodes, [{\"h\", #{args => \"-p 22\"}}]}.",
-              "h: args: expected a list of strings (ssh options)"},
-             {"{load_nodes, [{\"h\", #{user => 7}}]}.", "h: user: expected a string"},
+    Cases = [{"{load_nodes, [\"127.0.0.1\", {\"127.0.0.1\", #{port => 22}}]}.",
+              "127.0.0.1: unknown key port (known: args, user, erl)"},
+             {"{load_nodes, [{\"127.0.0.1\", #{args => \"-p 22\"}}]}.",
+              "127.0.0.1: args: expected a list of strings (ssh options)"},
+             {"{load_nodes, [{\"127.0.0.1\", #{user => 7}}]}.",
+              "127.0.0.1: user: expected a string not starting with -"},
+             {"{load_nodes, [{\"127.0.0.1\", #{user => \"-oProxyCommand=x\"}}]}.",
+              "127.0.0.1: user: expected a string not starting with -"},
+             {"{load_nodes, [\"example.org\"]}.",
+              "example.org: only 127.0.0.1 here (an sshd sharing this machine's loopback)"},
              {"{load_nodes, [host]}.", "expected a host name, not host"},
              {"{load_nodes, -1}.", "expected a number of load nodes"}],
     [begin

@@ -63,7 +63,10 @@ msacc_test() ->
     ?assertEqual(20.0, maps:get({scheduler, emulator}, Shares)),
     ?assertEqual(80.0, maps:get({scheduler, sleep}, Shares)),
     ?assertEqual(100.0, maps:get({poll, sleep}, Shares)),
-    ?assertEqual(0.0, maps:get({poll, gc}, Shares)).
+    ?assertEqual(0.0, maps:get({poll, gc}, Shares)),
+    %% msacc off for the whole interval: no shares for that type, not zeros.
+    Off = beamscale_sample_calc:msacc(Cur, Cur ++ [T(aux, 0, 0)]),
+    ?assertEqual(#{}, Off).
 
 %% A whole row from two readings one second apart.
 row_test() ->

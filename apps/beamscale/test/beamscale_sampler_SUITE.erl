@@ -7,11 +7,12 @@
 
 -export([all/0, init_per_suite/1, end_per_suite/1]).
 -export([rows_per_second/1, node_killed/1, run_writes_samples/1, no_sample/1,
-         msacc_window/1, msacc_off/1]).
+         msacc_window/1, msacc_off/1, msacc_late_watch/1]).
 
 -define(WATCH_MS, 3500).
 
-all() -> [rows_per_second, node_killed, run_writes_samples, no_sample, msacc_window, msacc_off].
+all() -> [rows_per_second, node_killed, run_writes_samples, no_sample, msacc_window, msacc_off,
+          msacc_late_watch].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -116,6 +117,25 @@ msacc_off(Config) ->
     0.0 = msacc_counted(Dir, 0),
     [_ | _] = Rows = [R || #{status := <<"ok">>} = R <- read(Dir)],
     [<<>>] = lists:usort([E || #{msacc_sched_emulator := E} <- Rows]).
+
+%% A node watched between two readings still gets a window in every interval, the last part
+%% one included: every row has a full breakdown.
+msacc_late_watch(Config) ->
+    Dir = ?config(priv_dir, Config) ++ "/late",
+    H = start_node("late"),
+    try
+        {ok, S} = beamscale_sampler:start(#{dir => Dir, bench => <<"b">>, env => <<"e">>,
+                                            interval => 200, msacc => 10}),
+        timer:sleep(130),
+        ok = beamscale_sampler:watch(S, [H]),
+        timer:sleep(1050),
+        ok = beamscale_sampler:stop(S),
+        Rows = [R || #{status := <<"ok">>} = R <- read(Dir)],
+        true = length(Rows) >= 5,
+        [true = abs(100 - msacc_sum(R)) < 1 || R <- Rows]
+    after
+        beamscale_node:stop(H)
+    end.
 
 %% The share of 2 s of wall time the node's normal schedulers counted in msacc while watched.
 msacc_counted(Dir, Pct) ->

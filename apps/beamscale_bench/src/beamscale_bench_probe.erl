@@ -1,6 +1,6 @@
 %% @private The part of the sampler that runs on the node under test. A holder process switches
 %% `scheduler_wall_time' on for as long as the sampler watches, and microstate accounting on for
-%% a window at the start of every interval, and both off when told to stop or when the sampler
+%% a window at the start of every sampler interval, and both off when told to stop or when the sampler
 %% goes away (so a dead coordinator leaves nothing on). `scheduler_wall_time' is counted per
 %% enabling process, which is why a process that lives as long as the watch must hold it: an
 %% `erpc' worker would switch it off again when it exits.
@@ -15,8 +15,9 @@
 -export_type([opts/0, info/0, reading/0]).
 
 %% `interval': the sampler's interval (ms); `msacc': the share (%) of it msacc is on, from its
-%% start (0: never, 100: always).
--type opts() :: #{interval := pos_integer(), msacc := 0..100}.
+%% start (0: never, 100: always); `next_tick': ms until the sampler's next reading, where the
+%% windows are aligned (default: one interval).
+-type opts() :: #{interval := pos_integer(), msacc := 0..100, next_tick => non_neg_integer()}.
 -type info() :: #{holder := pid(), schedulers := pos_integer(),
                   dirty_cpu := non_neg_integer(), dirty_io := non_neg_integer(),
                   build_type := atom()}.
@@ -46,13 +47,17 @@ start(Owner, Opts) ->
         {error, timeout}
     end.
 
-%% @doc Stop a holder and wait until both flags are off again.
+%% @doc Stop a holder and wait until both flags are off again (a killed holder's
+%% `scheduler_wall_time' goes off with it; msacc, global, is switched off here).
 -spec stop(pid()) -> ok.
 stop(Holder) ->
     Ref = monitor(process, Holder),
     Holder ! stop,
     receive {'DOWN', Ref, process, Holder, _} -> ok
-    after ?ACK_TIMEOUT -> exit(Holder, kill), ok
+    after ?ACK_TIMEOUT ->
+        exit(Holder, kill),
+        _ = msacc(false),
+        ok
     end.
 
 %% @doc One reading of the runtime's counters (cumulative; the sampler takes differences).
@@ -75,29 +80,43 @@ lcnt() ->
         _ -> not_available
     end.
 
-hold(Owner, Parent, #{interval := Interval, msacc := Pct}) ->
+%% High priority: the windows keep their length on a node whose schedulers are all busy.
+hold(Owner, Parent, #{interval := Interval, msacc := Pct} = Opts) ->
+    _ = process_flag(priority, high),
     Ref = monitor(process, Owner),
     _ = erlang:system_flag(scheduler_wall_time, true),
     _ = lcnt_clear(erlang:system_info(build_type)),
     Parent ! {self(), ready},
-    Window = Interval * Pct div 100,
-    if
-        Window >= Interval -> _ = msacc(true), wait(Owner, Ref, infinity);
-        Window =:= 0 -> wait(Owner, Ref, infinity);
-        true -> duty(Owner, Ref, Interval, Window, now_ms())
-    end,
+    Window = if Pct =:= 0 -> 0; true -> max(1, Interval * Pct div 100) end,
+    FirstTick = now_ms() + maps:get(next_tick, Opts, Interval),
+    _ = if
+            Window >= Interval -> _ = msacc(true), wait(Owner, Ref, infinity);
+            Window =:= 0 -> wait(Owner, Ref, infinity);
+            true -> first_window(Owner, Ref, Interval, Window, FirstTick)
+        end,
     off().
 
-%% msacc on for `Window' ms from `Start', off until the next interval's start.
+%% The first window starts at once, so that a job shorter than an interval gets a breakdown too;
+%% the next ones at the sampler's ticks, each interval's at its start.
+first_window(Owner, Ref, Interval, Window, FirstTick) ->
+    _ = msacc(true),
+    wait(Owner, Ref, min(now_ms() + Window, FirstTick))
+        andalso off_until(Owner, Ref, FirstTick)
+        andalso duty(Owner, Ref, Interval, Window, FirstTick).
+
+%% msacc on for `Window' ms from `Start', off until the next tick; a holder that fell behind
+%% (a busy node) skips the ticks it missed, as the sampler does.
 duty(Owner, Ref, Interval, Window, Start) ->
     _ = msacc(true),
-    case wait(Owner, Ref, Start + Window) of
-        true ->
-            _ = msacc(false),
-            wait(Owner, Ref, Start + Interval)
-                andalso duty(Owner, Ref, Interval, Window, Start + Interval);
-        false -> false
-    end.
+    Next = Start + Interval,
+    wait(Owner, Ref, Start + Window)
+        andalso off_until(Owner, Ref, Next)
+        andalso duty(Owner, Ref, Interval, Window,
+                     Next + Interval * max(0, (now_ms() - Next) div Interval)).
+
+off_until(Owner, Ref, Until) ->
+    _ = msacc(false),
+    wait(Owner, Ref, Until).
 
 %% false when told to stop or when the owner is gone; true at `Until'.
 wait(Owner, Ref, Until) ->

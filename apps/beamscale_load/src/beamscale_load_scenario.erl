@@ -276,15 +276,21 @@ load_nodes(_) ->
             "hosts reached by ssh: \"HOST\" or {\"HOST\", #{args => [...], user => \"U\", "
             "erl => \"PATH\"}}").
 
+%% beamscale's distribution listens on 127.0.0.1 only (loopback): a load node on any other
+%% address could not connect back, so it is refused here rather than after a boot timeout.
 ssh_host({Host, Opts}) when is_map(Opts) ->
     is_text(Host) orelse bad([], "expected a host name, not " ++ io_lib:format("~0tp", [Host])),
+    Host =:= "127.0.0.1"
+        orelse bad([], Host ++ ": only 127.0.0.1 here (an sshd sharing this machine's loopback): "
+                              "beamscale's distribution listens on loopback only"),
     [bad([], io_lib:format("~ts: unknown key ~0tp (known: args, user, erl)", [Host, K]))
      || K <- maps:keys(Opts), not lists:member(K, [args, user, erl])],
     Args = maps:get(args, Opts, []),
     is_list(Args) andalso lists:all(fun is_text/1, Args)
         orelse bad([], Host ++ ": args: expected a list of strings (ssh options)"),
-    [bad([], io_lib:format("~ts: ~s: expected a string", [Host, K]))
-     || K <- [user, erl], is_map_key(K, Opts), not is_text(maps:get(K, Opts))],
+    [bad([], io_lib:format("~ts: ~s: expected a string not starting with -", [Host, K]))
+     || K <- [user, erl], is_map_key(K, Opts),
+        not is_text(maps:get(K, Opts)) orelse hd(maps:get(K, Opts)) =:= $-],
     (maps:with([user, erl], Opts))#{host => Host, args => Args};
 ssh_host(Host) -> ssh_host({Host, #{}}).
 

@@ -31,9 +31,9 @@ sample_and_load_nodes_test() ->
     {ok, #{sample := [sut], load_nodes := 0}} = check(?TARGETS ++ ?PHASES ++ Sess),
     {ok, #{sample := [], load_nodes := 3}} =
         check(?TARGETS ++ ?PHASES ++ Sess ++ "{sample, []}.\n{load_nodes, 3}.\n"),
-    {ok, #{load_nodes := [#{host := "h1", args := []},
-                          #{host := "h2", args := ["-p", "22"], user := "me"}]}} =
-        check(?TARGETS ++ ?PHASES ++ Sess ++ "{load_nodes, [\"h1\", {\"h2\", "
+    {ok, #{load_nodes := [#{host := "127.0.0.1", args := []},
+                          #{host := "127.0.0.1", args := ["-p", "22"], user := "me"}]}} =
+        check(?TARGETS ++ ?PHASES ++ Sess ++ "{load_nodes, [\"127.0.0.1\", {\"127.0.0.1\", "
               "#{args => [\"-p\", \"22\"], user => \"me\"}}]}.\n").
 
 interarrival_test() ->
@@ -61,9 +61,10 @@ errors_test_() ->
      ?_assertEqual({error, "s.scenario:0: key sessions: missing"}, check(?TARGETS ++ ?PHASES)),
      ?_assertEqual({error, "s.scenario:5: key sample: unknown target nope"},
                    check(?TARGETS ++ ?PHASES ++ Sess ++ "{sample, [sut, nope]}.\n")),
-     ?_assertEqual({error, "s.scenario:5: key load_nodes: h1: user: expected a string"},
+     ?_assertEqual({error, "s.scenario:5: key load_nodes: 127.0.0.1: user: expected a string "
+                           "not starting with -"},
                    check(?TARGETS ++ ?PHASES ++ Sess
-                         ++ "{load_nodes, [{\"h1\", #{user => u}}]}.\n")),
+                         ++ "{load_nodes, [{\"127.0.0.1\", #{user => u}}]}.\n")),
      ?_assertEqual({error, "s.scenario:1: key targets.web.address: expected \"host:port\""},
                    check("{targets, [{web, #{address => \"nohost\"}}]}.\n" ++ ?PHASES ++ Sess))].
 

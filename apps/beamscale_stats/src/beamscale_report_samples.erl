@@ -72,11 +72,16 @@ cell(S) ->
     #{cpu_pct => maps:get(os_cpu_all_pct, S), util_pct => maps:get(util_pct, S),
       busy_wait_pct => maps:get(busy_wait_all_pct, S), samples => maps:get(samples, S)}.
 
+%% Rows without an msacc breakdown (msacc off in their interval) are left out of the means; a
+%% benchmark and environment with none gets no bar.
 msacc(Rows) ->
     [#{benchmark => B, env => E,
-       parts => [{S, mean([num(binary_to_atom(<<"msacc_sched_", S/binary>>), R) || R <- Group])}
-                 || S <- ?MSACC_STATES]}
-     || {{B, E}, Group} <- group(fun(R) -> {v(benchmark, R), v(env, R)} end, Rows)].
+       parts => [{S, mean([num(state_key(S), R) || R <- WithMsacc])} || S <- ?MSACC_STATES]}
+     || {{B, E}, Group} <- group(fun(R) -> {v(benchmark, R), v(env, R)} end, Rows),
+        WithMsacc <- [[R || R <- Group, v(state_key(hd(?MSACC_STATES)), R) =/= <<>>]],
+        WithMsacc =/= []].
+
+state_key(State) -> binary_to_atom(<<"msacc_sched_", State/binary>>).
 
 table_html(#{benchmark := B, envs := Envs, args := Args, cells := Cells}) ->
     Head = [<<"<tr><th>environment \\ args</th>">>, [th(A) || A <- Args], <<"</tr>\n">>],
