@@ -138,7 +138,7 @@ ssh_wait(Port) ->
         {Port, {data, _}} -> ssh_wait(Port);
         {Port, {exit_status, _}} -> ok
     after ?STOP_TIMEOUT * 2 ->
-        case erlang:port_info(Port, os_pid) of
+        _ = case erlang:port_info(Port, os_pid) of
             {os_pid, Pid} -> os:cmd("kill -9 " ++ integer_to_list(Pid));
             undefined -> ok
         end,
