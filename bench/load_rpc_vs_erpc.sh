@@ -14,6 +14,7 @@
 # same number of seconds after a 2 s warm-up.
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 secs=${1:-10}
 conc=${2:-50}
 rounds=${3:-4}
@@ -73,8 +74,6 @@ while [ "$i" -le "$rounds" ]; do
         "bare erpc loop $(tail -n 1 "$out/bare.txt")"
     i=$((i + 1))
 done
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END {
-    if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 awk -v bs="$(median "$out/bs.txt")" -v e="$(median "$out/bare.txt")" -v c="$conc" \
     -v s="$secs" -v r="$rounds" -v tf="$tflags" 'BEGIN {
     printf "%d concurrent callers, %d s each, %d rounds, erpc:call of erlang:node/0 on a peer\n",

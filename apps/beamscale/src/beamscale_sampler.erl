@@ -10,8 +10,8 @@
 -export_type([opts/0, sampler/0, watched/0]).
 
 %% `interval': ms between readings (default 1000); `msacc': the share (%) of each interval
-%% microstate accounting is on, from its start (default 10; 0 leaves it off and its columns
-%% empty).
+%% microstate accounting is on, from its start (default 10; 0 leaves it off, and the msacc
+%% columns of an interval it counted nothing in are empty, `beamscale_sample_calc:msacc/2').
 -type opts() :: #{dir := file:filename(), bench := binary(), env := binary(),
                   interval => pos_integer(), msacc => 0..100, lcnt_top => pos_integer()}.
 -type sampler() :: pid() | none.
@@ -105,16 +105,15 @@ finish(#{nodes := Nodes, fd := Fd, opts := #{dir := Dir}} = State) ->
 
 %% Readings are taken on a fixed schedule; a late tick skips the intervals it missed.
 tick(#{nodes := Nodes, fd := Fd, next := Next, opts := #{interval := Interval}} = State) ->
-    {Rows, Nodes1} = maps:fold(fun(Node, N, Acc) -> sample(Node, N, Acc, State) end,
-                               {[], Nodes}, Nodes),
+    {Rows, Nodes1} = maps:fold(fun sample/3, {[], Nodes}, Nodes),
     ok = file:write(Fd, [beamscale_csv:line(R) || R <- lists:reverse(Rows)]),
     Now = now_ms(),
     Next1 = Next + Interval * (1 + max(0, (Now - Next) div Interval)),
     _ = erlang:send_after(Next1, self(), tick, [{abs, true}]),
     State#{nodes := Nodes1, next := Next1}.
 
-sample(Node, #{handle := H, meta := Meta, prev := Prev} = N, {Rows, Nodes}, State) ->
-    case read(H, State) of
+sample(Node, #{handle := H, meta := Meta, prev := Prev} = N, {Rows, Nodes}) ->
+    case read(H) of
         {ok, Cur} -> {[beamscale_sample_calc:row(Meta, Prev, Cur) | Rows],
                       Nodes#{Node := N#{prev := Cur}}};
         {error, timeout} -> {[beamscale_sample_calc:status_row(Meta, stamp(), timeout) | Rows],
@@ -129,7 +128,7 @@ add_node(#{node := Node} = H, #{nodes := Nodes, fd := Fd} = State) ->
     Meta0 = meta(H, State),
     case start_probe(Node, State) of
         {ok, #{holder := Holder} = Info} ->
-            case read(H, State) of
+            case read(H) of
                 {ok, First} ->
                     Meta = Meta0#{t0 := maps:get(mono, First),
                                   schedulers := maps:get(schedulers, Info),
@@ -150,7 +149,7 @@ drop_node(#{node := Node}, #{nodes := Nodes, fd := Fd} = State) ->
     case maps:take(Node, Nodes) of
         {#{holder := Holder, meta := Meta} = N, Rest} ->
             %% The part interval since the last tick is kept too: short jobs get a row.
-            {Rows, _} = sample(Node, N, {[], Nodes}, State),
+            {Rows, _} = sample(Node, N, {[], Nodes}),
             ok = file:write(Fd, [beamscale_csv:line(R) || R <- Rows]),
             record_lcnt(Node, Meta, State),
             _ = catch erpc:call(Node, ?PROBE, stop, [Holder], ?RPC_TIMEOUT),
@@ -179,14 +178,12 @@ start_probe(Node, #{opts := Opts, next := Next}) ->
         Class:Reason -> {error, {Class, Reason}}
     end.
 
-read(#{node := Node, os_pid := OsPid}, #{opts := #{msacc := Pct}}) ->
+read(#{node := Node, os_pid := OsPid}) ->
     try
         {ok, Proc} = beamscale_sample_calc:parse_pid_stat(proc("/proc/" ++ OsPid ++ "/stat")),
         {ok, Host} = beamscale_sample_calc:parse_host_stat(proc("/proc/stat")),
         Vm = erpc:call(Node, ?PROBE, read, [], ?READ_TIMEOUT),
-        %% Never switched on, msacc reads zeros: its columns are left empty instead.
-        Vm1 = case Pct of 0 -> Vm#{msacc := undefined}; _ -> Vm end,
-        {ok, (stamp())#{proc => Proc, host => Host, vm => Vm1}}
+        {ok, (stamp())#{proc => Proc, host => Host, vm => Vm}}
     catch
         error:{erpc, timeout} ->
             {error, case beamscale_node:alive(OsPid) of true -> timeout; false -> down end};

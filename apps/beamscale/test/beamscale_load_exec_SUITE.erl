@@ -18,11 +18,7 @@ init_per_suite(Config) ->
 
 end_per_suite(_Config) -> ok.
 
-scenario(Config, Text) ->
-    File = filename:join(?config(priv_dir, Config), "test.scenario"),
-    ok = file:write_file(File, Text),
-    {ok, S} = beamscale_load_scenario:load(File),
-    S.
+scenario(Config, Text) -> beamscale_test_load:scenario(Config, "test.scenario", Text).
 
 %% A node beamscale starts (sampled) and a host:port server (nothing to sample).
 sampled_run_and_report(Config) ->
@@ -67,8 +63,7 @@ renders(Config, Dir) ->
             Index = filename:join(Dir, "index.html"),
             Dom = beamscale_test_chromium:run(Chromium, Config,
                                               ["--dump-dom", beamscale_test_chromium:url(Index)]),
-            {ok, Json} = file:read_file(filename:join(Dir, "summary.json")),
-            {ok, Summary} = beamscale_json:decode(Json),
+            Summary = beamscale_test_load:json(Dir, "summary.json"),
             Expected = [length(Series)
                         || {_, _, _, Series} <- beamscale_report_load:graphs(Summary)] ++ [3, 7],
             ?assertEqual([5, 3, 3, 1, 2, 3, 7], Expected),
@@ -91,8 +86,7 @@ two_load_nodes(Config) ->
                  "{beamscale_target_echo, echo, [x]}}}]}]}}]}.\n"
                  "{load_nodes, 2}.\n{sample, []}.\n{drain_s, 3}.\n"),
     {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 3}),
-    {ok, Json} = file:read_file(filename:join(Dir, "summary.json")),
-    {ok, Sum} = beamscale_json:decode(Json),
+    Sum = beamscale_test_load:json(Dir, "summary.json"),
     #{<<"sessions_started">> := Started, <<"sessions_done">> := Done,
       <<"requests">> := Req, <<"errors">> := 0, <<"load_nodes">> := Nodes} = Sum,
     ct:pal("started ~b sessions (offered 300), per node ~p", [Started, Nodes]),
@@ -109,7 +103,7 @@ two_load_nodes(Config) ->
     Rows = maps:get(<<"per_second">>, Sum),
     ?assertEqual(Req, lists:sum([maps:get(<<"requests">>, R) || R <- Rows])),
     ?assertEqual(Req, maps:get(<<"count">>, maps:get(<<"latency_corrected">>, Sum))),
-    {ok, Run} = beamscale_json:decode(element(2, file:read_file(filename:join(Dir, "run.json")))),
+    Run = beamscale_test_load:json(Dir, "run.json"),
     ?assertEqual(2, length(maps:get(<<"load_nodes">>, Run))),
     [?assertNot(lists:member(binary_to_atom(N), nodes())) || #{<<"node">> := N} <- Nodes].
 
@@ -125,11 +119,9 @@ load_node_time_limit(Config) ->
     T0 = erlang:monotonic_time(millisecond),
     {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true}),
     ?assert(erlang:monotonic_time(millisecond) - T0 < 30000),
-    {ok, Sum} = beamscale_json:decode(element(2, file:read_file(filename:join(Dir,
-                                                                              "summary.json")))),
+    Sum = beamscale_test_load:json(Dir, "summary.json"),
     ?assertMatch(#{<<"stopped">> := <<"time_limit">>, <<"sessions_done">> := 0}, Sum),
     ?assert(maps:get(<<"requests">>, Sum) > 5),
     [#{<<"node">> := Node}] = maps:get(<<"load_nodes">>, Sum),
     [Name, _] = binary:split(Node, <<"@">>),
-    {ok, Names} = net_adm:names({127, 0, 0, 1}),
-    ?assertNot(lists:keymember(binary_to_list(Name), 1, Names)).
+    ?assertNot(lists:member(binary_to_list(Name), beamscale_test_load:epmd_names())).

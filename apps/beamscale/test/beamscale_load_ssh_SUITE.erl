@@ -46,26 +46,25 @@ end_per_suite(Config) ->
 %% run names the node, and the node is gone after.
 load_node_over_ssh(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "ssh"),
-    S = scenario(Config,
-                 io_lib:format(
-                   "{targets, [{sut, #{start => #{}}}]}.\n"
-                   "{phases, [{p, #{duration_s => 2, rate => 50}}]}.\n"
-                   "{sessions, [{s, #{steps => [{loop, 3, [{rpc, #{call => "
-                   "{beamscale_target_echo, echo, [x]}}}]}]}}]}.\n"
-                   "{load_nodes, [{\"127.0.0.1\", #{args => ~0tp}}]}.\n"
-                   "{sample, []}.\n{drain_s, 3}.\n", [?config(ssh_args, Config)])),
+    Text = io_lib:format("{targets, [{sut, #{start => #{}}}]}.\n"
+                         "{phases, [{p, #{duration_s => 2, rate => 50}}]}.\n"
+                         "{sessions, [{s, #{steps => [{loop, 3, [{rpc, #{call => "
+                         "{beamscale_target_echo, echo, [x]}}}]}]}}]}.\n"
+                         "{load_nodes, [{\"127.0.0.1\", #{args => ~0tp}}]}.\n"
+                         "{sample, []}.\n{drain_s, 3}.\n", [?config(ssh_args, Config)]),
+    S = beamscale_test_load:scenario(Config, "ssh.scenario", Text),
     {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 5}),
-    {ok, Sum} = json(filename:join(Dir, "summary.json")),
+    Sum = beamscale_test_load:json(Dir, "summary.json"),
     #{<<"sessions_started">> := Started, <<"sessions_done">> := Done, <<"errors">> := 0,
       <<"load_nodes">> := [#{<<"node">> := Node, <<"sessions_done">> := Done}]} = Sum,
     ct:pal("~b sessions (offered 100) on ~ts", [Done, Node]),
     ?assert(Started > 60 andalso Started < 140),
     ?assertEqual(Started, Done),
     ?assertMatch({match, _}, re:run(Node, "^bs_load1_.*@127\\.0\\.0\\.1$")),
-    {ok, Run} = json(filename:join(Dir, "run.json")),
+    Run = beamscale_test_load:json(Dir, "run.json"),
     ?assertEqual([Node], maps:get(<<"load_nodes">>, Run)),
     ?assertNot(lists:member(binary_to_atom(Node), nodes())),
-    ?assertEqual([], registered_load_nodes()).
+    ?assertEqual([], [N || N <- beamscale_test_load:epmd_names(), lists:prefix("bs_load", N)]).
 
 %% A node started through ssh that does not halt (its OS process stopped with SIGSTOP) is killed
 %% by its host through ssh: the remote twin of the local kill by OS pid.
@@ -107,16 +106,6 @@ wrong_hosts(Config) ->
 
 %%% Helpers
 
-scenario(Config, Text) ->
-    File = filename:join(?config(priv_dir, Config), "ssh.scenario"),
-    ok = file:write_file(File, Text),
-    {ok, S} = beamscale_load_scenario:load(File),
-    S.
-
-json(File) ->
-    {ok, Bin} = file:read_file(File),
-    beamscale_json:decode(Bin).
-
 keygen(File) ->
     "" = os:cmd("ssh-keygen -q -t ed25519 -N '' -f " ++ File ++ " </dev/null").
 
@@ -139,8 +128,3 @@ wait_listening(Port, Left) ->
         {ok, S} -> gen_tcp:close(S);
         {error, _} -> timer:sleep(100), wait_listening(Port, Left - 100)
     end.
-
-%% Load nodes still known to epmd on this host.
-registered_load_nodes() ->
-    {ok, Names} = erl_epmd:names({127, 0, 0, 1}),
-    [N || {N, _} <- Names, lists:prefix("bs_load", N)].

@@ -162,11 +162,8 @@ sched_msacc(Node) ->
      erpc:call(Node, os, perf_counter, [])}.
 
 msacc_sum(Row) ->
-    lists:sum([num(V) || {K, V} <- maps:to_list(Row),
-                         lists:prefix("msacc_sched_", atom_to_list(K))]).
-
-num(V) ->
-    try binary_to_float(V) catch error:badarg -> binary_to_integer(V) end.
+    lists:sum([beamscale_samples_summary:number(V)
+               || {K, V} <- maps:to_list(Row), lists:prefix("msacc_sched_", atom_to_list(K))]).
 
 start_node(Label) ->
     {ok, H} = beamscale_node:start(Label, #{erl => os:find_executable("erl"), flags => "",

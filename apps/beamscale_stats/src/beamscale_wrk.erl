@@ -25,7 +25,7 @@ line(["Requests/sec:", N | _], Acc) -> put_num(requests_per_s, N, Acc);
 line(["Latency", Mean | _], Acc) -> put_ms(mean_ms, Mean, Acc);
 line([Count, "requests", "in" | _], Acc) -> put_num(requests, Count, Acc);
 line(["Socket", "errors:" | Rest], Acc) ->
-    Errors = [num(string:trim(N, both, ",")) || N <- Rest, num(string:trim(N, both, ",")) =/= none],
+    Errors = [V || N <- Rest, V <- [num(string:trim(N, both, ","))], V =/= undefined],
     Acc#{socket_errors => lists:sum(Errors)};
 line([P, Value], Acc) ->
     case lists:keyfind(P, 1, ?PERCENTILES) of
@@ -36,7 +36,7 @@ line(_, Acc) -> Acc.
 
 put_num(Key, Text, Acc) ->
     case num(Text) of
-        none -> Acc;
+        undefined -> Acc;
         V -> Acc#{Key => V}
     end.
 
@@ -56,10 +56,4 @@ put_ms(Key, Text, Acc) ->
         _ -> Acc
     end.
 
-num(Text) ->
-    try list_to_float(Text)
-    catch error:badarg ->
-            try list_to_integer(Text)
-            catch error:badarg -> none
-            end
-    end.
+num(Text) -> beamscale_samples_summary:number(unicode:characters_to_binary(Text)).
