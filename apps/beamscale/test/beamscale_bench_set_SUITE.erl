@@ -67,7 +67,7 @@ quick_preset(_Config) ->
     {ok, Conf} = beamscale_config:load({preset, "quick"}, [{iterations, 1}]),
     #{benchmarks := Benchmarks, version := short, iterations := 1, warmups := 1,
       schedulers := Schedulers} = Conf,
-    ?assertEqual(lists:usort([1, beamscale_config:logical_cores()]), Schedulers),
+    ?assertEqual(lists:usort([1, beamscale_os:logical_cores()]), Schedulers),
     ?assert(lists:member(orbit_int, Benchmarks)),
     ?assertNot(lists:member(dialyzer_bench, Benchmarks)),
     %% The option `--schedulers 1,all' says the same on the command line.

@@ -62,7 +62,7 @@ measure(Config, Label, Flags) ->
         ok = beamscale_sampler:watch(S, [H]),
         timer:sleep(?SAMPLE_MS),
         ok = beamscale_sampler:stop(S),
-        [Summary] = beamscale_samples_summary:summarise(
+        [Summary] = beamscale_stats_samples:summarise(
                       beamscale_store:read_rows(filename:join(Dir, "samples.csv"))),
         maps:with([os_cpu_pct, util_pct, sched_cpu_pct, busy_wait_pct, samples], Summary)
     after

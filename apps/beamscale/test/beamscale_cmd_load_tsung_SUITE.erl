@@ -35,7 +35,7 @@ write(Config, Name, Text) ->
 
 summary(Dir) ->
     {ok, Bin} = file:read_file(filename:join(Dir, "summary.json")),
-    {ok, S} = beamscale_json:decode(Bin),
+    {ok, S} = beamscale_format_json:decode(Bin),
     S.
 
 %% An HTTP session and an rpc session on an existing node, with an Erlang monitor on it.

@@ -31,7 +31,7 @@ fixture(Config) ->
 
 summary_files(Config) ->
     Dir = fixture(Config),
-    {ok, Index} = beamscale_report:write(Dir),
+    {ok, Index} = beamscale_writer:write(Dir),
     ?assert(filelib:is_regular(Index)),
     Rows = beamscale_store:read_rows(filename:join(Dir, "summary.csv")),
     ?assertEqual(2 * 2 * 2 * 2, length(Rows)),
@@ -48,7 +48,7 @@ summary_files(Config) ->
     ?assertEqual(<<"5">>, maps:get(n, R2)),
     ?assertEqual(<<"passed">>, maps:get(sanity, R2)),
     {ok, Json} = file:read_file(filename:join(Dir, "summary.json")),
-    {ok, #{<<"results">> := Results}} = beamscale_json:decode(Json),
+    {ok, #{<<"results">> := Results}} = beamscale_format_json:decode(Json),
     ?assertEqual(16, length(Results)).
 
 escaped(Config) ->
@@ -56,7 +56,7 @@ escaped(Config) ->
     ?assertEqual(0, beamscale_cli:dispatch(["report", Dir])),
     {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
     ?assertEqual(nomatch, binary:match(Html, [<<"<script">>, <<"<b>">>])),
-    Escaped = beamscale_html:escape(beamscale_rundir_fixture:nasty()),
+    Escaped = beamscale_report_html:escape(beamscale_rundir_fixture:nasty()),
     %% Host, args, erl alias, failure reason, sanity detail: all there, all escaped.
     ?assert(length(binary:matches(Html, Escaped)) >= 5).
 
@@ -65,12 +65,12 @@ renders_in_chromium(Config) ->
         false -> ct:fail("chromium not installed (scripts/install-deps.sh installs it)");
         Chromium ->
             Dir = fixture(Config),
-            {ok, Index} = beamscale_report:write(Dir),
+            {ok, Index} = beamscale_writer:write(Dir),
             Dom = beamscale_test_chromium:run(Chromium, Config,
                                               ["--dump-dom", beamscale_test_chromium:url(Index)]),
             Charts = beamscale_test_chromium:charts(Dom),
-            {ok, Data} = beamscale_report:load(Dir),
-            Expected = [length(S) + ideal(K) || {_, Gs} <- beamscale_report_html:graphs(
+            {ok, Data} = beamscale_writer:load(Dir),
+            Expected = [length(S) + ideal(K) || {_, Gs} <- beamscale_report_run:graphs(
                                                               maps:get(rows, Data)),
                                                  {_, K, S} <- Gs],
             %% 2 benchmarks: time, speedup, 2 per erl, 2 per flag set.

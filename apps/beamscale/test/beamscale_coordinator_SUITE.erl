@@ -50,7 +50,7 @@ bencherl_handler(Config) ->
     ?assertEqual([<<"report">>, <<"sum">>], lists:usort([P || #{phase := P} <- Rows])),
     ?assertEqual(8, length(Rows)),
     [Out | _] = filelib:wildcard(filename:join([Dir, "output", "bencherl_style*"])),
-    N = 1000 * beamscale_config:logical_cores(),
+    N = 1000 * beamscale_os:logical_cores(),
     Expected = io_lib:format("sum ~b of ~b, 1 pongs~n", [N * (N + 1) div 2, N]),
     ?assertEqual({ok, iolist_to_binary(Expected)}, file:read_file(Out)).
 

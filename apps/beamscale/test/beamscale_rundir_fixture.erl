@@ -20,23 +20,23 @@ write(Dir, Spec0) ->
                   fun({{B, A, T, O, F, S}, I}, St0) ->
                           {U, St} = rand:uniform_s(St0),
                           Secs = T / S * maps:get(B, Slow, 1.0) * (1 + Noise * (2 * U - 1)),
-                          {beamscale_csv:line([B, B, A, O, F, S, 1, I, Secs]), St}
+                          {beamscale_format_csv:line([B, B, A, O, F, S, 1, I, Secs]), St}
                   end, S0, [{K, I} || K <- Keys, I <- lists:seq(1, N)]),
     ok = filelib:ensure_path(filename:join(Dir, "output")),
     Header = [benchmark, phase, args, otp, erl_args, schedulers, nodes, iteration, seconds],
     ok = file:write_file(filename:join(Dir, "measurements.csv"),
-                         [beamscale_csv:line(Header) | Rows]),
+                         [beamscale_format_csv:line(Header) | Rows]),
     FHeader = [benchmark, args, otp, erl_args, schedulers, nodes, iteration, reason],
     ok = file:write_file(filename:join(Dir, "failures.csv"),
-                         [beamscale_csv:line(FHeader)
-                          | [beamscale_csv:line(F) || F <- maps:get(failures, Spec)]]),
+                         [beamscale_format_csv:line(FHeader)
+                          | [beamscale_format_csv:line(F) || F <- maps:get(failures, Spec)]]),
     ok = file:write_file(filename:join(Dir, "sanity.csv"),
-                         [beamscale_csv:line([benchmark, verdict, detail])
-                          | [beamscale_csv:line(V) || V <- maps:get(sanity, Spec)]]),
+                         [beamscale_format_csv:line([benchmark, verdict, detail])
+                          | [beamscale_format_csv:line(V) || V <- maps:get(sanity, Spec)]]),
     Run = #{host => maps:get(host, Spec), cpu_model => <<"Test CPU">>, logical_cores => 2,
             config => #{name => filename:basename(list_to_binary(Dir)),
                         erl_args => maps:from_list([{F, <<"+sbt db">>} || F <- Flags])},
             erls => maps:from_list([{O, #{otp_release => <<"25">>, emu_flavor => <<"jit">>}}
                                     || O <- Otps])},
-    ok = file:write_file(filename:join(Dir, "run.json"), beamscale_json:encode(Run)),
+    ok = file:write_file(filename:join(Dir, "run.json"), beamscale_format_json:encode(Run)),
     Dir.

@@ -39,7 +39,7 @@ rows_per_second(Config) ->
              [<<"[1,2]">>] = lists:usort([A || #{args := A} <- Mine])
          end || #{node := Node} <- Handles],
         [counters_off(H) || H <- Handles],
-        [#{samples := N}] = beamscale_samples_summary:summarise(Rows),
+        [#{samples := N}] = beamscale_stats_samples:summarise(Rows),
         true = N =:= length(Rows),
         true = filelib:is_regular(filename:join(Dir, "samples_summary.csv")),
         [_, _] = [L || #{status := <<"not_available">>} = L
@@ -162,7 +162,7 @@ sched_msacc(Node) ->
      erpc:call(Node, os, perf_counter, [])}.
 
 msacc_sum(Row) ->
-    lists:sum([beamscale_samples_summary:number(V)
+    lists:sum([beamscale_stats_samples:number(V)
                || {K, V} <- maps:to_list(Row), lists:prefix("msacc_sched_", atom_to_list(K))]).
 
 start_node(Label) ->

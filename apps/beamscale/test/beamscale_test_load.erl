@@ -15,7 +15,7 @@ scenario(Config, File, Text) ->
 %% A JSON file of a run directory, decoded.
 json(Dir, File) ->
     {ok, Bin} = file:read_file(filename:join(Dir, File)),
-    {ok, Term} = beamscale_json:decode(Bin),
+    {ok, Term} = beamscale_format_json:decode(Bin),
     Term.
 
 %% The names registered with epmd on 127.0.0.1 (nodes still up).

@@ -19,7 +19,7 @@ init_per_suite(Config) ->
 end_per_suite(_Config) -> ok.
 
 scenario(Text) ->
-    {ok, Entries} = beamscale_terms:parse(Text),
+    {ok, Entries} = beamscale_format_terms:parse(Text),
     {ok, S} = beamscale_load_scenario:check("test", Entries),
     S.
 
@@ -47,7 +47,7 @@ rpc_call_and_cast(_Config) ->
         %% The error and the timeout are errors; the timeout is also a timeout.
         ?assertEqual(2 * Sessions, maps:get(errors, T)),
         ?assertEqual(Sessions, maps:get(timeouts, T)),
-        ?assert(beamscale_hist:max(maps:get(latency, T)) >= 50000)
+        ?assert(beamscale_stats_hist:max(maps:get(latency, T)) >= 50000)
     after
         beamscale_node:stop(H)
     end.
@@ -113,9 +113,9 @@ loops_and_think(_Config) ->
     #{total := T} = run(S, #{n => #{node => node()}}),
     Sess = maps:get(session, T),
     ?assertEqual(3 * maps:get(sessions_done, T), maps:get(requests, T)),
-    ?assert(beamscale_hist:percentile(Sess, 50) >= 300000),
-    ?assert(beamscale_hist:percentile(Sess, 50) < 360000),
-    ?assertEqual(maps:get(sessions_done, T), beamscale_hist:count(maps:get({tx, t}, T))).
+    ?assert(beamscale_stats_hist:percentile(Sess, 50) >= 300000),
+    ?assert(beamscale_stats_hist:percentile(Sess, 50) < 360000),
+    ?assertEqual(maps:get(sessions_done, T), beamscale_stats_hist:count(maps:get({tx, t}, T))).
 
 %% A server that holds replies during the last 0.5 s of every 2 s: users pace requests every
 %% 5 ms, so about a quarter of the intended requests fall in stalls. From the send, only the one
@@ -130,8 +130,8 @@ coordinated_omission(_Config) ->
             "{sessions, [{s, #{steps => [{loop, 400, [{http, #{}}, {think, 5}]}]}}]}.\n"
             "{time_limit_s, 8}.\n", [Port])),
         #{total := T} = run(S, #{w => #{host => "127.0.0.1", port => Port}}),
-        Corrected = beamscale_hist:percentile(maps:get(latency, T), 99),
-        Uncorrected = beamscale_hist:percentile(maps:get(sent, T), 99),
+        Corrected = beamscale_stats_hist:percentile(maps:get(latency, T), 99),
+        Uncorrected = beamscale_stats_hist:percentile(maps:get(sent, T), 99),
         ct:pal("p99 from intended start ~b us, from send ~b us", [Corrected, Uncorrected]),
         ?assert(Corrected > 200000),
         ?assert(Uncorrected < 50000)

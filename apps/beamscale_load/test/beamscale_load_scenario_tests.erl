@@ -4,7 +4,7 @@
 -include_lib("eunit/include/eunit.hrl").
 
 check(Text) ->
-    {ok, Entries} = beamscale_terms:parse(Text),
+    {ok, Entries} = beamscale_format_terms:parse(Text),
     case beamscale_load_scenario:check("s.scenario", Entries) of
         {ok, S} -> {ok, S};
         {error, E} -> {error, lists:flatten(beamscale_load_scenario:format_error(E))}

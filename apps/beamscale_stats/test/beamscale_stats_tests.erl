@@ -45,11 +45,11 @@ report_stats_test() ->
 json_decode_test() ->
     ?assertEqual({ok, #{<<"a">> => [1, 2.5, -3.0e5, true, null],
                         <<"é"/utf8>> => <<"x\"\n😀"/utf8>>}},
-                 beamscale_json:decode(<<" {\"a\": [1, 2.5, -3e5, true, null],"
+                 beamscale_format_json:decode(<<" {\"a\": [1, 2.5, -3e5, true, null],"
                                          " \"\\u00e9\": \"x\\\"\\n\\ud83d\\ude00\"} ">>)),
-    ?assertMatch({error, {beamscale_json, {syntax, _}}}, beamscale_json:decode(<<"{\"a\" 1}">>)),
-    ?assertMatch({error, {beamscale_json, {syntax, _}}}, beamscale_json:decode(<<"[1] x">>)),
-    ?assertMatch({error, {beamscale_json, {syntax, _}}}, beamscale_json:decode(<<"-">>)).
+    ?assertMatch({error, {beamscale_format_json, {syntax, _}}}, beamscale_format_json:decode(<<"{\"a\" 1}">>)),
+    ?assertMatch({error, {beamscale_format_json, {syntax, _}}}, beamscale_format_json:decode(<<"[1] x">>)),
+    ?assertMatch({error, {beamscale_format_json, {syntax, _}}}, beamscale_format_json:decode(<<"-">>)).
 
 %%% Properties
 
@@ -108,4 +108,4 @@ json(S) -> oneof([json(0),
                              maps:from_list(KVs)))]).
 
 prop_json_roundtrip() ->
-    ?FORALL(T, json(), beamscale_json:decode(beamscale_json:encode(T)) =:= {ok, T}).
+    ?FORALL(T, json(), beamscale_format_json:decode(beamscale_format_json:encode(T)) =:= {ok, T}).

@@ -1,0 +1,53 @@
+%% @doc `beamscale compare RUN_A RUN_B': per benchmark, phase, args and environment measured in
+%% both runs, the ratio of medians B / A with its 95 % interval and whether the difference is
+%% significant (see `beamscale_stats_compare'); writes `compare.html' (into RUN_B unless `--out FILE'
+%% names another place). With `--fail-if-slower PCT' it fails (exit 1) when a significant
+%% slowdown exceeds PCT percent, so it can gate CI on performance regressions.
+-module(beamscale_cmd_compare).
+-behaviour(beamscale_cmd).
+
+-export([info/0, do/1, format_error/1]).
+
+%% @doc This command's name, summary and options.
+-spec info() -> beamscale_cmd:info().
+info() ->
+    #{name => "compare", summary => "compare two runs: ratio of medians and significance",
+      usage => "beamscale compare RUN_A RUN_B [--fail-if-slower PCT] [--out FILE]",
+      details => "B / A above 1 means B is slower. Significant: Mann-Whitney p < 0.05 and the\n"
+                 "95 % interval of the ratio leaves out 1. compare.html goes into RUN_B\n"
+                 "unless --out names a file.",
+      options => [{fail_if_slower, "--fail-if-slower", integer,
+                   "exit 1 when a significant slowdown exceeds PCT percent"},
+                  {out, "--out", string, "where to write compare.html (default RUN_B)"}]}.
+
+%% @doc Compare the two runs, print the results, write the page.
+-spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
+do(#{opts := Opts, args := [A, B]}) ->
+    case [D || D <- [A, B], not filelib:is_regular(filename:join(D, "measurements.csv"))] of
+        [D | _] -> {error, {not_a_run_directory, D}};
+        [] ->
+            Results = beamscale_stats_compare:compare(beamscale_store:measurements(A),
+                                                beamscale_store:measurements(B)),
+            io:put_chars(beamscale_stats_compare:text(Results)),
+            Out = maps:get(out, Opts, filename:join(B, "compare.html")),
+            Html = beamscale_stats_compare:html(Results, #{a => A, b => B}),
+            ok = beamscale_store:write_file(Out, Html),
+            io:format("~ts~n", [Out]),
+            gate(Results, maps:find(fail_if_slower, Opts))
+    end;
+do(#{args := Args}) ->
+    {error, {usage, length(Args)}}.
+
+%% @doc One line for this command's errors.
+-spec format_error(term()) -> iodata().
+format_error({not_a_run_directory, D}) -> [D, ": not a run directory (no measurements.csv)"];
+format_error({usage, N}) ->
+    io_lib:format("compare needs two run directories, got ~b arguments", [N]).
+
+gate(_Results, error) -> ok;
+gate(Results, {ok, Pct}) ->
+    case beamscale_stats_compare:slower(Results, Pct) of
+        [] -> ok;
+        Slower -> {failed, io_lib:format("~b result(s) significantly slower by more than ~b %",
+                                         [length(Slower), Pct])}
+    end.

@@ -1,0 +1,64 @@
+%% @doc `beamscale list': every benchmark with what it stresses and its argument sets per size.
+-module(beamscale_cmd_list).
+-behaviour(beamscale_cmd).
+
+-export([info/0, do/1, format_error/1]).
+
+%% @doc This command's name, summary and options.
+-spec info() -> beamscale_cmd:info().
+info() ->
+    #{name => "list", summary => "list the benchmarks, what they stress and their sizes",
+      usage => "beamscale list [--bench-path DIR]",
+      options => [{bench_path, "--bench-path", {list, string},
+                   "also list the bencherl handlers in DIR"}]}.
+
+%% @doc Print the benchmarks.
+-spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
+do(#{opts := Opts}) ->
+    Path = maps:get(bench_path, Opts, []),
+    case [D || D <- Path, not filelib:is_dir(D)] of
+        [D | _] -> {error, {no_such_directory, D}};
+        [] ->
+            Cores = beamscale_os:logical_cores(),
+            lists:foreach(fun(Name) -> print(Name, Path, Cores) end,
+                          beamscale_bench:available(Path))
+    end.
+
+%% @doc One line for this command's errors.
+-spec format_error(term()) -> iodata().
+format_error({no_such_directory, D}) -> ["--bench-path: no such directory: ", D].
+
+print(Name, Path, Cores) ->
+    Mod = module(Name, Path),
+    io:format("~s~n    ~ts~n", [Name, describe(Mod)]),
+    Conf = [{number_of_cores, Cores}, {slaves, []}],
+    [io:format("    ~-13s ~ts~n", [V, sizes(Mod, V, Conf)]) || V <- [short, intermediate, long]].
+
+%% A handler on the bench path is compiled here only to ask it for its description and sizes.
+module(Name, Path) ->
+    Mod = beamscale_bench:module(Name),
+    case code:ensure_loaded(Mod) of
+        {module, _} -> Mod;
+        {error, _} ->
+            Files = [F || D <- Path, F <- [filename:join(D, atom_to_list(Name) ++ ".erl")],
+                          filelib:is_regular(F)],
+            _ = [catch load_source(F) || F <- Files],
+            Mod
+    end.
+
+load_source(File) ->
+    {ok, Mod, Bin} = compile:file(File, [binary]),
+    code:load_binary(Mod, File, Bin).
+
+describe(Mod) ->
+    case catch beamscale_bench:describe(Mod) of
+        "" -> "(a bencherl handler: no description)";
+        D when is_list(D) -> D;
+        _ -> "(could not be loaded)"
+    end.
+
+sizes(Mod, Version, Conf) ->
+    case beamscale_bench_runner:args(Mod, Version, Conf) of
+        {ok, Sets} -> lists:join(" ", [io_lib:format("~0tp", [S]) || S <- Sets]);
+        {error, Reason} -> io_lib:format("(bench_args failed: ~0tp)", [Reason])
+    end.

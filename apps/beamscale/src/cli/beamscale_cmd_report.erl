@@ -1,0 +1,28 @@
+%% @doc `beamscale report RUN_DIR': rebuild `summary.csv', `summary.json' and `index.html' of a
+%% run directory from its stored files alone (no node is started, nothing is measured).
+-module(beamscale_cmd_report).
+-behaviour(beamscale_cmd).
+
+-export([info/0, do/1, format_error/1]).
+
+%% @doc This command's name, summary and options.
+-spec info() -> beamscale_cmd:info().
+info() ->
+    #{name => "report", summary => "rebuild a run's summaries and index.html from its files",
+      usage => "beamscale report RUN_DIR", options => []}.
+
+%% @doc Write the report; print the path of `index.html'.
+-spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
+do(#{args := [Dir]}) ->
+    case beamscale_writer:write(Dir) of
+        {ok, Index} -> io:format("~ts~n", [Index]);
+        {error, _} = Error -> Error
+    end;
+do(#{args := Args}) ->
+    {error, {usage, length(Args)}}.
+
+%% @doc One line for this command's errors.
+-spec format_error(term()) -> iodata().
+format_error({beamscale_writer, _} = Reason) -> beamscale_writer:format_error(Reason);
+format_error({usage, N}) ->
+    io_lib:format("report needs one run directory, got ~b arguments", [N]).

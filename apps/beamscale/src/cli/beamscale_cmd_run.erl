@@ -1,0 +1,118 @@
+%% @doc `beamscale run': run benchmarks across the environments of a configuration and write the
+%% run directory OUT/NAME. Rerunning the same command continues an interrupted run.
+-module(beamscale_cmd_run).
+-behaviour(beamscale_cmd).
+
+-export([info/0, do/1, format_error/1, overrides/1]).
+
+%% @doc This command's name, summary and options.
+-spec info() -> beamscale_cmd:info().
+info() ->
+    #{name => "run", summary => "run benchmarks across runtime environments",
+      usage => "beamscale run [--config FILE | --preset NAME] [OPTIONS]",
+      details => "Without --config or --preset the embedded default runs: every benchmark, "
+                 "short,\nschedulers 1..cores, 3 iterations. Options override the file or preset. "
+                 "Rerun the\nsame command (same --name) to continue an interrupted run.",
+      options => [
+          {config, "--config", string, "the run configuration (docs/config.md)"},
+          {preset, "--preset", string, "a built-in configuration instead of a file: quick"},
+          {benchmarks, "--bench", {list, string}, "benchmarks to run (comma-separated, or all)"},
+          {version, "--version", string, "short, intermediate or long"},
+          {schedulers, "--schedulers", string, "scheduler counts: 1,2,4 or 1..8 or all or 1,all"},
+          {nodes, "--nodes", string, "node counts: 1,2 or 1..4 (nodes in all)"},
+          {iterations, "--iterations", integer, "timed iterations per argument set"},
+          {warmups, "--warmups", integer, "untimed runs before the timed ones"},
+          {sweep, "--sweep", string, "cross (every combination) or bencherl (two sweeps)"},
+          {timeout, "--timeout", integer, "seconds one iteration may take"},
+          {bench_path, "--bench-path", {list, string}, "directories of bencherl handlers"},
+          {name, "--name", string, "the run's name (default: run-DATE-TIME)"},
+          {out, "--out", string, "where run directories go (default: runs)"},
+          {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"},
+          {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
+          {quiet, "--quiet", flag, "print no progress"}]}.
+
+%% @doc Load the configuration, run it, print the sanity verdicts.
+-spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
+do(#{opts := #{config := _, preset := _}, args := []}) ->
+    {error, config_and_preset};
+do(#{opts := Opts, args := []}) ->
+    Source = case Opts of
+                 #{preset := Name} -> {preset, Name};
+                 _ -> maps:get(config, Opts, undefined)
+             end,
+    case beamscale_config:load(Source, overrides(Opts)) of
+        {ok, Config} -> run(named(Config), Opts);
+        {error, _} = Error -> Error
+    end;
+do(#{args := [Extra | _]}) ->
+    {error, {unexpected_argument, Extra}}.
+
+%% @doc One line for this command's errors.
+-spec format_error(term()) -> iodata().
+format_error({beamscale_config, _} = Reason) -> beamscale_config:format_error(Reason);
+format_error({beamscale_coordinator, Reason}) -> io_lib:format("~0tp", [Reason]);
+format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
+format_error(config_and_preset) -> "--config and --preset exclude each other: give one".
+
+%% @doc The configuration keys set by options, as terms for `beamscale_config:check/2'.
+-spec overrides(#{atom() => term()}) -> [{atom(), term()}].
+overrides(Opts) ->
+    Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, sweep, timeout,
+            bench_path, name, out, msacc],
+    NoSample = [{sample, false} || maps:get(no_sample, Opts, false)],
+    [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample.
+
+term(benchmarks, ["all"]) -> all;
+term(benchmarks, Names) -> [list_to_atom(N) || N <- Names];
+term(K, V) when K =:= version; K =:= sweep -> list_to_atom(V);
+term(K, V) when K =:= schedulers; K =:= nodes -> counts(V);
+term(_K, V) -> V.
+
+%% "all", "1..8" or "1,2,4" ("1,all": one and all); anything else is passed on as text for the
+%% config check to refuse.
+counts("all") -> all;
+counts(Text) ->
+    case string:split(Text, "..") of
+        [From, To] -> {int(From), int(To)};
+        [_] -> [int(N) || N <- string:lexemes(Text, ",")]
+    end.
+
+int(Text) ->
+    case string:trim(Text) of
+        "all" -> all;
+        Trimmed ->
+            try list_to_integer(Trimmed)
+            catch error:badarg -> Text
+            end
+    end.
+
+named(#{name := _} = Config) -> Config;
+named(Config) ->
+    {{Y, Mo, D}, {H, Mi, S}} = calendar:local_time(),
+    Config#{name => lists:flatten(io_lib:format("run-~4..0b~2..0b~2..0b-~2..0b~2..0b~2..0b",
+                                                [Y, Mo, D, H, Mi, S]))}.
+
+run(Config, Opts) ->
+    Mode = case maps:get(quiet, Opts, false) of
+               true -> quiet;
+               false -> beamscale_progress:mode()
+           end,
+    case beamscale_coordinator:run(Config, Mode) of
+        {ok, Result} -> report(Result);
+        {error, _} = Error -> Error
+    end.
+
+report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
+    io:format("~nRun directory: ~ts (~b jobs)~nSanity check:~n", [Dir, Jobs]),
+    [io:format("  ~-16s ~ts~n", [B, beamscale_sanity:format(V)]) || {B, V} <- Sanity],
+    SanityFailed = [B || {B, {failed, _}} <- Sanity],
+    %% The report's path is the last line printed, for scripts and `make run'.
+    {ok, Index} = beamscale_writer:write(Dir),
+    io:format("Report:~n~ts~n", [Index]),
+    case {Failures, SanityFailed} of
+        {0, []} -> ok;
+        {0, _} -> {failed, io_lib:format("sanity check failed for ~s",
+                                         [lists:join(", ", SanityFailed)])};
+        {N, _} -> {failed, io_lib:format("~b iterations failed (see ~ts)",
+                                         [N, filename:join(Dir, "failures.csv")])}
+    end.

@@ -1,0 +1,159 @@
+%% @doc One load run, end to end, for `beamscale load' and for studies that run many load levels:
+%% load nodes up (if the scenario asks), the target nodes sampled (`beamscale_sampler' writes
+%% `samples.csv') for the whole run, the load run itself (`beamscale_load_run'), then the run
+%% directory: `load.csv' (a row a second, written as it goes), `summary.json', `run.json' and
+%% `index.html' (`beamscale_writer'). Load nodes and the sampler are stopped whatever happens.
+-module(beamscale_load_exec).
+
+-export([run/2, run/3, format_error/1]).
+-export_type([opts/0]).
+
+%% dir: the run directory itself; label: the `env' of samples.csv (default: the scenario file's
+%% base name); cookie: of existing target nodes (run/2); quiet: no live line, no closing lines;
+%% sample_interval: ms between samples (default 1000); msacc: the share (%) of each interval
+%% microstate accounting is on (default 10, beamscale_sampler).
+-type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
+                  label => binary(), cookie => atom(), sample_interval => pos_integer(),
+                  msacc => 0..100}.
+
+%% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
+-spec run(beamscale_load_scenario:scenario(), opts()) ->
+    {ok, file:filename()} | {error, {module(), term()}}.
+run(Scenario, Opts) ->
+    {ok, _} = beamscale_node:distribute(),
+    Cookie = maps:get(cookie, Opts, undefined),
+    case beamscale_targets:resolve(maps:get(targets, Scenario), Cookie) of
+        {ok, Targets, Started} ->
+            try run(Scenario, Targets, Opts)
+            after beamscale_targets:stop(Started)
+            end;
+        {error, _} = Error -> Error
+    end.
+
+%% @doc Run `Scenario' against resolved targets (`beamscale_targets:resolve/2') and write the run
+%% directory `dir'; returns it.
+-spec run(beamscale_load_scenario:scenario(), #{atom() => map()}, opts()) ->
+    {ok, file:filename()} | {error, {module(), term()}}.
+run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
+    {ok, _} = beamscale_node:distribute(),
+    ok = filelib:ensure_path(Dir),
+    case beamscale_load_nodes:start(N) of
+        {ok, LoadNodes} ->
+            try measure(Scenario, Targets, Opts, [Node || #{node := Node} <- LoadNodes])
+            after beamscale_load_nodes:stop(LoadNodes)
+            end;
+        {error, Reason} -> {error, {?MODULE, {load_nodes, Reason}}}
+    end.
+
+%% @doc One line for this module's errors.
+-spec format_error(term()) -> iodata().
+format_error({?MODULE, {load_nodes, R}}) -> io_lib:format("cannot start load nodes: ~0tp", [R]);
+format_error({?MODULE, R}) -> io_lib:format("load run failed: ~0tp", [R]).
+
+measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes) ->
+    Started = beamscale_runinfo:now_iso(),
+    {Watched, Notes} = watched(Scenario, Targets),
+    {ok, Sampler} = beamscale_sampler:start(
+                      #{dir => Dir, bench => <<"load">>, env => label(Scenario, Opts),
+                        interval => maps:get(sample_interval, Opts, 1000),
+                        msacc => msacc(Opts)}),
+    ok = beamscale_sampler:set_args(Sampler, phase_name(Scenario, 0.5)),
+    ok = beamscale_sampler:watch(Sampler, Watched),
+    {ok, Csv} = file:open(filename:join(Dir, "load.csv"), [write]),
+    ok = file:write(Csv, beamscale_format_csv:line(beamscale_load_results:csv_header())),
+    OnSecond = on_second(Scenario, Csv, Sampler, maps:get(quiet, Opts, false)),
+    RunOpts = maps:merge(#{on_second => OnSecond}, maps:with([seed], Opts)),
+    RunOpts1 = case LoadNodes of
+                   [] -> RunOpts;
+                   _ -> RunOpts#{load_nodes => LoadNodes}
+               end,
+    Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
+             after
+                 ok = beamscale_sampler:stop(Sampler),
+                 ok = file:close(Csv)
+             end,
+    case Result of
+        {ok, R} ->
+            Info = #{started => Started, notes => Notes, load_nodes => LoadNodes,
+                     sampled => [N || #{target := N} <- Watched]},
+            write(Dir, Scenario, R, Info, Opts);
+        {error, _} = Error -> Error
+    end.
+
+%% Each second: a load.csv line, the live line, and the sampler told the coming second's phase.
+on_second(Scenario, Csv, Sampler, Quiet) ->
+    fun(#{t_s := T} = Row) ->
+            ok = file:write(Csv, beamscale_format_csv:line(beamscale_load_results:csv_row(Row))),
+            Next = phase_name(Scenario, T + 0.5),
+            _ = Next =:= phase_name(Scenario, T - 0.5)
+                orelse beamscale_sampler:set_args(Sampler, Next),
+            Quiet orelse io:put_chars(beamscale_load_results:live_line(Row))
+    end.
+
+phase_name(Scenario, T) ->
+    case beamscale_load_scenario:phase_at(Scenario, T) of
+        drain -> <<"drain">>;
+        #{name := Name} -> atom_to_binary(Name)
+    end.
+
+label(_Scenario, #{label := L}) -> L;
+label(#{file := File}, _) ->
+    unicode:characters_to_binary(filename:rootname(filename:basename(File))).
+
+%% The node targets to sample, with their OS pid; and why the others are not sampled.
+watched(#{sample := Sample}, Targets) ->
+    lists:foldr(fun({Name, T}, {W, Notes}) ->
+                        case watch_one(Name, T, lists:member(Name, Sample)) of
+                            {ok, H} -> {[H | W], Notes};
+                            {no, Why} -> {W, [#{target => Name, reason => Why} | Notes]}
+                        end
+                end, {[], []}, lists:sort(maps:to_list(Targets))).
+
+watch_one(_Name, #{host := H, port := P}, _) ->
+    {no, iolist_to_binary(io_lib:format("~ts:~b is host:port: no node to sample", [H, P]))};
+watch_one(_Name, _T, false) -> {no, <<"not in the scenario's sample list">>};
+watch_one(Name, #{node := Node}, true) ->
+    case local(Node) of
+        false -> {no, <<"node not on this host">>};
+        true ->
+            try erpc:call(Node, os, getpid, [], 5000) of
+                OsPid -> {ok, #{node => Node, os_pid => OsPid, target => Name}}
+            catch _:Reason -> {no, iolist_to_binary(io_lib:format("~0tp", [Reason]))}
+            end
+    end.
+
+local(Node) ->
+    [_, Host] = string:split(atom_to_list(Node), "@"),
+    {ok, Me} = inet:gethostname(),
+    lists:member(Host, ["127.0.0.1", "localhost", "::1", Me, net_adm:localhost()]).
+
+write(Dir, Scenario, Result, Info, Opts) ->
+    Summary = beamscale_load_results:summary(Result),
+    ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
+                                    beamscale_format_json:encode(Summary)),
+    ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
+                                    beamscale_format_json:encode(run_info(Scenario, Info, Opts))),
+    {ok, Index} = beamscale_writer:write(Dir),
+    maps:get(quiet, Opts, false) orelse closing(Dir, Index, Summary),
+    {ok, Dir}.
+
+closing(Dir, Index, Summary) ->
+    #{latency_corrected := #{p99_ms := P99}, latency_uncorrected := #{p99_ms := U99}} = Summary,
+    io:format("~nLoad run directory: ~ts~n~b sessions, ~b requests, ~b errors; p99 ~.3f ms "
+              "(from intended start), ~.3f ms (from send)~n~ts~n",
+              [Dir, maps:get(sessions_done, Summary), maps:get(requests, Summary),
+               maps:get(errors, Summary), P99, U99, Index]).
+
+msacc(Opts) -> maps:get(msacc, Opts, maps:get(msacc, beamscale_sampler:defaults())).
+
+run_info(#{file := File} = Scenario, #{started := Started} = Info, Opts) ->
+    {ok, Host} = inet:gethostname(),
+    #{tool => <<"beamscale">>, kind => load, scenario => {string, File},
+      host => list_to_binary(Host), logical_cores => erlang:system_info(logical_processors),
+      otp_release => list_to_binary(erlang:system_info(otp_release)),
+      started => Started, ended => beamscale_runinfo:now_iso(),
+      phases => [beamscale_runinfo:to_json(P) || P <- maps:get(phases, Scenario)],
+      time_limit_s => maps:get(time_limit_s, Scenario), label => label(Scenario, Opts),
+      load_nodes => [atom_to_binary(N) || N <- maps:get(load_nodes, Info)],
+      sampled => maps:get(sampled, Info), msacc => msacc(Opts),
+      not_sampled => [beamscale_runinfo:to_json(N) || N <- maps:get(notes, Info)]}.

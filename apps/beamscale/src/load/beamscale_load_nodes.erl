@@ -1,0 +1,40 @@
+%% @doc Load nodes: peers (`beamscale_node') on 127.0.0.1, or one on each host of a list reached
+%% by `ssh', that run a share of a load run's users, with the load generator's code (apps
+%% beamscale_load and beamscale_stats) loaded as binaries.
+-module(beamscale_load_nodes).
+
+-export([start/1, stop/1]).
+
+%% Load nodes share the host with the target: their idle schedulers must not spin.
+-define(FLAGS, "+sbwt none +sbwtdcpu none +sbwtdio none").
+
+%% @doc Start `N' load nodes here with this node's emulator, or one on each host through `ssh'
+%% (with that host's `erl', default on its PATH); on an error, those started are stopped.
+-spec start(non_neg_integer() | [beamscale_load_scenario:ssh_host()]) ->
+    {ok, [beamscale_node:handle()]} | {error, term()}.
+start(N) when is_integer(N) ->
+    Here = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => ?FLAGS,
+             schedulers => erlang:system_info(logical_processors)},
+    start(lists:duplicate(N, Here), code(), []);
+start(Hosts) ->
+    start([#{erl => maps:get(erl, H, "erl"), flags => ?FLAGS,
+             ssh => maps:with([host, args, user], H)} || H <- Hosts], code(), []).
+
+start([], _Code, Acc) -> {ok, lists:reverse(Acc)};
+start([Spec | More], Code, Acc) ->
+    case beamscale_node:start("load" ++ integer_to_list(length(More) + 1), Spec) of
+        {ok, #{node := Node} = H} ->
+            case beamscale_code:load(Node, Code) of
+                ok -> start(More, Code, [H | Acc]);
+                {error, _} = Error -> stop([H | Acc]), Error
+            end;
+        {error, Reason} ->
+            stop(Acc),
+            {error, Reason}
+    end.
+
+%% @doc Stop load nodes (killed by OS pid if they do not go).
+-spec stop([beamscale_node:handle()]) -> ok.
+stop(Handles) -> lists:foreach(fun beamscale_node:stop/1, Handles).
+
+code() -> beamscale_code:apps([beamscale_format, beamscale_stats, beamscale_load]).

@@ -1,0 +1,114 @@
+%% @doc The targets of a load scenario made ready: a node beamscale starts (with `beamscale_node',
+%% the benchmark app's code loaded and the scenario's init `M:F(A)' run), an existing node
+%% (reached with its cookie) or a host:port, which needs nothing.
+-module(beamscale_targets).
+
+-export([resolve/2, stop/1, format_error/1]).
+
+-define(INIT_TIMEOUT, 60000).
+%% What a target node runs: the IO targets, and the probe the sampler starts there.
+-define(TARGET_APPS, [beamscale_bench, beamscale_targets]).
+-define(CONNECT_TIMEOUT, 2000).
+
+%% @doc Resolve every target; on an error the nodes already started are stopped.
+%% `Cookie' is the `--cookie' option (or `undefined').
+-spec resolve(#{atom() => beamscale_load_scenario:target()}, atom() | undefined) ->
+    {ok, #{atom() => map()}, [beamscale_node:handle()]} | {error, {?MODULE, term()}}.
+resolve(Targets, Cookie) ->
+    %% Nodes beamscale starts come first: their init may start the server a host:port names.
+    {Start, Other} = lists:partition(fun({_, T}) -> is_map_key(start, T) end,
+                                     maps:to_list(Targets)),
+    resolve(Start ++ Other, Cookie, #{}, []).
+
+resolve([], _Cookie, Acc, Started) -> {ok, Acc, Started};
+resolve([{Name, T} | Rest], Cookie, Acc, Started) ->
+    case one(Name, T, Cookie) of
+        {ok, R, nothing} -> resolve(Rest, Cookie, Acc#{Name => R}, Started);
+        {ok, R, Handle} -> resolve(Rest, Cookie, Acc#{Name => R}, [Handle | Started]);
+        {error, Reason} ->
+            ok = stop(Started),
+            {error, {?MODULE, {Name, Reason}}}
+    end.
+
+one(_Name, #{host := H, port := P}, _Cookie) ->
+    %% A server that does not listen is one clear error now rather than every request failing.
+    case gen_tcp:connect(H, P, [], ?CONNECT_TIMEOUT) of
+        {ok, S} -> ok = gen_tcp:close(S), {ok, #{host => H, port => P}, nothing};
+        {error, Reason} -> {error, {not_listening, H, P, Reason}}
+    end;
+one(_Name, #{node := Node} = T, Cookie) ->
+    case cookie(maps:get(cookie, T, Cookie)) of
+        {ok, C} -> true = erlang:set_cookie(Node, C);
+        none -> ok
+    end,
+    %% A hidden connection: global must not try to mesh this node with the target's cluster
+    %% (other cookies), which ends in a disconnect to prevent overlapping partitions.
+    case net_kernel:hidden_connect_node(Node) of
+        true -> {ok, #{node => Node}, nothing};
+        _ -> {error, {unreachable, Node}}
+    end;
+one(Name, #{start := S}, _Cookie) ->
+    case executable(maps:get(erl, S)) of
+        {ok, Erl} -> start(Name, Erl, S);
+        error -> {error, {erl_not_found, maps:get(erl, S)}}
+    end.
+
+%% A bare name is looked up on PATH, as a shell would.
+executable(Erl) ->
+    case lists:member($/, Erl) of
+        true -> {ok, Erl};
+        false -> case os:find_executable(Erl) of
+                     false -> error;
+                     Path -> {ok, Path}
+                 end
+    end.
+
+start(Name, Erl, S) ->
+    Spec = #{erl => Erl, flags => maps:get(flags, S),
+             schedulers => erlang:system_info(logical_processors),
+             code_path => maps:get(code_path, S)},
+    case beamscale_node:start(atom_to_list(Name), Spec) of
+        {ok, #{node := Node} = H} ->
+            case init(Node, S) of
+                ok -> {ok, #{node => Node}, H};
+                {error, _} = E -> beamscale_node:stop(H), E
+            end;
+        {error, _} = E -> E
+    end.
+
+%% The benchmark app's code (IO targets included) goes onto the node, then its init runs.
+init(Node, S) ->
+    try
+        ok = beamscale_code:load(Node, beamscale_code:apps(?TARGET_APPS)),
+        case S of
+            #{init := {M, F, A}} -> _ = erpc:call(Node, M, F, A, ?INIT_TIMEOUT), ok;
+            _ -> ok
+        end
+    catch Class:Reason -> {error, {init, Class, Reason}}
+    end.
+
+%% The scenario's or --cookie's cookie; else ~/.erlang.cookie, as any Erlang tool would.
+cookie(C) when is_atom(C), C =/= undefined -> {ok, C};
+cookie(_) ->
+    case init:get_argument(home) of
+        {ok, [[Home]]} ->
+            case file:read_file(filename:join(Home, ".erlang.cookie")) of
+                {ok, Bin} -> {ok, binary_to_atom(string:trim(Bin))};
+                {error, _} -> none
+            end;
+        _ -> none
+    end.
+
+%% @doc Stop the nodes that were started.
+-spec stop([beamscale_node:handle()]) -> ok.
+stop(Handles) -> lists:foreach(fun beamscale_node:stop/1, Handles).
+
+%% @doc One line for an error.
+-spec format_error({?MODULE, term()} | term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({Name, {unreachable, Node}}) ->
+    io_lib:format("target ~p: node ~p unreachable (name or cookie wrong?)", [Name, Node]);
+format_error({Name, {not_listening, H, P, Reason}}) ->
+    io_lib:format("target ~p: nothing answers on ~ts:~b (~ts): start the server first",
+                  [Name, H, P, inet:format_error(Reason)]);
+format_error({Name, Reason}) -> io_lib:format("target ~p: ~0tp", [Name, Reason]).

@@ -1,0 +1,89 @@
+%% @doc The report writer of a run directory: reads the stored files (`run.json',
+%% `measurements.csv', `failures.csv', `sanity.csv') and writes `summary.csv', `summary.json' and
+%% `index.html' next to them. The statistics and formatting are pure (`beamscale_stats',
+%% `beamscale_report_summary', `beamscale_report_run'); this module only does the I/O.
+-module(beamscale_writer).
+
+-export([write/1, load/1, format_error/1]).
+
+%% @doc Write the summaries and `index.html' of run directory `Dir'; returns the page's path.
+%% A load run directory (`run.json' says `kind: load') gets its own page from its
+%% `summary.json', `samples.csv' and `lcnt.csv'.
+-spec write(file:filename()) -> {ok, file:filename()} | {error, {?MODULE, term()}}.
+write(Dir) ->
+    case run_json(Dir) of
+        {ok, #{<<"kind">> := <<"load">>} = Run} -> write_load(Dir, Run);
+        _ -> write_bench(Dir)
+    end.
+
+write_load(Dir, Run) ->
+    File = filename:join(Dir, "summary.json"),
+    case file:read_file(File) of
+        {ok, Bin} ->
+            case beamscale_format_json:decode(Bin) of
+                {ok, Summary} when is_map(Summary) ->
+                    Index = filename:join(Dir, "index.html"),
+                    Data = #{run => Run, summary => Summary,
+                             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv")},
+                    ok = beamscale_store:write_file(Index, beamscale_report_load:index(Data)),
+                    {ok, Index};
+                _ -> {error, {?MODULE, {summary_json, File, not_an_object}}}
+            end;
+        {error, Why} -> {error, {?MODULE, {summary_json, File, Why}}}
+    end.
+
+rows(Dir, File) -> beamscale_store:read_rows(filename:join(Dir, File)).
+
+write_bench(Dir) ->
+    case load(Dir) of
+        {ok, #{run := Run, rows := Rows} = Data} ->
+            ok = beamscale_store:write_file(filename:join(Dir, "summary.csv"),
+                                            beamscale_report_summary:csv(Rows)),
+            ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
+                                            beamscale_report_summary:json(Run, Rows)),
+            Index = filename:join(Dir, "index.html"),
+            ok = beamscale_store:write_file(Index, beamscale_report_run:index(Data)),
+            {ok, Index};
+        {error, _} = Error -> Error
+    end.
+
+%% @doc What the report of `Dir' is made of: run metadata, summary rows with their sanity
+%% verdicts, sanity verdicts and failures.
+-spec load(file:filename()) -> {ok, beamscale_report_run:data()} | {error, {?MODULE, term()}}.
+load(Dir) ->
+    case {filelib:is_regular(filename:join(Dir, "measurements.csv")), run_json(Dir)} of
+        {false, _} -> {error, {?MODULE, {not_a_run_directory, Dir}}};
+        {true, {error, _} = Error} -> Error;
+        {true, {ok, Run}} ->
+            SanityRows = beamscale_store:read_rows(filename:join(Dir, "sanity.csv")),
+            Sanity = [{B, V, D} || #{benchmark := B, verdict := V, detail := D} <- SanityRows],
+            Verdicts = maps:from_list([{B, V} || {B, V, _} <- Sanity]),
+            Stats = beamscale_stats:report_stats(beamscale_store:measurements(Dir)),
+            {ok, #{run => Run, rows => beamscale_report_summary:with_sanity(Stats, Verdicts),
+                   sanity => Sanity, failures => beamscale_store:failures(Dir),
+                   samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
+                   lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv"))}}
+    end.
+
+%% @doc One line for this module's errors.
+-spec format_error(term()) -> iodata().
+format_error({?MODULE, {not_a_run_directory, Dir}}) ->
+    io_lib:format("~ts: not a run directory (no measurements.csv)", [Dir]);
+format_error({?MODULE, {summary_json, File, Why}}) ->
+    io_lib:format("~ts: cannot read the load run's summary: ~0tp", [File, Why]);
+format_error({?MODULE, {run_json, File, Why}}) ->
+    io_lib:format("~ts: cannot read run.json: ~0tp", [File, Why]).
+
+%% A run directory without run.json (e.g. copied measurements alone) still gets a report.
+run_json(Dir) ->
+    File = filename:join(Dir, "run.json"),
+    case file:read_file(File) of
+        {ok, Bin} ->
+            case beamscale_format_json:decode(Bin) of
+                {ok, Run} when is_map(Run) -> {ok, Run};
+                {ok, _} -> {error, {?MODULE, {run_json, File, not_an_object}}};
+                {error, {beamscale_format_json, Why}} -> {error, {?MODULE, {run_json, File, Why}}}
+            end;
+        {error, enoent} -> {ok, #{}};
+        {error, Why} -> {error, {?MODULE, {run_json, File, Why}}}
+    end.

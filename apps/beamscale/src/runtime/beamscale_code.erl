@@ -1,0 +1,78 @@
+%% @doc The one place that puts code onto other nodes: beamscale's own modules as object code
+%% taken from this node (the escript), and handlers compiled on the node itself by its own
+%% compiler, so that they are built by the erl under test.
+-module(beamscale_code).
+
+-export([apps/1, load/2, compile_load/2, ensure/2, format_error/1]).
+-export_type([code/0]).
+
+%% Object code to send: module, file name it was built from, beam binary.
+-type code() :: [{module(), file:filename(), binary()}].
+
+%% A node just started can be slow to answer while the host is busy with the nodes beside it
+%% (a loaded CI machine); a module load is one small message, so this only bounds a dead node.
+-define(LOAD_TIMEOUT, 30000).
+%% Compiling a handler on the node under test may take seconds for a large one.
+-define(COMPILE_TIMEOUT, 60000).
+
+%% @doc The object code of the modules of these applications.
+-spec apps([atom()]) -> code().
+apps(Apps) -> lists:append([app(A) || A <- Apps]).
+
+app(App) ->
+    _ = application:load(App),
+    {ok, Mods} = application:get_key(App, modules),
+    [{M, F, B} || M <- Mods, {_, B, F} <- [code:get_object_code(M)]].
+
+%% @doc Load object code onto `Node'.
+-spec load(node(), code()) -> ok | {error, {?MODULE, term()}}.
+load(Node, Code) ->
+    try lists:foreach(fun(C) -> load_one(Node, C) end, Code)
+    catch throw:Why -> {error, {?MODULE, Why}}
+    end.
+
+load_one(Node, {M, F, B}) ->
+    try erpc:call(Node, code, load_binary, [M, F, B], ?LOAD_TIMEOUT) of
+        {module, M} -> ok;
+        {error, Reason} -> throw({load, Node, M, Reason})
+    catch error:{erpc, Reason} -> throw({load, Node, M, Reason})
+    end.
+
+%% @doc Load one of this node's modules onto `Node' unless it is there already.
+-spec ensure(node(), module()) -> ok | {error, {?MODULE, term()}}.
+ensure(Node, Mod) ->
+    try erpc:call(Node, code, is_loaded, [Mod], ?LOAD_TIMEOUT) of
+        {file, _} -> ok;
+        false ->
+            {Mod, Bin, File} = code:get_object_code(Mod),
+            load(Node, [{Mod, File, Bin}])
+    catch error:{erpc, Reason} -> {error, {?MODULE, {load, Node, Mod, Reason}}}
+    end.
+
+%% @doc Compile a source file on `Node' with that node's compiler and load the result there.
+-spec compile_load(node(), file:filename()) -> ok | {error, {?MODULE, term()}}.
+compile_load(Node, File) ->
+    Opts = [binary, return_errors, {i, filename:dirname(File)}],
+    try erpc:call(Node, compile, file, [File, Opts], ?COMPILE_TIMEOUT) of
+        {ok, Mod, Bin} -> load(Node, [{Mod, File, Bin}]);
+        {ok, Mod, Bin, _Warnings} -> load(Node, [{Mod, File, Bin}]);
+        {error, Errors, _} -> {error, {?MODULE, {compile, File, Errors}}};
+        error -> {error, {?MODULE, {compile, File, error}}}
+    catch error:{erpc, Reason} -> {error, {?MODULE, {compile, File, Reason}}}
+    end.
+
+%% @doc One line for an error.
+-spec format_error(term()) -> iodata().
+format_error({load, Node, Mod, Reason}) ->
+    io_lib:format("could not load ~ts onto ~ts: ~0tp", [Mod, Node, Reason]);
+format_error({compile, File, Errors}) when is_list(Errors) ->
+    io_lib:format("~ts does not compile: ~ts", [File, compile_errors(Errors)]);
+format_error({compile, File, Reason}) ->
+    io_lib:format("~ts could not be compiled: ~0tp", [File, Reason]).
+
+compile_errors(Errors) ->
+    lists:join("; ", [io_lib:format("line ~0tp: ~ts", [line(Loc), M:format_error(D)])
+                      || {_File, Es} <- Errors, {Loc, M, D} <- Es]).
+
+line({L, _Col}) -> L;
+line(L) -> L.

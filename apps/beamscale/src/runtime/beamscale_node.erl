@@ -1,0 +1,140 @@
+%% @doc Nodes under test: started with `peer' from a given `erl', on loopback (or on a host
+%% reached by `ssh'), with the run's cookie, and stopped for sure: when `peer' cannot stop a node
+%% (it hangs), its OS process is killed (on its host, through `ssh', for a node started so).
+-module(beamscale_node).
+
+-export([distribute/0, start/2, stop/1, os_pid/1, alive/1]).
+-export_type([handle/0, spec/0, ssh/0]).
+
+-type handle() :: #{peer := pid(), node := node(), os_pid := string(), ssh => ssh()}.
+%% What to start: the erl, its flags, schedulers (default: the host's cores), the code paths to
+%% add, and the host to start it on through `ssh' (default: here, on 127.0.0.1).
+-type spec() :: #{erl := string(), flags := string(), schedulers => pos_integer(),
+                  code_path => [string()], ssh => ssh()}.
+%% `host': the node's host name or address, as this node reaches it; `args': the `ssh' options
+%% before the destination (port, identity, `-o' options); `user': the login, when not ours.
+-type ssh() :: #{host := string(), args := [string()], user => string()}.
+
+-define(BOOT_TIMEOUT, 30000).
+-define(STOP_TIMEOUT, 5000).
+-define(LOOPBACK, "127.0.0.1").
+
+%% @doc Make this node distributed on loopback with a fresh random cookie (if it is not yet).
+-spec distribute() -> {ok, node()} | {error, term()}.
+distribute() ->
+    case node() of
+        nonode@nohost ->
+            _ = os:cmd("epmd -daemon -address 127.0.0.1"),
+            ok = application:set_env(kernel, inet_dist_use_interface, {127, 0, 0, 1}),
+            Name = list_to_atom("beamscale_" ++ random_name() ++ "@" ++ ?LOOPBACK),
+            case net_kernel:start([Name, longnames]) of
+                {ok, _} ->
+                    true = erlang:set_cookie(node(), list_to_atom(random_name() ++ random_name())),
+                    {ok, node()};
+                {error, Reason} -> {error, {distribution, Reason}}
+            end;
+        Node -> {ok, Node}
+    end.
+
+%% @doc Start one node under test; `Label' becomes part of its name.
+-spec start(string(), spec()) -> {ok, handle()} | {error, term()}.
+start(Label, #{erl := Erl, flags := Flags} = Spec) ->
+    Name = "bs_" ++ Label ++ "_" ++ random_name(),
+    Paths = lists:append([["-pa", P] || P <- maps:get(code_path, Spec, [])]),
+    Host = case Spec of #{ssh := #{host := H}} -> H; _ -> ?LOOPBACK end,
+    Args = ["-setcookie", atom_to_list(erlang:get_cookie())]
+        ++ [A || Host =:= ?LOOPBACK, A <- ["-kernel", "inet_dist_use_interface", "{127,0,0,1}"]]
+        ++ [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]]
+        ++ Paths ++ string:lexemes(Flags, " "),
+    try
+        {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),
+        peer:start(#{name => Name, host => Host, longnames => true, exec => Exec, args => Args1,
+                     wait_boot => ?BOOT_TIMEOUT, shutdown => {halt, ?STOP_TIMEOUT}})
+    of
+        {ok, Peer, Node} ->
+            OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
+            {ok, maps:merge(#{peer => Peer, node => Node, os_pid => OsPid},
+                            maps:with([ssh], Spec))};
+        {error, Reason} -> {error, {node_start, Reason}}
+    catch
+        Class:Reason -> {error, {node_start, {Class, Reason}}}
+    end.
+
+%% @doc Stop a node; if it does not go within the stop timeout, kill its OS process.
+-spec stop(handle()) -> ok.
+stop(#{peer := Peer, os_pid := OsPid} = Handle) ->
+    {Pid, Ref} = spawn_monitor(fun() -> catch peer:stop(Peer) end),
+    receive
+        {'DOWN', Ref, process, Pid, _} -> ok
+    after ?STOP_TIMEOUT * 2 ->
+        exit(Pid, kill)
+    end,
+    case Handle of
+        #{ssh := Ssh, node := Node} -> ssh_kill(Ssh, OsPid, Node);
+        _ -> wait_gone(OsPid)
+    end.
+
+%% @doc The OS process id of a node's emulator.
+-spec os_pid(handle()) -> string().
+os_pid(#{os_pid := OsPid}) -> OsPid.
+
+%% @doc Whether the node's OS process still runs.
+-spec alive(handle() | string()) -> boolean().
+alive(#{os_pid := OsPid}) -> alive(OsPid);
+alive(OsPid) -> beamscale_os:alive(OsPid).
+
+%% A node that `peer' could not stop is killed by its OS pid.
+wait_gone(OsPid) ->
+    case beamscale_os:wait_gone(OsPid, ?STOP_TIMEOUT div 2) of
+        ok -> ok;
+        timeout -> beamscale_os:signal(OsPid, "KILL")
+    end.
+
+%% Through ssh, the remote shell reads the command line: every argument of ours is quoted for
+%% it (peer's own are names, base64 and numbers).
+exec(Erl, Args, #{ssh := Ssh}) ->
+    {{ssh_exe(), ssh_args(Ssh) ++ [quote(Erl)]}, [quote(A) || A <- Args]};
+exec(Erl, Args, _Spec) -> {Erl, Args}.
+
+ssh_exe() ->
+    case os:find_executable("ssh") of
+        false -> error(no_ssh);
+        Exe -> Exe
+    end.
+
+ssh_args(#{host := Host, args := Args} = Ssh) ->
+    Dest = case Ssh of #{user := U} -> U ++ "@" ++ Host; _ -> Host end,
+    ["-o", "BatchMode=yes"] ++ Args ++ [Dest].
+
+quote(Arg) -> "'" ++ lists:flatten(string:replace(Arg, "'", "'\\''", all)) ++ "'".
+
+%% The node's host kills it if it is still there after a grace period (the remote twin of
+%% wait_gone/2). The process must still be the node (its command line names it): a pid reused
+%% since is left alone. ssh runs with a time limit, so a host gone away cannot hang the run.
+ssh_kill(Ssh, OsPid, Node) ->
+    [Name, _] = string:split(atom_to_list(Node), "@"),
+    Is = "grep -q -- '" ++ Name ++ "@' /proc/" ++ OsPid ++ "/cmdline 2>/dev/null",
+    Script = "for i in 1 2 3 4 5 6 7 8 9 10; do " ++ Is ++ " || exit 0; sleep 0.2; done; "
+             ++ Is ++ " && kill -9 " ++ OsPid,
+    try open_port({spawn_executable, ssh_exe()},
+                  [{args, ["-o", "ConnectTimeout=5" | ssh_args(Ssh)] ++ [Script]},
+                   exit_status, stderr_to_stdout, hide]) of
+        Port -> ssh_wait(Port)
+    catch error:_ -> ok
+    end.
+
+ssh_wait(Port) ->
+    receive
+        {Port, {data, _}} -> ssh_wait(Port);
+        {Port, {exit_status, _}} -> ok
+    after ?STOP_TIMEOUT * 2 ->
+        _ = case erlang:port_info(Port, os_pid) of
+            {os_pid, Pid} -> beamscale_os:signal(integer_to_list(Pid), "KILL");
+            undefined -> ok
+        end,
+        catch port_close(Port),
+        ok
+    end.
+
+random_name() ->
+    [C || <<C>> <= base64:encode(crypto:strong_rand_bytes(9)), C =/= $+, C =/= $/, C =/= $=].

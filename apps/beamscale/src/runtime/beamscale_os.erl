@@ -1,0 +1,128 @@
+%% @doc The operating system, in one place: running commands with a time limit, starting a
+%% detached server, processes by pid (alive, zombie, signal, wait until gone), users, loopback
+%% ports and the host's logical cores.
+-module(beamscale_os).
+
+-export([cmd/3, spawn_detached/2, free_port/0, can_connect/1, logical_cores/0]).
+-export([is_process/2, alive/1, signal/2, wait_gone/2]).
+-export([user_name/0, user_exists/1, chown/2, writable_by/2]).
+
+-define(CONNECT_TIMEOUT, 2000).
+-define(POLL, 100).
+
+%% @doc Run `Exe' with `Args' (no shell); its exit status and output, or `timeout' after it was
+%% killed.
+-spec cmd(string(), [string()], pos_integer()) -> {non_neg_integer() | timeout, binary()}.
+cmd(Exe, Args, Timeout) ->
+    Port = open_port({spawn_executable, Exe},
+                     [{args, Args}, exit_status, binary, stderr_to_stdout]),
+    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    collect(Port, OsPid, erlang:monotonic_time(millisecond) + Timeout, <<>>).
+
+collect(Port, OsPid, Deadline, Acc) ->
+    Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
+    receive
+        {Port, {data, D}} -> collect(Port, OsPid, Deadline, <<Acc/binary, D/binary>>);
+        {Port, {exit_status, S}} -> {S, Acc}
+    after Left ->
+        signal(integer_to_list(OsPid), "KILL"),
+        catch port_close(Port),
+        {timeout, Acc}
+    end.
+
+%% @doc Start `Exe' in its own session, detached from this emulator (it outlives it), its output
+%% discarded; its pid. `sh' execs `setsid', which execs `Exe' (a background job of a
+%% non-interactive shell is no group leader, so `setsid' does not fork): `$!' is `Exe''s pid.
+-spec spawn_detached(string(), [string()]) -> string().
+spawn_detached(Exe, Args) ->
+    Script = "setsid \"$0\" \"$@\" </dev/null >/dev/null 2>&1 & echo $!",
+    {0, Out} = cmd("/bin/sh", ["-c", Script, Exe | Args], ?CONNECT_TIMEOUT),
+    string:trim(binary_to_list(Out)).
+
+%% @doc A TCP port on 127.0.0.1 free at the time of the call.
+-spec free_port() -> inet:port_number().
+free_port() ->
+    {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(L),
+    ok = gen_tcp:close(L),
+    Port.
+
+%% @doc Whether something accepts connections at a unix socket or a loopback port.
+-spec can_connect({local, string()} | inet:port_number()) -> boolean().
+can_connect({local, Path}) -> connect_ok(gen_tcp:connect({local, Path}, 0, [local]));
+can_connect(Port) -> connect_ok(gen_tcp:connect({127, 0, 0, 1}, Port, [])).
+
+connect_ok({ok, S}) -> ok = gen_tcp:close(S), true;
+connect_ok({error, _}) -> false.
+
+%% @doc The number of logical cores this host offers.
+-spec logical_cores() -> pos_integer().
+logical_cores() ->
+    case erlang:system_info(logical_processors_available) of
+        N when is_integer(N) -> N;
+        unknown -> erlang:system_info(logical_processors)
+    end.
+
+%% @doc Whether `Pid' is a live process whose command line names `Name' (a pid file may be stale
+%% and the pid reused).
+-spec is_process(string(), string()) -> boolean().
+is_process(Pid, Name) ->
+    alive(Pid) andalso
+        case file:read_file("/proc/" ++ Pid ++ "/cmdline") of
+            {ok, Cmd} -> binary:match(Cmd, list_to_binary(Name)) =/= nomatch;
+            {error, _} -> false
+        end.
+
+%% @doc Whether process `Pid' runs (a zombie does not).
+-spec alive(string()) -> boolean().
+alive(Pid) ->
+    case digits(Pid) andalso file:read_file("/proc/" ++ Pid ++ "/stat") of
+        {ok, Stat} ->
+            [_, AfterName] = string:split(Stat, ") ", trailing),
+            binary:first(AfterName) =/= $Z;
+        _ -> false
+    end.
+
+%% @doc Send signal `Sig' (`"TERM"', `"KILL"', ...) to `Pid'.
+-spec signal(string(), string()) -> ok.
+signal(Pid, Sig) ->
+    _ = digits(Pid) andalso cmd("/bin/kill", ["-" ++ Sig, Pid], ?CONNECT_TIMEOUT) =:= {0, <<>>},
+    ok.
+
+digits(S) -> S =/= "" andalso lists:all(fun(C) -> C >= $0 andalso C =< $9 end, S).
+
+%% @doc Wait until `Pid' has gone, at most `Timeout' ms.
+-spec wait_gone(string(), non_neg_integer()) -> ok | timeout.
+wait_gone(Pid, Timeout) ->
+    case alive(Pid) of
+        false -> ok;
+        true when Timeout =< 0 -> timeout;
+        true -> timer:sleep(?POLL), wait_gone(Pid, Timeout - ?POLL)
+    end.
+
+%% @doc The name of the user this emulator runs as.
+-spec user_name() -> string().
+user_name() ->
+    {0, Out} = cmd("/usr/bin/id", ["-un"], ?CONNECT_TIMEOUT),
+    string:trim(binary_to_list(Out)).
+
+%% @doc Whether the system knows user `User'.
+-spec user_exists(string()) -> boolean().
+user_exists(User) ->
+    element(1, cmd("/usr/bin/getent", ["passwd", User], ?CONNECT_TIMEOUT)) =:= 0.
+
+%% @doc Give `Dir' and what is in it to `User'.
+-spec chown(string(), file:filename()) -> ok.
+chown(User, Dir) ->
+    {0, _} = cmd("/bin/chown", ["-R", User ++ ":", Dir], ?CONNECT_TIMEOUT),
+    ok.
+
+%% @doc Whether `User' can enter and write `Dir' (every parent must let it through).
+-spec writable_by(string(), file:filename()) -> boolean().
+writable_by(User, Dir) ->
+    case os:find_executable("runuser", "/usr/sbin:/sbin:/usr/bin:/bin") of
+        false -> false;
+        RunUser ->
+            Test = ["-u", User, "--", "/usr/bin/test", "-w", Dir, "-a", "-x", Dir],
+            element(1, cmd(RunUser, Test, ?CONNECT_TIMEOUT)) =:= 0
+    end.

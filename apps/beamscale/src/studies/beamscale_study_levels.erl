@@ -1,0 +1,202 @@
+%% @doc The level runner shared by the IO studies: for each cell (a target, an operation and a
+%% configuration) a fresh node under test with the configuration's flags, the cell's setup run
+%% on it, then a rising arrival rate of sessions, each level held for a set time, with the
+%% sampler watching the node. One row per level is appended to `levels.csv' as soon as the level
+%% ends (`beamscale_stats_levels'); a rerun skips the levels already there. Once a level is not
+%% held, the cell's higher levels are written as skipped rather than run.
+-module(beamscale_study_levels).
+
+-export([run/2, format_error/1]).
+-export_type([cell/0, ctx/0]).
+
+%% `steps' are scenario steps (docs/scenario.md) against the target `sut'; `http' starts
+%% `beamscale_target_http' on the node after the setup and points `sut' at it. `after_levels'
+%% is called with the target once the levels ran, while the node is still up.
+-type cell() :: #{target := string(), op := string(), config := string(), erl := string(),
+                  flags := string(), schedulers := pos_integer(),
+                  setup := [{module(), atom(), list()}], kind := rpc | http,
+                  steps := [term()], levels := [beamscale_stats_levels:level()],
+                  after_levels => fun((map()) -> term())}.
+-type ctx() :: #{dir := file:filename(), quiet := boolean(), seed := integer()}.
+
+-define(SETUP_TIMEOUT, 120000).
+-define(SAMPLE_MS, 500).
+-define(MIN_DRAIN_S, 2).
+-define(LEVELS_FILE, "levels.csv").
+
+%% @doc Run every cell's missing levels; returns the cells that failed to start, with why.
+-spec run([cell()], ctx()) -> {ok, [{string(), term()}]} | {error, {?MODULE, term()}}.
+run(Cells, #{dir := Dir} = Ctx) ->
+    case beamscale_node:distribute() of
+        {ok, _} ->
+            {Rows, Fd} = beamscale_store:open_csv(filename:join(Dir, ?LEVELS_FILE),
+                                                  beamscale_stats_levels:columns()),
+            Token = integer_to_binary(erlang:system_time(millisecond)),
+            Run = Ctx#{fd => Fd, token => Token, rows => Rows, total => length(Cells)},
+            try {ok, lists:append([cell(I, C, Run) || {I, C} <- enumerate(Cells)])}
+            after ok = file:close(Fd)
+            end;
+        {error, Reason} -> {error, {?MODULE, Reason}}
+    end.
+
+%% @doc One line for an error.
+-spec format_error(term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({setup, {M, F, A}, Reason}) ->
+    io_lib:format("setup ~s:~s/~b failed: ~0tp", [M, F, length(A), Reason]);
+format_error({beamscale_targets, _} = R) -> beamscale_targets:format_error(R);
+format_error(Reason) -> io_lib:format("~0tp", [Reason]).
+
+%%% A cell
+
+cell(I, #{levels := Levels} = Cell, #{rows := Rows} = Run) ->
+    Before = maps:from_list([{key_of(R), R} || R <- Rows]),
+    Done = [R || L <- lists:seq(1, length(Levels)), {ok, R} <- [maps:find(key(Cell, L), Before)]],
+    Pending = [{L, Level} || {L, Level} <- enumerate(Levels),
+                             not maps:is_key(key(Cell, L), Before)],
+    Failed = lists:any(fun(R) -> not beamscale_stats_levels:is_held(R) end, Done),
+    case {Pending, Failed} of
+        {[], _} -> say(Run, "~s: done before~n", [label(I, Cell, Run)]), [];
+        {_, true} -> [skip(Cell, L, Level, below_not_held, Run) || {L, Level} <- Pending], [];
+        {_, false} -> with_node(I, Cell, Pending, Run)
+    end.
+
+with_node(I, Cell, Pending, Run) ->
+    #{erl := Erl, flags := Flags, schedulers := S} = Cell,
+    %% beamscale_targets starts one scheduler per core; a later +S wins.
+    Spec = #{start => #{erl => Erl, code_path => [],
+                        flags => lists:flatten(io_lib:format("+S ~b:~b ~s", [S, S, Flags]))}},
+    case beamscale_targets:resolve(#{sut => Spec}, undefined) of
+        {ok, #{sut := #{node := Node}}, Handles} ->
+            try setup(Node, Cell) of
+                {ok, Target} ->
+                    levels(I, Cell, Pending, Handles, #{sut => Target}, Run),
+                    _ = (maps:get(after_levels, Cell, fun(_) -> ok end))(Target),
+                    [];
+                {error, Reason} -> fail(I, Cell, Pending, Reason, Run)
+            after beamscale_targets:stop(Handles)
+            end;
+        {error, Reason} -> fail(I, Cell, Pending, Reason, Run)
+    end.
+
+fail(I, Cell, Pending, Reason, Run) ->
+    say(Run, "~s: failed: ~ts~n", [label(I, Cell, Run), format_error(Reason)]),
+    [skip(Cell, L, Level, failed, Run) || {L, Level} <- Pending],
+    [{lists:flatten(label(I, Cell, Run)), Reason}].
+
+setup(Node, #{setup := Calls, kind := Kind}) ->
+    case lists:dropwhile(fun(MFA) -> ok =:= setup_call(Node, MFA) end, Calls) of
+        [] -> target(Node, Kind);
+        [MFA | _] -> {error, {setup, MFA, setup_call(Node, MFA)}}
+    end.
+
+setup_call(Node, {M, F, A}) ->
+    try erpc:call(Node, beamscale_target_check, call, [M, F, A], ?SETUP_TIMEOUT) of
+        _ -> ok
+    catch Class:Reason -> {Class, Reason}
+    end.
+
+target(Node, rpc) -> {ok, #{node => Node}};
+target(Node, http) ->
+    try erpc:call(Node, beamscale_target_http, start_link_node, [], ?SETUP_TIMEOUT) of
+        Port -> {ok, #{host => "127.0.0.1", port => Port}}
+    catch Class:Reason -> {error, {http_server, Class, Reason}}
+    end.
+
+%% Levels run in order; once one is not held the higher ones are only written as skipped.
+levels(_I, _Cell, [], _Handles, _Targets, _Run) -> ok;
+levels(I, Cell, [{L, Level} | Rest], Handles, Targets, Run) ->
+    Row = level(Cell, L, Level, Handles, Targets, Run),
+    ok = file:write(maps:get(fd, Run), beamscale_format_csv:line(Row)),
+    Map = maps:from_list(lists:zip(beamscale_stats_levels:columns(), Row)),
+    say(Run, "~s level ~b/~b: ~s~n", [label(I, Cell, Run), L, length(maps:get(levels, Cell)),
+                                       level_text(Map)]),
+    case maps:get(held, Map) of
+        true -> levels(I, Cell, Rest, Handles, Targets, Run);
+        false -> [skip(Cell, L2, Lv, below_not_held, Run) || {L2, Lv} <- Rest], ok
+    end.
+
+level(Cell, L, #{rate := Rate, hold_s := Hold} = Level, Handles, Targets, Run) ->
+    CellKey = cell_key(Cell, L),
+    case scenario(Cell, Rate, Hold) of
+        {ok, Scenario} ->
+            Args = iolist_to_binary(["level=", integer_to_binary(L), ";run=",
+                                     maps:get(token, Run)]),
+            Meta = #{bench => iolist_to_binary([maps:get(target, Cell), "/", maps:get(op, Cell)]),
+                     env => list_to_binary(maps:get(config, Cell)), args => Args},
+            case exec(Scenario, Targets, Handles, Meta, Run) of
+                {ok, Result, Samples} -> beamscale_stats_levels:row(CellKey, Level, Result, Samples);
+                {error, _} -> beamscale_stats_levels:skipped(CellKey, {Level, load_failed})
+            end;
+        {error, _} -> beamscale_stats_levels:skipped(CellKey, {Level, bad_scenario})
+    end.
+
+%% The one place a load runs and is sampled: the load generator against the targets, the
+%% sampler on the nodes, the sample summary of the level back.
+exec(Scenario, Targets, Handles, #{bench := B, env := E, args := A}, #{dir := Dir} = Run) ->
+    {ok, S} = beamscale_sampler:start(#{dir => Dir, bench => B, env => E,
+                                        interval => ?SAMPLE_MS}),
+    ok = beamscale_sampler:set_args(S, A),
+    ok = beamscale_sampler:watch(S, Handles),
+    Result = try beamscale_load_run:run(Scenario, Targets, #{seed => maps:get(seed, Run)})
+             after beamscale_sampler:stop(S)
+             end,
+    case Result of
+        {ok, R} ->
+            Rows = [X || X <- beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
+                         maps:get(benchmark, X) =:= B, maps:get(env, X) =:= E,
+                         maps:get(args, X) =:= A],
+            Summary = case beamscale_stats_samples:summarise(Rows) of
+                          [Sum | _] -> Sum;
+                          [] -> undefined
+                      end,
+            {ok, R, Summary};
+        {error, _} = Error -> Error
+    end.
+
+%% The level as a scenario, written as terms and checked like a scenario file.
+scenario(#{steps := Steps} = Cell, Rate, Hold) ->
+    Drain = max(?MIN_DRAIN_S, Hold),
+    Terms = [{targets, [{sut, target_term(Cell)}]},
+             {phases, [{level, #{duration_s => Hold, rate => Rate}}]},
+             {sessions, [{session, #{steps => Steps}}]},
+             {drain_s, Drain}],
+    Text = lists:flatten([io_lib:format("~tp.~n", [T]) || T <- Terms]),
+    {ok, Entries} = beamscale_format_terms:parse(Text),
+    beamscale_load_scenario:check("study level", Entries).
+
+%% Only the kind of target matters for the check; the real one is passed to the run.
+target_term(#{kind := rpc}) -> #{node => node()};
+target_term(#{kind := http}) -> #{address => "127.0.0.1:1"}.
+
+skip(Cell, L, Level, Why, #{fd := Fd}) ->
+    ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_levels:skipped(cell_key(Cell, L),
+                                                                        {Level, Why}))).
+
+cell_key(#{target := T, op := O, config := C}, L) ->
+    #{target => T, op => O, config => C, level => L}.
+
+key(#{target := T, op := O, config := C}, L) ->
+    {list_to_binary(T), list_to_binary(O), list_to_binary(C), integer_to_binary(L)}.
+
+key_of(#{target := T, op := O, config := C, level := L}) -> {T, O, C, L}.
+
+label(I, #{target := T, op := O, config := C}, #{total := N}) ->
+    io_lib:format("[~b/~b] ~s ~s ~s", [I, N, T, O, C]).
+
+level_text(#{held := Held, why := Why} = M) ->
+    io_lib:format("offered ~s/s achieved ~s/s session ~s ms (p99 ~s) err ~s cpu ~s% util ~s% "
+                  "busy-wait ~s% ~s",
+                  [txt(maps:get(K, M)) || K <- [offered_per_s, achieved_per_s, mean_session_ms,
+                                                p99_session_ms, errors, cpu_pct, util_pct,
+                                                busy_wait_pct]]
+                  ++ [case Held of true -> "held"; false -> ["NOT held (", txt(Why), ")"] end]).
+
+txt(<<>>) -> "-";
+txt(F) when is_float(F) -> float_to_list(F, [{decimals, 1}]);
+txt(V) -> io_lib:format("~tp", [V]).
+
+say(#{quiet := true}, _Fmt, _Args) -> ok;
+say(_Run, Fmt, Args) -> io:format(Fmt, Args).
+
+enumerate(L) -> lists:zip(lists:seq(1, length(L)), L).

@@ -1,0 +1,123 @@
+%% @doc `beamscale study pollset': the keep-alive HTTP server (`beamscale_target_http') under the
+%% built-in load generator across IO-polling configurations (`+IOt', `+IOp', `+IOs', see
+%% examples/smp_io.config) and scheduler counts, after the 2012 pollset-per-scheduler thread
+%% (seeds/pollset-per-scheduler-thread-2012.txt): requests per second and latency per
+%% configuration. When `wrk' is installed it also drives each configuration's server for the
+%% hold time with a fixed number of connections (a closed model): `wrk.csv'.
+%% docs/studies/pollset.md.
+-module(beamscale_study_pollset).
+-behaviour(beamscale_study).
+
+-export([info/0, run/1, run/2, format_error/1, cells/3, sizes/1, polling/0]).
+
+-define(WRK_CONNECTIONS, 50).
+-define(WRK_FILE, "wrk.csv").
+
+%% @doc This study's name and summary.
+-spec info() -> beamscale_study:info().
+info() ->
+    #{name => "pollset", summary => "keep-alive HTTP requests/s and latency across +IOt, +IOp, "
+                                    "+IOs and scheduler counts"}.
+
+%% @doc Run the study at the size of `--version'.
+-spec run(beamscale_study:opts()) -> {ok, file:filename()} | {error, term()}.
+run(#{version := V} = Opts) -> run(Opts, V).
+
+%% @doc Run the study at a given size (`test' for the test suites).
+-spec run(beamscale_study:opts(), beamscale_study_smp_io:size()) ->
+    {ok, file:filename()} | {error, term()}.
+run(#{out := Out, name := Name, quiet := Quiet} = Opts, Size) ->
+    Dir = filename:absname(filename:join(Out, Name)),
+    ok = filelib:ensure_path(Dir),
+    P0 = sizes(Size),
+    P = case Opts of
+            #{schedulers := S} -> P0#{schedulers := S};
+            _ -> P0
+        end,
+    Meta = meta(Size, P),
+    ok = beamscale_store:write_file(filename:join(Dir, "study.json"), beamscale_format_json:encode(Meta)),
+    Seed = maps:get(seed, Opts, erlang:unique_integer([positive])),
+    Wrk = case os:find_executable("wrk") of
+              false -> none;
+              Exe -> {Exe, Dir}
+          end,
+    case beamscale_study_levels:run(cells(P, polling(), Wrk), #{dir => Dir, quiet => Quiet,
+                                                                seed => Seed}) of
+        {ok, _Failed} ->
+            Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
+            WrkRows = beamscale_store:read_rows(filename:join(Dir, ?WRK_FILE)),
+            ok = beamscale_store:write_file(filename:join(Dir, "index.html"),
+                                            beamscale_report_pollset:html(Meta, Rows, WrkRows)),
+            {ok, Dir};
+        {error, _} = Error -> Error
+    end.
+
+%% @doc One line for an error.
+-spec format_error(term()) -> iodata().
+format_error(R) -> beamscale_study_levels:format_error(R).
+
+%% @doc The IO-polling configurations: name, flags, what varies.
+-spec polling() -> [{string(), string(), string()}].
+polling() ->
+    [{"io_t1", "+IOt 1", "one poll thread, schedulers poll too (the default)"},
+     {"io_t2", "+IOt 2", "two poll threads, one pollset"},
+     {"io_t2_p2", "+IOt 2 +IOp 2", "two poll threads, two pollsets"},
+     {"io_no_sched_poll", "+IOs false", "only the poll thread polls"}].
+
+%% @doc The sizes: requests per session (one keep-alive connection each), session rates, hold,
+%% scheduler counts.
+-spec sizes(beamscale_study_smp_io:size()) -> map().
+sizes(test) ->
+    #{requests => 20, rates => [20], hold_s => 1, schedulers => [1], polling => ["io_t1",
+                                                                               "io_t2_p2"]};
+sizes(short) ->
+    #{requests => 50, rates => [40, 120, 240], hold_s => 3, schedulers => sched_counts(),
+      polling => all};
+sizes(intermediate) ->
+    #{requests => 100, rates => [20, 60, 120, 200], hold_s => 10, schedulers => sched_counts(),
+      polling => all};
+sizes(long) ->
+    #{requests => 100, rates => [20, 60, 120, 200, 300, 400], hold_s => 30,
+      schedulers => sched_counts(), polling => all}.
+
+sched_counts() -> lists:usort([1, erlang:system_info(logical_processors)]).
+
+%% @doc One cell per polling configuration and scheduler count; with `{WrkPath, Dir}' each
+%% also runs wrk once its levels are done.
+-spec cells(map(), [{string(), string(), string()}], none | {string(), file:filename()}) ->
+    [beamscale_study_levels:cell()].
+cells(#{requests := N, rates := Rates, hold_s := Hold, schedulers := Scheds, polling := Names},
+      Polling, Wrk) ->
+    Timeout = (Hold + max(2, Hold)) * 1000 + 5000,
+    [wrk_hook(Wrk, Hold,
+              #{target => "http", op => "get", config => Name ++ "/s" ++ integer_to_list(S),
+                erl => "erl", flags => Flags, schedulers => S, setup => [], kind => http,
+                steps => [{loop, N, [{http, #{path => "/", timeout_ms => Timeout}}]}],
+                levels => [#{rate => R, hold_s => Hold, ops => N} || R <- Rates]})
+     || {Name, Flags, _} <- Polling, Names =:= all orelse lists:member(Name, Names),
+        S <- Scheds].
+
+wrk_hook(none, _Hold, Cell) -> Cell;
+wrk_hook({Exe, Dir}, Hold, #{config := Config} = Cell) ->
+    Cell#{after_levels => fun(Target) -> wrk(Exe, Dir, Config, Hold, Target) end}.
+
+%% One wrk run of `Secs' seconds against the server, appended to wrk.csv.
+wrk(Exe, Dir, Config, Secs, #{host := Host, port := Port}) ->
+    Cmd = io_lib:format("'~s' -t1 -c~b -d~bs --timeout 2s --latency http://~s:~b/ 2>&1",
+                        [Exe, ?WRK_CONNECTIONS, Secs, Host, Port]),
+    Row = case beamscale_format_wrk:parse(os:cmd(lists:flatten(Cmd))) of
+              {ok, F} -> [Config, ok | [maps:get(K, F, <<>>) || K <- beamscale_format_wrk:columns()]];
+              {error, _} -> [Config, failed | [<<>> || _ <- beamscale_format_wrk:columns()]]
+          end,
+    {_, Fd} = beamscale_store:open_csv(filename:join(Dir, ?WRK_FILE),
+                                       [config, status | beamscale_format_wrk:columns()]),
+    ok = file:write(Fd, beamscale_format_csv:line(Row)),
+    file:close(Fd).
+
+meta(Size, #{requests := N, hold_s := Hold}) ->
+    #{study => <<"pollset">>, size => Size, ops_per_session => N, hold_s => Hold,
+      otp_release => list_to_binary(erlang:system_info(otp_release)),
+      logical_cores => erlang:system_info(logical_processors),
+      wrk => os:find_executable("wrk") =/= false, wrk_connections => ?WRK_CONNECTIONS,
+      configs => [#{config => list_to_binary(C), flags => list_to_binary(F),
+                    thesis => list_to_binary(W), erl => <<"erl">>} || {C, F, W} <- polling()]}.

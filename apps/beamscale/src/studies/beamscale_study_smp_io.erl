@@ -1,0 +1,191 @@
+%% @doc `beamscale study smp-io': the SMP-for-IO thesis (seeds/thesis-smp-io-erlang-2012.txt,
+%% chapters 4-5) on today's OTP. Mnesia and MariaDB, write and read sessions (and Mnesia reads
+%% outside transactions, `async_dirty'), under the three SMP configurations, at a rising arrival
+%% rate of sessions; per level the mean session duration, whether the configuration held the
+%% load, and the target node's CPU, scheduler utilisation and busy-wait. The MariaDB server is
+%% started once for the study (`beamscale_db') and stopped at its end, also on failure.
+%% docs/studies/smp-io.md has the sizes and the mapping of the configurations.
+-module(beamscale_study_smp_io).
+-behaviour(beamscale_study).
+
+-export([info/0, run/1, run/2, run/3, format_error/1, configs/1, cells/4, sizes/1]).
+-export_type([size/0]).
+
+%% `test' is the CT suites' size; the others are `--version'.
+-type size() :: test | beamscale_bench:version().
+
+%% @doc This study's name and summary.
+-spec info() -> beamscale_study:info().
+info() ->
+    #{name => "smp-io", summary => "Mnesia and MariaDB sessions under SMP auto, 1 scheduler and "
+                                   "'disabled', at rising load (the 2012 thesis)"}.
+
+%% @doc Run the study at the size of `--version'.
+-spec run(beamscale_study:opts()) -> {ok, file:filename()} | {error, term()}.
+run(#{version := V} = Opts) -> run(Opts, V).
+
+%% @doc Run the study at a given size (`test' for the test suites), with its own MariaDB.
+-spec run(beamscale_study:opts(), size()) -> {ok, file:filename()} | {error, term()}.
+run(Opts, Size) -> run(Opts, Size, start).
+
+%% @doc Run the study at a given size; `{file, F}' uses the running MariaDB described by the
+%% `connection.config' F instead of starting one (the test suites start theirs).
+-spec run(beamscale_study:opts(), size(), start | {file, file:filename()}) ->
+    {ok, file:filename()} | {error, term()}.
+run(#{out := Out, name := Name} = Opts, Size, Db) ->
+    Dir = filename:absname(filename:join(Out, Name)),
+    ok = filelib:ensure_path(Dir),
+    Params = sizes(Size),
+    Configs = configs(one_core_erl()),
+    DbFile = case Db of
+                 start -> db_file(Dir);
+                 {file, F} -> filename:absname(F)
+             end,
+    Cells = cells(Params, Configs, Dir, DbFile),
+    Meta = meta(Size, Params, Configs),
+    ok = beamscale_store:write_file(filename:join(Dir, "study.json"), beamscale_format_json:encode(Meta)),
+    %% A Mnesia directory belongs to the node that made it: a resumed cell starts afresh.
+    _ = file:del_dir_r(filename:join(Dir, "mnesia")),
+    NeedsDb = lists:any(fun(#{target := T}) -> T =:= "mariadb" end, Cells),
+    Result = with_db(NeedsDb andalso Db =:= start, Dir, fun() -> levels(Cells, Opts, Dir) end),
+    _ = file:del_dir_r(filename:join(Dir, "mnesia")),
+    case Result of
+        {ok, Failed} ->
+            report(Dir, Meta),
+            [io:format("cell failed: ~ts~n", [C]) || {C, _} <- Failed, not maps:get(quiet, Opts)],
+            {ok, Dir};
+        {error, _} = Error -> Error
+    end.
+
+%% @doc One line for an error.
+-spec format_error(term()) -> iodata().
+format_error({beamscale_db, _} = R) -> ["MariaDB: ", beamscale_db:format_error(R)];
+format_error({beamscale_study_levels, _} = R) -> beamscale_study_levels:format_error(R);
+format_error(R) -> io_lib:format("~0tp", [R]).
+
+%% @doc The thesis's three configurations on today's OTP; `OneCore' is the erl pinned to one
+%% core (`scripts/erl-one-core') or plain `erl' when it cannot be found.
+-spec configs(string()) -> [#{config := string(), erl := string(), schedulers := pos_integer(),
+                              flags := string(), thesis := string()}].
+configs(OneCore) ->
+    [#{config => "smp_auto", erl => "erl", schedulers => erlang:system_info(logical_processors),
+       flags => "", thesis => "SMP auto"},
+     #{config => "smp_1", erl => "erl", schedulers => 1, flags => "", thesis => "SMP, 1 scheduler"},
+     #{config => "smp_off", erl => OneCore, schedulers => 1, flags => "+SDcpu 1:1 +SDio 1 +IOt 1",
+       thesis => "SMP disabled (approximation)"}].
+
+%% @doc The sizes: operations per session, the levels (sessions/s) per target, the hold time,
+%% the records written before read levels, the configurations used.
+-spec sizes(size()) -> map().
+sizes(test) ->
+    #{ops => 20, hold_s => 1, prefill => 200, configs => ["smp_auto", "smp_off"],
+      rates => #{"mnesia" => [5], "mariadb" => [5]}};
+sizes(short) ->
+    #{ops => 100, hold_s => 3, prefill => 2000, configs => all,
+      rates => #{"mnesia" => [10, 40, 120, 240], "mariadb" => [5, 20, 40, 80]}};
+sizes(intermediate) ->
+    #{ops => 500, hold_s => 15, prefill => 10000, configs => all,
+      rates => #{"mnesia" => [2, 8, 20, 40], "mariadb" => [1, 2, 4, 8, 12]}};
+sizes(long) ->
+    #{ops => 500, hold_s => 60, prefill => 50000, configs => all,
+      rates => #{"mnesia" => [2, 5, 10, 20, 40, 60], "mariadb" => [1, 2, 4, 5, 7, 8, 10, 12]}}.
+
+%% @doc The cells of a size: every target and operation under every configuration.
+-spec cells(map(), [map()], file:filename(), file:filename()) -> [beamscale_study_levels:cell()].
+cells(#{configs := Names} = P, Configs, Dir, DbFile) ->
+    Chosen = [C || #{config := N} = C <- Configs, Names =:= all orelse lists:member(N, Names)],
+    [cell(P, T, Op, C, Dir, DbFile) || {T, Op} <- [{"mnesia", "write"}, {"mnesia", "read"},
+                                            {"mnesia", "read_dirty"}, {"mariadb", "write"},
+                                            {"mariadb", "read"}],
+                               C <- Chosen].
+
+cell(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill}, T, Op, C, Dir, DbFile) ->
+    #{config := Name, erl := Erl, schedulers := S, flags := Flags} = C,
+    Timeout = (Hold + max(2, Hold)) * 1000 + 10000,
+    {Mod, Fun, Extra} = operation(T, Op),
+    Call = {beamscale_target_check, call, [Mod, Fun, [Ops | Extra]]},
+    #{target => T, op => Op, config => Name, erl => Erl, schedulers => S, flags => Flags,
+      kind => rpc, setup => setup(T, Op, Name, Prefill, {Dir, DbFile}),
+      steps => [{rpc, #{call => Call, timeout_ms => Timeout}}],
+      levels => [#{rate => R, hold_s => Hold, ops => Ops} || R <- maps:get(T, Rates)]}.
+
+operation("mnesia", "write") -> {beamscale_target_mnesia, write, [transaction]};
+operation("mnesia", "read") -> {beamscale_target_mnesia, read, [transaction]};
+operation("mnesia", "read_dirty") -> {beamscale_target_mnesia, read, [async_dirty]};
+operation("mariadb", "write") -> {beamscale_target_mysql, write, []};
+operation("mariadb", "read") -> {beamscale_target_mysql, read, []}.
+
+%% Mnesia gets a fresh directory per cell and the thesis's raised dump settings; read cells
+%% write their records first; MariaDB's connection file is where `beamscale db' writes it.
+setup("mnesia", Op, Config, Prefill, {Dir, _}) ->
+    MDir = filename:join([Dir, "mnesia", Config ++ "_" ++ Op]),
+    [{beamscale_target_mnesia, start, [#{dir => MDir, dump_log_write_threshold => 50000,
+                                         dc_dump_limit => 40}]}
+     | [{beamscale_target_mnesia, write, [Prefill]} || Op =/= "write"]];
+setup("mariadb", Op, _Config, Prefill, {_, DbFile}) ->
+    [{beamscale_target_mysql, start, [#{db_file => DbFile, reset => true}]}
+     | [{beamscale_target_mysql, write, [Prefill]} || Op =/= "write"]].
+
+levels(Cells, Opts, Dir) ->
+    Seed = maps:get(seed, Opts, erlang:unique_integer([positive])),
+    beamscale_study_levels:run(Cells, #{dir => Dir, quiet => maps:get(quiet, Opts),
+                                        seed => Seed}).
+
+db_dir(Dir) -> filename:join(Dir, "db").
+
+db_file(Dir) -> filename:join(db_dir(Dir), "connection.config").
+
+%% The server is started once when a cell needs it and stopped whatever happens; one left by
+%% a killed run of the same name is stopped first.
+with_db(false, _Dir, Fun) -> Fun();
+with_db(true, Dir, Fun) ->
+    Opts = beamscale_db:defaults(#{dir => db_dir(Dir)}),
+    _ = beamscale_db:stop(Opts),
+    case beamscale_db:start(Opts) of
+        {ok, _} ->
+            try Fun()
+            after beamscale_db:stop(Opts)
+            end;
+        {error, _} = Error -> Error
+    end.
+
+%% The erl of "SMP disabled": scripts/erl-one-core, found from the working directory or from
+%% where this code was loaded (the escript or _build), else plain erl (not pinned).
+one_core_erl() ->
+    Starts = [cwd(), filename:dirname(code:which(?MODULE))]
+             ++ [filename:dirname(S) || S <- [script_name()], S =/= ""],
+    case [F || D <- Starts, F <- [find_up(filename:absname(D), "scripts/erl-one-core")],
+               F =/= none] of
+        [F | _] -> F;
+        [] -> "erl"
+    end.
+
+cwd() ->
+    {ok, D} = file:get_cwd(),
+    D.
+
+script_name() ->
+    try escript:script_name() catch _:_ -> "" end.
+
+find_up(Dir, Rel) ->
+    F = filename:join(Dir, Rel),
+    case {filelib:is_regular(F), filename:dirname(Dir)} of
+        {true, _} -> F;
+        {false, Dir} -> none;
+        {false, Up} -> find_up(Up, Rel)
+    end.
+
+meta(Size, #{ops := Ops, hold_s := Hold}, Configs) ->
+    #{study => <<"smp-io">>, size => Size, ops_per_session => Ops, hold_s => Hold,
+      otp_release => list_to_binary(erlang:system_info(otp_release)),
+      logical_cores => erlang:system_info(logical_processors),
+      configs => [#{config => list_to_binary(N), thesis => list_to_binary(T),
+                    flags => list_to_binary(string:trim(io_lib:format("+S ~b:~b ~s", [S, S, F]))),
+                    erl => list_to_binary(filename:basename(E))}
+                  || #{config := N, thesis := T, schedulers := S, flags := F, erl := E}
+                         <- Configs]}.
+
+report(Dir, Meta) ->
+    Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
+    ok = beamscale_store:write_file(filename:join(Dir, "index.html"),
+                                    beamscale_report_smp_io:html(Meta, Rows)).

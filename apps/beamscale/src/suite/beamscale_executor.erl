@@ -1,0 +1,222 @@
+%% @doc Runs one job: one benchmark in one environment. It starts fresh nodes for the environment,
+%% loads the benchmark code onto them, runs warm-ups then the timed iterations of every argument
+%% set (through `beamscale_bench_runner' on the node under test) and records each iteration in the
+%% store. Every node it starts is stopped when the job ends, whatever happened; a crash, a hang
+%% past the timeout or a dead node is recorded as that iteration's failure and the job goes on.
+-module(beamscale_executor).
+
+-export([run/3, code/0]).
+-export_type([context/0, event/0]).
+
+%% What every job needs: the code to load, where handlers live, the machine's cores, and a
+%% function told of progress.
+-type context() :: #{code := beamscale_code:code(),
+                     bench_path := [file:filename()],
+                     cores := pos_integer(),
+                     scratch := file:filename(),
+                     notify := fun((event()) -> ok),
+                     sample => pos_integer() | false,
+                     msacc => 0..100,
+                     sampler => beamscale_sampler:sampler()}.
+-type event() :: {iteration, warmup | pos_integer(), pos_integer()} | {failed, term()}.
+
+-define(RPC_TIMEOUT, 60000).
+
+%% @doc The object code of the modules that run on nodes under test.
+-spec code() -> beamscale_code:code().
+code() -> beamscale_code:apps([beamscale_bench]).
+
+%% @doc Run `Job' and return the store with its iterations recorded. A sampler watches the
+%% job's nodes while they are up (docs/samples.md), unless the context's `sample' is `false'.
+-spec run(beamscale_plan:job(), context(), beamscale_store:store()) -> beamscale_store:store().
+run(Job, Ctx, Store) ->
+    Sampler = start_sampler(Job, Ctx, Store),
+    try run_job(Job, Ctx#{sampler => Sampler}, Store)
+    after beamscale_sampler:stop(Sampler)
+    end.
+
+run_job(#{bench := Bench, env := Env} = Job, Ctx, Store) ->
+    Key = fun(Args) -> {atom_to_binary(Bench), Args, beamscale_format_env:key(Env)} end,
+    case start_env(Job, Ctx) of
+        {ok, Nodes} ->
+            try arg_sets(Job, Ctx, Nodes) of
+                {ok, Sets} -> run_sets(Sets, Key, Job, Ctx, Nodes, Store);
+                {error, Reason, Nodes1} ->
+                    stop_env(Ctx, Nodes1),
+                    job_failed(Reason, Key, Job, Ctx, Store)
+            catch
+                Class:Reason:Stack ->
+                    stop_env(Ctx, Nodes),
+                    erlang:raise(Class, Reason, Stack)
+            end;
+        {error, Reason} ->
+            job_failed(Reason, Key, Job, Ctx, Store)
+    end.
+
+%%% Internals
+
+%% A job that could not start is not recorded against its iterations, so a rerun tries again.
+job_failed(Reason, _Key, _Job, #{notify := Notify}, Store) ->
+    Notify({failed, Reason}),
+    Store.
+
+start_env(#{env := #{nodes := N} = Env}, Ctx) ->
+    case start_nodes(lists:seq(1, N), Env, Ctx, []) of
+        {ok, Nodes} -> ok = beamscale_sampler:watch(sampler(Ctx), Nodes), {ok, Nodes};
+        {error, _} = Error -> Error
+    end.
+
+%% The sampler lets go of nodes before they are stopped, so a stop is not taken for a death.
+stop_env(Ctx, Nodes) ->
+    ok = beamscale_sampler:unwatch(sampler(Ctx), Nodes),
+    stop_env(Nodes).
+
+start_sampler(#{bench := Bench, env := Env}, Ctx, Store) ->
+    case maps:get(sample, Ctx, false) of
+        false -> none;
+        Ms ->
+            Opts = #{dir => beamscale_store:dir(Store), bench => atom_to_binary(Bench),
+                     env => beamscale_format_env:key(Env), interval => Ms},
+            {ok, Pid} = beamscale_sampler:start(maps:merge(Opts, maps:with([msacc], Ctx))),
+            Pid
+    end.
+
+sampler(Ctx) -> maps:get(sampler, Ctx, none).
+
+start_nodes([], _Env, _Ctx, Acc) ->
+    {ok, lists:reverse(Acc)};
+start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ctx, Acc) ->
+    Spec = #{erl => Erl, flags => Flags, schedulers => S, code_path => bench_path(Ctx)},
+    case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
+        {ok, Handle} ->
+            case load_code(Handle, Ctx) of
+                ok -> start_nodes(Rest, Env, Ctx, [Handle | Acc]);
+                {error, _} = Error -> stop_env([Handle | Acc]), Error
+            end;
+        {error, _} = Error ->
+            stop_env(Acc),
+            Error
+    end.
+
+stop_env(Nodes) ->
+    lists:foreach(fun beamscale_node:stop/1, Nodes).
+
+bench_path(#{bench_path := Path}) -> [filename:absname(D) || D <- Path].
+
+%% Load beamscale's node-side modules, then compile the handlers of the bench path on the node
+%% itself, so they are built by the erl under test.
+load_code(#{node := Node}, #{code := Code} = Ctx) ->
+    Sources = [F || D <- bench_path(Ctx), F <- filelib:wildcard(filename:join(D, "*.erl"))],
+    Steps = [fun() -> beamscale_code:load(Node, Code) end
+             | [fun() -> beamscale_code:compile_load(Node, F) end || F <- Sources]],
+    lists:foldl(fun(Step, ok) -> Step();
+                   (_, Error) -> Error
+                end, ok, Steps).
+
+%% bench_args/2 runs on the node under test with bencherl's keys.
+arg_sets(#{bench := Bench, version := Version}, #{cores := Cores}, [#{node := Main} | _] = Nodes) ->
+    Conf = [{number_of_cores, Cores}, {slaves, peers(Nodes)}],
+    Mod = beamscale_bench:module(Bench),
+    try erpc:call(Main, beamscale_bench_runner, args, [Mod, Version, Conf], ?RPC_TIMEOUT) of
+        {ok, Sets} -> {ok, Sets};
+        {error, Reason} -> {error, {bench_args, Reason}, Nodes}
+    catch
+        error:{erpc, Why} -> {error, {bench_args, Why}, Nodes}
+    end.
+
+peers([_Main | Rest]) -> [N || #{node := N} <- Rest].
+
+run_sets(Sets, Key, Job, Ctx, Nodes, Store) ->
+    {Nodes1, Store1} =
+        lists:foldl(fun(Args, {Ns, St}) -> run_set(Args, Key, Job, Ctx, Ns, St) end,
+                    {Nodes, Store}, Sets),
+    stop_env(Ctx, Nodes1),
+    Store1.
+
+run_set(Args, Key0, #{iterations := I} = Job, Ctx, Nodes, Store) ->
+    Key = Key0(args_text(Args)),
+    ok = beamscale_sampler:set_args(sampler(Ctx), element(2, Key)),
+    case [N || N <- lists:seq(1, I), not beamscale_store:done(Store, Key, N)] of
+        [] -> {Nodes, Store};
+        Todo ->
+            {Nodes1, _} = warmups(Args, Job, Ctx, Nodes),
+            iterations(Todo, Args, Key, Job, Ctx, Nodes1, Store)
+    end.
+
+warmups(Args, #{warmups := W} = Job, #{notify := Notify} = Ctx, Nodes) ->
+    lists:foldl(fun(_, {Ns, _}) ->
+                        Notify({iteration, warmup, W}),
+                        Ns1 = case call(Args, Job, Ctx, Ns) of
+                                  {ok, _, _} -> Ns;
+                                  {error, _, _, _} -> Ns;
+                                  {lost, _} -> restart(Job, Ctx, Ns)
+                              end,
+                        {Ns1, ok}
+                end, {Nodes, ok}, lists:seq(1, W)).
+
+iterations([], _Args, _Key, _Job, _Ctx, Nodes, Store) ->
+    {Nodes, Store};
+iterations([N | Rest], Args, Key, #{iterations := I} = Job, #{notify := Notify} = Ctx, Nodes,
+           Store) ->
+    Notify({iteration, N, I}),
+    case call(Args, Job, Ctx, Nodes) of
+        {ok, Timings, Output} ->
+            ok = beamscale_store:save_output(Store, Key, Output, false),
+            Store1 = beamscale_store:record(Store, Key, N, Timings),
+            iterations(Rest, Args, Key, Job, Ctx, Nodes, Store1);
+        {error, Reason, _Timings, Output} ->
+            ok = beamscale_store:save_output(Store, Key, Output, false),
+            Notify({failed, Reason}),
+            Store1 = beamscale_store:record_failure(Store, Key, N, Reason),
+            iterations(Rest, Args, Key, Job, Ctx, Nodes, Store1);
+        {lost, {timeout, _} = Reason} ->
+            %% A hang would hang again: the rest of this argument set is not tried.
+            Notify({failed, Reason}),
+            Store1 = lists:foldl(fun(M, St) -> beamscale_store:record_failure(St, Key, M, Reason)
+                                 end, Store, [N | Rest]),
+            {restart(Job, Ctx, Nodes), Store1};
+        {lost, Reason} ->
+            Notify({failed, Reason}),
+            Store1 = beamscale_store:record_failure(Store, Key, N, Reason),
+            iterations(Rest, Args, Key, Job, Ctx, restart(Job, Ctx, Nodes), Store1)
+    end.
+
+%% One iteration on the node under test. `lost' means the node hung or died.
+call(_Args, _Job, _Ctx, []) ->
+    {lost, no_node};
+call(Args, #{bench := Bench, timeout := Timeout, env := #{schedulers := S}}, Ctx,
+     [#{node := Main} | _] = Nodes) ->
+    Conf = [{datadir, datadir(Bench, Ctx)}, {master, Main}, {schedulers, S}],
+    Mod = beamscale_bench:module(Bench),
+    try erpc:call(Main, beamscale_bench_runner, iteration, [Bench, Mod, Args, peers(Nodes), Conf],
+                  Timeout * 1000)
+    catch
+        error:{erpc, timeout} -> {lost, {timeout, Timeout}};
+        error:{erpc, noconnection} -> {lost, node_down};
+        Class:Reason -> {lost, {Class, Reason}}
+    end.
+
+%% After a hang or a death the environment is started afresh; if that fails the remaining
+%% iterations find no node and fail with that reason.
+restart(Job, Ctx, Nodes) ->
+    stop_env(Ctx, Nodes),
+    case start_env(Job, Ctx) of
+        {ok, Fresh} -> Fresh;
+        {error, _} -> []
+    end.
+
+%% bencherl's data directory: DIR/data for a handler on the bench path, else a scratch directory.
+datadir(Bench, #{scratch := Scratch} = Ctx) ->
+    Candidates = [filename:join(D, "data") || D <- bench_path(Ctx),
+                  filelib:is_regular(filename:join(D, atom_to_list(Bench) ++ ".erl"))
+                  orelse filelib:is_regular(filename:join(D, atom_to_list(Bench) ++ ".beam"))],
+    case [D || D <- Candidates, filelib:is_dir(D)] of
+        [D | _] -> D;
+        [] ->
+            D = filename:absname(filename:join(Scratch, atom_to_list(Bench))),
+            ok = filelib:ensure_path(D),
+            D
+    end.
+
+args_text(Args) ->
+    unicode:characters_to_binary(io_lib:format("~0tp", [Args])).

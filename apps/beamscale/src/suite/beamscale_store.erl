@@ -1,0 +1,143 @@
+%% @doc The results store: one run directory (DESIGN.md, "Run directory").
+%%
+%% Rows are appended as they are measured, each iteration in a single write, and a file cut short
+%% by a kill loses only its unfinished last line, which `open/1' trims. Whole files (`run.json',
+%% outputs) are written to a temporary name and renamed. Reopening a run directory gives back the
+%% set of finished iterations, so a rerun measures none of them again.
+-module(beamscale_store).
+
+-export([open/1, close/1, dir/1, done/3, record/4, record_failure/4, save_output/4,
+         output_file/3, measurements/1, failures/1, write_file/2, read_rows/1, open_csv/2]).
+-export_type([store/0, key/0]).
+
+%% An iteration is identified by benchmark, args text and environment key.
+-type key() :: {Bench :: binary(), Args :: binary(), Env :: binary()}.
+-opaque store() :: #{dir := file:filename(), measurements := file:io_device(),
+                     failures := file:io_device(), done := #{{key(), pos_integer()} => true}}.
+
+-define(MEASUREMENTS_HEADER,
+        [benchmark, phase, args, otp, erl_args, schedulers, nodes, iteration, seconds]).
+-define(FAILURES_HEADER,
+        [benchmark, args, otp, erl_args, schedulers, nodes, iteration, reason]).
+
+%% @doc Open (or create) the run directory `Dir'.
+-spec open(file:filename()) -> {ok, store()} | {error, {?MODULE, term()}}.
+open(Dir) ->
+    case filelib:ensure_path(filename:join(Dir, "output")) of
+        ok ->
+            {MRows, M} = open_csv(filename:join(Dir, "measurements.csv"), ?MEASUREMENTS_HEADER),
+            {FRows, F} = open_csv(filename:join(Dir, "failures.csv"), ?FAILURES_HEADER),
+            Done = maps:from_list([{done_key(R), true} || R <- MRows ++ FRows]),
+            {ok, #{dir => Dir, measurements => M, failures => F, done => Done}};
+        {error, Reason} ->
+            {error, {?MODULE, {Dir, Reason}}}
+    end.
+
+%% @doc Close the files of a store.
+-spec close(store()) -> ok.
+close(#{measurements := M, failures := F}) ->
+    ok = file:close(M),
+    ok = file:close(F).
+
+%% @doc The run directory.
+-spec dir(store()) -> file:filename().
+dir(#{dir := Dir}) -> Dir.
+
+%% @doc Whether iteration `N' of `Key' was measured (or failed) already.
+-spec done(store(), key(), pos_integer()) -> boolean().
+done(#{done := Done}, Key, N) -> is_map_key({Key, N}, Done).
+
+%% @doc Append the phase timings of iteration `N', in one write.
+-spec record(store(), key(), pos_integer(), [{string(), float()}]) -> store().
+record(#{measurements := M} = Store, {Bench, Args, Env} = Key, N, Timings) ->
+    EnvFields = beamscale_format_env:fields(Env),
+    Rows = [beamscale_format_csv:line([Bench, Phase, Args] ++ EnvFields ++ [N, Seconds])
+            || {Phase, Seconds} <- Timings],
+    ok = file:write(M, Rows),
+    mark(Store, Key, N).
+
+%% @doc Append a failed iteration with its reason.
+-spec record_failure(store(), key(), pos_integer(), term()) -> store().
+record_failure(#{failures := F} = Store, {Bench, Args, Env} = Key, N, Reason) ->
+    Text = unicode:characters_to_binary(io_lib:format("~0tp", [Reason], [{chars_limit, 400}])),
+    ok = file:write(F, beamscale_format_csv:line([Bench, Args] ++ beamscale_format_env:fields(Env) ++ [N, Text])),
+    mark(Store, Key, N).
+
+%% @doc Keep what an iteration of `Key' printed, unless a file for it is there already.
+-spec save_output(store(), key(), binary(), boolean()) -> ok.
+save_output(#{dir := Dir}, Key, Output, Replace) ->
+    File = filename:join(Dir, output_file(Key)),
+    case Replace orelse not filelib:is_regular(File) of
+        true -> write_file(File, Output);
+        false -> ok
+    end.
+
+%% @doc Where the output of `Key' is kept, relative to the run directory.
+-spec output_file(binary(), binary(), binary()) -> file:filename().
+output_file(Bench, Args, Env) -> output_file({Bench, Args, Env}).
+
+output_file({Bench, Args, Env}) ->
+    Hash = integer_to_list(erlang:phash2(Args, 1 bsl 32), 16),
+    [Otp, ErlArgs, S, N] = binary:split(Env, <<"/">>, [global]),
+    Name = [Bench, "__", Otp, ".", ErlArgs, ".s", S, ".n", N, "__", Hash, ".txt"],
+    filename:join("output", binary_to_list(iolist_to_binary(Name))).
+
+%% @doc The measurement rows of a run directory, as maps of binaries (header names as keys).
+-spec measurements(file:filename()) -> [#{atom() => binary()}].
+measurements(Dir) -> read_rows(filename:join(Dir, "measurements.csv")).
+
+%% @doc The failure rows of a run directory.
+-spec failures(file:filename()) -> [#{atom() => binary()}].
+failures(Dir) -> read_rows(filename:join(Dir, "failures.csv")).
+
+%% @doc The complete rows of a CSV file with a header, as maps.
+-spec read_rows(file:filename()) -> [#{atom() => binary()}].
+read_rows(File) ->
+    case file:read_file(File) of
+        {ok, Bin} ->
+            case beamscale_format_csv:parse(Bin) of
+                {[Header | Rows], _} ->
+                    Keys = [binary_to_atom(H) || H <- Header],
+                    [maps:from_list(lists:zip(Keys, R)) || R <- Rows, length(R) =:= length(Keys)];
+                {[], _} -> []
+            end;
+        {error, enoent} -> []
+    end.
+
+%% @doc Write a whole file so that a reader sees the old or the new content, never a mix.
+-spec write_file(file:filename(), iodata()) -> ok.
+write_file(File, Data) ->
+    ok = filelib:ensure_dir(File),
+    Tmp = File ++ ".tmp",
+    ok = file:write_file(Tmp, Data),
+    ok = file:rename(Tmp, File).
+
+%% @doc Open a CSV for appending: write its header if new, drop an unfinished last line if cut
+%% short. Returns the complete rows already there (as maps) and the file, positioned at its end.
+-spec open_csv(file:filename(), [atom()]) -> {[#{atom() => binary()}], file:io_device()}.
+open_csv(File, Header) ->
+    {Rows, Keep} = case file:read_file(File) of
+                       {ok, Bin} -> {Parsed, Size} = beamscale_format_csv:parse(Bin), {Parsed, Size};
+                       {error, enoent} -> {[], 0}
+                   end,
+    {ok, Fd} = file:open(File, [read, write, raw, binary]),
+    {ok, _} = file:position(Fd, Keep),
+    ok = file:truncate(Fd),
+    case Rows of
+        [] -> ok = file:write(Fd, beamscale_format_csv:line(Header));
+        _ -> ok
+    end,
+    Keys = Header,
+    Maps = [maps:from_list(lists:zip(Keys, R))
+            || R <- tl_or_empty(Rows), length(R) =:= length(Keys)],
+    {Maps, Fd}.
+
+%%% Internals
+
+tl_or_empty([]) -> [];
+tl_or_empty([_ | T]) -> T.
+
+done_key(#{benchmark := B, args := A, iteration := I} = Row) ->
+    {{B, A, beamscale_format_env:key(Row)}, binary_to_integer(I)}.
+
+mark(#{done := Done} = Store, Key, N) -> Store#{done := Done#{{Key, N} => true}}.

@@ -1,0 +1,83 @@
+%% @doc What a load run records, shared by all its users without a server process: counters
+%% (`counters', write_concurrency) and latency histograms (`beamscale_stats_hist'). `take/1' returns
+%% and resets the interval's figures as a plain term that can be sent and merged.
+-module(beamscale_load_metrics).
+
+-export([new/1, incr/2, record/3, take/1, merge/2, empty/1, counter_names/0]).
+-export_type([metrics/0, interval/0]).
+
+-define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts]).
+
+-type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
+                     per_us := pos_integer() | convert}.
+%% Counts and histogram snapshots of one interval.
+-type interval() :: #{atom() => non_neg_integer() | beamscale_stats_hist:snapshot() | map()}.
+
+%% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and
+%% `session' histograms, one per transaction name.
+-spec new([atom()]) -> metrics().
+new(Transactions) ->
+    Hists = maps:from_list([{H, beamscale_stats_hist:new()} || H <- [latency, sent, session]]
+                           ++ [{{tx, T}, beamscale_stats_hist:new()} || T <- Transactions]),
+    #{counters => counters:new(length(?COUNTERS), [write_concurrency]), hists => Hists,
+      per_us => per_us()}.
+
+%% Native units per microsecond when whole (nanoseconds on Linux): a division then replaces
+%% `erlang:convert_time_unit/3' (an Erlang function, measured the costliest step of recording).
+per_us() ->
+    case erlang:convert_time_unit(1, microsecond, native) of
+        N when N >= 1 -> case erlang:convert_time_unit(1000000, microsecond, native) of
+                            M when M =:= N * 1000000 -> N;
+                            _ -> convert
+                        end;
+        _ -> convert
+    end.
+
+%% @doc The counters, in order.
+-spec counter_names() -> [atom()].
+counter_names() -> ?COUNTERS.
+
+%% @doc Count one event.
+-spec incr(metrics(), atom()) -> ok.
+incr(#{counters := C}, Name) -> counters:add(C, slot(Name), 1).
+
+slot(sessions_started) -> 1;
+slot(sessions_done) -> 2;
+slot(requests) -> 3;
+slot(errors) -> 4;
+slot(timeouts) -> 5.
+
+%% @doc Record a duration in native time units into histogram `Name'.
+-spec record(metrics(), term(), integer()) -> ok.
+record(#{hists := H, per_us := convert}, Name, Native) ->
+    beamscale_stats_hist:record(maps:get(Name, H), erlang:convert_time_unit(Native, native, microsecond));
+record(#{hists := H, per_us := PerUs}, Name, Native) ->
+    beamscale_stats_hist:record(maps:get(Name, H), Native div PerUs).
+
+%% @doc The interval's figures, reset.
+-spec take(metrics()) -> interval().
+take(#{counters := C, hists := H}) ->
+    Counts = [{Name, take_counter(C, slot(Name))} || Name <- ?COUNTERS],
+    Hists = [{Name, beamscale_stats_hist:take(Ref)} || {Name, Ref} <- maps:to_list(H)],
+    maps:from_list(Counts ++ Hists).
+
+%% Subtracting what was read keeps increments that land between the read and the subtraction.
+take_counter(C, I) ->
+    N = counters:get(C, I),
+    ok = counters:sub(C, I, N),
+    N.
+
+%% @doc Nothing recorded, for the given transactions.
+-spec empty([atom()]) -> interval().
+empty(Transactions) ->
+    maps:from_list([{N, 0} || N <- ?COUNTERS]
+                   ++ [{H, beamscale_stats_hist:empty()} || H <- [latency, sent, session]]
+                   ++ [{{tx, T}, beamscale_stats_hist:empty()} || T <- Transactions]).
+
+%% @doc Two intervals' figures together.
+-spec merge(interval(), interval()) -> interval().
+merge(A, B) ->
+    maps:fold(fun(K, V, Acc) when is_integer(V) -> Acc#{K => V + maps:get(K, Acc, 0)};
+                 (K, V, Acc) -> Acc#{K => beamscale_stats_hist:merge(V, maps:get(K, Acc,
+                                                                 beamscale_stats_hist:empty()))}
+              end, A, B).

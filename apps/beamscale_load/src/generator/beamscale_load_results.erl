@@ -1,0 +1,64 @@
+%% @doc The figures of a load run as text, pure: the live line, `load.csv' rows (header of
+%% DESIGN.md) and `summary.json'.
+-module(beamscale_load_results).
+
+-export([live_line/1, csv_header/0, csv_row/1, summary/1]).
+
+-define(HEADER, [t_s, phase, offered_per_s, sessions_started, sessions_done, requests, errors,
+                 p50_ms, p90_ms, p99_ms, p999_ms, max_ms, mean_session_ms]).
+-define(PERCENTILES, [{p50_ms, 50}, {p90_ms, 90}, {p99_ms, 99}, {p999_ms, 99.9}]).
+
+%% @doc One line per second: phase, offered and achieved rate, latency, errors, sessions.
+-spec live_line(beamscale_load_run:row()) -> iolist().
+live_line(#{t_s := T, phase := P, offered_per_s := O, sessions_started := S, requests := R,
+            errors := E, latency := L, session := Sess}) ->
+    io_lib:format("~4bs ~-10s offered ~8.1f/s started ~6b/s req ~7b/s p50 ~8.3f ms "
+                  "p99 ~8.3f ms err ~5b session ~9.3f ms~n",
+                  [T, P, O, S, R, ms(beamscale_stats_hist:percentile(L, 50)),
+                   ms(beamscale_stats_hist:percentile(L, 99)), E, beamscale_stats_hist:mean(Sess) / 1000]).
+
+%% @doc The columns of `load.csv'.
+-spec csv_header() -> [atom()].
+csv_header() -> ?HEADER.
+
+%% @doc One row of `load.csv' (latency from the intended start), for `beamscale_format_csv:line/1'.
+-spec csv_row(beamscale_load_run:row()) -> [number() | atom()].
+csv_row(#{latency := L, session := S} = Row) ->
+    Values = maps:merge(Row, maps:from_list([{K, ms(beamscale_stats_hist:percentile(L, P))}
+                                             || {K, P} <- ?PERCENTILES])),
+    All = Values#{max_ms => ms(beamscale_stats_hist:max(L)),
+                  mean_session_ms => beamscale_stats_hist:mean(S) / 1000},
+    [maps:get(K, All) || K <- ?HEADER].
+
+ms(Micros) -> Micros / 1000.
+
+%% @doc The run's totals as JSON terms: counts, latency percentiles corrected (from the intended
+%% start) and uncorrected (from the send), session duration and transactions; the counts of each
+%% load node; and `per_second', the figures of every second (more than `load.csv' holds: the
+%% report's graphs are drawn from it).
+-spec summary(beamscale_load_run:result()) -> beamscale_format_json:json().
+summary(#{rows := Rows} = Result) ->
+    (totals(Result))#{per_second => [second(R) || R <- Rows],
+                      load_nodes => [C#{node := atom_to_binary(N)}
+                                     || #{node := N} = C <- maps:get(load_nodes, Result, [])]}.
+
+%% One second: counts, latency corrected and uncorrected, session duration.
+second(#{latency := L, sent := S, session := Sess} = Row) ->
+    Counts = maps:with([t_s, phase, offered_per_s | beamscale_load_metrics:counter_names()], Row),
+    Counts#{latency_corrected => percentiles(L), latency_uncorrected => percentiles(S),
+            session_duration => percentiles(Sess)}.
+
+percentiles(H) ->
+    Ps = maps:from_list([{K, ms(beamscale_stats_hist:percentile(H, P))} || {K, P} <- ?PERCENTILES]),
+    Ps#{count => beamscale_stats_hist:count(H), mean_ms => ms(beamscale_stats_hist:mean(H)),
+        max_ms => ms(beamscale_stats_hist:max(H))}.
+
+totals(#{total := T, duration_s := D, stopped := How}) ->
+    Tx = maps:from_list([{atom_to_binary(N), percentiles(H)}
+                         || {{tx, N}, H} <- maps:to_list(T)]),
+    Counts = maps:from_list([{K, maps:get(K, T)} || K <- beamscale_load_metrics:counter_names()]),
+    Counts#{duration_s => D, stopped => How,
+            requests_per_s => maps:get(requests, T) / max(D, 1.0e-9),
+            latency_corrected => percentiles(maps:get(latency, T)),
+            latency_uncorrected => percentiles(maps:get(sent, T)),
+            session_duration => percentiles(maps:get(session, T)), transactions => Tx}.

@@ -1,0 +1,300 @@
+%% @doc Load scenarios: an Erlang-terms file (docs/scenario.md) read, validated and normalised.
+%% Defaults are filled in here; every wrong value is an error naming file, line and key.
+-module(beamscale_load_scenario).
+
+-export([load/1, check/2, duration_s/1, phase_at/2, format_error/1, kinds/0]).
+-export_type([ssh_host/0, scenario/0, target/0, phase/0, session/0, step/0]).
+
+-type target() :: #{node := node(), cookie => atom()}
+                | #{start := #{erl := string(), flags := string(), code_path := [string()],
+                               init => {module(), atom(), list()}}}
+                | #{host := string(), port := inet:port_number()}.
+-type phase() :: #{name := atom(), duration_s := number(), rate := float(),
+                   max_users := pos_integer() | infinity}.
+-type step() :: {request, module(), atom(), map(), timeout()}
+              | {think, beamscale_load_arrival:dist()}
+              | {loop, pos_integer(), [step()]}
+              | {transaction, atom(), [step()]}.
+-type session() :: #{name := atom(), weight := number(), steps := [step()]}.
+-type scenario() :: #{file := string(), targets := #{atom() => target()},
+                      phases := [phase()], sessions := [session()], drain_s := number(),
+                      time_limit_s := number(), transactions := [atom()],
+                      sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()]}.
+%% A load node's host, reached by `ssh' with these options before the destination, as `user'
+%% (default: ours), running `erl' (default: the one on that host's PATH).
+-type ssh_host() :: #{host := string(), args := [string()], user => string(), erl => string()}.
+
+-define(DEFAULT_TIMEOUT_MS, 5000).
+-define(DEFAULT_DRAIN_S, 10).
+-define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes]).
+
+%% @doc The request kinds built in: the step name and the module behind it.
+-spec kinds() -> #{atom() => module()}.
+kinds() -> #{rpc => beamscale_load_rpc, http => beamscale_load_http, tcp => beamscale_load_tcp}.
+
+%% @doc Read and validate a scenario file.
+-spec load(file:filename()) -> {ok, scenario()} | {error, {?MODULE, term()}}.
+load(File) ->
+    case beamscale_format_terms:read(File) of
+        {ok, Entries} -> check(File, Entries);
+        {error, {Line, Msg}} -> {error, {?MODULE, {File, Line, [], Msg}}}
+    end.
+
+%% @doc Validate parsed entries (from `beamscale_format_terms') of the file `File'.
+-spec check(file:filename(), [beamscale_format_terms:entry()]) ->
+    {ok, scenario()} | {error, {?MODULE, term()}}.
+check(File, Entries) ->
+    try
+        [throw({E, [], "unknown key (known: " ++ keys_text() ++ ")"})
+         || #{key := K} = E <- Entries, not lists:member(K, ?KEYS)],
+        Get = fun(K) -> entry(File, Entries, K) end,
+        Targets = with(Get(targets), fun targets/1),
+        Phases = with(Get(phases), fun phases/1),
+        Sessions = with(Get(sessions), fun(S) -> sessions(S, Targets) end),
+        Drain = with_default(Get(drain_s), ?DEFAULT_DRAIN_S, fun seconds/1),
+        Run = lists:sum([D || #{duration_s := D} <- Phases]),
+        Limit = with_default(Get(time_limit_s), Run + Drain, fun seconds/1),
+        Sample = with_default(Get(sample), default_sample(Targets),
+                              fun(S) -> sample(S, Targets) end),
+        LoadNodes = with_default(Get(load_nodes), 0, fun load_nodes/1),
+        {ok, #{file => File, targets => Targets, phases => Phases, sessions => Sessions,
+               drain_s => Drain, time_limit_s => Limit,
+               transactions => lists:usort(transactions(Sessions)),
+               sample => Sample, load_nodes => LoadNodes}}
+    catch
+        throw:{Entry, Path, Msg} -> {error, {?MODULE, where(File, Entry, Path, Msg)}}
+    end.
+
+%% @doc One line for an error: `FILE:LINE: key K.SUB: message'.
+-spec format_error({?MODULE, term()} | term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({File, Line, Path, Msg}) ->
+    Key = case Path of
+              [] -> "";
+              _ -> ["key ", lists:join(".", [io_lib:format("~0tp", [K]) || K <- Path]), ": "]
+          end,
+    io_lib:format("~ts:~b: ~ts~ts", [File, Line, Key, Msg]).
+
+%% @doc The scenario's length in seconds (phases only, without the drain).
+-spec duration_s(scenario()) -> number().
+duration_s(#{phases := Phases}) -> lists:sum([D || #{duration_s := D} <- Phases]).
+
+%% @doc The phase running `T' seconds after the start, or `drain' after the last one.
+-spec phase_at(scenario(), number()) -> phase() | drain.
+phase_at(#{phases := Phases}, T) -> phase_at(Phases, T, 0).
+
+phase_at([], _T, _From) -> drain;
+phase_at([#{duration_s := D} = P | Rest], T, From) ->
+    case T < From + D of
+        true -> P;
+        false -> phase_at(Rest, T, From + D)
+    end.
+
+keys_text() -> lists:join(", ", [atom_to_list(K) || K <- ?KEYS]).
+
+entry(File, Entries, Key) ->
+    case [E || #{key := K} = E <- Entries, K =:= Key] of
+        [E] -> E;
+        [] -> {missing, Key, File};
+        [_, E | _] -> throw({E, [], "given twice"})
+    end.
+
+%% Run a check on an entry's value; its `{bad, Path, Msg}' throws become file:line errors.
+with({missing, Key, _}, _Check) -> throw({none, [Key], "missing"});
+with(#{value := V, key := K} = E, Check) ->
+    try Check(V)
+    catch throw:{bad, Path, Msg} -> throw({E, [K | Path], Msg})
+    end.
+
+with_default({missing, _, _}, Default, _Check) -> Default;
+with_default(E, _Default, Check) -> with(E, Check).
+
+where(File, none, Path, Msg) -> {File, 0, Path, Msg};
+where(File, Entry, [_ | Sub] = Path, Msg) -> {File, beamscale_format_terms:line(Entry, Sub), Path, Msg};
+where(File, #{line := L}, [], Msg) -> {File, L, [], Msg}.
+
+-spec bad([term()], string()) -> no_return().
+bad(Path, Msg) -> throw({bad, Path, Msg}).
+
+%% Each `{Name, Value}' of a list, checked with `Fun(Name, Value)', errors under `Name'.
+named(List, What, Fun) when is_list(List), List =/= [] ->
+    [case Item of
+         {Name, V} when is_atom(Name) ->
+             try Fun(Name, V)
+             catch throw:{bad, Path, Msg} -> bad([Name | Path], Msg)
+             end;
+         _ -> bad([], "expected a list of {Name, " ++ What ++ "}")
+     end || Item <- List];
+named(_, What, _) -> bad([], "expected a non-empty list of {Name, " ++ What ++ "}").
+
+targets(V) -> maps:from_list(named(V, "Target", fun(N, T) -> {N, target(T)} end)).
+
+target(#{node := Node} = T) when is_atom(Node) ->
+    only(T, [node, cookie]),
+    case maps:get(cookie, T, undefined) of
+        C when is_atom(C) -> maps:filter(fun(_, X) -> X =/= undefined end, T);
+        _ -> bad([cookie], "expected an atom")
+    end;
+target(#{start := S} = T) when is_map(S) ->
+    only(T, [start]),
+    only(S, [erl, flags, code_path, init]),
+    Start = maps:merge(#{erl => "erl", flags => "", code_path => []}, S),
+    [bad([start, K], "expected a string") || K <- [erl, flags], not is_string(maps:get(K, Start))],
+    [bad([start, code_path], "expected a list of directories")
+     || not lists:all(fun is_string/1, maps:get(code_path, Start))],
+    case Start of
+        #{init := {M, F, A}} when is_atom(M), is_atom(F), is_list(A) -> ok;
+        #{init := _} -> bad([start, init], "expected {Module, Function, Args}");
+        _ -> ok
+    end,
+    #{start => Start};
+target(#{address := A} = T) ->
+    only(T, [address]),
+    case address(A) of
+        {ok, Host, Port} -> #{host => Host, port => Port};
+        error -> bad([address], "expected \"host:port\"")
+    end;
+target(_) ->
+    bad([], "expected #{node => Node}, #{start => #{...}} or #{address => \"host:port\"}").
+
+%% @private "host:port" with a port number.
+address(A) when is_list(A) ->
+    case string:split(A, ":", trailing) of
+        [Host, P] when Host =/= "" ->
+            try list_to_integer(P) of
+                Port when Port > 0, Port < 65536 -> {ok, Host, Port};
+                _ -> error
+            catch error:badarg -> error
+            end;
+        _ -> error
+    end;
+address(_) -> error.
+
+only(Map, Keys) ->
+    [bad([K], "unknown key (known: " ++ lists:join(", ", [atom_to_list(X) || X <- Keys]) ++ ")")
+     || K <- maps:keys(Map), not lists:member(K, Keys)],
+    ok.
+
+is_string(S) -> io_lib:printable_unicode_list(S) orelse S =:= [].
+
+phases(V) -> named(V, "Phase", fun phase/2).
+
+phase(Name, #{duration_s := D} = P) when is_number(D), D > 0 ->
+    only(P, [duration_s, rate, interarrival_ms, max_users]),
+    Rate = case P of
+               #{rate := R, interarrival_ms := _} when R =/= none ->
+                   bad([rate], "give rate or interarrival_ms, not both");
+               #{rate := R} when is_number(R), R > 0 -> float(R);
+               #{interarrival_ms := I} when is_number(I), I > 0 -> 1000 / I;
+               #{rate := _} -> bad([rate], "expected a positive number of users per second");
+               #{interarrival_ms := _} -> bad([interarrival_ms], "expected a positive number");
+               _ -> bad([], "needs rate (users/s) or interarrival_ms")
+           end,
+    Max = case maps:get(max_users, P, infinity) of
+              infinity -> infinity;
+              N when is_integer(N), N > 0 -> N;
+              _ -> bad([max_users], "expected a positive integer or infinity")
+          end,
+    #{name => Name, duration_s => D, rate => Rate, max_users => Max};
+phase(_Name, _) -> bad([duration_s], "expected a positive number of seconds").
+
+sessions(V, Targets) ->
+    named(V, "#{weight => W, steps => [...]}",
+          fun(Name, S) when is_map(S) ->
+                  only(S, [weight, steps]),
+                  W = case maps:get(weight, S, 1) of
+                          X when is_number(X), X > 0 -> X;
+                          _ -> bad([weight], "expected a positive number")
+                      end,
+                  #{name => Name, weight => W, steps => steps(maps:get(steps, S, []), Targets)};
+             (_, _) -> bad([], "expected #{weight => W, steps => [...]}")
+          end).
+
+steps([], _Targets) -> bad([steps], "expected a non-empty list of steps");
+steps(L, Targets) when is_list(L) -> [step(S, Targets) || S <- L];
+steps(_, _) -> bad([steps], "expected a list of steps").
+
+step({think, D}, _) ->
+    case beamscale_load_arrival:check_dist(D) of
+        {ok, Dist} -> {think, Dist};
+        error -> bad([steps, think], "expected Ms, {constant, Ms}, {exponential, MeanMs} "
+                                     "or {uniform, MinMs, MaxMs}")
+    end;
+step({loop, N, Steps}, T) when is_integer(N), N > 0 -> {loop, N, steps(Steps, T)};
+step({loop, _, _}, _) -> bad([steps, loop], "expected {loop, N, Steps} with N > 0");
+step({transaction, Name, Steps}, T) when is_atom(Name) -> {transaction, Name, steps(Steps, T)};
+step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
+    case maps:find(Kind, kinds()) of
+        {ok, Mod} -> request(Kind, Mod, Spec, Targets);
+        error -> bad([steps, Kind], "unknown step")
+    end;
+step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
+    request(Mod, Mod, Spec, Targets);
+step(_, _) ->
+    bad([steps], "expected {rpc|http|tcp, #{...}}, {think, T}, {loop, N, Steps} or "
+                 "{transaction, Name, Steps}").
+
+request(Kind, Mod, Spec, Targets) ->
+    Target = case {maps:get(target, Spec, undefined), maps:keys(Targets)} of
+                 {undefined, [Only]} -> Only;
+                 {undefined, _} -> bad([steps, Kind, target], "missing (there are several)");
+                 {T, Names} -> [bad([steps, Kind, target], "unknown target")
+                                || not lists:member(T, Names)],
+                               T
+             end,
+    Timeout = case maps:get(timeout_ms, Spec, ?DEFAULT_TIMEOUT_MS) of
+                  Ms when is_integer(Ms), Ms > 0 -> Ms;
+                  _ -> bad([steps, Kind, timeout_ms], "expected a positive integer")
+              end,
+    Rest = maps:without([target, timeout_ms], Spec),
+    case Mod:check(Rest, maps:get(Target, Targets)) of
+        {ok, Checked} -> {request, Mod, Target, Checked, Timeout};
+        {error, Key, Msg} -> bad([steps, Kind, Key], Msg)
+    end.
+
+transactions(Sessions) -> lists:flatmap(fun(#{steps := S}) -> tx(S) end, Sessions).
+
+tx(Steps) ->
+    lists:flatmap(fun({transaction, N, S}) -> [N | tx(S)];
+                     ({loop, _, S}) -> tx(S);
+                     (_) -> []
+                  end, Steps).
+
+%% Every node target (started or existing) is sampled unless the scenario says which.
+default_sample(Targets) ->
+    lists:sort([N || {N, T} <- maps:to_list(Targets), not is_map_key(host, T)]).
+
+sample(L, Targets) when is_list(L) ->
+    [bad([], io_lib:format("unknown target ~0tp", [N])) || N <- L, not is_map_key(N, Targets)],
+    lists:usort(L);
+sample(_, _) -> bad([], "expected a list of target names").
+
+load_nodes(N) when is_integer(N), N >= 0 -> N;
+load_nodes([_ | _] = Hosts) -> [ssh_host(H) || H <- Hosts];
+load_nodes(_) ->
+    bad([], "expected a number of load nodes (0: none, users run in beamscale) or a list of "
+            "hosts reached by ssh: \"HOST\" or {\"HOST\", #{args => [...], user => \"U\", "
+            "erl => \"PATH\"}}").
+
+%% beamscale's distribution listens on 127.0.0.1 only (loopback): a load node on any other
+%% address could not connect back, so it is refused here rather than after a boot timeout.
+ssh_host({Host, Opts}) when is_map(Opts) ->
+    is_text(Host) orelse bad([], "expected a host name, not " ++ io_lib:format("~0tp", [Host])),
+    Host =:= "127.0.0.1"
+        orelse bad([], Host ++ ": only 127.0.0.1 here (an sshd sharing this machine's loopback): "
+                              "beamscale's distribution listens on loopback only"),
+    [bad([], io_lib:format("~ts: unknown key ~0tp (known: args, user, erl)", [Host, K]))
+     || K <- maps:keys(Opts), not lists:member(K, [args, user, erl])],
+    Args = maps:get(args, Opts, []),
+    is_list(Args) andalso lists:all(fun is_text/1, Args)
+        orelse bad([], Host ++ ": args: expected a list of strings (ssh options)"),
+    [bad([], io_lib:format("~ts: ~s: expected a string not starting with -", [Host, K]))
+     || K <- [user, erl], is_map_key(K, Opts),
+        not is_text(maps:get(K, Opts)) orelse hd(maps:get(K, Opts)) =:= $-],
+    (maps:with([user, erl], Opts))#{host => Host, args => Args};
+ssh_host(Host) -> ssh_host({Host, #{}}).
+
+is_text(S) -> io_lib:printable_unicode_list(S) andalso S =/= "".
+
+seconds(S) when is_number(S), S >= 0 -> S;
+seconds(_) -> bad([], "expected a number of seconds").

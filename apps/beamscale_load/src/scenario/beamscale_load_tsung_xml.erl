@@ -1,0 +1,323 @@
+%% @doc Pure translation of a parsed Tsung XML tree (xmerl) into the entries of a scenario file
+%% (`{Key, Value}' terms, see docs/scenario.md), which `beamscale_load_scenario:check/2' then
+%% validates as it does a terms file. Settings that do not change the load sent are returned as
+%% warnings; anything that would change it and is not supported is an error `{Line, Message}'.
+-module(beamscale_load_tsung_xml).
+
+-export([translate/2, ignored/2]).
+-export_type([lines/0, terms/0]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, req/3, number/3,
+                                   integer/3, positive_integer/3, positive/3, non_negative/3,
+                                   bool/4, line/2, fail/4]).
+
+%% The line of each element (and processing instruction), keyed by its path in the tree.
+-type lines() :: #{[{atom(), pos_integer()}] => pos_integer()}.
+%% Scenario entries by key, each with the line it comes from, the targets to sample, and the
+%% monitors that name none.
+-type terms() :: #{entries := [{atom(), term(), pos_integer()}], sample := [atom()],
+                   warnings := [string()]}.
+
+-define(UNITS, [{"second", 1}, {"minute", 60}, {"hour", 3600}, {"millisecond", 0.001}]).
+-define(DEFAULT_MAX_REPEAT, 20).
+
+%% @doc Translate the root `<tsung>' element; `Lines' gives the line of every element.
+-spec translate(#xmlElement{}, lines()) -> {ok, terms()} | {error, {pos_integer(), string()}}.
+translate(#xmlElement{name = tsung} = Root, Lines) ->
+    try {ok, tsung(Root, #{lines => Lines})}
+    catch throw:{tsung, Line, Msg} -> {error, {Line, lists:flatten(Msg)}}
+    end;
+translate(#xmlElement{name = Name} = E, Lines) ->
+    {error, {line(E, #{lines => Lines}), io_lib:format("the root element is <~ts>, not <tsung>",
+                                                        [Name])}}.
+
+%% @doc The settings of the tree that do not change the load sent (one text per kind, sorted).
+-spec ignored(#xmlElement{}, lines()) -> [string()].
+ignored(Root, _Lines) -> beamscale_load_tsung_dom:ignored(Root).
+
+%% ---- the document ----
+
+tsung(Root, Ctx0) ->
+    check_attrs(Root, Ctx0),
+    Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
+    Pis = pi_targets(Root, Ctx0),
+    Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis},
+    [clients(C, Ctx) || C <- only(clients, Top)],
+    Load = one(load, Top, Root, Ctx),
+    Sessions = one(sessions, Top, Root, Ctx),
+    {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
+    Targets = [{N, T} || {N, T} <- Pis] ++ lists:usort(Used),
+    {Phases, Limit} = load(Load, Ctx),
+    Entries = [{targets, Targets, line(Root, Ctx)},
+               {phases, Phases, line(Load, Ctx)},
+               {sessions, SessionTerms, line(Sessions, Ctx)}]
+              ++ [{time_limit_s, L, line(Load, Ctx)} || L <- [Limit], L =/= none],
+    {Sample, Warnings} = sample(only(monitoring, Top), Targets, Ctx),
+    Unused = ["<server> (no request uses it)"
+              || only(servers, Top) =/= [], not lists:keymember(server, 1, Targets)],
+    #{entries => Entries, sample => Sample, warnings => Warnings ++ Unused}.
+
+only(Name, Elements) -> [E || #xmlElement{name = N} = E <- Elements, N =:= Name].
+
+one(Name, Elements, Parent, Ctx) ->
+    case only(Name, Elements) of
+        [E] -> E;
+        [] -> fail(Parent, Ctx, "<~ts> needs a <~ts> element", [Parent#xmlElement.name, Name]);
+        [_, E | _] -> fail(E, Ctx, "<~ts> is given twice", [Name])
+    end.
+
+%% `<?beamscale target {Name, Target}?>': a target in the scenario file's form, typically a node
+%% beamscale starts (`#{start => ...}'), which Tsung itself ignores.
+pi_targets(#xmlElement{content = C} = Root, Ctx) ->
+    [pi_target(P, Root, Ctx) || #xmlPI{name = beamscale} = P <- C].
+
+pi_target(#xmlPI{value = V} = P, Root, Ctx) ->
+    Line = maps:get([{pi, P#xmlPI.pos} | P#xmlPI.parents], maps:get(lines, Ctx), line(Root, Ctx)),
+    case string:trim(V) of
+        "target" ++ Rest ->
+            case beamscale_format_terms:term(Rest) of
+                {ok, {Name, T}} when is_atom(Name), is_map(T) -> {Name, T};
+                _ -> bad_pi(Line)
+            end;
+        _ -> bad_pi(Line)
+    end.
+
+-spec bad_pi(pos_integer()) -> no_return().
+bad_pi(Line) -> throw({tsung, Line, "expected <?beamscale target {Name, Target}?>"}).
+
+clients(E, Ctx) ->
+    [check_attrs(C, Ctx) || C <- children(E, [client], Ctx)],
+    ok.
+
+servers([], _Ctx) -> [];
+servers([E], Ctx) ->
+    [begin
+         check_attrs(S, Ctx),
+         Port = integer(S, port, Ctx),
+         {S, req(S, host, Ctx), Port, attr(S, type, "tcp")}
+     end || S <- children(E, [server], Ctx)];
+servers([_, E | _], Ctx) -> fail(E, Ctx, "<servers> is given twice", []).
+
+%% ---- load ----
+
+load(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Unit = unit(E, Ctx),
+    Limit = case attr(E, duration) of
+                undefined -> none;
+                _ -> number(E, duration, Ctx) * Unit
+            end,
+    Loop = case attr(E, loop) of
+               undefined -> 0;
+               _ -> integer(E, loop, Ctx)
+           end,
+    Phases = lists:keysort(1, [phase(P, Ctx) || P <- children(E, [arrivalphase], Ctx)]),
+    [fail(E, Ctx, "<load> needs an <arrivalphase>", []) || Phases =:= []],
+    [fail(P, Ctx, "phase ~b is given twice", [N]) || {{N, P, _}, {N, _, _}} <- pairs(Phases)],
+    {lists:append(lists:duplicate(Loop + 1, [T || {_, _, T} <- Phases])), Limit}.
+
+pairs([A, B | Rest]) -> [{A, B} | pairs([B | Rest])];
+pairs(_) -> [].
+
+phase(E, Ctx) ->
+    check_attrs(E, Ctx),
+    N = integer(E, phase, Ctx),
+    Duration = number(E, duration, Ctx) * unit(E, Ctx),
+    [U] = case children(E, [users], Ctx) of
+              [_] = One -> One;
+              _ -> fail(E, Ctx, "<arrivalphase> needs one <users> element", [])
+          end,
+    check_attrs(U, Ctx),
+    Unit = unit(U, Ctx),
+    Arrival = case {attr(U, arrivalrate), attr(U, interarrival)} of
+                  {undefined, undefined} -> fail(U, Ctx, "<users> needs arrivalrate or "
+                                                         "interarrival", []);
+                  {_, undefined} -> #{rate => positive(U, arrivalrate, Ctx) / Unit};
+                  {undefined, _} -> #{interarrival_ms => positive(U, interarrival, Ctx) * Unit
+                                                         * 1000};
+                  _ -> fail(U, Ctx, "<users> has both arrivalrate and interarrival", [])
+              end,
+    Max = case attr(U, maxnumber) of
+              undefined -> #{};
+              _ -> #{max_users => integer(U, maxnumber, Ctx)}
+          end,
+    Name = list_to_atom("phase" ++ integer_to_list(N)),
+    {N, E, {Name, maps:merge(Arrival#{duration_s => Duration}, Max)}}.
+
+unit(E, Ctx) ->
+    case lists:keyfind(attr(E, unit, "second"), 1, ?UNITS) of
+        {_, S} -> S;
+        false -> fail(E, Ctx, "unit \"~ts\" (known: second, minute, hour, millisecond)",
+                      [attr(E, unit)])
+    end.
+
+%% ---- sessions ----
+
+sessions(E, Ctx) ->
+    Ss = [session(S, Ctx) || S <- children(E, [session], Ctx)],
+    [fail(E, Ctx, "<sessions> needs a <session>", []) || Ss =:= []],
+    Kinds = lists:usort([K || {K, _, _, _, _} <- Ss]),
+    [fail(E, Ctx, "give every session a probability or every one a weight, not both", [])
+     || length(Kinds) > 1],
+    Sum = lists:sum([W || {_, W, _, _, _} <- Ss]),
+    [fail(E, Ctx, "the sessions' probabilities add up to ~tp, not 100", [Sum])
+     || Kinds =:= [probability], abs(Sum - 100) > 1.0e-6],
+    {[{Name, #{weight => W, steps => Steps}} || {_, W, Name, Steps, _} <- Ss, W > 0],
+     lists:append([Used || {_, _, _, _, Used} <- Ss])}.
+
+session(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Name = list_to_atom(req(E, name, Ctx)),
+    Type = case req(E, type, Ctx) of
+               "ts_http" -> http;
+               "ts_rpc" -> rpc;
+               T -> fail(E, Ctx, "session type \"~ts\" is not supported (beamscale sends ts_http "
+                                 "and ts_rpc)", [T])
+           end,
+    {Kind, W} = case {attr(E, probability), attr(E, weight)} of
+                    {undefined, undefined} -> fail(E, Ctx, "<session> needs a probability", []);
+                    {_, undefined} -> {probability, non_negative(E, probability, Ctx)};
+                    {undefined, _} -> {weight, positive(E, weight, Ctx)};
+                    _ -> fail(E, Ctx, "<session> has both probability and weight", [])
+                end,
+    {Steps, Used} = steps(E, Ctx#{type => Type, vars => #{}}),
+    [fail(E, Ctx, "<session> has no request", []) || Steps =:= []],
+    {Kind, W, Name, Steps, Used}.
+
+-define(STEPS, [request, thinktime, transaction, 'for', repeat]).
+
+%% The steps inside `E' and the targets they use.
+steps(E, Ctx) -> steps_of(children(E, ?STEPS, Ctx), Ctx).
+
+steps_of(Elements, Ctx) ->
+    Pairs = [step(S, Ctx) || S <- Elements],
+    {[S || {S, _} <- Pairs], lists:append([U || {_, U} <- Pairs])}.
+
+step(#xmlElement{name = thinktime} = E, Ctx) -> {{think, think(E, Ctx)}, []};
+step(#xmlElement{name = transaction} = E, Ctx) ->
+    check_attrs(E, Ctx),
+    {Steps, Used} = steps(E, Ctx),
+    {{transaction, list_to_atom(req(E, name, Ctx)), nonempty(Steps, E, Ctx)}, Used};
+step(#xmlElement{name = 'for'} = E, #{vars := Vars} = Ctx) ->
+    check_attrs(E, Ctx),
+    {From, To} = {integer(E, from, Ctx), integer(E, to, Ctx)},
+    Incr = case attr(E, incr) of
+               undefined -> 1;
+               _ -> positive_integer(E, incr, Ctx)
+           end,
+    %% Tsung runs the body once before it compares the variable with `to'.
+    Values = case To >= From of
+                 true -> lists:seq(From, To, Incr);
+                 false -> [From]
+             end,
+    Var = list_to_atom(req(E, var, Ctx)),
+    {Steps, Used} = steps(E, Ctx#{vars := Vars#{Var => Values}}),
+    {{loop, length(Values), nonempty(Steps, E, Ctx)}, Used};
+step(#xmlElement{name = repeat} = E, Ctx) -> repeat(E, Ctx);
+step(#xmlElement{name = request} = E, Ctx) -> beamscale_load_tsung_request:request(E, Ctx).
+
+nonempty([], E, Ctx) -> fail(E, Ctx, "<~ts> is empty", [E#xmlElement.name]);
+nonempty(Steps, _E, _Ctx) -> Steps.
+
+%% A repeat ends on its last element, `<while>' or `<until>' on a variable. Only the variables
+%% of enclosing `<for>' loops exist here (no dynamic variables), so the count is fixed if the
+%% condition is the same for every value the variable takes.
+repeat(E, #{vars := Vars} = Ctx) ->
+    check_attrs(E, Ctx),
+    All = children(E, ?STEPS ++ [while, until], Ctx),
+    {Body, Cond} = case lists:reverse(All) of
+                       [#xmlElement{name = C} = Last | Rest] when C =:= while; C =:= until ->
+                           {lists:reverse(Rest), Last};
+                       _ -> fail(E, Ctx, "<repeat> must end with <while> or <until>", [])
+                   end,
+    [fail(X, Ctx, "<~ts> must be the last element of <repeat>", [N])
+     || #xmlElement{name = N} = X <- Body, N =:= while orelse N =:= until],
+    Max = case attr(E, max_repeat) of
+              undefined -> ?DEFAULT_MAX_REPEAT;
+              _ -> positive_integer(E, max_repeat, Ctx)
+          end,
+    check_attrs(Cond, Ctx),
+    Var = list_to_atom(req(Cond, var, Ctx)),
+    Values = case maps:find(Var, Vars) of
+                 {ok, Vs} -> Vs;
+                 error -> fail(Cond, Ctx, "variable ~ts is never set (beamscale has no dynamic "
+                                          "variables, only <for> loops')", [Var])
+             end,
+    Again = lists:usort([again(Cond, V, Ctx) || V <- Values]),
+    Count = case Again of
+                [true] -> Max;
+                [false] -> 1;
+                _ -> fail(Cond, Ctx, "the number of repeats depends on the value of ~ts", [Var])
+            end,
+    {Steps, Used} = steps_of(Body, Ctx),
+    {{loop, Count, nonempty(Steps, E, Ctx)}, Used}.
+
+again(#xmlElement{name = Kind} = Cond, Value, Ctx) ->
+    Equal = case {attr(Cond, eq), attr(Cond, neq)} of
+                {Eq, undefined} when Eq =/= undefined -> Eq =:= integer_to_list(Value);
+                {undefined, Neq} when Neq =/= undefined -> Neq =/= integer_to_list(Value);
+                _ -> fail(Cond, Ctx, "<~ts> needs eq or neq", [Kind])
+            end,
+    (Kind =:= while) =:= Equal.
+
+%% Tsung's think times are in seconds: constant, exponential (random="true") or uniform
+%% (min and max); `<option name="thinktime">' sets the default and may override them all.
+think(E, #{think := Opt} = Ctx) ->
+    check_attrs(E, Ctx),
+    case Opt of
+        #{override := true, dist := D} -> D;
+        _ -> think_dist(E, maps:get(random, Opt, false), Ctx)
+    end.
+
+think_option(Top, Ctx) ->
+    Opts = lists:append([children(O, [option], Ctx) || O <- only(options, Top)]),
+    case [O || O <- Opts, attr(O, name) =:= "thinktime", attr(O, type) =:= undefined] of
+        [] -> #{};
+        [O | _] ->
+            check_attrs(O, Ctx),
+            Random = bool(O, random, false, Ctx),
+            #{random => Random, override => bool(O, override, false, Ctx),
+              dist => think_dist(O, Random, Ctx)}
+    end.
+
+think_dist(E, DefaultRandom, Ctx) ->
+    case {attr(E, min), attr(E, max), attr(E, value)} of
+        {undefined, undefined, undefined} -> fail(E, Ctx, "<~ts> needs value or min and max",
+                                                  [E#xmlElement.name]);
+        {undefined, undefined, _} ->
+            Ms = non_negative(E, value, Ctx) * 1000,
+            case bool(E, random, DefaultRandom, Ctx) of
+                true when Ms > 0 -> {exponential, Ms};
+                _ -> {constant, Ms}
+            end;
+        {Min, Max, undefined} when Min =/= undefined, Max =/= undefined ->
+            {A, B} = {non_negative(E, min, Ctx), non_negative(E, max, Ctx)},
+            [fail(E, Ctx, "min is above max", []) || A > B],
+            {uniform, A * 1000, B * 1000};
+        _ -> fail(E, Ctx, "give value, or min and max", [])
+    end.
+
+%% ---- monitoring ----
+
+%% Erlang monitors name the targets to sample: a node by its full name, its name or its host,
+%% a node beamscale starts by its name (alone or with a host), 127.0.0.1 or localhost. A monitor
+%% of nothing here changes no load: it is a warning.
+sample([], _Targets, _Ctx) -> {[], []};
+sample([M], Targets, Ctx) ->
+    Hosts = [req(E, host, Ctx) || E <- children(M, [monitor], Ctx),
+                                  check_attrs(E, Ctx) =:= ok,
+                                  attr(E, type, "erlang") =:= "erlang"],
+    Found = [{H, [Name || {Name, T} <- Targets, matches(H, Name, T)]} || H <- Hosts],
+    {lists:usort(lists:append([Ns || {_, Ns} <- Found])),
+     ["<monitor host=\"" ++ H ++ "\"> (not an Erlang target of this file)" || {H, []} <- Found]};
+sample([_, M | _], _Targets, Ctx) -> fail(M, Ctx, "<monitoring> is given twice", []).
+
+matches(Host, Name, #{start := _}) ->
+    lists:member(Host, ["127.0.0.1", "localhost"]) orelse
+        beamscale_load_tsung_request:node_name(Host) =:= atom_to_list(Name);
+matches(Host, _Name, #{node := Node}) ->
+    Text = atom_to_list(Node),
+    lists:member(Host, [Text | string:split(Text, "@")]);
+matches(_Host, _Name, _) -> false.

@@ -1,0 +1,159 @@
+%% @doc `index.html' of a load run directory, as a pure formatter: one self-contained page (inline
+%% style and SVG, no script, no external file) with the run's metadata and phases; latency over
+%% time (p50/p90/p99/p99.9 from the intended start, p99 from the send beside them); session
+%% duration over time; users offered against started and done; requests per second; errors and
+%% timeouts; the target's CPU, scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
+%% the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
+%% and the rows of `samples.csv' and `lcnt.csv'.
+-module(beamscale_report_load).
+
+-export([index/1, graphs/1]).
+-export_type([data/0]).
+
+-type data() :: #{run := map(), summary := map(), samples := [map()], lcnt := [map()]}.
+%% A chart: title, y axis label, unit and series (for `beamscale_report_svg:line_chart/2').
+-type graph() :: {binary(), binary(), binary(), [beamscale_report_svg:series()]}.
+
+-define(PCTS, [{<<"p50_ms">>, <<"p50">>}, {<<"p90_ms">>, <<"p90">>}, {<<"p99_ms">>, <<"p99">>},
+               {<<"p999_ms">>, <<"p99.9">>}]).
+-define(HIST_COLS, [<<"count">>, <<"mean_ms">>, <<"p50_ms">>, <<"p90_ms">>, <<"p99_ms">>,
+                    <<"p999_ms">>, <<"max_ms">>]).
+-define(COUNTS, [<<"sessions_started">>, <<"sessions_done">>, <<"requests">>, <<"errors">>,
+                 <<"timeouts">>]).
+
+%% @doc The whole page.
+-spec index(data()) -> iodata().
+index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) ->
+    Title = ["beamscale load run ", text(case get(Run, <<"label">>) of
+                                             null -> get(Run, <<"scenario">>);
+                                             Label -> Label
+                                         end)],
+    beamscale_report_html:page(Title, <<>>,
+                        [beamscale_report_html:el(h1, Title),
+                         beamscale_report_html:section("Run", metadata(Run, Summary)),
+                         beamscale_report_html:section("Phases", phases(Run)),
+                         beamscale_report_html:section("Over time", charts(Summary)),
+                         beamscale_report_html:section("Summary", summary_tables(Summary)),
+                         beamscale_report_html:section("The target: CPU, schedulers, msacc",
+                                                target(Run, Samples, Lcnt))]).
+
+%% @doc The charts drawn, in order. Exposed so tests can tell how many series each must have.
+-spec graphs(map()) -> [graph()].
+graphs(Summary) ->
+    Secs = list(Summary, <<"per_second">>),
+    Lat = fun(K, P) -> [{T, num(get(S, K), P)} || {T, S} <- timed(Secs), count(S, K) > 0] end,
+    Count = fun(K) -> [{T, num(S, K)} || {T, S} <- timed(Secs)] end,
+    [{<<"latency (from the intended start; p99 from the send dashed)">>, <<"ms">>, <<" ms">>,
+      [#{name => [N, " corrected"], points => Lat(<<"latency_corrected">>, K)}
+       || {K, N} <- ?PCTS]
+      ++ [#{name => <<"p99 uncorrected">>, dashed => true,
+            points => Lat(<<"latency_uncorrected">>, <<"p99_ms">>)}]},
+     {<<"session duration">>, <<"ms">>, <<" ms">>,
+      [#{name => N, points => Lat(<<"session_duration">>, K)}
+       || {K, N} <- [{<<"mean_ms">>, <<"mean">>}, {<<"p50_ms">>, <<"p50">>},
+                     {<<"p99_ms">>, <<"p99">>}]]},
+     {<<"users: offered vs achieved">>, <<"users/s">>, <<"/s">>,
+      [#{name => <<"offered">>, dashed => true, points => Count(<<"offered_per_s">>)},
+       #{name => <<"sessions started">>, points => Count(<<"sessions_started">>)},
+       #{name => <<"sessions done">>, points => Count(<<"sessions_done">>)}]},
+     {<<"requests">>, <<"requests/s">>, <<"/s">>,
+      [#{name => <<"requests">>, points => Count(<<"requests">>)}]},
+     {<<"errors and timeouts">>, <<"per second">>, <<"/s">>,
+      [#{name => <<"errors">>, points => Count(<<"errors">>)},
+       #{name => <<"timeouts">>, points => Count(<<"timeouts">>)}]}].
+
+%%% Internals
+
+charts(Summary) ->
+    Charts = [beamscale_report_svg:line_chart(Series, #{title => T, x_label => "seconds",
+                                                 y_label => Y, unit => U, x_ticks => auto})
+              || {T, Y, U, Series} <- graphs(Summary)],
+    beamscale_report_html:el(section, [{class, "charts"}], {safe, Charts}).
+
+metadata(Run, Summary) ->
+    Facts = [{"Scenario", get(Run, <<"scenario">>)}, {"Label", get(Run, <<"label">>)},
+             {"Host", get(Run, <<"host">>)}, {"Logical cores", get(Run, <<"logical_cores">>)},
+             {"OTP release", get(Run, <<"otp_release">>)}, {"Started", get(Run, <<"started">>)},
+             {"Ended", get(Run, <<"ended">>)}, {"Time limit (s)", get(Run, <<"time_limit_s">>)},
+             {"Duration (s)", get(Summary, <<"duration_s">>)},
+             {"Stopped", get(Summary, <<"stopped">>)},
+             {"Load nodes", join(list(Run, <<"load_nodes">>), "none (users ran in beamscale)")},
+             {"Sampled targets", join(list(Run, <<"sampled">>), "none")}],
+    beamscale_report_html:table(["", ""], [[K, cell(V)] || {K, V} <- Facts]).
+
+phases(Run) ->
+    Cols = [<<"name">>, <<"duration_s">>, <<"rate">>, <<"max_users">>],
+    beamscale_report_html:table(["phase", "duration (s)", "users/s", "max users"],
+                         [[cell(get(P, C)) || C <- Cols] || P <- list(Run, <<"phases">>)]).
+
+summary_tables(Summary) ->
+    Tx = maps:to_list(map(Summary, <<"transactions">>)),
+    Hists = [{"latency, from the intended start (corrected)", <<"latency_corrected">>},
+             {"latency, from the send (uncorrected)", <<"latency_uncorrected">>},
+             {"session duration", <<"session_duration">>}],
+    Rows = [[Name | hist_cells(map(Summary, K))] || {Name, K} <- Hists]
+        ++ [[["transaction ", T] | hist_cells(H)] || {T, H} <- lists:sort(Tx)],
+    [beamscale_report_html:table(?COUNTS ++ ["requests/s", "duration (s)"],
+                          [[cell(get(Summary, C)) || C <- ?COUNTS]
+                           ++ [cell(get(Summary, <<"requests_per_s">>)),
+                               cell(get(Summary, <<"duration_s">>))]]),
+     beamscale_report_html:table(["", "count", "mean (ms)", "p50 (ms)", "p90 (ms)", "p99 (ms)",
+                           "p99.9 (ms)", "max (ms)"], Rows),
+     load_nodes(list(Summary, <<"load_nodes">>))].
+
+hist_cells(H) -> [cell(get(H, C)) || C <- ?HIST_COLS].
+
+load_nodes(Nodes) when length(Nodes) > 1 ->
+    [beamscale_report_html:el(h3, "Per load node"),
+     beamscale_report_html:table(["node" | ?COUNTS],
+                          [[cell(get(N, <<"node">>)) | [cell(get(N, C)) || C <- ?COUNTS]]
+                           || N <- Nodes])];
+load_nodes(_) -> [].
+
+target(Run, Samples, Lcnt) ->
+    Notes = [[esc(get(N, <<"target">>)), ": ", esc(get(N, <<"reason">>))]
+             || N <- list(Run, <<"not_sampled">>)],
+    NotesHtml = [beamscale_report_html:el(p, {safe, ["Not sampled: ", lists:join("; ", Notes)]})
+                 || Notes =/= []],
+    case Samples of
+        [] -> [NotesHtml, beamscale_report_html:el(p, "No samples (no node target was sampled).")];
+        _ -> [NotesHtml, beamscale_report_cpu:section(Samples, Lcnt, get(Run, <<"msacc">>))]
+    end.
+
+timed(Secs) -> [{num(S, <<"t_s">>), S} || S <- Secs].
+
+count(S, K) -> num(get(S, K), <<"count">>).
+
+esc(V) -> beamscale_report_html:escape(text(V)).
+
+cell(null) -> "";
+cell(V) when is_number(V) -> beamscale_report_svg:fmt(V);
+cell(V) -> V.
+
+join([], None) -> None;
+join(L, _) -> lists:join(", ", [text(X) || X <- L]).
+
+text(null) -> <<>>;
+text(V) when is_binary(V); is_number(V); is_atom(V) -> V;
+text(V) -> iolist_to_binary(io_lib:format("~0tp", [V])).
+
+num(M, K) ->
+    case get(M, K) of
+        V when is_number(V) -> V;
+        _ -> 0
+    end.
+
+get(M, K) when is_map(M) -> maps:get(K, M, null);
+get(_, _) -> null.
+
+list(M, K) ->
+    case get(M, K) of
+        L when is_list(L) -> L;
+        _ -> []
+    end.
+
+map(M, K) ->
+    case get(M, K) of
+        V when is_map(V) -> V;
+        _ -> #{}
+    end.

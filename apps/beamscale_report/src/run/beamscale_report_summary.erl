@@ -1,0 +1,42 @@
+%% @doc `summary.csv' and `summary.json' of a run directory (DESIGN.md, "Run directory"), as pure
+%% formatters of the rows `beamscale_stats:report_stats/1' gives.
+%%
+%% `summary.csv' has the contract columns, then extra ones at the end (so scripts that read the
+%% contract columns by position keep working): `speedup_low,speedup_high' (the speedup's 95 %
+%% interval), `cv' (coefficient of variation) and `noisy' (`true' when cv is above the threshold
+%% of `beamscale_stats'). An empty speedup means no base environment was measured.
+-module(beamscale_report_summary).
+
+-export([header/0, csv/1, json/2, with_sanity/2]).
+
+-define(KEYS, [benchmark, phase, args, otp, erl_args, schedulers, nodes]).
+%% CSV column, and the row key it comes from.
+-define(STATS, [{n, n}, {median_s, median}, {mean_s, mean}, {stddev_s, stddev}, {min_s, min},
+                {max_s, max}, {ci95_low_s, ci95_low}, {ci95_high_s, ci95_high},
+                {speedup, speedup}, {efficiency, efficiency}, {sanity, sanity}]).
+-define(EXTRA, [{speedup_low, speedup_low}, {speedup_high, speedup_high}, {cv, cv},
+                {noisy, noisy}]).
+
+%% @doc The column names of `summary.csv'.
+-spec header() -> [atom()].
+header() -> ?KEYS ++ [C || {C, _} <- ?STATS ++ ?EXTRA].
+
+%% @doc The whole `summary.csv' of summary rows that carry a `sanity' verdict word.
+-spec csv([beamscale_stats:row()]) -> iodata().
+csv(Rows) ->
+    Fields = ?KEYS ++ [K || {_, K} <- ?STATS ++ ?EXTRA],
+    [beamscale_format_csv:line(header())
+     | [beamscale_format_csv:line([field(maps:get(F, R, null)) || F <- Fields]) || R <- Rows]].
+
+%% @doc The whole `summary.json': the run's metadata and every summary row.
+-spec json(map(), [beamscale_stats:row()]) -> iodata().
+json(Meta, Rows) ->
+    [beamscale_format_json:encode(#{run => Meta, results => Rows}), $\n].
+
+%% @doc Rows with the sanity verdict of their benchmark (`unchecked' when none is known).
+-spec with_sanity([beamscale_stats:row()], #{binary() => binary()}) -> [beamscale_stats:row()].
+with_sanity(Rows, Verdicts) ->
+    [R#{sanity => maps:get(B, Verdicts, <<"unchecked">>)} || #{benchmark := B} = R <- Rows].
+
+field(null) -> <<>>;
+field(V) -> V.

@@ -1,0 +1,41 @@
+%% The load run page: every text escaped, one chart per graph with its series.
+-module(beamscale_report_load_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(NASTY, <<"<script>alert('x')</script>&">>).
+
+second(T) ->
+    Lat = #{<<"count">> => 10, <<"mean_ms">> => 1.5, <<"p50_ms">> => 1.0, <<"p90_ms">> => 2.0,
+            <<"p99_ms">> => 3.0, <<"p999_ms">> => 4.0, <<"max_ms">> => 5.0},
+    #{<<"t_s">> => T, <<"phase">> => ?NASTY, <<"offered_per_s">> => 10.0,
+      <<"sessions_started">> => 9, <<"sessions_done">> => 8, <<"requests">> => 10,
+      <<"errors">> => 1, <<"timeouts">> => 0, <<"latency_corrected">> => Lat,
+      <<"latency_uncorrected">> => Lat, <<"session_duration">> => Lat#{<<"count">> => 0}}.
+
+data() ->
+    #{run => #{<<"kind">> => <<"load">>, <<"scenario">> => ?NASTY, <<"label">> => ?NASTY,
+               <<"phases">> => [#{<<"name">> => ?NASTY, <<"duration_s">> => 1, <<"rate">> => 10.0,
+                                  <<"max_users">> => <<"infinity">>}],
+               <<"not_sampled">> => [#{<<"target">> => ?NASTY, <<"reason">> => ?NASTY}]},
+      summary => #{<<"per_second">> => [second(1), second(2)], <<"requests">> => 20,
+                   <<"transactions">> => #{?NASTY => #{<<"count">> => 1}},
+                   <<"load_nodes">> => [#{<<"node">> => ?NASTY, <<"requests">> => 10},
+                                        #{<<"node">> => <<"b">>, <<"requests">> => 10}]},
+      samples => [], lcnt => []}.
+
+escaped_test() ->
+    Html = iolist_to_binary(beamscale_report_load:index(data())),
+    ?assertEqual(nomatch, binary:match(Html, <<"<script">>)),
+    ?assert(length(binary:matches(Html, beamscale_report_html:escape(?NASTY))) >= 5).
+
+charts_test() ->
+    #{summary := Summary} = data(),
+    Graphs = beamscale_report_load:graphs(Summary),
+    Html = iolist_to_binary(beamscale_report_load:index(data())),
+    ?assertEqual(length(Graphs), length(binary:matches(Html, <<"<svg">>))),
+    %% A second without sessions ending has no session-duration point.
+    [{_, _, _, [#{points := []} | _]}] =
+        [G || {<<"session duration">>, _, _, _} = G <- Graphs],
+    [{_, _, _, [#{points := [{1, 10}, {2, 10}]}]}] =
+        [G || {<<"requests">>, _, _, _} = G <- Graphs].

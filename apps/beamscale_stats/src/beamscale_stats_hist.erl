@@ -1,0 +1,170 @@
+%% @doc A log-linear latency histogram in the manner of HdrHistogram: 3 significant digits over
+%% 1 µs .. 1 h (values are integers, microseconds by convention). Many processes record into one
+%% histogram at once: each bucket is an `atomics' slot, so there is no lock and no server process.
+%%
+%% A snapshot is a plain term (a sparse map of bucket counts plus count, sum, min and max): it can
+%% be sent to another node, merged (associative and commutative) and queried for any percentile.
+%% `take/1' snapshots and resets at once, without losing a concurrent record, so the same live
+%% histogram yields one snapshot per interval.
+-module(beamscale_stats_hist).
+
+-export([new/0, record/2, take/1, snapshot/1, empty/0, merge/2, merge/1,
+         percentile/2, mean/1, max/1, min/1, count/1, sum/1, highest/0]).
+-export_type([hist/0, snapshot/0]).
+
+%% 2048 sub-buckets per power of two: a bucket is at most 1/1024 of its value wide, which is
+%% better than 3 significant digits (1/1000).
+-define(SUB_BITS, 11).
+-define(HALF_BITS, 10).
+-define(HALF, 1024).
+-define(SUB_MASK, 2047).
+%% 1 hour in µs fits in 2^32; values above are clamped to it.
+-define(HIGHEST, 3600000000).
+-define(BUCKETS, 22).
+-define(SLOTS, ((?BUCKETS + 1) * ?HALF)).
+%% Extra atomics slots after the buckets.
+-define(SUM, (?SLOTS + 1)).
+-define(MAX, (?SLOTS + 2)).
+
+-opaque hist() :: atomics:atomics_ref().
+-type snapshot() :: #{count := non_neg_integer(), sum := non_neg_integer(),
+                      max := non_neg_integer(), min := non_neg_integer() | undefined,
+                      counts := #{non_neg_integer() => pos_integer()}}.
+
+%% @doc A new, empty live histogram.
+-spec new() -> hist().
+new() ->
+    atomics:new(?MAX, [{signed, true}]).
+
+%% @doc The highest value tracked; larger values are recorded as this one.
+-spec highest() -> pos_integer().
+highest() -> ?HIGHEST.
+
+%% @doc Record one value (negative values count as 0).
+-spec record(hist(), integer()) -> ok.
+record(Ref, V0) ->
+    V = clamp(V0),
+    atomics:add(Ref, index(V) + 1, 1),
+    atomics:add(Ref, ?SUM, V),
+    raise(Ref, V, atomics:get(Ref, ?MAX)).
+
+clamp(V) when V < 0 -> 0;
+clamp(V) when V > ?HIGHEST -> ?HIGHEST;
+clamp(V) -> V.
+
+%% A compare-and-swap loop; the common case (no new maximum) is one read.
+raise(Ref, V, Max) when V > Max ->
+    case atomics:compare_exchange(Ref, ?MAX, Max, V) of
+        ok -> ok;
+        Now -> raise(Ref, V, Now)
+    end;
+raise(_, _, _) -> ok.
+
+%% The bucket slot of a value (0-based), as HdrHistogram computes it.
+index(V) when V =< ?SUB_MASK -> V;
+index(V) ->
+    B = msb(V) - ?HALF_BITS,
+    ((B + 1) bsl ?HALF_BITS) + (V bsr B) - ?HALF.
+
+%% The position of the highest set bit of 2048 =< V < 2^32, by halving.
+msb(V) when V >= 1 bsl 22 ->
+    if V >= 1 bsl 27 -> msb_from(V, 27);
+       true -> msb_from(V, 22)
+    end;
+msb(V) when V >= 1 bsl 16 -> msb_from(V, 16);
+msb(V) -> msb_from(V, ?SUB_BITS).
+
+msb_from(V, B) when V >= 1 bsl (B + 1) -> msb_from(V, B + 1);
+msb_from(_V, B) -> B.
+
+%% The lowest and highest value of a slot.
+range(I) when I < 2 * ?HALF -> {I, I};
+range(I) ->
+    B = (I bsr ?HALF_BITS) - 1,
+    Low = ((I band (?HALF - 1)) + ?HALF) bsl B,
+    {Low, Low + (1 bsl B) - 1}.
+
+%% @doc Snapshot and reset in one pass: every count taken is removed atomically, so a record
+%% racing with it lands either in this snapshot or in the next.
+-spec take(hist()) -> snapshot().
+take(Ref) ->
+    read(fun(I) -> atomics:exchange(Ref, I, 0) end).
+
+%% @doc Snapshot without resetting.
+-spec snapshot(hist()) -> snapshot().
+snapshot(Ref) ->
+    read(fun(I) -> atomics:get(Ref, I) end).
+
+read(Get) ->
+    {Counts, Count} = slots(Get, ?SLOTS, [], 0),
+    Max = Get(?MAX),
+    Sum = Get(?SUM),
+    #{count => Count, sum => Sum, max => Max, counts => Counts, min => lowest(Counts)}.
+
+%% Walks the slots downwards with no intermediate list: a take runs once a second per histogram
+%% and there are 23 552 slots.
+slots(_Get, 0, Acc, Count) -> {maps:from_list(Acc), Count};
+slots(Get, I, Acc, Count) ->
+    case Get(I) of
+        N when N > 0 -> slots(Get, I - 1, [{I - 1, N} | Acc], Count + N);
+        _ -> slots(Get, I - 1, Acc, Count)
+    end.
+
+%% The lowest value equivalent to the smallest recorded one (not kept exactly: that would cost
+%% every record one more atomic read).
+lowest(Counts) when map_size(Counts) =:= 0 -> undefined;
+lowest(Counts) -> element(1, range(lists:min(maps:keys(Counts)))).
+
+%% @doc The snapshot of nothing recorded.
+-spec empty() -> snapshot().
+empty() -> #{count => 0, sum => 0, max => 0, min => undefined, counts => #{}}.
+
+%% @doc Merge two snapshots (as if all values had been recorded into one histogram).
+-spec merge(snapshot(), snapshot()) -> snapshot().
+merge(#{counts := C1} = A, #{counts := C2} = B) ->
+    Counts = maps:fold(fun(I, N, Acc) -> maps:update_with(I, fun(M) -> M + N end, N, Acc) end,
+                       C1, C2),
+    #{count => count(A) + count(B), sum => sum(A) + sum(B), counts => Counts,
+      max => erlang:max(max(A), max(B)), min => min_of(min(A), min(B))}.
+
+%% @doc Merge a list of snapshots.
+-spec merge([snapshot()]) -> snapshot().
+merge(Snaps) -> lists:foldl(fun(S, Acc) -> merge(Acc, S) end, empty(), Snaps).
+
+min_of(undefined, M) -> M;
+min_of(M, undefined) -> M;
+min_of(A, B) -> erlang:min(A, B).
+
+%% @doc The value at percentile `P' (0..100): the highest value equivalent to the recorded value
+%% of that rank, at most the maximum; 0 when empty. Within 1/1000 of the exact value.
+-spec percentile(snapshot(), number()) -> non_neg_integer().
+percentile(#{count := 0}, _P) -> 0;
+percentile(#{count := Count, counts := Counts, max := Max}, P) ->
+    Rank = erlang:max(1, ceil(P / 100 * Count)),
+    Slot = walk(lists:sort(maps:to_list(Counts)), Rank),
+    {_, High} = range(Slot),
+    erlang:min(High, Max).
+
+walk([{I, N} | _], Rank) when N >= Rank -> I;
+walk([{_, N} | Rest], Rank) -> walk(Rest, Rank - N).
+
+%% @doc The exact mean of the recorded values (0.0 when empty).
+-spec mean(snapshot()) -> float().
+mean(#{count := 0}) -> 0.0;
+mean(#{count := C, sum := S}) -> S / C.
+
+%% @doc The largest recorded value (0 when empty).
+-spec max(snapshot()) -> non_neg_integer().
+max(#{max := M}) -> M.
+
+%% @doc The smallest recorded value, to within 1/1000 (rounded down).
+-spec min(snapshot()) -> non_neg_integer() | undefined.
+min(#{min := M}) -> M.
+
+%% @doc How many values were recorded.
+-spec count(snapshot()) -> non_neg_integer().
+count(#{count := C}) -> C.
+
+%% @doc The sum of the recorded values.
+-spec sum(snapshot()) -> non_neg_integer().
+sum(#{sum := S}) -> S.

@@ -1,0 +1,79 @@
+%% Properties and examples for the latency histogram.
+-module(beamscale_stats_hist_tests).
+
+-include_lib("proper/include/proper.hrl").
+-include_lib("eunit/include/eunit.hrl").
+
+-define(RUNS, 200).
+
+value() ->
+    %% Spread over the whole range: small, medium and huge values.
+    oneof([range(0, 3000), range(0, 1000000), range(0, 3600000000)]).
+
+snap(Values) ->
+    H = beamscale_stats_hist:new(),
+    [beamscale_stats_hist:record(H, V) || V <- Values],
+    beamscale_stats_hist:take(H).
+
+exact(Sorted, P) ->
+    N = length(Sorted),
+    lists:nth(max(1, ceil(P / 100 * N)), Sorted).
+
+prop_percentile_within_error() ->
+    ?FORALL({Values, P}, {non_empty(list(value())), range(0, 100)},
+            begin
+                Exact = exact(lists:sort(Values), P),
+                Got = beamscale_stats_hist:percentile(snap(Values), P),
+                Got >= Exact andalso Got - Exact =< Exact / 1000
+            end).
+
+prop_merge_associative_commutative() ->
+    ?FORALL({A, B, C}, {list(value()), list(value()), list(value())},
+            begin
+                [SA, SB, SC] = [snap(L) || L <- [A, B, C]],
+                M = fun beamscale_stats_hist:merge/2,
+                M(M(SA, SB), SC) =:= M(SA, M(SB, SC)) andalso M(SA, SB) =:= M(SB, SA)
+                    andalso M(SA, SB) =:= snap(A ++ B)
+            end).
+
+prop_count_mean_max() ->
+    ?FORALL(Values, non_empty(list(range(0, 3600000000))),
+            begin
+                S = snap(Values),
+                beamscale_stats_hist:count(S) =:= length(Values)
+                    andalso beamscale_stats_hist:max(S) =:= lists:max(Values)
+                    andalso lists:min(Values) - beamscale_stats_hist:min(S) =< lists:min(Values) / 1000
+                    andalso beamscale_stats_hist:mean(S) == lists:sum(Values) / length(Values)
+            end).
+
+proper_test_() ->
+    [{atom_to_list(P), {timeout, 60, ?_assert(proper:quickcheck(?MODULE:P(),
+                                                                 [{numtests, ?RUNS}, quiet]))}}
+     || P <- [prop_percentile_within_error, prop_merge_associative_commutative,
+              prop_count_mean_max]].
+
+take_resets_test() ->
+    H = beamscale_stats_hist:new(),
+    ok = beamscale_stats_hist:record(H, 5),
+    ?assertEqual(1, beamscale_stats_hist:count(beamscale_stats_hist:take(H))),
+    ?assertEqual(beamscale_stats_hist:empty(), beamscale_stats_hist:take(H)).
+
+clamp_test() ->
+    S = snap([-3, 10000000000]),
+    ?assertEqual(0, beamscale_stats_hist:min(S)),
+    ?assertEqual(beamscale_stats_hist:highest(), beamscale_stats_hist:max(S)).
+
+concurrent_records_test() ->
+    H = beamscale_stats_hist:new(),
+    Parent = self(),
+    Pids = [spawn_link(fun() -> [beamscale_stats_hist:record(H, I) || I <- lists:seq(1, 10000)],
+                                Parent ! {done, self()} end) || _ <- lists:seq(1, 8)],
+    [receive {done, P} -> ok end || P <- Pids],
+    S = beamscale_stats_hist:take(H),
+    ?assertEqual(80000, beamscale_stats_hist:count(S)),
+    ?assertEqual(10000, beamscale_stats_hist:max(S)).
+
+empty_test() ->
+    E = beamscale_stats_hist:empty(),
+    ?assertEqual(0, beamscale_stats_hist:percentile(E, 99)),
+    ?assertEqual(0.0, beamscale_stats_hist:mean(E)).
