@@ -33,4 +33,4 @@ overrides_test() ->
 
 env_key_test() ->
     [#{env := Env} | _] = beamscale_plan:jobs(config(cross), [big]),
-    ?assertEqual(<<"a/plain/1/1">>, beamscale_plan:env_key(Env)).
+    ?assertEqual(<<"a/plain/1/1">>, beamscale_format_env:key(Env)).

@@ -7,7 +7,8 @@
 %% Start `beamscale ARGS' as a port (its output and exit status come as port messages).
 open(Args) ->
     Paths = lists:append([["-pa", code:lib_dir(A, ebin)]
-                          || A <- [beamscale, beamscale_stats, beamscale_bench, beamscale_load]]),
+                          || A <- [beamscale, beamscale_format, beamscale_stats, beamscale_report,
+                                   beamscale_bench, beamscale_targets, beamscale_load]]),
     open_port({spawn_executable, os:find_executable("erl")},
               [{args, ["-noshell"] ++ Paths ++
                     ["-eval", "beamscale_cli:main(init:get_plain_arguments())", "-extra" | Args]},
