@@ -5,9 +5,13 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([synthetic_sanity/1, orbit_two_nodes/1, orbit_uses_peer/1, quick_preset/1,
          unknown_preset/1]).
+-export([quick_preset/0, unknown_preset/0, synthetic_sanity/0, orbit_two_nodes/0,
+         orbit_uses_peer/0]).
+
+suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [quick_preset, unknown_preset, synthetic_sanity, orbit_two_nodes, orbit_uses_peer].
 
@@ -19,6 +23,7 @@ end_per_suite(_Config) -> ok.
 
 %% Every benchmark of the quick preset at short size on 1 and 2 schedulers, one iteration each:
 %% nothing fails and every one passes the sanity check (prints the same in both environments).
+synthetic_sanity() -> [{doc, "Each quick-preset benchmark runs on 1 and 2 schedulers, sane."}].
 synthetic_sanity(Config) ->
     {ok, Preset} = beamscale_presets:terms("quick"),
     Benchmarks = proplists:get_value(benchmarks, Preset),
@@ -33,6 +38,7 @@ synthetic_sanity(Config) ->
 
 %% orbit_int on one node and on two: the same orbit sizes, so the sanity check passes across
 %% the node counts.
+orbit_two_nodes() -> [{doc, "orbit_int on one node and on two passes the sanity check."}].
 orbit_two_nodes(Config) ->
     {Dir, #{failures := 0, sanity := Sanity}} =
         run(Config, "orbit", [{benchmarks, [orbit_int]}, {schedulers, [1]}, {nodes, [1, 2]}]),
@@ -43,6 +49,7 @@ orbit_two_nodes(Config) ->
     beamscale_test_cli:no_strays().
 
 %% Given a peer, orbit_int puts workers there: the peer does a large part of the work.
+orbit_uses_peer() -> [{doc, "orbit_int given a peer does much work there, same result."}].
 orbit_uses_peer(_Config) ->
     Paths = [code:lib_dir(beamscale_bench, ebin)],
     Spec = #{erl => os:find_executable("erl"), flags => "", schedulers => 1, code_path => Paths},
@@ -63,6 +70,7 @@ orbit_uses_peer(_Config) ->
     end.
 
 %% The preset is read as a file; options override it; `all' in the scheduler list is the cores.
+quick_preset() -> [{doc, "The quick preset loads as a configuration; options override it."}].
 quick_preset(_Config) ->
     {ok, Conf} = beamscale_config:load({preset, "quick"}, [{iterations, 1}]),
     #{benchmarks := Benchmarks, version := short, iterations := 1, warmups := 1,
@@ -76,6 +84,7 @@ quick_preset(_Config) ->
         beamscale_config:load({preset, "quick"}, Overrides).
 
 %% An unknown preset: one line naming the option, exit code 2.
+unknown_preset() -> [{doc, "An unknown preset, or --preset with --config, exits 2 with one line."}].
 unknown_preset(_Config) ->
     {Code, Out} = beamscale_test_cli:run(["run", "--preset", "nosuch", "--quiet"]),
     ?assertEqual(2, Code),

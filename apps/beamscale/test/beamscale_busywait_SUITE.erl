@@ -4,15 +4,18 @@
 -module(beamscale_busywait_SUITE).
 -include_lib("common_test/include/ct.hrl").
 
--export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([very_long_spins/1, none_does_not_spin/1]).
 -export([start_load/2]).
+-export([very_long_spins/0, none_does_not_spin/0]).
 
 -define(SAMPLE_MS, 3000).
 -define(INTERVAL, 500).
 -define(LOAD_PROCS, 8).
 -define(LOAD_PERIOD_MS, 1).
 -define(TRIES, 2).
+
+suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [very_long_spins, none_does_not_spin].
 
@@ -22,6 +25,7 @@ init_per_suite(Config) ->
 
 end_per_suite(_Config) -> ok.
 
+very_long_spins() -> [{doc, "Under +sbwt very_long an idle-ish node spins: busy-wait >> util."}].
 very_long_spins(Config) ->
     Flags = "+sbwt very_long +sbwtdcpu very_long +sbwtdio very_long",
     M = spinning(Config, Flags, ?TRIES),
@@ -41,6 +45,7 @@ spinning(Config, Flags, Tries) ->
         M -> ct:log("too little CPU on a busy host? ~p", [M]), spinning(Config, Flags, Tries - 1)
     end.
 
+none_does_not_spin() -> [{doc, "Under +sbwt none an idle-ish node keeps CPU and busy-wait low."}].
 none_does_not_spin(Config) ->
     M = measure(Config, "none", "+sbwt none +sbwtdcpu none +sbwtdio none"),
     ct:comment("~p", [M]),

@@ -6,6 +6,7 @@
 
 -export([all/0, suite/0]).
 -export([same_data/1, other_noise/1, slowed/1, bad_input/1]).
+-export([same_data/0, other_noise/0, slowed/0, bad_input/0]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
@@ -17,6 +18,7 @@ run(Config, Name, Extra) ->
     Dir = filename:join(?config(priv_dir, Config), Name),
     beamscale_rundir_fixture:write(Dir, maps:merge(#{benches => benches()}, Extra)).
 
+same_data() -> [{doc, "Identical runs compare equal; compare exits 0 and writes its page."}].
 same_data(Config) ->
     A = run(Config, "same-a", #{}),
     B = run(Config, "same-b", #{}),
@@ -28,6 +30,7 @@ same_data(Config) ->
     ?assert(filelib:is_regular(filename:join(B, "compare.html"))).
 
 %% Two runs of the same benchmarks with independent noise: no significant difference.
+other_noise() -> [{doc, "Two runs differing only in noise show no significant difference."}].
 other_noise(Config) ->
     A = run(Config, "noise-a", #{seed => 11}),
     B = run(Config, "noise-b", #{seed => 97}),
@@ -35,6 +38,7 @@ other_noise(Config) ->
                                         beamscale_store:measurements(B)),
     ?assertEqual([], [R || #{significant := true} = R <- Results]).
 
+slowed() -> [{doc, "A benchmark 30 % slower is named and fails a 10 % gate, not a 50 % one."}].
 slowed(Config) ->
     A = run(Config, "slow-a", #{seed => 5}),
     B = run(Config, "slow-b", #{seed => 6, slow => #{<<"ets_test">> => 1.3}}),
@@ -59,6 +63,7 @@ slowed(Config) ->
     {ok, Html} = file:read_file(filename:join(B, "compare.html")),
     ?assertEqual(2, length(binary:matches(Html, <<"class=\"slower\"">>))).
 
+bad_input() -> [{doc, "compare with one run, or with a directory that is no run, exits 2."}].
 bad_input(Config) ->
     A = run(Config, "bad-a", #{}),
     ?assertEqual(2, beamscale_cli:dispatch(["compare", A])),

@@ -5,8 +5,11 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([http_and_rpc/1, started_node/1, nothing_listens/1, unsupported_element/1]).
+-export([http_and_rpc/0, started_node/0, nothing_listens/0, unsupported_element/0]).
+
+suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [http_and_rpc, started_node, nothing_listens, unsupported_element].
 
@@ -39,6 +42,7 @@ summary(Dir) ->
     S.
 
 %% An HTTP session and an rpc session on an existing node, with an Erlang monitor on it.
+http_and_rpc() -> [{doc, "Tsung HTTP and rpc sessions run from the CLI; counts add up."}].
 http_and_rpc(Config) ->
     {ok, Srv} = beamscale_target_http:start(#{}),
     {ok, #{node := Node} = H} = beamscale_node:start("tsung", #{erl => os:find_executable("erl"),
@@ -85,6 +89,7 @@ http_and_rpc(Config) ->
 
 %% A node beamscale starts from `<?beamscale target ...?>' serves HTTP on the `<server>' port;
 %% it is stopped at the end.
+started_node() -> [{doc, "A target node the file starts serves the load, stopped after."}].
 started_node(Config) ->
     {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
     {ok, Port} = inet:port(L),
@@ -105,6 +110,7 @@ started_node(Config) ->
     %% The server went with its node.
     ?assertMatch({error, _}, gen_tcp:connect({127, 0, 0, 1}, Port, [], 1000)).
 
+nothing_listens() -> [{doc, "No listener on the server port: exit 2, one line naming it."}].
 nothing_listens(Config) ->
     {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
     {ok, Port} = inet:port(L),
@@ -119,6 +125,7 @@ nothing_listens(Config) ->
     ?assertNotEqual(nomatch, string:find(Line, io_lib:format("nothing answers on 127.0.0.1:~b",
                                                              [Port]))).
 
+unsupported_element() -> [{doc, "<dyn_variable>: exit 2 naming file, line, element."}].
 unsupported_element(Config) ->
     Sessions = "<session name=\"web\" probability=\"100\" type=\"ts_http\">\n"
                "<request><dyn_variable name=\"sid\"/><http url=\"/\"/></request></session>\n",

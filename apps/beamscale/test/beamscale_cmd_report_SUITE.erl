@@ -7,6 +7,8 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([summary_files/1, escaped/1, renders_in_chromium/1, run_ends_with_report/1,
          not_a_run_dir/1]).
+-export([summary_files/0, escaped/0, renders_in_chromium/0, run_ends_with_report/0,
+         not_a_run_dir/0]).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
@@ -29,6 +31,7 @@ fixture(Config) ->
              failures => [[<<"nasty">>, Nasty, <<"otp25">>, <<"default">>, 2, 1, 9, Nasty]],
              sanity => [[<<"big">>, <<"passed">>, <<>>], [<<"nasty">>, <<"failed">>, Nasty]]}).
 
+summary_files() -> [{doc, "summary.csv/.json: a row per cell with speedup, n, sanity."}].
 summary_files(Config) ->
     Dir = fixture(Config),
     {ok, Index} = beamscale_writer:write(Dir),
@@ -51,6 +54,7 @@ summary_files(Config) ->
     {ok, #{<<"results">> := Results}} = beamscale_format_json:decode(Json),
     ?assertEqual(16, length(Results)).
 
+escaped() -> [{doc, "report escapes every hostile string in index.html."}].
 escaped(Config) ->
     Dir = fixture(Config),
     ?assertEqual(0, beamscale_cli:dispatch(["report", Dir])),
@@ -60,6 +64,7 @@ escaped(Config) ->
     %% Host, args, erl alias, failure reason, sanity detail: all there, all escaped.
     ?assert(length(binary:matches(Html, Escaped)) >= 5).
 
+renders_in_chromium() -> [{doc, "Headless Chromium draws each chart with its series."}].
 renders_in_chromium(Config) ->
     case os:find_executable("chromium") of
         false -> ct:fail("chromium not installed (scripts/install-deps.sh installs it)");
@@ -81,6 +86,7 @@ renders_in_chromium(Config) ->
             ?assert(filelib:file_size(Shot) > 20000)
     end.
 
+run_ends_with_report() -> [{doc, "run prints its index.html; report rebuilds the same."}].
 run_ends_with_report(Config) ->
     Out = ?config(priv_dir, Config),
     ct:capture_start(),
@@ -104,6 +110,7 @@ run_ends_with_report(Config) ->
     ?assertEqual(0, beamscale_cli:dispatch(["report", filename:join(Out, "e2e")])),
     ?assertEqual({ok, Before}, file:read_file(filename:join([Out, "e2e", "summary.csv"]))).
 
+not_a_run_dir() -> [{doc, "report on a directory that is no run, or on none, exits 2."}].
 not_a_run_dir(Config) ->
     ?assertEqual(2, beamscale_cli:dispatch(["report", ?config(priv_dir, Config)])),
     ?assertEqual(2, beamscale_cli:dispatch(["report"])).

@@ -4,8 +4,11 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0]).
+-export([all/0, suite/0]).
 -export([wrong_configs/1, wrong_options/1, good_config/1, overrides_win/1, cli_exit_code/1]).
+-export([wrong_configs/0, wrong_options/0, good_config/0, overrides_win/0, cli_exit_code/0]).
+
+suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [wrong_configs, wrong_options, good_config, overrides_win, cli_exit_code].
 
@@ -51,6 +54,7 @@ cases() ->
 
 known() -> lists:flatten(lists:join(", ", [atom_to_list(B) || B <- beamscale_bench:available([])])).
 
+wrong_configs() -> [{doc, "Each wrong config gives its exact one-line error: file, line, key."}].
 wrong_configs(Config) ->
     Dir = ?config(priv_dir, Config),
     Results = [begin
@@ -61,6 +65,7 @@ wrong_configs(Config) ->
                end || {N, {Text, Expected}} <- lists:enumerate(cases())],
     ?assertEqual([], [{want, W, got, G} || {W, G} <- Results, W =/= G]).
 
+wrong_options() -> [{doc, "Wrong command-line options give the exact error naming the option."}].
 wrong_options(_Config) ->
     Cases = [{[{schedulers, [0]}],
               "command line: --schedulers: expected a list of counts, {From, To} or all"},
@@ -73,6 +78,7 @@ wrong_options(_Config) ->
                                 beamscale_config:format_error(R)
                             end) || {Overrides, Expected} <- Cases].
 
+good_config() -> [{doc, "examples/quick.config loads with its values and an absolute erl."}].
 good_config(_Config) ->
     File = filename:join(code:lib_dir(beamscale), "../../../../examples/quick.config"),
     {ok, C} = beamscale_config:load(File, []),
@@ -81,6 +87,7 @@ good_config(_Config) ->
     [{otp, Erl}] = maps:get(erls, C),
     ?assertEqual(filename:absname(Erl), Erl).
 
+overrides_win() -> [{doc, "Options override the same keys in the configuration file."}].
 overrides_win(Config) ->
     File = filename:join(?config(priv_dir, Config), "o.config"),
     ok = file:write_file(File, "{schedulers, {1, 3}}.\n{iterations, 5}.\n"),
@@ -88,6 +95,7 @@ overrides_win(Config) ->
     ?assertMatch(#{schedulers := [1, 2, 3], iterations := 2}, C).
 
 %% The command line prints one line and exits 2, without a stack trace.
+cli_exit_code() -> [{doc, "Bad config, option or command: one line of output, exit 2."}].
 cli_exit_code(Config) ->
     File = filename:join(?config(priv_dir, Config), "bad.config"),
     ok = file:write_file(File, "{iterations, 3}.\n\n{version, huge}.\n"),

@@ -5,9 +5,12 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([quick_run/1, bencherl_handler/1, crash_and_hang/1, node_killed/1,
          resume_after_kill/1]).
+-export([quick_run/0, bencherl_handler/0, crash_and_hang/0, node_killed/0, resume_after_kill/0]).
+
+suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [quick_run, bencherl_handler, crash_and_hang, node_killed, resume_after_kill].
 
@@ -24,6 +27,7 @@ init_per_suite(Config) ->
 end_per_suite(_Config) -> ok.
 
 %% big and ets_test on schedulers 1 and 2, 3 iterations: 2 x 2 x 3 rows, sanity passed.
+quick_run() -> [{doc, "A 2x2x3 run writes its rows, run.json and sanity; no node left."}].
 quick_run(Config) ->
     {Dir, Result} = run(Config, "quick", [{benchmarks, [big, ets_test]}, {schedulers, [1, 2]}]),
     #{failures := 0, sanity := Sanity} = Result,
@@ -41,6 +45,7 @@ quick_run(Config) ->
     no_strays().
 
 %% A bencherl handler from the bench path runs unmodified on 2 nodes; its phases are timed apart.
+bencherl_handler() -> [{doc, "A bencherl handler runs unmodified on 2 nodes, phases apart."}].
 bencherl_handler(Config) ->
     {Dir, #{failures := 0, sanity := Sanity}} =
         run(Config, "bencherl", [{benchmarks, [bencherl_style]}, {nodes, [2]},
@@ -55,6 +60,7 @@ bencherl_handler(Config) ->
     ?assertEqual({ok, iolist_to_binary(Expected)}, file:read_file(Out)).
 
 %% A crashing and a hanging benchmark fail with their reasons; the benchmark after them runs.
+crash_and_hang() -> [{doc, "Crash and hang fail with their reasons; the next one runs."}].
 crash_and_hang(Config) ->
     {Dir, #{failures := Failed}} =
         run(Config, "crash", [{benchmarks, [bs_crash, bs_hang, bs_sleep]}, {schedulers, [1]},
@@ -72,6 +78,7 @@ crash_and_hang(Config) ->
 
 %% The node under test is killed from outside mid-iteration: that iteration fails as node_down,
 %% a fresh node runs the rest.
+node_killed() -> [{doc, "A node killed mid-iteration fails it as node_down; the rest run."}].
 node_killed(Config) ->
     Self = self(),
     Scratch = filename:join([?config(priv_dir, Config), "runs", "killed", "scratch", "bs_victim"]),
@@ -87,6 +94,7 @@ node_killed(Config) ->
 
 %% kill -9 of the command line in the middle of a run, then the same command again: every
 %% iteration is measured exactly once, and no node outlives the killed run.
+resume_after_kill() -> [{doc, "Rerun after kill -9 measures each iteration once."}].
 resume_after_kill(Config) ->
     Out = filename:join(?config(priv_dir, Config), "resume"),
     Args = ["run", "--bench", "bs_sleep", "--schedulers", "1,2", "--iterations", "8",

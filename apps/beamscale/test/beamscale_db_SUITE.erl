@@ -4,11 +4,15 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0]).
+-export([all/0, suite/0]).
 -export([start_status_stop/1, usage/1]).
+-export([start_status_stop/0, usage/0]).
+
+suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [start_status_stop, usage].
 
+start_status_stop() -> [{doc, "db start/status/stop on a real mariadbd; none left."}].
 start_status_stop(Config) ->
     %% priv_dir is long: the socket must go elsewhere (sun_path).
     Dir = filename:join(?config(priv_dir, Config), "a_database_directory_with_a_long_name"),
@@ -32,6 +36,7 @@ start_status_stop(Config) ->
     ?assertEqual(1, beamscale_cli:dispatch(["db", "status", "--dir", Dir])),
     ?assertEqual({ok, not_running}, beamscale_db:stop(Opts)).
 
+usage() -> [{doc, "db with no subcommand or an unknown one exits 2."}].
 usage(_Config) ->
     ?assertEqual(2, beamscale_cli:dispatch(["db"])),
     ?assertEqual(2, beamscale_cli:dispatch(["db", "restart"])).

@@ -7,6 +7,7 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([sampled_run_and_report/1, two_load_nodes/1, load_node_time_limit/1]).
+-export([sampled_run_and_report/0, two_load_nodes/0, load_node_time_limit/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
@@ -21,6 +22,7 @@ end_per_suite(_Config) -> ok.
 scenario(Config, Text) -> beamscale_test_load:scenario(Config, "test.scenario", Text).
 
 %% A node beamscale starts (sampled) and a host:port server (nothing to sample).
+sampled_run_and_report() -> [{doc, "The target is sampled; report rebuilds alike; renders."}].
 sampled_run_and_report(Config) ->
     {ok, Srv} = beamscale_target_http:start(#{}),
     Port = beamscale_target_http:port(Srv),
@@ -77,6 +79,7 @@ renders(Config, Dir) ->
 
 %% 2 load nodes share 100 users/s for 3 s against an rpc echo node: the total offered rate is
 %% reached, the rows are the merge of both nodes' figures, and the load nodes are gone after.
+two_load_nodes() -> [{doc, "Two load nodes reach the offered rate, merged; gone after."}].
 two_load_nodes(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "two"),
     S = scenario(Config,
@@ -109,6 +112,7 @@ two_load_nodes(Config) ->
 
 %% Users that would think for a minute on a load node are stopped at the hard limit, and the load
 %% node is gone after (no longer registered with epmd).
+load_node_time_limit() -> [{doc, "Load node users stop at the time limit; node gone."}].
 load_node_time_limit(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "limit"),
     S = scenario(Config,

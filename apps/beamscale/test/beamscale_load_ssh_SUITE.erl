@@ -7,6 +7,7 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([load_node_over_ssh/1, ssh_node_killed_on_its_host/1, wrong_hosts/1]).
+-export([load_node_over_ssh/0, ssh_node_killed_on_its_host/0, wrong_hosts/0]).
 
 -define(SSHD, "/usr/sbin/sshd").
 -define(UP_TIMEOUT_MS, 10000).
@@ -44,6 +45,7 @@ end_per_suite(Config) ->
 
 %% 50 users/s for 2 s run on a load node started through ssh: every session is done there, the
 %% run names the node, and the node is gone after.
+load_node_over_ssh() -> [{doc, "A load node started over ssh runs all sessions; gone after."}].
 load_node_over_ssh(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "ssh"),
     Text = io_lib:format("{targets, [{sut, #{start => #{}}}]}.\n"
@@ -68,6 +70,7 @@ load_node_over_ssh(Config) ->
 
 %% A node started through ssh that does not halt (its OS process stopped with SIGSTOP) is killed
 %% by its host through ssh: the remote twin of the local kill by OS pid.
+ssh_node_killed_on_its_host() -> [{doc, "A SIGSTOPped ssh node is killed on its host."}].
 ssh_node_killed_on_its_host(Config) ->
     Spec = #{erl => "erl", flags => "",
              ssh => #{host => "127.0.0.1", args => ?config(ssh_args, Config)}},
@@ -79,6 +82,7 @@ ssh_node_killed_on_its_host(Config) ->
     ?assertNot(lists:member(Node, nodes())).
 
 %% A wrong host list names what is wrong, with the file and line.
+wrong_hosts() -> [{doc, "Each wrong load_nodes list: error naming file, line and fault."}].
 wrong_hosts(Config) ->
     Cases = [{"{load_nodes, [\"127.0.0.1\", {\"127.0.0.1\", #{port => 22}}]}.",
               "127.0.0.1: unknown key port (known: args, user, erl)"},

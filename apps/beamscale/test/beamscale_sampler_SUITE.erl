@@ -5,11 +5,15 @@
 -module(beamscale_sampler_SUITE).
 -include_lib("common_test/include/ct.hrl").
 
--export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([rows_per_second/1, node_killed/1, run_writes_samples/1, no_sample/1,
          msacc_window/1, msacc_off/1, msacc_late_watch/1]).
+-export([rows_per_second/0, node_killed/0, run_writes_samples/0, no_sample/0, msacc_window/0,
+         msacc_off/0, msacc_late_watch/0]).
 
 -define(WATCH_MS, 3500).
+
+suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [rows_per_second, node_killed, run_writes_samples, no_sample, msacc_window, msacc_off,
           msacc_late_watch].
@@ -21,6 +25,7 @@ init_per_suite(Config) ->
 end_per_suite(_Config) -> ok.
 
 %% Two nodes watched for 3.5 s at the default 1 s interval: 3 ticks and the last part interval.
+rows_per_second() -> [{doc, "Two nodes watched 3.5 s get 3 to 5 ok rows each."}].
 rows_per_second(Config) ->
     Dir = ?config(priv_dir, Config) ++ "/rows",
     [H1, H2] = Handles = [start_node("a"), start_node("b")],
@@ -50,6 +55,7 @@ rows_per_second(Config) ->
 
 %% A node killed with SIGKILL gets one `down' row and no row after it; the sampler lives on and
 %% keeps sampling the other node.
+node_killed() -> [{doc, "A SIGKILLed node ends with one down row; others sampled on."}].
 node_killed(Config) ->
     Dir = ?config(priv_dir, Config) ++ "/killed",
     [Victim, Other] = [start_node("victim"), start_node("other")],
@@ -77,6 +83,7 @@ node_killed(Config) ->
     end.
 
 %% A whole run: samples.csv has rows for every job, the summary a line per benchmark and args.
+run_writes_samples() -> [{doc, "A run writes samples.csv and a summary per bench/args."}].
 run_writes_samples(Config) ->
     Out = ?config(priv_dir, Config) ++ "/runs",
     {ok, Conf} = beamscale_config:load(undefined, [{benchmarks, [big]}, {schedulers, [1, 2]},
@@ -90,6 +97,7 @@ run_writes_samples(Config) ->
     Summary = beamscale_store:read_rows(filename:join(Dir, "samples_summary.csv")),
     2 = length(Summary).
 
+no_sample() -> [{doc, "sample false writes no samples.csv; a bad value is refused."}].
 no_sample(Config) ->
     Out = ?config(priv_dir, Config) ++ "/runs",
     {ok, Conf} = beamscale_config:load(undefined, [{benchmarks, [big]}, {schedulers, [1]},
@@ -101,6 +109,7 @@ no_sample(Config) ->
 
 %% With msacc on for 25 % of each 200 ms interval, the schedulers' msacc counters grow by about a
 %% quarter of the wall time (all of it when always on), and the rows still hold a breakdown.
+msacc_window() -> [{doc, "msacc at 25 % counts ~1/4 of the time; states sum to 100."}].
 msacc_window(Config) ->
     Dir = ?config(priv_dir, Config) ++ "/window",
     [Quarter, Always] = [msacc_counted(Dir ++ integer_to_list(Pct), Pct) || Pct <- [25, 100]],
@@ -112,6 +121,7 @@ msacc_window(Config) ->
     [true = abs(100 - msacc_sum(R)) < 1 || R <- Rows].
 
 %% msacc 0: never switched on, its columns are empty.
+msacc_off() -> [{doc, "msacc 0 is never switched on; the msacc columns stay empty."}].
 msacc_off(Config) ->
     Dir = ?config(priv_dir, Config) ++ "/off",
     0.0 = msacc_counted(Dir, 0),
@@ -120,6 +130,7 @@ msacc_off(Config) ->
 
 %% A node watched between two readings still gets a window in every interval, the last part
 %% one included: every row has a full breakdown.
+msacc_late_watch() -> [{doc, "A node watched late gets full msacc rows throughout."}].
 msacc_late_watch(Config) ->
     Dir = ?config(priv_dir, Config) ++ "/late",
     H = start_node("late"),

@@ -6,6 +6,7 @@
 
 -export([all/0, suite/0]).
 -export([tiny_study/1, bad_version/1, plain_run_phases/1, flag_sets/1]).
+-export([tiny_study/0, bad_version/0, plain_run_phases/0, flag_sets/0]).
 
 %% Sizes divided by 64 beyond short: 256 keys, 4096 operations.
 -define(TINY, #{divisor => 64, iterations => 1, warmups => 0, reader_groups => [1, 8, 64]}).
@@ -14,6 +15,7 @@ suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [flag_sets, tiny_study, bad_version, plain_run_phases].
 
+tiny_study() -> [{doc, "A tiny ETS study: all phases per cell, the expected charts."}].
 tiny_study(Config) ->
     Out = ?config(priv_dir, Config),
     Opts = beamscale_study:defaults(#{study => "ets", out => Out, name => "tiny", quiet => true,
@@ -64,10 +66,12 @@ series_counts(Html) ->
                              [global, {capture, all_but_first, binary}]),
     [binary_to_integer(C) || [C] <- Counts].
 
+bad_version() -> [{doc, "study ets with an unknown --version exits 2."}].
 bad_version(_Config) ->
     ?assertEqual(2, beamscale_cli:dispatch(["study", "ets", "--version", "huge"])).
 
 %% In a plain run (no -ets_bench flag) the few default sets run, each phase its own row.
+plain_run_phases() -> [{doc, "ets_bench in a plain run: a row per phase per set."}].
 plain_run_phases(Config) ->
     Out = ?config(priv_dir, Config),
     ?assertEqual(0, beamscale_cli:dispatch(["run", "--bench", "ets_bench", "--schedulers", "1",
@@ -81,6 +85,7 @@ plain_run_phases(Config) ->
     ?assertEqual(length(Args) * 3 * 2, length(Rows)).
 
 %% The flag sets carry the selection, the lock counts, and the seed and divisor when given.
+flag_sets() -> [{doc, "Flag sets carry selection, lock counts, seed and divisor."}].
 flag_sets(_Config) ->
     Default = beamscale_study_ets:flag_sets(undefined, #{}),
     ?assertEqual([matrix, rg1, rg2, rg4, rg8, rg16, rg32, rg64], [A || {A, _} <- Default]),

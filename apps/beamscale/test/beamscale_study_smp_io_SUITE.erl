@@ -5,8 +5,11 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([smp_io/1, pollset/1, pollset_resume/1]).
+-export([smp_io/0, pollset/0, pollset_resume/0]).
+
+suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [smp_io, pollset, pollset_resume].
 
@@ -30,6 +33,7 @@ end_per_suite(Config) ->
     end,
     Config.
 
+smp_io() -> [{doc, "The smp-io study writes a checked levels.csv row per cell and 6 charts."}].
 smp_io(Config) ->
     ?assertMatch(P when is_list(P), ?config(db_pid, Config)),
     Opts = opts(Config, "smp"),
@@ -51,6 +55,7 @@ smp_io(Config) ->
     ?assertMatch({_, _}, binary:match(Html, <<"transaction / dirty">>)),
     no_strays(Config).
 
+pollset() -> [{doc, "The pollset study writes 2 checked levels and its charts."}].
 pollset(Config) ->
     {ok, Dir} = beamscale_study_pollset:run(opts(Config, "poll"), test),
     Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
@@ -74,6 +79,7 @@ pollset(Config) ->
     no_strays(Config).
 
 %% A killed run leaves a half line: the rerun drops it and runs only the missing level.
+pollset_resume() -> [{doc, "A rerun after a half-written line redoes only the missing level."}].
 pollset_resume(Config) ->
     Opts = opts(Config, "poll"),
     File = filename:join([maps:get(out, Opts), "poll", "levels.csv"]),

@@ -9,6 +9,9 @@
 -export([phases_and_results/1, same_output_any_schedulers/1, accepted_and_refused/1,
          refused_fails_iteration/1, argument_sets/1, nothing_left_behind/1,
          dead_worker_fails_phase/1]).
+-export([phases_and_results/0, same_output_any_schedulers/0, accepted_and_refused/0,
+         refused_fails_iteration/0, argument_sets/0, nothing_left_behind/0,
+         dead_worker_fails_phase/0]).
 
 -define(M, beamscale_bench_ets_bench).
 -define(SEED, 42).
@@ -44,6 +47,7 @@ kind(K, Mix) when K =< 2 * Mix -> lookup;
 kind(K, _) when K rem 2 =:= 1 -> insert;
 kind(_, _) -> delete.
 
+phases_and_results() -> [{doc, "Phases timed apart; output counts match the seed's."}].
 phases_and_results(_Config) ->
     [begin
          Args = [Type, Opt, Mix, {?KEYS, ?OPS, ?SEED}],
@@ -68,6 +72,7 @@ phases_and_results(_Config) ->
                                  {set, {locks, 256}, 90}]].
 
 %% One worker per online scheduler, and the same output with one or two.
+same_output_any_schedulers() -> [{doc, "Same output with 1 scheduler online as with all."}].
 same_output_any_schedulers(_Config) ->
     Args = [set, w, 90, {?KEYS, ?OPS, ?SEED}],
     Outputs = [begin
@@ -77,6 +82,7 @@ same_output_any_schedulers(_Config) ->
                end || S <- lists:usort([1, erlang:system_info(schedulers)])],
     ?assertEqual(1, length(lists:usort(Outputs))).
 
+accepted_and_refused() -> [{doc, "Options accepted, refused, honoured as the runtime allows."}].
 accepted_and_refused(_Config) ->
     [?assert(?M:accepted(T, O)) || T <- [set, ordered_set],
                                     O <- beamscale_bench_ets_workload:options(T)],
@@ -89,10 +95,12 @@ accepted_and_refused(_Config) ->
     ?assertEqual(erlang:system_info(schedulers) > 1, ?M:honoured(set, {locks, 1024})),
     ?assert(?M:honoured(set, rw)).
 
+refused_fails_iteration() -> [{doc, "A refused option fails the iteration, says so."}].
 refused_fails_iteration(_Config) ->
     {error, {refused, _}, [], Out} = iteration([ordered_set, {locks, 64}, 90, {10, 10, 1}]),
     ?assertNotEqual(nomatch, binary:match(Out, <<"refused">>)).
 
+argument_sets() -> [{doc, "Each selection gives its argument sets, counted, no repeats."}].
 argument_sets(_Config) ->
     Size = {10, 100, 1},
     All = fun(_, _) -> true end,
@@ -111,6 +119,7 @@ argument_sets(_Config) ->
     ?assertEqual(beamscale_bench_ets_workload:sizes(short), {Keys, Ops}).
 
 %% The table and the workers are gone when an iteration ends.
+nothing_left_behind() -> [{doc, "After an iteration its table and workers are gone."}].
 nothing_left_behind(_Config) ->
     Before = length(processes()),
     Tabs = length(ets:all()),
@@ -120,6 +129,7 @@ nothing_left_behind(_Config) ->
     ?assert(length(processes()) =< Before + 1).
 
 %% A worker that dies fails the phase instead of hanging it; the table goes with its owner.
+dead_worker_fails_phase() -> [{doc, "A killed worker fails the phase; the table goes."}].
 dead_worker_fails_phase(_Config) ->
     Args = [set, rw, 90, {?KEYS, ?OPS, ?SEED}],
     {{continue, ignore}, #{workers := [W | _], tab := Tab} = State} = ?M:run(Args, [], []),

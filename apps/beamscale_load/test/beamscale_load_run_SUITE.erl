@@ -5,9 +5,13 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([rpc_call_and_cast/1, http_keepalive/1, tcp_length_and_delimiter/1, loops_and_think/1,
          coordinated_omission/1, hard_time_limit/1]).
+-export([rpc_call_and_cast/0, http_keepalive/0, tcp_length_and_delimiter/0, loops_and_think/0,
+         coordinated_omission/0, hard_time_limit/0]).
+
+suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [rpc_call_and_cast, http_keepalive, tcp_length_and_delimiter, loops_and_think,
           coordinated_omission, hard_time_limit].
@@ -27,6 +31,7 @@ run(S, Targets) ->
     {ok, R} = beamscale_load_run:run(S, Targets, #{seed => 42}),
     R.
 
+rpc_call_and_cast() -> [{doc, "rpc calls and casts on a peer; errors, timeouts counted."}].
 rpc_call_and_cast(_Config) ->
     {ok, H} = beamscale_node:start("rpc", #{erl => os:find_executable("erl"), flags => "",
                                             schedulers => 1}),
@@ -52,6 +57,7 @@ rpc_call_and_cast(_Config) ->
         beamscale_node:stop(H)
     end.
 
+http_keepalive() -> [{doc, "HTTP sessions of 20 requests; a wrong status is an error."}].
 http_keepalive(_Config) ->
     {ok, Srv} = beamscale_target_http:start(#{}),
     Port = beamscale_target_http:port(Srv),
@@ -73,6 +79,7 @@ http_keepalive(_Config) ->
     end.
 
 %% An echo server that answers each line "ping\n" with 4 bytes "pong" and then "ok\n".
+tcp_length_and_delimiter() -> [{doc, "TCP replies read by length and by delimiter."}].
 tcp_length_and_delimiter(_Config) ->
     {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}, {packet, line}]),
     {ok, Port} = inet:port(L),
@@ -105,6 +112,7 @@ tcp_serve(S) ->
     end.
 
 %% A session of 3 x (think 100 ms) lasts about 300 ms; a transaction around it is measured.
+loops_and_think() -> [{doc, "3 x think 100 ms takes ~300 ms; its transaction counted."}].
 loops_and_think(_Config) ->
     S = scenario("{targets, [{n, #{node => 'x@h'}}]}.\n"
                  "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
@@ -120,6 +128,7 @@ loops_and_think(_Config) ->
 %% A server that holds replies during the last 0.5 s of every 2 s: users pace requests every
 %% 5 ms, so about a quarter of the intended requests fall in stalls. From the send, only the one
 %% request per user caught in a stall is slow; from the intended start, all those delayed are.
+coordinated_omission() -> [{doc, "Latency from intended start shows stalls; from send not."}].
 coordinated_omission(_Config) ->
     {ok, Srv} = beamscale_target_http:start(#{stall => {500, 2000}}),
     Port = beamscale_target_http:port(Srv),
@@ -140,6 +149,7 @@ coordinated_omission(_Config) ->
     end.
 
 %% Users that would run for a minute are stopped at the hard limit.
+hard_time_limit() -> [{doc, "Users thinking a minute stop at the 2 s limit; none left."}].
 hard_time_limit(_Config) ->
     S = scenario("{targets, [{n, #{node => 'x@h'}}]}.\n"
                  "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"

@@ -4,8 +4,11 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([write_and_read/1, reopen/1]).
+-export([write_and_read/0, reopen/0]).
+
+suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [write_and_read, reopen].
 
@@ -15,6 +18,7 @@ init_per_suite(Config) ->
 
 end_per_suite(_Config) -> ok.
 
+write_and_read() -> [{doc, "Mnesia target: writes and reads both ways, settings applied."}].
 write_and_read(Config) ->
     {ok, #{node := Node} = H} = beamscale_target_peer:start("mnesia"),
     try
@@ -38,6 +42,7 @@ write_and_read(Config) ->
     end.
 
 %% Stop Mnesia and start it again on the same directory: the records are there, new keys follow.
+reopen() -> [{doc, "Mnesia restarted on its directory keeps its records."}].
 reopen(Config) ->
     {ok, #{node := Node} = H} = beamscale_target_peer:start("mnesia"),
     try

@@ -6,10 +6,13 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([driver_on_default_path/1, pool_of_one/1, pool_of_several/1, db_hangs/1, db_down/1]).
+-export([driver_on_default_path/0, pool_of_one/0, pool_of_several/0, db_hangs/0, db_down/0]).
 
 %% In this order: db_down stops the database.
+suite() -> [{timetrap, {minutes, 2}}].
+
 all() -> [driver_on_default_path, pool_of_one, pool_of_several, db_hangs, db_down].
 
 %% Failures are kept in the config and fail each test case: a failing init_per_suite would
@@ -33,12 +36,14 @@ end_per_suite(Config) ->
     end.
 
 %% The node under test finds Debian's p1_mysql on its own default code path.
+driver_on_default_path() -> [{doc, "The peer finds Debian's p1_mysql on its code path."}].
 driver_on_default_path(Config) ->
     {Node, _} = setup(Config),
     Path = erpc:call(Node, code, which, [p1_mysql_conn]),
     ?assertEqual(erpc:call(Node, code, lib_dir, []),
                  filename:dirname(filename:dirname(filename:dirname(Path)))).
 
+pool_of_one() -> [{doc, "A pool of one connection writes and reads back each record."}].
 pool_of_one(Config) ->
     {Node, File} = setup(Config),
     Call = fun(F, A) -> erpc:call(Node, beamscale_target_mysql, F, A, 60000) end,
@@ -49,6 +54,7 @@ pool_of_one(Config) ->
     ?assertEqual(ok, Call(stop, [])).
 
 %% Eight concurrent sessions through a pool of four: every write lands, with distinct keys.
+pool_of_several() -> [{doc, "8 writers through a pool of 4: every write lands."}].
 pool_of_several(Config) ->
     {Node, File} = setup(Config),
     Call = fun(F, A) -> erpc:call(Node, beamscale_target_mysql, F, A, 60000) end,
@@ -63,6 +69,7 @@ pool_of_several(Config) ->
     ?assertEqual(ok, Call(stop, [])).
 
 %% A server that accepts but never answers: start fails within the timeout, no hang.
+db_hangs() -> [{doc, "A server that never answers fails start within the timeout."}].
 db_hangs(Config) ->
     {Node, _} = setup(Config),
     {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
@@ -75,6 +82,7 @@ db_hangs(Config) ->
     ok = gen_tcp:close(L).
 
 %% The database goes away under a started pool: writes and reads fail fast with the count so far.
+db_down() -> [{doc, "With the database gone, writes and reads fail fast."}].
 db_down(Config) ->
     {Node, File} = setup(Config),
     Call = fun(F, A) -> erpc:call(Node, beamscale_target_mysql, F, A, 60000) end,

@@ -4,12 +4,17 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, inet/1, socket/1]).
+-export([all/0, suite/0, inet/1, socket/1]).
+-export([inet/0, socket/0]).
+
+suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [inet, socket].
 
+inet() -> [{doc, "The proxy (inet backend) forwards both ways; stop closes it."}].
 inet(_Config) -> forwards(inet).
 
+socket() -> [{doc, "The proxy (socket backend) forwards both ways; stop closes it."}].
 socket(_Config) -> forwards(socket).
 
 forwards(Backend) ->
