@@ -1,22 +1,23 @@
 %% The sampler against real peer nodes: rows at about one per interval per node, a node killed
 %% from outside ends its sampling cleanly, the counters are off on the node afterwards, and a run
 %% through the coordinator leaves samples.csv and its summary in the run directory; microstate
-%% accounting is on for its share of each interval only.
+%% accounting is on for its share of each interval only. A sampler that cannot open its run
+%% directory says so at start, and one whose owner dies ends with it.
 -module(beamscale_sampler_SUITE).
 -include_lib("common_test/include/ct.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([rows_per_second/1, node_killed/1, run_writes_samples/1, no_sample/1,
-         msacc_window/1, msacc_off/1, msacc_late_watch/1]).
+         msacc_window/1, msacc_off/1, msacc_late_watch/1, bad_dir/1, owner_dies/1]).
 -export([rows_per_second/0, node_killed/0, run_writes_samples/0, no_sample/0, msacc_window/0,
-         msacc_off/0, msacc_late_watch/0]).
+         msacc_off/0, msacc_late_watch/0, bad_dir/0, owner_dies/0]).
 
 -define(WATCH_MS, 3500).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [rows_per_second, node_killed, run_writes_samples, no_sample, msacc_window, msacc_off,
-          msacc_late_watch].
+          msacc_late_watch, bad_dir, owner_dies].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -146,6 +147,52 @@ msacc_late_watch(Config) ->
         [true = abs(100 - msacc_sum(R)) < 1 || R <- Rows]
     after
         beamscale_node:stop(H)
+    end.
+
+%% A run directory under a regular file cannot be created: start says so at once, no process is
+%% left behind, and calls on `none' stay no-ops.
+bad_dir() -> [{doc, "A sampler whose run directory cannot be made returns an error at start."}].
+bad_dir(Config) ->
+    File = filename:join(?config(priv_dir, Config), "plain_file"),
+    ok = file:write_file(File, <<"not a directory">>),
+    Before = erlang:processes(),
+    T0 = erlang:monotonic_time(millisecond),
+    {error, Reason} = beamscale_sampler:start(#{dir => filename:join(File, "run"),
+                                                bench => <<"b">>, env => <<"e">>}),
+    Ms = erlang:monotonic_time(millisecond) - T0,
+    ct:pal("start failed in ~b ms: ~p", [Ms, Reason]),
+    true = Ms < 5000,
+    ok = no_sampler_left(Before, 50),
+    ok = beamscale_sampler:watch(none, []),
+    ok = beamscale_sampler:stop(none).
+
+%% The sampler ends when the process that started it ends, without a stop, and still rewrites
+%% the summary; calls on the ended sampler are no-ops.
+owner_dies() -> [{doc, "A sampler ends with its owner and still rewrites the summary."}].
+owner_dies(Config) ->
+    Dir = ?config(priv_dir, Config) ++ "/owner",
+    Self = self(),
+    Owner = spawn(fun() ->
+                          Self ! {sampler, beamscale_sampler:start(#{dir => Dir, bench => <<"b">>,
+                                                                     env => <<"e">>})},
+                          receive die -> ok end
+                  end),
+    S = receive {sampler, {ok, Pid}} -> Pid after 5000 -> ct:fail(no_sampler) end,
+    Ref = monitor(process, S),
+    true = is_process_alive(S),
+    Owner ! die,
+    receive {'DOWN', Ref, process, S, normal} -> ok after 5000 -> ct:fail(sampler_lives_on) end,
+    true = filelib:is_regular(filename:join(Dir, "samples_summary.csv")),
+    ok = beamscale_sampler:set_args(S, <<"[1]">>),
+    ok = beamscale_sampler:stop(S).
+
+%% A failed init acknowledges before it exits: give the process a moment to be gone.
+no_sampler_left(Before, Tries) ->
+    case [P || P <- erlang:processes() -- Before,
+               proc_lib:translate_initial_call(P) =:= {beamscale_sampler, init, 1}] of
+        [] -> ok;
+        Left when Tries =:= 0 -> {left, Left};
+        _ -> timer:sleep(20), no_sampler_left(Before, Tries - 1)
     end.
 
 %% The share of 2 s of wall time the node's normal schedulers counted in msacc while watched.

@@ -48,15 +48,21 @@ run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().
 format_error({?MODULE, {load_nodes, R}}) -> io_lib:format("cannot start load nodes: ~0tp", [R]);
+format_error({?MODULE, {sampler, R}}) -> io_lib:format("cannot start the sampler: ~0tp", [R]);
 format_error({?MODULE, R}) -> io_lib:format("load run failed: ~0tp", [R]).
 
 measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes) ->
     Started = beamscale_runinfo:now_iso(),
     {Watched, Notes} = watched(Scenario, Targets),
-    {ok, Sampler} = beamscale_sampler:start(
-                      #{dir => Dir, bench => <<"load">>, env => label(Scenario, Opts),
-                        interval => maps:get(sample_interval, Opts, 1000),
-                        msacc => msacc(Opts)}),
+    case beamscale_sampler:start(#{dir => Dir, bench => <<"load">>, env => label(Scenario, Opts),
+                                   interval => maps:get(sample_interval, Opts, 1000),
+                                   msacc => msacc(Opts)}) of
+        {ok, Sampler} -> measure(Scenario, Targets, Opts, LoadNodes, Sampler, Watched,
+                                 #{started => Started, notes => Notes});
+        {error, Reason} -> {error, {?MODULE, {sampler, Reason}}}
+    end.
+
+measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes, Sampler, Watched, Info0) ->
     ok = beamscale_sampler:set_args(Sampler, phase_name(Scenario, 0.5)),
     ok = beamscale_sampler:watch(Sampler, Watched),
     {ok, Csv} = file:open(filename:join(Dir, "load.csv"), [write]),
@@ -74,8 +80,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes) ->
              end,
     case Result of
         {ok, R} ->
-            Info = #{started => Started, notes => Notes, load_nodes => LoadNodes,
-                     sampled => [N || #{target := N} <- Watched]},
+            Info = Info0#{load_nodes => LoadNodes, sampled => [N || #{target := N} <- Watched]},
             write(Dir, Scenario, R, Info, Opts);
         {error, _} = Error -> Error
     end.

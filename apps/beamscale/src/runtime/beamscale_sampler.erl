@@ -4,9 +4,14 @@
 %% (docs/samples.md). Watching a node switches `scheduler_wall_time' and microstate accounting on
 %% there; unwatching (or the sampler's end) switches them off. A node that dies gets a `down' row
 %% and is not sampled again; the sampler never takes the run down with it.
+%%
+%% A `gen_server' (after erlperf's `erlperf_monitor'): `start/1' returns once the run directory
+%% and `samples.csv' are open, or `{error, Reason}'; readings come from an absolute-time tick.
 -module(beamscale_sampler).
+-behaviour(gen_server).
 
 -export([start/1, watch/2, unwatch/2, set_args/2, stop/1, write_summary/1, defaults/0]).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 -export_type([opts/0, sampler/0, watched/0]).
 
 %% `interval': ms between readings (default 1000); `msacc': the share (%) of each interval
@@ -14,16 +19,29 @@
 %% columns of an interval it counted nothing in are empty, `beamscale_sample_calc:msacc/2').
 -type opts() :: #{dir := file:filename(), bench := binary(), env := binary(),
                   interval => pos_integer(), msacc => 0..100, lcnt_top => pos_integer()}.
+%% `none' stands for no sampling: every call on it is a no-op.
 -type sampler() :: pid() | none.
 %% A node to watch: a `beamscale_node' handle, or any node on this host with its OS pid.
 -type watched() :: #{node := node(), os_pid := string(), atom() => term()}.
+-type state() :: #{opts := map(), fd := file:io_device(), owner := reference(),
+                   nodes := #{node() => map()}, args := binary(), next := integer(),
+                   cores := pos_integer(), ticks := pos_integer()}.
 
 -define(DEFAULT_INTERVAL, 1000).
 -define(DEFAULT_MSACC_PCT, 10).
 -define(LCNT_TOP, 10).
+%% A reading is late past half the default interval: the node gets a `timeout' row and is asked
+%% again at the next tick instead of delaying the other nodes' rows (docs/samples.md).
 -define(READ_TIMEOUT, 500).
+%% Starting and stopping the probe and collecting lcnt are one-off calls; a node that does not
+%% answer them in this time is taken for down and let go.
 -define(RPC_TIMEOUT, 5000).
+%% A call may let go of several nodes (a few RPC_TIMEOUTs each) and rewrite the summary; past
+%% this the caller goes on without the sampler rather than hang the run.
 -define(CALL_TIMEOUT, 60000).
+%% Init only creates the directory, opens samples.csv and asks getconf for CLK_TCK; slower than
+%% this means a hung file system, and the job fails instead of waiting on it.
+-define(START_TIMEOUT, 30000).
 -define(PROBE, beamscale_bench_probe).
 -define(LCNT_HEADER,
         [benchmark, env, node, status, lock, tries, collisions, collision_pct, wait_us]).
@@ -33,12 +51,13 @@
 defaults() ->
     #{interval => ?DEFAULT_INTERVAL, msacc => ?DEFAULT_MSACC_PCT, lcnt_top => ?LCNT_TOP}.
 
-%% @doc Start a sampler for one job; it ends when stopped or when its caller ends.
--spec start(opts()) -> {ok, pid()}.
-start(Opts0) ->
-    Opts = options(Opts0),
-    Owner = self(),
-    {ok, proc_lib:spawn(fun() -> init(Owner, Opts) end)}.
+%% @doc Start a sampler for one job; it ends when stopped or when its caller ends. Returns
+%% `{error, Reason}' if the run directory or `samples.csv' cannot be opened.
+-spec start(opts()) -> {ok, pid()} | {error, term()}.
+start(Opts) ->
+    %% Not linked, so a sampler that crashes never takes the run down; it monitors its caller
+    %% instead, to end with it.
+    gen_server:start(?MODULE, {self(), options(Opts)}, [{timeout, ?START_TIMEOUT}]).
 
 %% @doc Start sampling these nodes (handles of `beamscale_node', or nodes with their OS pid).
 -spec watch(sampler(), [watched()]) -> ok.
@@ -68,28 +87,57 @@ write_summary(Dir) ->
 options(Opts) ->
     maps:merge(defaults(), Opts).
 
-init(Owner, #{dir := Dir, interval := Interval} = Opts) ->
+%% @private
+-spec init({pid(), opts()}) -> {ok, state()} | {stop, term()}.
+init({Owner, #{dir := Dir, interval := Interval} = Opts}) ->
     OwnerRef = monitor(process, Owner),
-    ok = filelib:ensure_path(Dir),
-    {_, Fd} = beamscale_store:open_csv(filename:join(Dir, "samples.csv"),
-                                       beamscale_sample_calc:columns()),
-    Next = now_ms() + Interval,
-    _ = erlang:send_after(Next, self(), tick, [{abs, true}]),
-    loop(#{opts => Opts, fd => Fd, owner => OwnerRef, nodes => #{}, args => <<>>,
-           next => Next, cores => beamscale_os:logical_cores(), ticks => clock_ticks()}).
+    case open_samples(Dir) of
+        {ok, Fd} ->
+            Next = now_ms() + Interval,
+            _ = erlang:send_after(Next, self(), tick, [{abs, true}]),
+            {ok, #{opts => Opts, fd => Fd, owner => OwnerRef, nodes => #{}, args => <<>>,
+                   next => Next, cores => beamscale_os:logical_cores(),
+                   ticks => clock_ticks()}};
+        {error, Reason} ->
+            {stop, Reason}
+    end.
 
-loop(#{owner := OwnerRef} = State) ->
-    receive
-        tick -> loop(tick(State));
-        {call, From, Ref, stop} ->
-            finish(State),
-            From ! {Ref, ok};
-        {call, From, Ref, Request} ->
-            State1 = handle(Request, State),
-            From ! {Ref, ok},
-            loop(State1);
-        {'DOWN', OwnerRef, process, _, _} ->
-            finish(State)
+%% @private
+-spec handle_call(term(), gen_server:from(), state()) ->
+    {reply, ok, state()} | {stop, normal, ok, state()}.
+handle_call(stop, _From, State) ->
+    finish(State),
+    {stop, normal, ok, State};
+handle_call(Request, _From, State) ->
+    {reply, ok, handle(Request, State)}.
+
+%% @private
+-spec handle_cast(term(), state()) -> {noreply, state()}.
+handle_cast(_Request, State) -> {noreply, State}.
+
+%% @private
+-spec handle_info(term(), state()) -> {noreply, state()} | {stop, normal, state()}.
+handle_info(tick, State) ->
+    {noreply, tick(State)};
+handle_info({'DOWN', OwnerRef, process, _, _}, #{owner := OwnerRef} = State) ->
+    finish(State),
+    {stop, normal, State};
+handle_info(_Stray, State) ->
+    %% e.g. a late erpc reply; nothing else is expected.
+    {noreply, State}.
+
+%% The directory and samples.csv (kept if there, as on a rerun); `open_csv' crashes on errors.
+open_samples(Dir) ->
+    case filelib:ensure_path(Dir) of
+        ok ->
+            File = filename:join(Dir, "samples.csv"),
+            try beamscale_store:open_csv(File, beamscale_sample_calc:columns()) of
+                {_, Fd} -> {ok, Fd}
+            catch
+                error:Reason -> {error, {File, Reason}}
+            end;
+        {error, Reason} ->
+            {error, {Dir, Reason}}
     end.
 
 handle({watch, Handles}, State) -> lists:foldl(fun add_node/2, State, Handles);
@@ -209,14 +257,9 @@ pct(Part, Whole) -> round(10000 * Part / Whole) / 100.
 
 call(none, _Request) -> ok;
 call(Pid, Request) ->
-    Ref = monitor(process, Pid),
-    Pid ! {call, self(), Ref, Request},
-    receive
-        {Ref, Reply} -> demonitor(Ref, [flush]), Reply;
-        {'DOWN', Ref, process, Pid, _} -> ok
-    after ?CALL_TIMEOUT ->
-        demonitor(Ref, [flush]),
-        ok
+    try gen_server:call(Pid, Request, ?CALL_TIMEOUT)
+    catch
+        exit:_ -> ok
     end.
 
 stamp() -> #{mono => now_us(), wall => erlang:system_time(microsecond)}.

@@ -133,9 +133,13 @@ level(Cell, L, #{rate := Rate, hold_s := Hold} = Level, Handles, Targets, Run) -
 
 %% The one place a load runs and is sampled: the load generator against the targets, the
 %% sampler on the nodes, the sample summary of the level back.
-exec(Scenario, Targets, Handles, #{bench := B, env := E, args := A}, #{dir := Dir} = Run) ->
-    {ok, S} = beamscale_sampler:start(#{dir => Dir, bench => B, env => E,
-                                        interval => ?SAMPLE_MS}),
+exec(Scenario, Targets, Handles, #{bench := B, env := E} = Meta, #{dir := Dir} = Run) ->
+    case beamscale_sampler:start(#{dir => Dir, bench => B, env => E, interval => ?SAMPLE_MS}) of
+        {ok, S} -> exec(Scenario, Targets, Handles, Meta, Run, S);
+        {error, Reason} -> {error, {sampler, Reason}}
+    end.
+
+exec(Scenario, Targets, Handles, #{bench := B, env := E, args := A}, #{dir := Dir} = Run, S) ->
     ok = beamscale_sampler:set_args(S, A),
     ok = beamscale_sampler:watch(S, Handles),
     Result = try beamscale_load_run:run(Scenario, Targets, #{seed => maps:get(seed, Run)})

@@ -34,7 +34,14 @@ run(Dir, Store, Config, Mode) ->
     write_run_json(Dir, Info#{end_time => null}),
     Benchmarks = benchmarks(Config),
     Jobs = beamscale_plan:jobs(Config, Benchmarks),
-    Progress = beamscale_progress:start(length(Jobs), Mode),
+    case beamscale_progress:start(length(Jobs), Mode) of
+        {ok, Progress} -> run_jobs(Dir, Store, Config, Info, Jobs, Progress);
+        {error, Reason} ->
+            ok = beamscale_store:close(Store),
+            {error, {?MODULE, {progress, Reason}}}
+    end.
+
+run_jobs(Dir, Store, Config, Info, Jobs, Progress) ->
     Ctx0 = #{code => beamscale_executor:code(), bench_path => maps:get(bench_path, Config),
              cores => beamscale_os:logical_cores(), scratch => filename:join(Dir, "scratch"),
              sample => maps:get(sample, Config), msacc => maps:get(msacc, Config)},

@@ -30,9 +30,13 @@ code() -> beamscale_code:apps([beamscale_bench]).
 %% job's nodes while they are up (docs/samples.md), unless the context's `sample' is `false'.
 -spec run(beamscale_plan:job(), context(), beamscale_store:store()) -> beamscale_store:store().
 run(Job, Ctx, Store) ->
-    Sampler = start_sampler(Job, Ctx, Store),
-    try run_job(Job, Ctx#{sampler => Sampler}, Store)
-    after beamscale_sampler:stop(Sampler)
+    case start_sampler(Job, Ctx, Store) of
+        {ok, Sampler} ->
+            try run_job(Job, Ctx#{sampler => Sampler}, Store)
+            after beamscale_sampler:stop(Sampler)
+            end;
+        {error, Reason} ->
+            job_failed({sampler, Reason}, none, Job, Ctx, Store)
     end.
 
 run_job(#{bench := Bench, env := Env} = Job, Ctx, Store) ->
@@ -73,12 +77,11 @@ stop_env(Ctx, Nodes) ->
 
 start_sampler(#{bench := Bench, env := Env}, Ctx, Store) ->
     case maps:get(sample, Ctx, false) of
-        false -> none;
+        false -> {ok, none};
         Ms ->
             Opts = #{dir => beamscale_store:dir(Store), bench => atom_to_binary(Bench),
                      env => beamscale_format_env:key(Env), interval => Ms},
-            {ok, Pid} = beamscale_sampler:start(maps:merge(Opts, maps:with([msacc], Ctx))),
-            Pid
+            beamscale_sampler:start(maps:merge(Opts, maps:with([msacc], Ctx)))
     end.
 
 sampler(Ctx) -> maps:get(sampler, Ctx, none).

@@ -1,18 +1,22 @@
 %% @doc Progress of a long run: one live line on a terminal (job k of N, benchmark, environment,
 %% elapsed and estimated time left), plain lines otherwise, nothing with `quiet'.
 %%
-%% A small process owns the line, so the executor can report events through a plain fun; the
-%% state and the text of the line are pure (`new/2', `at_job/3', `line/1').
+%% A small `gen_server' owns the line, so the executor can report events through a plain fun;
+%% the state and the text of the line are pure (`new/2', `at_job/3', `line/1').
 -module(beamscale_progress).
+-behaviour(gen_server).
 
 -export([start/2, job/3, event/2, finish/1]).
 -export([new/2, at_job/3, line/1, mode/0]).
+-export([init/1, handle_call/3, handle_cast/2]).
 -export_type([progress/0, mode/0]).
 
 -type mode() :: live | plain | quiet.
 -opaque progress() :: #{mode := mode(), total := non_neg_integer(), k := non_neg_integer(),
                         started := integer(), label := iodata(), detail := iodata()}.
 
+%% Clearing the line is one write; a printer that takes longer is stuck on its output, and the
+%% run ends without it rather than hang.
 -define(FINISH_TIMEOUT, 5000).
 
 %% @doc The mode for this process's standard output: live on a terminal, plain otherwise.
@@ -26,32 +30,27 @@ mode() ->
         _ -> plain
     end.
 
-%% @doc Start showing the progress of `Total' jobs; the process is linked to the caller.
--spec start(non_neg_integer(), mode()) -> pid().
+%% @doc Start showing the progress of `Total' jobs; the process is linked to the caller, so
+%% it ends with the run.
+-spec start(non_neg_integer(), mode()) -> {ok, pid()} | {error, term()}.
 start(Total, Mode) ->
-    spawn_link(fun() -> loop(new(Total, Mode)) end).
+    %% No timeout: init only builds the state, and cannot fail or hang.
+    gen_server:start_link(?MODULE, {Total, Mode}, []).
 
 %% @doc Job `K' starts; `Label' names its benchmark and environment.
 -spec job(pid(), pos_integer(), iodata()) -> ok.
-job(Pid, K, Label) ->
-    Pid ! {job, K, Label},
-    ok.
+job(Pid, K, Label) -> gen_server:cast(Pid, {job, K, Label}).
 
 %% @doc Something happened inside the current job.
 -spec event(pid(), beamscale_executor:event()) -> ok.
-event(Pid, Event) ->
-    Pid ! {event, Event},
-    ok.
+event(Pid, Event) -> gen_server:cast(Pid, {event, Event}).
 
-%% @doc End the live line and stop; returns once everything is printed.
+%% @doc End the live line and stop; returns once everything is printed (or the printer is gone).
 -spec finish(pid()) -> ok.
 finish(Pid) ->
-    Ref = monitor(process, Pid),
-    Pid ! {finish, self(), Ref},
-    receive
-        {Ref, done} -> demonitor(Ref, [flush]), ok;
-        {'DOWN', Ref, process, Pid, _} -> ok
-    after ?FINISH_TIMEOUT -> ok
+    try gen_server:call(Pid, finish, ?FINISH_TIMEOUT)
+    catch
+        exit:_ -> ok
     end.
 
 %% @doc A fresh state for `Total' jobs.
@@ -79,18 +78,25 @@ line(#{total := Total, k := K, started := T0, label := Label, detail := Detail})
 
 %%% Internals
 
-loop(P) ->
-    receive
-        {job, K, Label} ->
-            P1 = at_job(P, K, Label),
-            show(P1),
-            loop(P1);
-        {event, Event} ->
-            loop(handle(P, Event));
-        {finish, From, Ref} ->
-            clear_line(P),
-            From ! {Ref, done}
-    end.
+%% @private
+-spec init({non_neg_integer(), mode()}) -> {ok, progress()}.
+init({Total, Mode}) -> {ok, new(Total, Mode)}.
+
+%% @private
+-spec handle_call(finish, gen_server:from(), progress()) -> {stop, normal, ok, progress()}.
+handle_call(finish, _From, P) ->
+    clear_line(P),
+    {stop, normal, ok, P}.
+
+%% @private
+-spec handle_cast({job, pos_integer(), iodata()} | {event, beamscale_executor:event()},
+                  progress()) -> {noreply, progress()}.
+handle_cast({job, K, Label}, P) ->
+    P1 = at_job(P, K, Label),
+    show(P1),
+    {noreply, P1};
+handle_cast({event, Event}, P) ->
+    {noreply, handle(P, Event)}.
 
 handle(P, {iteration, warmup, _}) -> detail(P, "warm-up");
 handle(P, {iteration, N, I}) -> detail(P, io_lib:format("iteration ~b/~b", [N, I]));
