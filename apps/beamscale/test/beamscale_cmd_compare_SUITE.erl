@@ -23,7 +23,7 @@ same_data(Config) ->
     A = run(Config, "same-a", #{}),
     B = run(Config, "same-b", #{}),
     Results = beamscale_stats_compare:compare(beamscale_store:measurements(A),
-                                        beamscale_store:measurements(B)),
+                                              beamscale_store:measurements(B)),
     ?assertEqual(4, length(Results)),
     [?assertMatch(#{significant := false, ratio := 1.0, p := 1.0}, R) || R <- Results],
     ?assertEqual(0, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "10"])),
@@ -35,7 +35,7 @@ other_noise(Config) ->
     A = run(Config, "noise-a", #{seed => 11}),
     B = run(Config, "noise-b", #{seed => 97}),
     Results = beamscale_stats_compare:compare(beamscale_store:measurements(A),
-                                        beamscale_store:measurements(B)),
+                                              beamscale_store:measurements(B)),
     ?assertEqual([], [R || #{significant := true} = R <- Results]).
 
 slowed() -> [{doc, "A benchmark 30 % slower is named and fails a 10 % gate, not a 50 % one."}].
@@ -43,7 +43,7 @@ slowed(Config) ->
     A = run(Config, "slow-a", #{seed => 5}),
     B = run(Config, "slow-b", #{seed => 6, slow => #{<<"ets_test">> => 1.3}}),
     Results = beamscale_stats_compare:compare(beamscale_store:measurements(A),
-                                        beamscale_store:measurements(B)),
+                                              beamscale_store:measurements(B)),
     Slower = beamscale_stats_compare:slower(Results, 10),
     ?assertEqual([<<"ets_test">>, <<"ets_test">>], [element(1, K) || #{key := K} <- Slower]),
     [?assert(R > 1.2 andalso R < 1.4 andalso L > 1 andalso H > R)

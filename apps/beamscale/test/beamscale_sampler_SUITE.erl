@@ -220,7 +220,7 @@ sched_msacc(Node) ->
      erpc:call(Node, os, perf_counter, [])}.
 
 msacc_sum(Row) ->
-    lists:sum([beamscale_stats_samples:number(V)
+    lists:sum([beamscale_format_csv:number(V)
                || {K, V} <- maps:to_list(Row), lists:prefix("msacc_sched_", atom_to_list(K))]).
 
 start_node(Label) ->

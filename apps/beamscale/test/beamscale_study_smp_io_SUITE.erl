@@ -61,7 +61,7 @@ pollset(Config) ->
     Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
     ?assertEqual(2, length(Rows)),
     [check_row(R) || R <- Rows],
-    [?assert(beamscale_stats_samples:number(RPS) > 0) || #{requests_per_s := RPS} <- Rows],
+    [?assert(beamscale_format_csv:number(RPS) > 0) || #{requests_per_s := RPS} <- Rows],
     Html = read(Dir, "index.html"),
     ?assertMatch({_, _}, binary:match(Html, <<"io_t2_p2/s1">>)),
     %% requests/s and p99 charts, and wrk's when it is installed (else the report says so).
@@ -73,7 +73,7 @@ pollset(Config) ->
             ?assertEqual(3, count(Html, <<"<svg">>)),
             Wrk = beamscale_store:read_rows(filename:join(Dir, "wrk.csv")),
             ?assertEqual([<<"io_t1/s1">>, <<"io_t2_p2/s1">>], [C || #{config := C} <- Wrk]),
-            [?assert(beamscale_stats_samples:number(RPS) > 0)
+            [?assert(beamscale_format_csv:number(RPS) > 0)
              || #{requests_per_s := RPS} <- Wrk]
     end,
     no_strays(Config).
@@ -98,12 +98,12 @@ opts(Config, Name) ->
 
 check_row(#{held := Held, why := Why, offered_per_s := Off} = R) ->
     ?assert(lists:member(Held, [<<"true">>, <<"false">>])),
-    ?assert(beamscale_stats_samples:number(Off) > 0),
+    ?assert(beamscale_format_csv:number(Off) > 0),
     case Held of
         <<"true">> ->
             ?assertEqual(<<"ok">>, Why),
-            ?assert(beamscale_stats_samples:number(maps:get(mean_session_ms, R)) > 0),
-            ?assert(is_number(beamscale_stats_samples:number(maps:get(cpu_pct, R))));
+            ?assert(beamscale_format_csv:number(maps:get(mean_session_ms, R)) > 0),
+            ?assert(is_number(beamscale_format_csv:number(maps:get(cpu_pct, R))));
         <<"false">> -> ?assertNotEqual(<<"ok">>, Why)
     end.
 

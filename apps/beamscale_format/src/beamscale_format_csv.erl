@@ -3,7 +3,7 @@
 %% but its unfinished last line.
 -module(beamscale_format_csv).
 
--export([line/1, field/1, parse/1]).
+-export([line/1, field/1, parse/1, number/1]).
 
 %% @doc One CSV line, newline included.
 -spec line([unicode:chardata() | number() | atom()]) -> binary().
@@ -27,6 +27,16 @@ field(S) ->
 -spec parse(binary()) -> {[[binary()]], non_neg_integer()}.
 parse(Bin) ->
     parse(Bin, 0, [], []).
+
+%% @doc A CSV field as a number, or `undefined' when empty or not a number.
+-spec number(binary()) -> number() | undefined.
+number(Bin) ->
+    try binary_to_float(Bin)
+    catch error:badarg ->
+            try binary_to_integer(Bin)
+            catch error:badarg -> undefined
+            end
+    end.
 
 parse(<<>>, _Pos, _Fields, Rows) ->
     finish(Rows);

@@ -5,10 +5,12 @@
 -module(beamscale_format_json).
 
 -export([encode/1, decode/1]).
--export_type([json/0]).
+-export_type([json/0, object/0]).
 
 -type json() :: #{atom() | binary() | string() => json()} | [json()] | binary()
               | {string, unicode:chardata()} | number() | atom().
+%% An object as `decode/1' gives it.
+-type object() :: #{binary() => json()}.
 
 %% @doc Encode a term as JSON text (UTF-8 iodata).
 -spec encode(json()) -> iodata().

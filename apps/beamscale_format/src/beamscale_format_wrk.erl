@@ -56,4 +56,4 @@ put_ms(Key, Text, Acc) ->
         _ -> Acc
     end.
 
-num(Text) -> beamscale_stats_samples:number(unicode:characters_to_binary(Text)).
+num(Text) -> beamscale_format_csv:number(unicode:characters_to_binary(Text)).

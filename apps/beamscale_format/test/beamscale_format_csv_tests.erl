@@ -11,6 +11,11 @@ partial_last_line_dropped_test() ->
     ?assertEqual({[[<<"a">>, <<"b">>]], 4}, beamscale_format_csv:parse(<<"a,b\nc,\"d">>)),
     ?assertEqual({[[<<"a">>, <<"b">>]], 4}, beamscale_format_csv:parse(<<"a,b\nc,d">>)).
 
+number_test() ->
+    ?assertEqual(1.5, beamscale_format_csv:number(<<"1.5">>)),
+    ?assertEqual(7, beamscale_format_csv:number(<<"7">>)),
+    ?assertEqual(undefined, beamscale_format_csv:number(<<>>)).
+
 field() -> ?LET(S, list(oneof([range($a, $e), $,, $", $\n, $\s])), list_to_binary(S)).
 row() -> non_empty(list(field())).
 

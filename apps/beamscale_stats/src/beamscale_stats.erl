@@ -11,7 +11,7 @@
 
 -export([options/1, describe/1, describe/2, median/1, percentile/2, bootstrap_ratio/3,
          mann_whitney/2, report_stats/1, report_stats/2, group/1]).
--export_type([options/0, summary/0, key/0, row/0]).
+-export_type([options/0, summary/0, key/0, row/0, measurement/0]).
 
 -type options() :: #{resamples => pos_integer(), seed => {integer(), integer(), integer()},
                      noisy_cv => float(), alpha => float()}.
@@ -19,9 +19,22 @@
                      stddev := float(), min := float(), max := float(),
                      ci95_low := float(), ci95_high := float(), cv := float(),
                      noisy := boolean()}.
-%% A summary row: benchmark, phase, args, otp, erl_args (binaries), schedulers and nodes
-%% (integers), the summary, speedup and efficiency with intervals (`null' without a base).
--type row() :: map().
+%% A summary row (a line of `summary.csv', see docs/report.md): benchmark, phase, args, otp,
+%% erl_args (binaries), schedulers and nodes (integers), the summary, speedup and efficiency
+%% with intervals (`null' without a base); `sanity' once `beamscale_report_summary' adds it.
+-type row() :: #{benchmark := binary(), phase := binary(), args := binary(), otp := binary(),
+                 erl_args := binary(), schedulers := integer(), nodes := integer(),
+                 n := non_neg_integer(), median := float(), mean := float(), stddev := float(),
+                 min := float(), max := float(), ci95_low := float(), ci95_high := float(),
+                 cv := float(), noisy := boolean(), speedup := gain(), speedup_low := gain(),
+                 speedup_high := gain(), efficiency := gain(), efficiency_low := gain(),
+                 efficiency_high := gain(), sanity => binary()}.
+-type gain() :: float() | null.
+%% A row of `measurements.csv' (docs/run-directory.md), as read (binaries) or as numbers.
+-type measurement() :: #{benchmark := binary(), phase := binary(), args := binary(),
+                         otp := binary(), erl_args := binary(),
+                         schedulers := binary() | integer(), nodes := binary() | integer(),
+                         seconds := binary() | number(), atom() => term()}.
 -type key() :: {binary(), binary(), binary(), binary(), binary(), integer(), integer()}.
 
 -define(RESAMPLES, 2000).
@@ -113,20 +126,20 @@ mann_whitney(As, Bs) ->
 
 %% @doc Summary rows of measurement rows (maps with binary fields, as `measurements.csv' has
 %% them), with default options.
--spec report_stats([map()]) -> [row()].
+-spec report_stats([measurement()]) -> [row()].
 report_stats(Rows) -> report_stats(Rows, #{}).
 
 %% @doc Summary rows, one per benchmark, phase, args and environment, in key order. Speedup is
 %% the base's median over this median, the base being the smallest scheduler and node count
 %% measured for the same benchmark, phase, args, erl and flags (1 and 1 in a usual run);
 %% efficiency is speedup over the ratio of scheduler x node counts.
--spec report_stats([map()], options()) -> [row()].
+-spec report_stats([measurement()], options()) -> [row()].
 report_stats(Rows, Opts) ->
     Groups = group(Rows),
     [row(Key, Samples, Groups, Opts) || {Key, Samples} <- lists:sort(maps:to_list(Groups))].
 
 %% @doc Seconds per key of measurement rows.
--spec group([map()]) -> #{key() => [float()]}.
+-spec group([measurement()]) -> #{key() => [float()]}.
 group(Rows) ->
     lists:foldl(fun(R, Acc) ->
                         maps:update_with(key(R), fun(L) -> [seconds(R) | L] end,

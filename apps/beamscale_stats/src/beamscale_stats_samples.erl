@@ -5,7 +5,7 @@
 %% Pure: rows in (maps of binaries, as `beamscale_store:read_rows/1' gives them), rows out.
 -module(beamscale_stats_samples).
 
--export([summarise/1, csv/1, columns/1, number/1, group/2]).
+-export([summarise/1, csv/1, columns/1, group/2]).
 -export_type([summary/0]).
 
 %% One group: its key fields, counts, and the mean of each figure (`undefined' when never seen).
@@ -38,16 +38,6 @@ csv(Rows) ->
 columns(Rows) ->
     [benchmark, env, args, samples, nodes, down | figures(Rows)].
 
-%% @doc A CSV field as a number, or `undefined' when empty or not a number.
--spec number(binary()) -> number() | undefined.
-number(Bin) ->
-    try binary_to_float(Bin)
-    catch error:badarg ->
-            try binary_to_integer(Bin)
-            catch error:badarg -> undefined
-            end
-    end.
-
 %% @doc Items grouped by `KeyOf', groups and their items in the order they first appear.
 -spec group(fun((T) -> K), [T]) -> [{K, [T]}].
 group(KeyOf, Items) ->
@@ -68,13 +58,15 @@ figures([Row | _]) ->
 
 summary({B, E, A}, Group, Figures) ->
     Ok = [R || R <- Group, val(status, R) =:= <<"ok">>],
-    Means = maps:from_list([{F, mean([{number(val(F, R)), weight(R)} || R <- Ok])}
+    Means = maps:from_list([{F, mean([{num(val(F, R)), weight(R)} || R <- Ok])}
                             || F <- Figures]),
     Means#{benchmark => B, env => E, args => A, samples => length(Ok),
            nodes => length(lists:usort([val(node, R) || R <- Group])),
            down => length([R || R <- Group, val(status, R) =:= <<"down">>])}.
 
 val(Key, Row) -> maps:get(Key, Row, <<>>).
+
+num(Bin) -> beamscale_format_csv:number(Bin).
 
 %% Means are weighted by interval length: the short last interval of a watch counts less.
 mean(Pairs) ->
@@ -88,7 +80,7 @@ mean(Pairs) ->
     end.
 
 weight(Row) ->
-    case number(val(interval_s, Row)) of
+    case num(val(interval_s, Row)) of
         W when is_number(W), W > 0 -> W;
         _ -> 0
     end.

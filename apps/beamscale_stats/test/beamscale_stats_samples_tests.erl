@@ -35,8 +35,3 @@ prop_mean_within_range() ->
 
 mean_prop_test() ->
     ?assert(proper:quickcheck(prop_mean_within_range(), [{numtests, 200}, {to_file, user}])).
-
-number_test() ->
-    ?assertEqual(1.5, beamscale_stats_samples:number(<<"1.5">>)),
-    ?assertEqual(7, beamscale_stats_samples:number(<<"7">>)),
-    ?assertEqual(undefined, beamscale_stats_samples:number(<<>>)).

@@ -1,8 +1,9 @@
 %% @doc `beamscale compare RUN_A RUN_B': per benchmark, phase, args and environment measured in
 %% both runs, the ratio of medians B / A with its 95 % interval and whether the difference is
-%% significant (see `beamscale_stats_compare'); writes `compare.html' (into RUN_B unless `--out FILE'
-%% names another place). With `--fail-if-slower PCT' it fails (exit 1) when a significant
-%% slowdown exceeds PCT percent, so it can gate CI on performance regressions.
+%% significant (see `beamscale_stats_compare'; output by `beamscale_report_compare'); writes
+%% `compare.html' (into RUN_B unless `--out FILE' names another place). With
+%% `--fail-if-slower PCT' it fails (exit 1) when a significant slowdown exceeds PCT percent, so
+%% it can gate CI on performance regressions.
 -module(beamscale_cmd_compare).
 -behaviour(beamscale_cmd).
 
@@ -27,10 +28,10 @@ do(#{opts := Opts, args := [A, B]}) ->
         [D | _] -> {error, {not_a_run_directory, D}};
         [] ->
             Results = beamscale_stats_compare:compare(beamscale_store:measurements(A),
-                                                beamscale_store:measurements(B)),
-            io:put_chars(beamscale_stats_compare:text(Results)),
+                                                      beamscale_store:measurements(B)),
+            io:put_chars(beamscale_report_compare:text(Results)),
             Out = maps:get(out, Opts, filename:join(B, "compare.html")),
-            Html = beamscale_stats_compare:html(Results, #{a => A, b => B}),
+            Html = beamscale_report_compare:html(Results, #{a => A, b => B}),
             ok = beamscale_store:write_file(Out, Html),
             io:format("~ts~n", [Out]),
             gate(Results, maps:find(fail_if_slower, Opts))

@@ -1,7 +1,8 @@
 %% @doc The report writer of a run directory: reads the stored files (`run.json',
 %% `measurements.csv', `failures.csv', `sanity.csv') and writes `summary.csv', `summary.json' and
 %% `index.html' next to them. The statistics and formatting are pure (`beamscale_stats',
-%% `beamscale_report_summary', `beamscale_report_run'); this module only does the I/O.
+%% `beamscale_report_summary', `beamscale_report_run'); this module only does the I/O. The run
+%% page's extra sections come from the studies (`beamscale_study:report_sections/1').
 -module(beamscale_writer).
 
 -export([write/1, load/1, format_error/1]).
@@ -48,7 +49,7 @@ write_bench(Dir) ->
     end.
 
 %% @doc What the report of `Dir' is made of: run metadata, summary rows with their sanity
-%% verdicts, sanity verdicts and failures.
+%% verdicts, sanity verdicts, failures, samples and the studies' sections for these rows.
 -spec load(file:filename()) -> {ok, beamscale_report_run:data()} | {error, {?MODULE, term()}}.
 load(Dir) ->
     case {filelib:is_regular(filename:join(Dir, "measurements.csv")), run_json(Dir)} of
@@ -59,10 +60,12 @@ load(Dir) ->
             Sanity = [{B, V, D} || #{benchmark := B, verdict := V, detail := D} <- SanityRows],
             Verdicts = maps:from_list([{B, V} || {B, V, _} <- Sanity]),
             Stats = beamscale_stats:report_stats(beamscale_store:measurements(Dir)),
-            {ok, #{run => Run, rows => beamscale_report_summary:with_sanity(Stats, Verdicts),
-                   sanity => Sanity, failures => beamscale_store:failures(Dir),
+            Rows = beamscale_report_summary:with_sanity(Stats, Verdicts),
+            {ok, #{run => Run, rows => Rows, sanity => Sanity,
+                   failures => beamscale_store:failures(Dir),
                    samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
-                   lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv"))}}
+                   lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv")),
+                   sections => beamscale_study:report_sections(Rows)}}
     end.
 
 %% @doc One line for this module's errors.

@@ -3,10 +3,12 @@
 %%
 %% A study module exports `info/0' (its name and one line), `run/1' and `format_error/1'. The
 %% options map always holds `version', `name', `out' and `quiet', filled in by `defaults/1';
-%% `schedulers' (a list of counts) and `seed' only when given.
+%% `schedulers' (a list of counts) and `seed' only when given. A study whose benchmarks can run
+%% in any run may also export `report_section/1': its section of the run page
+%% (`beamscale_report_run'), given whenever its rows are there, so the page names no study.
 -module(beamscale_study).
 
--export([studies/0, find/1, defaults/1]).
+-export([studies/0, find/1, defaults/1, report_sections/1]).
 -export_type([opts/0, info/0]).
 
 -type opts() :: #{version := beamscale_bench:version(), name := string(), out := string(),
@@ -16,6 +18,9 @@
 -callback info() -> info().
 -callback run(opts()) -> {ok, file:filename()} | {error, term()}.
 -callback format_error(term()) -> iodata().
+%% The study's section of a run page with these summary rows, or `none' without its rows.
+-callback report_section([beamscale_stats:row()]) -> beamscale_report_run:section() | none.
+-optional_callbacks([report_section/1]).
 
 %% @doc The study modules, in the order `beamscale study' lists them.
 -spec studies() -> [module()].
@@ -31,6 +36,12 @@ find(Name) ->
         [M] -> {ok, M};
         [] -> error
     end.
+
+%% @doc The run page's sections of the studies built in, in `studies/0' order, for these rows.
+-spec report_sections([beamscale_stats:row()]) -> [beamscale_report_run:section()].
+report_sections(Rows) ->
+    [Section || M <- studies(), is_built(M), erlang:function_exported(M, report_section, 1),
+                Section <- [M:report_section(Rows)], Section =/= none].
 
 %% @doc The options with defaults filled in: short size, output under runs/, a name from the
 %% study and the time.

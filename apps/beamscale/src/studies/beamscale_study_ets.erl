@@ -3,12 +3,12 @@
 %% `matrix' runs every table type, concurrency option, mix and bucket-lock count with the default
 %% reader groups (paper figures 4–12, 20–22), and `rg1' ... `rg64' run the reader-group sets under
 %% `+rg N' (figures 13–18). The benchmark picks its argument sets from the plain argument
-%% `-ets_bench matrix | reader_groups' the flag set carries. The report's ETS section draws the
-%% figures (`beamscale_report_ets'). See docs/studies/ets.md.
+%% `-ets_bench matrix | reader_groups' the flag set carries. The run page's ETS section
+%% (`report_section/1', drawn by `beamscale_report_ets') shows the figures. See docs/studies/ets.md.
 -module(beamscale_study_ets).
 -behaviour(beamscale_study).
 
--export([info/0, run/1, run/2, format_error/1, flag_sets/2]).
+-export([info/0, run/1, run/2, format_error/1, flag_sets/2, report_section/1]).
 -export_type([extra/0]).
 
 %% Test knobs: sizes divided further, fewer iterations and reader-group counts.
@@ -56,6 +56,14 @@ format_error({beamscale_config, _} = Reason) -> beamscale_config:format_error(Re
 format_error({beamscale_writer, _} = Reason) -> beamscale_writer:format_error(Reason);
 format_error({beamscale_coordinator, Reason}) -> io_lib:format("ets study: ~0tp", [Reason]);
 format_error(Reason) -> io_lib:format("ets study: ~0tp", [Reason]).
+
+%% @doc The run page's ETS section (`beamscale_report_ets'), in any run with `ets_bench' rows.
+-spec report_section([beamscale_stats:row()]) -> beamscale_report_run:section() | none.
+report_section(Rows) ->
+    case beamscale_report_ets:section(Rows) of
+        [] -> none;
+        Ets -> {"The ETS study (ets_bench)", Ets}
+    end.
 
 %% @doc The flag sets of the study: `matrix' and one `rgN' per reader-group count, each telling
 %% the benchmark which argument sets to give (and the seed and divisor, when not the default).

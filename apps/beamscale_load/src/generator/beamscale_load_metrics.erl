@@ -4,14 +4,26 @@
 -module(beamscale_load_metrics).
 
 -export([new/1, incr/2, record/3, take/1, merge/2, empty/1, counter_names/0]).
--export_type([metrics/0, interval/0]).
+-export_type([metrics/0, interval/0, row/0]).
 
 -define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts]).
 
 -type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
                      per_us := pos_integer() | convert}.
-%% Counts and histogram snapshots of one interval.
--type interval() :: #{atom() => non_neg_integer() | beamscale_stats_hist:snapshot() | map()}.
+%% Counts and histogram snapshots (microseconds) of one interval: `latency' from the intended
+%% start, `sent' from the send, `session' durations, and one per transaction `{tx, Name}'.
+-type interval() :: #{sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
+                      requests := non_neg_integer(), errors := non_neg_integer(),
+                      timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
+                      session := snapshot(), {tx, atom()} => snapshot()}.
+%% One second of a load run (the agents' intervals merged by `beamscale_load_run'), the
+%% figures of a `load.csv' line: the interval's with the second, phase and offered rate.
+-type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
+                 sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
+                 requests := non_neg_integer(), errors := non_neg_integer(),
+                 timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
+                 session := snapshot(), {tx, atom()} => snapshot()}.
+-type snapshot() :: beamscale_stats_hist:snapshot().
 
 %% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and
 %% `session' histograms, one per transaction name.
@@ -50,7 +62,8 @@ slot(timeouts) -> 5.
 %% @doc Record a duration in native time units into histogram `Name'.
 -spec record(metrics(), term(), integer()) -> ok.
 record(#{hists := H, per_us := convert}, Name, Native) ->
-    beamscale_stats_hist:record(maps:get(Name, H), erlang:convert_time_unit(Native, native, microsecond));
+    beamscale_stats_hist:record(maps:get(Name, H),
+                                erlang:convert_time_unit(Native, native, microsecond));
 record(#{hists := H, per_us := PerUs}, Name, Native) ->
     beamscale_stats_hist:record(maps:get(Name, H), Native div PerUs).
 
@@ -78,6 +91,7 @@ empty(Transactions) ->
 -spec merge(interval(), interval()) -> interval().
 merge(A, B) ->
     maps:fold(fun(K, V, Acc) when is_integer(V) -> Acc#{K => V + maps:get(K, Acc, 0)};
-                 (K, V, Acc) -> Acc#{K => beamscale_stats_hist:merge(V, maps:get(K, Acc,
-                                                                 beamscale_stats_hist:empty()))}
+                 (K, V, Acc) ->
+                      Acc#{K => beamscale_stats_hist:merge(
+                                  V, maps:get(K, Acc, beamscale_stats_hist:empty()))}
               end, A, B).

@@ -3,26 +3,49 @@
 -module(beamscale_load_results).
 
 -export([live_line/1, csv_header/0, csv_row/1, summary/1]).
+-export_type([csv_row/0, percentiles/0, second/0, summary/0]).
+
+%% A `load.csv' line's values, in the order of `csv_header/0'.
+-type csv_row() :: [number() | atom()].
+%% A histogram in milliseconds, as `summary.json' holds it.
+-type percentiles() :: #{p50_ms := float(), p90_ms := float(), p99_ms := float(),
+                         p999_ms := float(), count := non_neg_integer(), mean_ms := float(),
+                         max_ms := float()}.
+%% One entry of `summary.json''s `per_second': a second's counts and histograms.
+-type second() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
+                    sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
+                    requests := non_neg_integer(), errors := non_neg_integer(),
+                    timeouts := non_neg_integer(), latency_corrected := percentiles(),
+                    latency_uncorrected := percentiles(), session_duration := percentiles()}.
+%% `summary.json': the run's totals (counts as in `second()'), its seconds and its load nodes.
+-type summary() :: #{per_second := [second()], load_nodes := [#{node := binary(),
+                                                                atom() => non_neg_integer()}],
+                     duration_s := float(), stopped := done | time_limit,
+                     requests_per_s := float(), latency_corrected := percentiles(),
+                     latency_uncorrected := percentiles(), session_duration := percentiles(),
+                     transactions := #{binary() => percentiles()},
+                     atom() => non_neg_integer()}.
 
 -define(HEADER, [t_s, phase, offered_per_s, sessions_started, sessions_done, requests, errors,
                  p50_ms, p90_ms, p99_ms, p999_ms, max_ms, mean_session_ms]).
 -define(PERCENTILES, [{p50_ms, 50}, {p90_ms, 90}, {p99_ms, 99}, {p999_ms, 99.9}]).
 
 %% @doc One line per second: phase, offered and achieved rate, latency, errors, sessions.
--spec live_line(beamscale_load_run:row()) -> iolist().
+-spec live_line(beamscale_load_metrics:row()) -> iolist().
 live_line(#{t_s := T, phase := P, offered_per_s := O, sessions_started := S, requests := R,
             errors := E, latency := L, session := Sess}) ->
     io_lib:format("~4bs ~-10s offered ~8.1f/s started ~6b/s req ~7b/s p50 ~8.3f ms "
                   "p99 ~8.3f ms err ~5b session ~9.3f ms~n",
                   [T, P, O, S, R, ms(beamscale_stats_hist:percentile(L, 50)),
-                   ms(beamscale_stats_hist:percentile(L, 99)), E, beamscale_stats_hist:mean(Sess) / 1000]).
+                   ms(beamscale_stats_hist:percentile(L, 99)), E,
+                   beamscale_stats_hist:mean(Sess) / 1000]).
 
 %% @doc The columns of `load.csv'.
 -spec csv_header() -> [atom()].
 csv_header() -> ?HEADER.
 
 %% @doc One row of `load.csv' (latency from the intended start), for `beamscale_format_csv:line/1'.
--spec csv_row(beamscale_load_run:row()) -> [number() | atom()].
+-spec csv_row(beamscale_load_metrics:row()) -> csv_row().
 csv_row(#{latency := L, session := S} = Row) ->
     Values = maps:merge(Row, maps:from_list([{K, ms(beamscale_stats_hist:percentile(L, P))}
                                              || {K, P} <- ?PERCENTILES])),
@@ -36,7 +59,7 @@ ms(Micros) -> Micros / 1000.
 %% start) and uncorrected (from the send), session duration and transactions; the counts of each
 %% load node; and `per_second', the figures of every second (more than `load.csv' holds: the
 %% report's graphs are drawn from it).
--spec summary(beamscale_load_run:result()) -> beamscale_format_json:json().
+-spec summary(beamscale_load_run:result()) -> summary().
 summary(#{rows := Rows} = Result) ->
     (totals(Result))#{per_second => [second(R) || R <- Rows],
                       load_nodes => [C#{node := atom_to_binary(N)}

@@ -8,8 +8,7 @@
 -export([run/3, defaults/0]).
 -export_type([row/0, result/0, opts/0]).
 
--type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
-                 atom() => term()}.
+-type row() :: beamscale_load_metrics:row().
 -type result() :: #{rows := [row()], total := beamscale_load_metrics:interval(),
                     duration_s := float(), stopped := done | time_limit,
                     load_nodes := [#{node := node(), atom() => non_neg_integer()}]}.

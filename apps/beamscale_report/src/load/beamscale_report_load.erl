@@ -10,7 +10,10 @@
 -export([index/1, graphs/1]).
 -export_type([data/0]).
 
--type data() :: #{run := map(), summary := map(), samples := [map()], lcnt := [map()]}.
+%% summary: `summary.json' decoded, `beamscale_load_results:summary()' with binary keys (its
+%% `per_second' entries are the rows drawn); samples, lcnt: rows of samples.csv and lcnt.csv.
+-type data() :: #{run := beamscale_format_json:object(), summary := beamscale_format_json:object(),
+                  samples := [#{atom() => binary()}], lcnt := [#{atom() => binary()}]}.
 %% A chart: title, y axis label, unit and series (for `beamscale_report_svg:line_chart/2').
 -type graph() :: {binary(), binary(), binary(), [beamscale_report_svg:series()]}.
 
@@ -38,7 +41,7 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) ->
                                                 target(Run, Samples, Lcnt))]).
 
 %% @doc The charts drawn, in order. Exposed so tests can tell how many series each must have.
--spec graphs(map()) -> [graph()].
+-spec graphs(beamscale_format_json:object()) -> [graph()].
 graphs(Summary) ->
     Secs = list(Summary, <<"per_second">>),
     Lat = fun(K, P) -> [{T, num(get(S, K), P)} || {T, S} <- timed(Secs), count(S, K) > 0] end,

@@ -2,18 +2,22 @@
 %% style and SVG, no script, no external file) with the run's metadata, per benchmark, phase and
 %% args a time graph with 95 % interval bars and a speedup graph with the ideal line, the
 %% combined graphs per erl installation and per flag set (as bencherl's plotter drew them), the
-%% summary table with noisy rows marked, the sanity verdicts and the failures.
+%% summary table with noisy rows marked, the sanity verdicts and the failures. Sections of its
+%% own (a study's figures) are given by the caller in `sections': this page names no study.
 -module(beamscale_report_run).
 
 -export([index/1, graphs/1, series_label/1]).
--export_type([data/0]).
+-export_type([data/0, section/0]).
 
 %% run: run.json decoded (binary keys); rows: summary rows with sanity; sanity: verdicts from
 %% sanity.csv; failures: rows of failures.csv (maps of binaries).
-%% samples, lcnt: rows of samples.csv and lcnt.csv (absent: no such section).
--type data() :: #{run := map(), rows := [beamscale_stats:row()],
-                  sanity := [{binary(), binary(), binary()}], failures := [map()],
-                  samples => [map()], lcnt => [map()]}.
+%% samples, lcnt: rows of samples.csv and lcnt.csv (absent: no such section); sections: extra
+%% sections, each a title and its HTML.
+-type data() :: #{run := beamscale_format_json:object(), rows := [beamscale_stats:row()],
+                  sanity := [{binary(), binary(), binary()}], failures := [csv_row()],
+                  samples => [csv_row()], lcnt => [csv_row()], sections => [section()]}.
+-type csv_row() :: #{atom() => binary()}.
+-type section() :: {Title :: unicode:chardata(), Body :: iodata()}.
 %% A graph to draw: title, kind, and its series of summary rows (label and rows).
 -type graph() :: {binary(), time | speedup, [{binary(), [beamscale_stats:row()]}]}.
 
@@ -21,25 +25,25 @@
 -spec index(data()) -> iodata().
 index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data) ->
     Name = get(Run, [<<"config">>, <<"name">>]),
-    %% A study's own section leads its run's page; in a run of many benchmarks it follows theirs.
+    Extra = [beamscale_report_html:section(T, B) || {T, B} <- maps:get(sections, Data, [])],
+    %% Extra sections lead the page of a one-benchmark run (a study's run), else follow the rest.
     {Lead, Follow} = case lists:usort([B || #{benchmark := B} <- Rows]) of
-                         [_] -> {study_sections(Rows), []};
-                         _ -> {[], study_sections(Rows)}
+                         [_] -> {Extra, []};
+                         _ -> {[], Extra}
                      end,
-    beamscale_report_html:page(["beamscale run ", text(Name)], <<>>,
-                        [beamscale_report_html:el(h1, ["beamscale run ", text(Name)]),
-                         metadata(Run),
-                         Lead,
-                         beamscale_report_html:section("Graphs", graph_sections(Rows)),
-                         beamscale_report_html:section("Summary", summary_table(Rows)),
-                         Follow,
-                         beamscale_report_html:section("The node under test: CPU, schedulers, msacc",
-                                                beamscale_report_cpu:section(
-                                                  maps:get(samples, Data, []),
-                                                  maps:get(lcnt, Data, []),
-                                                  get(Run, [<<"config">>, <<"msacc">>]))),
-                         beamscale_report_html:section("Sanity check", sanity_table(Sanity)),
-                         beamscale_report_html:section("Failures", failures_table(Failures))]).
+    Cpu = beamscale_report_cpu:section(maps:get(samples, Data, []), maps:get(lcnt, Data, []),
+                                       get(Run, [<<"config">>, <<"msacc">>])),
+    beamscale_report_html:page(
+      ["beamscale run ", text(Name)], <<>>,
+      [beamscale_report_html:el(h1, ["beamscale run ", text(Name)]),
+       metadata(Run),
+       Lead,
+       beamscale_report_html:section("Graphs", graph_sections(Rows)),
+       beamscale_report_html:section("Summary", summary_table(Rows)),
+       Follow,
+       beamscale_report_html:section("The node under test: CPU, schedulers, msacc", Cpu),
+       beamscale_report_html:section("Sanity check", sanity_table(Sanity)),
+       beamscale_report_html:section("Failures", failures_table(Failures))]).
 
 %% @doc The graphs of every benchmark, phase and args, in order: per graph its title, kind and
 %% series. Exposed so tests can tell how many series each drawn graph must have.
@@ -65,8 +69,9 @@ metadata(Run) ->
                       text(get(Run, [<<"git_revision">>])), ")"]}]
         ++ [{["erl ", A], erl_text(I)} || {A, I} <- lists:sort(Erls)]
         ++ [{["flags ", A], flags_text(F)} || {A, F} <- lists:sort(Flags)],
-    beamscale_report_html:section("Run", beamscale_report_html:table(["", ""], [[{safe, text(K)}, {safe, V}]
-                                                                 || {K, V} <- Facts])).
+    beamscale_report_html:section("Run", beamscale_report_html:table(
+                                           ["", ""], [[{safe, text(K)}, {safe, V}]
+                                                      || {K, V} <- Facts])).
 
 erl_text(I) when is_map(I) ->
     [[K, "=", text(maps:get(K, I, <<"?">>)), " "]
@@ -76,13 +81,6 @@ erl_text(I) -> text(I).
 
 flags_text(<<>>) -> <<"(none)">>;
 flags_text(F) -> text(F).
-
-%% Sections of the seed papers' studies, for the benchmarks they know (empty otherwise).
-study_sections(Rows) ->
-    case beamscale_report_ets:section(Rows) of
-        [] -> [];
-        Ets -> beamscale_report_html:section("The ETS study (ets_bench)", Ets)
-    end.
 
 graph_sections(Rows) ->
     [[beamscale_report_html:el(h3, Title),
@@ -108,14 +106,14 @@ node_label(Label, #{nodes := N}) ->
 
 chart({Title, time, Series}) ->
     beamscale_report_svg:line_chart([#{name => L, points => [time_point(R) || R <- Rs]}
-                              || {L, Rs} <- Series],
-                             #{title => Title, x_label => "schedulers",
-                               y_label => "median time (s), 95 % interval", unit => " s"});
+                                     || {L, Rs} <- Series],
+                                    #{title => Title, x_label => "schedulers",
+                                      y_label => "median time (s), 95 % interval", unit => " s"});
 chart({Title, speedup, Series}) ->
     Drawn = [#{name => L, points => [P || R <- Rs, P <- speedup_point(R)]} || {L, Rs} <- Series],
     beamscale_report_svg:line_chart(Drawn ++ ideal(Series),
-                             #{title => Title, x_label => "schedulers",
-                               y_label => "speedup, 95 % interval"}).
+                                    #{title => Title, x_label => "schedulers",
+                                      y_label => "speedup, 95 % interval"}).
 
 time_point(#{schedulers := S, median := M, ci95_low := L, ci95_high := H}) -> {S, M, L, H}.
 
@@ -157,10 +155,11 @@ low(efficiency) -> efficiency_low.
 high(speedup) -> speedup_high;
 high(efficiency) -> efficiency_high.
 
-sanity_table([]) -> beamscale_report_html:el(p, "No sanity verdicts (sanity.csv missing or empty).");
+sanity_table([]) ->
+    beamscale_report_html:el(p, "No sanity verdicts (sanity.csv missing or empty).");
 sanity_table(Sanity) ->
     beamscale_report_html:table(["benchmark", "verdict", "detail"],
-                         [{verdict_class(V), [B, V, D]} || {B, V, D} <- Sanity]).
+                                [{verdict_class(V), [B, V, D]} || {B, V, D} <- Sanity]).
 
 verdict_class(<<"passed">>) -> "good";
 verdict_class(<<"failed">>) -> "bad";
@@ -170,7 +169,7 @@ failures_table([]) -> beamscale_report_html:el(p, "No iteration failed.");
 failures_table(Failures) ->
     Cols = [benchmark, args, otp, erl_args, schedulers, nodes, iteration, reason],
     beamscale_report_html:table([atom_to_list(C) || C <- Cols],
-                         [[maps:get(C, F, <<>>) || C <- Cols] || F <- Failures]).
+                                [[maps:get(C, F, <<>>) || C <- Cols] || F <- Failures]).
 
 bpa(#{benchmark := B, phase := P, args := A}) -> {B, P, A}.
 

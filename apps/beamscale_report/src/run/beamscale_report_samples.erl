@@ -111,7 +111,7 @@ ordered(L) -> [K || {K, _} <- group(fun(X) -> X end, L)].
 v(Key, Row) -> maps:get(Key, Row, <<>>).
 
 num(Key, Row) ->
-    case beamscale_stats_samples:number(v(Key, Row)) of
+    case beamscale_format_csv:number(v(Key, Row)) of
         undefined -> 0.0;
         N -> float(N)
     end.

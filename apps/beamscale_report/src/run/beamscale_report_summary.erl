@@ -29,7 +29,7 @@ csv(Rows) ->
      | [beamscale_format_csv:line([field(maps:get(F, R, null)) || F <- Fields]) || R <- Rows]].
 
 %% @doc The whole `summary.json': the run's metadata and every summary row.
--spec json(map(), [beamscale_stats:row()]) -> iodata().
+-spec json(beamscale_format_json:object(), [beamscale_stats:row()]) -> iodata().
 json(Meta, Rows) ->
     [beamscale_format_json:encode(#{run => Meta, results => Rows}), $\n].
 

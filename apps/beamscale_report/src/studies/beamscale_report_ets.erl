@@ -34,7 +34,7 @@
           "the same: with 2 schedulers every +rg of 2 or more is one setting"}]).
 
 %% @doc The section's HTML, or nothing without `ets_bench' rows.
--spec section([map()]) -> iodata().
+-spec section([beamscale_stats:row()]) -> iodata().
 section(Rows) ->
     case figures(Rows) of
         [] -> [];
@@ -52,7 +52,7 @@ section(Rows) ->
     end.
 
 %% @doc The figures to draw, grouped under headings; groups without data are left out.
--spec figures([map()]) -> [{binary(), [figure()]}].
+-spec figures([beamscale_stats:row()]) -> [{binary(), [figure()]}].
 figures(Rows) ->
     Parsed = [P || R <- Rows, P <- parse(R)],
     Plain = [P || #{rg := default} = P <- Parsed],

@@ -67,7 +67,7 @@ value(Key, Row) ->
 %% @doc A CSV field as a number, or `none'.
 -spec num(binary()) -> number() | none.
 num(B) ->
-    case beamscale_stats_samples:number(B) of
+    case beamscale_format_csv:number(B) of
         undefined -> none;
         V -> V
     end.
