@@ -4,7 +4,7 @@
 %% keys, strings as UTF-8 binaries, numbers as integers or floats, and the three literals as atoms.
 -module(beamscale_format_json).
 
--export([encode/1, decode/1]).
+-export([encode/1, decode/1, format_error/1]).
 -export_type([json/0, object/0]).
 
 -type json() :: #{atom() | binary() | string() => json()} | [json()] | binary()
@@ -58,6 +58,10 @@ decode(IoData) ->
             end
     catch throw:{syntax, Left} -> {error, {?MODULE, {syntax, byte_size(Bin) - byte_size(Left)}}}
     end.
+
+%% @doc One line for an error of `decode/1'.
+-spec format_error(term()) -> iodata().
+format_error({syntax, Offset}) -> io_lib:format("not valid JSON at byte ~b", [Offset]).
 
 ws(<<C, Rest/binary>>) when C =:= $\s; C =:= $\t; C =:= $\n; C =:= $\r -> ws(Rest);
 ws(Bin) -> Bin.

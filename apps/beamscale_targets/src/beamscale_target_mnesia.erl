@@ -4,7 +4,7 @@
 %% (`transaction' or `async_dirty', ...). Each returns what it did so a load run can check it.
 -module(beamscale_target_mnesia).
 
--export([defaults/1, start/1, stop/0, write/1, write/2, read/1, read/2]).
+-export([defaults/1, start/1, stop/0, write/1, write/2, read/1, read/2, format_error/1]).
 -export_type([opts/0, mode/0]).
 
 %% `dump_log_write_threshold' and `dc_dump_limit' are Mnesia's own settings (the thesis raised
@@ -15,6 +15,7 @@
 
 -define(TABLE, subscriber).
 -define(TABLE_TIMEOUT, 30000).
+-define(LIMIT, [{chars_limit, 300}]).
 
 %% @doc Options with defaults filled in.
 -spec defaults(#{dir := file:filename(), atom() => term()}) -> opts().
@@ -87,7 +88,40 @@ read(N, Mode) ->
         Error -> Error
     end.
 
+%% @doc One line for an error of this module.
+-spec format_error(term()) -> iodata().
+format_error({start, Why}) -> ["cannot start Mnesia: ", mnesia_text(Why)];
+format_error({schema, Why}) -> ["cannot create the Mnesia schema: ", mnesia_text(Why)];
+format_error({create_table, Why}) ->
+    io_lib:format("cannot create table ~s: ~ts", [?TABLE, mnesia_text(Why)]);
+format_error({table_timeout, Ms}) ->
+    io_lib:format("table ~s was not loaded within ~b ms", [?TABLE, Ms]);
+format_error({table, Why}) ->
+    io_lib:format("table ~s cannot be loaded: ~ts", [?TABLE, mnesia_text(Why)]);
+format_error({empty_table, Done}) ->
+    io_lib:format("nothing to read: table ~s is empty (~ts)", [?TABLE, done(Done)]);
+format_error({aborted, Why, Done}) ->
+    io_lib:format("aborted: ~ts (~ts)", [mnesia_text(Why), done(Done)]).
+
 %%% Internals
+
+%% Mnesia's own words where it has them (its descriptions are for the reason's first atom).
+mnesia_text({error, Why}) -> mnesia_text(Why);
+mnesia_text({What, Arg}) when is_atom(What) -> [words(What), ": ", term(Arg)];
+mnesia_text(What) when is_atom(What) -> words(What);
+mnesia_text(Why) -> term(Why).
+
+words(What) ->
+    Text = mnesia:error_description(What),
+    case is_list(Text) andalso io_lib:printable_unicode_list(Text) of
+        true -> Text;
+        false -> atom_to_list(What)
+    end.
+
+term(T) -> io_lib:format("~0tp", [T], ?LIMIT).
+
+done(Done) ->
+    lists:join(", ", [io_lib:format("~b ~s before", [N, K]) || {K, N} <- maps:to_list(Done)]).
 
 maybe_schema(ok) -> ok;
 maybe_schema({error, {_, {already_exists, _}}}) -> ok;

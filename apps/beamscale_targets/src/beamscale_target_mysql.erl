@@ -71,13 +71,14 @@ read(N) ->
 
 %% @doc One line for an error of this module.
 -spec format_error(term()) -> iodata().
-format_error({?MODULE, {start, {beamscale_target_pool, Why}}}) ->
+format_error({?MODULE, Reason}) -> format_error(Reason);
+format_error({start, {beamscale_target_pool, Why}}) ->
     ["start: ", beamscale_target_pool:format_error(Why)];
-format_error({?MODULE, {Op, {beamscale_target_pool, Why}, Done}}) ->
+format_error({Op, {beamscale_target_pool, Why}, Done}) ->
     io_lib:format("~s after ~0tp: ~ts", [Op, Done, beamscale_target_pool:format_error(Why)]);
-format_error({?MODULE, {Op, Why, Done}}) ->
+format_error({Op, Why, Done}) ->
     io_lib:format("~s after ~0tp: ~0tp", [Op, Done, Why]);
-format_error({?MODULE, Why}) -> io_lib:format("~0tp", [Why]).
+format_error(Why) -> io_lib:format("~0tp", [Why]).
 
 %%% Internals
 

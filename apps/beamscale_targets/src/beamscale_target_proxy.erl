@@ -4,7 +4,7 @@
 %% proxy runs under each IO configuration.
 -module(beamscale_target_proxy).
 
--export([defaults/1, start/1, stop/1]).
+-export([defaults/1, start/1, stop/1, format_error/1]).
 -export_type([opts/0]).
 
 -type opts() :: #{backend := {inet:hostname() | inet:ip_address(), inet:port_number()},
@@ -51,6 +51,15 @@ stop(Port) ->
             exit(Pid, shutdown),
             receive {'DOWN', Mon, process, Pid, _} -> ok end
     end.
+
+%% @doc One line for an error of `start/1'.
+-spec format_error(term()) -> iodata().
+format_error({listen, Posix}) ->
+    ["cannot listen on 127.0.0.1: ", inet:format_error(Posix)];
+format_error(start_timeout) ->
+    io_lib:format("the proxy did not start listening within ~b ms", [?START_TIMEOUT]);
+format_error(Why) ->
+    io_lib:format("the proxy stopped while starting: ~0tp", [Why], [{chars_limit, 400}]).
 
 %%% Internals
 

@@ -32,9 +32,7 @@ command(Mod, Argv) ->
         false ->
             case beamscale_args:parse(Spec, Argv) of
                 {ok, Parsed} -> outcome(Mod, run(Mod, Parsed));
-                {error, {beamscale_args, Reason}} ->
-                    error_line(Mod, beamscale_args:format_error(Reason)),
-                    2
+                {error, Reason} -> error_line(Mod, beamscale_error:format(Reason)), 2
             end
     end.
 
@@ -55,7 +53,7 @@ outcome(Mod, {failed, Text}) -> error_line(Mod, Text), 1;
 outcome(Mod, {crash, Reason}) ->
     error_line(Mod, io_lib:format("internal error: ~0tp", [Reason], [{chars_limit, 500}])),
     1;
-outcome(Mod, {error, Reason}) -> error_line(Mod, Mod:format_error(Reason)), 2.
+outcome(Mod, {error, Reason}) -> error_line(Mod, beamscale_error:format(Mod, Reason)), 2.
 
 error_line(Mod, Text) ->
     #{name := Name} = Mod:info(),

@@ -38,7 +38,7 @@ format_error({usage, Args}) -> ["expected start, stop or status, not: ", lists:j
 action(start, Opts) ->
     case beamscale_db:start(Opts) of
         {ok, Info} -> print(Info);
-        {error, Reason} -> {failed, beamscale_db:format_error(Reason)}
+        {error, Reason} -> {failed, beamscale_error:format(Reason)}
     end;
 action(stop, #{dir := Dir} = Opts) ->
     {ok, Result} = beamscale_db:stop(Opts),

@@ -60,5 +60,5 @@ describe(Mod) ->
 sizes(Mod, Version, Conf) ->
     case beamscale_bench_runner:args(Mod, Version, Conf) of
         {ok, Sets} -> lists:join(" ", [io_lib:format("~0tp", [S]) || S <- Sets]);
-        {error, Reason} -> io_lib:format("(bench_args failed: ~0tp)", [Reason])
+        {error, Reason} -> ["(bench_args failed: ", beamscale_error:format(Reason), ")"]
     end.

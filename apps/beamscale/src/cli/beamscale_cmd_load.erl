@@ -59,15 +59,10 @@ scenario(File) ->
         false -> beamscale_load_scenario:load(File)
     end.
 
-%% @doc One line for this command's errors.
+%% @doc One line for this command's own errors (`beamscale_error' sends others' elsewhere).
 -spec format_error(term()) -> iodata().
 format_error({bad_msacc, Pct}) ->
     io_lib:format("option --msacc: ~b is not a share from 0 to 100 (%)", [Pct]);
-format_error({beamscale_load_scenario, _} = R) -> beamscale_load_scenario:format_error(R);
-format_error({beamscale_load_tsung, _} = R) -> beamscale_load_tsung:format_error(R);
-format_error({beamscale_targets, _} = R) -> beamscale_targets:format_error(R);
-format_error({beamscale_load_exec, _} = R) -> beamscale_load_exec:format_error(R);
-format_error({beamscale_load_run, R}) -> io_lib:format("load run failed: ~0tp", [R]);
 format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)";
 format_error({unexpected_argument, A}) -> ["unexpected argument ", A].
 

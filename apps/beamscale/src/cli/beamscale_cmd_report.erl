@@ -23,6 +23,5 @@ do(#{args := Args}) ->
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
-format_error({beamscale_writer, _} = Reason) -> beamscale_writer:format_error(Reason);
 format_error({usage, N}) ->
     io_lib:format("report needs one run directory, got ~b arguments", [N]).

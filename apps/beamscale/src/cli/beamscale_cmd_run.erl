@@ -47,10 +47,8 @@ do(#{opts := Opts, args := []}) ->
 do(#{args := [Extra | _]}) ->
     {error, {unexpected_argument, Extra}}.
 
-%% @doc One line for this command's errors.
+%% @doc One line for this command's own errors (`beamscale_error' sends others' elsewhere).
 -spec format_error(term()) -> iodata().
-format_error({beamscale_config, _} = Reason) -> beamscale_config:format_error(Reason);
-format_error({beamscale_coordinator, Reason}) -> io_lib:format("~0tp", [Reason]);
 format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
 format_error(config_and_preset) -> "--config and --preset exclude each other: give one".
 

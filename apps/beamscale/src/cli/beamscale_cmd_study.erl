@@ -38,7 +38,7 @@ do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
-format_error({study_failed, Mod, Reason}) -> Mod:format_error(Reason);
+format_error({study_failed, Mod, Reason}) -> beamscale_error:format(Mod, Reason);
 format_error({unknown_study, S}) -> ["unknown study ", S, "; ", studies_text()];
 format_error(no_study) -> ["give the study's name; ", studies_text()];
 format_error({bad_option, Opt, V}) -> io_lib:format("~s: bad value ~ts", [Opt, V]);

@@ -47,9 +47,9 @@ run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
 
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().
-format_error({?MODULE, {load_nodes, R}}) -> io_lib:format("cannot start load nodes: ~0tp", [R]);
-format_error({?MODULE, {sampler, R}}) -> io_lib:format("cannot start the sampler: ~0tp", [R]);
-format_error({?MODULE, R}) -> io_lib:format("load run failed: ~0tp", [R]).
+format_error({?MODULE, R}) -> format_error(R);
+format_error({load_nodes, R}) -> ["cannot start load nodes: ", beamscale_error:format(R)];
+format_error({sampler, R}) -> ["cannot start the sampler: ", beamscale_error:format(R)].
 
 measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes) ->
     Started = beamscale_runinfo:now_iso(),

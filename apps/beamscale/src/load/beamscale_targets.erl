@@ -111,4 +111,13 @@ format_error({Name, {unreachable, Node}}) ->
 format_error({Name, {not_listening, H, P, Reason}}) ->
     io_lib:format("target ~p: nothing answers on ~ts:~b (~ts): start the server first",
                   [Name, H, P, inet:format_error(Reason)]);
-format_error({Name, Reason}) -> io_lib:format("target ~p: ~0tp", [Name, Reason]).
+format_error({Name, {erl_not_found, Erl}}) ->
+    io_lib:format("target ~p: no executable ~ts (give its path or put it on PATH)", [Name, Erl]);
+format_error({Name, {init, Class, Reason}}) ->
+    io_lib:format("target ~p: its set-up failed: ~ts", [Name, init_text(Class, Reason)]);
+format_error({Name, Reason}) ->
+    io_lib:format("target ~p: ~ts", [Name, beamscale_error:format(Reason)]).
+
+%% A failed `ok = beamscale_code:load(...)' carries the loader's own reason.
+init_text(error, {badmatch, {error, Reason}}) -> beamscale_error:format(Reason);
+init_text(Class, Reason) -> beamscale_error:format({Class, Reason}).

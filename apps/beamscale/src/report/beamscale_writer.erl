@@ -70,12 +70,18 @@ load(Dir) ->
 
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().
-format_error({?MODULE, {not_a_run_directory, Dir}}) ->
+format_error({?MODULE, Reason}) -> format_error(Reason);
+format_error({not_a_run_directory, Dir}) ->
     io_lib:format("~ts: not a run directory (no measurements.csv)", [Dir]);
-format_error({?MODULE, {summary_json, File, Why}}) ->
-    io_lib:format("~ts: cannot read the load run's summary: ~0tp", [File, Why]);
-format_error({?MODULE, {run_json, File, Why}}) ->
-    io_lib:format("~ts: cannot read run.json: ~0tp", [File, Why]).
+format_error({summary_json, File, Why}) ->
+    io_lib:format("~ts: cannot read the load run's summary: ~ts", [File, why(Why)]);
+format_error({run_json, File, Why}) ->
+    io_lib:format("~ts: cannot read run.json: ~ts", [File, why(Why)]).
+
+%% Why a JSON file could not be used: not an object, its syntax, or the file's posix error.
+why(not_an_object) -> "not a JSON object";
+why({syntax, _} = Syntax) -> beamscale_format_json:format_error(Syntax);
+why(Posix) -> file:format_error(Posix).
 
 %% A run directory without run.json (e.g. copied measurements alone) still gets a report.
 run_json(Dir) ->

@@ -94,6 +94,8 @@ format_error({not_ready, Ms, Log}) ->
     io_lib:format("mariadbd did not accept connections within ~b ms: ~ts", [Ms, last_line(Log)]);
 format_error({setup, Status, Out}) ->
     io_lib:format("creating the schema and user failed (~p): ~ts", [Status, last_line(Out)]);
+format_error({bad_info_file, Dir}) ->
+    io_lib:format("the database's info file in ~ts is not what beamscale wrote", [Dir]);
 format_error({no_info_file, Dir, Why}) ->
     io_lib:format("no database in ~ts (~ts)", [Dir, file:format_error(Why)]);
 format_error(Other) -> io_lib:format("~0tp", [Other]).

@@ -50,12 +50,10 @@ run(#{version := Version, name := Name, out := Out} = Opts, Extra0) ->
         {error, _} = Error -> Error
     end.
 
-%% @doc One line for this study's errors.
+%% @doc One line for this study's errors: all are other modules' (config, coordinator,
+%% writer), said by them through `beamscale_error'.
 -spec format_error(term()) -> iodata().
-format_error({beamscale_config, _} = Reason) -> beamscale_config:format_error(Reason);
-format_error({beamscale_writer, _} = Reason) -> beamscale_writer:format_error(Reason);
-format_error({beamscale_coordinator, Reason}) -> io_lib:format("ets study: ~0tp", [Reason]);
-format_error(Reason) -> io_lib:format("ets study: ~0tp", [Reason]).
+format_error(Reason) -> ["ets study: ", beamscale_error:format(Reason)].
 
 %% @doc The run page's ETS section (`beamscale_report_ets'), in any run with `ets_bench' rows.
 -spec report_section([beamscale_stats:row()]) -> beamscale_report_run:section() | none.

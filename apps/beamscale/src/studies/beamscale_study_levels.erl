@@ -43,9 +43,10 @@ run(Cells, #{dir := Dir} = Ctx) ->
 -spec format_error(term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
 format_error({setup, {M, F, A}, Reason}) ->
-    io_lib:format("setup ~s:~s/~b failed: ~0tp", [M, F, length(A), Reason]);
-format_error({beamscale_targets, _} = R) -> beamscale_targets:format_error(R);
-format_error(Reason) -> io_lib:format("~0tp", [Reason]).
+    io_lib:format("setup ~s:~s/~b failed: ~ts", [M, F, length(A), beamscale_error:format(Reason)]);
+format_error({distribution, Why}) ->
+    ["cannot make this node distributed: ", beamscale_error:format(Why)];
+format_error(Reason) -> beamscale_error:format(Reason).
 
 %%% A cell
 

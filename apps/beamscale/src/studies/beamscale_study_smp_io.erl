@@ -58,10 +58,9 @@ run(#{out := Out, name := Name} = Opts, Size, Db) ->
     end.
 
 %% @doc One line for an error.
+%% Its errors are the database's and the levels' own: `beamscale_error' sends them there.
 -spec format_error(term()) -> iodata().
-format_error({beamscale_db, _} = R) -> ["MariaDB: ", beamscale_db:format_error(R)];
-format_error({beamscale_study_levels, _} = R) -> beamscale_study_levels:format_error(R);
-format_error(R) -> io_lib:format("~0tp", [R]).
+format_error(R) -> beamscale_error:format(R).
 
 %% @doc The thesis's three configurations on today's OTP; `OneCore' is the erl pinned to one
 %% core (`scripts/erl-one-core') or plain `erl' when it cannot be found.

@@ -2,7 +2,7 @@
 %% metadata, and ends with the sanity check. Reruns of the same run directory continue it.
 -module(beamscale_coordinator).
 
--export([run/2, run_dir/1]).
+-export([run/2, run_dir/1, format_error/1]).
 -export_type([result/0]).
 
 -type result() :: #{dir := file:filename(), jobs := non_neg_integer(),
@@ -22,6 +22,16 @@ run(Config, Mode) ->
             end;
         {error, Reason} -> {error, {?MODULE, Reason}}
     end.
+
+%% @doc One line for an error of `run/2'.
+-spec format_error(term()) -> iodata().
+format_error({distribution, Why}) ->
+    ["cannot make this node distributed (is epmd allowed to run?): ",
+     beamscale_error:format(Why)];
+format_error({progress, Why}) ->
+    ["cannot start the progress printer: ", beamscale_error:format(Why)];
+%% The store's errors (and any other module's) are said by their own module.
+format_error(Reason) -> beamscale_error:format(Reason).
 
 %% @doc The run directory a configuration names: OUT/NAME.
 -spec run_dir(beamscale_config:config()) -> file:filename().

@@ -102,7 +102,8 @@ handle(P, {iteration, warmup, _}) -> detail(P, "warm-up");
 handle(P, {iteration, N, I}) -> detail(P, io_lib:format("iteration ~b/~b", [N, I]));
 handle(#{mode := Mode} = P, {failed, Reason}) ->
     Mode =/= quiet andalso
-        io:put_chars(io_lib:format("~s  failed: ~0tp~n", [clear(Mode), Reason],
+        io:put_chars(io_lib:format("~s  failed: ~ts~n",
+                                   [clear(Mode), beamscale_error:format(Reason)],
                                    [{chars_limit, 300}])),
     show(P),
     P;

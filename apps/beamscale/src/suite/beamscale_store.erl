@@ -7,7 +7,8 @@
 -module(beamscale_store).
 
 -export([open/1, close/1, dir/1, done/3, record/4, record_failure/4, save_output/4,
-         output_file/3, measurements/1, failures/1, write_file/2, read_rows/1, open_csv/2]).
+         output_file/3, measurements/1, failures/1, write_file/2, read_rows/1, open_csv/2,
+         format_error/1]).
 -export_type([store/0, key/0]).
 
 %% An iteration is identified by benchmark, args text and environment key.
@@ -32,6 +33,11 @@ open(Dir) ->
         {error, Reason} ->
             {error, {?MODULE, {Dir, Reason}}}
     end.
+
+%% @doc One line for an error of `open/1'.
+-spec format_error(term()) -> iodata().
+format_error({Dir, Posix}) when is_atom(Posix) ->
+    io_lib:format("cannot create the run directory ~ts: ~ts", [Dir, file:format_error(Posix)]).
 
 %% @doc Close the files of a store.
 -spec close(store()) -> ok.

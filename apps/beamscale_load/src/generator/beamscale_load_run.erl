@@ -5,7 +5,7 @@
 %% time limit, whichever comes first.
 -module(beamscale_load_run).
 
--export([run/3, defaults/0]).
+-export([run/3, defaults/0, format_error/1]).
 -export_type([row/0, result/0, opts/0]).
 
 -type row() :: beamscale_load_metrics:row().
@@ -39,6 +39,15 @@ run(Scenario, Targets, Opts0) ->
         exit(Pid, kill),
         {error, {?MODULE, not_stopped}}
     end.
+
+%% @doc One line for an error of `run/3'.
+-spec format_error(term()) -> iodata().
+format_error({crashed, Why}) ->
+    %% A crash reason can be any term: bounded, so it fits the error line.
+    io_lib:format("the load generator crashed: ~0tp", [Why], [{chars_limit, 400}]);
+format_error(not_stopped) ->
+    io_lib:format("the load did not stop within its time limit plus ~b s: stopped it",
+                  [?GRACE_MS div 1000]).
 
 control(Scenario, Targets, #{seed := Seed} = Opts) ->
     Nodes = maps:get(load_nodes, Opts, [node()]),
