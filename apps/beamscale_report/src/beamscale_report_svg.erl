@@ -234,8 +234,8 @@ bars(Series, Categories, Slot, Sy, Y0, Stacked, Opts) ->
                                     true -> [B + zero(V) || {V, B} <- lists:zip(Vs, Below)];
                                     false -> Below
                                 end,
-                         G = ["<g class=\"series\" data-name=\"", beamscale_report_html:escape(Name),
-                              "\">", Rects, "</g>\n"],
+                         G = ["<g class=\"series\" data-name=\"",
+                              beamscale_report_html:escape(Name), "\">", Rects, "</g>\n"],
                          {[G | Acc], Next}
                  end, {[], Bases}, enumerate(Series)),
     lists:reverse(Out).
@@ -274,7 +274,8 @@ line(X1, Y1, X2, Y2, Color) ->
 
 text(X, Y, Anchor, Attrs, Text) ->
     ["<text x=\"", num(X), "\" y=\"", num(Y), "\" text-anchor=\"", Anchor, "\"",
-     [[$\s, K, "=\"", V, $"] || {K, V} <- Attrs], ">", beamscale_report_html:escape(Text), "</text>"].
+     [[$\s, K, "=\"", V, $"] || {K, V} <- Attrs], ">", beamscale_report_html:escape(Text),
+     "</text>"].
 
 text_rotated(X, Y, Text) ->
     ["<text transform=\"translate(", num(X), ",", num(Y), ") rotate(-90)\" text-anchor=\"middle\">",

@@ -126,7 +126,8 @@ level(Cell, L, #{rate := Rate, hold_s := Hold} = Level, Handles, Targets, Run) -
             Meta = #{bench => iolist_to_binary([maps:get(target, Cell), "/", maps:get(op, Cell)]),
                      env => list_to_binary(maps:get(config, Cell)), args => Args},
             case exec(Scenario, Targets, Handles, Meta, Run) of
-                {ok, Result, Samples} -> beamscale_stats_levels:row(CellKey, Level, Result, Samples);
+                {ok, Result, Samples} ->
+                    beamscale_stats_levels:row(CellKey, Level, Result, Samples);
                 {error, _} -> beamscale_stats_levels:skipped(CellKey, {Level, load_failed})
             end;
         {error, _} -> beamscale_stats_levels:skipped(CellKey, {Level, bad_scenario})

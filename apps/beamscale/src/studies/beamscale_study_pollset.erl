@@ -35,7 +35,8 @@ run(#{out := Out, name := Name, quiet := Quiet} = Opts, Size) ->
             _ -> P0
         end,
     Meta = meta(Size, P),
-    ok = beamscale_store:write_file(filename:join(Dir, "study.json"), beamscale_format_json:encode(Meta)),
+    ok = beamscale_store:write_file(filename:join(Dir, "study.json"),
+                                    beamscale_format_json:encode(Meta)),
     Seed = maps:get(seed, Opts, erlang:unique_integer([positive])),
     Wrk = case os:find_executable("wrk") of
               false -> none;
@@ -106,8 +107,8 @@ wrk(Exe, Dir, Config, Secs, #{host := Host, port := Port}) ->
     Cmd = io_lib:format("'~s' -t1 -c~b -d~bs --timeout 2s --latency http://~s:~b/ 2>&1",
                         [Exe, ?WRK_CONNECTIONS, Secs, Host, Port]),
     Row = case beamscale_format_wrk:parse(os:cmd(lists:flatten(Cmd))) of
-              {ok, F} -> [Config, ok | [maps:get(K, F, <<>>) || K <- beamscale_format_wrk:columns()]];
-              {error, _} -> [Config, failed | [<<>> || _ <- beamscale_format_wrk:columns()]]
+              {ok, F} -> [Config, ok | [maps:get(K, F, <<>>) || K <- wrk_columns()]];
+              {error, _} -> [Config, failed | [<<>> || _ <- wrk_columns()]]
           end,
     {_, Fd} = beamscale_store:open_csv(filename:join(Dir, ?WRK_FILE),
                                        [config, status | beamscale_format_wrk:columns()]),
@@ -121,3 +122,5 @@ meta(Size, #{requests := N, hold_s := Hold}) ->
       wrk => os:find_executable("wrk") =/= false, wrk_connections => ?WRK_CONNECTIONS,
       configs => [#{config => list_to_binary(C), flags => list_to_binary(F),
                     thesis => list_to_binary(W), erl => <<"erl">>} || {C, F, W} <- polling()]}.
+
+wrk_columns() -> beamscale_format_wrk:columns().

@@ -43,7 +43,8 @@ run(#{out := Out, name := Name} = Opts, Size, Db) ->
              end,
     Cells = cells(Params, Configs, Dir, DbFile),
     Meta = meta(Size, Params, Configs),
-    ok = beamscale_store:write_file(filename:join(Dir, "study.json"), beamscale_format_json:encode(Meta)),
+    ok = beamscale_store:write_file(filename:join(Dir, "study.json"),
+                                    beamscale_format_json:encode(Meta)),
     %% A Mnesia directory belongs to the node that made it: a resumed cell starts afresh.
     _ = file:del_dir_r(filename:join(Dir, "mnesia")),
     NeedsDb = lists:any(fun(#{target := T}) -> T =:= "mariadb" end, Cells),

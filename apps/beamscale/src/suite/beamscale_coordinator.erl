@@ -90,9 +90,10 @@ write_run_json(Dir, Info) ->
                                     [beamscale_format_json:encode(Info), $\n]).
 
 write_sanity(Dir, Sanity) ->
-    Rows = [beamscale_format_csv:line([B, beamscale_sanity:to_text(V), detail(V)]) || {B, V} <- Sanity],
-    ok = beamscale_store:write_file(filename:join(Dir, "sanity.csv"),
-                                    [beamscale_format_csv:line([benchmark, verdict, detail]) | Rows]).
+    Rows = [beamscale_format_csv:line([B, beamscale_sanity:to_text(V), detail(V)])
+            || {B, V} <- Sanity],
+    Header = beamscale_format_csv:line([benchmark, verdict, detail]),
+    ok = beamscale_store:write_file(filename:join(Dir, "sanity.csv"), [Header | Rows]).
 
 detail({failed, Why}) -> Why;
 detail(_) -> "".

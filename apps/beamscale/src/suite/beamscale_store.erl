@@ -66,7 +66,8 @@ record(#{measurements := M} = Store, {Bench, Args, Env} = Key, N, Timings) ->
 -spec record_failure(store(), key(), pos_integer(), term()) -> store().
 record_failure(#{failures := F} = Store, {Bench, Args, Env} = Key, N, Reason) ->
     Text = unicode:characters_to_binary(io_lib:format("~0tp", [Reason], [{chars_limit, 400}])),
-    ok = file:write(F, beamscale_format_csv:line([Bench, Args] ++ beamscale_format_env:fields(Env) ++ [N, Text])),
+    Row = [Bench, Args] ++ beamscale_format_env:fields(Env) ++ [N, Text],
+    ok = file:write(F, beamscale_format_csv:line(Row)),
     mark(Store, Key, N).
 
 %% @doc Keep what an iteration of `Key' printed, unless a file for it is there already.
@@ -123,7 +124,7 @@ write_file(File, Data) ->
 -spec open_csv(file:filename(), [atom()]) -> {[#{atom() => binary()}], file:io_device()}.
 open_csv(File, Header) ->
     {Rows, Keep} = case file:read_file(File) of
-                       {ok, Bin} -> {Parsed, Size} = beamscale_format_csv:parse(Bin), {Parsed, Size};
+                       {ok, Bin} -> beamscale_format_csv:parse(Bin);
                        {error, enoent} -> {[], 0}
                    end,
     {ok, Fd} = file:open(File, [read, write, raw, binary]),

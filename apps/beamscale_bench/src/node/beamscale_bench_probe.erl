@@ -1,7 +1,7 @@
 %% @private The part of the sampler that runs on the node under test. A holder process switches
 %% `scheduler_wall_time' on for as long as the sampler watches, and microstate accounting on for
-%% a window at the start of every sampler interval, and both off when told to stop or when the sampler
-%% goes away (so a dead coordinator leaves nothing on). `scheduler_wall_time' is counted per
+%% a window at the start of every sampler interval, and both off when told to stop or when the
+%% sampler goes away (so a dead coordinator leaves nothing on). `scheduler_wall_time' is counted per
 %% enabling process, which is why a process that lives as long as the watch must hold it: an
 %% `erpc' worker would switch it off again when it exits.
 %%

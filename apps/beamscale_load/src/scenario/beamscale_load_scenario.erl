@@ -110,7 +110,8 @@ with_default({missing, _, _}, Default, _Check) -> Default;
 with_default(E, _Default, Check) -> with(E, Check).
 
 where(File, none, Path, Msg) -> {File, 0, Path, Msg};
-where(File, Entry, [_ | Sub] = Path, Msg) -> {File, beamscale_format_terms:line(Entry, Sub), Path, Msg};
+where(File, Entry, [_ | Sub] = Path, Msg) ->
+    {File, beamscale_format_terms:line(Entry, Sub), Path, Msg};
 where(File, #{line := L}, [], Msg) -> {File, L, [], Msg}.
 
 -spec bad([term()], string()) -> no_return().

@@ -11,7 +11,8 @@
 %% each interval microstate accounting was on (`null' when the run did not record it).
 -spec section([#{atom() => binary()}], [#{atom() => binary()}], term()) -> iodata().
 section([], _Lcnt, _MsaccPct) ->
-    beamscale_report_html:el(p, "No samples: the run was made with --no-sample (or before sampling).");
+    beamscale_report_html:el(p, "No samples: the run was made with --no-sample "
+                                "(or before sampling).");
 section(Samples, Lcnt, MsaccPct) ->
     [msacc_note(MsaccPct) | sections(Samples, Lcnt)].
 
@@ -19,9 +20,9 @@ msacc_note(0) ->
     beamscale_report_html:el(p, "Microstate accounting was off (msacc 0): no msacc breakdown.");
 msacc_note(100) -> beamscale_report_html:el(p, "Microstate accounting was on all the time.");
 msacc_note(Pct) when is_integer(Pct), Pct > 0, Pct < 100 ->
-    beamscale_report_html:el(p, io_lib:format("Microstate accounting was on for ~b % of each sampling "
-                                       "interval: the msacc bars are the breakdown of those "
-                                       "windows (docs/samples.md).", [Pct]));
+    Text = io_lib:format("Microstate accounting was on for ~b % of each sampling interval: the "
+                         "msacc bars are the breakdown of those windows (docs/samples.md).", [Pct]),
+    beamscale_report_html:el(p, Text);
 msacc_note(_) -> [].
 
 sections(Samples, Lcnt) ->

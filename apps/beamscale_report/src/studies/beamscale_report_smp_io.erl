@@ -19,16 +19,16 @@ html(Meta, Rows) ->
     beamscale_report_html:page(Title, <<>>,
         [beamscale_report_html:el(h1, Title), intro(Meta),
          beamscale_report_html:section("Configurations", config_table(Meta, "thesis")),
-         beamscale_report_html:section("Mean session duration per load level (thesis figures 5.1, 5.2)",
-                                [beamscale_report_html:el(p, "A missing bar: the configuration did not "
-                                                      "hold that load (or the level was not run "
-                                                      "above one it did not hold)."),
-                                 charts([session_chart(G) || G <- Groups])]),
-         beamscale_report_html:section("CPU, scheduler utilisation and busy-wait "
-                                "(thesis tables 5.1, 5.2)",
-                                [beamscale_report_html:el(p, cpu_note()) | [metrics(G) || G <- Groups]]),
+         beamscale_report_html:section(
+           "Mean session duration per load level (thesis figures 5.1, 5.2)",
+           [beamscale_report_html:el(p, "A missing bar: the configuration did not hold that load "
+                                        "(or the level was not run above one it did not hold)."),
+            charts([session_chart(G) || G <- Groups])]),
+         beamscale_report_html:section(
+           "CPU, scheduler utilisation and busy-wait (thesis tables 5.1, 5.2)",
+           [beamscale_report_html:el(p, cpu_note()) | [metrics(G) || G <- Groups]]),
          beamscale_report_html:section("Mnesia: reads in transactions against dirty reads",
-                                dirty(Rows)),
+                                       dirty(Rows)),
          beamscale_report_html:section("Every level", levels_table(Rows))]).
 
 intro(Meta) ->
