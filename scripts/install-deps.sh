@@ -19,6 +19,10 @@ mariadb-server
 chromium
 openssh-client
 openssh-server
+nginx
+websocketd
+postgresql
+tsung
 "
 missing=""
 for p in $packages; do
@@ -33,7 +37,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing:$missing"
 apt-get update -q
-# The tests start their own mariadbd and sshd (throwaway data, loopback, stopped by pid): the
+# The tests start their own mariadbd, sshd, nginx, PostgreSQL and websocketd (throwaway data, loopback, stopped by pid): the
 # packages' system services are not started (policy-rc.d, for this install only).
 policy=/usr/sbin/policy-rc.d
 status=0
