@@ -21,29 +21,71 @@ info() ->
                                        "scenario's, else ~/.erlang.cookie)"},
           {seed, "--seed", integer, "seed of the arrivals and think times"},
           {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
-          {quiet, "--quiet", flag, "print no live view"}]}.
+          {quiet, "--quiet", flag, "print no live view"},
+          {max_error_rate, "--max-error-rate", integer,
+           "exit 1 when more than PCT % of the requests failed"},
+          {replace, "--replace", flag, "replace an existing load run directory of that name"}]}.
 
 %% @doc Load the scenario and run it (`beamscale_load_exec').
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{opts := #{msacc := Pct}}) when Pct < 0; Pct > 100 ->
     {error, {bad_msacc, Pct}};
+do(#{opts := #{max_error_rate := Pct}}) when Pct < 0; Pct > 100 ->
+    {error, {bad_max_error_rate, Pct}};
 do(#{opts := Opts, args := [File]}) ->
+    Name = name(Opts),
+    Dir = filename:join(maps:get(out, Opts, "runs"), Name),
+    maybe_run(beamscale_config:check(name, Name), fresh(Dir, maps:get(replace, Opts, false)),
+              File, Dir, Opts);
+do(#{args := []}) -> {error, no_scenario};
+do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
+
+%% The scenario is read (and the targets started) only once the name and directory are good.
+maybe_run({error, _, Msg}, _Fresh, _File, _Dir, Opts) -> {error, {bad_name, name(Opts), Msg}};
+maybe_run(_Name, {error, _} = Error, _File, _Dir, _Opts) -> Error;
+maybe_run({ok, _}, ok, File, Dir, Opts) ->
     case scenario(File) of
         {ok, Scenario} ->
-            Dir = filename:join(maps:get(out, Opts, "runs"), name(Opts)),
             Exec = maps:merge(#{dir => Dir}, maps:with([seed, quiet, msacc], Opts)),
             Exec1 = case maps:find(cookie, Opts) of
                         {ok, C} -> Exec#{cookie => list_to_atom(C)};
                         error -> Exec
                     end,
             case beamscale_load_exec:run(Scenario, Exec1) of
-                {ok, _Dir} -> ok;
+                {ok, _Dir} -> gate(Dir, maps:get(max_error_rate, Opts, none));
                 {error, _} = Error -> Error
             end;
         {error, _} = Error -> Error
-    end;
-do(#{args := []}) -> {error, no_scenario};
-do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
+    end.
+
+%% A directory that exists is never written over silently: with --replace, one that holds a
+%% load run (or nothing) is removed first; anything else is refused.
+fresh(Dir, Replace) ->
+    case {filelib:is_dir(Dir), Replace} of
+        {false, _} -> ok;
+        {true, false} -> {error, {exists, Dir}};
+        {true, true} ->
+            case file:list_dir(Dir) of
+                {ok, []} -> ok;
+                {ok, Files} -> case lists:member("load.csv", Files) of
+                                   true -> _ = file:del_dir_r(Dir), ok;
+                                   false -> {error, {not_a_load_run, Dir}}
+                               end;
+                {error, Reason} -> {error, {exists, Dir, Reason}}
+            end
+    end.
+
+%% --max-error-rate: the share of failed requests, from the summary just written.
+gate(_Dir, none) -> ok;
+gate(Dir, Max) ->
+    {ok, Bin} = file:read_file(filename:join(Dir, "summary.json")),
+    {ok, #{<<"requests">> := Req, <<"errors">> := Err}} = beamscale_format_json:decode(Bin),
+    Rate = 100 * Err / max(Req, 1),
+    case Rate > Max of
+        true -> {failed, io_lib:format("~b of ~b requests failed (~.1f %), more than "
+                                       "--max-error-rate ~b %", [Err, Req, Rate, Max])};
+        false -> ok
+    end.
 
 %% A Tsung XML file (by its extension) or a terms file; the Tsung settings that do not change
 %% the load are listed in one warning line.
@@ -63,6 +105,16 @@ scenario(File) ->
 -spec format_error(term()) -> iodata().
 format_error({bad_msacc, Pct}) ->
     io_lib:format("option --msacc: ~b is not a share from 0 to 100 (%)", [Pct]);
+format_error({bad_max_error_rate, Pct}) ->
+    io_lib:format("option --max-error-rate: ~b is not a share from 0 to 100 (%)", [Pct]);
+format_error({bad_name, Name, Msg}) ->
+    io_lib:format("option --name ~0tp: expected ~ts", [Name, Msg]);
+format_error({exists, Dir}) ->
+    io_lib:format("~ts exists: give another --name, or --replace to replace it", [Dir]);
+format_error({exists, Dir, Reason}) ->
+    io_lib:format("~ts exists and cannot be read: ~ts", [Dir, file:format_error(Reason)]);
+format_error({not_a_load_run, Dir}) ->
+    io_lib:format("~ts exists and holds no load run (no load.csv): not replaced", [Dir]);
 format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)";
 format_error({unexpected_argument, A}) -> ["unexpected argument ", A].
 

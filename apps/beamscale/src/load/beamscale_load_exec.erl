@@ -8,6 +8,9 @@
 -export([run/2, run/3, format_error/1]).
 -export_type([opts/0]).
 
+%% The reasons the closing lines name; errors.csv and summary.json have them all.
+-define(TOP_REASONS, 5).
+
 %% dir: the run directory itself; label: the `env' of samples.csv (default: the scenario file's
 %% base name); cookie: of existing target nodes (run/2); quiet: no live line, no closing lines;
 %% sample_interval: ms between samples (default 1000); msacc: the share (%) of each interval
@@ -65,30 +68,43 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes) ->
 measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes, Sampler, Watched, Info0) ->
     ok = beamscale_sampler:set_args(Sampler, phase_name(Scenario, 0.5)),
     ok = beamscale_sampler:watch(Sampler, Watched),
-    {ok, Csv} = file:open(filename:join(Dir, "load.csv"), [write]),
-    ok = file:write(Csv, beamscale_format_csv:line(beamscale_load_results:csv_header())),
-    OnSecond = on_second(Scenario, Csv, Sampler, maps:get(quiet, Opts, false)),
+    Csv = open_csv(Dir, "load.csv", beamscale_load_results:csv_header()),
+    Errors = open_csv(Dir, "errors.csv", beamscale_load_results:errors_header()),
+    Quiet = maps:get(quiet, Opts, false),
+    OnSecond = on_second(Scenario, {Csv, Errors}, Sampler, Quiet),
     RunOpts = maps:merge(#{on_second => OnSecond}, maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
                    _ -> RunOpts#{load_nodes => LoadNodes}
                end,
+    Watch = beamscale_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
+                                               quiet => Quiet}),
     Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
              after
                  ok = beamscale_sampler:stop(Sampler),
-                 ok = file:close(Csv)
+                 ok = file:close(Csv),
+                 ok = file:close(Errors)
              end,
+    Downs = beamscale_targets:downs(Watch),
     case Result of
         {ok, R} ->
-            Info = Info0#{load_nodes => LoadNodes, sampled => [N || #{target := N} <- Watched]},
+            Info = Info0#{load_nodes => LoadNodes, sampled => [N || #{target := N} <- Watched],
+                          downs => Downs},
             write(Dir, Scenario, R, Info, Opts);
         {error, _} = Error -> Error
     end.
 
+open_csv(Dir, Name, Header) ->
+    {ok, F} = file:open(filename:join(Dir, Name), [write]),
+    ok = file:write(F, beamscale_format_csv:line(Header)),
+    F.
+
 %% Each second: a load.csv line, the live line, and the sampler told the coming second's phase.
-on_second(Scenario, Csv, Sampler, Quiet) ->
+on_second(Scenario, {Csv, Errors}, Sampler, Quiet) ->
     fun(#{t_s := T} = Row) ->
             ok = file:write(Csv, beamscale_format_csv:line(beamscale_load_results:csv_row(Row))),
+            ok = file:write(Errors, [beamscale_format_csv:line(E)
+                                     || E <- beamscale_load_results:errors_rows(Row)]),
             Next = phase_name(Scenario, T + 0.5),
             _ = Next =:= phase_name(Scenario, T - 0.5)
                 orelse beamscale_sampler:set_args(Sampler, Next),
@@ -139,15 +155,31 @@ write(Dir, Scenario, Result, Info, Opts) ->
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     beamscale_format_json:encode(run_info(Scenario, Info, Opts))),
     {ok, Index} = beamscale_writer:write(Dir),
-    maps:get(quiet, Opts, false) orelse closing(Dir, Index, Summary),
+    maps:get(quiet, Opts, false) orelse closing(Dir, Index, Summary, maps:get(downs, Info)),
     {ok, Dir}.
 
-closing(Dir, Index, Summary) ->
+%% The closing lines: where the run is, its counts, its errors by reason, and what cut it short.
+closing(Dir, Index, Summary, Downs) ->
     #{latency_corrected := #{p99_ms := P99}, latency_uncorrected := #{p99_ms := U99}} = Summary,
-    io:format("~nLoad run directory: ~ts~n~b sessions, ~b requests, ~b errors; p99 ~.3f ms "
-              "(from intended start), ~.3f ms (from send)~n~ts~n",
-              [Dir, maps:get(sessions_done, Summary), maps:get(requests, Summary),
-               maps:get(errors, Summary), P99, U99, Index]).
+    #{sessions_started := Started, sessions_done := Done, errors_by_reason := Reasons} = Summary,
+    io:format("~nLoad run directory: ~ts~n~b sessions started, ~b done, ~b requests, ~b errors; "
+              "p99 ~.3f ms (from intended start), ~.3f ms (from send)~n",
+              [Dir, Started, Done, maps:get(requests, Summary), maps:get(errors, Summary),
+               P99, U99]),
+    Top = beamscale_load_results:top_reasons(Reasons, ?TOP_REASONS),
+    _ = Top =:= [] orelse
+        io:format("errors by reason: ~ts~ts~n",
+                  [lists:join("; ", [io_lib:format("~b ~ts", [N, R]) || {R, N} <- Top]),
+                   case map_size(Reasons) - length(Top) of
+                       0 -> "";
+                       More -> io_lib:format(" (~b more reasons in errors.csv)", [More])
+                   end]),
+    _ = maps:get(stopped, Summary) =:= time_limit andalso
+        io:format("cut by the time limit after ~.1f s: ~b sessions started, ~b done~n",
+                  [maps:get(duration_s, Summary), Started, Done]),
+    [io:format("target ~p: node ~p went down at ~.1f s~n", [T, N, At])
+     || #{target := T, node := N, at_s := At} <- Downs],
+    io:format("~ts~n", [Index]).
 
 msacc(Opts) -> maps:get(msacc, Opts, maps:get(msacc, beamscale_sampler:defaults())).
 
@@ -161,4 +193,5 @@ run_info(#{file := File} = Scenario, #{started := Started} = Info, Opts) ->
       time_limit_s => maps:get(time_limit_s, Scenario), label => label(Scenario, Opts),
       load_nodes => [atom_to_binary(N) || N <- maps:get(load_nodes, Info)],
       sampled => maps:get(sampled, Info), msacc => msacc(Opts),
-      not_sampled => [beamscale_runinfo:to_json(N) || N <- maps:get(notes, Info)]}.
+      not_sampled => [beamscale_runinfo:to_json(N) || N <- maps:get(notes, Info)],
+      targets_down => [beamscale_runinfo:to_json(D) || D <- maps:get(downs, Info)]}.

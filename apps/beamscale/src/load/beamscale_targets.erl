@@ -3,12 +3,14 @@
 %% (reached with its cookie) or a host:port, which needs nothing.
 -module(beamscale_targets).
 
--export([resolve/2, stop/1, format_error/1]).
+-export([resolve/2, stop/1, watch/2, downs/1, format_error/1]).
 
 -define(INIT_TIMEOUT, 60000).
 %% What a target node runs: the IO targets, and the probe the sampler starts there.
 -define(TARGET_APPS, [beamscale_bench, beamscale_targets]).
 -define(CONNECT_TIMEOUT, 2000).
+%% A watcher answers at once (it only keeps a list); the bound only guards a dead one.
+-define(WATCH_TIMEOUT, 5000).
 
 %% @doc Resolve every target; on an error the nodes already started are stopped.
 %% `Cookie' is the `--cookie' option (or `undefined').
@@ -97,6 +99,37 @@ cookie(_) ->
                 {error, _} -> none
             end;
         _ -> none
+    end.
+
+%% @doc Watch the node targets during a load: one that goes down is said at once on the
+%% terminal (unless `Quiet') with the second of the load (`Start': monotonic ms); `downs/1'
+%% ends the watch and returns them.
+-spec watch(#{atom() => map()}, #{start := integer(), quiet := boolean()}) -> pid().
+watch(Targets, Opts) ->
+    Nodes = [{Node, Name} || {Name, #{node := Node}} <- maps:to_list(Targets), Node =/= node()],
+    Leader = group_leader(),
+    spawn_link(fun() ->
+                       group_leader(Leader, self()),
+                       [erlang:monitor_node(N, true) || {N, _} <- Nodes],
+                       watching(maps:from_list(Nodes), Opts, [])
+               end).
+
+watching(Nodes, #{start := Start, quiet := Quiet} = Opts, Downs) ->
+    receive
+        {nodedown, Node} when is_map_key(Node, Nodes) ->
+            T = (erlang:monotonic_time(millisecond) - Start) / 1000,
+            Name = maps:get(Node, Nodes),
+            Quiet orelse io:format("target ~p: node ~p went down at ~.1f s~n", [Name, Node, T]),
+            watching(Nodes, Opts, [#{target => Name, node => Node, at_s => T} | Downs]);
+        {downs, From} -> From ! {self(), lists:reverse(Downs)}
+    end.
+
+%% @doc The targets that went down since `watch/2' (in order), and the watch ended.
+-spec downs(pid()) -> [#{target := atom(), node := node(), at_s := float()}].
+downs(Pid) ->
+    Pid ! {downs, self()},
+    receive {Pid, Downs} -> Downs
+    after ?WATCH_TIMEOUT -> []
     end.
 
 %% @doc Stop the nodes that were started.

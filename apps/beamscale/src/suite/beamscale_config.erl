@@ -93,9 +93,11 @@ check(bench_path, P) -> dirs(P);
 check(out, S) -> string(S, "a directory name");
 check(name, S) ->
     Allowed = fun(C) -> lists:member(C, ?NAME_CHARS) end,
-    case is_string(S) andalso S =/= "" andalso lists:all(Allowed, S) of
+    %% "." and ".." are made of allowed characters but name no directory of their own.
+    case is_string(S) andalso S =/= "" andalso lists:all(Allowed, S)
+        andalso S =/= "." andalso S =/= ".." of
         true -> {ok, S};
-        false -> bad("a name of letters, digits, '_', '.' and '-'")
+        false -> bad("a name of letters, digits, '_', '.' and '-' (not . or ..)")
     end;
 check(overrides, V) -> overrides(V);
 check(sample, false) -> {ok, false};

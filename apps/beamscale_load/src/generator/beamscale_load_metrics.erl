@@ -1,20 +1,23 @@
 %% @doc What a load run records, shared by all its users without a server process: counters
 %% (`counters', write_concurrency) and latency histograms (`beamscale_stats_hist'). `take/1' returns
-%% and resets the interval's figures as a plain term that can be sent and merged.
+%% and resets the interval's figures as a plain term that can be sent and merged. Errors are
+%% also counted by reason (`beamscale_load_reasons': bounded text) in a public ETS table.
 -module(beamscale_load_metrics).
 
--export([new/1, incr/2, record/3, take/1, merge/2, empty/1, counter_names/0]).
+-export([new/1, incr/2, error/2, record/3, take/1, merge/2, empty/1, counter_names/0]).
 -export_type([metrics/0, interval/0, row/0]).
 
 -define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts]).
 
 -type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
-                     per_us := pos_integer() | convert}.
+                     per_us := pos_integer() | convert, reasons := ets:tid()}.
 %% Counts and histogram snapshots (microseconds) of one interval: `latency' from the intended
-%% start, `sent' from the send, `session' durations, and one per transaction `{tx, Name}'.
+%% start, `sent' from the send, `session' durations, and one per transaction `{tx, Name}';
+%% `reasons': the errors by reason.
 -type interval() :: #{sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                       requests := non_neg_integer(), errors := non_neg_integer(),
                       timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
+                      reasons := beamscale_load_reasons:counts(),
                       session := snapshot(), {tx, atom()} => snapshot()}.
 %% One second of a load run (the agents' intervals merged by `beamscale_load_run'), the
 %% figures of a `load.csv' line: the interval's with the second, phase and offered rate.
@@ -22,6 +25,7 @@
                  sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                  requests := non_neg_integer(), errors := non_neg_integer(),
                  timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
+                 reasons := beamscale_load_reasons:counts(),
                  session := snapshot(), {tx, atom()} => snapshot()}.
 -type snapshot() :: beamscale_stats_hist:snapshot().
 
@@ -32,7 +36,8 @@ new(Transactions) ->
     Hists = maps:from_list([{H, beamscale_stats_hist:new()} || H <- [latency, sent, session]]
                            ++ [{{tx, T}, beamscale_stats_hist:new()} || T <- Transactions]),
     #{counters => counters:new(length(?COUNTERS), [write_concurrency]), hists => Hists,
-      per_us => per_us()}.
+      per_us => per_us(),
+      reasons => ets:new(?MODULE, [set, public, {write_concurrency, true}])}.
 
 %% Native units per microsecond when whole (nanoseconds on Linux): a division then replaces
 %% `erlang:convert_time_unit/3' (an Erlang function, measured the costliest step of recording).
@@ -53,6 +58,25 @@ counter_names() -> ?COUNTERS.
 -spec incr(metrics(), atom()) -> ok.
 incr(#{counters := C}, Name) -> counters:add(C, slot(Name), 1).
 
+%% @doc Count one failed request (`errors', `timeouts' for a timeout) under its reason's text.
+%% The number of distinct reasons is bounded here too (a racing insert may pass the bound by
+%% a few; the merge bounds again).
+-spec error(metrics(), term()) -> ok.
+error(#{reasons := T} = M, Reason) ->
+    incr(M, errors),
+    case Reason of
+        timeout -> incr(M, timeouts);
+        _ -> ok
+    end,
+    Text = beamscale_load_reasons:text(Reason),
+    Key = case ets:member(T, Text) orelse
+                  ets:info(T, size) < beamscale_load_reasons:max_reasons() of
+              true -> Text;
+              false -> beamscale_load_reasons:other()
+          end,
+    _ = ets:update_counter(T, Key, 1, {Key, 0}),
+    ok.
+
 slot(sessions_started) -> 1;
 slot(sessions_done) -> 2;
 slot(requests) -> 3;
@@ -69,10 +93,15 @@ record(#{hists := H, per_us := PerUs}, Name, Native) ->
 
 %% @doc The interval's figures, reset.
 -spec take(metrics()) -> interval().
-take(#{counters := C, hists := H}) ->
+take(#{counters := C, hists := H, reasons := T}) ->
     Counts = [{Name, take_counter(C, slot(Name))} || Name <- ?COUNTERS],
     Hists = [{Name, beamscale_stats_hist:take(Ref)} || {Name, Ref} <- maps:to_list(H)],
-    maps:from_list(Counts ++ Hists).
+    maps:from_list([{reasons, take_reasons(T)} | Counts ++ Hists]).
+
+%% As counters: what was read is subtracted, so errors counted meanwhile are kept.
+take_reasons(T) ->
+    maps:from_list([{K, N} || {K, N} <- ets:tab2list(T), N > 0,
+                              ets:update_counter(T, K, -N) >= 0]).
 
 %% Subtracting what was read keeps increments that land between the read and the subtraction.
 take_counter(C, I) ->
@@ -83,7 +112,7 @@ take_counter(C, I) ->
 %% @doc Nothing recorded, for the given transactions.
 -spec empty([atom()]) -> interval().
 empty(Transactions) ->
-    maps:from_list([{N, 0} || N <- ?COUNTERS]
+    maps:from_list([{reasons, #{}} | [{N, 0} || N <- ?COUNTERS]]
                    ++ [{H, beamscale_stats_hist:empty()} || H <- [latency, sent, session]]
                    ++ [{{tx, T}, beamscale_stats_hist:empty()} || T <- Transactions]).
 
@@ -91,6 +120,9 @@ empty(Transactions) ->
 -spec merge(interval(), interval()) -> interval().
 merge(A, B) ->
     maps:fold(fun(K, V, Acc) when is_integer(V) -> Acc#{K => V + maps:get(K, Acc, 0)};
+                 (reasons, V, Acc) ->
+                      Acc#{reasons => beamscale_load_reasons:merge(maps:get(reasons, Acc, #{}),
+                                                                   V)};
                  (K, V, Acc) ->
                       Acc#{K => beamscale_stats_hist:merge(
                                   V, maps:get(K, Acc, beamscale_stats_hist:empty()))}

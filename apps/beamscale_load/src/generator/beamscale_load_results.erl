@@ -2,7 +2,8 @@
 %% DESIGN.md) and `summary.json'.
 -module(beamscale_load_results).
 
--export([live_line/1, csv_header/0, csv_row/1, summary/1]).
+-export([live_line/1, csv_header/0, csv_row/1, errors_header/0, errors_rows/1, summary/1,
+         top_reasons/2]).
 -export_type([csv_row/0, percentiles/0, second/0, summary/0]).
 
 %% A `load.csv' line's values, in the order of `csv_header/0'.
@@ -15,7 +16,8 @@
 -type second() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
                     sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                     requests := non_neg_integer(), errors := non_neg_integer(),
-                    timeouts := non_neg_integer(), latency_corrected := percentiles(),
+                    timeouts := non_neg_integer(), errors_by_reason := reasons(),
+                    latency_corrected := percentiles(),
                     latency_uncorrected := percentiles(), session_duration := percentiles()}.
 %% `summary.json': the run's totals (counts as in `second()'), its seconds and its load nodes.
 -type summary() :: #{per_second := [second()], load_nodes := [#{node := binary(),
@@ -24,7 +26,11 @@
                      requests_per_s := float(), latency_corrected := percentiles(),
                      latency_uncorrected := percentiles(), session_duration := percentiles(),
                      transactions := #{binary() => percentiles()},
+                     errors_by_reason := reasons(),
                      atom() => non_neg_integer()}.
+
+%% Errors by reason (bounded text, `beamscale_load_reasons').
+-type reasons() :: beamscale_load_reasons:counts().
 
 -define(HEADER, [t_s, phase, offered_per_s, sessions_started, sessions_done, requests, errors,
                  p50_ms, p90_ms, p99_ms, p999_ms, max_ms, mean_session_ms]).
@@ -55,6 +61,25 @@ csv_row(#{latency := L, session := S} = Row) ->
 
 ms(Micros) -> Micros / 1000.
 
+%% @doc The columns of `errors.csv' (basho_bench's errors file, a row per second and reason).
+-spec errors_header() -> [atom()].
+errors_header() -> [t_s, reason, count].
+
+%% @doc A second's rows of `errors.csv', the most frequent reason first.
+-spec errors_rows(beamscale_load_metrics:row()) -> [[pos_integer() | binary()]].
+errors_rows(#{t_s := T, reasons := Reasons}) ->
+    [[T, R, N] || {R, N} <- top_reasons(Reasons, infinity)].
+
+%% @doc The `N' most frequent reasons (all: `infinity'), most frequent first, ties by text.
+-spec top_reasons(reasons(), pos_integer() | infinity) -> [{binary(), pos_integer()}].
+top_reasons(Reasons, N) ->
+    Sorted = lists:sort(fun({R1, N1}, {R2, N2}) -> {-N1, R1} =< {-N2, R2} end,
+                        maps:to_list(Reasons)),
+    case N of
+        infinity -> Sorted;
+        _ -> lists:sublist(Sorted, N)
+    end.
+
 %% @doc The run's totals as JSON terms: counts, latency percentiles corrected (from the intended
 %% start) and uncorrected (from the send), session duration and transactions; the counts of each
 %% load node; and `per_second', the figures of every second (more than `load.csv' holds: the
@@ -69,7 +94,7 @@ summary(#{rows := Rows} = Result) ->
 second(#{latency := L, sent := S, session := Sess} = Row) ->
     Counts = maps:with([t_s, phase, offered_per_s | beamscale_load_metrics:counter_names()], Row),
     Counts#{latency_corrected => percentiles(L), latency_uncorrected => percentiles(S),
-            session_duration => percentiles(Sess)}.
+            session_duration => percentiles(Sess), errors_by_reason => maps:get(reasons, Row)}.
 
 percentiles(H) ->
     Ps = maps:from_list([{K, ms(beamscale_stats_hist:percentile(H, P))} || {K, P} <- ?PERCENTILES]),
@@ -84,4 +109,5 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             requests_per_s => maps:get(requests, T) / max(D, 1.0e-9),
             latency_corrected => percentiles(maps:get(latency, T)),
             latency_uncorrected => percentiles(maps:get(sent, T)),
-            session_duration => percentiles(maps:get(session, T)), transactions => Tx}.
+            session_duration => percentiles(maps:get(session, T)), transactions => Tx,
+            errors_by_reason => maps:get(reasons, T)}.

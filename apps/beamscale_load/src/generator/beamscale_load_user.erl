@@ -52,15 +52,18 @@ step({transaction, Name, Steps}, #{ctx := #{metrics := M}} = St) ->
 loop(0, _Steps, St) -> St;
 loop(N, Steps, St) -> loop(N - 1, Steps, steps(Steps, St)).
 
-%% Replies (also error statuses) and timeouts are latencies; a failure to connect or send is not.
+%% Replies (also error statuses and unexpected results) and timeouts are latencies; a failure to
+%% connect or send, or an exception, is not. Every error is counted under its reason.
 outcome(M, {ok, Conn}, Corrected, Sent) ->
     latency(M, Corrected, Sent),
     Conn;
 outcome(M, {error, Reason, Conn}, Corrected, Sent) ->
-    beamscale_load_metrics:incr(M, errors),
+    beamscale_load_metrics:error(M, Reason),
     case Reason of
-        timeout -> beamscale_load_metrics:incr(M, timeouts), latency(M, Corrected, Sent);
+        timeout -> latency(M, Corrected, Sent);
         {status, _} -> latency(M, Corrected, Sent);
+        {rpc_error, _} -> latency(M, Corrected, Sent);
+        {unexpected, _} -> latency(M, Corrected, Sent);
         _ -> ok
     end,
     Conn.

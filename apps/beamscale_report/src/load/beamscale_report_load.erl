@@ -2,7 +2,7 @@
 %% style and SVG, no script, no external file) with the run's metadata and phases; latency over
 %% time (p50/p90/p99/p99.9 from the intended start, p99 from the send beside them); session
 %% duration over time; users offered against started and done; requests per second; errors and
-%% timeouts; the target's CPU, scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
+%% timeouts, and errors by reason (the most frequent, when there are errors); the target's CPU, scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
 %% the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
 %% and the rows of `samples.csv' and `lcnt.csv'.
 -module(beamscale_report_load).
@@ -21,6 +21,8 @@
                {<<"p999_ms">>, <<"p99.9">>}]).
 -define(HIST_COLS, [<<"count">>, <<"mean_ms">>, <<"p50_ms">>, <<"p90_ms">>, <<"p99_ms">>,
                     <<"p999_ms">>, <<"max_ms">>]).
+%% Reasons drawn apart in the errors-by-reason chart; the others are summed as one series.
+-define(CHART_REASONS, 6).
 -define(COUNTS, [<<"sessions_started">>, <<"sessions_done">>, <<"requests">>, <<"errors">>,
                  <<"timeouts">>]).
 
@@ -63,7 +65,22 @@ graphs(Summary) ->
       [#{name => <<"requests">>, points => Count(<<"requests">>)}]},
      {<<"errors and timeouts">>, <<"per second">>, <<"/s">>,
       [#{name => <<"errors">>, points => Count(<<"errors">>)},
-       #{name => <<"timeouts">>, points => Count(<<"timeouts">>)}]}].
+       #{name => <<"timeouts">>, points => Count(<<"timeouts">>)}]}]
+        ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs)).
+
+%% Errors per second of the most frequent reasons, the rest summed; no chart without errors.
+reasons_graph(Total, _Secs) when map_size(Total) =:= 0 -> [];
+reasons_graph(Total, Secs) ->
+    Sorted = lists:sort(fun({R1, N1}, {R2, N2}) -> {-N1, R1} =< {-N2, R2} end,
+                        maps:to_list(Total)),
+    {Top, Rest} = lists:split(min(?CHART_REASONS, length(Sorted)), Sorted),
+    At = fun(S, Rs) -> lists:sum([num(map(S, <<"errors_by_reason">>), R) || R <- Rs]) end,
+    Series = [#{name => text(R), points => [{T, At(S, [R])} || {T, S} <- Secs]}
+              || {R, _} <- Top]
+        ++ [#{name => <<"other reasons">>, points => [{T, At(S, [R || {R, _} <- Rest])}
+                                                   || {T, S} <- Secs]}
+            || Rest =/= []],
+    [{<<"errors by reason">>, <<"errors/s">>, <<"/s">>, Series}].
 
 %%% Internals
 
@@ -80,9 +97,14 @@ metadata(Run, Summary) ->
              {"Ended", get(Run, <<"ended">>)}, {"Time limit (s)", get(Run, <<"time_limit_s">>)},
              {"Duration (s)", get(Summary, <<"duration_s">>)},
              {"Stopped", get(Summary, <<"stopped">>)},
+             {"Targets down", join([down(D) || D <- list(Run, <<"targets_down">>)], "none")},
              {"Load nodes", join(list(Run, <<"load_nodes">>), "none (users ran in beamscale)")},
              {"Sampled targets", join(list(Run, <<"sampled">>), "none")}],
     beamscale_report_html:table(["", ""], [[K, cell(V)] || {K, V} <- Facts]).
+
+down(D) ->
+    iolist_to_binary([text(get(D, <<"target">>)), " (", text(get(D, <<"node">>)), ") at ",
+                      cell(get(D, <<"at_s">>)), " s"]).
 
 phases(Run) ->
     Cols = [<<"name">>, <<"duration_s">>, <<"rate">>, <<"max_users">>],
@@ -96,12 +118,17 @@ summary_tables(Summary) ->
              {"session duration", <<"session_duration">>}],
     Rows = [[Name | hist_cells(map(Summary, K))] || {Name, K} <- Hists]
         ++ [[["transaction ", T] | hist_cells(H)] || {T, H} <- lists:sort(Tx)],
+    ByReason = map(Summary, <<"errors_by_reason">>),
+    Reasons = beamscale_report_html:table(
+                ["error reason", "count"],
+                [[R, cell(N)] || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
     [beamscale_report_html:table(?COUNTS ++ ["requests/s", "duration (s)"],
                           [[cell(get(Summary, C)) || C <- ?COUNTS]
                            ++ [cell(get(Summary, <<"requests_per_s">>)),
                                cell(get(Summary, <<"duration_s">>))]]),
      beamscale_report_html:table(["", "count", "mean (ms)", "p50 (ms)", "p90 (ms)", "p99 (ms)",
                            "p99.9 (ms)", "max (ms)"], Rows),
+     [Reasons || map_size(ByReason) > 0],
      load_nodes(list(Summary, <<"load_nodes">>))].
 
 hist_cells(H) -> [cell(get(H, C)) || C <- ?HIST_COLS].

@@ -1,0 +1,62 @@
+%% @doc Why a request failed, as bounded text (pure): the key errors are counted by, per second in
+%% `errors.csv' and in total in `summary.json'. Text, never atoms: reasons come from targets and
+%% the network, and an atom made of each would fill the atom table of a long-lived node. Each text
+%% is cut at ?MAX_CHARS and a run keeps at most ?MAX_REASONS distinct ones (the rest count as
+%% `other'), so a target answering with a fresh term each time cannot grow the figures.
+-module(beamscale_load_reasons).
+
+-export([text/1, add/3, merge/2, max_reasons/0, other/0]).
+-export_type([counts/0]).
+
+%% Errors counted by reason text.
+-type counts() :: #{binary() => pos_integer()}.
+
+-define(MAX_REASONS, 100).
+-define(MAX_CHARS, 120).
+-define(OTHER, <<"other">>).
+
+%% @doc The most distinct reasons a run keeps.
+-spec max_reasons() -> pos_integer().
+max_reasons() -> ?MAX_REASONS.
+
+%% @doc The reason errors beyond `max_reasons/0' distinct ones are counted under.
+-spec other() -> binary().
+other() -> ?OTHER.
+
+%% @doc The text of a request's failure (the `Reason' of `{error, Reason, Conn}' of
+%% `beamscale_load_request:result()').
+-spec text(term()) -> binary().
+text(timeout) -> <<"timeout">>;
+text(closed) -> <<"connection closed">>;
+text({status, N}) when is_integer(N) -> <<"http status ", (integer_to_binary(N))/binary>>;
+text({connect, econnrefused}) -> <<"connection refused">>;
+text({connect, timeout}) -> <<"connect timeout">>;
+text({connect, R}) -> fmt("connect: ~0tp", [R]);
+text({rpc_error, E}) -> fmt("rpc returned {error, ~0tp}", [E]);
+text({unexpected, R}) -> fmt("rpc result not as expected: ~0tp", [R]);
+text({error, {erpc, noconnection}}) -> <<"node down (noconnection)">>;
+text({error, {erpc, R}}) -> fmt("rpc failed: ~0tp", [R]);
+%% erpc wraps an exception raised on the target; its stack is dropped: it would make every
+%% error a distinct reason.
+text({error, {exception, R, _Stack}}) -> fmt("exception error: ~0tp", [R]);
+text({exit, {exception, R}}) -> fmt("exception exit: ~0tp", [R]);
+text({exit, {signal, R}}) -> fmt("exit signal: ~0tp", [R]);
+text({Class, R}) when Class =:= error; Class =:= exit; Class =:= throw ->
+    fmt("exception ~ts: ~0tp", [Class, R]);
+text(R) -> fmt("~0tp", [R]).
+
+fmt(Format, Args) ->
+    unicode:characters_to_binary(io_lib:format(Format, Args, [{chars_limit, ?MAX_CHARS}])).
+
+%% @doc `N' more errors of `Reason' (text), within the bound of distinct reasons.
+-spec add(binary(), pos_integer(), counts()) -> counts().
+add(Reason, N, Counts) when is_map_key(Reason, Counts) ->
+    Counts#{Reason := maps:get(Reason, Counts) + N};
+add(Reason, N, Counts) when map_size(Counts) < ?MAX_REASONS -> Counts#{Reason => N};
+add(_Reason, N, Counts) -> maps:update_with(?OTHER, fun(C) -> C + N end, N, Counts).
+
+%% @doc Two sets of counts together, within the bound (the larger counts of `B' kept first).
+-spec merge(counts(), counts()) -> counts().
+merge(A, B) ->
+    lists:foldl(fun({R, N}, Acc) -> add(R, N, Acc) end, A,
+                lists:sort(fun({_, X}, {_, Y}) -> X >= Y end, maps:to_list(B))).
