@@ -26,12 +26,13 @@ wait(Port, Timeout, Acc) ->
     after Timeout -> error({no_exit, Acc})
     end.
 
-%% No emulator started with this node's cookie is left (nodes a run started are stopped).
+%% No emulator this node started is left (nodes a run started are stopped): they carry
+%% BEAMSCALE_RUN=<this node> in their environment (beamscale_node), and their command line is an
+%% emulator's (erlexec's -root; argv[0] is not always beam.smp: under rebar3 it is rebar3).
 no_strays() ->
-    Cookie = atom_to_list(erlang:get_cookie()),
-    Beams = [Cmd || P <- filelib:wildcard("[0-9]*", "/proc"),
-                    {ok, Bin} <- [file:read_file("/proc/" ++ P ++ "/cmdline")],
-                    Cmd <- [binary_to_list(binary:replace(Bin, <<0>>, <<" ">>, [global]))],
-                    string:find(Cmd, "beam.smp") =/= nomatch],
-    [] = [C || C <- Beams, string:find(C, Cookie) =/= nomatch],
+    Mark = <<"BEAMSCALE_RUN=", (atom_to_binary(node()))/binary, 0>>,
+    Strays = [P || P <- filelib:wildcard("[0-9]*", "/proc"),
+                   {ok, Env} <- [file:read_file("/proc/" ++ P ++ "/environ")],
+                   binary:match(<<Env/binary, 0>>, Mark) =/= nomatch],
+    [] = Strays,
     ok.

@@ -27,7 +27,9 @@ run(Scenario, Opts) ->
     Cookie = maps:get(cookie, Opts, undefined),
     case beamscale_targets:resolve(maps:get(targets, Scenario), Cookie) of
         {ok, Targets, Started} ->
-            try run(Scenario, Targets, Opts)
+            try beamscale_targets:check_calls(Scenario, Targets) of
+                ok -> run(Scenario, Targets, Opts);
+                {error, _} = Error -> Error
             after beamscale_targets:stop(Started)
             end;
         {error, _} = Error -> Error

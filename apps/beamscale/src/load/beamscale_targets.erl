@@ -3,7 +3,7 @@
 %% (reached with its cookie) or a host:port, which needs nothing.
 -module(beamscale_targets).
 
--export([resolve/2, stop/1, watch/2, downs/1, format_error/1]).
+-export([resolve/2, check_calls/2, stop/1, watch/2, downs/1, format_error/1]).
 
 -define(INIT_TIMEOUT, 60000).
 %% What a target node runs: the IO targets, and the probe the sampler starts there.
@@ -83,10 +83,43 @@ init(Node, S) ->
     try
         ok = beamscale_code:load(Node, beamscale_code:apps(?TARGET_APPS)),
         case S of
-            #{init := {M, F, A}} -> _ = erpc:call(Node, M, F, A, ?INIT_TIMEOUT), ok;
+            #{init := {M, F, A}} -> init_result(erpc:call(Node, M, F, A, ?INIT_TIMEOUT));
             _ -> ok
         end
     catch Class:Reason -> {error, {init, Class, Reason}}
+    end.
+
+%% An init that returns `{error, _}' failed as surely as one that raised.
+init_result({error, Reason}) -> {error, {init_returned, Reason}};
+init_result(_) -> ok.
+
+%% @doc Before any load: every function an `rpc' call step names exists on its node target (a
+%% `code_path' that leaves its module out would fail every request of the run).
+-spec check_calls(beamscale_load_scenario:scenario(), #{atom() => map()}) ->
+    ok | {error, {?MODULE, term()}}.
+check_calls(#{sessions := Sessions}, Targets) ->
+    Calls = lists:usort(lists:flatmap(fun(#{steps := S}) -> calls(S) end, Sessions)),
+    Missing = [{T, {missing, M, F, length(A)}} || {T, M, F, A} <- Calls,
+                                                  #{node := Node} <- [maps:get(T, Targets)],
+                                                  not exported(Node, M, F, length(A))],
+    case Missing of
+        [] -> ok;
+        [First | _] -> {error, {?MODULE, First}}
+    end.
+
+calls(Steps) ->
+    lists:flatmap(fun({request, beamscale_load_rpc, T, #{module := M, function := F, args := A},
+                       _}) -> [{T, M, F, A}];
+                     ({loop, _, S}) -> calls(S);
+                     ({transaction, _, S}) -> calls(S);
+                     (_) -> []
+                  end, Steps).
+
+exported(Node, M, F, Arity) ->
+    try erpc:call(Node, code, ensure_loaded, [M], ?INIT_TIMEOUT) of
+        {module, M} -> erpc:call(Node, erlang, function_exported, [M, F, Arity], ?INIT_TIMEOUT);
+        _ -> false
+    catch _:_ -> false
     end.
 
 %% The scenario's or --cookie's cookie; else ~/.erlang.cookie, as any Erlang tool would.
@@ -146,6 +179,12 @@ format_error({Name, {not_listening, H, P, Reason}}) ->
                   [Name, H, P, inet:format_error(Reason)]);
 format_error({Name, {erl_not_found, Erl}}) ->
     io_lib:format("target ~p: no executable ~ts (give its path or put it on PATH)", [Name, Erl]);
+format_error({Name, {init_returned, Reason}}) ->
+    io_lib:format("target ~p: its set-up returned an error: ~ts",
+                  [Name, beamscale_error:format(Reason)]);
+format_error({Name, {missing, M, F, A}}) ->
+    io_lib:format("target ~p: ~p:~p/~b is not there (module missing from its code_path?)",
+                  [Name, M, F, A]);
 format_error({Name, {init, Class, Reason}}) ->
     io_lib:format("target ~p: its set-up failed: ~ts", [Name, init_text(Class, Reason)]);
 format_error({Name, Reason}) ->

@@ -42,14 +42,15 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     Name = "bs_" ++ Label ++ "_" ++ random_name(),
     Paths = lists:append([["-pa", P] || P <- maps:get(code_path, Spec, [])]),
     Host = case Spec of #{ssh := #{host := H}} -> H; _ -> ?LOOPBACK end,
-    Args = ["-setcookie", atom_to_list(erlang:get_cookie())]
+    {Cookie, Env, Private} = cookie(Spec),
+    Args = Cookie
         ++ [A || Host =:= ?LOOPBACK, A <- ["-kernel", "inet_dist_use_interface", "{127,0,0,1}"]]
         ++ [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]]
         ++ Paths ++ string:lexemes(Flags, " "),
     try
         {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),
         peer:start(#{name => Name, host => Host, longnames => true, exec => Exec, args => Args1,
-                     wait_boot => ?BOOT_TIMEOUT, shutdown => {halt, ?STOP_TIMEOUT}})
+                     env => Env, wait_boot => ?BOOT_TIMEOUT, shutdown => {halt, ?STOP_TIMEOUT}})
     of
         {ok, Peer, Node} ->
             OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
@@ -58,6 +59,34 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
         {error, Reason} -> {error, {node_start, Reason}}
     catch
         Class:Reason -> {error, {node_start, {Class, Reason}}}
+    after
+        %% The node read its cookie at boot: the file is not needed any more.
+        _ = Private =:= none orelse file:del_dir_r(Private)
+    end.
+
+%% The run's cookie must not be on the node's command line (any local user reads it with ps).
+%% erl reads $HOME/.erlang.cookie when no -setcookie is given, so a node here gets a HOME of its
+%% own: a fresh directory only this user can enter, holding the cookie file (mode 0400), removed
+%% once the node is up. The environment is private (/proc/PID/environ is 0400); BEAMSCALE_RUN
+%% names the command's node so that tests can find a run's emulators. Through ssh the remote
+%% environment is not ours to set: those nodes still get -setcookie.
+cookie(#{ssh := _}) -> {["-setcookie", atom_to_list(erlang:get_cookie())], [], none};
+cookie(_Spec) ->
+    Dir = filename:join(tmp_dir(), "beamscale-cookie-" ++ random_name()),
+    ok = file:make_dir(Dir),
+    ok = file:change_mode(Dir, 8#700),
+    File = filename:join(Dir, ".erlang.cookie"),
+    ok = file:write_file(File, <<>>),
+    ok = file:change_mode(File, 8#600),
+    ok = file:write_file(File, atom_to_list(erlang:get_cookie())),
+    ok = file:change_mode(File, 8#400),
+    {[], [{"HOME", Dir}, {"BEAMSCALE_RUN", atom_to_list(node())}], Dir}.
+
+tmp_dir() ->
+    case os:getenv("TMPDIR") of
+        false -> "/tmp";
+        "" -> "/tmp";
+        T -> T
     end.
 
 %% @doc Stop a node; if it does not go within the stop timeout, kill its OS process.

@@ -1,0 +1,189 @@
+%% Load runs that say what went wrong (issue 15): errors counted by reason (errors.csv,
+%% summary.json, the closing lines, the page), rpc results checked, targets that cannot be set up
+%% refused before any load, a target that dies said, --max-error-rate, run directories never
+%% overwritten silently, and the run's cookie on no command line.
+-module(beamscale_load_errors_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([errors_by_reason/1, cli_gate_and_names/1, setup_failures/1, target_dies/1,
+         cookie_hidden/1]).
+-export([errors_by_reason/0, cli_gate_and_names/0, setup_failures/0, target_dies/0,
+         cookie_hidden/0]).
+
+suite() -> [{timetrap, {minutes, 4}}].
+
+all() -> [errors_by_reason, cli_gate_and_names, setup_failures, target_dies, cookie_hidden].
+
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+file(Config, Name, Text) ->
+    Path = filename:join(?config(priv_dir, Config), Name),
+    ok = file:write_file(Path, Text),
+    Path.
+
+%% Five kinds of failure, one of them per request of a session, and one call that succeeds.
+errors_scenario(Port) ->
+    io_lib:format(
+      "{targets, [{sut, #{start => #{}}}, {web, #{address => \"127.0.0.1:~b\"}}]}.\n"
+      "{phases, [{p, #{duration_s => 2, rate => 10}}]}.\n"
+      "{sessions, [{s, #{steps => [\n"
+      "  {rpc, #{target => sut, call => {file, read_file, [\"/nonexistent/x\"]}}},\n"
+      "  {rpc, #{target => sut, call => {erlang, error, [boom]}}},\n"
+      "  {rpc, #{target => sut, call => {beamscale_target_echo, echo, [x]}, expect => y}},\n"
+      "  {rpc, #{target => sut, call => {beamscale_target_echo, echo, [{ok, 1, [a]}]},\n"
+      "          expect => {ok, '_', [a]}}},\n"
+      "  {http, #{target => web, status => 404}}]}}]}.\n{sample, []}.\n", [Port]).
+
+errors_by_reason() -> [{doc, "Errors by reason in errors.csv, summary.json and the page."}].
+errors_by_reason(Config) ->
+    {ok, Srv} = beamscale_target_http:start(#{}),
+    Dir = filename:join(?config(priv_dir, Config), "reasons"),
+    try
+        Path = file(Config, "reasons.scenario", errors_scenario(beamscale_target_http:port(Srv))),
+        {ok, S} = beamscale_load_scenario:load(Path),
+        {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 5}),
+        Sum = beamscale_test_load:json(Dir, "summary.json"),
+        #{<<"requests">> := Req, <<"errors">> := Err, <<"sessions_done">> := Done,
+          <<"errors_by_reason">> := ByReason} = Sum,
+        ?assert(Done > 5),
+        ?assertEqual(5 * Done, Req),
+        ?assertEqual(4 * Done, Err),
+        ?assertEqual(#{<<"rpc returned {error, enoent}">> => Done,
+                       <<"exception error: boom">> => Done,
+                       <<"rpc result not as expected: x">> => Done,
+                       <<"http status 200">> => Done}, ByReason),
+        %% errors.csv: a row per second and reason, adding up to the totals.
+        Rows = beamscale_store:read_rows(filename:join(Dir, "errors.csv")),
+        ?assert(length(Rows) >= 4),
+        Summed = lists:foldl(fun(#{reason := R, count := C}, Acc) ->
+                                     maps:update_with(R, fun(X) -> X + binary_to_integer(C) end,
+                                                      binary_to_integer(C), Acc)
+                             end, #{}, Rows),
+        ?assertEqual(ByReason, Summed),
+        {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+        ?assertMatch({_, _}, binary:match(Html, <<"errors by reason">>)),
+        ?assertMatch({_, _}, binary:match(Html, <<"exception error: boom">>))
+    after
+        beamscale_target_http:stop(Srv)
+    end.
+
+cli_gate_and_names() ->
+    [{doc, "--max-error-rate exits 1; closing lines; names checked; no silent overwrite."}].
+cli_gate_and_names(Config) ->
+    {ok, Srv} = beamscale_target_http:start(#{}),
+    Out = filename:join(?config(priv_dir, Config), "cli"),
+    try
+        Path = file(Config, "cli.scenario", errors_scenario(beamscale_target_http:port(Srv))),
+        {1, Text} = beamscale_test_cli:run(["load", Path, "--out", Out, "--name", "gate",
+                                            "--max-error-rate", "50"]),
+        ct:pal("~ts", [Text]),
+        [?assertNotEqual(nomatch, string:find(Text, S))
+         || S <- ["errors by reason: ", "exception error: boom", "http status 200",
+                  "more than --max-error-rate 50 %"]],
+        %% The same name again: refused, naming the directory, which is left as it was.
+        Gate = filename:join(Out, "gate"),
+        {ok, Before} = file:read_file(filename:join(Gate, "summary.json")),
+        {2, Again} = beamscale_test_cli:run(["load", Path, "--out", Out, "--name", "gate"]),
+        ?assertNotEqual(nomatch, string:find(Again, Gate ++ " exists")),
+        ?assertEqual({ok, Before}, file:read_file(filename:join(Gate, "summary.json"))),
+        {0, _} = beamscale_test_cli:run(["load", Path, "--out", Out, "--name", "gate",
+                                         "--replace", "--max-error-rate", "90", "--quiet"]),
+        ?assertNotEqual({ok, Before}, file:read_file(filename:join(Gate, "summary.json"))),
+        [begin
+             {2, Bad} = beamscale_test_cli:run(["load", Path, "--out", Out, "--name", Name]),
+             ?assertNotEqual(nomatch, string:find(Bad, "option --name"))
+         end || Name <- ["..", "../x", "<script>a</script>", "a/b"]],
+        ?assertEqual({ok, ["gate"]}, file:list_dir(Out))
+    after
+        beamscale_target_http:stop(Srv)
+    end.
+
+setup_failures() -> [{doc, "An init that fails or a missing module: exit 2, no load run."}].
+setup_failures(Config) ->
+    Out = filename:join(?config(priv_dir, Config), "setup"),
+    Cases = [{"raises", "init => {erlang, error, [no_setup]}", "echo, [x]",
+              "its set-up failed"},
+             {"returns", "init => {file, read_file, [\"/nonexistent/y\"]}", "echo, [x]",
+              "its set-up returned an error"},
+             {"missing", "code_path => [\"/nonexistent\"]", "nosuch, []",
+              "beamscale_target_echo:nosuch/0 is not there"}],
+    [begin
+         Path = file(Config, Name ++ ".scenario",
+                     ["{targets, [{sut, #{start => #{", Init, "}}}]}.\n"
+                      "{phases, [{p, #{duration_s => 1, rate => 5}}]}.\n"
+                      "{sessions, [{s, #{steps => [{rpc, #{call => {beamscale_target_echo, ",
+                      Call, "}}}]}}]}.\n"]),
+         T0 = erlang:monotonic_time(millisecond),
+         {Code, Text} = beamscale_test_cli:run(["load", Path, "--out", Out, "--name", Name]),
+         ct:pal("~s: ~b ~ts", [Name, Code, Text]),
+         ?assertEqual(2, Code),
+         ?assertNotEqual(nomatch, string:find(Text, Says)),
+         ?assertEqual(nomatch, string:find(Text, "requests")),
+         ?assertNot(filelib:is_file(filename:join([Out, Name, "load.csv"]))),
+         ?assert(erlang:monotonic_time(millisecond) - T0 < 30000)
+     end || {Name, Init, Call, Says} <- Cases],
+    beamscale_test_cli:no_strays().
+
+target_dies() -> [{doc, "A target node that halts mid-load is said; the run ends on time."}].
+target_dies(Config) ->
+    Out = filename:join(?config(priv_dir, Config), "dies"),
+    Path = file(Config, "dies.scenario",
+                "{targets, [{sut, #{start => #{init => {timer, apply_after, "
+                "[1500, erlang, halt, []]}}}}]}.\n"
+                "{phases, [{p, #{duration_s => 4, rate => 20}}]}.\n"
+                "{sessions, [{s, #{steps => [{rpc, #{call => {beamscale_target_echo, echo, "
+                "[x]}}}, {think, 60000}]}}]}.\n{time_limit_s, 6}.\n"),
+    T0 = erlang:monotonic_time(millisecond),
+    {0, Text} = beamscale_test_cli:run(["load", Path, "--out", Out, "--name", "d"]),
+    ct:pal("~ts", [Text]),
+    ?assert(erlang:monotonic_time(millisecond) - T0 < 40000),
+    Dir = filename:join(Out, "d"),
+    ?assertMatch({match, _}, re:run(Text, "target sut: node '?bs_sut[^ ]* went down at 1\\.")),
+    ?assertNotEqual(nomatch, string:find(Text, "node down (noconnection)")),
+    ?assertNotEqual(nomatch, string:find(Text, "cut by the time limit after")),
+    ?assertMatch({match, _}, re:run(Text, "[0-9]+ sessions started, 0 done")),
+    #{<<"targets_down">> := [#{<<"target">> := <<"sut">>}]} =
+        beamscale_test_load:json(Dir, "run.json"),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertMatch({_, _}, binary:match(Html, <<"Targets down">>)),
+    ?assertMatch({_, _}, binary:match(Html, <<"sut (bs_sut">>)).
+
+cookie_hidden() -> [{doc, "No process's command line holds the cookie of a running load."}].
+cookie_hidden(Config) ->
+    Path = file(Config, "cookie.scenario",
+                "{targets, [{sut, #{start => #{}}}]}.\n"
+                "{phases, [{p, #{duration_s => 3, rate => 5}}]}.\n"
+                "{sessions, [{s, #{steps => [{rpc, #{call => {erlang, node, []}}}]}}]}.\n"
+                "{load_nodes, 1}.\n"),
+    Dir = filename:join(?config(priv_dir, Config), "cookie"),
+    {ok, S} = beamscale_load_scenario:load(Path),
+    Self = self(),
+    Spy = spawn_link(fun() -> Self ! {self(), spy(atom_to_list(erlang:get_cookie()), [], 0)} end),
+    {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true}),
+    Spy ! stop,
+    receive
+        {Spy, {Seen, Holding}} ->
+            ct:pal("beam.smp command lines seen: ~b", [Seen]),
+            %% This node, the target node and the load node.
+            ?assert(Seen >= 3),
+            ?assertEqual([], Holding)
+    end.
+
+%% Read every process's command line until told to stop: how many emulators it saw
+%% at most at once, and the command lines that held the cookie.
+spy(Cookie, Holding, Seen) ->
+    Cmds = [binary:replace(B, <<0>>, <<" ">>, [global])
+            || P <- filelib:wildcard("[0-9]*", "/proc"),
+               {ok, B} <- [file:read_file("/proc/" ++ P ++ "/cmdline")]],
+    %% An emulator's command line, whatever its argv[0] (under rebar3: rebar3).
+    Beams = length([C || C <- Cmds, binary:match(C, <<" -progname erl ">>) =/= nomatch]),
+    Held = [C || C <- Cmds, binary:match(C, list_to_binary(Cookie)) =/= nomatch],
+    receive stop -> {max(Seen, Beams), Holding ++ Held}
+    after 200 -> spy(Cookie, Holding ++ Held, max(Seen, Beams))
+    end.
