@@ -39,3 +39,26 @@ charts_test() ->
         [G || {<<"session duration">>, _, _, _} = G <- Graphs],
     [{_, _, _, [#{points := [{1, 10}, {2, 10}]}]}] =
         [G || {<<"requests">>, _, _, _} = G <- Graphs].
+
+%% Errors by reason: a chart with the most frequent reasons apart and the rest summed, escaped
+%% reasons in the table, targets down named; none of it without errors.
+reasons_test() ->
+    #{summary := S0, run := Run0} = D0 = data(),
+    ?assertEqual([], [G || {<<"errors by reason">>, _, _, _} = G
+                               <- beamscale_report_load:graphs(S0)]),
+    Reasons = maps:from_list([{<<"r", (integer_to_binary(I))/binary>>, 100 - I}
+                              || I <- lists:seq(1, 9)] ++ [{?NASTY, 200}]),
+    Secs = [(second(T))#{<<"errors_by_reason">> => #{?NASTY => T, <<"r9">> => 1}}
+            || T <- [1, 2]],
+    S = S0#{<<"per_second">> => Secs, <<"errors_by_reason">> => Reasons},
+    [{_, _, _, Series}] = [G || {<<"errors by reason">>, _, _, _} = G
+                                    <- beamscale_report_load:graphs(S)],
+    ?assertEqual(7, length(Series)),
+    [#{name := ?NASTY, points := [{1, 1}, {2, 2}]} | _] = Series,
+    #{name := <<"other reasons">>, points := [{1, 1}, {2, 1}]} = lists:last(Series),
+    Run = Run0#{<<"targets_down">> => [#{<<"target">> => <<"sut">>, <<"node">> => <<"n@h">>,
+                                         <<"at_s">> => 1.5}]},
+    Html = iolist_to_binary(beamscale_report_load:index(D0#{summary := S, run := Run})),
+    ?assertEqual(nomatch, binary:match(Html, <<"<script">>)),
+    ?assertMatch({_, _}, binary:match(Html, <<"sut (n@h) at 1.5 s">>)),
+    ?assertMatch({_, _}, binary:match(Html, <<"error reason">>)).

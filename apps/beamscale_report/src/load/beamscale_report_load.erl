@@ -2,7 +2,8 @@
 %% style and SVG, no script, no external file) with the run's metadata and phases; latency over
 %% time (p50/p90/p99/p99.9 from the intended start, p99 from the send beside them); session
 %% duration over time; users offered against started and done; requests per second; errors and
-%% timeouts, and errors by reason (the most frequent, when there are errors); the target's CPU, scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
+%% timeouts, and errors by reason (the most frequent, when there are errors); the target's CPU,
+%% scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
 %% the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
 %% and the rows of `samples.csv' and `lcnt.csv'.
 -module(beamscale_report_load).
@@ -121,7 +122,8 @@ summary_tables(Summary) ->
     ByReason = map(Summary, <<"errors_by_reason">>),
     Reasons = beamscale_report_html:table(
                 ["error reason", "count"],
-                [[R, cell(N)] || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
+                [[R, cell(N)]
+                 || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
     [beamscale_report_html:table(?COUNTS ++ ["requests/s", "duration (s)"],
                           [[cell(get(Summary, C)) || C <- ?COUNTS]
                            ++ [cell(get(Summary, <<"requests_per_s">>)),

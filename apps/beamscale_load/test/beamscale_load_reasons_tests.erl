@@ -1,0 +1,36 @@
+-module(beamscale_load_reasons_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+text_test() ->
+    ?assertEqual(<<"http status 503">>, beamscale_load_reasons:text({status, 503})),
+    ?assertEqual(<<"connection refused">>, beamscale_load_reasons:text({connect, econnrefused})),
+    ?assertEqual(<<"node down (noconnection)">>,
+                 beamscale_load_reasons:text({error, {erpc, noconnection}})),
+    %% The stack of a remote exception is dropped: one reason, not one per call.
+    ?assertEqual(<<"exception error: badarg">>,
+                 beamscale_load_reasons:text({error, {exception, badarg, [{m, f, 1, []}]}})),
+    ?assertEqual(<<"rpc returned {error, enoent}">>,
+                 beamscale_load_reasons:text({rpc_error, enoent})).
+
+bounded_text_test() ->
+    Long = beamscale_load_reasons:text({rpc_error, lists:duplicate(10000, $x)}),
+    ?assert(byte_size(Long) < 200).
+
+bounded_count_test() ->
+    Max = beamscale_load_reasons:max_reasons(),
+    C = lists:foldl(fun(I, Acc) -> beamscale_load_reasons:add(integer_to_binary(I), 1, Acc) end,
+                    #{}, lists:seq(1, Max + 50)),
+    ?assertEqual(Max + 1, map_size(C)),
+    ?assertEqual(50, maps:get(beamscale_load_reasons:other(), C)),
+    ?assertEqual(Max + 50, lists:sum(maps:values(C))),
+    M = beamscale_load_reasons:merge(C, #{<<"new">> => 7, <<"1">> => 2}),
+    ?assertEqual(3, maps:get(<<"1">>, M)),
+    ?assertEqual(57, maps:get(beamscale_load_reasons:other(), M)).
+
+metrics_test() ->
+    M = beamscale_load_metrics:new([]),
+    [beamscale_load_metrics:error(M, R) || R <- [timeout, timeout, {status, 500}]],
+    #{errors := 3, timeouts := 2, reasons := R1} = beamscale_load_metrics:take(M),
+    ?assertEqual(#{<<"timeout">> => 2, <<"http status 500">> => 1}, R1),
+    #{errors := 0, reasons := R2} = beamscale_load_metrics:take(M),
+    ?assertEqual(#{}, R2).
