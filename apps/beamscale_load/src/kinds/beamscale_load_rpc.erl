@@ -25,7 +25,7 @@ check(Spec, _Target) ->
     case maps:to_list(Spec) of
         [{Type, {M, F, A}}] when (Type =:= call orelse Type =:= cast), is_atom(M), is_atom(F),
                                  is_list(A) ->
-            {ok, #{type => Type, module => M, function => F, args => A, expect => no_error}};
+            {ok, #{type => Type, module => M, function => F, args => A}};
         _ -> {error, call, "expected call => {Module, Function, Args} or cast => {M, F, A}, "
                            "and for a call optionally expect => Pattern"}
     end.
