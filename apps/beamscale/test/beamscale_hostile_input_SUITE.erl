@@ -54,7 +54,7 @@ verdict(File, Code, Ms, KB, Output) ->
     Lines = [L || L <- string:split(string:trim(Output), "\n", all), L =/= ""],
     Named = [L || L <- Lines, re:run(L, [File, ":[0-9]+: "], [unicode]) =/= nomatch],
     Bad = [W || W <- ["internal error", "crash", "Stacktrace", "=ERROR REPORT", "** ",
-                      "nothing answers"],
+                      "nothing answers", "reader failed"],
                 string:find(Output, W) =/= nomatch],
     if Code =/= 2 -> {exit_code, Code, Output};
        KB > ?MAX_KB -> {peak_kb, KB, Output};

@@ -215,7 +215,7 @@ phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 100
                #{interarrival_ms := I} when is_number(I), I >= 1000 / ?MAX_RATE,
                                             I =< ?MAX_MS -> 1000 / I;
                #{rate := _} -> bad([rate], io_lib:format("expected users per second above 0, at "
-                                                         "most ~.0e", [?MAX_RATE]));
+                                                         "most ~b", [round(?MAX_RATE)]));
                #{interarrival_ms := _} ->
                    bad([interarrival_ms], io_lib:format("expected ms from ~g to ~b",
                                                         [1000 / ?MAX_RATE, ?MAX_MS]));
