@@ -75,7 +75,9 @@ xmerl(Text) ->
     catch
         exit:{fatal, {Reason, _File, {line, L}, _Col}} ->
             {error, {L, io_lib:format("not well-formed XML: ~0tp", [Reason])}};
-        exit:Reason -> {error, {0, io_lib:format("not well-formed XML: ~0tp", [Reason])}}
+        exit:Reason -> {error, {0, io_lib:format("not well-formed XML: ~0tp", [Reason])}};
+        %% xmerl fails without a line on some inputs (a file of only a CDATA section).
+        error:Reason -> {error, {1, io_lib:format("not well-formed XML (~0P)", [Reason, 8])}}
     end.
 
 %% An element's line is where its start tag is; an empty element (`<a/>') only has an end event.
