@@ -44,8 +44,8 @@ interarrival_test() ->
 
 errors_test_() ->
     Sess = "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n",
-    [?_assertEqual({error, "s.scenario:4: key phases.p1.rate: expected a positive number of "
-                           "users per second"},
+    [?_assertEqual({error, "s.scenario:4: key phases.p1.rate: expected users per second "
+                           "above 0, at most 1000000"},
                    check(?TARGETS ++ "{phases, [{p1, #{duration_s => 2,\n rate => -1}}]}.\n"
                          ++ Sess)),
      ?_assertEqual({error, "s.scenario:4: key sessions.s.steps.rpc.target: unknown target"},

@@ -49,7 +49,7 @@ phases(Load) -> maps:get(phases, ok(#{load => Load})).
 http_session_test() ->
     S = ok(#{}),
     ?assertEqual(#{server => #{host => "127.0.0.1", port => 8080}}, maps:get(targets, S)),
-    [#{name := s, weight := 100, steps := [{request, beamscale_load_http, server, Spec, 5000}]}]
+    [#{name := <<"s">>, weight := 100, steps := [{request, beamscale_load_http, server, Spec, 5000}]}]
         = maps:get(sessions, S),
     ?assertMatch(<<"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n", _/binary>>,
                  maps:get(bytes, Spec)),
@@ -106,7 +106,7 @@ probabilities_test() ->
     S = ok(#{sessions => [session("a", "ts_http", "70", req("/a")),
                           session("b", "ts_http", "30", req("/b")),
                           session("c", "ts_http", "0", req("/c"))]}),
-    ?assertEqual([{a, 70}, {b, 30}],
+    ?assertEqual([{<<"a">>, 70}, {<<"b">>, 30}],
                  [{N, W} || #{name := N, weight := W} <- maps:get(sessions, S)]),
     ?assertMatch("t.xml:6: the sessions' probabilities add up to 90, not 100",
                  err(#{sessions => [session("a", "ts_http", "60", req("/a")),
@@ -153,8 +153,8 @@ transaction_and_for_test() ->
             "</for></transaction><for from=\"5\" to=\"1\" var=\"j\">", req("/"), "</for>"],
     S = ok(#{sessions => session("ts_http", "100", Body)}),
     #{sessions := [#{steps := Steps}], transactions := Tx} = S,
-    ?assertMatch([{transaction, t1, [{loop, 4, [_]}]}, {loop, 1, [_]}], Steps),
-    ?assertEqual([t1], Tx).
+    ?assertMatch([{transaction, <<"t1">>, [{loop, 4, [_]}]}, {loop, 1, [_]}], Steps),
+    ?assertEqual([<<"t1">>], Tx).
 
 repeat_test() ->
     Repeat = fun(Cond, Max) ->
@@ -296,10 +296,13 @@ ignored_settings_test() ->
     ?assertEqual([], beamscale_load_tsung:warning_line("t.xml", [])).
 
 malformed_test() ->
-    ?assertMatch({error, "t.xml:2: not well-formed XML" ++ _}, load("<tsung>\n<a></b></tsung>")),
-    ?assertMatch({error, "t.xml:1: the root element is <x>" ++ _}, load("<x/>")),
-    Colored = lists:flatten(string:replace(xml(#{}), "<tsung ", "<tsung color='red' ")),
-    ?assertMatch({error, "t.xml:3: attribute color of <tsung>" ++ _}, load(Colored)),
+    ?assertMatch({error, "t.xml:2: element a is not one of Tsung's" ++ _},
+                 load("<tsung>\n<a></b></tsung>")),
+    ?assertMatch({error, "t.xml:2: not well-formed XML" ++ _},
+                 load("<tsung>\n<http></request></tsung>")),
+    ?assertMatch({error, "t.xml:1: the root element is <http>" ++ _}, load("<http/>")),
+    Colored = lists:flatten(string:replace(xml(#{}), "<tsung ", "<tsung weight='2' ")),
+    ?assertMatch({error, "t.xml:3: attribute weight of <tsung>" ++ _}, load(Colored)),
     ?assertMatch("t.xml:3: <tsung> needs a <load> element", err(#{load => ""})),
     ?assertMatch("t.xml:6: unexpected text in <session>",
                  err(#{sessions => session("ts_http", "100", ["\nhello", req("/")])})),

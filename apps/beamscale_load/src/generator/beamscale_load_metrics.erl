@@ -18,7 +18,7 @@
                       requests := non_neg_integer(), errors := non_neg_integer(),
                       timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
                       reasons := beamscale_load_reasons:counts(),
-                      session := snapshot(), {tx, atom()} => snapshot()}.
+                      session := snapshot(), {tx, atom() | binary()} => snapshot()}.
 %% One second of a load run (the agents' intervals merged by `beamscale_load_run'), the
 %% figures of a `load.csv' line: the interval's with the second, phase and offered rate.
 -type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
@@ -26,7 +26,7 @@
                  requests := non_neg_integer(), errors := non_neg_integer(),
                  timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
                  reasons := beamscale_load_reasons:counts(),
-                 session := snapshot(), {tx, atom()} => snapshot()}.
+                 session := snapshot(), {tx, atom() | binary()} => snapshot()}.
 -type snapshot() :: beamscale_stats_hist:snapshot().
 
 %% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and

@@ -102,7 +102,8 @@ percentiles(H) ->
         max_ms => ms(beamscale_stats_hist:max(H))}.
 
 totals(#{total := T, duration_s := D, stopped := How}) ->
-    Tx = maps:from_list([{atom_to_binary(N), percentiles(H)}
+    %% A terms file names transactions with atoms, a Tsung file with binaries (no atom from it).
+    Tx = maps:from_list([{if is_atom(N) -> atom_to_binary(N); true -> N end, percentiles(H)}
                          || {{tx, N}, H} <- maps:to_list(T)]),
     Counts = maps:from_list([{K, maps:get(K, T)} || K <- beamscale_load_metrics:counter_names()]),
     Counts#{duration_s => D, stopped => How,

@@ -14,11 +14,11 @@
 -type step() :: {request, module(), atom(), map(), timeout()}
               | {think, beamscale_load_arrival:dist()}
               | {loop, pos_integer(), [step()]}
-              | {transaction, atom(), [step()]}.
--type session() :: #{name := atom(), weight := number(), steps := [step()]}.
+              | {transaction, atom() | binary(), [step()]}.
+-type session() :: #{name := atom() | binary(), weight := number(), steps := [step()]}.
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
                       phases := [phase()], sessions := [session()], drain_s := number(),
-                      time_limit_s := number(), transactions := [atom()],
+                      time_limit_s := number(), transactions := [atom() | binary()],
                       sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()]}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH).
@@ -26,6 +26,15 @@
 
 -define(DEFAULT_TIMEOUT_MS, 5000).
 -define(DEFAULT_DRAIN_S, 10).
+%% The longest wait `receive ... after' takes (ms): durations, timeouts and think times beyond it
+%% cannot be waited for, so they are refused when the file is read.
+-define(MAX_MS, 4294967295).
+%% An exponential think time's mean: a draw is at most about 37 means (-ln of the smallest
+%% uniform float), which must stay within ?MAX_MS.
+-define(MAX_MEAN_MS, ?MAX_MS div 40).
+%% Users per second in one phase: far above what one load generator starts (about 10^4/s on
+%% this host); more is a typo, and would make the arrival schedule of one second unbounded.
+-define(MAX_RATE, 1.0e6).
 -define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes]).
 
 %% @doc The request kinds built in: the step name and the module behind it.
@@ -35,7 +44,20 @@ kinds() -> #{rpc => beamscale_load_rpc, http => beamscale_load_http, tcp => beam
 %% @doc Read and validate a scenario file.
 -spec load(file:filename()) -> {ok, scenario()} | {error, {?MODULE, term()}}.
 load(File) ->
-    case beamscale_format_terms:read(File) of
+    case beamscale_load_bounded:text(File) of
+        {ok, Text} ->
+            %% Parsed and checked in a process of its own, bounded in heap and time (a term
+            %% nested a million deep, a huge list): no file can grow or hang the node.
+            case beamscale_load_bounded:run(fun() -> parse(File, Text) end) of
+                {error, {beamscale_load_bounded, _} = Why} ->
+                    {error, {?MODULE, {File, 1, [], beamscale_load_bounded:format_error(Why)}}};
+                Result -> Result
+            end;
+        {error, {Line, Msg}} -> {error, {?MODULE, {File, Line, [], Msg}}}
+    end.
+
+parse(File, Text) ->
+    case beamscale_format_terms:parse(Text) of
         {ok, Entries} -> check(File, Entries);
         {error, {Line, Msg}} -> {error, {?MODULE, {File, Line, [], Msg}}}
     end.
@@ -118,15 +140,19 @@ where(File, #{line := L}, [], Msg) -> {File, L, [], Msg}.
 bad(Path, Msg) -> throw({bad, Path, Msg}).
 
 %% Each `{Name, Value}' of a list, checked with `Fun(Name, Value)', errors under `Name'.
-named(List, What, Fun) when is_list(List), List =/= [] ->
+%% Names are atoms; a session's may also be a binary (Tsung's, kept out of the atom table).
+named(List, What, Fun) -> named(List, What, Fun, fun is_atom/1).
+
+named(List, What, Fun, IsName) when is_list(List), List =/= [] ->
     [case Item of
-         {Name, V} when is_atom(Name) ->
+         {Name, V} when is_atom(Name); is_binary(Name) ->
+             IsName(Name) orelse bad([], "expected a list of {Name, " ++ What ++ "}"),
              try Fun(Name, V)
              catch throw:{bad, Path, Msg} -> bad([Name | Path], Msg)
              end;
          _ -> bad([], "expected a list of {Name, " ++ What ++ "}")
      end || Item <- List];
-named(_, What, _) -> bad([], "expected a non-empty list of {Name, " ++ What ++ "}").
+named(_, What, _, _) -> bad([], "expected a non-empty list of {Name, " ++ What ++ "}").
 
 targets(V) -> maps:from_list(named(V, "Target", fun(N, T) -> {N, target(T)} end)).
 
@@ -180,15 +206,19 @@ is_string(S) -> io_lib:printable_unicode_list(S) orelse S =:= [].
 
 phases(V) -> named(V, "Phase", fun phase/2).
 
-phase(Name, #{duration_s := D} = P) when is_number(D), D > 0 ->
+phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 1000 ->
     only(P, [duration_s, rate, interarrival_ms, max_users]),
     Rate = case P of
                #{rate := R, interarrival_ms := _} when R =/= none ->
                    bad([rate], "give rate or interarrival_ms, not both");
-               #{rate := R} when is_number(R), R > 0 -> float(R);
-               #{interarrival_ms := I} when is_number(I), I > 0 -> 1000 / I;
-               #{rate := _} -> bad([rate], "expected a positive number of users per second");
-               #{interarrival_ms := _} -> bad([interarrival_ms], "expected a positive number");
+               #{rate := R} when is_number(R), R > 0, R =< ?MAX_RATE -> float(R);
+               #{interarrival_ms := I} when is_number(I), I >= 1000 / ?MAX_RATE,
+                                            I =< ?MAX_MS -> 1000 / I;
+               #{rate := _} -> bad([rate], io_lib:format("expected users per second above 0, at "
+                                                         "most ~b", [round(?MAX_RATE)]));
+               #{interarrival_ms := _} ->
+                   bad([interarrival_ms], io_lib:format("expected ms from ~g to ~b",
+                                                        [1000 / ?MAX_RATE, ?MAX_MS]));
                _ -> bad([], "needs rate (users/s) or interarrival_ms")
            end,
     Max = case maps:get(max_users, P, infinity) of
@@ -197,7 +227,10 @@ phase(Name, #{duration_s := D} = P) when is_number(D), D > 0 ->
               _ -> bad([max_users], "expected a positive integer or infinity")
           end,
     #{name => Name, duration_s => D, rate => Rate, max_users => Max};
-phase(_Name, _) -> bad([duration_s], "expected a positive number of seconds").
+phase(_Name, _) -> bad([duration_s], max_s_text("a positive number of seconds")).
+
+max_s_text(What) ->
+    io_lib:format("expected ~ts, at most ~b (2^32-1 ms)", [What, ?MAX_MS div 1000]).
 
 sessions(V, Targets) ->
     named(V, "#{weight => W, steps => [...]}",
@@ -209,7 +242,7 @@ sessions(V, Targets) ->
                       end,
                   #{name => Name, weight => W, steps => steps(maps:get(steps, S, []), Targets)};
              (_, _) -> bad([], "expected #{weight => W, steps => [...]}")
-          end).
+          end, fun(N) -> is_atom(N) orelse is_binary(N) end).
 
 steps([], _Targets) -> bad([steps], "expected a non-empty list of steps");
 steps(L, Targets) when is_list(L) -> [step(S, Targets) || S <- L];
@@ -217,19 +250,28 @@ steps(_, _) -> bad([steps], "expected a list of steps").
 
 step({think, D}, _) ->
     case beamscale_load_arrival:check_dist(D) of
+        {ok, {exponential, M}} when M > ?MAX_MEAN_MS ->
+            bad([steps, think], io_lib:format("an exponential mean of at most ~b ms (a draw can "
+                                              "be 37 times the mean; waits end at 2^32-1 ms)",
+                                              [?MAX_MEAN_MS]));
+        {ok, Dist} when element(tuple_size(Dist), Dist) > ?MAX_MS ->
+            bad([steps, think], io_lib:format("think times of at most ~b ms (2^32-1, the longest "
+                                              "wait)", [?MAX_MS]));
         {ok, Dist} -> {think, Dist};
         error -> bad([steps, think], "expected Ms, {constant, Ms}, {exponential, MeanMs} "
                                      "or {uniform, MinMs, MaxMs}")
     end;
 step({loop, N, Steps}, T) when is_integer(N), N > 0 -> {loop, N, steps(Steps, T)};
 step({loop, _, _}, _) -> bad([steps, loop], "expected {loop, N, Steps} with N > 0");
-step({transaction, Name, Steps}, T) when is_atom(Name) -> {transaction, Name, steps(Steps, T)};
+step({transaction, Name, Steps}, T) when is_atom(Name); is_binary(Name) ->
+    {transaction, Name, steps(Steps, T)};
 step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
     case maps:find(Kind, kinds()) of
         {ok, Mod} -> request(Kind, Mod, Spec, Targets);
         error -> bad([steps, Kind], "unknown step")
     end;
 step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
+    request_kind(Mod),
     request(Mod, Mod, Spec, Targets);
 step(_, _) ->
     bad([steps], "expected {rpc|http|tcp, #{...}}, {think, T}, {loop, N, Steps} or "
@@ -244,13 +286,33 @@ request(Kind, Mod, Spec, Targets) ->
                                T
              end,
     Timeout = case maps:get(timeout_ms, Spec, ?DEFAULT_TIMEOUT_MS) of
-                  Ms when is_integer(Ms), Ms > 0 -> Ms;
-                  _ -> bad([steps, Kind, timeout_ms], "expected a positive integer")
+                  Ms when is_integer(Ms), Ms > 0, Ms =< ?MAX_MS -> Ms;
+                  _ -> bad([steps, Kind, timeout_ms],
+                           io_lib:format("expected an integer from 1 to ~b (2^32-1, the longest "
+                                         "wait)", [?MAX_MS]))
               end,
     Rest = maps:without([target, timeout_ms], Spec),
     case Mod:check(Rest, maps:get(Target, Targets)) of
         {ok, Checked} -> {request, Mod, Target, Checked, Timeout};
         {error, Key, Msg} -> bad([steps, Kind, Key], Msg)
+    end.
+
+%% A request kind of one's own must be a module here with the behaviour's callbacks, said now
+%% rather than as `undef' at the first request.
+request_kind(Mod) ->
+    case code:ensure_loaded(Mod) of
+        {module, Mod} ->
+            Missing = [io_lib:format("~ts/~b", [F, A])
+                       || {F, A} <- [{check, 2}, {connect, 1}, {request, 3}, {close, 1}],
+                          not erlang:function_exported(Mod, F, A)],
+            [bad([steps, request], io_lib:format("~0tp is not a request kind: it does not export "
+                                                 "~ts (behaviour beamscale_load_request)",
+                                                 [Mod, lists:join(", ", Missing)]))
+             || Missing =/= []],
+            ok;
+        {error, Why} ->
+            bad([steps, request], io_lib:format("module ~0tp is missing (~0tp: not on the code "
+                                                "path)", [Mod, Why]))
     end.
 
 transactions(Sessions) -> lists:flatmap(fun(#{steps := S}) -> tx(S) end, Sessions).
@@ -297,5 +359,5 @@ ssh_host(Host) -> ssh_host({Host, #{}}).
 
 is_text(S) -> io_lib:printable_unicode_list(S) andalso S =/= "".
 
-seconds(S) when is_number(S), S >= 0 -> S;
-seconds(_) -> bad([], "expected a number of seconds").
+seconds(S) when is_number(S), S >= 0, S =< ?MAX_MS / 1000 -> S;
+seconds(_) -> bad([], max_s_text("a number of seconds")).

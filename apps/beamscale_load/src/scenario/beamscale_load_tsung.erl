@@ -17,13 +17,16 @@ is_tsung(File) -> string:lowercase(filename:extension(File)) =:= ".xml".
 -spec load(file:filename()) ->
     {ok, beamscale_load_scenario:scenario(), [string()]} | {error, {module(), term()}}.
 load(File) ->
-    case file:read_file(File) of
-        {ok, Bin} ->
-            case unicode:characters_to_list(Bin) of
-                Text when is_list(Text) -> from_text(File, Text);
-                _ -> {error, {?MODULE, {File, 0, "not valid UTF-8 text"}}}
+    case beamscale_load_bounded:text(File) of
+        {ok, Text} ->
+            %% Parsed in a process of its own, bounded in heap and time: no file can grow or hang
+            %% the node (docs/scenario.md, "What is refused").
+            case beamscale_load_bounded:run(fun() -> from_text(File, Text) end) of
+                {error, {beamscale_load_bounded, _} = Why} ->
+                    {error, {?MODULE, {File, 1, beamscale_load_bounded:format_error(Why)}}};
+                Result -> Result
             end;
-        {error, Reason} -> {error, {?MODULE, {File, 0, file:format_error(Reason)}}}
+        {error, {Line, Msg}} -> {error, {?MODULE, {File, Line, Msg}}}
     end.
 
 %% @doc The scenario of the Tsung XML text of the file `File'.
@@ -49,10 +52,18 @@ entry({Key, Value, Line}) ->
     #{key => Key, value => Value, line => Line, abs => erl_parse:abstract({Key, Value}, Line)}.
 
 %% @doc Parse XML text into its root element and the line of every element. The DTD named by
-%% `<!DOCTYPE>' is not fetched: the translation checks what it needs itself.
+%% `<!DOCTYPE>' is not fetched: the translation checks what it needs itself. What xmerl cannot
+%% be given safely (entity declarations, names that are not Tsung's) is refused first by
+%% `beamscale_load_tsung_guard'.
 -spec scan(string()) ->
     {ok, #xmlElement{}, beamscale_load_tsung_xml:lines()} | {error, {non_neg_integer(), string()}}.
 scan(Text) ->
+    case beamscale_load_tsung_guard:check(Text) of
+        ok -> xmerl(Text);
+        {error, _} = Error -> Error
+    end.
+
+xmerl(Text) ->
     Opts = [{event_fun, fun event/2, #{}}, {hook_fun, fun hook/2}, {quiet, true},
             {fetch_fun, fun(_, S) -> {ok, not_fetched, S} end}, {validation, off}],
     try xmerl_scan:string(Text, Opts) of
@@ -64,7 +75,9 @@ scan(Text) ->
     catch
         exit:{fatal, {Reason, _File, {line, L}, _Col}} ->
             {error, {L, io_lib:format("not well-formed XML: ~0tp", [Reason])}};
-        exit:Reason -> {error, {0, io_lib:format("not well-formed XML: ~0tp", [Reason])}}
+        exit:Reason -> {error, {0, io_lib:format("not well-formed XML: ~0tp", [Reason])}};
+        %% xmerl fails without a line on some inputs (a file of only a CDATA section).
+        error:Reason -> {error, {1, io_lib:format("not well-formed XML (~0P)", [Reason, 8])}}
     end.
 
 %% An element's line is where its start tag is; an empty element (`<a/>') only has an end event.

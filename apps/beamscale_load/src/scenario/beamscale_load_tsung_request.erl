@@ -8,6 +8,11 @@
 
 -include_lib("xmerl/include/xmerl.hrl").
 
+%% HTTP methods: a closed set, so that no atom is made of a file's text.
+-define(METHODS, [get, head, post, put, delete, options, patch, trace, connect]).
+%% Erlang's longest atom, in characters.
+-define(MAX_ATOM, 255).
+
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, req/3, bool/4,
                                    fail/4]).
 
@@ -34,11 +39,26 @@ http(E, Ctx) ->
     Headers = [{"Content-Type", CT} || CT <- [attr(E, content_type)], CT =/= undefined]
               ++ [{"If-Modified-Since", D} || D <- [attr(E, if_modified_since)], D =/= undefined]
               ++ [header(H, Ctx) || H <- children(E, [http_header], Ctx)],
-    Spec = #{method => list_to_atom(string:lowercase(attr(E, method, "GET"))), path => Path,
+    Spec = #{method => method(E, Ctx), path => Path,
              headers => Headers,
              body => unicode:characters_to_binary(attr(E, contents, "")),
              target => element(1, Target)},
     {{http, Spec}, [{Name, #{address => A}} || {Name, A} <- [Target]]}.
+
+method(E, Ctx) ->
+    M = attr(E, method, "GET"),
+    case [A || A <- ?METHODS, atom_to_list(A) =:= string:lowercase(M)] of
+        [A] -> A;
+        [] -> fail(E, Ctx, "method \"~ts\" (known: ~ts)",
+                   [lists:sublist(M, 40), lists:join(", ", [string:uppercase(atom_to_list(A))
+                                                            || A <- ?METHODS])])
+    end.
+
+%% Module, function, node and address names must be atoms to be called or reached: each is
+%% checked to fit one, and a file (1 MB at most) can only hold so many.
+atom(_E, _Name, Text, _Ctx) when length(Text) =< ?MAX_ATOM -> list_to_atom(Text);
+atom(E, Name, _Text, Ctx) ->
+    fail(E, Ctx, "~ts is longer than ~b characters (Erlang's longest name)", [Name, ?MAX_ATOM]).
 
 header(H, Ctx) ->
     check_attrs(H, Ctx),
@@ -57,7 +77,7 @@ url(E, Ctx) ->
                           [_, _] -> HostPort;
                           [_] -> HostPort ++ ":80"
                       end,
-            {{list_to_atom(Address), Address}, Path};
+            {{atom(E, url, Address, Ctx), Address}, Path};
         Url -> fail(E, Ctx, "url \"~ts\" is not supported (a path, or http://host:port/path)",
                     [Url])
     end.
@@ -67,7 +87,8 @@ url(E, Ctx) ->
 rpc(E, #{pis := Pis} = Ctx) ->
     check_attrs(E, Ctx),
     Type = case req(E, type, Ctx) of
-               T when T =:= "call"; T =:= "cast" -> list_to_atom(T);
+               "call" -> call;
+               "cast" -> cast;
                T -> fail(E, Ctx, "type \"~ts\" (expected call or cast)", [T])
            end,
     Args = case beamscale_format_terms:term("[" ++ attr(E, arguments, "") ++ "]") of
@@ -75,14 +96,17 @@ rpc(E, #{pis := Pis} = Ctx) ->
                error -> fail(E, Ctx, "arguments \"~ts\" are not Erlang terms separated by commas",
                              [attr(E, arguments)])
            end,
-    Mfa = {list_to_atom(req(E, module, Ctx)), list_to_atom(req(E, function, Ctx)), Args},
+    Mfa = {atom(E, module, req(E, module, Ctx), Ctx),
+           atom(E, function, req(E, function, Ctx), Ctx), Args},
     NodeText = req(E, node, Ctx),
-    {Name, Used} = case lists:keyfind(list_to_atom(node_name(NodeText)), 1, Pis) of
-                       {PiName, _} -> {PiName, []};
-                       false ->
+    %% The targets of processing instructions are found by name, without making an atom.
+    Short = node_name(NodeText),
+    {Name, Used} = case [N || {N, _} <- Pis, atom_to_list(N) =:= Short] of
+                       [PiName | _] -> {PiName, []};
+                       [] ->
                            [fail(E, Ctx, "node \"~ts\" is not name@host", [NodeText])
                             || not lists:member($@, NodeText)],
-                           Node = list_to_atom(NodeText),
+                           Node = atom(E, node, NodeText, Ctx),
                            {Node, [{Node, #{node => Node}}]}
                    end,
     {{rpc, #{Type => Mfa, target => Name}}, Used}.

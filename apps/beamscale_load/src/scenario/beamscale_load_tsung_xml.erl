@@ -22,6 +22,12 @@
 
 -define(UNITS, [{"second", 1}, {"minute", 60}, {"hour", 3600}, {"millisecond", 0.001}]).
 -define(DEFAULT_MAX_REPEAT, 20).
+%% Phase numbers name phases `phase1'...: a closed set of atoms, not one per number a file holds.
+-define(MAX_PHASE, 1000).
+%% `<load loop>' copies the phases and `<for>' lists its values: bounded, so that a file cannot
+%% make the reader build an unbounded list (`<repeat max_repeat>' as `<for>').
+-define(MAX_LOAD_LOOP, 1000).
+-define(MAX_FOR_VALUES, 1000000).
 
 %% @doc Translate the root `<tsung>' element; `Lines' gives the line of every element.
 -spec translate(#xmlElement{}, lines()) -> {ok, terms()} | {error, {pos_integer(), string()}}.
@@ -113,6 +119,8 @@ load(E, Ctx) ->
                undefined -> 0;
                _ -> integer(E, loop, Ctx)
            end,
+    [fail(E, Ctx, "loop=\"~ts\": from 0 to ~b", [attr(E, loop), ?MAX_LOAD_LOOP])
+     || Loop < 0 orelse Loop > ?MAX_LOAD_LOOP],
     Phases = lists:keysort(1, [phase(P, Ctx) || P <- children(E, [arrivalphase], Ctx)]),
     [fail(E, Ctx, "<load> needs an <arrivalphase>", []) || Phases =:= []],
     [fail(P, Ctx, "phase ~b is given twice", [N]) || {{N, P, _}, {N, _, _}} <- pairs(Phases)],
@@ -124,6 +132,8 @@ pairs(_) -> [].
 phase(E, Ctx) ->
     check_attrs(E, Ctx),
     N = integer(E, phase, Ctx),
+    [fail(E, Ctx, "phase=\"~ts\": from 1 to ~b", [attr(E, phase), ?MAX_PHASE])
+     || N < 1 orelse N > ?MAX_PHASE],
     Duration = number(E, duration, Ctx) * unit(E, Ctx),
     [U] = case children(E, [users], Ctx) of
               [_] = One -> One;
@@ -143,6 +153,7 @@ phase(E, Ctx) ->
               undefined -> #{};
               _ -> #{max_users => integer(U, maxnumber, Ctx)}
           end,
+    %% One of at most ?MAX_PHASE atoms (checked above), the same for every file.
     Name = list_to_atom("phase" ++ integer_to_list(N)),
     {N, E, {Name, maps:merge(Arrival#{duration_s => Duration}, Max)}}.
 
@@ -169,7 +180,8 @@ sessions(E, Ctx) ->
 
 session(E, Ctx) ->
     check_attrs(E, Ctx),
-    Name = list_to_atom(req(E, name, Ctx)),
+    %% Names from the file stay binaries: no atom is made of input.
+    Name = unicode:characters_to_binary(req(E, name, Ctx)),
     Type = case req(E, type, Ctx) of
                "ts_http" -> http;
                "ts_rpc" -> rpc;
@@ -199,7 +211,7 @@ step(#xmlElement{name = thinktime} = E, Ctx) -> {{think, think(E, Ctx)}, []};
 step(#xmlElement{name = transaction} = E, Ctx) ->
     check_attrs(E, Ctx),
     {Steps, Used} = steps(E, Ctx),
-    {{transaction, list_to_atom(req(E, name, Ctx)), nonempty(Steps, E, Ctx)}, Used};
+    {{transaction, unicode:characters_to_binary(req(E, name, Ctx)), nonempty(Steps, E, Ctx)}, Used};
 step(#xmlElement{name = 'for'} = E, #{vars := Vars} = Ctx) ->
     check_attrs(E, Ctx),
     {From, To} = {integer(E, from, Ctx), integer(E, to, Ctx)},
@@ -208,11 +220,13 @@ step(#xmlElement{name = 'for'} = E, #{vars := Vars} = Ctx) ->
                _ -> positive_integer(E, incr, Ctx)
            end,
     %% Tsung runs the body once before it compares the variable with `to'.
+    [fail(E, Ctx, "<for> runs more than ~b times", [?MAX_FOR_VALUES])
+     || (To - From) div Incr >= ?MAX_FOR_VALUES],
     Values = case To >= From of
                  true -> lists:seq(From, To, Incr);
                  false -> [From]
              end,
-    Var = list_to_atom(req(E, var, Ctx)),
+    Var = req(E, var, Ctx),
     {Steps, Used} = steps(E, Ctx#{vars := Vars#{Var => Values}}),
     {{loop, length(Values), nonempty(Steps, E, Ctx)}, Used};
 step(#xmlElement{name = repeat} = E, Ctx) -> repeat(E, Ctx);
@@ -238,8 +252,10 @@ repeat(E, #{vars := Vars} = Ctx) ->
               undefined -> ?DEFAULT_MAX_REPEAT;
               _ -> positive_integer(E, max_repeat, Ctx)
           end,
+    [fail(E, Ctx, "max_repeat=\"~ts\": at most ~b", [attr(E, max_repeat), ?MAX_FOR_VALUES])
+     || Max > ?MAX_FOR_VALUES],
     check_attrs(Cond, Ctx),
-    Var = list_to_atom(req(Cond, var, Ctx)),
+    Var = req(Cond, var, Ctx),
     Values = case maps:find(Var, Vars) of
                  {ok, Vs} -> Vs;
                  error -> fail(Cond, Ctx, "variable ~ts is never set (beamscale has no dynamic "
