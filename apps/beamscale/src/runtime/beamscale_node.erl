@@ -114,8 +114,11 @@ quote(Arg) -> "'" ++ lists:flatten(string:replace(Arg, "'", "'\\''", all)) ++ "'
 ssh_kill(Ssh, OsPid, Node) ->
     [Name, _] = string:split(atom_to_list(Node), "@"),
     Is = "grep -q -- '" ++ Name ++ "@' /proc/" ++ OsPid ++ "/cmdline 2>/dev/null",
-    Script = "for i in 1 2 3 4 5 6 7 8 9 10; do " ++ Is ++ " || exit 0; sleep 0.2; done; "
-             ++ Is ++ " && kill -9 " ++ OsPid,
+    %% After the kill, wait as the local path does until the process is gone (or a zombie,
+    %% whose command line is empty): `kill' returns before the process has ended.
+    Wait = fun(N) -> "for i in $(seq " ++ integer_to_list(N) ++ "); do " ++ Is
+                         ++ " || exit 0; sleep 0.2; done; " end,
+    Script = Wait(10) ++ Is ++ " && kill -9 " ++ OsPid ++ "; " ++ Wait(25) ++ "exit 1",
     try open_port({spawn_executable, ssh_exe()},
                   [{args, ["-o", "ConnectTimeout=5" | ssh_args(Ssh)] ++ [Script]},
                    exit_status, stderr_to_stdout, hide]) of
