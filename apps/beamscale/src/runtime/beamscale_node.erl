@@ -17,6 +17,8 @@
 
 -define(BOOT_TIMEOUT, 30000).
 -define(STOP_TIMEOUT, 5000).
+%% A plain emulator start and halt takes a fraction of a second; a loaded host may take seconds.
+-define(PREFLIGHT_TIMEOUT, 15000).
 -define(LOOPBACK, "127.0.0.1").
 
 %% @doc Make this node distributed on loopback with a fresh random cookie (if it is not yet).
@@ -42,11 +44,13 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     Name = "bs_" ++ Label ++ "_" ++ random_name(),
     Paths = lists:append([["-pa", P] || P <- maps:get(code_path, Spec, [])]),
     Host = case Spec of #{ssh := #{host := H}} -> H; _ -> ?LOOPBACK end,
+    Scheds = [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]],
+    Emulator = [lists:flatten(A) || A <- Scheds ++ Paths ++ string:lexemes(Flags, " ")],
     Args = ["-setcookie", atom_to_list(erlang:get_cookie())]
         ++ [A || Host =:= ?LOOPBACK, A <- ["-kernel", "inet_dist_use_interface", "{127,0,0,1}"]]
-        ++ [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]]
-        ++ Paths ++ string:lexemes(Flags, " "),
+        ++ Emulator,
     try
+        ok = preflight(Erl, [A || not is_map_key(ssh, Spec), A <- Emulator]),
         {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),
         peer:start(#{name => Name, host => Host, longnames => true, exec => Exec, args => Args1,
                      wait_boot => ?BOOT_TIMEOUT, shutdown => {halt, ?STOP_TIMEOUT}})
@@ -57,8 +61,32 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
                             maps:with([ssh], Spec))};
         {error, Reason} -> {error, {node_start, Reason}}
     catch
+        error:{badmatch, {error, {emulator, _, _} = Why}} -> {error, {node_start, Why}};
         Class:Reason -> {error, {node_start, {Class, Reason}}}
     end.
+
+%% A wrong emulator flag kills a detached node unseen, and `peer' only says so after its boot
+%% timeout. The same erl with the same flags run plainly says what is wrong at once, in the
+%% emulator's words: run that first, once per erl and arguments (a node started through ssh,
+%% with no local arguments, is not checked).
+preflight(_Erl, []) -> ok;
+preflight(Erl, Args) ->
+    Key = {?MODULE, preflight, Erl, Args},
+    case persistent_term:get(Key, unchecked) of
+        ok -> ok;
+        unchecked ->
+            Check = Args ++ ["-noshell", "-noinput", "-eval", "erlang:halt(0)"],
+            case beamscale_os:cmd(Erl, Check, ?PREFLIGHT_TIMEOUT) of
+                {0, _} -> persistent_term:put(Key, ok);
+                {Status, Out} -> {error, {emulator, Status, emulator_words(Out)}}
+            end
+    end.
+
+%% What the emulator said before its usage text.
+emulator_words(Out) ->
+    [Said | _] = string:split(Out, <<"Usage:">>),
+    Lines = [T || L <- string:lexemes(Said, "\n"), (T = string:trim(L)) =/= <<>>],
+    iolist_to_binary(lists:join(<<"; ">>, lists:sublist(Lines, 3))).
 
 %% @doc Stop a node; if it does not go within the stop timeout, kill its OS process.
 -spec stop(handle()) -> ok.
