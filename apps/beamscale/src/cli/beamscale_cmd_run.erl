@@ -111,6 +111,12 @@ report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
         {0, []} -> ok;
         {0, _} -> {failed, io_lib:format("sanity check failed for ~s",
                                          [lists:join(", ", SanityFailed)])};
-        {N, _} -> {failed, io_lib:format("~b iterations failed (see ~ts)",
-                                         [N, filename:join(Dir, "failures.csv")])}
+        {N, _} ->
+            %% The last N rows are this run's; the first of them says what went wrong, also
+            %% under --quiet.
+            Rows = beamscale_store:failures(Dir),
+            #{reason := First} = lists:nth(length(Rows) - N + 1, Rows),
+            {failed, io_lib:format("~b failed (iterations, or jobs that could not start; see ~ts)"
+                                   "; the first: ~ts",
+                                   [N, filename:join(Dir, "failures.csv"), First])}
     end.

@@ -3,7 +3,7 @@
 %% (it hangs), its OS process is killed (on its host, through `ssh', for a node started so).
 -module(beamscale_node).
 
--export([distribute/0, start/2, stop/1, os_pid/1, alive/1]).
+-export([distribute/0, start/2, stop/1, os_pid/1, alive/1, format_error/1]).
 -export_type([handle/0, spec/0, ssh/0]).
 
 -type handle() :: #{peer := pid(), node := node(), os_pid := string(), ssh => ssh()}.
@@ -38,8 +38,9 @@ distribute() ->
         Node -> {ok, Node}
     end.
 
-%% @doc Start one node under test; `Label' becomes part of its name.
--spec start(string(), spec()) -> {ok, handle()} | {error, term()}.
+%% @doc Start one node under test; `Label' becomes part of its name. An error is this module's,
+%% so every caller (suite, load targets, load nodes, study cells) says it in the same words.
+-spec start(string(), spec()) -> {ok, handle()} | {error, {?MODULE, {node_start, term()}}}.
 start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     Name = "bs_" ++ Label ++ "_" ++ random_name(),
     Paths = lists:append([["-pa", P] || P <- maps:get(code_path, Spec, [])]),
@@ -59,11 +60,23 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
             OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
             {ok, maps:merge(#{peer => Peer, node => Node, os_pid => OsPid},
                             maps:with([ssh], Spec))};
-        {error, Reason} -> {error, {node_start, Reason}}
+        {error, Reason} -> {error, {?MODULE, {node_start, Reason}}}
     catch
-        error:{badmatch, {error, {emulator, _, _} = Why}} -> {error, {node_start, Why}};
-        Class:Reason -> {error, {node_start, {Class, Reason}}}
+        error:{badmatch, {error, {emulator, _, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
+        Class:Reason -> {error, {?MODULE, {node_start, {Class, Reason}}}}
     end.
+
+%% @doc One line for an error of `start/2': the emulator's own words when it refused its flags.
+-spec format_error(term()) -> iodata().
+format_error({node_start, {emulator, timeout, Words}}) ->
+    ["the node's emulator did not start or stop within ",
+     integer_to_list(?PREFLIGHT_TIMEOUT div 1000), " s: ", Words];
+format_error({node_start, {emulator, Status, Words}}) ->
+    io_lib:format("the node's emulator refused to start (exit status ~b): ~ts", [Status, Words]);
+format_error({node_start, {exit, timeout}}) ->
+    io_lib:format("the node did not boot within ~b s", [?BOOT_TIMEOUT div 1000]);
+format_error({node_start, Reason}) ->
+    ["the node did not start: ", beamscale_error:format(Reason)].
 
 %% A wrong emulator flag kills a detached node unseen, and `peer' only says so after its boot
 %% timeout. The same erl with the same flags run plainly says what is wrong at once, in the

@@ -36,7 +36,7 @@ run(Job, Ctx, Store) ->
             after beamscale_sampler:stop(Sampler)
             end;
         {error, Reason} ->
-            job_failed({sampler, Reason}, none, Job, Ctx, Store)
+            job_failed({sampler, Reason}, Job, Ctx, Store)
     end.
 
 run_job(#{bench := Bench, env := Env} = Job, Ctx, Store) ->
@@ -47,22 +47,26 @@ run_job(#{bench := Bench, env := Env} = Job, Ctx, Store) ->
                 {ok, Sets} -> run_sets(Sets, Key, Job, Ctx, Nodes, Store);
                 {error, Reason, Nodes1} ->
                     stop_env(Ctx, Nodes1),
-                    job_failed(Reason, Key, Job, Ctx, Store)
+                    job_failed(Reason, Job, Ctx, Store)
             catch
                 Class:Reason:Stack ->
                     stop_env(Ctx, Nodes),
                     erlang:raise(Class, Reason, Stack)
             end;
         {error, Reason} ->
-            job_failed(Reason, Key, Job, Ctx, Store)
+            job_failed(Reason, Job, Ctx, Store)
     end.
 
 %%% Internals
 
-%% A job that could not start is not recorded against its iterations, so a rerun tries again.
-job_failed(Reason, _Key, _Job, #{notify := Notify}, Store) ->
+%% A job that could not start (its nodes, its sampler, its bench_args/2) is one row of
+%% failures.csv: no args (they are asked of the node under test) and iteration 0, the whole job.
+%% No iteration 1..N is marked done by it, so a rerun tries the job again. The reason is kept
+%% as text, in the words of whatever failed (the emulator's, for a wrong flag).
+job_failed(Reason, #{bench := Bench, env := Env}, #{notify := Notify}, Store) ->
     Notify({failed, Reason}),
-    Store.
+    Key = {atom_to_binary(Bench), <<>>, beamscale_format_env:key(Env)},
+    beamscale_store:record_failure(Store, Key, 0, beamscale_error:format(Reason)).
 
 start_env(#{env := #{nodes := N} = Env}, Ctx) ->
     case start_nodes(lists:seq(1, N), Env, Ctx, []) of

@@ -14,7 +14,7 @@
 %% An iteration is identified by benchmark, args text and environment key.
 -type key() :: {Bench :: binary(), Args :: binary(), Env :: binary()}.
 -opaque store() :: #{dir := file:filename(), measurements := file:io_device(),
-                     failures := file:io_device(), done := #{{key(), pos_integer()} => true}}.
+                     failures := file:io_device(), done := #{{key(), non_neg_integer()} => true}}.
 
 -define(MEASUREMENTS_HEADER,
         [benchmark, phase, args, otp, erl_args, schedulers, nodes, iteration, seconds]).
@@ -62,10 +62,15 @@ record(#{measurements := M} = Store, {Bench, Args, Env} = Key, N, Timings) ->
     ok = file:write(M, Rows),
     mark(Store, Key, N).
 
-%% @doc Append a failed iteration with its reason.
--spec record_failure(store(), key(), pos_integer(), term()) -> store().
+%% @doc Append a failed iteration with its reason: a term, or text already in words (kept as
+%% it is). Iteration 0 is a job that could not start at all.
+-spec record_failure(store(), key(), non_neg_integer(), term()) -> store().
 record_failure(#{failures := F} = Store, {Bench, Args, Env} = Key, N, Reason) ->
-    Text = unicode:characters_to_binary(io_lib:format("~0tp", [Reason], [{chars_limit, 400}])),
+    Text = case Reason of
+               <<_/binary>> -> Reason;
+               _ -> unicode:characters_to_binary(io_lib:format("~0tp", [Reason],
+                                                               [{chars_limit, 400}]))
+           end,
     Row = [Bench, Args] ++ beamscale_format_env:fields(Env) ++ [N, Text],
     ok = file:write(F, beamscale_format_csv:line(Row)),
     mark(Store, Key, N).

@@ -169,7 +169,11 @@ failures_table([]) -> beamscale_report_html:el(p, "No iteration failed.");
 failures_table(Failures) ->
     Cols = [benchmark, args, otp, erl_args, schedulers, nodes, iteration, reason],
     beamscale_report_html:table([atom_to_list(C) || C <- Cols],
-                                [[maps:get(C, F, <<>>) || C <- Cols] || F <- Failures]).
+                                [[failure_cell(C, F) || C <- Cols] || F <- Failures]).
+
+%% Iteration 0 is a job that could not start (beamscale_store): say so rather than show a 0.
+failure_cell(iteration, #{iteration := <<"0">>}) -> <<"the whole job">>;
+failure_cell(C, F) -> maps:get(C, F, <<>>).
 
 bpa(#{benchmark := B, phase := P, args := A}) -> {B, P, A}.
 
