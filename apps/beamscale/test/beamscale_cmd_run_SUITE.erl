@@ -5,17 +5,19 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([bad_flag/1, bad_flag_load_target/1]).
--export([bad_flag/0, bad_flag_load_target/0]).
+-export([bad_flag/1, bad_flag_load_target/1, closed_stdout/1]).
+-export([bad_flag/0, bad_flag_load_target/0, closed_stdout/0]).
 
 %% A node that cannot start is said by the emulator's preflight in well under a second on an
 %% idle host; 10 s leaves room for a loaded 2-core host and is still far below the 30 s boot
 %% timeout that used to be the only sign.
 -define(BAD_FLAG_TIMEOUT, 10000).
+%% `beamscale list' takes well under a second; a loaded host may take a few.
+-define(LIST_TIMEOUT, 20000).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [bad_flag, bad_flag_load_target].
+all() -> [bad_flag, bad_flag_load_target, closed_stdout].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -62,7 +64,43 @@ bad_flag_load_target(Config) ->
     ?assertNotEqual(nomatch, string:find(Text, "bad scheduler busy wait threshold: nonee"), Text),
     beamscale_test_cli:no_strays().
 
+%% As `beamscale list | head -1': the reader takes one line and closes the pipe. The shell
+%% between keeps the command's standard error and exit status apart from the closed pipe. A
+%% handler listed last is slow to give its sizes, so the command still writes after the close
+%% (else its few kilobytes may all sit in the pipe's buffer before the reader closes it).
+closed_stdout() -> [{doc, "list with its stdout closed after a line: quiet, SIGPIPE's 141."}].
+closed_stdout(Config) ->
+    Priv = ?config(priv_dir, Config),
+    Slow = filename:join(Priv, "slow"),
+    ok = filelib:ensure_path(Slow),
+    ok = file:write_file(filename:join(Slow, "zz_slow.erl"),
+                         "-module(zz_slow).\n-export([bench_args/2, run/3]).\n"
+                         "bench_args(_, _) -> timer:sleep(300), [[1]].\n"
+                         "run(_, _, _) -> ok.\n"),
+    [Err, Status] = [filename:join(Priv, F) || F <- ["list.err", "list.status"]],
+    Cmd = lists:join(" ", [quote(A) || A <- beamscale_test_cli:command(["list", "--bench-path",
+                                                                        Slow])]),
+    Script = Cmd ++ " 2>" ++ quote(Err) ++ "; echo $? >" ++ quote(Status),
+    Port = open_port({spawn_executable, "/bin/sh"},
+                     [{args, ["-c", Script]}, binary, {line, 200}, exit_status]),
+    receive {Port, {data, {eol, First}}} -> ?assertEqual(<<"bang">>, First)
+    after ?LIST_TIMEOUT -> ct:fail(no_line)
+    end,
+    port_close(Port),
+    ok = wait_file(Status, ?LIST_TIMEOUT div 100),
+    ?assertEqual({ok, <<>>}, file:read_file(Err)),
+    ?assertEqual({ok, <<"141\n">>}, file:read_file(Status)).
+
 %%% Helpers
+
+quote(A) -> "'" ++ A ++ "'".
+
+wait_file(_File, 0) -> {error, not_written};
+wait_file(File, N) ->
+    case file:read_file(File) of
+        {ok, <<_, _/binary>>} -> ok;
+        _ -> timer:sleep(100), wait_file(File, N - 1)
+    end.
 
 out(Config) -> filename:join(?config(priv_dir, Config), "runs").
 
