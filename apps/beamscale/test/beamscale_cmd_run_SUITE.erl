@@ -5,8 +5,10 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([bad_flag/1, bad_flag_load_target/1, closed_stdout/1]).
--export([bad_flag/0, bad_flag_load_target/0, closed_stdout/0]).
+-export([bad_flag/1, bad_flag_load_target/1, closed_stdout/1, rerun_other_config/1,
+         sigterm_then_resume/1, report_after_kill/1]).
+-export([bad_flag/0, bad_flag_load_target/0, closed_stdout/0, rerun_other_config/0,
+         sigterm_then_resume/0, report_after_kill/0]).
 
 %% A node that cannot start is said by the emulator's preflight in well under a second on an
 %% idle host; 10 s leaves room for a loaded 2-core host and is still far below the 30 s boot
@@ -14,10 +16,15 @@
 -define(BAD_FLAG_TIMEOUT, 10000).
 %% `beamscale list' takes well under a second; a loaded host may take a few.
 -define(LIST_TIMEOUT, 20000).
+%% A run of a few 150 ms iterations, node start included, on a loaded host.
+-define(RUN_TIMEOUT, 60000).
+%% Rows of a killed run appear every 150 ms; 30 s covers a slow node start.
+-define(ROWS_TRIES, 300).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [bad_flag, bad_flag_load_target, closed_stdout].
+all() -> [bad_flag, bad_flag_load_target, closed_stdout, rerun_other_config,
+          sigterm_then_resume, report_after_kill].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -91,7 +98,71 @@ closed_stdout(Config) ->
     ?assertEqual({ok, <<>>}, file:read_file(Err)),
     ?assertEqual({ok, <<"141\n">>}, file:read_file(Status)).
 
+rerun_other_config() -> [{doc, "A --name rerun with other settings exits 2 naming them."}].
+rerun_other_config(Config) ->
+    Args = nap_run(Config, "other", ["--iterations", "2"]),
+    {0, _} = beamscale_test_cli:run(Args),
+    {2, Text} = beamscale_test_cli:run(Args ++ ["--iterations", "3", "--warmups", "1"]),
+    ?assertNotEqual(nomatch, string:find(Text, "started with another configuration"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, "iterations was 2, now 3"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, "warmups was 0, now 1"), Text),
+    ?assertEqual(2, length(beamscale_store:measurements(filename:join(out(Config), "other")))),
+    {0, Again} = beamscale_test_cli:run(Args),
+    ?assertNotEqual(nomatch, string:find(Again, "resuming: 2 of 2 iterations done"), Again).
+
+sigterm_then_resume() -> [{doc, "kill -TERM: says interrupted, 143; the rerun says resuming."}].
+sigterm_then_resume(Config) ->
+    Args = nap_run(Config, "term", ["--iterations", "8"]),
+    Port = beamscale_test_cli:open(Args),
+    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    ok = wait_rows(filename:join([out(Config), "term", "measurements.csv"]), 2, ?ROWS_TRIES),
+    _ = os:cmd("kill -TERM " ++ integer_to_list(OsPid)),
+    {Status, Text} = beamscale_test_cli:wait(Port, ?RUN_TIMEOUT),
+    ?assertEqual(143, Status, Text),
+    ?assertNotEqual(nomatch, string:find(Text, "beamscale run: interrupted; run the same command "
+                                         "again to continue"), Text),
+    N = length(beamscale_store:measurements(filename:join(out(Config), "term"))),
+    {0, Again} = beamscale_test_cli:run(Args),
+    Resuming = lists:flatten(io_lib:format("resuming: ~b of 8 iterations done", [N])),
+    ?assertNotEqual(nomatch, string:find(Again, Resuming), Again).
+
+report_after_kill() -> [{doc, "After kill -9 mid-run, report exits 0 naming what is missing."}].
+report_after_kill(Config) ->
+    Args = nap_run(Config, "killed", ["--iterations", "6", "--schedulers", "1,2"]),
+    Port = beamscale_test_cli:open(Args),
+    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    Dir = filename:join(out(Config), "killed"),
+    ok = wait_rows(filename:join(Dir, "measurements.csv"), 2, ?ROWS_TRIES),
+    _ = os:cmd("kill -9 " ++ integer_to_list(OsPid)),
+    _ = beamscale_test_cli:wait(Port, ?RUN_TIMEOUT),
+    N = length(beamscale_store:measurements(Dir)),
+    ?assert(N < 12),
+    {0, Text} = beamscale_test_cli:run(["report", Dir]),
+    Said = lists:flatten(io_lib:format("incomplete: ~b of 12 iterations", [N])),
+    ?assertNotEqual(nomatch, string:find(Text, Said), Text),
+    ?assertNotEqual(nomatch, string:find(Text, "bs_nap @ default/default/2/1 (0 of 6)"), Text),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertNotEqual(nomatch, string:find(Html, "default/default/2/1")).
+
 %%% Helpers
+
+%% `beamscale run' of a handler that naps 150 ms per iteration, no warm-up, one scheduler.
+nap_run(Config, Name, Extra) ->
+    Dir = filename:join(?config(priv_dir, Config), "nap"),
+    ok = filelib:ensure_path(Dir),
+    ok = file:write_file(filename:join(Dir, "bs_nap.erl"),
+                         "-module(bs_nap).\n-export([bench_args/2, run/3]).\n"
+                         "bench_args(_, _) -> [[150]].\n"
+                         "run([Ms], _, _) -> timer:sleep(Ms), io:format(\"napped~~n\").\n"),
+    ["run", "--bench", "bs_nap", "--bench-path", Dir, "--schedulers", "1", "--warmups", "0",
+     "--no-sample", "--quiet", "--name", Name, "--out", out(Config)] ++ Extra.
+
+wait_rows(_Csv, _N, 0) -> {error, too_slow};
+wait_rows(Csv, N, Tries) ->
+    case length(beamscale_store:read_rows(Csv)) >= N of
+        true -> ok;
+        false -> timer:sleep(100), wait_rows(Csv, N, Tries - 1)
+    end.
 
 quote(A) -> "'" ++ A ++ "'".
 

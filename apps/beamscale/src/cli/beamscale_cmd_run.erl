@@ -91,6 +91,7 @@ named(Config) ->
                                                 [Y, Mo, D, H, Mi, S]))}.
 
 run(Config, Opts) ->
+    ok = beamscale_interrupt:install("beamscale run"),
     Mode = case maps:get(quiet, Opts, false) of
                true -> quiet;
                false -> beamscale_progress:mode()

@@ -6,7 +6,7 @@
 %% set of finished iterations, so a rerun measures none of them again.
 -module(beamscale_store).
 
--export([open/1, close/1, dir/1, done/3, record/4, record_failure/4, save_output/4,
+-export([open/1, close/1, dir/1, done/3, finished/1, record/4, record_failure/4, save_output/4,
          output_file/3, measurements/1, failures/1, write_file/2, read_rows/1, open_csv/2,
          format_error/1]).
 -export_type([store/0, key/0]).
@@ -52,6 +52,10 @@ dir(#{dir := Dir}) -> Dir.
 %% @doc Whether iteration `N' of `Key' was measured (or failed) already.
 -spec done(store(), key(), pos_integer()) -> boolean().
 done(#{done := Done}, Key, N) -> is_map_key({Key, N}, Done).
+
+%% @doc The iterations measured or failed so far (a job that could not start is none of them).
+-spec finished(store()) -> [{key(), pos_integer()}].
+finished(#{done := Done}) -> [KN || {_, N} = KN <- maps:keys(Done), N > 0].
 
 %% @doc Append the phase timings of iteration `N', in one write.
 -spec record(store(), key(), pos_integer(), [{string(), float()}]) -> store().

@@ -10,12 +10,14 @@
 -export_type([data/0, section/0]).
 
 %% run: run.json decoded (binary keys); rows: summary rows with sanity; sanity: verdicts from
-%% sanity.csv; failures: rows of failures.csv (maps of binaries).
+%% sanity.csv; failures: rows of failures.csv (maps of binaries); missing: jobs of the plan not
+%% finished (benchmark, environment, iterations done and expected).
 %% samples, lcnt: rows of samples.csv and lcnt.csv (absent: no such section); sections: extra
 %% sections, each a title and its HTML.
 -type data() :: #{run := beamscale_format_json:object(), rows := [beamscale_stats:row()],
                   sanity := [{binary(), binary(), binary()}], failures := [csv_row()],
-                  samples => [csv_row()], lcnt => [csv_row()], sections => [section()]}.
+                  samples => [csv_row()], lcnt => [csv_row()], sections => [section()],
+                  missing => [{binary(), binary(), non_neg_integer(), pos_integer()}]}.
 -type csv_row() :: #{atom() => binary()}.
 -type section() :: {Title :: unicode:chardata(), Body :: iodata()}.
 %% A graph to draw: title, kind, and its series of summary rows (label and rows).
@@ -37,6 +39,7 @@ index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data
       ["beamscale run ", text(Name)], <<>>,
       [beamscale_report_html:el(h1, ["beamscale run ", text(Name)]),
        metadata(Run),
+       missing(maps:get(missing, Data, [])),
        Lead,
        beamscale_report_html:section("Graphs", graph_sections(Rows)),
        beamscale_report_html:section("Summary", summary_table(Rows)),
@@ -154,6 +157,15 @@ low(speedup) -> speedup_low;
 low(efficiency) -> efficiency_low.
 high(speedup) -> speedup_high;
 high(efficiency) -> efficiency_high.
+
+%% A run that did not finish leads with what it lacks, before any graph drawn from the rest.
+missing([]) -> [];
+missing(Jobs) ->
+    beamscale_report_html:section(
+      "Not measured: the run did not finish (run the same command again to continue)",
+      beamscale_report_html:table(["benchmark", "environment", "iterations done", "expected"],
+                                  [{"bad", [B, Env, integer_to_binary(D), integer_to_binary(E)]}
+                                   || {B, Env, D, E} <- Jobs])).
 
 sanity_table([]) ->
     beamscale_report_html:el(p, "No sanity verdicts (sanity.csv missing or empty).");
