@@ -6,9 +6,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([bad_flag/1, bad_flag_load_target/1, closed_stdout/1, rerun_other_config/1,
-         sigterm_then_resume/1, report_after_kill/1]).
+         sigterm_then_resume/1, report_after_kill/1, quiet_nodes/1]).
 -export([bad_flag/0, bad_flag_load_target/0, closed_stdout/0, rerun_other_config/0,
-         sigterm_then_resume/0, report_after_kill/0]).
+         sigterm_then_resume/0, report_after_kill/0, quiet_nodes/0]).
 
 %% A node that cannot start is said by the emulator's preflight in well under a second on an
 %% idle host; 10 s leaves room for a loaded 2-core host and is still far below the 30 s boot
@@ -24,7 +24,7 @@
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [bad_flag, bad_flag_load_target, closed_stdout, rerun_other_config,
-          sigterm_then_resume, report_after_kill].
+          sigterm_then_resume, report_after_kill, quiet_nodes].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -143,6 +143,24 @@ report_after_kill(Config) ->
     ?assertNotEqual(nomatch, string:find(Text, "bs_nap @ default/default/2/1 (0 of 6)"), Text),
     {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
     ?assertNotEqual(nomatch, string:find(Html, "default/default/2/1")).
+
+quiet_nodes() -> [{doc, "--quiet: a node's error report goes to nodes.log, not the terminal."}].
+quiet_nodes(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "noisy"),
+    ok = filelib:ensure_path(Dir),
+    ok = file:write_file(filename:join(Dir, "bs_noisy.erl"),
+                         "-module(bs_noisy).\n-export([bench_args/2, run/3]).\n"
+                         "bench_args(_, _) -> [[1]].\n"
+                         "run(_, _, _) -> spawn(fun() -> error(noisy_crash) end),\n"
+                         "    timer:sleep(100).\n"),
+    Args = ["run", "--bench", "bs_noisy", "--bench-path", Dir, "--schedulers", "1",
+            "--iterations", "1", "--warmups", "0", "--no-sample", "--out", out(Config)],
+    {0, Loud} = beamscale_test_cli:run(Args ++ ["--name", "loud"]),
+    ?assertNotEqual(nomatch, string:find(Loud, "noisy_crash"), Loud),
+    {0, Quiet} = beamscale_test_cli:run(Args ++ ["--name", "quiet", "--quiet"]),
+    ?assertEqual(nomatch, string:find(Quiet, "noisy_crash"), Quiet),
+    {ok, Log} = file:read_file(filename:join([out(Config), "quiet", "nodes.log"])),
+    ?assertNotEqual(nomatch, string:find(Log, "noisy_crash"), Log).
 
 %%% Helpers
 

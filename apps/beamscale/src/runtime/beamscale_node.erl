@@ -8,9 +8,11 @@
 
 -type handle() :: #{peer := pid(), node := node(), os_pid := string(), ssh => ssh()}.
 %% What to start: the erl, its flags, schedulers (default: the host's cores), the code paths to
-%% add, and the host to start it on through `ssh' (default: here, on 127.0.0.1).
+%% add, the host to start it on through `ssh' (default: here, on 127.0.0.1), and the I/O device
+%% its standard output and error reports go to (default: the caller's group leader, as `peer'
+%% relays them: the terminal).
 -type spec() :: #{erl := string(), flags := string(), schedulers => pos_integer(),
-                  code_path => [string()], ssh => ssh()}.
+                  code_path => [string()], ssh => ssh(), output => pid()}.
 %% `host': the node's host name or address, as this node reaches it; `args': the `ssh' options
 %% before the destination (port, identity, `-o' options); `user': the login, when not ours.
 -type ssh() :: #{host := string(), args := [string()], user => string()}.
@@ -53,8 +55,12 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     try
         ok = preflight(Erl, [A || not is_map_key(ssh, Spec), A <- Emulator]),
         {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),
-        peer:start(#{name => Name, host => Host, longnames => true, exec => Exec, args => Args1,
-                     wait_boot => ?BOOT_TIMEOUT, shutdown => {halt, ?STOP_TIMEOUT}})
+        with_output(maps:get(output, Spec, group_leader()),
+                    fun() -> peer:start(#{name => Name, host => Host, longnames => true,
+                                          exec => Exec, args => Args1,
+                                          wait_boot => ?BOOT_TIMEOUT,
+                                          shutdown => {halt, ?STOP_TIMEOUT}})
+                    end)
     of
         {ok, Peer, Node} ->
             OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
@@ -77,6 +83,15 @@ format_error({node_start, {exit, timeout}}) ->
     io_lib:format("the node did not boot within ~b s", [?BOOT_TIMEOUT div 1000]);
 format_error({node_start, Reason}) ->
     ["the node did not start: ", beamscale_error:format(Reason)].
+
+%% `peer' relays the node's `user' to the group leader of its controlling process, which it
+%% takes from the caller of `peer:start/1'.
+with_output(Device, Start) ->
+    Old = group_leader(),
+    true = group_leader(Device, self()),
+    try Start()
+    after true = group_leader(Old, self())
+    end.
 
 %% A wrong emulator flag kills a detached node unseen, and `peer' only says so after its boot
 %% timeout. The same erl with the same flags run plainly says what is wrong at once, in the

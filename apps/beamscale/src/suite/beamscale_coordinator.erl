@@ -57,16 +57,21 @@ start(Dir, Store, Config, Mode, Info0) ->
     write_plan(Dir, Jobs),
     resuming(Mode, Store, Jobs),
     case beamscale_progress:start(length(Jobs), Mode) of
-        {ok, Progress} -> run_jobs(Dir, Store, Config, Info, Jobs, Progress);
+        {ok, Progress} ->
+            Log = node_log(Dir, Mode),
+            try run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log})
+            after close_log(Log)
+            end;
         {error, Reason} ->
             ok = beamscale_store:close(Store),
             {error, {?MODULE, {progress, Reason}}}
     end.
 
-run_jobs(Dir, Store, Config, Info, Jobs, Progress) ->
+run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log}) ->
     Ctx0 = #{code => beamscale_executor:code(), bench_path => maps:get(bench_path, Config),
              cores => beamscale_os:logical_cores(), scratch => filename:join(Dir, "scratch"),
-             sample => maps:get(sample, Config), msacc => maps:get(msacc, Config)},
+             sample => maps:get(sample, Config), msacc => maps:get(msacc, Config),
+             node_output => Log},
     FailedBefore = length(beamscale_store:failures(Dir)),
     {_, Store1} = lists:foldl(fun(Job, {K, St}) -> {K + 1, job(Job, K, Progress, Ctx0, St)} end,
                               {1, Store}, Jobs),
@@ -154,6 +159,19 @@ read_state(Dir) ->
 write_run_json(Dir, Info) ->
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     [beamscale_format_json:encode(Info), $\n]).
+
+%% Under --quiet what the nodes print (error reports of their processes, say) goes to
+%% nodes.log in the run directory instead of the terminal; else to this command's output.
+node_log(Dir, quiet) ->
+    {ok, Fd} = file:open(filename:join(Dir, "nodes.log"), [append, {encoding, utf8}]),
+    Fd;
+node_log(_Dir, _Mode) -> group_leader().
+
+close_log(Log) ->
+    case Log =:= group_leader() of
+        true -> ok;
+        false -> ok = file:close(Log)
+    end.
 
 %% The jobs to run, so that the report of a run that did not finish can name what is missing.
 write_plan(Dir, Jobs) ->

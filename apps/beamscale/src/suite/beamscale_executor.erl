@@ -16,6 +16,7 @@
                      scratch := file:filename(),
                      notify := fun((event()) -> ok),
                      sample => pos_integer() | false,
+                     node_output => pid(),  % where the nodes' output goes (--quiet)
                      msacc => 0..100,
                      sampler => beamscale_sampler:sampler()}.
 -type event() :: {iteration, warmup | pos_integer(), pos_integer()} | {failed, term()}.
@@ -93,7 +94,8 @@ sampler(Ctx) -> maps:get(sampler, Ctx, none).
 start_nodes([], _Env, _Ctx, Acc) ->
     {ok, lists:reverse(Acc)};
 start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ctx, Acc) ->
-    Spec = #{erl => Erl, flags => Flags, schedulers => S, code_path => bench_path(Ctx)},
+    Spec0 = #{erl => Erl, flags => Flags, schedulers => S, code_path => bench_path(Ctx)},
+    Spec = maps:merge(Spec0, maps:from_list([{output, O} || #{node_output := O} <- [Ctx]])),
     case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
         {ok, Handle} ->
             case load_code(Handle, Ctx) of

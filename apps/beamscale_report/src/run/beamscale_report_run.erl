@@ -41,7 +41,7 @@ index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data
        metadata(Run),
        missing(maps:get(missing, Data, [])),
        Lead,
-       beamscale_report_html:section("Graphs", graph_sections(Rows)),
+       beamscale_report_html:section("Graphs", graph_sections(Rows, Sanity, Failures)),
        beamscale_report_html:section("Summary", summary_table(Rows)),
        Follow,
        beamscale_report_html:section("The node under test: CPU, schedulers, msacc", Cpu),
@@ -85,10 +85,24 @@ erl_text(I) -> text(I).
 flags_text(<<>>) -> <<"(none)">>;
 flags_text(F) -> text(F).
 
-graph_sections(Rows) ->
-    [[beamscale_report_html:el(h3, Title),
-      beamscale_report_html:el(section, [{class, "charts"}], {safe, [chart(G) || G <- Graphs]})]
-     || {Title, Graphs} <- graphs(Rows)].
+%% A benchmark's failed sanity check and failed iterations are said under its heading, where
+%% its graphs are read, not only in the tables at the bottom.
+graph_sections(Rows, Sanity, Failures) ->
+    [[beamscale_report_html:el(h3, title(Group)),
+      warnings(Group, Sanity, Failures),
+      beamscale_report_html:el(section, [{class, "charts"}],
+                               {safe, [chart(G) || G <- group_graphs(GRows)]})]
+     || {Group, GRows} <- group_by(fun bpa/1, Rows)].
+
+warnings({B, _P, A}, Sanity, Failures) ->
+    Bad = [beamscale_report_html:el(p, [{class, "bad"}], ["sanity check failed: ", D])
+           || {B1, <<"failed">>, D} <- Sanity, B1 =:= B],
+    case length([F || #{benchmark := B1, args := A1} = F <- Failures, B1 =:= B, A1 =:= A]) of
+        0 -> Bad;
+        N -> [Bad, beamscale_report_html:el(p, [{class, "bad"}],
+                                            [integer_to_list(N), " iteration", plural(N),
+                                             " failed (see Failures below)"])]
+    end.
 
 group_graphs(Rows) ->
     Main = group_by(fun series_label/1, Rows),
