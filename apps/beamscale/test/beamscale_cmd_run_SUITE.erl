@@ -6,9 +6,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([bad_flag/1, bad_flag_load_target/1, closed_stdout/1, rerun_other_config/1,
-         sigterm_then_resume/1, report_after_kill/1, quiet_nodes/1]).
+         sigterm_then_resume/1, report_after_kill/1, quiet_nodes/1, own_app/1]).
 -export([bad_flag/0, bad_flag_load_target/0, closed_stdout/0, rerun_other_config/0,
-         sigterm_then_resume/0, report_after_kill/0, quiet_nodes/0]).
+         sigterm_then_resume/0, report_after_kill/0, quiet_nodes/0, own_app/0]).
 
 %% A node that cannot start is said by the emulator's preflight in well under a second on an
 %% idle host; 10 s leaves room for a loaded 2-core host and is still far below the 30 s boot
@@ -16,6 +16,8 @@
 -define(BAD_FLAG_TIMEOUT, 10000).
 %% `beamscale list' takes well under a second; a loaded host may take a few.
 -define(LIST_TIMEOUT, 20000).
+%% `rebar3 compile' of a one-module application: a few seconds, more on a loaded host.
+-define(BUILD_TIMEOUT, 120000).
 %% A run of a few 150 ms iterations, node start included, on a loaded host.
 -define(RUN_TIMEOUT, 60000).
 %% Rows of a killed run appear every 150 ms; 30 s covers a slow node start.
@@ -24,7 +26,7 @@
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [bad_flag, bad_flag_load_target, closed_stdout, rerun_other_config,
-          sigterm_then_resume, report_after_kill, quiet_nodes].
+          sigterm_then_resume, report_after_kill, quiet_nodes, own_app].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -162,7 +164,44 @@ quiet_nodes(Config) ->
     {ok, Log} = file:read_file(filename:join([out(Config), "quiet", "nodes.log"])),
     ?assertNotEqual(nomatch, string:find(Log, "noisy_crash"), Log).
 
+%% docs/benchmarks.md's worked example: a rebar3 application built by rebar3, benchmarked from
+%% outside it by a handler that calls its code, found through --code-path (a glob) or the
+%% config's code_path (a lib directory, as ERL_LIBS).
+own_app() -> [{doc, "A rebar3 app's code reaches the node by --code-path glob or lib dir."}].
+own_app(Config) ->
+    Priv = ?config(priv_dir, Config),
+    [{0, _} = copy(filename:join(?config(data_dir, Config), D), Priv)
+     || D <- ["fibapp", "fibapp_bench"]],
+    App = filename:join(Priv, "fibapp"),
+    {0, Built} = build(App),
+    ct:log("~ts", [Built]),
+    Bench = filename:join(Priv, "fibapp_bench"),
+    Args = ["run", "--bench", "fibapp_bench", "--bench-path", Bench, "--schedulers", "1",
+            "--iterations", "2", "--warmups", "0", "--no-sample", "--quiet", "--out", out(Config)],
+    Glob = filename:join(App, "_build/default/lib/*/ebin"),
+    {0, _} = beamscale_test_cli:run(Args ++ ["--name", "own_glob", "--code-path", Glob]),
+    ?assertEqual(2, length(beamscale_store:measurements(filename:join(out(Config), "own_glob")))),
+    Conf = write_config(Config, "own.config",
+                        [{code_path, [filename:join(App, "_build/default/lib")]}]),
+    {0, _} = beamscale_test_cli:run(Args ++ ["--name", "own_lib", "--config", Conf]),
+    {ok, Out} = file:read_file(hd(filelib:wildcard(filename:join([out(Config), "own_lib",
+                                                                  "output", "*.txt"])))),
+    ?assertEqual(<<"fib(20) = 6765\n">>, Out),
+    Bad = write_config(Config, "bad.config", [{code_path, [filename:join(App, "nope/*")]}]),
+    {2, Text} = beamscale_test_cli:run(Args ++ ["--name", "own_bad", "--config", Bad]),
+    ?assertNotEqual(nomatch, string:find(Text, "bad.config:1: code_path: nothing matches"), Text).
+
 %%% Helpers
+
+copy(From, To) -> beamscale_os:cmd("/bin/cp", ["-r", From, To], ?BUILD_TIMEOUT).
+
+%% rebar3 compile in `Dir' (its own project: no variable of the rebar3 running this test).
+build(Dir) ->
+    Rebar3 = os:find_executable("rebar3"),
+    Port = open_port({spawn_executable, "/usr/bin/env"},
+                     [{args, ["-u", "REBAR_CONFIG", "-u", "REBAR_PROFILE", Rebar3, "compile"]},
+                      {cd, Dir}, exit_status, binary, stderr_to_stdout]),
+    beamscale_test_cli:wait(Port, ?BUILD_TIMEOUT).
 
 %% `beamscale run' of a handler that naps 150 ms per iteration, no warm-up, one scheduler.
 nap_run(Config, Name, Extra) ->

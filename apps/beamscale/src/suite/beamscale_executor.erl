@@ -12,6 +12,7 @@
 %% function told of progress.
 -type context() :: #{code := beamscale_code:code(),
                      bench_path := [file:filename()],
+                     code_path => [file:filename()],
                      cores := pos_integer(),
                      scratch := file:filename(),
                      notify := fun((event()) -> ok),
@@ -94,7 +95,8 @@ sampler(Ctx) -> maps:get(sampler, Ctx, none).
 start_nodes([], _Env, _Ctx, Acc) ->
     {ok, lists:reverse(Acc)};
 start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ctx, Acc) ->
-    Spec0 = #{erl => Erl, flags => Flags, schedulers => S, code_path => bench_path(Ctx)},
+    Spec0 = #{erl => Erl, flags => Flags, schedulers => S,
+              code_path => bench_path(Ctx) ++ maps:get(code_path, Ctx, [])},
     Spec = maps:merge(Spec0, maps:from_list([{output, O} || #{node_output := O} <- [Ctx]])),
     case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
         {ok, Handle} ->
