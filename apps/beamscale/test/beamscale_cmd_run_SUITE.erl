@@ -172,6 +172,9 @@ own_app(Config) ->
     Priv = ?config(priv_dir, Config),
     [{0, _} = copy(filename:join(?config(data_dir, Config), D), Priv)
      || D <- ["fibapp", "fibapp_bench"]],
+    %% Kept as .erl.src so that rebar3 does not take them for test modules of beamscale.
+    [ok = file:rename(F, filename:rootname(F))
+     || F <- filelib:wildcard(filename:join(Priv, "fibapp*/**/*.erl.src"))],
     App = filename:join(Priv, "fibapp"),
     {0, Built} = build(App),
     ct:log("~ts", [Built]),
