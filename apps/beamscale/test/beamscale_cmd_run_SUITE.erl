@@ -124,6 +124,7 @@ sigterm_then_resume(Config) ->
     ?assertNotEqual(nomatch, string:find(Text, "beamscale run: interrupted; run the same command "
                                          "again to continue"), Text),
     N = length(beamscale_store:measurements(filename:join(out(Config), "term"))),
+    ok = no_nodes_naming(nap_dir(Config), ?ROWS_TRIES),
     {0, Again} = beamscale_test_cli:run(Args),
     Resuming = lists:flatten(io_lib:format("resuming: ~b of 8 iterations done", [N])),
     ?assertNotEqual(nomatch, string:find(Again, Resuming), Again).
@@ -139,6 +140,7 @@ report_after_kill(Config) ->
     _ = beamscale_test_cli:wait(Port, ?RUN_TIMEOUT),
     N = length(beamscale_store:measurements(Dir)),
     ?assert(N < 12),
+    ok = no_nodes_naming(nap_dir(Config), ?ROWS_TRIES),
     {0, Text} = beamscale_test_cli:run(["report", Dir]),
     Said = lists:flatten(io_lib:format("incomplete: ~b of 12 iterations", [N])),
     ?assertNotEqual(nomatch, string:find(Text, Said), Text),
@@ -207,8 +209,10 @@ build(Dir) ->
     beamscale_test_cli:wait(Port, ?BUILD_TIMEOUT).
 
 %% `beamscale run' of a handler that naps 150 ms per iteration, no warm-up, one scheduler.
+nap_dir(Config) -> filename:join(?config(priv_dir, Config), "nap").
+
 nap_run(Config, Name, Extra) ->
-    Dir = filename:join(?config(priv_dir, Config), "nap"),
+    Dir = nap_dir(Config),
     ok = filelib:ensure_path(Dir),
     ok = file:write_file(filename:join(Dir, "bs_nap.erl"),
                          "-module(bs_nap).\n-export([bench_args/2, run/3]).\n"
@@ -216,6 +220,21 @@ nap_run(Config, Name, Extra) ->
                          "run([Ms], _, _) -> timer:sleep(Ms), io:format(\"napped~~n\").\n"),
     ["run", "--bench", "bs_nap", "--bench-path", Dir, "--schedulers", "1", "--warmups", "0",
      "--no-sample", "--quiet", "--name", Name, "--out", out(Config)] ++ Extra.
+
+%% The nodes of a command killed from outside halt once its connection is gone: no emulator
+%% whose command line names `Dir' (their -pa) is left after a moment.
+no_nodes_naming(Dir, 0) -> {error, {strays, beams_naming(Dir)}};
+no_nodes_naming(Dir, Tries) ->
+    case beams_naming(Dir) of
+        [] -> ok;
+        _ -> timer:sleep(100), no_nodes_naming(Dir, Tries - 1)
+    end.
+
+beams_naming(Dir) ->
+    [Cmd || P <- filelib:wildcard("[0-9]*", "/proc"),
+            {ok, Bin} <- [file:read_file("/proc/" ++ P ++ "/cmdline")],
+            Cmd <- [binary_to_list(binary:replace(Bin, <<0>>, <<" ">>, [global]))],
+            string:find(Cmd, "beam.smp") =/= nomatch, string:find(Cmd, Dir) =/= nomatch].
 
 wait_rows(_Csv, _N, 0) -> {error, too_slow};
 wait_rows(Csv, N, Tries) ->

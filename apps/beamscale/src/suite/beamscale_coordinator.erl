@@ -119,8 +119,9 @@ config_diffs(Old, New) ->
                                          (_, _) -> null
                                       end, M, Path)
           end,
-    Paths = [[<<"config">>, K] || K <- lists:usort(maps:keys(Get([<<"config">>], Old))
-                                                   ++ maps:keys(Get([<<"config">>], New))),
+    %% The keys run.json has: a key added to beamscale since that run was started had its
+    %% default then, so it is no difference.
+    Paths = [[<<"config">>, K] || K <- maps:keys(Get([<<"config">>], Old)),
                                   not lists:member(K, [<<"out">>, <<"name">>])]
         ++ [[<<"overrides">>]],
     [{lists:last(P), beamscale_format_json:encode(Get(P, Old)),
