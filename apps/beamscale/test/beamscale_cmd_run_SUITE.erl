@@ -84,7 +84,7 @@ closed_stdout(Config) ->
     ok = filelib:ensure_path(Slow),
     ok = file:write_file(filename:join(Slow, "zz_slow.erl"),
                          "-module(zz_slow).\n-export([bench_args/2, run/3]).\n"
-                         "bench_args(_, _) -> timer:sleep(300), [[1]].\n"
+                         "bench_args(_, _) -> timer:sleep(1000), [[1]].\n"
                          "run(_, _, _) -> ok.\n"),
     [Err, Status] = [filename:join(Priv, F) || F <- ["list.err", "list.status"]],
     Cmd = lists:join(" ", [quote(A) || A <- beamscale_test_cli:command(["list", "--bench-path",
