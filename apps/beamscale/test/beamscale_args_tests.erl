@@ -25,3 +25,11 @@ errors_test() ->
                  beamscale_args:parse(spec(), ["--iterations", "x"])),
     ?assertEqual({error, {beamscale_args, {unknown_option, "--quiet=yes"}}},
                  beamscale_args:parse(spec(), ["--quiet=yes"])).
+
+number_test() ->
+    Spec = [{pct, "--pct", number, ""}],
+    Value = fun(V) -> beamscale_args:parse(Spec, ["--pct", V]) end,
+    ?assertMatch({ok, #{opts := #{pct := 10}}}, Value("10")),
+    ?assertMatch({ok, #{opts := #{pct := 2.5}}}, Value("2.5")),
+    ?assertMatch({ok, #{opts := #{pct := 0.5}}}, Value(".5")),
+    ?assertEqual({error, {beamscale_args, {not_a_number, "--pct", "ten"}}}, Value("ten")).

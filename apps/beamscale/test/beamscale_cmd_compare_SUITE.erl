@@ -5,12 +5,14 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
--export([same_data/1, other_noise/1, slowed/1, bad_input/1]).
--export([same_data/0, other_noise/0, slowed/0, bad_input/0]).
+-export([same_data/1, other_noise/1, slowed/1, bad_input/1, nothing_in_common/1,
+         decimal_gate/1]).
+-export([same_data/0, other_noise/0, slowed/0, bad_input/0, nothing_in_common/0,
+         decimal_gate/0]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [same_data, other_noise, slowed, bad_input].
+all() -> [same_data, other_noise, slowed, bad_input, nothing_in_common, decimal_gate].
 
 benches() -> [{<<"big">>, <<"[128]">>, 0.2}, {<<"ets_test">>, <<"[8,2,20000]">>, 0.1}].
 
@@ -68,3 +70,21 @@ bad_input(Config) ->
     A = run(Config, "bad-a", #{}),
     ?assertEqual(2, beamscale_cli:dispatch(["compare", A])),
     ?assertEqual(2, beamscale_cli:dispatch(["compare", A, ?config(priv_dir, Config)])).
+
+%% Renaming a flag set (or an erl) leaves no result measured in both runs: the gate would pass
+%% everything, so the comparison is refused.
+nothing_in_common() -> [{doc, "No result measured in both runs: exit 2 saying so."}].
+nothing_in_common(Config) ->
+    A = run(Config, "common-a", #{}),
+    B = run(Config, "common-b", #{flags => [<<"renamed">>]}),
+    {Status, Text} = beamscale_test_cli:run(["compare", A, B, "--fail-if-slower", "10"]),
+    ?assertEqual(2, Status, Text),
+    ?assertNotEqual(nomatch, string:find(Text, "no result was measured in both runs"), Text).
+
+decimal_gate() -> [{doc, "--fail-if-slower takes a decimal: 25.5 fails on 30 %, 40.5 not."}].
+decimal_gate(Config) ->
+    A = run(Config, "dec-a", #{seed => 5}),
+    B = run(Config, "dec-b", #{seed => 6, slow => #{<<"ets_test">> => 1.3}}),
+    ?assertEqual(1, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "25.5"])),
+    ?assertEqual(0, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "40.5"])),
+    ?assertEqual(2, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "ten"])).

@@ -34,9 +34,9 @@ cases() ->
      {"{erl_args, [{a, \"\"}, {a, \"+K true\"}]}.\n", "1: erl_args.a: alias given twice"},
      {"{timeout, soon}.\n", "1: timeout: expected a positive number of seconds"},
      {"{colour, blue}.\n",
-      "1: colour: unknown key colour (known: bench_path, benchmarks, erl_args, erls, iterations, "
-      "msacc, name, nodes, out, overrides, sample, schedulers, sweep, timeout, version, "
-      "warmups)"},
+      "1: colour: unknown key colour (known: bench_path, benchmarks, code_path, erl_args, erls, "
+      "iterations, msacc, name, nodes, out, overrides, sample, schedulers, sweep, timeout, "
+      "version, warmups)"},
      {"{msacc, 101}.\n",
       "1: msacc: expected the share (%) of each sampling interval msacc is on, 0 to 100"},
      {"{overrides, [{big, [{iterations, 2},\n                    {sweep, cross}]}]}.\n",

@@ -105,3 +105,16 @@ mnesia_test() ->
 coordinator_test() ->
     ?assertEqual("cannot make this node distributed (is epmd allowed to run?): eaddrinuse",
                  text({beamscale_coordinator, {distribution, eaddrinuse}})).
+
+%% A node that cannot start is said in the emulator's words by every caller that wraps
+%% beamscale_node's reason: load targets, load nodes (through the load), study cells.
+node_start_words_test() ->
+    Words = "bad scheduler busy wait threshold: x",
+    Node = {beamscale_node, {node_start, {emulator, 1, list_to_binary(Words)}}},
+    Wrapped = [Node,
+               {beamscale_targets, {sut, Node}},
+               {beamscale_load_exec, {load_nodes, Node}},
+               {beamscale_study_levels, {beamscale_targets, {sut, Node}}}],
+    [?assertNotEqual(nomatch, string:find(text(W), Words)) || W <- Wrapped],
+    ?assertEqual("the node did not boot within 30 s",
+                 text({beamscale_node, {node_start, {exit, timeout}}})).

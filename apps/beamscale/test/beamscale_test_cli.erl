@@ -1,18 +1,21 @@
 %% Test helper: the command line in a fresh emulator with this build's code, as a user runs it.
 -module(beamscale_test_cli).
--export([open/1, run/1, wait/2, no_strays/0]).
+-export([open/1, command/1, run/1, wait/2, no_strays/0]).
 
 -define(EXIT_TIMEOUT, 60000).
 
 %% Start `beamscale ARGS' as a port (its output and exit status come as port messages).
 open(Args) ->
+    [Erl | Rest] = command(Args),
+    open_port({spawn_executable, Erl}, [{args, Rest}, exit_status, binary, stderr_to_stdout]).
+
+%% The command line of `beamscale ARGS' with this build's code: the executable, then arguments.
+command(Args) ->
     Paths = lists:append([["-pa", code:lib_dir(A, ebin)]
                           || A <- [beamscale, beamscale_format, beamscale_stats, beamscale_report,
                                    beamscale_bench, beamscale_targets, beamscale_load]]),
-    open_port({spawn_executable, os:find_executable("erl")},
-              [{args, ["-noshell"] ++ Paths ++
-                    ["-eval", "beamscale_cli:main(init:get_plain_arguments())", "-extra" | Args]},
-               exit_status, binary, stderr_to_stdout]).
+    [os:find_executable("erl"), "-noshell"] ++ Paths
+        ++ ["-eval", "beamscale_cli:main(init:get_plain_arguments())", "-extra" | Args].
 
 %% Run `beamscale ARGS' to its end: {ExitCode, Output}.
 run(Args) -> wait(open(Args), ?EXIT_TIMEOUT).

@@ -111,7 +111,9 @@ tcp_serve(S) ->
         {error, _} -> ok
     end.
 
-%% A session of 3 x (think 100 ms) lasts about 300 ms; a transaction around it is measured.
+%% A session of 3 x (think 100 ms) lasts about 300 ms; a transaction around it is measured. The
+%% median must stay under 450 ms: a loaded 2-core host delays each timer by tens of ms (360 ms
+%% failed there), while a think time counted twice (600 ms) still fails.
 loops_and_think() -> [{doc, "3 x think 100 ms takes ~300 ms; its transaction counted."}].
 loops_and_think(_Config) ->
     S = scenario("{targets, [{n, #{node => 'x@h'}}]}.\n"
@@ -122,7 +124,7 @@ loops_and_think(_Config) ->
     Sess = maps:get(session, T),
     ?assertEqual(3 * maps:get(sessions_done, T), maps:get(requests, T)),
     ?assert(beamscale_stats_hist:percentile(Sess, 50) >= 300000),
-    ?assert(beamscale_stats_hist:percentile(Sess, 50) < 360000),
+    ?assert(beamscale_stats_hist:percentile(Sess, 50) < 450000),
     ?assertEqual(maps:get(sessions_done, T), beamscale_stats_hist:count(maps:get({tx, t}, T))).
 
 %% A server that holds replies during the last 0.5 s of every 2 s: users pace requests every

@@ -1,13 +1,14 @@
 %% @doc Command-line options, parsed against a spec. Pure.
 %%
 %% An option spec is `{Key, "--long", Type, Help}' with Type `flag' (no value), `string',
-%% `integer' or `{list, string}' (repeatable; commas also separate values).
+%% `integer', `number' (an integer or a decimal: 10, 2.5) or `{list, string}' (repeatable;
+%% commas also separate values).
 -module(beamscale_args).
 
 -export([parse/2, usage/1, format_error/1]).
 -export_type([spec/0, parsed/0]).
 
--type type() :: flag | string | integer | {list, string}.
+-type type() :: flag | string | integer | number | {list, string}.
 -type spec() :: [{atom(), string(), type(), string()}].
 -type parsed() :: #{opts := #{atom() => term()}, args := [string()]}.
 
@@ -25,7 +26,8 @@ usage(Spec) ->
 -spec format_error(term()) -> string().
 format_error({unknown_option, Opt}) -> "unknown option " ++ Opt;
 format_error({missing_value, Opt}) -> "option " ++ Opt ++ " needs a value";
-format_error({not_an_integer, Opt, V}) -> "option " ++ Opt ++ ": not an integer: " ++ V.
+format_error({not_an_integer, Opt, V}) -> "option " ++ Opt ++ ": not an integer: " ++ V;
+format_error({not_a_number, Opt, V}) -> "option " ++ Opt ++ ": not a number: " ++ V.
 
 parse(_Spec, [], Opts, Args) ->
     {ok, #{opts => Opts, args => lists:reverse(Args)}};
@@ -57,8 +59,21 @@ value(integer, Name, V, _Old) ->
     try {ok, list_to_integer(V)}
     catch error:badarg -> {error, {?MODULE, {not_an_integer, Name, V}}}
     end;
+value(number, Name, V, _Old) ->
+    %% "10" and "2.5" (and "2." or ".5", which list_to_float/1 alone refuses).
+    Text = case lists:member($., V) of
+               true -> "0" ++ V ++ "0";
+               false -> V
+           end,
+    try {ok, list_to_integer(Text)}
+    catch error:badarg ->
+        try {ok, list_to_float(Text)}
+        catch error:badarg -> {error, {?MODULE, {not_a_number, Name, V}}}
+        end
+    end;
 value({list, string}, _Name, V, Old) -> {ok, Old ++ string:lexemes(V, ",")}.
 
 left(Long, flag) -> Long;
 left(Long, integer) -> Long ++ " N";
+left(Long, number) -> Long ++ " X";
 left(Long, _) -> Long ++ " VALUE".

@@ -12,8 +12,14 @@ main(Argv) ->
     _ = (catch io:put_chars("")),
     erlang:halt(Code, [{flush, true}]).
 
+%% A reader that closed our standard output (`beamscale list | head -1') ends the command the
+%% way it ends `ls' or `cat', which die of SIGPIPE: quietly, with 128 + 13. Exit 0 would claim a
+%% cut-short `run' or `compare' had printed everything; 141 is what `set -o pipefail' scripts
+%% already expect of any tool whose reader leaves early.
+-define(EXIT_CLOSED_OUTPUT, 141).
+
 %% @doc Run a command line and return its exit code.
--spec dispatch([string()]) -> 0 | 1 | 2.
+-spec dispatch([string()]) -> 0 | 1 | 2 | ?EXIT_CLOSED_OUTPUT.
 dispatch([]) -> dispatch(["help"]);
 dispatch([Flag | Rest]) when Flag =:= "--help"; Flag =:= "-h" -> dispatch(["help" | Rest]);
 dispatch([Name | Argv]) ->
@@ -40,15 +46,25 @@ command(Mod, Argv) ->
 %% when asked for with BEAMSCALE_DEBUG.
 run(Mod, Parsed) ->
     try Mod:do(Parsed)
-    catch Class:Reason:Stack ->
-        case os:getenv("BEAMSCALE_DEBUG") of
-            false -> ok;
-            _ -> io:format(standard_error, "~p~n", [{Class, Reason, Stack}])
-        end,
-        {crash, {Class, Reason}}
+    catch
+        error:terminated:Stack ->
+            %% An io request answered `terminated': our output device is gone.
+            case is_process_alive(group_leader()) of
+                false -> closed_output;
+                true -> crash(error, terminated, Stack)
+            end;
+        Class:Reason:Stack -> crash(Class, Reason, Stack)
     end.
 
+crash(Class, Reason, Stack) ->
+    case os:getenv("BEAMSCALE_DEBUG") of
+        false -> ok;
+        _ -> io:format(standard_error, "~p~n", [{Class, Reason, Stack}])
+    end,
+    {crash, {Class, Reason}}.
+
 outcome(_Mod, ok) -> 0;
+outcome(_Mod, closed_output) -> ?EXIT_CLOSED_OUTPUT;
 outcome(Mod, {failed, Text}) -> error_line(Mod, Text), 1;
 outcome(Mod, {crash, Reason}) ->
     error_line(Mod, io_lib:format("internal error: ~0tp", [Reason], [{chars_limit, 500}])),

@@ -2,8 +2,9 @@
 %% both runs, the ratio of medians B / A with its 95 % interval and whether the difference is
 %% significant (see `beamscale_stats_compare'; output by `beamscale_report_compare'); writes
 %% `compare.html' (into RUN_B unless `--out FILE' names another place). With
-%% `--fail-if-slower PCT' it fails (exit 1) when a significant slowdown exceeds PCT percent, so
-%% it can gate CI on performance regressions.
+%% `--fail-if-slower PCT' (a decimal) it fails (exit 1) when a significant slowdown exceeds PCT
+%% percent, so it can gate CI on performance regressions. Two runs with no result in common are
+%% refused (exit 2): a gate that compares nothing passes everything.
 -module(beamscale_cmd_compare).
 -behaviour(beamscale_cmd).
 
@@ -17,8 +18,8 @@ info() ->
       details => "B / A above 1 means B is slower. Significant: Mann-Whitney p < 0.05 and the\n"
                  "95 % interval of the ratio leaves out 1. compare.html goes into RUN_B\n"
                  "unless --out names a file.",
-      options => [{fail_if_slower, "--fail-if-slower", integer,
-                   "exit 1 when a significant slowdown exceeds PCT percent"},
+      options => [{fail_if_slower, "--fail-if-slower", number,
+                   "exit 1 when a significant slowdown exceeds PCT percent (10, 2.5)"},
                   {out, "--out", string, "where to write compare.html (default RUN_B)"}]}.
 
 %% @doc Compare the two runs, print the results, write the page.
@@ -29,19 +30,28 @@ do(#{opts := Opts, args := [A, B]}) ->
         [] ->
             Results = beamscale_stats_compare:compare(beamscale_store:measurements(A),
                                                       beamscale_store:measurements(B)),
-            io:put_chars(beamscale_report_compare:text(Results)),
-            Out = maps:get(out, Opts, filename:join(B, "compare.html")),
-            Html = beamscale_report_compare:html(Results, #{a => A, b => B}),
-            ok = beamscale_store:write_file(Out, Html),
-            io:format("~ts~n", [Out]),
-            gate(Results, maps:find(fail_if_slower, Opts))
+            compared(A, B, Results, Opts)
     end;
 do(#{args := Args}) ->
     {error, {usage, length(Args)}}.
 
+%% Nothing measured in both runs (a flag set or erl renamed, other benchmarks) is no comparison
+%% at all: refused, or a gate would pass whatever changed.
+compared(A, B, [], _Opts) -> {error, {nothing_in_common, A, B}};
+compared(A, B, Results, Opts) ->
+    io:put_chars(beamscale_report_compare:text(Results)),
+    Out = maps:get(out, Opts, filename:join(B, "compare.html")),
+    Html = beamscale_report_compare:html(Results, #{a => A, b => B}),
+    ok = beamscale_store:write_file(Out, Html),
+    io:format("~ts~n", [Out]),
+    gate(Results, maps:find(fail_if_slower, Opts)).
+
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
 format_error({not_a_run_directory, D}) -> [D, ": not a run directory (no measurements.csv)"];
+format_error({nothing_in_common, A, B}) ->
+    ["no result was measured in both runs ", A, " and ", B, " (a result is a benchmark, phase, "
+     "args, erl alias, flag set alias, schedulers and nodes): nothing to compare"];
 format_error({usage, N}) ->
     io_lib:format("compare needs two run directories, got ~b arguments", [N]).
 
@@ -49,6 +59,9 @@ gate(_Results, error) -> ok;
 gate(Results, {ok, Pct}) ->
     case beamscale_stats_compare:slower(Results, Pct) of
         [] -> ok;
-        Slower -> {failed, io_lib:format("~b result(s) significantly slower by more than ~b %",
-                                         [length(Slower), Pct])}
+        Slower -> {failed, io_lib:format("~b result(s) significantly slower by more than ~s %",
+                                         [length(Slower), pct(Pct)])}
     end.
+
+pct(Pct) when is_integer(Pct) -> integer_to_list(Pct);
+pct(Pct) -> float_to_list(Pct, [short]).

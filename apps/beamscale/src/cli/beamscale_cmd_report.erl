@@ -15,11 +15,26 @@ info() ->
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{args := [Dir]}) ->
     case beamscale_writer:write(Dir) of
-        {ok, Index} -> io:format("~ts~n", [Index]);
+        {ok, Index} ->
+            incomplete(Dir),
+            %% The page's path is the last line, for scripts.
+            io:format("~ts~n", [Index]);
         {error, _} = Error -> Error
     end;
 do(#{args := Args}) ->
     {error, {usage, length(Args)}}.
+
+%% A run that did not finish still gets its report; what it lacks is said, not only left out.
+incomplete(Dir) ->
+    case beamscale_writer:missing(Dir) of
+        {_, _, []} -> ok;
+        {Done, Expected, Missing} ->
+            Jobs = [io_lib:format("~ts @ ~ts (~b of ~b)", [B, Env, D, E])
+                    || {B, Env, D, E} <- Missing],
+            io:format("incomplete: ~b of ~b iterations; not measured: ~ts~n"
+                      "(run the same command again to continue)~n",
+                      [Done, Expected, lists:join(", ", Jobs)])
+    end.
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().

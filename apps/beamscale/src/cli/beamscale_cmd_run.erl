@@ -25,6 +25,8 @@ info() ->
           {sweep, "--sweep", string, "cross (every combination) or bencherl (two sweeps)"},
           {timeout, "--timeout", integer, "seconds one iteration may take"},
           {bench_path, "--bench-path", {list, string}, "directories of bencherl handlers"},
+          {code_path, "--code-path", {list, string},
+           "your compiled code: ebin dir, glob or lib dir as ERL_LIBS (repeatable)"},
           {name, "--name", string, "the run's name (default: run-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
           {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"},
@@ -56,7 +58,7 @@ format_error(config_and_preset) -> "--config and --preset exclude each other: gi
 -spec overrides(#{atom() => term()}) -> [{atom(), term()}].
 overrides(Opts) ->
     Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, sweep, timeout,
-            bench_path, name, out, msacc],
+            bench_path, code_path, name, out, msacc],
     NoSample = [{sample, false} || maps:get(no_sample, Opts, false)],
     [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample.
 
@@ -91,6 +93,7 @@ named(Config) ->
                                                 [Y, Mo, D, H, Mi, S]))}.
 
 run(Config, Opts) ->
+    ok = beamscale_interrupt:install("beamscale run"),
     Mode = case maps:get(quiet, Opts, false) of
                true -> quiet;
                false -> beamscale_progress:mode()
@@ -111,6 +114,12 @@ report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
         {0, []} -> ok;
         {0, _} -> {failed, io_lib:format("sanity check failed for ~s",
                                          [lists:join(", ", SanityFailed)])};
-        {N, _} -> {failed, io_lib:format("~b iterations failed (see ~ts)",
-                                         [N, filename:join(Dir, "failures.csv")])}
+        {N, _} ->
+            %% The last N rows are this run's; the first of them says what went wrong, also
+            %% under --quiet.
+            Rows = beamscale_store:failures(Dir),
+            #{reason := First} = lists:nth(length(Rows) - N + 1, Rows),
+            {failed, io_lib:format("~b failed (iterations, or jobs that could not start; see ~ts)"
+                                   "; the first: ~ts",
+                                   [N, filename:join(Dir, "failures.csv"), First])}
     end.

@@ -26,6 +26,8 @@ do(#{opts := Opts, args := [Study]}) ->
         {error, _} -> {error, {unknown_study, Study}};
         {_, {error, _} = Error} -> Error;
         {{ok, Mod}, {ok, Checked}} ->
+            %% Studies resume as runs do (finished iterations and levels are kept).
+            ok = beamscale_interrupt:install("beamscale study"),
             case Mod:run(beamscale_study:defaults(Checked#{study => Study})) of
                 {ok, Dir} ->
                     io:format("Report:~n~ts~n", [filename:join(Dir, "index.html")]);

@@ -65,10 +65,16 @@ executable(Erl) ->
                  end
     end.
 
+%% The code path takes globs and lib directories as a run's `code_path' does (beamscale_code).
 start(Name, Erl, S) ->
+    case beamscale_code:expand_path(maps:get(code_path, S)) of
+        {ok, Paths} -> start(Name, Erl, S, Paths);
+        {error, _} = E -> E
+    end.
+
+start(Name, Erl, S, Paths) ->
     Spec = #{erl => Erl, flags => maps:get(flags, S),
-             schedulers => erlang:system_info(logical_processors),
-             code_path => maps:get(code_path, S)},
+             schedulers => erlang:system_info(logical_processors), code_path => Paths},
     case beamscale_node:start(atom_to_list(Name), Spec) of
         {ok, #{node := Node} = H} ->
             case init(Node, S) of

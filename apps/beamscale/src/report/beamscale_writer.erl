@@ -5,7 +5,7 @@
 %% page's extra sections come from the studies (`beamscale_study:report_sections/1').
 -module(beamscale_writer).
 
--export([write/1, load/1, format_error/1]).
+-export([write/1, load/1, missing/1, format_error/1]).
 
 %% @doc Write the summaries and `index.html' of run directory `Dir'; returns the page's path.
 %% A load run directory (`run.json' says `kind: load') gets its own page from its
@@ -62,11 +62,31 @@ load(Dir) ->
             Stats = beamscale_stats:report_stats(beamscale_store:measurements(Dir)),
             Rows = beamscale_report_summary:with_sanity(Stats, Verdicts),
             {ok, #{run => Run, rows => Rows, sanity => Sanity,
-                   failures => beamscale_store:failures(Dir),
+                   failures => beamscale_store:failures(Dir), missing => element(3, missing(Dir)),
                    samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
                    lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv")),
                    sections => beamscale_study:report_sections(Rows)}}
     end.
+
+%% @doc What `plan.csv' asked for against what `measurements.csv' and `failures.csv' hold:
+%% iterations done and expected in all, and per job not finished its benchmark, environment
+%% key, iterations done and expected. Argument sets are known only from the rows (the node
+%% under test gives them), so a benchmark never measured counts as one set.
+-spec missing(file:filename()) ->
+    {non_neg_integer(), non_neg_integer(),
+     [{binary(), binary(), non_neg_integer(), pos_integer()}]}.
+missing(Dir) ->
+    Done = lists:usort([{B, A, beamscale_format_env:key(R), I}
+                        || #{benchmark := B, args := A, iteration := I} = R
+                               <- beamscale_store:measurements(Dir)
+                               ++ beamscale_store:failures(Dir), I =/= <<"0">>]),
+    Sets = fun(B) -> max(1, length(lists:usort([A || {B1, A, _, _} <- Done, B1 =:= B]))) end,
+    Jobs = [{B, Env, length([x || {B1, _, E1, _} <- Done, B1 =:= B, E1 =:= Env]),
+             binary_to_integer(I) * Sets(B)}
+            || #{benchmark := B, iterations := I} = Row <- rows(Dir, "plan.csv"),
+               Env <- [beamscale_format_env:key(Row)]],
+    {lists:sum([min(D, E) || {_, _, D, E} <- Jobs]), lists:sum([E || {_, _, _, E} <- Jobs]),
+     [J || {_, _, D, E} = J <- Jobs, D < E]}.
 
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().

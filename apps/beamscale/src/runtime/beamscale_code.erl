@@ -3,7 +3,7 @@
 %% compiler, so that they are built by the erl under test.
 -module(beamscale_code).
 
--export([apps/1, load/2, compile_load/2, ensure/2, format_error/1]).
+-export([apps/1, load/2, compile_load/2, ensure/2, expand_path/1, format_error/1]).
 -export_type([code/0]).
 
 %% Object code to send: module, file name it was built from, beam binary.
@@ -61,8 +61,34 @@ compile_load(Node, File) ->
     catch error:{erpc, Reason} -> {error, {?MODULE, {compile, File, Reason}}}
     end.
 
+%% @doc The directories a code path names, for `-pa': each entry a directory or a glob
+%% (`_build/default/lib/*/ebin'); a directory holding no `.beam' file but applications
+%% (`APP/ebin'), as `ERL_LIBS' has them, stands for their `ebin' directories. Absolute, in order.
+-spec expand_path([string()]) -> {ok, [file:filename()]} | {error, {?MODULE, term()}}.
+expand_path(Entries) ->
+    try {ok, lists:append([expand_one(E) || E <- Entries])}
+    catch throw:{code_path, Why} -> {error, {?MODULE, Why}}
+    end.
+
+expand_one(Pattern) ->
+    case [D || D <- lists:sort(filelib:wildcard(Pattern)), filelib:is_dir(D)] of
+        [] -> throw({code_path, {no_match, Pattern}});
+        Dirs -> lists:append([code_dirs(filename:absname(D)) || D <- Dirs])
+    end.
+
+code_dirs(Dir) ->
+    case {filelib:wildcard("*.beam", Dir), filelib:wildcard(filename:join([Dir, "*", "ebin"]))} of
+        {[_ | _], _} -> [Dir];
+        {[], [_ | _] = Ebins} -> lists:sort(Ebins);
+        {[], []} -> throw({code_path, {no_code, Dir}})
+    end.
+
 %% @doc One line for an error.
 -spec format_error(term()) -> iodata().
+format_error({no_match, Pattern}) ->
+    io_lib:format("nothing matches ~ts (no such directory)", [Pattern]);
+format_error({no_code, Dir}) ->
+    io_lib:format("~ts holds no .beam file and no APP/ebin directory (not built yet?)", [Dir]);
 format_error({load, Node, Mod, Reason}) ->
     io_lib:format("could not load ~ts onto ~ts: ~0tp", [Mod, Node, Reason]);
 format_error({compile, File, Errors}) when is_list(Errors) ->

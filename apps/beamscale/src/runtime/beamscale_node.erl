@@ -3,20 +3,24 @@
 %% (it hangs), its OS process is killed (on its host, through `ssh', for a node started so).
 -module(beamscale_node).
 
--export([distribute/0, start/2, stop/1, os_pid/1, alive/1]).
+-export([distribute/0, start/2, stop/1, os_pid/1, alive/1, format_error/1]).
 -export_type([handle/0, spec/0, ssh/0]).
 
 -type handle() :: #{peer := pid(), node := node(), os_pid := string(), ssh => ssh()}.
 %% What to start: the erl, its flags, schedulers (default: the host's cores), the code paths to
-%% add, and the host to start it on through `ssh' (default: here, on 127.0.0.1).
+%% add, the host to start it on through `ssh' (default: here, on 127.0.0.1), and the I/O device
+%% its standard output and error reports go to (default: the caller's group leader, as `peer'
+%% relays them: the terminal).
 -type spec() :: #{erl := string(), flags := string(), schedulers => pos_integer(),
-                  code_path => [string()], ssh => ssh()}.
+                  code_path => [string()], ssh => ssh(), output => pid()}.
 %% `host': the node's host name or address, as this node reaches it; `args': the `ssh' options
 %% before the destination (port, identity, `-o' options); `user': the login, when not ours.
 -type ssh() :: #{host := string(), args := [string()], user => string()}.
 
 -define(BOOT_TIMEOUT, 30000).
 -define(STOP_TIMEOUT, 5000).
+%% A plain emulator start and halt takes a fraction of a second; a loaded host may take seconds.
+-define(PREFLIGHT_TIMEOUT, 15000).
 -define(LOOPBACK, "127.0.0.1").
 
 %% @doc Make this node distributed on loopback with a fresh random cookie (if it is not yet).
@@ -36,29 +40,37 @@ distribute() ->
         Node -> {ok, Node}
     end.
 
-%% @doc Start one node under test; `Label' becomes part of its name.
--spec start(string(), spec()) -> {ok, handle()} | {error, term()}.
+%% @doc Start one node under test; `Label' becomes part of its name. An error is this module's,
+%% so every caller (suite, load targets, load nodes, study cells) says it in the same words.
+-spec start(string(), spec()) -> {ok, handle()} | {error, {?MODULE, {node_start, term()}}}.
 start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     Name = "bs_" ++ Label ++ "_" ++ random_name(),
     Paths = lists:append([["-pa", P] || P <- maps:get(code_path, Spec, [])]),
     Host = case Spec of #{ssh := #{host := H}} -> H; _ -> ?LOOPBACK end,
     {Cookie, Env, Private} = cookie(Spec),
+    Scheds = [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]],
+    Emulator = [lists:flatten(A) || A <- Scheds ++ Paths ++ string:lexemes(Flags, " ")],
     Args = Cookie
         ++ [A || Host =:= ?LOOPBACK, A <- ["-kernel", "inet_dist_use_interface", "{127,0,0,1}"]]
-        ++ [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]]
-        ++ Paths ++ string:lexemes(Flags, " "),
+        ++ Emulator,
     try
+        ok = preflight(Erl, [A || not is_map_key(ssh, Spec), A <- Emulator]),
         {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),
-        peer:start(#{name => Name, host => Host, longnames => true, exec => Exec, args => Args1,
-                     env => Env, wait_boot => ?BOOT_TIMEOUT, shutdown => {halt, ?STOP_TIMEOUT}})
+        with_output(maps:get(output, Spec, group_leader()),
+                    fun() -> peer:start(#{name => Name, host => Host, longnames => true,
+                                          exec => Exec, args => Args1, env => Env,
+                                          wait_boot => ?BOOT_TIMEOUT,
+                                          shutdown => {halt, ?STOP_TIMEOUT}})
+                    end)
     of
         {ok, Peer, Node} ->
             OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
             {ok, maps:merge(#{peer => Peer, node => Node, os_pid => OsPid},
                             maps:with([ssh], Spec))};
-        {error, Reason} -> {error, {node_start, Reason}}
+        {error, Reason} -> {error, {?MODULE, {node_start, Reason}}}
     catch
-        Class:Reason -> {error, {node_start, {Class, Reason}}}
+        error:{badmatch, {error, {emulator, _, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
+        Class:Reason -> {error, {?MODULE, {node_start, {Class, Reason}}}}
     after
         %% The node read its cookie at boot: the file is not needed any more.
         _ = Private =:= none orelse file:del_dir_r(Private)
@@ -88,6 +100,50 @@ tmp_dir() ->
         "" -> "/tmp";
         T -> T
     end.
+
+%% @doc One line for an error of `start/2': the emulator's own words when it refused its flags.
+-spec format_error(term()) -> iodata().
+format_error({node_start, {emulator, timeout, Words}}) ->
+    ["the node's emulator did not start or stop within ",
+     integer_to_list(?PREFLIGHT_TIMEOUT div 1000), " s: ", Words];
+format_error({node_start, {emulator, Status, Words}}) ->
+    io_lib:format("the node's emulator refused to start (exit status ~b): ~ts", [Status, Words]);
+format_error({node_start, {exit, timeout}}) ->
+    io_lib:format("the node did not boot within ~b s", [?BOOT_TIMEOUT div 1000]);
+format_error({node_start, Reason}) ->
+    ["the node did not start: ", beamscale_error:format(Reason)].
+
+%% `peer' relays the node's `user' to the group leader of its controlling process, which it
+%% takes from the caller of `peer:start/1'.
+with_output(Device, Start) ->
+    Old = group_leader(),
+    true = group_leader(Device, self()),
+    try Start()
+    after true = group_leader(Old, self())
+    end.
+
+%% A wrong emulator flag kills a detached node unseen, and `peer' only says so after its boot
+%% timeout. The same erl with the same flags run plainly says what is wrong at once, in the
+%% emulator's words: run that first, once per erl and arguments (a node started through ssh,
+%% with no local arguments, is not checked).
+preflight(_Erl, []) -> ok;
+preflight(Erl, Args) ->
+    Key = {?MODULE, preflight, Erl, Args},
+    case persistent_term:get(Key, unchecked) of
+        ok -> ok;
+        unchecked ->
+            Check = Args ++ ["-noshell", "-noinput", "-eval", "erlang:halt(0)"],
+            case beamscale_os:cmd(Erl, Check, ?PREFLIGHT_TIMEOUT) of
+                {0, _} -> persistent_term:put(Key, ok);
+                {Status, Out} -> {error, {emulator, Status, emulator_words(Out)}}
+            end
+    end.
+
+%% What the emulator said before its usage text.
+emulator_words(Out) ->
+    [Said | _] = string:split(Out, <<"Usage:">>),
+    Lines = [T || L <- string:lexemes(Said, "\n"), (T = string:trim(L)) =/= <<>>],
+    iolist_to_binary(lists:join(<<"; ">>, lists:sublist(Lines, 3))).
 
 %% @doc Stop a node; if it does not go within the stop timeout, kill its OS process.
 -spec stop(handle()) -> ok.
@@ -143,8 +199,11 @@ quote(Arg) -> "'" ++ lists:flatten(string:replace(Arg, "'", "'\\''", all)) ++ "'
 ssh_kill(Ssh, OsPid, Node) ->
     [Name, _] = string:split(atom_to_list(Node), "@"),
     Is = "grep -q -- '" ++ Name ++ "@' /proc/" ++ OsPid ++ "/cmdline 2>/dev/null",
-    Script = "for i in 1 2 3 4 5 6 7 8 9 10; do " ++ Is ++ " || exit 0; sleep 0.2; done; "
-             ++ Is ++ " && kill -9 " ++ OsPid,
+    %% After the kill, wait as the local path does until the process is gone (or a zombie,
+    %% whose command line is empty): `kill' returns before the process has ended.
+    Wait = fun(N) -> "for i in $(seq " ++ integer_to_list(N) ++ "); do " ++ Is
+                         ++ " || exit 0; sleep 0.2; done; " end,
+    Script = Wait(10) ++ Is ++ " && kill -9 " ++ OsPid ++ "; " ++ Wait(25) ++ "exit 1",
     try open_port({spawn_executable, ssh_exe()},
                   [{args, ["-o", "ConnectTimeout=5" | ssh_args(Ssh)] ++ [Script]},
                    exit_status, stderr_to_stdout, hide]) of

@@ -18,6 +18,7 @@
     sweep := cross | bencherl,
     timeout := pos_integer(),
     bench_path := [string()],
+    code_path := [string()],
     overrides := #{atom() => map()},
     out := string(),
     sample := pos_integer() | false,
@@ -38,7 +39,8 @@
 defaults() ->
     #{benchmarks => all, version => short, schedulers => lists:seq(1, beamscale_os:logical_cores()),
       nodes => [1], erls => [{default, "erl"}], erl_args => [{default, ""}], iterations => 3,
-      warmups => 1, sweep => cross, timeout => 300, bench_path => [], overrides => #{},
+      warmups => 1, sweep => cross, timeout => 300, bench_path => [], code_path => [],
+      overrides => #{},
       out => "runs", sample => 1000, msacc => maps:get(msacc, beamscale_sampler:defaults())}.
 
 %% @doc Every key a configuration file may hold.
@@ -90,6 +92,14 @@ check(sweep, _) -> bad("cross (every combination) or bencherl (two one-dimension
 check(timeout, N) when is_integer(N), N > 0 -> {ok, N};
 check(timeout, _) -> bad("a positive number of seconds");
 check(bench_path, P) -> dirs(P);
+check(code_path, S) when is_list(S), S =/= [], is_integer(hd(S)) -> check(code_path, [S]);
+check(code_path, L) when is_list(L) ->
+    case lists:all(fun is_string/1, L) andalso beamscale_code:expand_path(L) of
+        false -> bad("a directory, a glob or a list of them");
+        {ok, Dirs} -> {ok, Dirs};
+        {error, {beamscale_code, Why}} -> {error, [], beamscale_code:format_error(Why)}
+    end;
+check(code_path, _) -> bad("a directory, a glob or a list of them");
 check(out, S) -> string(S, "a directory name");
 check(name, S) ->
     Allowed = fun(C) -> lists:member(C, ?NAME_CHARS) end,
@@ -294,10 +304,11 @@ override_settings([{Key, Value} | Rest], Acc) when is_atom(Key) ->
     end;
 override_settings(_, _) -> bad("a list of {Key, Value}").
 
-%% Benchmarks must be built in or found on the bench path.
+%% Benchmarks must be built in or found on the bench path or the code path (a handler built
+%% with the user's application; `all' takes only the bench path's, not every module there).
 check_benchmarks(_Source, #{benchmarks := all}) -> ok;
-check_benchmarks(Source, #{benchmarks := Names, bench_path := Path}) ->
-    Known = beamscale_bench:available(Path),
+check_benchmarks(Source, #{benchmarks := Names, bench_path := Path, code_path := Code}) ->
+    Known = beamscale_bench:available(Path ++ Code),
     case [N || N <- Names, not lists:member(N, Known)] of
         [] -> ok;
         [N | _] ->

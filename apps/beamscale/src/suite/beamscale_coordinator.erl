@@ -30,6 +30,10 @@ format_error({distribution, Why}) ->
      beamscale_error:format(Why)];
 format_error({progress, Why}) ->
     ["cannot start the progress printer: ", beamscale_error:format(Why)];
+format_error({other_config, Dir, Diffs}) ->
+    [Dir, " was started with another configuration (its run.json): ",
+     lists:join("; ", [[K, " was ", Old, ", now ", New] || {K, Old, New} <- Diffs]),
+     ". Give another --name, or the same configuration to continue it"];
 %% The store's errors (and any other module's) are said by their own module.
 format_error(Reason) -> beamscale_error:format(Reason).
 
@@ -39,22 +43,36 @@ run_dir(#{out := Out, name := Name}) -> filename:join(Out, Name).
 
 run(Dir, Store, Config, Mode) ->
     Info0 = beamscale_runinfo:collect(Config),
+    case same_config(Dir, Info0) of
+        ok -> start(Dir, Store, Config, Mode, Info0);
+        {error, _} = Error -> ok = beamscale_store:close(Store), Error
+    end.
+
+start(Dir, Store, Config, Mode, Info0) ->
     State = read_state(Dir),
     Info = Info0#{start_time => maps:get(start_time, State), runs => maps:get(runs, State)},
     write_run_json(Dir, Info#{end_time => null}),
     Benchmarks = benchmarks(Config),
     Jobs = beamscale_plan:jobs(Config, Benchmarks),
+    write_plan(Dir, Jobs),
+    resuming(Mode, Store, Jobs),
     case beamscale_progress:start(length(Jobs), Mode) of
-        {ok, Progress} -> run_jobs(Dir, Store, Config, Info, Jobs, Progress);
+        {ok, Progress} ->
+            Log = node_log(Dir, Mode),
+            try run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log})
+            after close_log(Log)
+            end;
         {error, Reason} ->
             ok = beamscale_store:close(Store),
             {error, {?MODULE, {progress, Reason}}}
     end.
 
-run_jobs(Dir, Store, Config, Info, Jobs, Progress) ->
+run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log}) ->
     Ctx0 = #{code => beamscale_executor:code(), bench_path => maps:get(bench_path, Config),
+             code_path => maps:get(code_path, Config),
              cores => beamscale_os:logical_cores(), scratch => filename:join(Dir, "scratch"),
-             sample => maps:get(sample, Config), msacc => maps:get(msacc, Config)},
+             sample => maps:get(sample, Config), msacc => maps:get(msacc, Config),
+             node_output => Log},
     FailedBefore = length(beamscale_store:failures(Dir)),
     {_, Store1} = lists:foldl(fun(Job, {K, St}) -> {K + 1, job(Job, K, Progress, Ctx0, St)} end,
                               {1, Store}, Jobs),
@@ -72,6 +90,61 @@ job(#{bench := Bench, env := Env} = Job, K, Progress, Ctx0, Store) ->
     Notify = fun(Event) -> beamscale_progress:event(Progress, Event) end,
     beamscale_executor:run(Job, Ctx0#{notify => Notify}, Store).
 
+%% One experiment per run directory: a rerun continues only what the same resolved
+%% configuration (and per-benchmark overrides) started; where and under which name the run
+%% lives may be spelled otherwise.
+same_config(Dir, #{config := Config, overrides := Overrides}) ->
+    case file:read_file(filename:join(Dir, "run.json")) of
+        {ok, Bin} ->
+            New = json(#{config => Config, overrides => Overrides}),
+            case beamscale_format_json:decode(Bin) of
+                {ok, #{<<"config">> := _} = Old} ->
+                    case config_diffs(Old, New) of
+                        [] -> ok;
+                        Diffs -> {error, {?MODULE, {other_config, Dir, Diffs}}}
+                    end;
+                _ -> ok
+            end;
+        {error, _} -> ok
+    end.
+
+%% The JSON text of a term, read back, so old and new are compared as run.json holds them.
+json(Term) ->
+    {ok, Decoded} = beamscale_format_json:decode(iolist_to_binary(
+                                                   beamscale_format_json:encode(Term))),
+    Decoded.
+
+config_diffs(Old, New) ->
+    Get = fun(Path, M) -> lists:foldl(fun(K, Acc) when is_map(Acc) -> maps:get(K, Acc, null);
+                                         (_, _) -> null
+                                      end, M, Path)
+          end,
+    %% The keys run.json has: a key added to beamscale since that run was started had its
+    %% default then, so it is no difference.
+    Paths = [[<<"config">>, K] || K <- maps:keys(Get([<<"config">>], Old)),
+                                  not lists:member(K, [<<"out">>, <<"name">>])]
+        ++ [[<<"overrides">>]],
+    [{lists:last(P), beamscale_format_json:encode(Get(P, Old)),
+      beamscale_format_json:encode(Get(P, New))}
+     || P <- Paths, Get(P, Old) =/= Get(P, New)].
+
+%% A rerun says how far the run had come. Argument sets are known only once a benchmark ran
+%% (they are asked of its node), so a benchmark not seen yet counts as one set: M is then a
+%% lower bound, and said so. Said under --quiet too: it is not progress but what the run holds.
+resuming(_Mode, Store, Jobs) ->
+    Done = beamscale_store:finished(Store),
+    Sets = lists:foldl(fun({{B, A, _E}, _N}, Acc) -> Acc#{B => [A | maps:get(B, Acc, [])]} end,
+                       #{}, Done),
+    Counts = maps:map(fun(_, As) -> length(lists:usort(As)) end, Sets),
+    Unseen = [J || #{bench := B} = J <- Jobs, not is_map_key(atom_to_binary(B), Counts)],
+    Total = lists:sum([I * maps:get(atom_to_binary(B), Counts, 1)
+                       || #{bench := B, iterations := I} <- Jobs]),
+    case Done of
+        [] -> ok;
+        _ -> io:format("resuming: ~b of ~s~b iterations done~n",
+                       [length(Done), ["at least " || Unseen =/= []], Total])
+    end.
+
 benchmarks(#{benchmarks := all, bench_path := Path}) -> beamscale_bench:available(Path);
 benchmarks(#{benchmarks := Names}) -> Names.
 
@@ -88,6 +161,27 @@ read_state(Dir) ->
 write_run_json(Dir, Info) ->
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     [beamscale_format_json:encode(Info), $\n]).
+
+%% Under --quiet what the nodes print (error reports of their processes, say) goes to
+%% nodes.log in the run directory instead of the terminal; else to this command's output.
+node_log(Dir, quiet) ->
+    {ok, Fd} = file:open(filename:join(Dir, "nodes.log"), [append, {encoding, utf8}]),
+    Fd;
+node_log(_Dir, _Mode) -> group_leader().
+
+close_log(Log) ->
+    case Log =:= group_leader() of
+        true -> ok;
+        false -> ok = file:close(Log)
+    end.
+
+%% The jobs to run, so that the report of a run that did not finish can name what is missing.
+write_plan(Dir, Jobs) ->
+    Rows = [beamscale_format_csv:line([B | beamscale_format_env:fields(
+                                             beamscale_format_env:key(Env))] ++ [I])
+            || #{bench := B, env := Env, iterations := I} <- Jobs],
+    Header = beamscale_format_csv:line([benchmark, otp, erl_args, schedulers, nodes, iterations]),
+    ok = beamscale_store:write_file(filename:join(Dir, "plan.csv"), [Header | Rows]).
 
 write_sanity(Dir, Sanity) ->
     Rows = [beamscale_format_csv:line([B, beamscale_sanity:to_text(V), detail(V)])

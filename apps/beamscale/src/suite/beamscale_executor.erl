@@ -12,10 +12,12 @@
 %% function told of progress.
 -type context() :: #{code := beamscale_code:code(),
                      bench_path := [file:filename()],
+                     code_path => [file:filename()],
                      cores := pos_integer(),
                      scratch := file:filename(),
                      notify := fun((event()) -> ok),
                      sample => pos_integer() | false,
+                     node_output => pid(),  % where the nodes' output goes (--quiet)
                      msacc => 0..100,
                      sampler => beamscale_sampler:sampler()}.
 -type event() :: {iteration, warmup | pos_integer(), pos_integer()} | {failed, term()}.
@@ -36,7 +38,7 @@ run(Job, Ctx, Store) ->
             after beamscale_sampler:stop(Sampler)
             end;
         {error, Reason} ->
-            job_failed({sampler, Reason}, none, Job, Ctx, Store)
+            job_failed({sampler, Reason}, Job, Ctx, Store)
     end.
 
 run_job(#{bench := Bench, env := Env} = Job, Ctx, Store) ->
@@ -47,22 +49,26 @@ run_job(#{bench := Bench, env := Env} = Job, Ctx, Store) ->
                 {ok, Sets} -> run_sets(Sets, Key, Job, Ctx, Nodes, Store);
                 {error, Reason, Nodes1} ->
                     stop_env(Ctx, Nodes1),
-                    job_failed(Reason, Key, Job, Ctx, Store)
+                    job_failed(Reason, Job, Ctx, Store)
             catch
                 Class:Reason:Stack ->
                     stop_env(Ctx, Nodes),
                     erlang:raise(Class, Reason, Stack)
             end;
         {error, Reason} ->
-            job_failed(Reason, Key, Job, Ctx, Store)
+            job_failed(Reason, Job, Ctx, Store)
     end.
 
 %%% Internals
 
-%% A job that could not start is not recorded against its iterations, so a rerun tries again.
-job_failed(Reason, _Key, _Job, #{notify := Notify}, Store) ->
+%% A job that could not start (its nodes, its sampler, its bench_args/2) is one row of
+%% failures.csv: no args (they are asked of the node under test) and iteration 0, the whole job.
+%% No iteration 1..N is marked done by it, so a rerun tries the job again. The reason is kept
+%% as text, in the words of whatever failed (the emulator's, for a wrong flag).
+job_failed(Reason, #{bench := Bench, env := Env}, #{notify := Notify}, Store) ->
     Notify({failed, Reason}),
-    Store.
+    Key = {atom_to_binary(Bench), <<>>, beamscale_format_env:key(Env)},
+    beamscale_store:record_failure(Store, Key, 0, beamscale_error:format(Reason)).
 
 start_env(#{env := #{nodes := N} = Env}, Ctx) ->
     case start_nodes(lists:seq(1, N), Env, Ctx, []) of
@@ -89,7 +95,9 @@ sampler(Ctx) -> maps:get(sampler, Ctx, none).
 start_nodes([], _Env, _Ctx, Acc) ->
     {ok, lists:reverse(Acc)};
 start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ctx, Acc) ->
-    Spec = #{erl => Erl, flags => Flags, schedulers => S, code_path => bench_path(Ctx)},
+    Spec0 = #{erl => Erl, flags => Flags, schedulers => S,
+              code_path => bench_path(Ctx) ++ maps:get(code_path, Ctx, [])},
+    Spec = maps:merge(Spec0, maps:from_list([{output, O} || #{node_output := O} <- [Ctx]])),
     case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
         {ok, Handle} ->
             case load_code(Handle, Ctx) of

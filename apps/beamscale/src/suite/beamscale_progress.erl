@@ -7,7 +7,7 @@
 -behaviour(gen_server).
 
 -export([start/2, job/3, event/2, finish/1]).
--export([new/2, at_job/3, line/1, mode/0]).
+-export([new/2, at_job/3, line/1, line/2, mode/0]).
 -export([init/1, handle_call/3, handle_cast/2]).
 -export_type([progress/0, mode/0]).
 
@@ -65,8 +65,11 @@ at_job(P, K, Label) -> P#{k := K, label := Label, detail := ""}.
 
 %% @doc The text of the progress line.
 -spec line(progress()) -> iodata().
-line(#{total := Total, k := K, started := T0, label := Label, detail := Detail}) ->
-    Elapsed = (erlang:monotonic_time(millisecond) - T0) div 1000,
+line(#{started := T0} = P) -> line(P, (erlang:monotonic_time(millisecond) - T0) div 1000).
+
+%% @doc The text of the progress line `Elapsed' seconds after the start (pure).
+-spec line(progress(), non_neg_integer()) -> iodata().
+line(#{total := Total, k := K, label := Label, detail := Detail}, Elapsed) ->
     Left = case K > 1 of
                true ->
                    Estimate = Elapsed * (Total - K + 1) div (K - 1),

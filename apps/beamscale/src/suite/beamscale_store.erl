@@ -6,7 +6,7 @@
 %% set of finished iterations, so a rerun measures none of them again.
 -module(beamscale_store).
 
--export([open/1, close/1, dir/1, done/3, record/4, record_failure/4, save_output/4,
+-export([open/1, close/1, dir/1, done/3, finished/1, record/4, record_failure/4, save_output/4,
          output_file/3, measurements/1, failures/1, write_file/2, read_rows/1, open_csv/2,
          format_error/1]).
 -export_type([store/0, key/0]).
@@ -14,7 +14,7 @@
 %% An iteration is identified by benchmark, args text and environment key.
 -type key() :: {Bench :: binary(), Args :: binary(), Env :: binary()}.
 -opaque store() :: #{dir := file:filename(), measurements := file:io_device(),
-                     failures := file:io_device(), done := #{{key(), pos_integer()} => true}}.
+                     failures := file:io_device(), done := #{{key(), non_neg_integer()} => true}}.
 
 -define(MEASUREMENTS_HEADER,
         [benchmark, phase, args, otp, erl_args, schedulers, nodes, iteration, seconds]).
@@ -53,6 +53,10 @@ dir(#{dir := Dir}) -> Dir.
 -spec done(store(), key(), pos_integer()) -> boolean().
 done(#{done := Done}, Key, N) -> is_map_key({Key, N}, Done).
 
+%% @doc The iterations measured or failed so far (a job that could not start is none of them).
+-spec finished(store()) -> [{key(), pos_integer()}].
+finished(#{done := Done}) -> [KN || {_, N} = KN <- maps:keys(Done), N > 0].
+
 %% @doc Append the phase timings of iteration `N', in one write.
 -spec record(store(), key(), pos_integer(), [{string(), float()}]) -> store().
 record(#{measurements := M} = Store, {Bench, Args, Env} = Key, N, Timings) ->
@@ -62,10 +66,15 @@ record(#{measurements := M} = Store, {Bench, Args, Env} = Key, N, Timings) ->
     ok = file:write(M, Rows),
     mark(Store, Key, N).
 
-%% @doc Append a failed iteration with its reason.
--spec record_failure(store(), key(), pos_integer(), term()) -> store().
+%% @doc Append a failed iteration with its reason: a term, or text already in words (kept as
+%% it is). Iteration 0 is a job that could not start at all.
+-spec record_failure(store(), key(), non_neg_integer(), term()) -> store().
 record_failure(#{failures := F} = Store, {Bench, Args, Env} = Key, N, Reason) ->
-    Text = unicode:characters_to_binary(io_lib:format("~0tp", [Reason], [{chars_limit, 400}])),
+    Text = case Reason of
+               <<_/binary>> -> Reason;
+               _ -> unicode:characters_to_binary(io_lib:format("~0tp", [Reason],
+                                                               [{chars_limit, 400}]))
+           end,
     Row = [Bench, Args] ++ beamscale_format_env:fields(Env) ++ [N, Text],
     ok = file:write(F, beamscale_format_csv:line(Row)),
     mark(Store, Key, N).

@@ -31,7 +31,7 @@ args(Mod, Version, Conf) ->
 iteration(Name, Mod, Args, Peers, Conf) ->
     Capture = beamscale_bench_capture:start(),
     Call = #{name => Name, mod => Mod, peers => Peers, conf => Conf, capture => Capture},
-    try phases(Args, Call, []) of
+    try phases(Args, Call#{args => Args}, []) of
         {ok, Timings} -> {ok, Timings, beamscale_bench_capture:take(Capture)};
         {error, Reason, Timings} ->
             {error, Reason, Timings, beamscale_bench_capture:take(Capture)}
@@ -45,8 +45,9 @@ phases(Args, Call, Acc) ->
         {raised, Reason} -> {error, Reason, lists:reverse(Acc)}
     end.
 
-next({{continue, Phase}, State}, Seconds, Args, Call, Acc) ->
-    phases([State | Args], Call, timing(Phase, Seconds, Acc));
+%% bencherl's contract: the latest state goes in front of the *original* arguments, each time.
+next({{continue, Phase}, State}, Seconds, _Args, #{args := Orig} = Call, Acc) ->
+    phases([State | Orig], Call, timing(Phase, Seconds, Acc));
 next({{done, Phase}, _}, Seconds, _Args, _Call, Acc) ->
     {ok, lists:reverse(timing(Phase, Seconds, Acc))};
 next({error, Reason}, _Seconds, _Args, _Call, Acc) ->

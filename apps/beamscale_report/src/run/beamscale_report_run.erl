@@ -10,12 +10,14 @@
 -export_type([data/0, section/0]).
 
 %% run: run.json decoded (binary keys); rows: summary rows with sanity; sanity: verdicts from
-%% sanity.csv; failures: rows of failures.csv (maps of binaries).
+%% sanity.csv; failures: rows of failures.csv (maps of binaries); missing: jobs of the plan not
+%% finished (benchmark, environment, iterations done and expected).
 %% samples, lcnt: rows of samples.csv and lcnt.csv (absent: no such section); sections: extra
 %% sections, each a title and its HTML.
 -type data() :: #{run := beamscale_format_json:object(), rows := [beamscale_stats:row()],
                   sanity := [{binary(), binary(), binary()}], failures := [csv_row()],
-                  samples => [csv_row()], lcnt => [csv_row()], sections => [section()]}.
+                  samples => [csv_row()], lcnt => [csv_row()], sections => [section()],
+                  missing => [{binary(), binary(), non_neg_integer(), pos_integer()}]}.
 -type csv_row() :: #{atom() => binary()}.
 -type section() :: {Title :: unicode:chardata(), Body :: iodata()}.
 %% A graph to draw: title, kind, and its series of summary rows (label and rows).
@@ -37,8 +39,9 @@ index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data
       ["beamscale run ", text(Name)], <<>>,
       [beamscale_report_html:el(h1, ["beamscale run ", text(Name)]),
        metadata(Run),
+       missing(maps:get(missing, Data, [])),
        Lead,
-       beamscale_report_html:section("Graphs", graph_sections(Rows)),
+       beamscale_report_html:section("Graphs", graph_sections(Rows, Sanity, Failures)),
        beamscale_report_html:section("Summary", summary_table(Rows)),
        Follow,
        beamscale_report_html:section("The node under test: CPU, schedulers, msacc", Cpu),
@@ -82,10 +85,24 @@ erl_text(I) -> text(I).
 flags_text(<<>>) -> <<"(none)">>;
 flags_text(F) -> text(F).
 
-graph_sections(Rows) ->
-    [[beamscale_report_html:el(h3, Title),
-      beamscale_report_html:el(section, [{class, "charts"}], {safe, [chart(G) || G <- Graphs]})]
-     || {Title, Graphs} <- graphs(Rows)].
+%% A benchmark's failed sanity check and failed iterations are said under its heading, where
+%% its graphs are read, not only in the tables at the bottom.
+graph_sections(Rows, Sanity, Failures) ->
+    [[beamscale_report_html:el(h3, title(Group)),
+      warnings(Group, Sanity, Failures),
+      beamscale_report_html:el(section, [{class, "charts"}],
+                               {safe, [chart(G) || G <- group_graphs(GRows)]})]
+     || {Group, GRows} <- group_by(fun bpa/1, Rows)].
+
+warnings({B, _P, A}, Sanity, Failures) ->
+    Bad = [beamscale_report_html:el(p, [{class, "bad"}], ["sanity check failed: ", D])
+           || {B1, <<"failed">>, D} <- Sanity, B1 =:= B],
+    case length([F || #{benchmark := B1, args := A1} = F <- Failures, B1 =:= B, A1 =:= A]) of
+        0 -> Bad;
+        N -> [Bad, beamscale_report_html:el(p, [{class, "bad"}],
+                                            [integer_to_list(N), " iteration", plural(N),
+                                             " failed (see Failures below)"])]
+    end.
 
 group_graphs(Rows) ->
     Main = group_by(fun series_label/1, Rows),
@@ -155,6 +172,15 @@ low(efficiency) -> efficiency_low.
 high(speedup) -> speedup_high;
 high(efficiency) -> efficiency_high.
 
+%% A run that did not finish leads with what it lacks, before any graph drawn from the rest.
+missing([]) -> [];
+missing(Jobs) ->
+    beamscale_report_html:section(
+      "Not measured: the run did not finish (run the same command again to continue)",
+      beamscale_report_html:table(["benchmark", "environment", "iterations done", "expected"],
+                                  [{"bad", [B, Env, integer_to_binary(D), integer_to_binary(E)]}
+                                   || {B, Env, D, E} <- Jobs])).
+
 sanity_table([]) ->
     beamscale_report_html:el(p, "No sanity verdicts (sanity.csv missing or empty).");
 sanity_table(Sanity) ->
@@ -169,7 +195,11 @@ failures_table([]) -> beamscale_report_html:el(p, "No iteration failed.");
 failures_table(Failures) ->
     Cols = [benchmark, args, otp, erl_args, schedulers, nodes, iteration, reason],
     beamscale_report_html:table([atom_to_list(C) || C <- Cols],
-                                [[maps:get(C, F, <<>>) || C <- Cols] || F <- Failures]).
+                                [[failure_cell(C, F) || C <- Cols] || F <- Failures]).
+
+%% Iteration 0 is a job that could not start (beamscale_store): say so rather than show a 0.
+failure_cell(iteration, #{iteration := <<"0">>}) -> <<"the whole job">>;
+failure_cell(C, F) -> maps:get(C, F, <<>>).
 
 bpa(#{benchmark := B, phase := P, args := A}) -> {B, P, A}.
 

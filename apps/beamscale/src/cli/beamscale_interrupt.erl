@@ -1,0 +1,40 @@
+%% @doc What a long command says when it is stopped from outside: on SIGTERM (`kill PID') it
+%% prints "interrupted; run the same command again to continue" and ends with 128 + 15, as a
+%% process killed by that signal would. It is a handler of OTP's `erl_signal_server' beside the
+%% default one (whose `init:stop/0' would end the command in silence, some time later).
+%%
+%% Ctrl-C is not a signal OTP lets Erlang code handle (`os:set_signal/2' refuses `sigint'): the
+%% escript runs with `+Bd', so it ends at once with 130 rather than wait in the break menu, and
+%% the rerun says "resuming: N of M iterations done" (`beamscale_coordinator').
+-module(beamscale_interrupt).
+-behaviour(gen_event).
+
+-export([install/1]).
+-export([init/1, handle_event/2, handle_call/2]).
+
+-define(EXIT_SIGTERM, 143).
+
+%% @doc From now on SIGTERM ends this emulator saying `Who: interrupted; ...'.
+-spec install(string()) -> ok.
+install(Who) ->
+    ok = os:set_signal(sigterm, handle),
+    %% Installed once per emulator, whichever command (or test) asks again.
+    _ = gen_event:delete_handler(erl_signal_server, ?MODULE, remove),
+    ok = gen_event:add_handler(erl_signal_server, ?MODULE, Who).
+
+%% @private
+-spec init(string()) -> {ok, string()}.
+init(Who) -> {ok, Who}.
+
+%% @private
+-spec handle_event(term(), string()) -> {ok, string()}.
+handle_event(sigterm, Who) ->
+    io:put_chars(standard_error,
+                 [Who, ": interrupted; run the same command again to continue\n"]),
+    erlang:halt(?EXIT_SIGTERM, [{flush, true}]);
+handle_event(_Signal, Who) ->
+    {ok, Who}.
+
+%% @private
+-spec handle_call(term(), string()) -> {ok, ok, string()}.
+handle_call(_Request, Who) -> {ok, ok, Who}.
