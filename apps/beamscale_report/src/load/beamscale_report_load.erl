@@ -1,9 +1,10 @@
 %% @doc `index.html' of a load run directory, as a pure formatter: one self-contained page (inline
 %% style and SVG, no script, no external file) with the run's metadata and phases; latency over
-%% time (p50/p90/p99/p99.9 from the intended start, p99 from the send beside them); session
+%% time (p50/p90/p99/p99.9 from the intended start, p99 from the send beside them; a log axis
+%% when they span decades) with the phase boundaries; the latency distribution; session
 %% duration over time; users offered against started and done; requests per second; errors and
-%% timeouts; the target's CPU, scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
-%% the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
+%% timeouts; transactions over time; the target's CPU, scheduler utilisation and busy-wait
+%% (`beamscale_report_cpu'); and the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
 %% and the rows of `samples.csv' and `lcnt.csv'.
 -module(beamscale_report_load).
 
@@ -36,6 +37,9 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) ->
                          beamscale_report_html:section("Run", metadata(Run, Summary)),
                          beamscale_report_html:section("Phases", phases(Run)),
                          beamscale_report_html:section("Over time", charts(Summary)),
+                         beamscale_report_html:section(
+                           "Latency distribution",
+                           beamscale_report_load_extra:distribution(Summary)),
                          beamscale_report_html:section("Summary", summary_tables(Summary)),
                          beamscale_report_html:section("The target: CPU, schedulers, msacc",
                                                 target(Run, Samples, Lcnt))]).
@@ -63,13 +67,17 @@ graphs(Summary) ->
       [#{name => <<"requests">>, points => Count(<<"requests">>)}]},
      {<<"errors and timeouts">>, <<"per second">>, <<"/s">>,
       [#{name => <<"errors">>, points => Count(<<"errors">>)},
-       #{name => <<"timeouts">>, points => Count(<<"timeouts">>)}]}].
+       #{name => <<"timeouts">>, points => Count(<<"timeouts">>)}]}]
+        ++ beamscale_report_load_extra:transaction_graphs(Summary).
 
 %%% Internals
 
 charts(Summary) ->
+    Phases = beamscale_report_load_extra:phase_markers(Summary),
     Charts = [beamscale_report_svg:line_chart(Series, #{title => T, x_label => "seconds",
-                                                 y_label => Y, unit => U, x_ticks => auto})
+                                                 y_label => Y, unit => U, x_ticks => auto,
+                                                 markers => Phases,
+                                                 y_scale => beamscale_report_load_extra:y_scale(U)})
               || {T, Y, U, Series} <- graphs(Summary)],
     beamscale_report_html:el(section, [{class, "charts"}], {safe, Charts}).
 
