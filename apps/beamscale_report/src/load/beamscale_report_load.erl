@@ -4,8 +4,8 @@
 %% when they span decades) with the phase boundaries; the latency distribution; session
 %% duration over time; users offered against started and done; requests per second; errors and
 %% timeouts; transactions over time; the target's CPU, scheduler utilisation and busy-wait
-%% (`beamscale_report_cpu'); and the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
-%% and the rows of `samples.csv' and `lcnt.csv'.
+%% (`beamscale_report_cpu'); and the summary tables. Input is the stored files decoded:
+%% `run.json', `summary.json' (binary keys) and the rows of `samples.csv' and `lcnt.csv'.
 -module(beamscale_report_load).
 
 -export([index/1, graphs/1]).
