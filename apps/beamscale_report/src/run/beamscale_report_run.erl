@@ -1,9 +1,10 @@
 %% @doc `index.html' of a run directory, as a pure formatter: one self-contained page (inline
 %% style and SVG, no script, no external file) with the run's metadata, per benchmark, phase and
-%% args a time graph with 95 % interval bars and a speedup graph with the ideal line, the
-%% combined graphs per erl installation and per flag set (as bencherl's plotter drew them), the
-%% summary table with noisy rows marked, the sanity verdicts and the failures. Sections of its
-%% own (a study's figures) are given by the caller in `sections': this page names no study.
+%% args a time graph with 95 % interval bars and the raw iterations beside the medians, a
+%% speedup graph with the ideal line, the combined graphs per erl installation and per flag set
+%% (as bencherl's plotter drew them), the summary table with noisy rows marked, the sanity
+%% verdicts and the failures. Sections of its own (a study's figures) are given by the caller in
+%% `sections': this page names no study.
 -module(beamscale_report_run).
 
 -export([index/1, graphs/1, series_label/1]).
@@ -12,10 +13,11 @@
 %% run: run.json decoded (binary keys); rows: summary rows with sanity; sanity: verdicts from
 %% sanity.csv; failures: rows of failures.csv (maps of binaries).
 %% samples, lcnt: rows of samples.csv and lcnt.csv (absent: no such section); sections: extra
-%% sections, each a title and its HTML.
+%% sections, each a title and its HTML; iterations: the raw seconds drawn beside the medians.
 -type data() :: #{run := beamscale_format_json:object(), rows := [beamscale_stats:row()],
                   sanity := [{binary(), binary(), binary()}], failures := [csv_row()],
-                  samples => [csv_row()], lcnt => [csv_row()], sections => [section()]}.
+                  samples => [csv_row()], lcnt => [csv_row()], sections => [section()],
+                  iterations => beamscale_report_iterations:iterations()}.
 -type csv_row() :: #{atom() => binary()}.
 -type section() :: {Title :: unicode:chardata(), Body :: iodata()}.
 %% A graph to draw: title, kind, and its series of summary rows (label and rows).
@@ -38,7 +40,8 @@ index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data
       [beamscale_report_html:el(h1, ["beamscale run ", text(Name)]),
        metadata(Run),
        Lead,
-       beamscale_report_html:section("Graphs", graph_sections(Rows)),
+       beamscale_report_html:section("Graphs",
+                                     graph_sections(Rows, maps:get(iterations, Data, #{}))),
        beamscale_report_html:section("Summary", summary_table(Rows)),
        Follow,
        beamscale_report_html:section("The node under test: CPU, schedulers, msacc", Cpu),
@@ -82,9 +85,10 @@ erl_text(I) -> text(I).
 flags_text(<<>>) -> <<"(none)">>;
 flags_text(F) -> text(F).
 
-graph_sections(Rows) ->
+graph_sections(Rows, Iters) ->
     [[beamscale_report_html:el(h3, Title),
-      beamscale_report_html:el(section, [{class, "charts"}], {safe, [chart(G) || G <- Graphs]})]
+      beamscale_report_html:el(section, [{class, "charts"}],
+                               {safe, [chart(G, Iters) || G <- Graphs]})]
      || {Title, Graphs} <- graphs(Rows)].
 
 group_graphs(Rows) ->
@@ -104,12 +108,14 @@ group_graphs(Rows) ->
 node_label(Label, #{nodes := N}) ->
     iolist_to_binary([Label, " / ", integer_to_binary(N), " node", plural(N)]).
 
-chart({Title, time, Series}) ->
+%% Time charts show every iteration beside the medians (beamscale_report_iterations).
+chart({Title, time, Series}, Iters) ->
+    Points = beamscale_report_iterations:series(lists:append([Rs || {_, Rs} <- Series]), Iters),
     beamscale_report_svg:line_chart([#{name => L, points => [time_point(R) || R <- Rs]}
-                                     || {L, Rs} <- Series],
+                                     || {L, Rs} <- Series] ++ Points,
                                     #{title => Title, x_label => "schedulers",
                                       y_label => "median time (s), 95 % interval", unit => " s"});
-chart({Title, speedup, Series}) ->
+chart({Title, speedup, Series}, _Iters) ->
     Drawn = [#{name => L, points => [P || R <- Rs, P <- speedup_point(R)]} || {L, Rs} <- Series],
     beamscale_report_svg:line_chart(Drawn ++ ideal(Series),
                                     #{title => Title, x_label => "schedulers",
