@@ -70,10 +70,15 @@ content(L) when is_list(L) ->
 content(T) -> escape(T).
 
 %% @doc A table: header texts, and rows as `{Class, Cells}' or plain cell lists. A cell is text
-%% (numbers right-aligned, other text left-aligned) or `{safe, IoData}'.
+%% (numbers right-aligned, other text left-aligned) or `{safe, IoData}'. Headers all empty (a
+%% key/value table) give no header row: an empty first row is what the page showed before.
 -spec table([text()], [[term()] | {text(), [term()]}]) -> iodata().
 table(Headers, Rows) ->
-    el(table, {safe, [el(tr, {safe, [el(th, H) || H <- Headers]}) | [row(R) || R <- Rows]]}).
+    Head = case lists:all(fun(H) -> H =:= "" orelse H =:= <<>> end, Headers) of
+               true -> [];
+               false -> [el(tr, {safe, [el(th, H) || H <- Headers]})]
+           end,
+    el(table, {safe, [Head | [row(R) || R <- Rows]]}).
 
 row({Class, Cells}) -> el(tr, [{class, Class}], {safe, [cell(C) || C <- Cells]});
 row(Cells) -> el(tr, {safe, [cell(C) || C <- Cells]}).

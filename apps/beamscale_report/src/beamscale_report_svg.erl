@@ -8,7 +8,8 @@
 %%                                    y_label => "time (s)"})
 %% '''
 %% A point is `{X, Y}' or `{X, Y, Low, High}' (an interval drawn as an error bar). A series may
-%% set `dashed => true' (e.g. an ideal line) and `color'.
+%% set `dashed => true' (e.g. an ideal line), `color', `line => false' (markers only, e.g. the
+%% raw iterations), `r' (marker radius, 3.5) and `dx' (a pixel shift, to stand beside a line).
 %%
 %% `bar_chart(Categories, Series, Options)': one bar per series in each category, side by side,
 %% or stacked with `stacked => true'; each series has one value per category, or `none' for a
@@ -18,12 +19,16 @@
 %%                         #{stacked => true, y_label => "CPU %"})
 %% '''
 %% Options (all optional): `title', `x_label', `y_label', `width' and `height' (pixels),
-%% `y_min' (default 0; `auto' fits the data), `x_ticks' (the x values to label; default: the
-%% data's x values when at most 12, else evenly spaced), `unit' (appended to hover values).
+%% `y_min' (default 0; `auto' fits the data), `x_ticks' (the x values to label, or
+%% `{X, Label}'; default: the data's x values when they are at most 12 integers, else round
+%% values), `unit' (appended to hover values), `x_scale' and `y_scale' (`linear', `log' or
+%% `auto': log when the values span two decades; see `beamscale_report_axis'), `markers'
+%% (`[{X, Label}]': vertical dashed lines, e.g. phase boundaries).
 %%
 %% Each series is a `<g class="series" data-name="...">' and the `<svg>' carries
-%% `data-series="N"', so tests (and readers) can count series; every point and bar has a
-%% `<title>' showing its values on hover. All text is HTML-escaped.
+%% `data-series="N"' and `data-x-scale'/`data-y-scale', so tests (and readers) can count series;
+%% every point and bar has a `<title>' showing its values on hover. All text is HTML-escaped.
+%% Tick labels that would overlap are left out (`beamscale_report_axis:fit/2').
 -module(beamscale_report_svg).
 
 -export([line_chart/2, bar_chart/3, defaults/1, ticks/3, fmt/1]).
@@ -31,14 +36,18 @@
 
 -type point() :: {number(), number()} | {number(), number(), number(), number()}.
 -type series() :: #{name := beamscale_report_html:text(), points := [point()],
-                    dashed => boolean(), color => string()}.
+                    dashed => boolean(), color => string(), line => boolean(),
+                    r => number(), dx => number()}.
 -type bar_series() :: #{name := beamscale_report_html:text(), values := [number() | none],
                         color => string()}.
 -type options() :: #{title => beamscale_report_html:text(), x_label => beamscale_report_html:text(),
                      y_label => beamscale_report_html:text(), width => pos_integer(),
                      height => pos_integer(), y_min => number() | auto,
-                     x_ticks => [number()] | auto, stacked => boolean(),
-                     unit => beamscale_report_html:text()}.
+                     x_ticks => [number() | {number(), beamscale_report_html:text()}] | auto,
+                     stacked => boolean(), unit => beamscale_report_html:text(),
+                     x_scale => scale(), y_scale => scale(),
+                     markers => [{number(), beamscale_report_html:text()}]}.
+-type scale() :: linear | log | auto.
 
 -define(PALETTE, ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                   "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"]).
@@ -53,29 +62,29 @@
 -spec defaults(options()) -> map().
 defaults(Opts) ->
     maps:merge(#{title => "", x_label => "", y_label => "", width => 480, height => 300,
-                 y_min => 0, x_ticks => auto, stacked => false, unit => ""}, Opts).
+                 y_min => 0, x_ticks => auto, stacked => false, unit => "", x_scale => linear,
+                 y_scale => linear, markers => []}, Opts).
 
 %% @doc A line chart with error bars (see the module doc).
 -spec line_chart([series()], options()) -> iodata().
 line_chart(Series0, Opts0) ->
-    Series = colored(Series0),
+    Opts = defaults(Opts0),
+    {XK, YK} = kinds(Series0, Opts),
+    Series = colored([S#{points := lists:append([on_axes(XK, YK, P) || P <- Ps])}
+                      || #{points := Ps} = S <- Series0]),
     Points = lists:append([Ps || #{points := Ps} <- Series]),
     Xs = [element(1, P) || P <- Points],
-    Ys = lists:append([[element(2, P) | high_low(P)] || P <- Points]),
-    Opts = defaults(Opts0),
-    XTicks = case maps:get(x_ticks, Opts) of
-                 auto -> x_ticks(lists:usort(Xs));
-                 Given -> Given
-             end,
-    {X0, X1} = range(Xs ++ XTicks),
-    {Y0, Y1} = y_range(Ys, Opts),
-    Frame = frame(Series, Opts),
-    Sx = scale(X0, X1, ?ML, ?ML + plot_w(Frame)),
-    Sy = scale(Y0, Y1, ?MT + plot_h(Frame), ?MT),
-    Axes = axes(Frame, Opts, [{Sx(X), fmt(X)} || X <- XTicks],
-                [{Sy(Y), fmt(Y)} || Y <- ticks(Y0, Y1, 5)]),
+    XTicks = tick_list(maps:get(x_ticks, Opts), XK, lists:usort(Xs)),
+    XDom = beamscale_report_axis:domain(XK, Xs ++ [X || {X, _} <- XTicks], none),
+    YDom = beamscale_report_axis:domain(YK, ys(Points), maps:get(y_min, Opts)),
+    Frame = (frame(Series, Opts))#{kinds => {XK, YK}},
+    Sx = scale(XK, XDom, ?ML, ?ML + plot_w(Frame)),
+    Sy = scale(YK, YDom, ?MT + plot_h(Frame), ?MT),
+    Axes = axes(Frame, Opts, [{Sx(X), L} || {X, L} <- XTicks, within(X, XDom)],
+                [{Sy(Y), fmt(Y)} || Y <- beamscale_report_axis:ticks(YK, YDom)]),
+    Marks = [boundary(Sx(X), L, Frame) || {X, L} <- maps:get(markers, Opts), within(X, XDom)],
     Body = [line_series(S, Sx, Sy, Opts) || S <- Series],
-    svg(Frame, Opts, length(Series), [Axes, Body, legend(Series, Frame)]).
+    svg(Frame, Opts, length(Series), [Axes, Marks, Body, legend(Series, Frame)]).
 
 %% @doc A grouped (or stacked) bar chart (see the module doc).
 -spec bar_chart([beamscale_report_html:text()], [bar_series()], options()) -> iodata().
@@ -89,72 +98,61 @@ bar_chart(Categories, Series0, Opts0) ->
                                                           || #{values := Vs} <- Series])];
                false -> Values
            end,
-    {Y0, Y1} = y_range([0 | Tops], Opts),
-    Frame = frame(Series, Opts),
-    Sy = scale(Y0, Y1, ?MT + plot_h(Frame), ?MT),
+    {Y0, _} = YDom = beamscale_report_axis:domain(linear, [0 | Tops], maps:get(y_min, Opts)),
+    Frame = (frame(Series, Opts))#{kinds => {linear, linear}},
+    Sy = scale(linear, YDom, ?MT + plot_h(Frame), ?MT),
     NC = max(1, length(Categories)),
     Slot = plot_w(Frame) / NC,
     XLabels = [{?ML + Slot * (I - 0.5), C} || {I, C} <- enumerate(Categories)],
-    Axes = axes(Frame, Opts, XLabels, [{Sy(Y), fmt(Y)} || Y <- ticks(Y0, Y1, 5)]),
+    Axes = axes(Frame, Opts, XLabels,
+                [{Sy(Y), fmt(Y)} || Y <- beamscale_report_axis:ticks(linear, YDom)]),
     Bars = bars(Series, Categories, Slot, Sy, Y0, Stacked, Opts),
     svg(Frame, Opts, length(Series), [Axes, Bars, legend(Series, Frame)]).
 
 %% @doc About `N' round tick values covering `[Low, High]' (steps of 1, 2 or 5 times 10^k).
 -spec ticks(number(), number(), pos_integer()) -> [number()].
-ticks(Low, High, _N) when High =< Low -> [Low];
-ticks(Low, High, N) ->
-    Raw = (High - Low) / N,
-    Mag = math:pow(10, math:floor(math:log10(Raw))),
-    Step = hd([S * Mag || S <- [1, 2, 5, 10], S * Mag >= Raw]),
-    First = math:ceil(Low / Step - 1.0e-9),
-    Last = math:floor(High / Step + 1.0e-9),
-    [clean(K * Step) || K <- lists:seq(trunc(First), trunc(Last))].
+ticks(Low, High, N) -> beamscale_report_axis:ticks(Low, High, N).
 
 %% @doc A number for people: integers as they are, others with 3 significant digits.
 -spec fmt(number()) -> binary().
-fmt(I) when is_integer(I) -> integer_to_binary(I);
-fmt(F) when F == trunc(F), abs(F) < 1.0e9 -> integer_to_binary(trunc(F));
-fmt(F) ->
-    A = abs(F),
-    Digits = if A >= 100 -> 0; A >= 10 -> 1; A >= 1 -> 2;
-                true -> min(12, 2 - trunc(math:floor(math:log10(A))))
-             end,
-    strip(float_to_binary(float(F), [{decimals, Digits}])).
+fmt(V) -> beamscale_report_axis:fmt(V).
 
 %%% Internals
 
-strip(B) ->
-    case binary:match(B, <<".">>) of
-        nomatch -> B;
-        _ -> string_trim(string_trim(B, $0), $.)
+%% The axes' kinds: linear unless asked for, or `auto' and the values span decades.
+kinds(Series, Opts) ->
+    Points = [P || #{points := Ps} <- Series, P <- Ps],
+    {beamscale_report_axis:kind(maps:get(x_scale, Opts), [element(1, P) || P <- Points]),
+     beamscale_report_axis:kind(maps:get(y_scale, Opts), ys(Points))}.
+
+ys(Points) -> lists:append([[element(2, P) | high_low(P)] || P <- Points]).
+
+%% A point as drawn on these axes: none when it cannot be (0 on a log axis), without its error
+%% bar when the bar reaches 0 there.
+on_axes(XK, YK, P) ->
+    Ok = fun beamscale_report_axis:drawable/2,
+    case {Ok(XK, element(1, P)) andalso Ok(YK, element(2, P)), P} of
+        {false, _} -> [];
+        {true, {X, Y, L, _}} ->
+            case Ok(YK, L) of
+                true -> [P];
+                false -> [{X, Y}]
+            end;
+        {true, _} -> [P]
     end.
 
-string_trim(B, C) -> string:trim(B, trailing, [C]).
+scale(Kind, {D0, D1}, R0, R1) -> beamscale_report_axis:scale(Kind, D0, D1, R0, R1).
 
-clean(F) -> float(round(F * 1.0e9)) / 1.0e9.
+tick_list(auto, Kind, Xs) -> [{X, fmt(X)} || X <- beamscale_report_axis:auto_x_ticks(Kind, Xs)];
+tick_list(Given, _Kind, _Xs) -> [tick(T) || T <- Given].
+
+tick({X, Label}) -> {X, Label};
+tick(X) -> {X, fmt(X)}.
+
+within(X, {Lo, Hi}) -> X >= Lo - 1.0e-9 andalso X =< Hi + 1.0e-9.
 
 high_low({_, _, L, H}) -> [L, H];
 high_low(_) -> [].
-
-x_ticks(Xs) when length(Xs) =< 12 -> Xs;
-x_ticks(Xs) -> ticks(lists:min(Xs), lists:max(Xs), 8).
-
-range([]) -> {0, 1};
-range(Vs) ->
-    case {lists:min(Vs), lists:max(Vs)} of
-        {Same, Same} -> {Same - 1, Same + 1};
-        MinMax -> MinMax
-    end.
-
-%% The y axis starts at y_min (0 by default) and leaves 5 % headroom above the data.
-y_range(Ys, Opts) ->
-    {Lo, Hi} = range(Ys),
-    Base = case maps:get(y_min, Opts) of
-               auto -> Lo;
-               Min -> min(Min, Lo)
-           end,
-    Top = if Hi > Base -> Hi + (Hi - Base) * 0.05; true -> Base + 1 end,
-    {Base, Top}.
 
 %% The legend has three columns, or one when a series name is too long to share a row.
 frame(Series, #{width := W, height := H}) ->
@@ -166,31 +164,37 @@ frame(Series, #{width := W, height := H}) ->
 plot_w(#{w := W}) -> W - ?ML - ?MR.
 plot_h(#{h := H}) -> H - ?MT - ?MB.
 
-scale(D0, D1, R0, R1) when D1 == D0 -> fun(_) -> (R0 + R1) / 2 end;
-scale(D0, D1, R0, R1) -> fun(V) -> R0 + (V - D0) * (R1 - R0) / (D1 - D0) end.
-
-svg(#{w := W, h := H, legend_h := LH}, Opts, N, Content) ->
+svg(#{w := W, h := H, legend_h := LH, kinds := {XK, YK}}, Opts, N, Content) ->
     Total = H + LH + 8,
     Title = maps:get(title, Opts),
     [io_lib:format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"~b\" "
                    "height=\"~b\" viewBox=\"0 0 ~b ~b\" data-series=\"~b\" role=\"img\" "
+                   "data-x-scale=\"~s\" data-y-scale=\"~s\" "
                    "font-family=\"sans-serif\" font-size=\"11\">",
-                   [W, Total, W, Total, N]),
+                   [W, Total, W, Total, N, XK, YK]),
      "<title>", beamscale_report_html:escape(Title), "</title>",
      "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>",
      text(W / 2, 16, "middle", [{"font-weight", "bold"}, {"font-size", "13"}], Title),
      Content, "</svg>\n"].
 
+%% Tick marks for every tick; labels only where they fit (beamscale_report_axis:fit/2).
 axes(#{w := W, h := H} = F, Opts, XLabels, YLabels) ->
     Bottom = H - ?MB,
     Right = W - ?MR,
-    [[[line(?ML, Y, Right, Y, "#e4e4e4"), text(?ML - 4, Y + 4, "end", [], L)]
-      || {Y, L} <- YLabels],
-     [[line(X, Bottom, X, Bottom + 4, "#444"), text(X, Bottom + 16, "middle", [], L)]
-      || {X, L} <- XLabels],
+    [[line(?ML, Y, Right, Y, "#e4e4e4") || {Y, _} <- YLabels],
+     [text(?ML - 4, Y + 4, "end", [], L) || {Y, L} <- beamscale_report_axis:fit(y, YLabels)],
+     [line(X, Bottom, X, Bottom + 4, "#444") || {X, _} <- XLabels],
+     [text(X, Bottom + 16, "middle", [], L) || {X, L} <- beamscale_report_axis:fit(x, XLabels)],
      line(?ML, Bottom, Right, Bottom, "#444"), line(?ML, ?MT, ?ML, Bottom, "#444"),
      text(?ML + plot_w(F) / 2, H - 8, "middle", [], maps:get(x_label, Opts)),
      text_rotated(14, ?MT + plot_h(F) / 2, maps:get(y_label, Opts))].
+
+%% A vertical dashed line across the plot (a phase boundary), its label at the top.
+boundary(X, Label, #{h := H}) ->
+    ["<g class=\"marker\"><line x1=\"", num(X), "\" y1=\"", num(?MT), "\" x2=\"", num(X),
+     "\" y2=\"", num(H - ?MB), "\" stroke=\"#888\" stroke-width=\"1\" "
+     "stroke-dasharray=\"3 3\"/>",
+     text(X + 3, ?MT + 10, "start", [{"fill", "#666"}, {"font-size", "10"}], Label), "</g>"].
 
 line_series(#{name := Name, points := Points, color := C} = S, Sx, Sy, Opts) ->
     Sorted = lists:keysort(1, Points),
@@ -199,12 +203,17 @@ line_series(#{name := Name, points := Points, color := C} = S, Sx, Sy, Opts) ->
                true -> " stroke-dasharray=\"6 4\"";
                false -> ""
            end,
-    ["<g class=\"series\" data-name=\"", beamscale_report_html:escape(Name), "\">",
-     "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"", C, "\"", Dash, " points=\"",
-     Coords, "\"/>", [marker(Name, P, C, Sx, Sy, Opts) || P <- Sorted], "</g>\n"].
+    Line = case maps:get(line, S, true) of
+               true -> ["<polyline fill=\"none\" stroke-width=\"2\" stroke=\"", C, "\"", Dash,
+                        " points=\"", Coords, "\"/>"];
+               false -> []
+           end,
+    Look = {maps:get(r, S, 3.5), maps:get(dx, S, 0)},
+    ["<g class=\"series\" data-name=\"", beamscale_report_html:escape(Name), "\">", Line,
+     [marker(Name, P, C, Look, Sx, Sy, Opts) || P <- Sorted], "</g>\n"].
 
-marker(Name, P, C, Sx, Sy, Opts) ->
-    X = Sx(element(1, P)),
+marker(Name, P, C, {R, Dx}, Sx, Sy, Opts) ->
+    X = Sx(element(1, P)) + Dx,
     Y = Sy(element(2, P)),
     Bar = case P of
               {_, _, L, H} ->
@@ -212,7 +221,7 @@ marker(Name, P, C, Sx, Sy, Opts) ->
                    line(X - 4, Sy(H), X + 4, Sy(H), C)];
               _ -> []
           end,
-    ["<g>", Bar, "<circle cx=\"", num(X), "\" cy=\"", num(Y), "\" r=\"3.5\" fill=\"", C,
+    ["<g>", Bar, "<circle cx=\"", num(X), "\" cy=\"", num(Y), "\" r=\"", num(R), "\" fill=\"", C,
      "\"><title>", beamscale_report_html:escape(hover(Name, P, maps:get(unit, Opts))),
      "</title></circle></g>"].
 

@@ -59,13 +59,15 @@ load(Dir) ->
             SanityRows = beamscale_store:read_rows(filename:join(Dir, "sanity.csv")),
             Sanity = [{B, V, D} || #{benchmark := B, verdict := V, detail := D} <- SanityRows],
             Verdicts = maps:from_list([{B, V} || {B, V, _} <- Sanity]),
-            Stats = beamscale_stats:report_stats(beamscale_store:measurements(Dir)),
+            Measurements = beamscale_store:measurements(Dir),
+            Stats = beamscale_stats:report_stats(Measurements),
             Rows = beamscale_report_summary:with_sanity(Stats, Verdicts),
             {ok, #{run => Run, rows => Rows, sanity => Sanity,
                    failures => beamscale_store:failures(Dir), missing => element(3, missing(Dir)),
                    samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
                    lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv")),
-                   sections => beamscale_study:report_sections(Rows)}}
+                   sections => beamscale_study:report_sections(Rows),
+                   iterations => beamscale_report_iterations:by_key(Measurements)}}
     end.
 
 %% @doc What `plan.csv' asked for against what `measurements.csv' and `failures.csv' hold:

@@ -18,7 +18,11 @@
                     requests := non_neg_integer(), errors := non_neg_integer(),
                     timeouts := non_neg_integer(), errors_by_reason := reasons(),
                     latency_corrected := percentiles(),
-                    latency_uncorrected := percentiles(), session_duration := percentiles()}.
+                    latency_uncorrected := percentiles(), session_duration := percentiles(),
+                    transactions := #{binary() => percentiles()}}.
+%% The latency distribution of the whole run: `[Percentile, Milliseconds]' pairs at the
+%% percentiles of ?DISTRIBUTION, from the intended start (corrected) and from the send.
+-type distribution() :: #{corrected := [[number()]], uncorrected := [[number()]]}.
 %% `summary.json': the run's totals (counts as in `second()'), its seconds and its load nodes.
 -type summary() :: #{per_second := [second()], load_nodes := [#{node := binary(),
                                                                 atom() => non_neg_integer()}],
@@ -27,6 +31,7 @@
                      latency_uncorrected := percentiles(), session_duration := percentiles(),
                      transactions := #{binary() => percentiles()},
                      errors_by_reason := reasons(),
+                     latency_distribution := distribution(),
                      atom() => non_neg_integer()}.
 
 %% Errors by reason (bounded text, `beamscale_load_reasons').
@@ -35,6 +40,10 @@
 -define(HEADER, [t_s, phase, offered_per_s, sessions_started, sessions_done, requests, errors,
                  p50_ms, p90_ms, p99_ms, p999_ms, max_ms, mean_session_ms]).
 -define(PERCENTILES, [{p50_ms, 50}, {p90_ms, 90}, {p99_ms, 99}, {p999_ms, 99.9}]).
+%% The percentiles of the distribution plot: a compact list rather than the whole histogram
+%% (2048 sub-buckets per power of two), dense where the tail is.
+-define(DISTRIBUTION, [0, 25, 50, 75, 90, 95, 98, 99, 99.5, 99.8, 99.9, 99.95, 99.98, 99.99,
+                       99.995, 99.999, 100]).
 
 %% @doc One line per second: phase, offered and achieved rate, latency, errors, sessions.
 -spec live_line(beamscale_load_metrics:row()) -> iolist().
@@ -90,11 +99,20 @@ summary(#{rows := Rows} = Result) ->
                       load_nodes => [C#{node := atom_to_binary(N)}
                                      || #{node := N} = C <- maps:get(load_nodes, Result, [])]}.
 
-%% One second: counts, latency corrected and uncorrected, session duration.
+%% One second: counts, latency corrected and uncorrected, session duration, transactions.
 second(#{latency := L, sent := S, session := Sess} = Row) ->
     Counts = maps:with([t_s, phase, offered_per_s | beamscale_load_metrics:counter_names()], Row),
     Counts#{latency_corrected => percentiles(L), latency_uncorrected => percentiles(S),
-            session_duration => percentiles(Sess), errors_by_reason => maps:get(reasons, Row)}.
+            session_duration => percentiles(Sess), errors_by_reason => maps:get(reasons, Row),
+            transactions => transactions(Row)}.
+
+%% A terms file names transactions with atoms, a Tsung file with binaries (no atom from it).
+transactions(Hists) ->
+    maps:from_list([{if is_atom(N) -> atom_to_binary(N); true -> N end, percentiles(H)}
+                    || {{tx, N}, H} <- maps:to_list(Hists)]).
+
+distribution(H) ->
+    [[P, ms(beamscale_stats_hist:percentile(H, P))] || P <- ?DISTRIBUTION].
 
 percentiles(H) ->
     Ps = maps:from_list([{K, ms(beamscale_stats_hist:percentile(H, P))} || {K, P} <- ?PERCENTILES]),
@@ -102,13 +120,13 @@ percentiles(H) ->
         max_ms => ms(beamscale_stats_hist:max(H))}.
 
 totals(#{total := T, duration_s := D, stopped := How}) ->
-    %% A terms file names transactions with atoms, a Tsung file with binaries (no atom from it).
-    Tx = maps:from_list([{if is_atom(N) -> atom_to_binary(N); true -> N end, percentiles(H)}
-                         || {{tx, N}, H} <- maps:to_list(T)]),
+    Tx = transactions(T),
     Counts = maps:from_list([{K, maps:get(K, T)} || K <- beamscale_load_metrics:counter_names()]),
     Counts#{duration_s => D, stopped => How,
             requests_per_s => maps:get(requests, T) / max(D, 1.0e-9),
             latency_corrected => percentiles(maps:get(latency, T)),
             latency_uncorrected => percentiles(maps:get(sent, T)),
             session_duration => percentiles(maps:get(session, T)), transactions => Tx,
-            errors_by_reason => maps:get(reasons, T)}.
+            errors_by_reason => maps:get(reasons, T),
+            latency_distribution => #{corrected => distribution(maps:get(latency, T)),
+                                      uncorrected => distribution(maps:get(sent, T))}}.

@@ -1,9 +1,10 @@
 %% @doc `index.html' of a load run directory, as a pure formatter: one self-contained page (inline
 %% style and SVG, no script, no external file) with the run's metadata and phases; latency over
-%% time (p50/p90/p99/p99.9 from the intended start, p99 from the send beside them); session
+%% time (p50/p90/p99/p99.9 from the intended start, p99 from the send beside them; a log axis
+%% when they span decades) with the phase boundaries; the latency distribution; session
 %% duration over time; users offered against started and done; requests per second; errors and
-%% timeouts, and errors by reason (the most frequent, when there are errors); the target's CPU,
-%% scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
+%% timeouts, and errors by reason (the most frequent, when there are errors); transactions over
+%% time; the target's CPU, scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
 %% the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
 %% and the rows of `samples.csv' and `lcnt.csv'.
 -module(beamscale_report_load).
@@ -39,6 +40,9 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) ->
                          beamscale_report_html:section("Run", metadata(Run, Summary)),
                          beamscale_report_html:section("Phases", phases(Run)),
                          beamscale_report_html:section("Over time", charts(Summary)),
+                         beamscale_report_html:section(
+                           "Latency distribution",
+                           beamscale_report_load_extra:distribution(Summary)),
                          beamscale_report_html:section("Summary", summary_tables(Summary)),
                          beamscale_report_html:section("The target: CPU, schedulers, msacc",
                                                 target(Run, Samples, Lcnt))]).
@@ -67,7 +71,8 @@ graphs(Summary) ->
      {<<"errors and timeouts">>, <<"per second">>, <<"/s">>,
       [#{name => <<"errors">>, points => Count(<<"errors">>)},
        #{name => <<"timeouts">>, points => Count(<<"timeouts">>)}]}]
-        ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs)).
+        ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs))
+        ++ beamscale_report_load_extra:transaction_graphs(Summary).
 
 %% Errors per second of the most frequent reasons, the rest summed; no chart without errors.
 reasons_graph(Total, _Secs) when map_size(Total) =:= 0 -> [];
@@ -86,8 +91,11 @@ reasons_graph(Total, Secs) ->
 %%% Internals
 
 charts(Summary) ->
+    Phases = beamscale_report_load_extra:phase_markers(Summary),
     Charts = [beamscale_report_svg:line_chart(Series, #{title => T, x_label => "seconds",
-                                                 y_label => Y, unit => U, x_ticks => auto})
+                                                 y_label => Y, unit => U, x_ticks => auto,
+                                                 markers => Phases,
+                                                 y_scale => beamscale_report_load_extra:y_scale(U)})
               || {T, Y, U, Series} <- graphs(Summary)],
     beamscale_report_html:el(section, [{class, "charts"}], {safe, Charts}).
 

@@ -1,6 +1,7 @@
 %% @doc The output of `beamscale compare', pure: the results of `beamscale_stats_compare' as
-%% text (one line per result, then a count) and as the page `compare.html' (a table and a chart
-%% of the ratios). The statistics stay in beamscale_stats, which draws nothing.
+%% text (one line per result, then a count) and as the page `compare.html' (a table and, per
+%% benchmark, both runs' scaling curves over each other). The statistics stay in
+%% beamscale_stats, which draws nothing.
 -module(beamscale_report_compare).
 
 -export([text/1, html/2]).
@@ -14,7 +15,8 @@ text(Results) ->
      io_lib:format("~b compared, ~b significantly slower, ~b significantly faster~n",
                    [length(Results), count(slower, Results), count(faster, Results)])].
 
-%% @doc `compare.html': the ratios as a table and a bar chart.
+%% @doc `compare.html': the ratios as a table, then per benchmark, phase and args both runs'
+%% scaling curves on one chart (x: schedulers; a series per run and erl / flags / nodes).
 -spec html([beamscale_stats_compare:result()],
            #{a := unicode:chardata(), b := unicode:chardata()}) -> iodata().
 html(Results, #{a := A, b := B}) ->
@@ -24,21 +26,14 @@ html(Results, #{a := A, b := B}) ->
                                          "median A (s)", "median B (s)",
                                          "B / A [95 % interval]", "p (Mann-Whitney)", "verdict"],
                                         Rows),
-    Chart = beamscale_report_svg:line_chart(
-              [#{name => "B / A", points => [{I, R, L, H} || {I, #{ratio := R, ratio_low := L,
-                                                                   ratio_high := H}}
-                                                                 <- enumerate(Results),
-                                                             R =/= null]},
-               #{name => "equal", dashed => true, color => "#999",
-                 points => [{I, 1.0} || {I, _} <- enumerate(Results)]}],
-              #{title => "ratio of medians per result (row number)", x_label => "result",
-                y_label => "B / A", y_min => auto, width => 720}),
     beamscale_report_html:page("beamscale compare", <<>>,
                                [beamscale_report_html:el(h1, "beamscale compare"),
                                 beamscale_report_html:el(p, ["A: ", A]),
                                 beamscale_report_html:el(p, ["B: ", B]),
                                 beamscale_report_html:el(p, text_summary(Results)),
-                                Chart, Table]).
+                                Table,
+                                beamscale_report_html:section("Scaling curves",
+                                                              scaling_charts(Results))]).
 
 %%% Internals
 
@@ -70,4 +65,32 @@ text_summary(Results) ->
 
 fmt(V) -> beamscale_report_svg:fmt(V).
 
-enumerate(L) -> lists:zip(lists:seq(1, length(L)), L).
+%% Only results of the same benchmark, phase and args share a chart, and a line joins only the
+%% scheduler counts of one run and environment: unrelated results are never joined.
+scaling_charts(Results) ->
+    Groups = group([{{B, P, A}, R} || #{key := {B, P, A, _, _, _, _}} = R <- Results]),
+    Charts = [beamscale_report_svg:line_chart(curves(Rs), #{title => bpa_title(K),
+                                                            x_label => "schedulers",
+                                                            y_label => "median time (s)",
+                                                            unit => " s"})
+              || {K, Rs} <- Groups],
+    beamscale_report_html:el(section, [{class, "charts"}], {safe, Charts}).
+
+curves(Results) ->
+    Envs = group([{{O, E, N}, R} || #{key := {_, _, _, O, E, _, N}} = R <- Results]),
+    [#{name => [Run, " ", O, "/", E, "/", integer_to_binary(N), "n"], dashed => Run =:= "B",
+       points => lists:sort([{S, maps:get(Median, R)}
+                             || #{key := {_, _, _, _, _, S, _}} = R <- Rs])}
+     || {{O, E, N}, Rs} <- Envs, {Run, Median} <- [{"A", median_a}, {"B", median_b}]].
+
+bpa_title({B, B, A}) -> [B, " ", A];
+bpa_title({B, P, A}) -> [B, " (", P, ") ", A].
+
+%% Pairs grouped by key, keys in first-seen order.
+group(Pairs) ->
+    Keys = lists:foldl(fun({K, _}, Ks) -> case lists:member(K, Ks) of
+                                              true -> Ks;
+                                              false -> Ks ++ [K]
+                                          end
+                       end, [], Pairs),
+    [{K, [V || {K1, V} <- Pairs, K1 =:= K]} || K <- Keys].

@@ -37,16 +37,29 @@ sections(Samples, Lcnt) ->
 cpu_chart(Bench, Series) ->
     Mine = [S || #{benchmark := B} = S <- Series, B =:= Bench],
     Lines = lists:append([lines(S, length(Mine) > 1) || S <- Mine]),
-    beamscale_report_svg:line_chart(Lines, #{title => "CPU and schedulers", x_label => "seconds",
-                                      y_label => "% of all cores", unit => "%",
-                                      x_ticks => auto}).
+    [beamscale_report_svg:line_chart(Lines, #{title => "CPU and schedulers",
+                                              x_label => "seconds", y_label => "% of all cores",
+                                              unit => "%", x_ticks => auto}),
+     clamp_note(length([B || #{points := Ps} <- Mine, {_, _, _, B} <- Ps, B < 0]))].
 
+%% Busy-wait is drawn from 0: a negative estimate is no spinning but schedulers counting
+%% themselves busy while the OS did not run them (docs/samples.md).
 lines(#{env := Env, node := Node, points := Points}, _Several) ->
     Label = [Env, " ", short_node(Node)],
     [#{name => [Label, " OS CPU"], points => [{T, Cpu} || {T, Cpu, _, _} <- Points]},
      #{name => [Label, " utilisation"], points => [{T, U} || {T, _, U, _} <- Points]},
      #{name => [Label, " busy-wait"], dashed => true,
-       points => [{T, B} || {T, _, _, B} <- Points]}].
+       points => [{T, max(0.0, B)} || {T, _, _, B} <- Points]}].
+
+clamp_note(0) -> [];
+clamp_note(N) ->
+    beamscale_report_html:el(p, [{class, "note"}],
+                             format("The busy-wait estimate was below 0 in ~b interval~s "
+                                           "and is drawn clamped at 0: the node had more "
+                                           "runnable threads than cores (the schedulers counted "
+                                           "themselves busy while the OS did not run them; see "
+                                           "host_cpu_pct in samples.csv).",
+                                           [N, case N of 1 -> ""; _ -> "s" end])).
 
 %% Where the schedulers' time went, one stacked bar per environment.
 msacc_chart(Bench, Bars) ->
@@ -70,3 +83,5 @@ short_node(Node) ->
         [<<"bs">>, N | _] -> N;
         _ -> Node
     end.
+
+format(Format, Args) -> unicode:characters_to_binary(io_lib:format(Format, Args)).

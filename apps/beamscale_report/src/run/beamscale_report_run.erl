@@ -1,9 +1,10 @@
 %% @doc `index.html' of a run directory, as a pure formatter: one self-contained page (inline
 %% style and SVG, no script, no external file) with the run's metadata, per benchmark, phase and
-%% args a time graph with 95 % interval bars and a speedup graph with the ideal line, the
-%% combined graphs per erl installation and per flag set (as bencherl's plotter drew them), the
-%% summary table with noisy rows marked, the sanity verdicts and the failures. Sections of its
-%% own (a study's figures) are given by the caller in `sections': this page names no study.
+%% args a time graph with 95 % interval bars and the raw iterations beside the medians, a
+%% speedup graph with the ideal line, the combined graphs per erl installation and per flag set
+%% (as bencherl's plotter drew them), the summary table with noisy rows marked, the sanity
+%% verdicts and the failures. Sections of its own (a study's figures) are given by the caller in
+%% `sections': this page names no study.
 -module(beamscale_report_run).
 
 -export([index/1, graphs/1, series_label/1]).
@@ -13,11 +14,12 @@
 %% sanity.csv; failures: rows of failures.csv (maps of binaries); missing: jobs of the plan not
 %% finished (benchmark, environment, iterations done and expected).
 %% samples, lcnt: rows of samples.csv and lcnt.csv (absent: no such section); sections: extra
-%% sections, each a title and its HTML.
+%% sections, each a title and its HTML; iterations: the raw seconds drawn beside the medians.
 -type data() :: #{run := beamscale_format_json:object(), rows := [beamscale_stats:row()],
                   sanity := [{binary(), binary(), binary()}], failures := [csv_row()],
                   samples => [csv_row()], lcnt => [csv_row()], sections => [section()],
-                  missing => [{binary(), binary(), non_neg_integer(), pos_integer()}]}.
+                  missing => [{binary(), binary(), non_neg_integer(), pos_integer()}],
+                  iterations => beamscale_report_iterations:iterations()}.
 -type csv_row() :: #{atom() => binary()}.
 -type section() :: {Title :: unicode:chardata(), Body :: iodata()}.
 %% A graph to draw: title, kind, and its series of summary rows (label and rows).
@@ -41,7 +43,9 @@ index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data
        metadata(Run),
        missing(maps:get(missing, Data, [])),
        Lead,
-       beamscale_report_html:section("Graphs", graph_sections(Rows, Sanity, Failures)),
+       beamscale_report_html:section("Graphs",
+                                     graph_sections(Rows, Sanity, Failures,
+                                                    maps:get(iterations, Data, #{}))),
        beamscale_report_html:section("Summary", summary_table(Rows)),
        Follow,
        beamscale_report_html:section("The node under test: CPU, schedulers, msacc", Cpu),
@@ -87,11 +91,11 @@ flags_text(F) -> text(F).
 
 %% A benchmark's failed sanity check and failed iterations are said under its heading, where
 %% its graphs are read, not only in the tables at the bottom.
-graph_sections(Rows, Sanity, Failures) ->
+graph_sections(Rows, Sanity, Failures, Iters) ->
     [[beamscale_report_html:el(h3, title(Group)),
       warnings(Group, Sanity, Failures),
       beamscale_report_html:el(section, [{class, "charts"}],
-                               {safe, [chart(G) || G <- group_graphs(GRows)]})]
+                               {safe, [chart(G, Iters) || G <- group_graphs(GRows)]})]
      || {Group, GRows} <- group_by(fun bpa/1, Rows)].
 
 warnings({B, _P, A}, Sanity, Failures) ->
@@ -121,12 +125,14 @@ group_graphs(Rows) ->
 node_label(Label, #{nodes := N}) ->
     iolist_to_binary([Label, " / ", integer_to_binary(N), " node", plural(N)]).
 
-chart({Title, time, Series}) ->
+%% Time charts show every iteration beside the medians (beamscale_report_iterations).
+chart({Title, time, Series}, Iters) ->
+    Points = beamscale_report_iterations:series(lists:append([Rs || {_, Rs} <- Series]), Iters),
     beamscale_report_svg:line_chart([#{name => L, points => [time_point(R) || R <- Rs]}
-                                     || {L, Rs} <- Series],
+                                     || {L, Rs} <- Series] ++ Points,
                                     #{title => Title, x_label => "schedulers",
                                       y_label => "median time (s), 95 % interval", unit => " s"});
-chart({Title, speedup, Series}) ->
+chart({Title, speedup, Series}, _Iters) ->
     Drawn = [#{name => L, points => [P || R <- Rs, P <- speedup_point(R)]} || {L, Rs} <- Series],
     beamscale_report_svg:line_chart(Drawn ++ ideal(Series),
                                     #{title => Title, x_label => "schedulers",

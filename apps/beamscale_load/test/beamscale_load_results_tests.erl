@@ -1,0 +1,34 @@
+%% summary.json's additions for the report (issue 20): the latency distribution as a compact
+%% percentile list, corrected and uncorrected, and each second's transactions; older keys kept.
+-module(beamscale_load_results_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+%% 1 000 sends of 1..1000 µs from the send; from the intended start each waited 1 s more.
+hists() ->
+    Sent = beamscale_stats_hist:new(),
+    Corrected = beamscale_stats_hist:new(),
+    [begin
+         ok = beamscale_stats_hist:record(Sent, V),
+         ok = beamscale_stats_hist:record(Corrected, V + 1000000)
+     end || V <- lists:seq(1, 1000)],
+    (beamscale_load_metrics:empty([login]))#{latency => beamscale_stats_hist:snapshot(Corrected),
+                                             sent => beamscale_stats_hist:snapshot(Sent),
+                                             {tx, login} => beamscale_stats_hist:snapshot(Sent)}.
+
+distribution_test() ->
+    Interval = hists(),
+    Row = Interval#{t_s => 1, phase => main, offered_per_s => 10.0},
+    Summary = beamscale_load_results:summary(#{rows => [Row], total => Interval,
+                                               duration_s => 1.0, stopped => done}),
+    #{latency_distribution := #{corrected := C, uncorrected := U}} = Summary,
+    %% The tail is there, and values grow with the percentile.
+    ?assert(lists:member(99.99, [P || [P, _] <- U])),
+    ?assertEqual(lists:sort([Ms || [_, Ms] <- U]), [Ms || [_, Ms] <- U]),
+    U50 = hd([Ms || [50, Ms] <- U]),
+    ?assert(abs(U50 - 0.5) < 0.01),
+    ?assert(hd([Ms || [50, Ms] <- C]) > 1000),
+    %% The keys the page read before are unchanged; each second has its transactions.
+    ?assertMatch(#{p99_ms := _, count := 1000}, maps:get(latency_uncorrected, Summary)),
+    [#{transactions := #{<<"login">> := #{count := 1000}}}] = maps:get(per_second, Summary),
+    {ok, _} = beamscale_format_json:decode(iolist_to_binary(
+                                             beamscale_format_json:encode(Summary))).

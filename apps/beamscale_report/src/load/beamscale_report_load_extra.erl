@@ -1,0 +1,89 @@
+%% @doc Parts of the load page (pure) kept apart from `beamscale_report_load' so its own list
+%% of graphs stays short: the latency distribution plot, phase boundaries for the time charts,
+%% the transactions over time, and the axis kind of each chart.
+%%
+%% The distribution plot is the HdrHistogram one: percentile on x, on a log scale of
+%% 1 / (1 - p) so that 50, 90, 99, 99.9 and 99.99 are evenly spaced, against latency on a log
+%% y axis; corrected (from the intended start) beside uncorrected (from the send). It reads
+%% `latency_distribution' of `summary.json' (`beamscale_load_results').
+-module(beamscale_report_load_extra).
+
+-export([distribution/1, distribution_series/1, phase_markers/1, transaction_graphs/1,
+         y_scale/1]).
+
+-define(X_TICKS, [{2, "50"}, {10, "90"}, {100, "99"}, {1000, "99.9"}, {10000, "99.99"},
+                  {100000, "99.999"}]).
+
+%% @doc The distribution chart, or a line saying the run's summary has none (older runs).
+-spec distribution(beamscale_format_json:object()) -> iodata().
+distribution(Summary) ->
+    case distribution_series(Summary) of
+        [] -> beamscale_report_html:el(p, "No latency distribution in summary.json (a run made "
+                                          "before it was stored).");
+        Series ->
+            beamscale_report_svg:line_chart(
+              Series, #{title => "latency by percentile", x_label => "percentile",
+                        y_label => "latency (ms)", unit => " ms", x_scale => log,
+                        y_scale => log, x_ticks => ?X_TICKS, width => 600})
+    end.
+
+%% @doc The distribution's series: x = 1 / (1 - p), y = milliseconds; percentile 100 (x
+%% infinite) and empty histograms (0 ms) are left out.
+-spec distribution_series(beamscale_format_json:object()) -> [beamscale_report_svg:series()].
+distribution_series(Summary) ->
+    Dist = get(Summary, <<"latency_distribution">>),
+    [#{name => Name, dashed => Dashed, points => Points}
+     || {Key, Name, Dashed} <- [{<<"corrected">>, <<"from the intended start (corrected)">>,
+                                 false},
+                                {<<"uncorrected">>, <<"from the send (uncorrected)">>, true}],
+        Points <- [points(get(Dist, Key))], Points =/= []].
+
+%% @doc Vertical lines where the phase changes: at the end of a phase's last second, labelled
+%% with the phase that starts there.
+-spec phase_markers(beamscale_format_json:object()) -> [{number(), binary()}].
+phase_markers(Summary) ->
+    Secs = [{T, P} || S <- list(get(Summary, <<"per_second">>)),
+                      T <- [get(S, <<"t_s">>)], is_number(T), P <- [get(S, <<"phase">>)]],
+    changes(Secs).
+
+%% @doc Transactions over time: per second, how many of each ended, and their p99.
+-spec transaction_graphs(beamscale_format_json:object()) ->
+          [{binary(), binary(), binary(), [beamscale_report_svg:series()]}].
+transaction_graphs(Summary) ->
+    Secs = list(get(Summary, <<"per_second">>)),
+    Names = lists:usort([N || S <- Secs, N <- maps:keys(map(get(S, <<"transactions">>)))]),
+    Per = fun(Name, K) -> [{T, V} || S <- Secs, T <- [get(S, <<"t_s">>)], is_number(T),
+                                     H <- [get(map(get(S, <<"transactions">>)), Name)],
+                                     is_map(H), V <- [get(H, K)], is_number(V)] end,
+    [{<<"transactions">>, <<"per second">>, <<"/s">>,
+      [#{name => N, points => Per(N, <<"count">>)} || N <- Names]} || Names =/= []]
+        ++ [{<<"transactions: p99 duration">>, <<"ms">>, <<" ms">>,
+             [#{name => N, points => [P || {_, V} = P <- Per(N, <<"p99_ms">>), V > 0]}
+              || N <- Names]} || Names =/= []].
+
+%% @doc The y axis of a time chart: latencies (unit ms) go logarithmic when they span decades.
+-spec y_scale(binary()) -> linear | auto.
+y_scale(<<" ms">>) -> auto;
+y_scale(_) -> linear.
+
+%%% Internals
+
+points(Pairs) ->
+    [{1 / (1 - P / 100), Ms} || [P, Ms] <- list(Pairs), is_number(P), is_number(Ms), P < 100,
+                                Ms > 0].
+
+changes([{T, P}, {_, P1} = Next | Rest]) when P1 =/= P -> [{T, label(P1)} | changes([Next | Rest])];
+changes([_ | Rest]) -> changes(Rest);
+changes([]) -> [].
+
+label(P) when is_binary(P) -> P;
+label(P) -> beamscale_report_html:escape(P).
+
+get(M, K) when is_map(M) -> maps:get(K, M, null);
+get(_, _) -> null.
+
+list(L) when is_list(L) -> L;
+list(_) -> [].
+
+map(M) when is_map(M) -> M;
+map(_) -> #{}.

@@ -1,0 +1,70 @@
+%% The load page's latency distribution, log latency axis, phase boundaries and transactions
+%% over time (issue 20).
+-module(beamscale_report_load_extra_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+lat(Ms) ->
+    #{<<"count">> => 10, <<"mean_ms">> => Ms, <<"p50_ms">> => Ms, <<"p90_ms">> => Ms,
+      <<"p99_ms">> => Ms, <<"p999_ms">> => Ms, <<"max_ms">> => Ms}.
+
+%% Two phases; from the intended start the latency grows to a second, from the send it stays 3 ms.
+second(T, Phase, Corrected) ->
+    #{<<"t_s">> => T, <<"phase">> => Phase, <<"offered_per_s">> => 10.0, <<"requests">> => 10,
+      <<"sessions_started">> => 10, <<"sessions_done">> => 10, <<"errors">> => 0,
+      <<"timeouts">> => 0, <<"latency_corrected">> => lat(Corrected),
+      <<"latency_uncorrected">> => lat(3.0), <<"session_duration">> => lat(5.0),
+      <<"transactions">> => #{<<"log<in>">> => lat(2.0)}}.
+
+summary() ->
+    Dist = fun(Scale) -> [[P, Scale * (1 + I)] || {I, P} <- lists:enumerate(
+                                                              [0, 50, 90, 99, 99.9, 99.99, 100])]
+           end,
+    #{<<"per_second">> => [second(1, <<"ramp">>, 3.0), second(2, <<"ramp">>, 30.0),
+                           second(3, <<"steady<1>">>, 300.0), second(4, <<"steady<1>">>, 1000.0)],
+      <<"latency_distribution">> => #{<<"corrected">> => Dist(100.0),
+                                      <<"uncorrected">> => Dist(0.5)}}.
+
+page() ->
+    iolist_to_binary(beamscale_report_load:index(#{run => #{}, summary => summary(),
+                                                   samples => [], lcnt => []})).
+
+distribution_test() ->
+    [C, U] = beamscale_report_load_extra:distribution_series(summary()),
+    %% Percentile 100 has no place on a 1 / (1 - p) axis; 0 is x = 1.
+    ?assertEqual([1.0, 2.0, 10.0, 100.0], [round(X * 1000) / 1000 || {X, _} <- lists:sublist(
+                                                                            maps:get(points, C),
+                                                                            4)]),
+    ?assertEqual(6, length(maps:get(points, U))),
+    Svg = iolist_to_binary(beamscale_report_load_extra:distribution(summary())),
+    ?assertNotEqual(nomatch, binary:match(Svg, <<"data-x-scale=\"log\" data-y-scale=\"log\"">>)),
+    ?assertNotEqual(nomatch, binary:match(Svg, <<"data-series=\"2\"">>)),
+    [?assertNotEqual(nomatch, binary:match(Svg, <<">", L/binary, "</text>">>))
+     || L <- [<<"50">>, <<"90">>, <<"99">>, <<"99.9">>, <<"99.99">>]].
+
+no_distribution_test() ->
+    Html = iolist_to_binary(beamscale_report_load_extra:distribution(#{})),
+    ?assertEqual(nomatch, binary:match(Html, <<"<svg">>)).
+
+page_test() ->
+    Html = page(),
+    %% The latency chart goes logarithmic: 3 ms and 1 000 ms on one chart.
+    [Latency | _] = binary:split(Html, <<"session duration">>),
+    ?assertMatch({match, _}, re:run(Latency, "data-y-scale=\"log\"[^>]*><title>latency")),
+    %% The phase boundary, escaped, on every time chart (latency, session, users, requests,
+    %% errors, transactions, their p99).
+    Marker = <<"steady&lt;1&gt;</text></g>">>,
+    ?assertEqual(7, length(binary:matches(Html, Marker))),
+    ?assertEqual(nomatch, binary:match(Html, <<"steady<1>">>)),
+    ?assertEqual(nomatch, binary:match(Html, <<"log<in>">>)),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"Latency distribution">>)),
+    ?assertEqual(length(beamscale_report_load:graphs(summary())) + 1,
+                 length(binary:matches(Html, <<"<svg">>))).
+
+phase_markers_test() ->
+    ?assertEqual([{2, <<"steady<1>">>}], beamscale_report_load_extra:phase_markers(summary())),
+    ?assertEqual([], beamscale_report_load_extra:phase_markers(#{})).
+
+transactions_test() ->
+    [{<<"transactions">>, _, _, [#{name := <<"log<in>">>, points := Counts}]}, _] =
+        beamscale_report_load_extra:transaction_graphs(summary()),
+    ?assertEqual([{1, 10}, {2, 10}, {3, 10}, {4, 10}], Counts).
