@@ -3,10 +3,13 @@
 %% and resets the interval's figures as a plain term that can be sent and merged.
 -module(beamscale_load_metrics).
 
--export([new/1, incr/2, record/3, take/1, merge/2, empty/1, counter_names/0]).
+-export([new/1, incr/2, add/3, record/3, take/1, merge/2, empty/1, counter_names/0]).
 -export_type([metrics/0, interval/0, row/0]).
 
--define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts]).
+-define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts, bytes_sent,
+                   bytes_received]).
+%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS).
+-define(HISTS, [latency, sent, session, connect]).
 
 -type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
                      per_us := pos_integer() | convert}.
@@ -14,22 +17,26 @@
 %% start, `sent' from the send, `session' durations, and one per transaction `{tx, Name}'.
 -type interval() :: #{sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                       requests := non_neg_integer(), errors := non_neg_integer(),
-                      timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
-                      session := snapshot(), {tx, atom()} => snapshot()}.
+                      timeouts := non_neg_integer(), bytes_sent := non_neg_integer(),
+                      bytes_received := non_neg_integer(), latency := snapshot(),
+                      sent := snapshot(), session := snapshot(), connect := snapshot(),
+                      {tx, atom()} => snapshot()}.
 %% One second of a load run (the agents' intervals merged by `beamscale_load_run'), the
 %% figures of a `load.csv' line: the interval's with the second, phase and offered rate.
 -type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
                  sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                  requests := non_neg_integer(), errors := non_neg_integer(),
-                 timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
-                 session := snapshot(), {tx, atom()} => snapshot()}.
+                 timeouts := non_neg_integer(), bytes_sent => non_neg_integer(),
+                 bytes_received => non_neg_integer(), latency := snapshot(),
+                 sent := snapshot(), session := snapshot(), connect => snapshot(),
+                 {tx, atom()} => snapshot()}.
 -type snapshot() :: beamscale_stats_hist:snapshot().
 
 %% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and
-%% `session' histograms, one per transaction name.
+%% `session' histograms, `connect' times, one per transaction name.
 -spec new([atom()]) -> metrics().
 new(Transactions) ->
-    Hists = maps:from_list([{H, beamscale_stats_hist:new()} || H <- [latency, sent, session]]
+    Hists = maps:from_list([{H, beamscale_stats_hist:new()} || H <- ?HISTS]
                            ++ [{{tx, T}, beamscale_stats_hist:new()} || T <- Transactions]),
     #{counters => counters:new(length(?COUNTERS), [write_concurrency]), hists => Hists,
       per_us => per_us()}.
@@ -53,11 +60,17 @@ counter_names() -> ?COUNTERS.
 -spec incr(metrics(), atom()) -> ok.
 incr(#{counters := C}, Name) -> counters:add(C, slot(Name), 1).
 
+%% @doc Count `N' (bytes).
+-spec add(metrics(), atom(), non_neg_integer()) -> ok.
+add(#{counters := C}, Name, N) -> counters:add(C, slot(Name), N).
+
 slot(sessions_started) -> 1;
 slot(sessions_done) -> 2;
 slot(requests) -> 3;
 slot(errors) -> 4;
-slot(timeouts) -> 5.
+slot(timeouts) -> 5;
+slot(bytes_sent) -> 6;
+slot(bytes_received) -> 7.
 
 %% @doc Record a duration in native time units into histogram `Name'.
 -spec record(metrics(), term(), integer()) -> ok.
@@ -84,7 +97,7 @@ take_counter(C, I) ->
 -spec empty([atom()]) -> interval().
 empty(Transactions) ->
     maps:from_list([{N, 0} || N <- ?COUNTERS]
-                   ++ [{H, beamscale_stats_hist:empty()} || H <- [latency, sent, session]]
+                   ++ [{H, beamscale_stats_hist:empty()} || H <- ?HISTS]
                    ++ [{{tx, T}, beamscale_stats_hist:empty()} || T <- Transactions]).
 
 %% @doc Two intervals' figures together.

@@ -23,7 +23,7 @@
                      duration_s := float(), stopped := done | time_limit,
                      requests_per_s := float(), latency_corrected := percentiles(),
                      latency_uncorrected := percentiles(), session_duration := percentiles(),
-                     transactions := #{binary() => percentiles()},
+                     connect_time := percentiles(), transactions := #{binary() => percentiles()},
                      atom() => non_neg_integer()}.
 
 -define(HEADER, [t_s, phase, offered_per_s, sessions_started, sessions_done, requests, errors,
@@ -84,4 +84,6 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             requests_per_s => maps:get(requests, T) / max(D, 1.0e-9),
             latency_corrected => percentiles(maps:get(latency, T)),
             latency_uncorrected => percentiles(maps:get(sent, T)),
-            session_duration => percentiles(maps:get(session, T)), transactions => Tx}.
+            session_duration => percentiles(maps:get(session, T)),
+            connect_time => percentiles(maps:get(connect, T, beamscale_stats_hist:empty())),
+            transactions => Tx}.
