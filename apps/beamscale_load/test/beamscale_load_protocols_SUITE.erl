@@ -8,9 +8,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([raw_xml_tcp/1, raw_udp/1, https_nginx/1, raw_tls/1, websocket_xml/1,
-         websocket_terms/1]).
+         websocket_terms/1, websocket_fragments_ping/1]).
 -export([raw_xml_tcp/0, raw_udp/0, https_nginx/0, raw_tls/0, websocket_xml/0,
-         websocket_terms/0]).
+         websocket_terms/0, websocket_fragments_ping/0]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
 %% How long a started server gets to listen: nginx and websocketd start in milliseconds; a loaded
@@ -19,7 +19,8 @@
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [raw_xml_tcp, raw_udp, https_nginx, raw_tls, websocket_xml, websocket_terms].
+all() -> [raw_xml_tcp, raw_udp, https_nginx, raw_tls, websocket_xml, websocket_terms,
+          websocket_fragments_ping].
 
 init_per_suite(Config) ->
     {ok, _} = application:ensure_all_started(ssl),
@@ -266,6 +267,79 @@ websocket_terms(Config) ->
         ?assertEqual(2 * Done, beamscale_stats_hist:count(maps:get(connect, T)))
     after
         Stop()
+    end.
+
+%% websocketd neither fragments nor pings: a small server here does both. It answers every
+%% message with its first fragment, a ping, and after the client's pong (sent to the test
+%% process) the last fragment; it also picks the second of the subprotocols offered.
+websocket_fragments_ping() ->
+    [{doc, "Replies in fragments are joined; pings in between answered with pongs."}].
+websocket_fragments_ping(_Config) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(L),
+    Test = self(),
+    Acceptor = spawn(fun() -> ws_accept(L, Test) end),
+    ok = gen_tcp:controlling_process(L, Acceptor),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 20, max_users => 3}}]}.\n"
+            "{sessions, [{s, #{steps => ["
+            " {websocket, #{type => connect, subprotocols => \"a, b\"}},"
+            " {loop, 4, [{websocket, #{type => message, data => <<\"hi\">>}}]}]}}]}.\n", [Port])),
+        #{total := T} = run(S),
+        ?assertEqual(3, maps:get(sessions_done, T)),
+        ?assertEqual(0, maps:get(errors, T)),
+        Pongs = [receive {pong, P} -> P after 1000 -> none end || _ <- lists:seq(1, 12)],
+        ?assertEqual(lists:duplicate(12, <<"hi">>), Pongs)
+    after
+        exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+ws_accept(L, Test) ->
+    {ok, S} = gen_tcp:accept(L),
+    Pid = spawn(fun() -> receive go -> ws_handshake(S, Test) end end),
+    ok = gen_tcp:controlling_process(S, Pid),
+    Pid ! go,
+    ws_accept(L, Test).
+
+ws_handshake(S, Test) ->
+    ok = inet:setopts(S, [{packet, http_bin}]),
+    Key = ws_headers(S, none),
+    ok = inet:setopts(S, [{packet, raw}]),
+    ok = gen_tcp:send(S, ["HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                          "Connection: Upgrade\r\nSec-WebSocket-Protocol: b\r\n"
+                          "Sec-WebSocket-Accept: ", beamscale_load_ws_frame:accept(Key),
+                          "\r\n\r\n"]),
+    ws_serve(S, Test).
+
+ws_headers(S, Key) ->
+    case gen_tcp:recv(S, 0) of
+        {ok, {http_header, _, _, Name, V}} ->
+            case string:lowercase(Name) of
+                <<"sec-websocket-key">> -> ws_headers(S, V);
+                _ -> ws_headers(S, Key)
+            end;
+        {ok, http_eoh} -> Key;
+        {ok, _} -> ws_headers(S, Key)
+    end.
+
+%% A client frame of up to 125 bytes: opcode and unmasked payload.
+ws_recv(S) ->
+    {ok, <<_:4, Op:4, 1:1, Len:7, Key:4/binary>>} = gen_tcp:recv(S, 6),
+    {ok, P} = case Len of 0 -> {ok, <<>>}; _ -> gen_tcp:recv(S, Len) end,
+    {Op, beamscale_load_ws_frame:mask(P, Key)}.
+
+ws_serve(S, Test) ->
+    case catch ws_recv(S) of
+        {1, Msg} ->
+            ok = gen_tcp:send(S, [<<16#01, (byte_size(Msg)):8>>, Msg]),
+            ok = gen_tcp:send(S, [<<16#89, (byte_size(Msg)):8>>, Msg]),
+            {10, Pong} = ws_recv(S),
+            Test ! {pong, Pong},
+            ok = gen_tcp:send(S, <<16#80, 4, "-end">>),
+            ws_serve(S, Test);
+        _ -> gen_tcp:close(S)
     end.
 
 websocketd(Config, Port) ->

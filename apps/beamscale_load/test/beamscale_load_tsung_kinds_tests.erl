@@ -71,7 +71,8 @@ terms_tls_test_() ->
     Check = fun(Target) ->
                     Text = lists:flatten(["{targets, [{t, ", Target, "}]}.\n"
                                           "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
-                                          "{sessions, [{s, #{steps => [{raw, #{data => <<\"a\">>}}]}}]}.\n"]),
+                                          "{sessions, [{s, #{steps => "
+                                          "[{raw, #{data => <<\"a\">>}}]}}]}.\n"]),
                     {ok, Entries} = beamscale_format_terms:parse(Text),
                     case beamscale_load_scenario:check("s", Entries) of
                         {ok, #{targets := #{t := T}}} -> T;
@@ -93,3 +94,34 @@ terms_tls_test_() ->
                    Check("#{address => \"h:1\", tls => true, transport => udp}")),
      ?_assertEqual("s:1: key targets.t.transport: expected tcp or udp",
                    Check("#{address => \"h:1\", transport => sctp}"))].
+
+%% The examples of each kind are valid scenarios (rebar3 runs EUnit from the repository's root).
+examples_test_() ->
+    [?_assertMatch({ok, _}, beamscale_load_scenario:load("examples/" ++ F))
+     || F <- ["raw_echo.scenario", "websocket_echo.scenario", "https_nginx.scenario"]].
+
+websocket_xml_test() ->
+    S = load(xml(server("tcp"), "ts_websocket",
+                 "<request subst=\"true\"><websocket type=\"connect\" path=\"/chat\" "
+                 "subprotocols=\"a,b\"/></request>\n"
+                 "<request><websocket type=\"message\">{\"k\":1}</websocket></request>\n"
+                 "<request><websocket type=\"message\" frame=\"binary\" ack=\"no_ack\">x"
+                 "</websocket></request>\n"
+                 "<request><websocket type=\"close\"/></request>")),
+    ?assertMatch([{request, beamscale_load_websocket, server,
+                   #{type := connect, path := "/chat", subprotocols := ["a", "b"]}, _},
+                  {request, _, _, #{type := message, data := <<"{\"k\":1}">>, frame := text,
+                                    ack := reply}, _},
+                  {request, _, _, #{type := message, data := <<"x">>, frame := binary,
+                                    ack := no_ack}, _},
+                  {request, _, _, #{type := close}, _}], steps(S)),
+    Err = fun(Body) -> load(xml(server("tcp"), "ts_websocket", Body)) end,
+    ?assertEqual({error, "t.xml:6: subst=\"true\" with %%...%% is not supported (beamscale has "
+                         "no dynamic variables)"},
+                 Err("<request subst=\"true\"><websocket type=\"message\">%%_uid%%</websocket>"
+                     "</request>")),
+    ?assertEqual({error, "t.xml:6: type=\"open\" (expected connect, message or close)"},
+                 Err("<request><websocket type=\"open\"/></request>")),
+    ?assertEqual({error, "t.xml:6: frame=\"utf8\" (expected text or binary)"},
+                 Err("<request><websocket type=\"message\" frame=\"utf8\">a</websocket>"
+                     "</request>")).

@@ -23,7 +23,8 @@ request(E, #{type := Type} = Ctx) ->
     check_attrs(E, Ctx),
     %% With nothing to substitute, subst="true" changes nothing and is accepted.
     [fail(E, Ctx, "subst=\"true\" with %%...%% is not supported (beamscale has no dynamic "
-                  "variables)", []) || bool(E, subst, false, Ctx), string:find(values(E), "%%") =/= nomatch],
+                  "variables)", [])
+     || bool(E, subst, false, Ctx), string:find(values(E), "%%") =/= nomatch],
     case children(E, [http, rpc, raw, websocket], Ctx) of
         [#xmlElement{name = Type} = R] when Type =:= http -> http(R, Ctx);
         [#xmlElement{name = Type} = R] when Type =:= raw -> raw(R, Ctx);
