@@ -226,8 +226,9 @@ websocket_xml(Config) ->
     %% Unchanged, it is refused where it needs dynamic variables (not built yet): named, not
     %% ignored.
     {ok, Bin} = file:read_file(?EXAMPLES ++ "websocket.xml"),
-    ?assertMatch({error, _}, beamscale_load_tsung:from_text("websocket.xml",
-                                                            unicode:characters_to_list(Bin))),
+    {error, E} = beamscale_load_tsung:from_text("websocket.xml", unicode:characters_to_list(Bin)),
+    ?assertEqual("websocket.xml:24: <dyn_variable> is not supported: beamscale has no dynamic "
+                 "variables", lists:flatten(beamscale_load_tsung:format_error(E))),
     try
         S = tsung_example("websocket.xml",
                           Rewrites ++ [{"<dyn_variable name=\"uid\" jsonpath=\"uid\"/>", ""},
