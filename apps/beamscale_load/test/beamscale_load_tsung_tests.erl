@@ -269,8 +269,8 @@ unsupported_test_() ->
              {#{sessions => ["\n", session("ts_jabber", "100", req("/"))]},
               "session type \"ts_jabber\" is not supported"},
              {#{sessions => session("ts_http", "100", ["\n<request subst=\"true\">"
-                                                       "<http url=\"/\"/></request>"])},
-              "subst=\"true\" is not supported"},
+                                                       "<http url=\"/%%_x%%\"/></request>"])},
+              "subst=\"true\" with %%...%% is not supported"},
              {#{sessions => session("ts_rpc", "100", ["\n", req("/")])},
               "<http> in a session of type ts_rpc"},
              {#{sessions => session("ts_http", "100", ["\n<request><http url=\"/\" "

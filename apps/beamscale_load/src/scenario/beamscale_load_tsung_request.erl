@@ -58,7 +58,8 @@ raw(E, Ctx) ->
     {Name, Target} = server(E, Ctx),
     Spec = Bytes#{ack => Ack},
     %% Checked here too, so that a size too big names the <raw> element's line.
-    case beamscale_load_raw:check(Spec, maps:merge(#{host => "", port => 0}, Target)) of
+    case beamscale_load_raw:check(Spec, maps:merge(#{host => "", port => 0},
+                                                   maps:with([transport], Target))) of
         {ok, _} -> {{raw, Spec#{target => Name}}, [{Name, Target}]};
         {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
     end.
