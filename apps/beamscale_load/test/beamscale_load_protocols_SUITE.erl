@@ -227,7 +227,7 @@ websocket_xml(Config) ->
     %% ignored.
     {ok, Bin} = file:read_file(?EXAMPLES ++ "websocket.xml"),
     {error, E} = beamscale_load_tsung:from_text("websocket.xml", unicode:characters_to_list(Bin)),
-    ?assertEqual("websocket.xml:24: <dyn_variable> is not supported: beamscale has no dynamic "
+    ?assertEqual("websocket.xml:25: <dyn_variable> is not supported: beamscale has no dynamic "
                  "variables", lists:flatten(beamscale_load_tsung:format_error(E))),
     try
         S = tsung_example("websocket.xml",
