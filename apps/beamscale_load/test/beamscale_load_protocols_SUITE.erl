@@ -8,9 +8,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([raw_xml_tcp/1, raw_udp/1, https_nginx/1, raw_tls/1, websocket_xml/1,
-         websocket_terms/1, websocket_fragments_ping/1]).
+         websocket_terms/1, websocket_fragments_ping/1, websocket_tls/1]).
 -export([raw_xml_tcp/0, raw_udp/0, https_nginx/0, raw_tls/0, websocket_xml/0,
-         websocket_terms/0, websocket_fragments_ping/0]).
+         websocket_terms/0, websocket_fragments_ping/0, websocket_tls/0]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
 %% How long a started server gets to listen: nginx and websocketd start in milliseconds; a loaded
@@ -20,7 +20,7 @@
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [raw_xml_tcp, raw_udp, https_nginx, raw_tls, websocket_xml, websocket_terms,
-          websocket_fragments_ping].
+          websocket_fragments_ping, websocket_tls].
 
 init_per_suite(Config) ->
     {ok, _} = application:ensure_all_started(ssl),
@@ -343,11 +343,36 @@ ws_serve(S, Test) ->
         _ -> gen_tcp:close(S)
     end.
 
-websocketd(Config, Port) ->
+websocket_tls() -> [{doc, "WebSocket over TLS (wss) to websocketd --ssl, certificate verified."}].
+websocket_tls(Config) ->
+    Dir = tmp_dir(Config, "wss"),
+    {Ca, Cert, Key} = certificate(Dir),
+    Port = free_port(),
+    Stop = websocketd(Config, Port, ["--ssl", "--sslcert", Cert, "--sslkey", Key]),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{w, #{address => \"127.0.0.1:~b\", tls => #{cacertfile => ~0p,"
+            " server_name_indication => \"localhost\"}}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+            "{sessions, [{s, #{steps => [{websocket, #{type => connect}},"
+            " {websocket, #{type => message, data => <<\"hello\">>}},"
+            " {websocket, #{type => close}}]}}]}.\n", [Port, Ca])),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 3),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(3 * Done, maps:get(requests, T))
+    after
+        Stop()
+    end.
+
+websocketd(Config, Port) -> websocketd(Config, Port, []).
+
+websocketd(Config, Port, Extra) ->
     Dir = tmp_dir(Config, "websocketd"),
     start_server(os:find_executable("websocketd"),
-                 ["--port", integer_to_list(Port), "--address", "127.0.0.1", "--loglevel", "error",
-                  "cat"], Port, Dir).
+                 ["--port", integer_to_list(Port), "--address", "127.0.0.1", "--loglevel", "error"]
+                 ++ Extra ++ ["cat"], Port, Dir).
 
 %% ---- servers ----
 
