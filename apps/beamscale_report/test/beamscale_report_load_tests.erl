@@ -62,3 +62,14 @@ reasons_test() ->
     ?assertEqual(nomatch, binary:match(Html, <<"<script">>)),
     ?assertMatch({_, _}, binary:match(Html, <<"sut (n@h) at 1.5 s">>)),
     ?assertMatch({_, _}, binary:match(Html, <<"error reason">>)).
+
+%% Connect times and bytes are shown when the run has them, and no empty row when it has not.
+connect_and_bytes_test() ->
+    #{summary := S} = D = data(),
+    Old = iolist_to_binary(beamscale_report_load:index(D)),
+    ?assertEqual(nomatch, binary:match(Old, <<"TLS handshake">>)),
+    New = iolist_to_binary(beamscale_report_load:index(
+                             D#{summary := S#{<<"connect_time">> => #{<<"count">> => 7},
+                                              <<"bytes_sent">> => 123456}})),
+    ?assertNotEqual(nomatch, binary:match(New, <<"connect (TCP, and the TLS handshake)">>)),
+    ?assertNotEqual(nomatch, binary:match(New, <<"bytes_sent">>)).

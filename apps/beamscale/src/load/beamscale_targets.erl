@@ -32,10 +32,13 @@ resolve([{Name, T} | Rest], Cookie, Acc, Started) ->
             {error, {?MODULE, {Name, Reason}}}
     end.
 
-one(_Name, #{host := H, port := P}, _Cookie) ->
+%% UDP has no connection to try: the first request's reply (or its timeout) tells.
+one(_Name, #{host := _, transport := udp} = T, _Cookie) -> {ok, T, nothing};
+one(_Name, #{host := H, port := P} = T, _Cookie) ->
     %% A server that does not listen is one clear error now rather than every request failing.
+    %% The target is kept whole: its TLS options go to the users.
     case gen_tcp:connect(H, P, [], ?CONNECT_TIMEOUT) of
-        {ok, S} -> ok = gen_tcp:close(S), {ok, #{host => H, port => P}, nothing};
+        {ok, S} -> ok = gen_tcp:close(S), {ok, T, nothing};
         {error, Reason} -> {error, {not_listening, H, P, Reason}}
     end;
 one(_Name, #{node := Node} = T, Cookie) ->

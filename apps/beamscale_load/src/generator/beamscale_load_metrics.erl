@@ -4,10 +4,13 @@
 %% also counted by reason (`beamscale_load_reasons': bounded text) in a public ETS table.
 -module(beamscale_load_metrics).
 
--export([new/1, incr/2, error/2, record/3, take/1, merge/2, empty/1, counter_names/0]).
+-export([new/1, incr/2, add/3, error/2, record/3, take/1, merge/2, empty/1, counter_names/0]).
 -export_type([metrics/0, interval/0, row/0]).
 
--define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts]).
+-define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts, bytes_sent,
+                   bytes_received]).
+%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS).
+-define(HISTS, [latency, sent, session, connect]).
 
 -type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
                      per_us := pos_integer() | convert, reasons := ets:tid()}.
@@ -16,24 +19,28 @@
 %% `reasons': the errors by reason.
 -type interval() :: #{sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                       requests := non_neg_integer(), errors := non_neg_integer(),
-                      timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
+                      timeouts := non_neg_integer(), bytes_sent := non_neg_integer(),
+                      bytes_received := non_neg_integer(), latency := snapshot(),
+                      sent := snapshot(), session := snapshot(), connect := snapshot(),
                       reasons := beamscale_load_reasons:counts(),
-                      session := snapshot(), {tx, atom() | binary()} => snapshot()}.
+                      {tx, atom() | binary()} => snapshot()}.
 %% One second of a load run (the agents' intervals merged by `beamscale_load_run'), the
 %% figures of a `load.csv' line: the interval's with the second, phase and offered rate.
 -type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
                  sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                  requests := non_neg_integer(), errors := non_neg_integer(),
-                 timeouts := non_neg_integer(), latency := snapshot(), sent := snapshot(),
+                 timeouts := non_neg_integer(), bytes_sent => non_neg_integer(),
+                 bytes_received => non_neg_integer(), latency := snapshot(),
+                 sent := snapshot(), session := snapshot(), connect => snapshot(),
                  reasons := beamscale_load_reasons:counts(),
-                 session := snapshot(), {tx, atom() | binary()} => snapshot()}.
+                 {tx, atom() | binary()} => snapshot()}.
 -type snapshot() :: beamscale_stats_hist:snapshot().
 
 %% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and
-%% `session' histograms, one per transaction name.
+%% `session' histograms, `connect' times, one per transaction name.
 -spec new([atom()]) -> metrics().
 new(Transactions) ->
-    Hists = maps:from_list([{H, beamscale_stats_hist:new()} || H <- [latency, sent, session]]
+    Hists = maps:from_list([{H, beamscale_stats_hist:new()} || H <- ?HISTS]
                            ++ [{{tx, T}, beamscale_stats_hist:new()} || T <- Transactions]),
     #{counters => counters:new(length(?COUNTERS), [write_concurrency]), hists => Hists,
       per_us => per_us(),
@@ -58,6 +65,10 @@ counter_names() -> ?COUNTERS.
 -spec incr(metrics(), atom()) -> ok.
 incr(#{counters := C}, Name) -> counters:add(C, slot(Name), 1).
 
+%% @doc Count `N' (bytes).
+-spec add(metrics(), atom(), non_neg_integer()) -> ok.
+add(#{counters := C}, Name, N) -> counters:add(C, slot(Name), N).
+
 %% @doc Count one failed request (`errors', `timeouts' for a timeout) under its reason's text.
 %% The number of distinct reasons is bounded here too (a racing insert may pass the bound by
 %% a few; the merge bounds again).
@@ -81,7 +92,9 @@ slot(sessions_started) -> 1;
 slot(sessions_done) -> 2;
 slot(requests) -> 3;
 slot(errors) -> 4;
-slot(timeouts) -> 5.
+slot(timeouts) -> 5;
+slot(bytes_sent) -> 6;
+slot(bytes_received) -> 7.
 
 %% @doc Record a duration in native time units into histogram `Name'.
 -spec record(metrics(), term(), integer()) -> ok.
@@ -113,7 +126,7 @@ take_counter(C, I) ->
 -spec empty([atom()]) -> interval().
 empty(Transactions) ->
     maps:from_list([{reasons, #{}} | [{N, 0} || N <- ?COUNTERS]]
-                   ++ [{H, beamscale_stats_hist:empty()} || H <- [latency, sent, session]]
+                   ++ [{H, beamscale_stats_hist:empty()} || H <- ?HISTS]
                    ++ [{{tx, T}, beamscale_stats_hist:empty()} || T <- Transactions]).
 
 %% @doc Two intervals' figures together.

@@ -29,7 +29,7 @@
                      duration_s := float(), stopped := done | time_limit,
                      requests_per_s := float(), latency_corrected := percentiles(),
                      latency_uncorrected := percentiles(), session_duration := percentiles(),
-                     transactions := #{binary() => percentiles()},
+                     connect_time := percentiles(), transactions := #{binary() => percentiles()},
                      errors_by_reason := reasons(),
                      latency_distribution := distribution(),
                      atom() => non_neg_integer()}.
@@ -126,7 +126,8 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             requests_per_s => maps:get(requests, T) / max(D, 1.0e-9),
             latency_corrected => percentiles(maps:get(latency, T)),
             latency_uncorrected => percentiles(maps:get(sent, T)),
-            session_duration => percentiles(maps:get(session, T)), transactions => Tx,
-            errors_by_reason => maps:get(reasons, T),
+            session_duration => percentiles(maps:get(session, T)),
+            connect_time => percentiles(maps:get(connect, T, beamscale_stats_hist:empty())),
+            transactions => Tx, errors_by_reason => maps:get(reasons, T),
             latency_distribution => #{corrected => distribution(maps:get(latency, T)),
                                       uncorrected => distribution(maps:get(sent, T))}}.

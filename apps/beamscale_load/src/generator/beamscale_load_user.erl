@@ -31,7 +31,7 @@ step({request, Mod, Target, Spec, Timeout}, #{ctx := Ctx, conns := Conns} = St) 
     Key = {Mod, Target},
     Intended = min(maps:get(intended, St), Send),
     Result = beamscale_load_request:run(Mod, maps:get(Target, Targets),
-                                        maps:get(Key, Conns, closed), {Spec, Timeout}),
+                                        maps:get(Key, Conns, closed), {Spec, Timeout}, M),
     End = erlang:monotonic_time(),
     beamscale_load_metrics:incr(M, requests),
     Conn = outcome(M, Result, End - Intended, End - Send),

@@ -44,7 +44,7 @@ connect(Target) -> beamscale_load_tcp:connect(Target).
 -spec request(map(), beamscale_load_tcp:conn(), pos_integer()) ->
     beamscale_load_request:result().
 request(#{bytes := Bytes, status := Want} = Spec, {S, Buf}, Timeout) ->
-    case gen_tcp:send(S, Bytes) of
+    case beamscale_load_tcp:send(S, Bytes) of
         ok ->
             case response(S, Buf, beamscale_load_tcp:deadline(Timeout), Spec) of
                 {ok, Want, Rest, keep} -> {ok, {S, Rest}};

@@ -1,13 +1,17 @@
-%% @doc The behaviour of a request kind (rpc, http, tcp, ...): one module per kind.
+%% @doc The behaviour of a request kind (rpc, http, tcp, raw, websocket): one module per kind.
 %%
 %% `check/2' validates a request's spec from the scenario (keys other than `target' and
 %% `timeout_ms') against its target. A user opens one connection per kind and target with
 %% `connect/1' (lazily, at its first request), sends requests over it with `request/3', and
 %% closes it at the end of its session. A request that cannot be made because the connection is
 %% gone returns `{error, Reason, closed}'; the next request reconnects.
+%%
+%% The time `connect/1' takes (TCP, and TLS where the target has it) is recorded apart, in the
+%% `connect' histogram, as Tsung reports its connect time. Kinds count the bytes they send and
+%% receive with `count/2'; `run/5' moves the tally into the run's counters after each request.
 -module(beamscale_load_request).
 
--export([run/4, close/2]).
+-export([run/5, close/2, count/2]).
 -export_type([conn/0, result/0]).
 
 -type conn() :: term().
@@ -19,15 +23,39 @@
 -callback request(Spec :: map(), conn(), TimeoutMs :: pos_integer()) -> result().
 -callback close(conn()) -> ok.
 
-%% @doc Run one request on a connection (`closed': connect first).
--spec run(module(), map(), conn() | closed, {map(), pos_integer()}) -> result().
-run(Mod, Target, closed, {Spec, Timeout}) ->
+%% The tally's process-dictionary keys. A user is one process that runs its requests one after
+%% the other, so a tally of its own needs no lock, and the kinds need no metrics argument: the
+%% shared counters are touched once per request, not once per packet.
+-define(TALLY(Name), {?MODULE, Name}).
+
+%% @doc Run one request on a connection (`closed': connect first), recording the connect time
+%% and the bytes into `Metrics'.
+-spec run(module(), map(), conn() | closed, {map(), pos_integer()},
+          beamscale_load_metrics:metrics()) -> result().
+run(Mod, Target, closed, {Spec, Timeout}, M) ->
+    Start = erlang:monotonic_time(),
     case Mod:connect(Target) of
-        {ok, Conn} -> Mod:request(Spec, Conn, Timeout);
-        {error, Reason} -> {error, Reason, closed}
+        {ok, Conn} ->
+            beamscale_load_metrics:record(M, connect, erlang:monotonic_time() - Start),
+            tally(M, Mod:request(Spec, Conn, Timeout));
+        {error, Reason} -> tally(M, {error, Reason, closed})
     end;
-run(Mod, _Target, Conn, {Spec, Timeout}) ->
-    Mod:request(Spec, Conn, Timeout).
+run(Mod, _Target, Conn, {Spec, Timeout}, M) ->
+    tally(M, Mod:request(Spec, Conn, Timeout)).
+
+tally(M, Result) ->
+    [beamscale_load_metrics:add(M, Name, N)
+     || Name <- [bytes_sent, bytes_received], N <- [erase(?TALLY(Name))], N =/= undefined],
+    Result.
+
+%% @doc Count `N' bytes sent or received by this user's current request.
+-spec count(bytes_sent | bytes_received, non_neg_integer()) -> ok.
+count(Name, N) ->
+    case get(?TALLY(Name)) of
+        undefined -> put(?TALLY(Name), N);
+        Old -> put(?TALLY(Name), Old + N)
+    end,
+    ok.
 
 %% @doc Close a connection if it is open.
 -spec close(module(), conn() | closed) -> ok.

@@ -1,13 +1,16 @@
 %% @doc The `tcp' request kind: send bytes over the user's connection and read a reply of a given
-%% length, up to a delimiter, or none. Also the socket helpers of the `http' kind.
+%% length, up to a delimiter, or none. Also the stream helpers of the `http', `raw' and
+%% `websocket' kinds, over TCP or TLS (a target with `tls', see `beamscale_load_tls').
 -module(beamscale_load_tcp).
 -behaviour(beamscale_load_request).
 
--export([check/2, connect/1, request/3, close/1, recv_more/3, deadline/1, drop/1]).
--export_type([conn/0]).
+-export([check/2, connect/1, request/3, close/1, recv_more/3, deadline/1, drop/1, send/2]).
+-export_type([conn/0, socket/0]).
 
+%% A TCP port, or a TLS socket over one.
+-type socket() :: gen_tcp:socket() | ssl:sslsocket().
 %% A socket and the bytes received but not yet used.
--type conn() :: {gen_tcp:socket(), binary()}.
+-type conn() :: {socket(), binary()}.
 
 -define(CONNECT_TIMEOUT, 5000).
 %% Active: replies arrive as messages, with no call into the socket per read (measured cheaper
@@ -39,18 +42,40 @@ iodata(D) ->
     catch error:badarg -> false
     end.
 
-%% @doc Open the user's connection.
+%% @doc Open the user's connection (and its TLS handshake when the target has `tls'). The time
+%% it takes is the connect time that `beamscale_load_request' records.
 -spec connect(map()) -> {ok, conn()} | {error, term()}.
-connect(#{host := Host, port := Port}) ->
-    case gen_tcp:connect(Host, Port, ?SOCKET_OPTS, ?CONNECT_TIMEOUT) of
-        {ok, S} -> {ok, {S, <<>>}};
+connect(#{host := Host, port := Port} = Target) ->
+    %% Passive until TLS takes the socket over (ssl wants it so); TLS makes it active again.
+    Opts = case Target of
+               #{tls := _} -> ?SOCKET_OPTS ++ [{active, false}];
+               _ -> ?SOCKET_OPTS
+           end,
+    case gen_tcp:connect(Host, Port, Opts, ?CONNECT_TIMEOUT) of
+        {ok, S} -> tls(S, Target);
         {error, Reason} -> {error, {connect, Reason}}
     end.
+
+tls(S, #{tls := Opts, host := Host, port := Port}) ->
+    case beamscale_load_tls:handshake(S, {Host, Port}, Opts, ?CONNECT_TIMEOUT) of
+        {ok, T} -> {ok, {T, <<>>}};
+        {error, {_, Reason}} -> _ = drop(S), {error, Reason}
+    end;
+tls(S, _Target) -> {ok, {S, <<>>}}.
+
+%% @doc Send bytes, counted for the run's `bytes_sent'.
+-spec send(socket(), iodata()) -> ok | {error, term()}.
+send(S, Bytes) when is_port(S) ->
+    beamscale_load_request:count(bytes_sent, iolist_size(Bytes)),
+    gen_tcp:send(S, Bytes);
+send(S, Bytes) ->
+    beamscale_load_request:count(bytes_sent, iolist_size(Bytes)),
+    ssl:send(S, Bytes).
 
 %% @doc Send and read the reply.
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
 request(#{send := Bytes, reply := Reply}, {S, Buf} = Conn, Timeout) ->
-    case gen_tcp:send(S, Bytes) of
+    case send(S, Bytes) of
         ok when Reply =:= none -> {ok, Conn};
         ok -> reply(Reply, S, Buf, deadline(Timeout));
         {error, Reason} -> gone(S, Reason)
@@ -72,15 +97,20 @@ more(Reply, S, Buf, Deadline) ->
         {error, Reason} -> gone(S, Reason)
     end.
 
-%% @doc Append what the socket has (waiting until `Deadline' at most) to `Buf'.
--spec recv_more(gen_tcp:socket(), binary(), integer()) -> {ok, binary()} | {error, term()}.
+%% @doc Append what the socket has (waiting until `Deadline' at most) to `Buf'; counted for the
+%% run's `bytes_received'.
+-spec recv_more(socket(), binary(), integer()) -> {ok, binary()} | {error, term()}.
 recv_more(S, Buf, Deadline) ->
     Left = Deadline - erlang:monotonic_time(millisecond),
     receive
-        {tcp, S, Data} when Buf =:= <<>> -> {ok, Data};
-        {tcp, S, Data} -> {ok, <<Buf/binary, Data/binary>>};
-        {tcp_closed, S} -> {error, closed};
-        {tcp_error, S, Reason} -> {error, Reason}
+        {Tag, S, Data} when Tag =:= tcp; Tag =:= ssl ->
+            beamscale_load_request:count(bytes_received, byte_size(Data)),
+            case Buf of
+                <<>> -> {ok, Data};
+                _ -> {ok, <<Buf/binary, Data/binary>>}
+            end;
+        {Tag, S} when Tag =:= tcp_closed; Tag =:= ssl_closed -> {error, closed};
+        {Tag, S, Reason} when Tag =:= tcp_error; Tag =:= ssl_error -> {error, Reason}
     after max(Left, 0) -> {error, timeout}
     end.
 
@@ -98,15 +128,18 @@ gone(S, Reason) ->
 close({S, _}) -> drop(S).
 
 %% @doc Close a socket and drop what it delivered but nobody read.
--spec drop(gen_tcp:socket()) -> ok.
-drop(S) ->
+-spec drop(socket()) -> ok.
+drop(S) when is_port(S) ->
     ok = gen_tcp:close(S),
+    flush(S);
+drop(S) ->
+    %% A TLS close may fail when the peer has gone already: the socket is gone either way.
+    _ = ssl:close(S),
     flush(S).
 
 flush(S) ->
     receive
-        {tcp, S, _} -> flush(S);
-        {tcp_closed, S} -> flush(S);
-        {tcp_error, S, _} -> flush(S)
+        {Tag, S, _} when Tag =:= tcp; Tag =:= ssl; Tag =:= tcp_error; Tag =:= ssl_error -> flush(S);
+        {Tag, S} when Tag =:= tcp_closed; Tag =:= ssl_closed -> flush(S)
     after 0 -> ok
     end.

@@ -8,7 +8,8 @@
 -type target() :: #{node := node(), cookie => atom()}
                 | #{start := #{erl := string(), flags := string(), code_path := [string()],
                                init => {module(), atom(), list()}}}
-                | #{host := string(), port := inet:port_number()}.
+                | #{host := string(), port := inet:port_number(),
+                    tls => [ssl:tls_client_option()], transport => tcp | udp}.
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
                    max_users := pos_integer() | infinity}.
 -type step() :: {request, module(), atom(), map(), timeout()}
@@ -39,7 +40,8 @@
 
 %% @doc The request kinds built in: the step name and the module behind it.
 -spec kinds() -> #{atom() => module()}.
-kinds() -> #{rpc => beamscale_load_rpc, http => beamscale_load_http, tcp => beamscale_load_tcp}.
+kinds() -> #{rpc => beamscale_load_rpc, http => beamscale_load_http, tcp => beamscale_load_tcp,
+             raw => beamscale_load_raw, websocket => beamscale_load_websocket}.
 
 %% @doc Read and validate a scenario file.
 -spec load(file:filename()) -> {ok, scenario()} | {error, {?MODULE, term()}}.
@@ -176,15 +178,32 @@ target(#{start := S} = T) when is_map(S) ->
     end,
     #{start => Start};
 target(#{address := A} = T) ->
-    only(T, [address]),
+    only(T, [address, tls, transport]),
+    Tcp = case maps:get(transport, T, tcp) of
+              tcp -> #{};
+              udp when is_map_key(tls, T) -> bad([tls], "TLS over udp is not supported");
+              udp -> #{transport => udp};
+              _ -> bad([transport], "expected tcp or udp")
+          end,
     case address(A) of
-        {ok, Host, Port} -> #{host => Host, port => Port};
-        error -> bad([address], "expected \"host:port\"")
+        {ok, Host, Port} -> maps:merge(Tcp#{host => Host, port => Port}, tls(T));
+        error -> bad([address], "expected \"host:port\" or \"https://host:port\"")
     end;
 target(_) ->
     bad([], "expected #{node => Node}, #{start => #{...}} or #{address => \"host:port\"}").
 
-%% @private "host:port" with a port number.
+%% `tls => true | #{...}' (beamscale_load_tls), or an https:// address (TLS, verified).
+tls(#{tls := Tls}) ->
+    case beamscale_load_tls:check(Tls) of
+        {ok, Opts} -> #{tls => Opts};
+        {error, tls, Msg} -> bad([tls], Msg);
+        {error, K, Msg} -> bad([tls, K], Msg)
+    end;
+tls(#{address := "https://" ++ _}) -> tls(#{tls => true});
+tls(_) -> #{}.
+
+%% @private "host:port" with a port number ("https://host:port" too: `tls/2' reads the scheme).
+address("https://" ++ A) -> address(A);
 address(A) when is_list(A) ->
     case string:split(A, ":", trailing) of
         [Host, P] when Host =/= "" ->
@@ -274,7 +293,7 @@ step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
     request_kind(Mod),
     request(Mod, Mod, Spec, Targets);
 step(_, _) ->
-    bad([steps], "expected {rpc|http|tcp, #{...}}, {think, T}, {loop, N, Steps} or "
+    bad([steps], "expected {rpc|http|tcp|raw|websocket, #{...}}, {think, T}, {loop, N, Steps} or "
                  "{transaction, Name, Steps}").
 
 request(Kind, Mod, Spec, Targets) ->

@@ -70,6 +70,8 @@ spec(request) -> {[subst], [tag]};
 spec(http) -> {[url, method, version, contents, content_type, if_modified_since], []};
 spec(http_header) -> {[name, value], []};
 spec(rpc) -> {[type, module, function, arguments, node], []};
+spec(raw) -> {[data, datasize, ack], []};
+spec(websocket) -> {[type, path, subprotocols, frame, ack], []};
 spec(_) -> {[], []}.
 
 %% @doc The element children of `E', which must be among `Allowed' (or ignored ones); blank
@@ -98,10 +100,9 @@ unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
               match -> "beamscale does not match responses";
               change_type -> "a session keeps one type";
               user -> "only <users> arrivals are supported";
-              _ when N =:= jabber; N =:= pgsql; N =:= mysql; N =:= raw; N =:= ldap;
-                     N =:= websocket; N =:= fs; N =:= shell; N =:= job; N =:= amqp; N =:= mqtt;
-                     N =:= tcp; N =:= udp ->
-                  "beamscale sends http and rpc requests";
+              _ when N =:= jabber; N =:= pgsql; N =:= mysql; N =:= ldap; N =:= fs;
+                     N =:= shell; N =:= job; N =:= amqp; N =:= mqtt; N =:= tcp; N =:= udp ->
+                  "beamscale sends http, rpc, raw and websocket requests";
               _ -> io_lib:format("not expected in <~ts>", [Parent#xmlElement.name])
           end,
     fail(X, Ctx, "<~ts> is not supported: ~ts", [N, Why]).

@@ -1,6 +1,7 @@
-%% @doc The `<request>' element of a Tsung session, translated (pure) into an `http' or `rpc'
-%% step and the targets it uses: `<http url method version contents content_type>' with its
-%% `<http_header>'s, and the SMP-for-IO thesis's `<rpc type module function arguments node>'.
+%% @doc The `<request>' element of a Tsung session, translated (pure) into an `http', `rpc',
+%% `raw' or `websocket' step and the targets it uses: `<http url method version contents
+%% content_type>' with its `<http_header>'s, the SMP-for-IO thesis's `<rpc type module function
+%% arguments node>', `ts_raw''s `<raw data datasize ack>' and `ts_websocket''s `<websocket>'.
 %% Part of `beamscale_load_tsung_xml'; errors are thrown as it throws them.
 -module(beamscale_load_tsung_request).
 
@@ -12,23 +13,59 @@
 -define(METHODS, [get, head, post, put, delete, options, patch, trace, connect]).
 %% Erlang's longest atom, in characters.
 -define(MAX_ATOM, 255).
+%% Tsung does not check a server's certificate.
+-define(TSUNG_TLS, #{verify => verify_none}).
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, req/3, bool/4,
                                    fail/4]).
 
 %% @doc The step of a `<request>' and the `{Name, Target}' pairs it uses. `Ctx' holds the
 %% session's `type' (http or rpc), the `<server>'s and the targets of processing instructions.
--spec request(#xmlElement{}, map()) -> {{http | rpc, map()}, [{atom(), map()}]}.
+-spec request(#xmlElement{}, map()) ->
+    {{http | rpc | raw | websocket, map()}, [{atom(), map()}]}.
 request(E, #{type := Type} = Ctx) ->
     check_attrs(E, Ctx),
-    [fail(E, Ctx, "subst=\"true\" is not supported (beamscale has no dynamic variables)", [])
-     || bool(E, subst, false, Ctx)],
-    case children(E, [http, rpc], Ctx) of
+    %% With nothing to substitute, subst="true" changes nothing and is accepted.
+    [fail(E, Ctx, "subst=\"true\" with %%...%% is not supported (beamscale has no dynamic "
+                  "variables)", [])
+     || bool(E, subst, false, Ctx), string:find(values(E), "%%") =/= nomatch],
+    case children(E, [http, rpc, raw, websocket], Ctx) of
         [#xmlElement{name = Type} = R] when Type =:= http -> http(R, Ctx);
+        [#xmlElement{name = Type} = R] when Type =:= raw -> raw(R, Ctx);
+        [#xmlElement{name = Type} = R] when Type =:= websocket ->
+            websocket(R, Ctx);
         [#xmlElement{name = Type} = R] -> rpc(R, Ctx);
         [#xmlElement{name = Other} = R] ->
             fail(R, Ctx, "<~ts> in a session of type ts_~ts", [Other, Type]);
-        _ -> fail(E, Ctx, "<request> needs one <http> or <rpc> element", [])
+        _ -> fail(E, Ctx, "<request> needs one <~ts> element", [Type])
+    end.
+
+%% `ts_raw': `data' or `datasize' bytes to the `<server>' (tcp, ssl or udp); `ack' local waits
+%% for the first bytes back, no_ack does not. Tsung's `global' ack (a barrier across users) has
+%% no counterpart here and is refused.
+raw(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Bytes = case {attr(E, data), attr(E, datasize)} of
+                {undefined, undefined} -> fail(E, Ctx, "<raw> needs data or datasize", []);
+                {D, undefined} -> #{data => unicode:characters_to_binary(D)};
+                {undefined, _} -> #{datasize => beamscale_load_tsung_dom:positive_integer(
+                                                  E, datasize, Ctx)};
+                _ -> fail(E, Ctx, "<raw> has both data and datasize", [])
+            end,
+    Ack = case attr(E, ack, "local") of
+              "local" -> local;
+              "no_ack" -> no_ack;
+              "global" -> fail(E, Ctx, "ack=\"global\" is not supported (a barrier across "
+                                       "users; use local or no_ack)", []);
+              A -> fail(E, Ctx, "ack=\"~ts\" (expected local or no_ack)", [A])
+          end,
+    {Name, Target} = server(E, Ctx),
+    Spec = Bytes#{ack => Ack},
+    %% Checked here too, so that a size too big names the <raw> element's line.
+    case beamscale_load_raw:check(Spec, maps:merge(#{host => "", port => 0},
+                                                   maps:with([transport], Target))) of
+        {ok, _} -> {{raw, Spec#{target => Name}}, [{Name, Target}]};
+        {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
     end.
 
 http(E, Ctx) ->
@@ -43,7 +80,7 @@ http(E, Ctx) ->
              headers => Headers,
              body => unicode:characters_to_binary(attr(E, contents, "")),
              target => element(1, Target)},
-    {{http, Spec}, [{Name, #{address => A}} || {Name, A} <- [Target]]}.
+    {{http, Spec}, [Target]}.
 
 method(E, Ctx) ->
     M = attr(E, method, "GET"),
@@ -64,23 +101,70 @@ header(H, Ctx) ->
     check_attrs(H, Ctx),
     {req(H, name, Ctx), req(H, value, Ctx)}.
 
-%% A relative URL goes to the `<server>'; an absolute one (http://host:port/path) to its host.
+%% `ts_websocket': `<websocket type="connect" path subprotocols>', `<websocket type="message"
+%% frame="text|binary" ack="no_ack">DATA</websocket>' (without no_ack: wait for the reply),
+%% `<websocket type="close">', to the `<server>' (tcp or ssl).
+websocket(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Spec = case req(E, type, Ctx) of
+               "connect" -> maps:merge(#{type => connect, path => attr(E, path, "/")},
+                                       maps:from_list([{subprotocols, P}
+                                                       || P <- [attr(E, subprotocols)],
+                                                          P =/= undefined]));
+               "message" -> #{type => message, data => unicode:characters_to_binary(text(E)),
+                              frame => choice(E, frame, ["text", "binary"], Ctx),
+                              ack => case attr(E, ack) of
+                                         "no_ack" -> no_ack;
+                                         undefined -> reply;
+                                         A -> fail(E, Ctx, "ack=\"~ts\" (expected no_ack, or "
+                                                           "none to wait for the reply)", [A])
+                                     end};
+               "close" -> #{type => close};
+               T -> fail(E, Ctx, "type=\"~ts\" (expected connect, message or close)", [T])
+           end,
+    {Name, Target} = server(E, Ctx),
+    {{websocket, Spec#{target => Name}}, [{Name, Target}]}.
+
+%% Every attribute value and text inside an element, one string.
+values(#xmlElement{attributes = As, content = C}) ->
+    lists:append([V || #xmlAttribute{value = V} <- As, is_list(V)]
+                 ++ [case X of
+                         #xmlText{value = V} -> V;
+                         #xmlElement{} -> values(X);
+                         _ -> ""
+                     end || X <- C]).
+
+%% The text inside an element (CDATA included).
+text(#xmlElement{content = C}) -> lists:append([V || #xmlText{value = V} <- C]).
+
+choice(E, Name, [Default | _] = Known, Ctx) ->
+    V = attr(E, Name, Default),
+    case lists:member(V, Known) of
+        true -> list_to_existing_atom(V);
+        false -> fail(E, Ctx, "~ts=\"~ts\" (expected ~ts)", [Name, V, lists:join(" or ", Known)])
+    end.
+
+%% A relative URL goes to the `<server>'; an absolute one (http[s]://host[:port]/path) to its
+%% host (https: TLS, the certificate not checked, as Tsung does).
 url(E, Ctx) ->
     case req(E, url, Ctx) of
         "/" ++ _ = Path -> {server(E, Ctx), Path};
-        "http://" ++ Rest ->
-            {HostPort, Path} = case string:split(Rest, "/") of
-                                   [HP, P] -> {HP, "/" ++ P};
-                                   [HP] -> {HP, "/"}
-                               end,
-            Address = case string:split(HostPort, ":") of
-                          [_, _] -> HostPort;
-                          [_] -> HostPort ++ ":80"
-                      end,
-            {{atom(E, url, Address, Ctx), Address}, Path};
-        Url -> fail(E, Ctx, "url \"~ts\" is not supported (a path, or http://host:port/path)",
+        "http://" ++ Rest -> absolute(E, Ctx, Rest, "80", "", #{});
+        "https://" ++ Rest -> absolute(E, Ctx, Rest, "443", "https://", #{tls => ?TSUNG_TLS});
+        Url -> fail(E, Ctx, "url \"~ts\" is not supported (a path, or http[s]://host:port/path)",
                     [Url])
     end.
+
+absolute(E, Ctx, Rest, DefaultPort, Scheme, Extra) ->
+    {HostPort, Path} = case string:split(Rest, "/") of
+                           [HP, P] -> {HP, "/" ++ P};
+                           [HP] -> {HP, "/"}
+                       end,
+    Address = case string:split(HostPort, ":") of
+                  [_, _] -> HostPort;
+                  [_] -> HostPort ++ ":" ++ DefaultPort
+              end,
+    {{atom(E, url, Scheme ++ Address, Ctx), Extra#{address => Address}}, Path}.
 
 %% The thesis's `<rpc type module function arguments node>': `arguments' are the terms between
 %% the parentheses of the call (arguments="500" is write(500)).
@@ -115,13 +199,21 @@ rpc(E, #{pis := Pis} = Ctx) ->
 -spec node_name(string()) -> string().
 node_name(Text) -> hd(string:split(Text, "@")).
 
-%% The `<server>' behind relative URLs: one, over TCP.
+%% The `<server>' behind relative URLs, raw and websocket requests: one, over tcp, ssl (TLS,
+%% the certificate not checked, as Tsung does) or udp (raw only).
 server(Http, #{servers := Servers} = Ctx) ->
     case Servers of
-        [{_, Host, Port, "tcp"}] -> {server, Host ++ ":" ++ integer_to_list(Port)};
-        [{S, _, _, Type}] ->
-            fail(S, Ctx, "server type \"~ts\" is not supported (only tcp)", [Type]);
-        [] -> fail(Http, Ctx, "a relative url needs a <server>", []);
+        [{S, Host, Port, Type}] ->
+            Address = Host ++ ":" ++ integer_to_list(Port),
+            case {Type, Http#xmlElement.name} of
+                {"tcp", _} -> {server, #{address => Address}};
+                {"ssl", _} -> {server, #{address => Address, tls => ?TSUNG_TLS}};
+                {"udp", raw} -> {server, #{address => Address, transport => udp}};
+                _ -> fail(S, Ctx, "server type \"~ts\" is not supported for <~ts> (tcp, ssl; "
+                                  "udp for raw)", [Type, Http#xmlElement.name])
+            end;
+        [] -> fail(Http, Ctx, "<~ts> needs a <server> (or an absolute url)",
+                   [Http#xmlElement.name]);
         [_, {S, _, _, _} | _] ->
             fail(S, Ctx, "several <server> elements: Tsung spreads sessions over them, beamscale "
                          "sends to one", [])

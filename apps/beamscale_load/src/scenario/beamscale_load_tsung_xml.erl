@@ -185,8 +185,10 @@ session(E, Ctx) ->
     Type = case req(E, type, Ctx) of
                "ts_http" -> http;
                "ts_rpc" -> rpc;
-               T -> fail(E, Ctx, "session type \"~ts\" is not supported (beamscale sends ts_http "
-                                 "and ts_rpc)", [T])
+               "ts_raw" -> raw;
+               "ts_websocket" -> websocket;
+               T -> fail(E, Ctx, "session type \"~ts\" is not supported (beamscale sends ts_http, "
+                                 "ts_rpc, ts_raw and ts_websocket)", [T])
            end,
     {Kind, W} = case {attr(E, probability), attr(E, weight)} of
                     {undefined, undefined} -> fail(E, Ctx, "<session> needs a probability", []);

@@ -27,6 +27,8 @@
 -define(CHART_REASONS, 6).
 -define(COUNTS, [<<"sessions_started">>, <<"sessions_done">>, <<"requests">>, <<"errors">>,
                  <<"timeouts">>]).
+%% What the stream kinds wrote and read (empty for older runs and rpc-only ones).
+-define(BYTES, [<<"bytes_sent">>, <<"bytes_received">>]).
 
 %% @doc The whole page.
 -spec index(data()) -> iodata().
@@ -124,16 +126,18 @@ summary_tables(Summary) ->
     Tx = maps:to_list(map(Summary, <<"transactions">>)),
     Hists = [{"latency, from the intended start (corrected)", <<"latency_corrected">>},
              {"latency, from the send (uncorrected)", <<"latency_uncorrected">>},
-             {"session duration", <<"session_duration">>}],
-    Rows = [[Name | hist_cells(map(Summary, K))] || {Name, K} <- Hists]
+             {"session duration", <<"session_duration">>},
+             {"connect (TCP, and the TLS handshake)", <<"connect_time">>}],
+    %% Runs stored before connect times were recorded have no such entry: no empty row.
+    Rows = [[Name | hist_cells(map(Summary, K))] || {Name, K} <- Hists, is_map_key(K, Summary)]
         ++ [[["transaction ", T] | hist_cells(H)] || {T, H} <- lists:sort(Tx)],
     ByReason = map(Summary, <<"errors_by_reason">>),
     Reasons = beamscale_report_html:table(
                 ["error reason", "count"],
                 [[R, cell(N)]
                  || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
-    [beamscale_report_html:table(?COUNTS ++ ["requests/s", "duration (s)"],
-                          [[cell(get(Summary, C)) || C <- ?COUNTS]
+    [beamscale_report_html:table(?COUNTS ++ ?BYTES ++ ["requests/s", "duration (s)"],
+                          [[cell(get(Summary, C)) || C <- ?COUNTS ++ ?BYTES]
                            ++ [cell(get(Summary, <<"requests_per_s">>)),
                                cell(get(Summary, <<"duration_s">>))]]),
      beamscale_report_html:table(["", "count", "mean (ms)", "p50 (ms)", "p90 (ms)", "p99 (ms)",

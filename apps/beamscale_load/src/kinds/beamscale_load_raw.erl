@@ -1,0 +1,107 @@
+%% @doc The `raw' request kind, Tsung's `ts_raw': send bytes (given, or a size of them) over the
+%% user's TCP (or TLS) connection or UDP socket, and either go on at once (`no_ack') or wait for
+%% the first bytes that come back, whatever they are (`local': Tsung acknowledges a raw request
+%% on the first packet received). What a reply brings is used up by that request.
+-module(beamscale_load_raw).
+-behaviour(beamscale_load_request).
+
+-export([check/2, connect/1, request/3, close/1]).
+-export_type([conn/0]).
+
+-type conn() :: beamscale_load_tcp:conn() | {udp, gen_udp:socket(), string(), inet:port_number()}.
+
+%% The largest `datasize': the bytes are built once per request spec and held by every user, so
+%% a size from the scenario must not ask for unbounded memory. A UDP datagram holds at most 65507.
+-define(MAX_DATASIZE, 16 * 1024 * 1024).
+-define(MAX_UDP, 65507).
+%% Active as for tcp (replies as messages); the socket is the user's own.
+-define(UDP_OPTS, [binary, {active, true}]).
+
+%% @doc `#{data => Bytes} or #{datasize => N}, ack => local | no_ack' against host:port (a
+%% target with `transport => udp' sends datagrams).
+-spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
+check(Spec, #{host := _} = Target) ->
+    Max = case Target of
+              #{transport := udp} -> ?MAX_UDP;
+              _ -> ?MAX_DATASIZE
+          end,
+    case {[K || K <- maps:keys(Spec), not lists:member(K, [data, datasize, ack])],
+          bytes(Spec, Max), maps:get(ack, Spec, local)} of
+        {[K | _], _, _} -> {error, K, "unknown key (known: data, datasize, ack)"};
+        {_, {error, K, Msg}, _} -> {error, K, Msg};
+        {_, {ok, B}, Ack} when Ack =:= local; Ack =:= no_ack -> {ok, #{send => B, ack => Ack}};
+        _ -> {error, ack, "expected local or no_ack"}
+    end;
+check(_Spec, _Target) -> {error, target, "raw needs a host:port target"}.
+
+bytes(#{data := _, datasize := _}, _Max) -> {error, datasize, "give data or datasize, not both"};
+bytes(#{data := D}, Max) ->
+    try iolist_to_binary(D) of
+        B when byte_size(B) =< Max -> {ok, B};
+        _ -> {error, data, too_big(Max)}
+    catch error:badarg -> {error, data, "expected the bytes to send (iodata)"}
+    end;
+%% Tsung sends `datasize' bytes of its own choosing; zeros here.
+bytes(#{datasize := N}, Max) when is_integer(N), N > 0, N =< Max -> {ok, <<0:(N * 8)>>};
+bytes(#{datasize := _}, Max) -> {error, datasize, "expected a size above 0; " ++ too_big(Max)};
+bytes(_, _Max) -> {error, data, "missing (or datasize)"}.
+
+too_big(Max) -> "at most " ++ integer_to_list(Max) ++ " bytes".
+
+%% @doc Open the user's TCP connection (TLS if the target says so) or UDP socket.
+-spec connect(map()) -> {ok, conn()} | {error, term()}.
+connect(#{transport := udp, host := Host, port := Port}) ->
+    case gen_udp:open(0, ?UDP_OPTS) of
+        {ok, S} -> {ok, {udp, S, Host, Port}};
+        {error, Reason} -> {error, {connect, Reason}}
+    end;
+connect(Target) -> beamscale_load_tcp:connect(Target).
+
+%% @doc Send, and wait for the first bytes back unless `no_ack'.
+-spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
+request(#{send := B, ack := Ack}, {udp, S, Host, Port} = Conn, Timeout) ->
+    beamscale_load_request:count(bytes_sent, byte_size(B)),
+    case gen_udp:send(S, Host, Port, B) of
+        ok when Ack =:= no_ack -> {ok, Conn};
+        ok -> datagram(S, Conn, Timeout);
+        {error, Reason} -> close(Conn), {error, Reason, closed}
+    end;
+request(#{send := B, ack := Ack}, {S, Buf} = Conn, Timeout) ->
+    case beamscale_load_tcp:send(S, B) of
+        ok when Ack =:= no_ack -> {ok, Conn};
+        %% Bytes already here (a late echo of an earlier request) acknowledge this one, as the
+        %% first packet after the send does in Tsung.
+        ok when Buf =/= <<>> -> {ok, {S, <<>>}};
+        ok -> case beamscale_load_tcp:recv_more(S, Buf, beamscale_load_tcp:deadline(Timeout)) of
+                  {ok, _} -> {ok, {S, <<>>}};
+                  {error, Reason} -> gone(S, Reason)
+              end;
+        {error, Reason} -> gone(S, Reason)
+    end.
+
+%% A datagram from anyone answers: UDP has no connection, and an echo answers from its port.
+datagram(S, Conn, Timeout) ->
+    receive
+        {udp, S, _Ip, _Port, Data} ->
+            beamscale_load_request:count(bytes_received, byte_size(Data)),
+            {ok, Conn};
+        {udp_error, S, Reason} -> {error, Reason, Conn}
+    after Timeout -> {error, timeout, Conn}
+    end.
+
+gone(S, Reason) ->
+    ok = beamscale_load_tcp:drop(S),
+    {error, Reason, closed}.
+
+%% @doc Close the user's connection or socket, dropping datagrams nobody read.
+-spec close(conn()) -> ok.
+close({udp, S, _, _}) ->
+    ok = gen_udp:close(S),
+    flush(S);
+close(Conn) -> beamscale_load_tcp:close(Conn).
+
+flush(S) ->
+    receive
+        {udp, S, _, _, _} -> flush(S)
+    after 0 -> ok
+    end.

@@ -1,0 +1,435 @@
+%% The raw, TLS and WebSocket kinds against real servers on 127.0.0.1: a TCP and a UDP echo in
+%% this node, nginx with a certificate made here (TLS), and websocketd (WebSocket). Servers are
+%% started in throwaway directories and stopped by their OS pid.
+-module(beamscale_load_protocols_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([raw_xml_tcp/1, raw_udp/1, https_nginx/1, raw_tls/1, websocket_xml/1,
+         websocket_terms/1, websocket_fragments_ping/1, websocket_tls/1]).
+-export([raw_xml_tcp/0, raw_udp/0, https_nginx/0, raw_tls/0, websocket_xml/0,
+         websocket_terms/0, websocket_fragments_ping/0, websocket_tls/0]).
+
+-define(EXAMPLES, "/usr/share/doc/tsung/examples/").
+%% How long a started server gets to listen: nginx and websocketd start in milliseconds; a loaded
+%% machine (other developers' tests) may take a few hundred.
+-define(LISTEN_WAIT_MS, 5000).
+
+suite() -> [{timetrap, {minutes, 1}}].
+
+all() -> [raw_xml_tcp, raw_udp, https_nginx, raw_tls, websocket_xml, websocket_terms,
+          websocket_fragments_ping, websocket_tls].
+
+init_per_suite(Config) ->
+    {ok, _} = application:ensure_all_started(ssl),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+run(S) ->
+    {ok, R} = beamscale_load_run:run(S, maps:get(targets, S), #{seed => 42}),
+    R.
+
+scenario(Text) ->
+    {ok, Entries} = beamscale_format_terms:parse(lists:flatten(Text)),
+    {ok, S} = beamscale_load_scenario:check("test", Entries),
+    S.
+
+%% Tsung's example with only host, port and durations rewritten.
+tsung_example(Name, Rewrites) ->
+    {ok, Bin} = file:read_file(?EXAMPLES ++ Name),
+    Text = lists:foldl(fun({From, To}, T) -> string:replace(T, From, To, all) end,
+                       unicode:characters_to_list(Bin), Rewrites),
+    case beamscale_load_tsung:from_text(Name, lists:flatten(Text)) of
+        {ok, S, _Ignored} -> S;
+        {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
+    end.
+
+%% ---- raw ----
+
+raw_xml_tcp() -> [{doc, "Tsung's raw.xml against a TCP echo: no error, bytes counted."}].
+raw_xml_tcp(_Config) ->
+    {Port, Stop} = tcp_echo(),
+    try
+        S = tsung_example("raw.xml", [{"host=\"localhost\" port=\"7\"",
+                                       "host=\"127.0.0.1\" port=\"" ++ integer_to_list(Port)
+                                       ++ "\""},
+                                      {"duration=\"10\" unit=\"minute\"",
+                                       "duration=\"4\" unit=\"second\""},
+                                      {"<thinktime value=\"4\"/>", "<thinktime value=\"0.1\"/>"}]),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 2),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(3 * Done, maps:get(requests, T)),
+        %% HELO, foo bar, stopstopstop: 23 bytes a session, echoed back whole.
+        ?assertEqual(23 * Done, maps:get(bytes_sent, T)),
+        ?assertEqual(23 * Done, maps:get(bytes_received, T)),
+        ?assertEqual(Done, beamscale_stats_hist:count(maps:get(connect, T)))
+    after
+        Stop()
+    end.
+
+raw_udp() -> [{doc, "raw over UDP: data and datasize acknowledged, no_ack not waited for."}].
+raw_udp(_Config) ->
+    {ok, U} = gen_udp:open(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(U),
+    Echo = spawn_link(fun() -> udp_echo(U) end),
+    ok = gen_udp:controlling_process(U, Echo),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{u, #{address => \"127.0.0.1:~b\", transport => udp}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
+            "{sessions, [{s, #{steps => [{raw, #{data => <<\"ping\">>}},"
+            " {raw, #{datasize => 1000}}, {raw, #{data => <<\"x\">>, ack => no_ack}}]}}]}.\n",
+            [Port])),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 10),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(1005 * Done, maps:get(bytes_sent, T)),
+        %% The no_ack datagram's echo arrives after the session has moved on: not read.
+        ?assertEqual(1004 * Done, maps:get(bytes_received, T))
+    after
+        unlink(Echo), exit(Echo, kill), gen_udp:close(U)
+    end.
+
+udp_echo(U) ->
+    {ok, {Ip, P, Data}} = gen_udp:recv(U, 0),
+    ok = gen_udp:send(U, Ip, P, Data),
+    udp_echo(U).
+
+tcp_echo() ->
+    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(L),
+    Acceptor = spawn(fun() -> accept(L, fun gen_tcp:recv/2, fun gen_tcp:send/2) end),
+    ok = gen_tcp:controlling_process(L, Acceptor),
+    {Port, fun() -> exit(Acceptor, kill), gen_tcp:close(L) end}.
+
+accept(L, Recv, Send) ->
+    case accept_one(L) of
+        {ok, S} ->
+            Pid = spawn(fun() -> receive go -> echo(S, Recv, Send) end end),
+            ok = controlling(S, Pid),
+            Pid ! go,
+            accept(L, Recv, Send);
+        {error, _} -> ok
+    end.
+
+accept_one(L) when is_port(L) -> gen_tcp:accept(L);
+accept_one(L) ->
+    case ssl:transport_accept(L) of
+        {ok, S} -> ssl:handshake(S);
+        Error -> Error
+    end.
+
+controlling(S, Pid) when is_port(S) -> gen_tcp:controlling_process(S, Pid);
+controlling(S, Pid) -> ssl:controlling_process(S, Pid).
+
+echo(S, Recv, Send) ->
+    case Recv(S, 0) of
+        {ok, Data} -> ok = Send(S, Data), echo(S, Recv, Send);
+        {error, _} -> ok
+    end.
+
+%% ---- TLS ----
+
+https_nginx() ->
+    [{doc, "https to nginx: verified, connect time recorded, sessions resumed per user."}].
+https_nginx(Config) ->
+    Dir = tmp_dir(Config, "nginx"),
+    {Ca, Cert, Key} = certificate(Dir),
+    Port = free_port(),
+    Conf = filename:join(Dir, "nginx.conf"),
+    ok = file:write_file(Conf, nginx_conf(Dir, Port, Cert, Key)),
+    Stop = start_server(os:find_executable("nginx"),
+                        ["-p", Dir, "-c", Conf, "-g", "daemon off; pid " ++ Dir ++ "/nginx.pid;"],
+                        Port, Dir),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{w, #{address => \"127.0.0.1:~b\", tls => #{cacertfile => ~0p,"
+            " server_name_indication => \"localhost\"}}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+            "{sessions, [{s, #{steps => [{loop, 6, [{http, #{path => \"/\"}}]}]}}]}.\n",
+            [Port, Ca])),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 5),
+        ?assertEqual(0, maps:get(errors, T)),
+        %% keepalive_requests 2: each session of 6 requests connects 3 times.
+        ?assertEqual(3 * Done, beamscale_stats_hist:count(maps:get(connect, T))),
+        ?assert(beamscale_stats_hist:max(maps:get(connect, T)) > 0),
+        ?assert(maps:get(bytes_received, T) > 6 * Done * 2),
+        %% Per session: the first handshake is full, the two after it resumed.
+        {ok, Log} = file:read_file(filename:join(Dir, "access.log")),
+        Lines = string:split(string:trim(Log), "\n", all),
+        Reused = length([L || L <- Lines, string:prefix(L, "r ") =/= nomatch]),
+        ct:pal("~b requests, ~b on resumed sessions", [length(Lines), Reused]),
+        ?assertEqual(6 * Done, length(Lines)),
+        ?assertEqual(4 * Done, Reused)
+    after
+        Stop()
+    end.
+
+nginx_conf(Dir, Port, Cert, Key) ->
+    io_lib:format(
+      "error_log ~ts/error.log;\nevents { worker_connections 64; }\n"
+      "http {\n"
+      "  log_format reused '$ssl_session_reused $request';\n"
+      "  access_log ~ts/access.log reused;\n"
+      "  client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
+      "  uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n"
+      "  keepalive_requests 2;\n"
+      "  ssl_session_cache shared:SSL:1m; ssl_session_tickets off;\n"
+      "  server {\n"
+      "    listen 127.0.0.1:~b ssl;\n"
+      "    ssl_certificate ~ts; ssl_certificate_key ~ts;\n"
+      "    location / { return 200 'hello'; }\n"
+      "  }\n}\n", [Dir, Dir, Dir, Dir, Dir, Dir, Dir, Port, Cert, Key]).
+
+raw_tls() -> [{doc, "raw over TLS (Tsung's server type ssl) to a TLS echo: no error."}].
+raw_tls(Config) ->
+    Dir = tmp_dir(Config, "tls"),
+    {_Ca, Cert, Key} = certificate(Dir),
+    {ok, L} = ssl:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}},
+                             {certfile, Cert}, {keyfile, Key}]),
+    {ok, {_, Port}} = ssl:sockname(L),
+    Acceptor = spawn(fun() -> accept(L, fun ssl:recv/2, fun ssl:send/2) end),
+    ok = ssl:controlling_process(L, Acceptor),
+    try
+        S = tsung_example("raw.xml", [{"host=\"localhost\" port=\"7\" type=\"tcp\"",
+                                       "host=\"127.0.0.1\" port=\"" ++ integer_to_list(Port)
+                                       ++ "\" type=\"ssl\""},
+                                      {"duration=\"10\" unit=\"minute\"",
+                                       "duration=\"1\" unit=\"second\""},
+                                      {"<thinktime value=\"4\"/>", "<thinktime value=\"0.1\"/>"}]),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 1),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(23 * Done, maps:get(bytes_received, T))
+    after
+        exit(Acceptor, kill), ssl:close(L)
+    end.
+
+%% ---- WebSocket ----
+
+websocket_xml() ->
+    [{doc, "websocket.xml (less its dynamic variables) against websocketd: no error."}].
+websocket_xml(Config) ->
+    Port = free_port(),
+    Stop = websocketd(Config, Port),
+    Rewrites = [{"port=\"8080\"", "port=\"" ++ integer_to_list(Port) ++ "\""},
+                {"duration=\"120\"", "duration=\"2\""}],
+    %% Unchanged, it is refused where it needs dynamic variables (not built yet): named, not
+    %% ignored.
+    {ok, Bin} = file:read_file(?EXAMPLES ++ "websocket.xml"),
+    {error, E} = beamscale_load_tsung:from_text("websocket.xml", unicode:characters_to_list(Bin)),
+    ?assertEqual("websocket.xml:25: <dyn_variable> is not supported: beamscale has no dynamic "
+                 "variables", lists:flatten(beamscale_load_tsung:format_error(E))),
+    try
+        S = tsung_example("websocket.xml",
+                          Rewrites ++ [{"<dyn_variable name=\"uid\" jsonpath=\"uid\"/>", ""},
+                                       {"<match do=\"log\" when=\"nomatch\">ok</match>", ""},
+                                       {"%%_uid%%", "u1"}]),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 1),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(5 * Done, maps:get(requests, T)),
+        ?assert(maps:get(bytes_received, T) > 0)
+    after
+        Stop()
+    end.
+
+websocket_terms() ->
+    [{doc, "terms websocket: binary and text echoed, subprotocol, reconnect after close."}].
+websocket_terms(Config) ->
+    Port = free_port(),
+    Stop = websocketd(Config, Port),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+            "{sessions, [{s, #{steps => [{loop, 2, ["
+            " {websocket, #{type => connect, path => \"/\"}},"
+            " {websocket, #{type => message, data => <<\"hello\">>}},"
+            %% websocketd runs cat line by line: a binary message needs its newline to be echoed.
+            " {websocket, #{type => message, frame => binary, data => <<\"bin\\n\">>}},"
+            " {websocket, #{type => close}}]}]}}]}.\n", [Port])),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 5),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(8 * Done, maps:get(requests, T)),
+        %% Two TCP connections a session: close, then connect again.
+        ?assertEqual(2 * Done, beamscale_stats_hist:count(maps:get(connect, T)))
+    after
+        Stop()
+    end.
+
+%% websocketd neither fragments nor pings: a small server here does both. It answers every
+%% message with its first fragment, a ping, and after the client's pong (sent to the test
+%% process) the last fragment; it also picks the second of the subprotocols offered.
+websocket_fragments_ping() ->
+    [{doc, "Replies in fragments are joined; pings in between answered with pongs."}].
+websocket_fragments_ping(_Config) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(L),
+    Test = self(),
+    Acceptor = spawn(fun() -> ws_accept(L, Test) end),
+    ok = gen_tcp:controlling_process(L, Acceptor),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 20, max_users => 3}}]}.\n"
+            "{sessions, [{s, #{steps => ["
+            " {websocket, #{type => connect, subprotocols => \"a, b\"}},"
+            " {loop, 4, [{websocket, #{type => message, data => <<\"hi\">>}}]}]}}]}.\n", [Port])),
+        #{total := T} = run(S),
+        ?assertEqual(3, maps:get(sessions_done, T)),
+        ?assertEqual(0, maps:get(errors, T)),
+        Pongs = [receive {pong, P} -> P after 1000 -> none end || _ <- lists:seq(1, 12)],
+        ?assertEqual(lists:duplicate(12, <<"hi">>), Pongs)
+    after
+        exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+ws_accept(L, Test) ->
+    {ok, S} = gen_tcp:accept(L),
+    Pid = spawn(fun() -> receive go -> ws_handshake(S, Test) end end),
+    ok = gen_tcp:controlling_process(S, Pid),
+    Pid ! go,
+    ws_accept(L, Test).
+
+ws_handshake(S, Test) ->
+    ok = inet:setopts(S, [{packet, http_bin}]),
+    Key = ws_headers(S, none),
+    ok = inet:setopts(S, [{packet, raw}]),
+    ok = gen_tcp:send(S, ["HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                          "Connection: Upgrade\r\nSec-WebSocket-Protocol: b\r\n"
+                          "Sec-WebSocket-Accept: ", beamscale_load_ws_frame:accept(Key),
+                          "\r\n\r\n"]),
+    ws_serve(S, Test).
+
+ws_headers(S, Key) ->
+    case gen_tcp:recv(S, 0) of
+        {ok, {http_header, _, _, Name, V}} ->
+            case string:lowercase(Name) of
+                <<"sec-websocket-key">> -> ws_headers(S, V);
+                _ -> ws_headers(S, Key)
+            end;
+        {ok, http_eoh} -> Key;
+        {ok, _} -> ws_headers(S, Key)
+    end.
+
+%% A client frame of up to 125 bytes: opcode and unmasked payload.
+ws_recv(S) ->
+    {ok, <<_:4, Op:4, 1:1, Len:7, Key:4/binary>>} = gen_tcp:recv(S, 6),
+    {ok, P} = case Len of 0 -> {ok, <<>>}; _ -> gen_tcp:recv(S, Len) end,
+    {Op, beamscale_load_ws_frame:mask(P, Key)}.
+
+ws_serve(S, Test) ->
+    case catch ws_recv(S) of
+        {1, Msg} ->
+            ok = gen_tcp:send(S, [<<16#01, (byte_size(Msg)):8>>, Msg]),
+            ok = gen_tcp:send(S, [<<16#89, (byte_size(Msg)):8>>, Msg]),
+            {10, Pong} = ws_recv(S),
+            Test ! {pong, Pong},
+            ok = gen_tcp:send(S, <<16#80, 4, "-end">>),
+            ws_serve(S, Test);
+        _ -> gen_tcp:close(S)
+    end.
+
+websocket_tls() -> [{doc, "WebSocket over TLS (wss) to websocketd --ssl, certificate verified."}].
+websocket_tls(Config) ->
+    Dir = tmp_dir(Config, "wss"),
+    {Ca, Cert, Key} = certificate(Dir),
+    Port = free_port(),
+    Stop = websocketd(Config, Port, ["--ssl", "--sslcert", Cert, "--sslkey", Key]),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{w, #{address => \"127.0.0.1:~b\", tls => #{cacertfile => ~0p,"
+            " server_name_indication => \"localhost\"}}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+            "{sessions, [{s, #{steps => [{websocket, #{type => connect}},"
+            " {websocket, #{type => message, data => <<\"hello\">>}},"
+            " {websocket, #{type => close}}]}}]}.\n", [Port, Ca])),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 3),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(3 * Done, maps:get(requests, T))
+    after
+        Stop()
+    end.
+
+websocketd(Config, Port) -> websocketd(Config, Port, []).
+
+websocketd(Config, Port, Extra) ->
+    Dir = tmp_dir(Config, "websocketd"),
+    start_server(os:find_executable("websocketd"),
+                 ["--port", integer_to_list(Port), "--address", "127.0.0.1", "--loglevel", "error"]
+                 ++ Extra ++ ["cat"], Port, Dir).
+
+%% ---- servers ----
+
+tmp_dir(Config, Name) ->
+    Dir = filename:join(?config(priv_dir, Config), Name),
+    ok = filelib:ensure_path(Dir),
+    Dir.
+
+%% A certificate authority and a server certificate for localhost and 127.0.0.1 signed by it,
+%% made with the openssl command; returns the CA's file (to trust) and the server's cert and key.
+certificate(Dir) ->
+    F = fun(Name) -> filename:join(Dir, Name) end,
+    ok = file:write_file(F("san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n"),
+    Cmds = [["openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=beamscale-test-ca"
+             " -keyout ", F("ca.key"), " -out ", F("ca.pem")],
+            ["openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout ", F("key.pem"),
+             " -out ", F("server.csr")],
+            ["openssl x509 -req -days 1 -in ", F("server.csr"), " -CA ", F("ca.pem"), " -CAkey ",
+             F("ca.key"), " -CAcreateserial -extfile ", F("san.ext"), " -out ", F("cert.pem")]],
+    [begin
+         Out = os:cmd(lists:flatten([C, " 2>&1; echo \"exit=$?\""])),
+         string:find(Out, "exit=0") =/= nomatch orelse ct:fail("openssl failed: ~ts", [Out])
+     end || C <- Cmds],
+    {F("ca.pem"), F("cert.pem"), F("key.pem")}.
+
+free_port() ->
+    {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(L),
+    ok = gen_tcp:close(L),
+    Port.
+
+%% Start `Exe' in the foreground under a port, wait until it listens on `Port'; the fun stops it
+%% by its OS pid.
+start_server(false, _Args, _Port, _Dir) ->
+    ct:fail("server executable not found (scripts/install-deps.sh installs it)");
+start_server(Exe, Args, Port, Dir) ->
+    P = open_port({spawn_executable, Exe}, [{args, Args}, {cd, Dir}, stderr_to_stdout,
+                                            exit_status, binary]),
+    {os_pid, Pid} = erlang:port_info(P, os_pid),
+    Stop = fun() -> os:cmd("kill " ++ integer_to_list(Pid)), catch port_close(P), ok end,
+    case wait_listening(Port, P, erlang:monotonic_time(millisecond) + ?LISTEN_WAIT_MS, []) of
+        ok -> Stop;
+        {error, Why} -> Stop(), ct:fail("~ts did not start: ~ts", [Exe, Why])
+    end.
+
+wait_listening(Port, P, Deadline, Out) ->
+    case gen_tcp:connect("127.0.0.1", Port, []) of
+        {ok, S} -> gen_tcp:close(S), ok;
+        {error, _} ->
+            receive
+                {P, {data, D}} -> wait_listening(Port, P, Deadline, [Out, D]);
+                {P, {exit_status, St}} ->
+                    {error, io_lib:format("exit status ~b: ~ts", [St, Out])}
+            after 50 ->
+                case erlang:monotonic_time(millisecond) > Deadline of
+                    true -> {error, ["not listening: ", Out]};
+                    false -> wait_listening(Port, P, Deadline, Out)
+                end
+            end
+    end.
