@@ -252,7 +252,7 @@ wait_file(File, N) ->
         _ -> timer:sleep(100), wait_file(File, N - 1)
     end.
 
-out(Config) -> filename:join(?config(priv_dir, Config), "runs").
+out(Config) -> filename:join(?config(priv_dir, Config), "cmd_run_runs").
 
 write_config(Config, Name, Entries) ->
     File = filename:join(?config(priv_dir, Config), Name),

@@ -46,7 +46,7 @@ cases() ->
       "1: overrides.big.version: expected short, intermediate or long"},
      {"{bench_path, \"/nonexistent/dir\"}.\n",
       "1: bench_path: no such directory: /nonexistent/dir"},
-     {"{name, \"a/b\"}.\n", "1: name: expected a name of letters, digits, '_', '.' and '-'"},
+     {"{name, \"a/b\"}.\n", "1: name: expected a name of letters, digits, '_', '.' and '-' (not . or ..)"},
      {"{version, short}\n{iterations, 3}.\n", "2: syntax error before: '{'"},
      {"{version, short}.\n{iterations, 3}\n", "2: entry not ended by a full stop (.)"},
      {"version.\n", "1: expected an entry {Key, Value}."},

@@ -111,7 +111,8 @@ setup_failures(Config) ->
               "its set-up failed"},
              {"returns", "init => {file, read_file, [\"/nonexistent/y\"]}", "echo, [x]",
               "its set-up returned an error"},
-             {"missing", "code_path => [\"/nonexistent\"]", "nosuch, []",
+             %% A code path that holds code, but not the function called.
+             {"missing", "code_path => [\"" ++ code:lib_dir(stdlib, ebin) ++ "\"]", "nosuch, []",
               "beamscale_target_echo:nosuch/0 is not there"}],
     [begin
          Path = file(Config, Name ++ ".scenario",
