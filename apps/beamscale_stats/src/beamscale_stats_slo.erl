@@ -4,7 +4,7 @@
 %% `"p99<50ms,errors<1%"': a latency percentile (p50, p90, p99, p999; from each request's
 %% intended start, so coordinated omission is corrected) below a bound (us, ms or s), errors
 %% below a share of the requests, and the sessions completed per second above a share of the
-%% offered rate (`achieved>90%'). The `achieved' term is added when not given: an open-model
+%% sessions started (`achieved>90%'). The `achieved' term is added when not given: an open-model
 %% level whose target completes far fewer sessions than it was offered is not held, whatever the
 %% latency of those that did complete.
 -module(beamscale_stats_slo).

@@ -3,9 +3,10 @@
 %% completes at most K / service time requests a second whatever the CPU does (4 workers of
 %% 20 ms: 200/s). Requests beyond that wait in the dispatcher's queue, first come first served.
 %%
-%% A stall can be added, like a stop-the-world collection: after every `every' requests the
-%% dispatcher sleeps `pause_ms', so no request starts meanwhile. Stalls grow with the rate, so
-%% the tail latency breaks an objective well below the throughput the workers allow.
+%% Stalls can be added, like a stop-the-world collection whose pause grows with the garbage:
+%% every `period_ms' the dispatcher sleeps `pause_us' for each request since the last stall, so
+%% no request starts meanwhile. Pauses grow with the rate, so the tail latency breaks an
+%% objective well below the throughput the workers allow, while every request still completes.
 %%
 %% Start it on the node under test with the scenario's `init' (`start/2,3'); load it with
 %% `rpc' calls of `request/0'.
@@ -23,9 +24,9 @@
 -spec start(pos_integer(), non_neg_integer()) -> ok.
 start(K, ServiceMs) -> start(K, ServiceMs, #{}).
 
-%% @doc As `start/2', with a stall of `pause_ms' after every `every' requests (both or neither).
+%% @doc As `start/2', with stalls (see the module doc; both keys or neither).
 -spec start(pos_integer(), non_neg_integer(),
-            #{every => pos_integer(), pause_ms => non_neg_integer()}) -> ok.
+            #{period_ms => pos_integer(), pause_us => non_neg_integer()}) -> ok.
 start(K, ServiceMs, Stall) when is_integer(K), K > 0, is_integer(ServiceMs), ServiceMs >= 0 ->
     ok = stop(),
     Caller = self(),
@@ -36,6 +37,7 @@ start(K, ServiceMs, Stall) when is_integer(K), K > 0, is_integer(ServiceMs), Ser
                         Me = self(),
                         Workers = [spawn_link(fun() -> worker(Me, ServiceMs) end)
                                    || _ <- lists:seq(1, K)],
+                        arm(Stall),
                         dispatch(#{free => Workers, queue => queue:new(), n => 0,
                                    stall => Stall})
                 end),
@@ -79,15 +81,19 @@ dispatch(#{free := Free, queue := Q} = St) ->
             case queue:out(Q) of
                 {{value, Job}, Q1} -> dispatch(started(W, Job, St#{queue := Q1}));
                 {empty, _} -> dispatch(St#{free := [W | Free]})
-            end
+            end;
+        stall ->
+            #{n := N, stall := #{pause_us := P} = Stall} = St,
+            timer:sleep(N * P div 1000),
+            arm(Stall),
+            dispatch(St#{n := 0})
     end.
 
-started(W, Job, #{n := N, stall := Stall} = St) ->
+arm(#{period_ms := T, pause_us := _}) -> _ = erlang:send_after(T, self(), stall), ok;
+arm(_) -> ok.
+
+started(W, Job, #{n := N} = St) ->
     W ! {job, Job},
-    case Stall of
-        #{every := E, pause_ms := P} when (N + 1) rem E =:= 0 -> timer:sleep(P);
-        _ -> ok
-    end,
     St#{n := N + 1}.
 
 worker(Dispatcher, ServiceMs) ->
