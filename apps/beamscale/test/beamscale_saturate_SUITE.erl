@@ -39,12 +39,15 @@ bad_slo(Config) ->
     ?assertEqual(2, beamscale_cli:dispatch(["saturate", Path, "--slo", "p98<5ms",
                                             "--out", ?config(priv_dir, Config)])),
     {error, Msg} = beamscale_stats_slo:parse("p99<5ms,p98<5ms"),
-    ?assertMatch({_, _}, string:find(Msg, "p98<5ms")).
+    ?assertNotEqual(nomatch, string:find(Msg, "p98<5ms")).
 
 known_capacity() ->
     [{doc, "k workers x service time: capacity found within 15 % of k / service time."}].
 known_capacity(Config) ->
-    S = scenario(Config, {beamscale_target_workers, start, [10, 50]}, "p99<500ms,errors<1%"),
+    %% Latency lenient (the shared host adds ~100 ms of jitter), completion strict: a level above
+    %% 200/s completes at most 200/s, so `achieved' breaks within 5 % above the capacity.
+    S = scenario(Config, {beamscale_target_workers, start, [10, 50]},
+                 "p99<1s,errors<1%,achieved>95%"),
     Dir = filename:join(?config(priv_dir, Config), "known"),
     T0 = erlang:monotonic_time(second),
     {ok, Dir, Summary} = beamscale_saturate:run(S, opts(Dir, 50)),
