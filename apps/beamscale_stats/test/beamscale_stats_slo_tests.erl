@@ -16,7 +16,8 @@ refused_test_() ->
 text_round_trip_test() ->
     {ok, Slo} = beamscale_stats_slo:parse("p99<50ms,errors<0.5%,achieved>80%"),
     ?assertEqual(<<"p99<50ms,errors<0.5%,achieved>80%">>, beamscale_stats_slo:text(Slo)),
-    ?assertEqual({ok, Slo}, beamscale_stats_slo:parse(binary_to_list(beamscale_stats_slo:text(Slo)))).
+    Text = binary_to_list(beamscale_stats_slo:text(Slo)),
+    ?assertEqual({ok, Slo}, beamscale_stats_slo:parse(Text)).
 
 figures(P99, Err, Ach) ->
     #{p50_ms => 1, p90_ms => 2, p99_ms => P99, p999_ms => P99 * 2, error_ratio => Err,
@@ -33,7 +34,8 @@ limited_by_test() ->
     {ok, Slo} = beamscale_stats_slo:parse("p99<50ms,errors<1%"),
     F = figures(500, 0.02, 0.5),
     %% Throughput short of the offered rate is the cause; latency follows it.
-    ?assertEqual(<<"achieved">>, beamscale_stats_slo:limited_by(Slo, F, [<<"p99">>, <<"achieved">>])),
+    ?assertEqual(<<"achieved">>,
+                 beamscale_stats_slo:limited_by(Slo, F, [<<"p99">>, <<"achieved">>])),
     %% Otherwise the term furthest past its bound: p99 10x against errors 2x.
     ?assertEqual(<<"p99">>, beamscale_stats_slo:limited_by(Slo, F, [<<"p99">>, <<"errors">>])),
     ?assertEqual(none, beamscale_stats_slo:limited_by(Slo, F, [])).

@@ -62,10 +62,10 @@ stop() ->
 -spec request() -> ok.
 request() ->
     Ref = make_ref(),
-    case whereis(?NAME) of
-        undefined -> error(not_running);
-        Pid -> Pid ! {request, self(), Ref}
-    end,
+    _ = case whereis(?NAME) of
+            undefined -> error(not_running);
+            Pid -> Pid ! {request, self(), Ref}
+        end,
     receive {Ref, done} -> ok
     after ?REPLY_TIMEOUT -> error(timeout)
     end.
