@@ -56,8 +56,11 @@ errors_test_() ->
                    check(?TARGETS ++ ?PHASES ++
                          "{sessions, [{s, #{steps => [{http, #{target => sut}}]}}]}.\n")),
      ?_assertEqual({error, "s.scenario:4: unknown key (known: targets, phases, sessions, "
-                           "drain_s, time_limit_s, sample, load_nodes)"},
+                           "drain_s, time_limit_s, sample, load_nodes, slo)"},
                    check(?TARGETS ++ ?PHASES ++ "{sesions, []}.\n")),
+     ?_assertMatch({error, "s.scenario:5: key slo: bad term \"p98<5ms\"" ++ _},
+                   check(?TARGETS ++ ?PHASES ++ "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n"
+                         "{slo, \"p99<5ms,p98<5ms\"}.\n")),
      ?_assertEqual({error, "s.scenario:0: key sessions: missing"}, check(?TARGETS ++ ?PHASES)),
      ?_assertEqual({error, "s.scenario:5: key sample: unknown target nope"},
                    check(?TARGETS ++ ?PHASES ++ Sess ++ "{sample, [sut, nope]}.\n")),

@@ -24,6 +24,7 @@ commands() ->
      beamscale_cmd_report,
      beamscale_cmd_compare,
      beamscale_cmd_load,
+     beamscale_cmd_saturate,
      beamscale_cmd_study,
      beamscale_cmd_db,
      beamscale_cmd_help].

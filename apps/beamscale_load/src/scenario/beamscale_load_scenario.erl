@@ -20,7 +20,8 @@
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
                       phases := [phase()], sessions := [session()], drain_s := number(),
                       time_limit_s := number(), transactions := [atom() | binary()],
-                      sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()]}.
+                      sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()],
+                      slo => beamscale_stats_slo:slo()}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH).
 -type ssh_host() :: #{host := string(), args := [string()], user => string(), erl => string()}.
@@ -36,7 +37,7 @@
 %% Users per second in one phase: far above what one load generator starts (about 10^4/s on
 %% this host); more is a typo, and would make the arrival schedule of one second unbounded.
 -define(MAX_RATE, 1.0e6).
--define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes]).
+-define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo]).
 
 %% @doc The request kinds built in: the step name and the module behind it.
 -spec kinds() -> #{atom() => module()}.
@@ -81,10 +82,12 @@ check(File, Entries) ->
         Sample = with_default(Get(sample), default_sample(Targets),
                               fun(S) -> sample(S, Targets) end),
         LoadNodes = with_default(Get(load_nodes), 0, fun load_nodes/1),
-        {ok, #{file => File, targets => Targets, phases => Phases, sessions => Sessions,
-               drain_s => Drain, time_limit_s => Limit,
-               transactions => lists:usort(transactions(Sessions)),
-               sample => Sample, load_nodes => LoadNodes}}
+        %% `saturate''s objective (docs/saturate.md); `load' does not use it.
+        Slo = with_default(Get(slo), #{}, fun(S) -> #{slo => slo(S)} end),
+        {ok, Slo#{file => File, targets => Targets, phases => Phases, sessions => Sessions,
+                  drain_s => Drain, time_limit_s => Limit,
+                  transactions => lists:usort(transactions(Sessions)),
+                  sample => Sample, load_nodes => LoadNodes}}
     catch
         throw:{Entry, Path, Msg} -> {error, {?MODULE, where(File, Entry, Path, Msg)}}
     end.
@@ -155,6 +158,12 @@ named(List, What, Fun, IsName) when is_list(List), List =/= [] ->
          _ -> bad([], "expected a list of {Name, " ++ What ++ "}")
      end || Item <- List];
 named(_, What, _, _) -> bad([], "expected a non-empty list of {Name, " ++ What ++ "}").
+
+slo(V) ->
+    case beamscale_stats_slo:parse(V) of
+        {ok, Slo} -> Slo;
+        {error, Msg} -> bad([], Msg)
+    end.
 
 targets(V) -> maps:from_list(named(V, "Target", fun(N, T) -> {N, target(T)} end)).
 

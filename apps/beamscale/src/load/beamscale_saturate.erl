@@ -1,0 +1,186 @@
+%% @doc `beamscale saturate' end to end: the scenario's targets up, then one load level after
+%% another at the rate the search chooses (`beamscale_stats_search'), each judged against the
+%% objective (`beamscale_stats_slo') on its measured seconds (`beamscale_stats_saturate'), until
+%% the search ends or the time budget would be overrun. Each level is appended to `levels.csv'
+%% as it ends; `summary.json', `run.json' and `index.html' are written at the end. Targets the
+%% command started are stopped whatever happens.
+-module(beamscale_saturate).
+
+-export([run/2, defaults/0, format_error/1]).
+-export_type([opts/0]).
+
+-type opts() :: #{
+    %% the run directory itself
+    dir := file:filename(),
+    %% the objective (default: the scenario's `slo' key, else beamscale_stats_slo:default/0)
+    slo => beamscale_stats_slo:slo(),
+    %% seconds the whole search may take; no level starts that would end after it
+    budget_s => pos_integer(),
+    %% seconds a level offers load, the warm-up included
+    level_s => pos_integer(),
+    %% the first seconds of a level left out of its figures
+    warmup_s => non_neg_integer(),
+    %% seconds after a level for its sessions to finish (not measured)
+    drain_s => non_neg_integer(),
+    %% seconds of rest after a level not held, so its backlog is gone before the next
+    cooldown_s => non_neg_integer(),
+    %% the search: first rate, climb factor, bisection tolerance, highest rate
+    search => beamscale_stats_search:opts(),
+    %% cookie of existing target nodes
+    cookie => atom(),
+    %% arrivals' and think times' seed
+    seed => integer(),
+    %% no line per level
+    quiet => boolean()}.
+
+-define(LEVELS_FILE, "levels.csv").
+-define(MS, 1000).
+
+%% @doc The options' defaults (docs/saturate.md).
+-spec defaults() -> map().
+defaults() ->
+    #{budget_s => 180, level_s => 10, warmup_s => 2, drain_s => 2, cooldown_s => 2,
+      search => #{}, seed => erlang:unique_integer([positive]), quiet => false}.
+
+%% @doc Search `Scenario''s capacity; returns the run directory and `summary.json''s content.
+-spec run(beamscale_load_scenario:scenario(), opts()) ->
+    {ok, file:filename(), map()} | {error, {module(), term()}}.
+run(Scenario, Opts0) ->
+    Opts = maps:merge(defaults(), Opts0),
+    case check(Opts) of
+        ok ->
+            {ok, _} = beamscale_node:distribute(),
+            case beamscale_targets:resolve(maps:get(targets, Scenario),
+                                           maps:get(cookie, Opts, undefined)) of
+                {ok, Targets, Started} ->
+                    try search(Scenario, Targets, Opts)
+                    after beamscale_targets:stop(Started)
+                    end;
+                {error, _} = Error -> Error
+            end;
+        {error, _} = Error -> Error
+    end.
+
+%% @doc One line for this module's errors.
+-spec format_error(term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({warmup_too_long, W, L}) ->
+    io_lib:format("the warm-up (~b s) leaves nothing of a ~b s level to measure", [W, L]);
+format_error({level, Rate, Reason}) ->
+    io_lib:format("the level at ~.1f/s failed: ~ts", [Rate, beamscale_error:format(Reason)]).
+
+check(#{warmup_s := W, level_s := L}) when W >= L -> {error, {?MODULE, {warmup_too_long, W, L}}};
+check(_) -> ok.
+
+search(Scenario, Targets, #{dir := Dir} = Opts) ->
+    ok = filelib:ensure_path(Dir),
+    Slo = slo(Scenario, Opts),
+    Started = beamscale_runinfo:now_iso(),
+    {ok, Fd} = file:open(filename:join(Dir, ?LEVELS_FILE), [write]),
+    ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_saturate:columns())),
+    Deadline = erlang:monotonic_time(millisecond) + maps:get(budget_s, Opts) * ?MS,
+    St = beamscale_stats_search:new(maps:get(search, Opts)),
+    Ctx = Opts#{slo => Slo, fd => Fd, targets => Targets, scenario => Scenario,
+                deadline => Deadline},
+    Result = try levels(St, [], Ctx)
+             after ok = file:close(Fd)
+             end,
+    case Result of
+        {ok, Outcome, Levels} -> finish(Outcome, Levels, Ctx#{started => Started});
+        {error, _} = Error -> Error
+    end.
+
+slo(_Scenario, #{slo := Slo}) -> Slo;
+slo(#{slo := Slo}, _Opts) -> Slo;
+slo(_, _) ->
+    {ok, Slo} = beamscale_stats_slo:parse(beamscale_stats_slo:default()),
+    Slo.
+
+levels(St, Done, Ctx) ->
+    case beamscale_stats_search:next(St) of
+        {done, Outcome} -> {ok, Outcome, lists:reverse(Done)};
+        {run, Rate} ->
+            case fits(Ctx) of
+                false -> {ok, (beamscale_stats_search:bracket(St))#{why => budget},
+                          lists:reverse(Done)};
+                true ->
+                    case level(Rate, Ctx) of
+                        {ok, #{held := Held} = F} ->
+                            levels(beamscale_stats_search:record(St, Rate, Held), [F | Done],
+                                   Ctx);
+                        {error, _} = Error -> Error
+                    end
+            end
+    end.
+
+%% Whether one more level ends within the budget.
+fits(#{deadline := D, level_s := L, drain_s := Dr}) ->
+    erlang:monotonic_time(millisecond) + (L + Dr) * ?MS =< D.
+
+level(Rate, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd} = Ctx) ->
+    #{level_s := L, drain_s := Dr, warmup_s := W, seed := Seed} = Ctx,
+    [First | _] = maps:get(phases, Sc),
+    Level = Sc#{phases := [First#{name := level, duration_s := L, rate := Rate}],
+                drain_s := Dr, time_limit_s := L + Dr},
+    T0 = erlang:monotonic_time(millisecond),
+    case beamscale_load_run:run(Level, Targets, #{seed => Seed}) of
+        {ok, #{rows := Rows}} ->
+            F0 = beamscale_stats_saturate:figures(Rows, #{rate => Rate, hold_s => L,
+                                                          warmup_s => W}),
+            Broken = beamscale_stats_slo:broken(Slo, F0),
+            F = F0#{held => Broken =:= [], broken => Broken,
+                    limited_by => beamscale_stats_slo:limited_by(Slo, F0, Broken),
+                    wall_s => (erlang:monotonic_time(millisecond) - T0) / ?MS},
+            ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_saturate:row(F))),
+            say(Ctx, line(F)),
+            Broken =:= [] orelse timer:sleep(maps:get(cooldown_s, Ctx) * ?MS),
+            {ok, F};
+        {error, Reason} -> {error, {?MODULE, {level, Rate, Reason}}}
+    end.
+
+line(#{offered_per_s := R, achieved_per_s := A, p99_ms := P99, p99_sent_ms := U99,
+       error_ratio := E, broken := Broken}) ->
+    io_lib:format("offered ~8.1f/s  achieved ~8.1f/s  p99 ~9.1f ms (from send ~9.1f)  "
+                  "errors ~5.2f%  ~ts~n",
+                  [R, A, float(P99), float(U99), 100 * E,
+                   case Broken of
+                       [] -> "held";
+                       _ -> ["NOT held: ", lists:join(",", Broken)]
+                   end]).
+
+finish(Outcome, Levels, #{dir := Dir, slo := Slo, scenario := Sc} = Ctx) ->
+    Summary = beamscale_stats_saturate:summary(beamscale_stats_slo:text(Slo), Outcome, Levels,
+                                               #{level_s => maps:get(level_s, Ctx),
+                                                 warmup_s => maps:get(warmup_s, Ctx)}),
+    ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
+                                    beamscale_format_json:encode(Summary)),
+    ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
+                                    beamscale_format_json:encode(run_info(Sc, Ctx))),
+    Index = filename:join(Dir, "index.html"),
+    ok = beamscale_store:write_file(Index, beamscale_report_saturate:index(Summary, Levels)),
+    say(Ctx, closing(Dir, Summary, Index)),
+    {ok, Dir, Summary}.
+
+closing(Dir, #{capacity_per_s := C, capacity_high_per_s := H, limited_by := By,
+               stopped := Why}, Index) ->
+    io_lib:format("~nSaturate run directory: ~ts~ncapacity ~ts/s (not held at ~ts/s), limited "
+                  "by ~ts; search stopped: ~ts~n~ts~n",
+                  [Dir, txt(C), txt(H), txt(By), txt(Why), Index]).
+
+txt(null) -> "-";
+txt(V) when is_float(V) -> float_to_list(V, [{decimals, 1}]);
+txt(V) when is_atom(V) -> atom_to_list(V);
+txt(V) -> V.
+
+run_info(#{file := File}, #{started := Started} = Ctx) ->
+    {ok, Host} = inet:gethostname(),
+    #{tool => <<"beamscale">>, kind => saturate, scenario => {string, File},
+      host => list_to_binary(Host), logical_cores => erlang:system_info(logical_processors),
+      otp_release => list_to_binary(erlang:system_info(otp_release)), started => Started,
+      ended => beamscale_runinfo:now_iso(), budget_s => maps:get(budget_s, Ctx),
+      level_s => maps:get(level_s, Ctx), warmup_s => maps:get(warmup_s, Ctx),
+      drain_s => maps:get(drain_s, Ctx), cooldown_s => maps:get(cooldown_s, Ctx),
+      search => maps:merge(beamscale_stats_search:defaults(), maps:get(search, Ctx))}.
+
+say(#{quiet := true}, _Text) -> ok;
+say(_Ctx, Text) -> io:put_chars(Text).

@@ -1,0 +1,99 @@
+%% `beamscale saturate' against targets whose limits are known: k workers holding each request
+%% for a fixed service time (capacity k / service time, set by the server, not by the shared
+%% CPU), and one that stalls in proportion to its load, limited by latency long before its
+%% workers' throughput. Also: a bad objective is refused before any node starts.
+-module(beamscale_saturate_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([known_capacity/1, stalls_limit_p99/1, bad_slo/1]).
+-export([known_capacity/0, stalls_limit_p99/0, bad_slo/0]).
+
+%% 10 workers x 50 ms: 200 sessions/s.
+-define(CAPACITY, 200).
+-define(BUDGET_S, 100).
+
+suite() -> [{timetrap, {minutes, 5}}].
+
+all() -> [bad_slo, known_capacity, stalls_limit_p99].
+
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Config.
+
+end_per_suite(_Config) -> ok.
+
+scenario(Config, Init, Slo) ->
+    beamscale_test_load:scenario(Config, "sat.scenario", io_lib:format(
+        "{targets, [{sut, #{start => #{init => ~p}}}]}.\n"
+        "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
+        "{sessions, [{s, #{steps => [{rpc, #{target => sut, call => "
+        "{beamscale_target_workers, request, []}}}]}}]}.\n"
+        "{slo, ~p}.\n", [Init, Slo])).
+
+bad_slo() -> [{doc, "A bad --slo term is refused with exit 2, naming the option and term."}].
+bad_slo(Config) ->
+    Path = filename:join(?config(priv_dir, Config), "none.scenario"),
+    ok = file:write_file(Path, "{phases, []}.\n"),
+    ?assertEqual(2, beamscale_cli:dispatch(["saturate", Path, "--slo", "p98<5ms",
+                                            "--out", ?config(priv_dir, Config)])),
+    {error, Msg} = beamscale_stats_slo:parse("p99<5ms,p98<5ms"),
+    ?assertNotEqual(nomatch, string:find(Msg, "p98<5ms")).
+
+known_capacity() ->
+    [{doc, "k workers x service time: capacity found within 15 % of k / service time."}].
+known_capacity(Config) ->
+    %% Latency lenient (the shared host adds ~100 ms of jitter), completion strict: a level above
+    %% 200/s completes at most 200/s, so `achieved' breaks within 5 % above the capacity.
+    S = scenario(Config, {beamscale_target_workers, start, [10, 50]},
+                 "p99<1s,errors<1%,achieved>95%"),
+    Dir = filename:join(?config(priv_dir, Config), "known"),
+    T0 = erlang:monotonic_time(second),
+    {ok, Dir, Summary} = beamscale_saturate:run(S, opts(Dir, 50)),
+    Took = erlang:monotonic_time(second) - T0,
+    ct:pal("~p in ~b s", [Summary, Took]),
+    #{capacity_per_s := C, capacity_high_per_s := H, stopped := Why} = Summary,
+    ?assert(Took =< ?BUDGET_S + 15),
+    ?assert(is_float(C) andalso is_float(H) andalso C < H),
+    ?assert(abs(C - ?CAPACITY) =< 0.15 * ?CAPACITY),
+    ?assert(lists:member(Why, [converged, budget])),
+    files(Dir, Summary),
+    no_stray_nodes().
+
+stalls_limit_p99() ->
+    [{doc, "A target stalling in proportion to its load is limited by p99, not throughput."}].
+stalls_limit_p99(Config) ->
+    %% 8 workers x 5 ms allow 1600/s; a stall of 2 ms per request every 0.5 s makes the p99
+    %% about the rate in ms, so p99<200ms breaks near 100-200/s.
+    Init = {beamscale_target_workers, start, [8, 5, #{period_ms => 500, pause_us => 2000}]},
+    S = scenario(Config, Init, "p99<200ms,errors<1%"),
+    Dir = filename:join(?config(priv_dir, Config), "stalls"),
+    {ok, Dir, Summary} = beamscale_saturate:run(S, opts(Dir, 50)),
+    ct:pal("~p", [Summary]),
+    #{limited_by := By, broken_first := Broken, capacity_per_s := C} = Summary,
+    ?assertEqual(<<"p99">>, By),
+    ?assertNot(lists:member(<<"achieved">>, Broken)),
+    ?assert(is_float(C) andalso C < 800),
+    no_stray_nodes().
+
+opts(Dir, Start) ->
+    #{dir => Dir, quiet => true, seed => 11, level_s => 6, warmup_s => 2, drain_s => 2,
+      cooldown_s => 2, budget_s => ?BUDGET_S, search => #{start => Start, tolerance => 0.05}}.
+
+%% levels.csv has one row per level, summary.json says what run/2 returned, the page draws
+%% the knee.
+files(Dir, Summary) ->
+    Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
+    ?assertEqual(maps:get(levels, Summary), length(Rows)),
+    ?assert(lists:any(fun(#{held := H}) -> H =:= <<"false">> end, Rows)),
+    Json = beamscale_test_load:json(Dir, "summary.json"),
+    ?assertEqual(maps:get(capacity_per_s, Summary), maps:get(<<"capacity_per_s">>, Json)),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertMatch({_, _}, binary:match(Html, <<"data-name=\"capacity\"">>)).
+
+%% The target node this run started is gone (other suites on the host have their own: only
+%% the nodes connected to this one count).
+no_stray_nodes() ->
+    ?assertEqual([], [N || N <- nodes([visible, hidden]),
+                           lists:prefix("bs_sut", atom_to_list(N))]).

@@ -1,0 +1,77 @@
+%% @doc The search of `beamscale saturate' for the highest arrival rate a target holds, as a
+%% pure state machine: `next/1' says which rate to run (or that the search is over), `record/3'
+%% takes whether that rate was held. Rates rise geometrically (`start', `start * factor', ...)
+%% until one is not held, then the bracket between the last held and the first not held is
+%% halved until its width is within `tolerance' of its low end. The low end is then run once
+%% more: if it is not held again the edge was luck, and the search goes on below it.
+%%
+%% For a hold function that is monotone (held below some capacity C, not above) the search ends
+%% with `low =< C < high' and `(high - low) / low =< tolerance' (checked by PropEr).
+-module(beamscale_stats_search).
+
+-export([new/1, defaults/0, next/1, record/3, bracket/1]).
+-export_type([opts/0, state/0, outcome/0]).
+
+%% start: the first rate (/s); factor: the climb's ratio between rates (> 1); tolerance: the
+%% bracket's width relative to its low end at which bisection stops; max_rate: the climb stops
+%% there (held: the capacity is above it).
+-type opts() :: #{start => number(), factor => number(), tolerance => number(),
+                  max_rate => number()}.
+-opaque state() :: #{opts := map(), phase := climb | bisect | confirm | done,
+                     rate := float(), low := float() | none, high := float() | none,
+                     held := [float()], why := atom()}.
+%% converged: the bracket is narrow; max_rate: held up to the highest rate allowed;
+%% below_start: not even the first rate was held.
+-type outcome() :: #{low := float() | none, high := float() | none,
+                     why := converged | max_rate | below_start | budget}.
+
+%% @doc The options' defaults.
+-spec defaults() -> #{start := float(), factor := float(), tolerance := float(),
+                      max_rate := float()}.
+defaults() -> #{start => 10.0, factor => 2.0, tolerance => 0.05, max_rate => 100000.0}.
+
+%% @doc A search with `Opts' over `defaults/0'.
+-spec new(opts()) -> state().
+new(Opts0) ->
+    Opts = maps:merge(defaults(), Opts0),
+    #{opts => Opts, phase => climb, rate => float(maps:get(start, Opts)), low => none,
+      high => none, held => [], why => converged}.
+
+%% @doc The next rate to run, or the outcome.
+-spec next(state()) -> {run, float()} | {done, outcome()}.
+next(#{phase := done, low := L, high := H, why := Why}) ->
+    {done, #{low => L, high => H, why => Why}};
+next(#{rate := R}) -> {run, R}.
+
+%% @doc The bracket so far (for a search stopped early).
+-spec bracket(state()) -> #{low := float() | none, high := float() | none}.
+bracket(#{low := L, high := H}) -> #{low => L, high => H}.
+
+%% @doc Whether rate `Rate' (the one `next/1' gave) was held.
+-spec record(state(), float(), boolean()) -> state().
+record(#{phase := climb, opts := #{factor := F, max_rate := Max}} = St, R, true) ->
+    St1 = held(St, R),
+    case R >= Max of
+        true -> St1#{phase := done, why := max_rate};
+        false -> St1#{rate := min(R * F, float(Max))}
+    end;
+record(#{phase := climb, low := none} = St, R, false) ->
+    St#{phase := done, high := R, why := below_start};
+record(#{phase := climb} = St, R, false) -> bisect(St#{high := R});
+record(#{phase := bisect} = St, R, true) -> bisect(held(St, R));
+record(#{phase := bisect} = St, R, false) -> bisect(St#{high := R});
+record(#{phase := confirm} = St, _R, true) -> St#{phase := done, why := converged};
+record(#{phase := confirm, held := Held} = St, R, false) ->
+    %% The low end failed on its second run: the highest rate held below it is the new low end.
+    case [H || H <- Held, H < R] of
+        [] -> St#{phase := done, low := none, high := R, why := below_start};
+        Below -> bisect(St#{low := lists:max(Below), high := R, held := Below})
+    end.
+
+held(#{held := Held} = St, R) -> St#{low := R, held := [R | Held]}.
+
+bisect(#{low := L, high := H, opts := #{tolerance := Tol}} = St) ->
+    case (H - L) / L =< Tol of
+        true -> St#{phase := confirm, rate := L};
+        false -> St#{phase := bisect, rate := (L + H) / 2}
+    end.

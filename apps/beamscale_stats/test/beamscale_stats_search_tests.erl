@@ -1,0 +1,55 @@
+-module(beamscale_stats_search_tests).
+-include_lib("proper/include/proper.hrl").
+-include_lib("eunit/include/eunit.hrl").
+
+%% Run a search against a hold function; returns the outcome and the rates run.
+search(Opts, Held) -> search(beamscale_stats_search:new(Opts), Held, [], 200).
+
+search(_St, _Held, Ran, 0) -> {too_many_levels, lists:reverse(Ran)};
+search(St, Held, Ran, N) ->
+    case beamscale_stats_search:next(St) of
+        {done, Outcome} -> {Outcome, lists:reverse(Ran)};
+        {run, R} -> search(beamscale_stats_search:record(St, R, Held(R)), Held, [R | Ran], N - 1)
+    end.
+
+climb_then_bisect_test() ->
+    {Out, Ran} = search(#{start => 10, factor => 2, tolerance => 0.05}, fun(R) -> R =< 200 end),
+    ?assertEqual([10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 240.0, 200.0, 220.0, 210.0, 200.0],
+                 Ran),
+    ?assertEqual(#{low => 200.0, high => 210.0, why => converged}, Out).
+
+below_start_test() ->
+    ?assertMatch({#{low := none, high := 10.0, why := below_start}, [10.0]},
+                 search(#{start => 10}, fun(_) -> false end)).
+
+max_rate_test() ->
+    ?assertMatch({#{low := 100.0, high := none, why := max_rate}, _},
+                 search(#{start => 10, max_rate => 100}, fun(_) -> true end)).
+
+%% The low end fails on its second run: the search continues below it.
+confirm_fails_test() ->
+    Counter = counters:new(1, []),
+    Held = fun(R) when R == 200.0 -> counters:add(Counter, 1, 1), counters:get(Counter, 1) < 2;
+              (R) -> R < 200 end,
+    {#{low := L, high := H, why := converged}, _} = search(#{start => 10}, Held),
+    ?assert(L < 200 andalso H =< 200.0 andalso (H - L) / L =< 0.05).
+
+%% For any capacity and any monotone hold function, the search ends with the capacity in its
+%% bracket and the bracket within the tolerance.
+prop_bisection_converges() ->
+    ?FORALL({Cap, Start, Factor, Tol},
+            {range(1, 1000000), range(1, 1000), range(11, 40), range(1, 20)},
+            begin
+                Opts = #{start => Start, factor => Factor / 10, tolerance => Tol / 100,
+                         max_rate => 10000000},
+                {Out, Ran} = search(Opts, fun(R) -> R =< Cap end),
+                case Out of
+                    #{why := below_start, high := H} -> Cap < Start andalso H == Start;
+                    #{why := converged, low := L, high := H} ->
+                        L =< Cap andalso Cap < H andalso (H - L) / L =< Tol / 100 + 1.0e-9
+                            andalso length(Ran) < 100
+                end
+            end).
+
+bisection_converges_test() ->
+    ?assert(proper:quickcheck(prop_bisection_converges(), [{numtests, 500}, {to_file, user}])).
