@@ -24,6 +24,7 @@
                      requests_per_s := float(), latency_corrected := percentiles(),
                      latency_uncorrected := percentiles(), session_duration := percentiles(),
                      transactions := #{binary() => percentiles()},
+                     counts := #{binary() => non_neg_integer()},
                      atom() => non_neg_integer()}.
 
 -define(HEADER, [t_s, phase, offered_per_s, sessions_started, sessions_done, requests, errors,
@@ -84,4 +85,5 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             requests_per_s => maps:get(requests, T) / max(D, 1.0e-9),
             latency_corrected => percentiles(maps:get(latency, T)),
             latency_uncorrected => percentiles(maps:get(sent, T)),
-            session_duration => percentiles(maps:get(session, T)), transactions => Tx}.
+            session_duration => percentiles(maps:get(session, T)), transactions => Tx,
+            counts => maps:get(counts, T, #{})}.
