@@ -16,15 +16,34 @@
 -spec request(#xmlElement{}, map()) -> {{http | rpc, map()}, [{atom(), map()}]}.
 request(E, #{type := Type} = Ctx) ->
     check_attrs(E, Ctx),
-    [fail(E, Ctx, "subst=\"true\" is not supported (beamscale has no dynamic variables)", [])
-     || bool(E, subst, false, Ctx)],
-    case children(E, [http, rpc], Ctx) of
-        [#xmlElement{name = Type} = R] when Type =:= http -> http(R, Ctx);
-        [#xmlElement{name = Type} = R] -> rpc(R, Ctx);
+    Subst = case attr(E, subst, "false") of
+                "all_except_body" -> fail(E, Ctx, "subst=\"all_except_body\" is not supported",
+                                          []);
+                _ -> bool(E, subst, false, Ctx)
+            end,
+    Kids = children(E, [http, rpc, dyn_variable, match], Ctx),
+    case [K || #xmlElement{name = N} = K <- Kids, N =:= http orelse N =:= rpc] of
+        [#xmlElement{name = Type} = R] when Type =:= http ->
+            [literal(R, Ctx) || not Subst],
+            {{http, Spec}, Used} = http(R, Ctx),
+            Keys = beamscale_load_tsung_dyn:request_keys(E, R, Ctx),
+            %% Tsung keeps every HTTP user's cookies.
+            {{http, maps:merge(Spec#{cookies => true}, Keys)}, Used};
+        [#xmlElement{name = Type} = R] ->
+            [literal(R, Ctx) || not Subst],
+            [fail(E, Ctx, "<dyn_variable> and <match> are supported on http requests", [])
+             || beamscale_load_tsung_dyn:request_keys(E, none, Ctx) =/= #{}],
+            rpc(R, Ctx);
         [#xmlElement{name = Other} = R] ->
             fail(R, Ctx, "<~ts> in a session of type ts_~ts", [Other, Type]);
         _ -> fail(E, Ctx, "<request> needs one <http> or <rpc> element", [])
     end.
+
+%% Without subst="true" Tsung sends `%%_name%%' as it is; beamscale would fill it, so it refuses.
+literal(#xmlElement{attributes = As} = E, Ctx) ->
+    [fail(E, Ctx, "~ts holds %%_ but the request has no subst=\"true\"", [N])
+     || #xmlAttribute{name = N, value = V} <- As, string:find(V, "%%_") =/= nomatch],
+    ok.
 
 http(E, Ctx) ->
     check_attrs(E, Ctx),
@@ -33,7 +52,8 @@ http(E, Ctx) ->
     {Target, Path} = url(E, Ctx),
     Headers = [{"Content-Type", CT} || CT <- [attr(E, content_type)], CT =/= undefined]
               ++ [{"If-Modified-Since", D} || D <- [attr(E, if_modified_since)], D =/= undefined]
-              ++ [header(H, Ctx) || H <- children(E, [http_header], Ctx)],
+              ++ [header(H, Ctx) || H <- children(E, [http_header, add_cookie, www_authenticate],
+                                                  Ctx), H#xmlElement.name =:= http_header],
     Spec = #{method => list_to_atom(string:lowercase(attr(E, method, "GET"))), path => Path,
              headers => Headers,
              body => unicode:characters_to_binary(attr(E, contents, "")),
