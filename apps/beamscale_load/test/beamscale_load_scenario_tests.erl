@@ -56,7 +56,7 @@ errors_test_() ->
                    check(?TARGETS ++ ?PHASES ++
                          "{sessions, [{s, #{steps => [{http, #{target => sut}}]}}]}.\n")),
      ?_assertEqual({error, "s.scenario:4: unknown key (known: targets, phases, sessions, "
-                           "drain_s, time_limit_s, sample, load_nodes)"},
+                           "drain_s, time_limit_s, sample, load_nodes, files)"},
                    check(?TARGETS ++ ?PHASES ++ "{sesions, []}.\n")),
      ?_assertEqual({error, "s.scenario:0: key sessions: missing"}, check(?TARGETS ++ ?PHASES)),
      ?_assertEqual({error, "s.scenario:5: key sample: unknown target nope"},

@@ -106,12 +106,16 @@ callback(E, Text, Ctx) ->
 %% `<http>''s `<add_cookie>' and `<www_authenticate>' children.
 -spec request_keys(#xmlElement{}, #xmlElement{} | none, map()) -> map().
 request_keys(Req, Http, Ctx) ->
-    Extract = [dyn_variable(D, Ctx) || D <- children(Req, [dyn_variable], Ctx)],
-    Match = [match(M, Ctx) || M <- children(Req, [match], Ctx)],
-    Http1 = case Http of none -> []; _ -> [Http] end,
+    Kids = children(Req, [dyn_variable, match, http, rpc], Ctx),
+    Extract = [dyn_variable(D, Ctx) || #xmlElement{name = dyn_variable} = D <- Kids],
+    Match = [match(M, Ctx) || #xmlElement{name = match} = M <- Kids],
+    HttpKids = case Http of
+                   none -> [];
+                   _ -> children(Http, [http_header, add_cookie, www_authenticate], Ctx)
+               end,
     Cookies = [begin check_attrs(C, Ctx), {req(C, key, Ctx), req(C, value, Ctx)} end
-               || H <- Http1, C <- children(H, [add_cookie], Ctx)],
-    Auth = [www_auth(A, Ctx) || H <- Http1, A <- children(H, [www_authenticate], Ctx)],
+               || #xmlElement{name = add_cookie} = C <- HttpKids],
+    Auth = [www_auth(A, Ctx) || #xmlElement{name = www_authenticate} = A <- HttpKids],
     maps:from_list([{extract, Extract} || Extract =/= []] ++ [{match, Match} || Match =/= []]
                    ++ [{add_cookies, Cookies} || Cookies =/= []]
                    ++ [{basic_auth, A} || A <- Auth]).
