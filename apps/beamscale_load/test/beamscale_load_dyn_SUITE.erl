@@ -75,8 +75,8 @@ scenario(Config, Text) ->
     S.
 
 run(Config, S) ->
-    {ok, R} = beamscale_load_run:run(S, #{w => #{host => "127.0.0.1", port => ?config(port, Config)}},
-                                     #{seed => 42}),
+    Target = #{host => "127.0.0.1", port => ?config(port, Config)},
+    {ok, R} = beamscale_load_run:run(S, #{w => Target}, #{seed => 42}),
     R.
 
 vars_at_server() -> [{doc, "Random numbers, user numbers and file lines reach nginx per user."}].
@@ -98,17 +98,19 @@ vars_at_server(Config) ->
     Lines = [L || [<<"/v?", _/binary>> | _] = L <- log(Config, From)],
     ?assertEqual(maps:get(sessions_done, T), length(Lines)),
     ?assert(length(Lines) >= 10),
-    Ns = [N || [Uri | _] <- Lines, {match, [N]} <- [re:run(Uri, "n=(\\d+)", [{capture, all_but_first, binary}])]],
+    Ns = [N || [Uri | _] <- Lines, {match, [N]} <- [field(Uri, "n")]],
     ?assertEqual(length(Lines), length(Ns)),
     ?assert(length(lists:usort(Ns)) > length(Ns) div 2),
-    Us = lists:sort([binary_to_integer(U) || [Uri | _] <- Lines,
-                     {match, [U]} <- [re:run(Uri, "u=(\\d+)", [{capture, all_but_first, binary}])]]),
+    Us = lists:sort([binary_to_integer(U)
+                     || [Uri | _] <- Lines, {match, [U]} <- [field(Uri, "u")]]),
     ?assertEqual(lists:seq(1, length(Lines)), Us),
     Users = lists:usort([X || [_, _, _, X] <- Lines]),
     ?assertEqual([<<"alice:pw1">>, <<"bob:pw2">>, <<"carol:pw3">>], Users),
     %% The unset variable is counted once per session, under its name.
     ?assertEqual(maps:get(sessions_done, T),
                  maps:get(<<"unset.nothere">>, maps:get(counts, T))).
+
+field(Uri, Name) -> re:run(Uri, Name ++ "=(\\d+)", [{capture, all_but_first, binary}]).
 
 cookie_and_restart() -> [{doc, "A cookie set by nginx comes back; a match restarts sessions."}].
 cookie_and_restart(Config) ->
@@ -132,7 +134,8 @@ cookie_and_restart(Config) ->
     ?assertEqual(4 * Done, length(After)),
     [?assertEqual([<<"/after">>, <<"sid=s3cr3t">>, <<"Basic dTpw">>, <<"-">>], L) || L <- After],
     ?assertEqual(4 * Done, length([L || [<<"/t?title=beamscale">> | _] = L <- Lines])),
-    ?assertEqual(#{<<"match.again">> => 4 * Done, <<"nomatch.again">> => 0, <<"unset.title">> => 0},
+    ?assertEqual(#{<<"match.again">> => 4 * Done, <<"nomatch.again">> => 0,
+                   <<"unset.title">> => 0},
                  maps:get(counts, T)),
     ?assertEqual(0, maps:get(errors, T)).
 

@@ -166,7 +166,8 @@ repeat_test() ->
                               req("/"), Cond, "</repeat></for>"])
              end,
     Rep = fun(Cond, Max) ->
-                  [{for, _, _, _, _, [{repeat, N, _, C}]}] = steps(#{sessions => Repeat(Cond, Max)}),
+                  [{for, _, _, _, _, [{repeat, N, _, C}]}] =
+                      steps(#{sessions => Repeat(Cond, Max)}),
                   {N, C}
           end,
     ?assertEqual({7, {while, {<<"i">>, neq, <<"9">>}}},
