@@ -5,9 +5,12 @@
 -module(beamscale_load_extract).
 
 -export([apply/3, header/2, response_text/2]).
--export_type([extract/0, response/0]).
+-export_type([extract/0, response/0, mp/0]).
 
--type extract() :: {re, binary(), re:mp()} | {header, binary(), binary()} | {status, binary()}.
+%% A compiled regular expression (`re:compile/2'; OTP 25 exports no type for it).
+-type mp() :: {re_pattern, term(), term(), term(), term()}.
+
+-type extract() :: {re, binary(), mp()} | {header, binary(), binary()} | {status, binary()}.
 %% A response as the `http' kind returns it when asked (`respond => true'); header names as
 %% received, values without surrounding blanks.
 -type response() :: #{status := non_neg_integer(), headers := [{binary(), binary()}],

@@ -6,7 +6,7 @@
 -export([check/2, count_keys/1]).
 -export_type([match/0, action/0]).
 
--type match() :: #{name := binary(), re := re:mp(), 'when' := match | nomatch,
+-type match() :: #{name := binary(), re := beamscale_load_extract:mp(), 'when' := match | nomatch,
                    do := continue | log | abort | restart | loop, text := body | headers,
                    max_loop := pos_integer(), sleep_loop_ms := non_neg_integer()}.
 %% What the user does after a request: go on, end the session, start it again, or send the same

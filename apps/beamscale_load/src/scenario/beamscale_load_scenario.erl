@@ -59,8 +59,8 @@ check(File, Entries) ->
         Sessions = with(Get(sessions), fun(S) -> sessions(S, Targets) end),
         Files = with_default(Get(files), #{},
                              fun(F) -> beamscale_load_scenario_dyn:files(F, File) end),
-        with(Get(sessions), fun(_) -> beamscale_load_scenario_dyn:check_files(Sessions, Files)
-                            end),
+        ok = with(Get(sessions),
+                  fun(_) -> beamscale_load_scenario_dyn:check_files(Sessions, Files) end),
         Drain = with_default(Get(drain_s), ?DEFAULT_DRAIN_S, fun seconds/1),
         Run = lists:sum([D || #{duration_s := D} <- Phases]),
         Limit = with_default(Get(time_limit_s), Run + Drain, fun seconds/1),
