@@ -125,12 +125,13 @@ nothing_listens(Config) ->
     ?assertNotEqual(nomatch, string:find(Line, io_lib:format("nothing answers on 127.0.0.1:~b",
                                                              [Port]))).
 
-unsupported_element() -> [{doc, "<dyn_variable>: exit 2 naming file, line, element."}].
+unsupported_element() -> [{doc, "<dyn_variable> with no re: exit 2 naming file and line."}].
 unsupported_element(Config) ->
     Sessions = "<session name=\"web\" probability=\"100\" type=\"ts_http\">\n"
                "<request><dyn_variable name=\"sid\"/><http url=\"/\"/></request></session>\n",
     File = write(Config, "dyn.xml", tsung("", server(80), Sessions)),
     {Code, Output} = beamscale_test_cli:run(["load", File, "--out", ?config(priv_dir, Config)]),
     ?assertEqual(2, Code),
-    ?assertEqual(File ++ ":11: <dyn_variable> is not supported: beamscale has no dynamic "
-                 "variables", lists:last(string:split(string:trim(Output), "beamscale load: "))).
+    ?assertEqual(File ++ ":11: <dyn_variable> needs re or header (the default form-field "
+                 "search is not supported)",
+                 lists:last(string:split(string:trim(Output), "beamscale load: "))).

@@ -49,8 +49,10 @@ phases(Load) -> maps:get(phases, ok(#{load => Load})).
 http_session_test() ->
     S = ok(#{}),
     ?assertEqual(#{server => #{host => "127.0.0.1", port => 8080}}, maps:get(targets, S)),
-    [#{name := <<"s">>, weight := 100, steps := [{request, beamscale_load_http, server, Spec, 5000}]}]
-        = maps:get(sessions, S),
+    %% Tsung keeps cookies: every http request may add a Cookie header, so it is dynamic.
+    [#{name := <<"s">>, weight := 100,
+       steps := [{dyn, #{cookies := true, template := static},
+                  {request, beamscale_load_http, server, Spec, 5000}}]}] = maps:get(sessions, S),
     ?assertMatch(<<"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n", _/binary>>,
                  maps:get(bytes, Spec)),
     ?assertEqual([], maps:get(sample, S)).
@@ -153,7 +155,8 @@ transaction_and_for_test() ->
             "</for></transaction><for from=\"5\" to=\"1\" var=\"j\">", req("/"), "</for>"],
     S = ok(#{sessions => session("ts_http", "100", Body)}),
     #{sessions := [#{steps := Steps}], transactions := Tx} = S,
-    ?assertMatch([{transaction, <<"t1">>, [{loop, 4, [_]}]}, {loop, 1, [_]}], Steps),
+    ?assertMatch([{transaction, <<"t1">>, [{for, <<"i">>, 1, 10, 3, [_]}]},
+                  {for, <<"j">>, 5, 1, 1, [_]}], Steps),
     ?assertEqual([<<"t1">>], Tx).
 
 repeat_test() ->
@@ -162,18 +165,16 @@ repeat_test() ->
                              ["<for from=\"1\" to=\"3\" var=\"i\"><repeat name=\"r\"", Max, ">",
                               req("/"), Cond, "</repeat></for>"])
              end,
-    Count = fun(Cond, Max) ->
-                    [{loop, 3, [{loop, N, _}]}] = steps(#{sessions => Repeat(Cond, Max)}),
-                    N
-            end,
-    ?assertEqual(7, Count("<while var=\"i\" neq=\"9\"/>", " max_repeat=\"7\"")),
-    ?assertEqual(20, Count("<until var=\"i\" eq=\"9\"/>", "")),
-    ?assertEqual(1, Count("<while var=\"i\" eq=\"9\"/>", "")),
-    ?assertEqual(1, Count("<until var=\"i\" neq=\"0\"/>", "")),
-    ?assertMatch("t.xml:7: the number of repeats depends on the value of i",
-                 err(#{sessions => Repeat("\n<while var=\"i\" eq=\"2\"/>", "")})),
-    ?assertMatch("t.xml:7: variable x is never set" ++ _,
-                 err(#{sessions => Repeat("\n<while var=\"x\" eq=\"2\"/>", "")})),
+    Rep = fun(Cond, Max) ->
+                  [{for, _, _, _, _, [{repeat, N, _, C}]}] =
+                      steps(#{sessions => Repeat(Cond, Max)}),
+                  {N, C}
+          end,
+    ?assertEqual({7, {while, {<<"i">>, neq, <<"9">>}}},
+                 Rep("<while var=\"i\" neq=\"9\"/>", " max_repeat=\"7\"")),
+    ?assertEqual({20, {until, {<<"i">>, eq, <<"9">>}}}, Rep("<until var=\"i\" eq=\"9\"/>", "")),
+    ?assertMatch("t.xml:7: gt is not supported" ++ _,
+                 err(#{sessions => Repeat("\n<while var=\"x\" gt=\"2\"/>", "")})),
     ?assertMatch("t.xml:7: <repeat> must end with <while> or <until>",
                  err(#{sessions => session("ts_http", "100",
                                            ["\n<repeat name=\"r\">", req("/"), "</repeat>"])})).
@@ -185,9 +186,9 @@ http_attributes_test() ->
             "<request><http url=\"http://127.0.0.1:9000/x\" method=\"GET\"/></request>",
             "<request><http url=\"http://localhost\" method=\"HEAD\"/></request>"],
     S = ok(#{sessions => session("ts_http", "100", Body)}),
-    #{sessions := [#{steps := [{request, _, server, #{bytes := Post}, _},
-                               {request, _, '127.0.0.1:9000', #{bytes := Get}, _},
-                               {request, _, 'localhost:80', #{head := true}, _}]}]} = S,
+    #{sessions := [#{steps := [{dyn, _, {request, _, server, #{bytes := Post}, _}},
+                               {dyn, _, {request, _, '127.0.0.1:9000', #{bytes := Get}, _}},
+                               {dyn, _, {request, _, 'localhost:80', #{head := true}, _}}]}]} = S,
     ?assertEqual(<<"POST /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: text/plain\r\n"
                    "If-Modified-Since: Fri, 1 Jan 2010 00:00:00 GMT\r\nX-A: b\r\n"
                    "Content-Length: 3\r\n\r\na=1">>, Post),
@@ -253,11 +254,17 @@ unsupported_test_() ->
     InReq = fun(X) -> #{sessions => session("ts_http", "100",
                                             ["\n<request>", X, "<http url=\"/\"/></request>"])}
             end,
-    Cases = [{InReq("<dyn_variable name=\"x\"/>"), "<dyn_variable> is not supported"},
-             {InReq("<match do=\"abort\">x</match>"), "<match> is not supported"},
+    Cases = [{InReq("<dyn_variable name=\"x\"/>"), "<dyn_variable> needs re or header"},
+             {InReq("<dyn_variable name=\"x\" jsonpath=\"$.a\"/>"), "jsonpath is not supported"},
+             {InReq("<match do=\"dump\">x</match>"), "do=\"dump\" is not supported"},
              {#{sessions => session("ts_http", "100", ["\n<setdynvars sourcetype=\"random_number\""
-                                                       "/>", req("/")])},
-              "<setdynvars> is not supported"},
+                                                       "><var name=\"v\"/></setdynvars>",
+                                                       req("/")])},
+              "needs the attribute start"},
+             {#{sessions => session("ts_http", "100", ["\n<setdynvars sourcetype=\"erlang\" "
+                                                       "callback=\"no_such_mod:f\"><var name="
+                                                       "\"v\"/></setdynvars>", req("/")])},
+              "no module no_such_mod"},
              {#{sessions => session("ts_http", "100", ["\n<change_type new_type=\"ts_raw\"/>",
                                                        req("/")])},
               "<change_type> is not supported"},
@@ -268,9 +275,12 @@ unsupported_test_() ->
               "<jabber> is not supported"},
              {#{sessions => ["\n", session("ts_jabber", "100", req("/"))]},
               "session type \"ts_jabber\" is not supported"},
-             {#{sessions => session("ts_http", "100", ["\n<request subst=\"true\">"
-                                                       "<http url=\"/%%_x%%\"/></request>"])},
-              "subst=\"true\" with %%...%% is not supported"},
+             {#{sessions => session("ts_http", "100", ["\n<request subst=\"all_except_body\">"
+                                                       "<http url=\"/\"/></request>"])},
+              "subst=\"all_except_body\" is not supported"},
+             {#{sessions => session("ts_http", "100", ["\n<request><http url=\"/%%_x%%\"/>"
+                                                       "</request>"])},
+              "holds %%_ but the request has no subst"},
              {#{sessions => session("ts_rpc", "100", ["\n", req("/")])},
               "<http> in a session of type ts_rpc"},
              {#{sessions => session("ts_http", "100", ["\n<request><http url=\"/\" "

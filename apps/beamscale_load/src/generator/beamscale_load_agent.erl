@@ -48,8 +48,9 @@ init(#{controller := C, scenario := #{transactions := Tx} = Scenario, targets :=
     CRef = monitor(process, C),
     [connect(Node, Cookie) || {Node, Cookie} <- Cookies],
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
-    Metrics = beamscale_load_metrics:new(Tx),
-    Ctx = #{metrics => Metrics, targets => Targets},
+    Metrics = beamscale_load_metrics:new(Tx, maps:get(counts, Scenario, [])),
+    Ctx = #{metrics => Metrics, targets => Targets,
+            vars => beamscale_load_vars:new_ctx(maps:get(files, Scenario, #{}))},
     L = beamscale_load_launcher:start_link(Scenario, Ctx, Start, rand:seed_s(exsss, Seed)),
     tick(1, #{controller => C, cref => CRef, start => Start, launcher => L, metrics => Metrics}).
 

@@ -4,7 +4,8 @@
 %% also counted by reason (`beamscale_load_reasons': bounded text) in a public ETS table.
 -module(beamscale_load_metrics).
 
--export([new/1, incr/2, add/3, error/2, record/3, take/1, merge/2, empty/1, counter_names/0]).
+-export([new/1, new/2, incr/2, add/3, count/2, error/2, record/3, take/1, merge/2, empty/1,
+         counter_names/0]).
 -export_type([metrics/0, interval/0, row/0]).
 
 -define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts, bytes_sent,
@@ -13,7 +14,11 @@
 -define(HISTS, [latency, sent, session, connect]).
 
 -type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
-                     per_us := pos_integer() | convert, reasons := ets:tid()}.
+                     per_us := pos_integer() | convert, reasons := ets:tid(),
+                     named => named()}.
+%% Counters named by the scenario (checks' outcomes, unset variables): known before the run, so
+%% they are slots of one array too, and a name from a response can never add one.
+-type named() :: {counters:counters_ref(), #{binary() => pos_integer()}}.
 %% Counts and histogram snapshots (microseconds) of one interval: `latency' from the intended
 %% start, `sent' from the send, `session' durations, and one per transaction `{tx, Name}';
 %% `reasons': the errors by reason.
@@ -23,7 +28,8 @@
                       bytes_received := non_neg_integer(), latency := snapshot(),
                       sent := snapshot(), session := snapshot(), connect := snapshot(),
                       reasons := beamscale_load_reasons:counts(),
-                      {tx, atom() | binary()} => snapshot()}.
+                      {tx, atom() | binary()} => snapshot(),
+                      counts => #{binary() => non_neg_integer()}}.
 %% One second of a load run (the agents' intervals merged by `beamscale_load_run'), the
 %% figures of a `load.csv' line: the interval's with the second, phase and offered rate.
 -type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
@@ -33,13 +39,26 @@
                  bytes_received => non_neg_integer(), latency := snapshot(),
                  sent := snapshot(), session := snapshot(), connect => snapshot(),
                  reasons := beamscale_load_reasons:counts(),
-                 {tx, atom() | binary()} => snapshot()}.
+                 {tx, atom() | binary()} => snapshot(),
+                 counts => #{binary() => non_neg_integer()}}.
 -type snapshot() :: beamscale_stats_hist:snapshot().
 
 %% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and
 %% `session' histograms, `connect' times, one per transaction name.
 -spec new([atom()]) -> metrics().
-new(Transactions) ->
+new(Transactions) -> new(Transactions, []).
+
+%% @doc New metrics with counters named `Names' as well (`counts' in the intervals).
+-spec new([atom()], [binary()]) -> metrics().
+new(Transactions, Names) ->
+    M = new_plain(Transactions),
+    case lists:usort(Names) of
+        [] -> M;
+        Ns -> M#{named => {counters:new(length(Ns), [write_concurrency]),
+                           maps:from_list(lists:zip(Ns, lists:seq(1, length(Ns))))}}
+    end.
+
+new_plain(Transactions) ->
     Hists = maps:from_list([{H, beamscale_stats_hist:new()} || H <- ?HISTS]
                            ++ [{{tx, T}, beamscale_stats_hist:new()} || T <- Transactions]),
     #{counters => counters:new(length(?COUNTERS), [write_concurrency]), hists => Hists,
@@ -96,6 +115,10 @@ slot(timeouts) -> 5;
 slot(bytes_sent) -> 6;
 slot(bytes_received) -> 7.
 
+%% @doc Count one event of a named counter given to `new/2'.
+-spec count(metrics(), binary()) -> ok.
+count(#{named := {C, Slots}}, Name) -> counters:add(C, maps:get(Name, Slots), 1).
+
 %% @doc Record a duration in native time units into histogram `Name'.
 -spec record(metrics(), term(), integer()) -> ok.
 record(#{hists := H, per_us := convert}, Name, Native) ->
@@ -106,10 +129,15 @@ record(#{hists := H, per_us := PerUs}, Name, Native) ->
 
 %% @doc The interval's figures, reset.
 -spec take(metrics()) -> interval().
-take(#{counters := C, hists := H, reasons := T}) ->
+take(#{counters := C, hists := H, reasons := T} = M) ->
     Counts = [{Name, take_counter(C, slot(Name))} || Name <- ?COUNTERS],
     Hists = [{Name, beamscale_stats_hist:take(Ref)} || {Name, Ref} <- maps:to_list(H)],
-    maps:from_list([{reasons, take_reasons(T)} | Counts ++ Hists]).
+    Named = case M of
+                #{named := {NC, Slots}} ->
+                    [{counts, maps:map(fun(_, I) -> take_counter(NC, I) end, Slots)}];
+                _ -> []
+            end,
+    maps:from_list([{reasons, take_reasons(T)} | Counts ++ Hists ++ Named]).
 
 %% As counters: what was read is subtracted, so errors counted meanwhile are kept.
 take_reasons(T) ->
@@ -136,7 +164,10 @@ merge(A, B) ->
                  (reasons, V, Acc) ->
                       Acc#{reasons => beamscale_load_reasons:merge(maps:get(reasons, Acc, #{}),
                                                                    V)};
+                 (counts, V, Acc) -> Acc#{counts => add_counts(V, maps:get(counts, Acc, #{}))};
                  (K, V, Acc) ->
                       Acc#{K => beamscale_stats_hist:merge(
                                   V, maps:get(K, Acc, beamscale_stats_hist:empty()))}
               end, A, B).
+
+add_counts(A, B) -> maps:fold(fun(K, V, Acc) -> Acc#{K => V + maps:get(K, Acc, 0)} end, B, A).

@@ -32,6 +32,7 @@
                      connect_time := percentiles(), transactions := #{binary() => percentiles()},
                      errors_by_reason := reasons(),
                      latency_distribution := distribution(),
+                     counts := #{binary() => non_neg_integer()},
                      atom() => non_neg_integer()}.
 
 %% Errors by reason (bounded text, `beamscale_load_reasons').
@@ -130,4 +131,5 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             connect_time => percentiles(maps:get(connect, T, beamscale_stats_hist:empty())),
             transactions => Tx, errors_by_reason => maps:get(reasons, T),
             latency_distribution => #{corrected => distribution(maps:get(latency, T)),
-                                      uncorrected => distribution(maps:get(sent, T))}}.
+                                      uncorrected => distribution(maps:get(sent, T))},
+            counts => maps:get(counts, T, #{})}.

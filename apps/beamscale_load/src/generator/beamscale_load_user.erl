@@ -10,32 +10,51 @@
 
 -export([run/4]).
 
--type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()}}.
+%% Tsung's default for `<match do="restart">': a session restarts at most this many times.
+-define(MAX_RESTARTS, 3).
+
+-type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
+                 vars => beamscale_load_vars:ctx()}.
 -export_type([ctx/0]).
 
 %% @doc Run `Session' for a user that was due at monotonic time `Due' (native units).
 -spec run(beamscale_load_scenario:session(), ctx(), integer(), rand:state()) -> ok.
 run(#{steps := Steps}, #{metrics := M} = Ctx, Due, Rand) ->
     beamscale_load_metrics:incr(M, sessions_started),
-    St0 = #{ctx => Ctx, conns => #{}, base => Due, intended => Due, rand => Rand},
-    #{conns := Conns} = steps(Steps, St0),
+    St0 = #{ctx => Ctx, conns => #{}, base => Due, intended => Due, rand => Rand,
+            vars => #{}, jar => #{}, user => user_number(Ctx)},
+    #{conns := Conns} = session(Steps, St0, ?MAX_RESTARTS),
     beamscale_load_metrics:record(M, session, erlang:monotonic_time() - Due),
     beamscale_load_metrics:incr(M, sessions_done),
     maps:foreach(fun({Mod, _}, C) -> beamscale_load_request:close(Mod, C) end, Conns).
 
+user_number(#{vars := #{users := U}}) -> atomics:add_get(U, 1, 1);
+user_number(_) -> 0.
+
+%% A check's `abort' or `restart' ends the steps by a throw carrying the user's state.
+session(Steps, St, Restarts) ->
+    try steps(Steps, St)
+    catch
+        throw:{session, restart, St1} when Restarts > 0 -> session(Steps, St1, Restarts - 1);
+        throw:{session, _, St1} -> St1
+    end.
+
 steps(Steps, St) -> lists:foldl(fun step/2, St, Steps).
 
-step({request, Mod, Target, Spec, Timeout}, #{ctx := Ctx, conns := Conns} = St) ->
-    #{metrics := M, targets := Targets} = Ctx,
-    Send = wait_until(maps:get(intended, St)),
-    Key = {Mod, Target},
-    Intended = min(maps:get(intended, St), Send),
-    Result = beamscale_load_request:run(Mod, maps:get(Target, Targets),
-                                        maps:get(Key, Conns, closed), {Spec, Timeout}, M),
-    End = erlang:monotonic_time(),
-    beamscale_load_metrics:incr(M, requests),
-    Conn = outcome(M, Result, End - Intended, End - Send),
-    St#{conns := Conns#{Key => Conn}, base := Intended, intended := Intended + End - Send};
+step({request, Mod, Target, Spec, Timeout}, St) ->
+    element(1, request(Mod, Target, Spec, Timeout, St));
+step({dyn, Dyn, Request}, St) -> dyn(Dyn, Request, St, 0);
+step({setvars, Source, Names}, #{vars := Vars, rand := R0, user := U, ctx := Ctx} = St) ->
+    {Values, R1} = beamscale_load_vars:source(Source, length(Names),
+                                              {Vars, U, maps:get(vars, Ctx, #{})}, R0),
+    St#{vars := maps:merge(Vars, maps:from_list(lists:zip(Names, Values))), rand := R1};
+step({'if', Cond, Steps}, #{vars := Vars} = St) ->
+    case beamscale_load_vars:test(Cond, Vars) of
+        true -> steps(Steps, St);
+        false -> St
+    end;
+step({repeat, Max, Steps, Cond}, St) -> repeat(Max, Steps, Cond, St);
+step({for, Var, From, To, Incr, Steps}, St) -> for(Var, From, To, Incr, Steps, St);
 step({think, Dist}, #{base := Base, rand := R0} = St) ->
     {Ms, R1} = beamscale_load_arrival:think(Dist, R0),
     Next = Base + erlang:convert_time_unit(round(Ms * 1000), microsecond, native),
@@ -48,6 +67,65 @@ step({transaction, Name, Steps}, #{ctx := #{metrics := M}} = St) ->
     beamscale_load_metrics:record(M, {tx, Name}, erlang:monotonic_time() - Start),
     St1.
 
+%% The body runs, then the condition decides whether it runs again, at most `Max' times.
+repeat(Max, Steps, {Kind, Cond}, St) ->
+    #{vars := Vars} = St1 = steps(Steps, St),
+    case Max > 1 andalso beamscale_load_vars:test(Cond, Vars) =:= (Kind =:= while) of
+        true -> repeat(Max - 1, Steps, {Kind, Cond}, St1);
+        false -> St1
+    end.
+
+%% As Tsung: the body runs with the variable at `From', then while it is at most `To'.
+for(Var, I, To, Incr, Steps, #{vars := Vars} = St) ->
+    St1 = steps(Steps, St#{vars := Vars#{Var => integer_to_binary(I)}}),
+    case I + Incr =< To of
+        true -> for(Var, I + Incr, To, Incr, Steps, St1);
+        false -> St1
+    end.
+
+request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St) ->
+    #{metrics := M, targets := Targets} = Ctx,
+    Send = wait_until(maps:get(intended, St)),
+    Key = {Mod, Target},
+    Intended = min(maps:get(intended, St), Send),
+    Result = beamscale_load_request:run(Mod, maps:get(Target, Targets),
+                                        maps:get(Key, Conns, closed), {Spec, Timeout}, M),
+    End = erlang:monotonic_time(),
+    beamscale_load_metrics:incr(M, requests),
+    {Conn, Resp} = outcome(M, Result, End - Intended, End - Send),
+    {St#{conns := Conns#{Key => Conn}, base := Intended, intended := Intended + End - Send},
+     Resp}.
+
+%% A request with variables, cookies or checks; `Loops': times it was sent again by a check.
+dyn(Dyn, {request, Mod, Target, Spec, Timeout} = Req, St, Loops) ->
+    #{ctx := #{metrics := M, targets := Targets}, vars := Vars, jar := Jar} = St,
+    case beamscale_load_dynreq:prepare(Dyn, Mod, Spec, maps:get(Target, Targets), {Vars, Jar}) of
+        {ok, Spec1, Jar1, Unset} ->
+            [beamscale_load_metrics:count(M, <<"unset.", N/binary>>) || N <- Unset],
+            case request(Mod, Target, Spec1, Timeout, St#{jar := Jar1}) of
+                {St1, none} -> St1;
+                {St1, Resp} -> react(Dyn, Req, Resp, St1, Loops)
+            end;
+        {error, Reason, Jar1, Unset} ->
+            [beamscale_load_metrics:count(M, <<"unset.", N/binary>>) || N <- Unset],
+            beamscale_load_metrics:error(M, Reason),
+            St#{jar := Jar1}
+    end.
+
+react(Dyn, Req, Resp, #{ctx := #{metrics := M}, vars := V, jar := J} = St, Loops) ->
+    {Vars, Jar, Keys, Action} = beamscale_load_dynreq:after_response(Dyn, Resp, {V, J}),
+    [beamscale_load_metrics:count(M, K) || K <- Keys],
+    St1 = St#{vars := Vars, jar := Jar},
+    case Action of
+        continue -> St1;
+        {loop, Max, _} when Loops >= Max -> St1;
+        {loop, _, SleepMs} ->
+            Next = wait_until(erlang:monotonic_time() +
+                                  erlang:convert_time_unit(SleepMs, millisecond, native)),
+            dyn(Dyn, Req, St1#{base := Next, intended := Next}, Loops + 1);
+        Stop -> throw({session, Stop, St1})
+    end.
+
 %% A counter, not a list of N elements: a loop may run "forever" until the time limit.
 loop(0, _Steps, St) -> St;
 loop(N, Steps, St) -> loop(N - 1, Steps, steps(Steps, St)).
@@ -56,8 +134,16 @@ loop(N, Steps, St) -> loop(N - 1, Steps, steps(Steps, St)).
 %% connect or send, or an exception, is not. Every error is counted under its reason.
 outcome(M, {ok, Conn}, Corrected, Sent) ->
     latency(M, Corrected, Sent),
-    Conn;
+    {Conn, none};
+outcome(M, {ok, Conn, Resp}, Corrected, Sent) ->
+    latency(M, Corrected, Sent),
+    {Conn, Resp};
+outcome(M, {error, Reason, Conn, Resp}, Corrected, Sent) ->
+    {outcome_error(M, Reason, Conn, Corrected, Sent), Resp};
 outcome(M, {error, Reason, Conn}, Corrected, Sent) ->
+    {outcome_error(M, Reason, Conn, Corrected, Sent), none}.
+
+outcome_error(M, Reason, Conn, Corrected, Sent) ->
     beamscale_load_metrics:error(M, Reason),
     case Reason of
         timeout -> latency(M, Corrected, Sent);

@@ -15,7 +15,9 @@
 -export_type([conn/0, result/0]).
 
 -type conn() :: term().
--type result() :: {ok, conn()} | {error, timeout | term(), conn() | closed}.
+%% A kind asked for the response (`http' with `respond => true') returns it as a third element.
+-type result() :: {ok, conn()} | {error, timeout | term(), conn() | closed}
+                | {ok, conn() | closed, map()} | {error, term(), conn() | closed, map()}.
 
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.

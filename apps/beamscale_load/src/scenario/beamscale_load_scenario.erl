@@ -15,12 +15,18 @@
 -type step() :: {request, module(), atom(), map(), timeout()}
               | {think, beamscale_load_arrival:dist()}
               | {loop, pos_integer(), [step()]}
-              | {transaction, atom() | binary(), [step()]}.
+              | {transaction, atom() | binary(), [step()]}
+              | {dyn, beamscale_load_dynreq:dyn(), {request, module(), atom(), map(), timeout()}}
+              | {setvars, beamscale_load_vars:source(), [binary()]}
+              | {'if', beamscale_load_vars:cond_(), [step()]}
+              | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
+              | {for, binary(), integer(), integer(), pos_integer(), [step()]}.
 -type session() :: #{name := atom() | binary(), weight := number(), steps := [step()]}.
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
                       phases := [phase()], sessions := [session()], drain_s := number(),
                       time_limit_s := number(), transactions := [atom() | binary()],
                       sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()],
+                      files := #{binary() => [binary()]}, counts := [binary()],
                       slo => beamscale_stats_slo:slo()}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH).
@@ -37,7 +43,8 @@
 %% Users per second in one phase: far above what one load generator starts (about 10^4/s on
 %% this host); more is a typo, and would make the arrival schedule of one second unbounded.
 -define(MAX_RATE, 1.0e6).
--define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo]).
+-define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
+               files]).
 
 %% @doc The request kinds built in: the step name and the module behind it.
 -spec kinds() -> #{atom() => module()}.
@@ -76,6 +83,10 @@ check(File, Entries) ->
         Targets = with(Get(targets), fun targets/1),
         Phases = with(Get(phases), fun phases/1),
         Sessions = with(Get(sessions), fun(S) -> sessions(S, Targets) end),
+        Files = with_default(Get(files), #{},
+                             fun(F) -> beamscale_load_scenario_dyn:files(F, File) end),
+        ok = with(Get(sessions),
+                  fun(_) -> beamscale_load_scenario_dyn:check_files(Sessions, Files) end),
         Drain = with_default(Get(drain_s), ?DEFAULT_DRAIN_S, fun seconds/1),
         Run = lists:sum([D || #{duration_s := D} <- Phases]),
         Limit = with_default(Get(time_limit_s), Run + Drain, fun seconds/1),
@@ -87,7 +98,8 @@ check(File, Entries) ->
         {ok, Slo#{file => File, targets => Targets, phases => Phases, sessions => Sessions,
                   drain_s => Drain, time_limit_s => Limit,
                   transactions => lists:usort(transactions(Sessions)),
-                  sample => Sample, load_nodes => LoadNodes}}
+                  sample => Sample, load_nodes => LoadNodes, files => Files,
+                  counts => beamscale_load_scenario_dyn:count_keys(Sessions)}}
     catch
         throw:{Entry, Path, Msg} -> {error, {?MODULE, where(File, Entry, Path, Msg)}}
     end.
@@ -293,6 +305,11 @@ step({loop, N, Steps}, T) when is_integer(N), N > 0 -> {loop, N, steps(Steps, T)
 step({loop, _, _}, _) -> bad([steps, loop], "expected {loop, N, Steps} with N > 0");
 step({transaction, Name, Steps}, T) when is_atom(Name); is_binary(Name) ->
     {transaction, Name, steps(Steps, T)};
+step(S, T) when element(1, S) =:= setvars; element(1, S) =:= 'if'; element(1, S) =:= repeat;
+                element(1, S) =:= for ->
+    try beamscale_load_scenario_dyn:step(S, fun(Steps) -> steps(Steps, T) end)
+    catch throw:{bad, Path, Msg} when hd(Path) =/= steps -> bad([steps | Path], Msg)
+    end;
 step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
     case maps:find(Kind, kinds()) of
         {ok, Mod} -> request(Kind, Mod, Spec, Targets);
@@ -319,11 +336,15 @@ request(Kind, Mod, Spec, Targets) ->
                            io_lib:format("expected an integer from 1 to ~b (2^32-1, the longest "
                                          "wait)", [?MAX_MS]))
               end,
-    Rest = maps:without([target, timeout_ms], Spec),
-    case Mod:check(Rest, maps:get(Target, Targets)) of
-        {ok, Checked} -> {request, Mod, Target, Checked, Timeout};
-        {error, Key, Msg} -> bad([steps, Kind, Key], Msg)
-    end.
+    Check = fun(Rest) ->
+                    case Mod:check(Rest, maps:get(Target, Targets)) of
+                        {ok, Checked} -> Checked;
+                        {error, Key, Msg} -> bad([steps, Kind, Key], Msg)
+                    end
+            end,
+    beamscale_load_scenario_dyn:request({request, Mod, Target, Timeout},
+                                        maps:without([target, timeout_ms], Spec), Check,
+                                        [steps, Kind]).
 
 %% A request kind of one's own must be a module here with the behaviour's callbacks, said now
 %% rather than as `undef' at the first request.
@@ -348,6 +369,9 @@ transactions(Sessions) -> lists:flatmap(fun(#{steps := S}) -> tx(S) end, Session
 tx(Steps) ->
     lists:flatmap(fun({transaction, N, S}) -> [N | tx(S)];
                      ({loop, _, S}) -> tx(S);
+                     ({'if', _, S}) -> tx(S);
+                     ({repeat, _, S, _}) -> tx(S);
+                     ({for, _, _, _, _, S}) -> tx(S);
                      (_) -> []
                   end, Steps).
 

@@ -17,6 +17,7 @@ ignored(Root) -> lists:usort(ign(Root)).
 ign(#xmlElement{name = option} = E) ->
     case {attr(E, name), attr(E, type)} of
         {"thinktime", undefined} -> [];
+        {"file_server", _} -> [];
         {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
     end;
 ign(#xmlElement{name = monitor} = E) ->
@@ -57,14 +58,23 @@ spec(load) -> {[duration, unit, loop], []};
 spec(arrivalphase) -> {[phase, duration, unit], []};
 spec(users) -> {[arrivalrate, interarrival, unit, maxnumber], []};
 spec(options) -> {[], []};
-spec(option) -> {[name, type, value, random, min, max, override], []};
+spec(option) -> {[name, type, value, random, min, max, override, id], []};
 spec(sessions) -> {[], []};
 spec(session) -> {[name, probability, weight, type], [persistent, bidi]};
 spec(transaction) -> {[name], []};
 spec('for') -> {[from, to, incr, var], []};
 spec(repeat) -> {[name, max_repeat], []};
-spec(while) -> {[var, eq, neq], []};
-spec(until) -> {[var, eq, neq], []};
+spec(while) -> {[var, eq, neq, gt, gte, lt, lte], []};
+spec(until) -> {[var, eq, neq, gt, gte, lt, lte], []};
+spec('if') -> {[var, eq, neq, gt, gte, lt, lte], []};
+spec(setdynvars) -> {[sourcetype, callback, fileid, order, delimiter, length, start, 'end',
+                      value], []};
+spec(var) -> {[name], []};
+spec(dyn_variable) -> {[name, re, regexp, header, xpath, jsonpath, pgsql_expr, decode], []};
+spec(match) -> {[do, 'when', name, max_loop, sleep_loop, skip_headers, subst, loop_back,
+                 apply_to_content, max_restart], []};
+spec(add_cookie) -> {[key, value], [domain, path]};
+spec(www_authenticate) -> {[userid, passwd, nonce, opaque, cnonce, nc, realm, qop], []};
 spec(thinktime) -> {[value, random, min, max], []};
 spec(request) -> {[subst], [tag]};
 spec(http) -> {[url, method, version, contents, content_type, if_modified_since], []};
@@ -95,9 +105,8 @@ children(#xmlElement{content = C} = E, Allowed, Ctx) ->
 -spec unsupported(#xmlElement{}, #xmlElement{}, ctx()) -> no_return().
 unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
     Why = case N of
-              _ when N =:= dyn_variable; N =:= setdynvars; N =:= foreach; N =:= 'if' ->
-                  "beamscale has no dynamic variables";
-              match -> "beamscale does not match responses";
+              foreach -> "beamscale has no list variables";
+              _ when N =:= oauth; N =:= soap -> "not yet";
               change_type -> "a session keeps one type";
               user -> "only <users> arrivals are supported";
               _ when N =:= jabber; N =:= pgsql; N =:= mysql; N =:= ldap; N =:= fs;

@@ -25,16 +25,26 @@
     {{http | rpc | raw | websocket, map()}, [{atom(), map()}]}.
 request(E, #{type := Type} = Ctx) ->
     check_attrs(E, Ctx),
-    %% With nothing to substitute, subst="true" changes nothing and is accepted.
-    [fail(E, Ctx, "subst=\"true\" with %%...%% is not supported (beamscale has no dynamic "
-                  "variables)", [])
-     || bool(E, subst, false, Ctx), string:find(values(E), "%%") =/= nomatch],
-    case children(E, [http, rpc, raw, websocket], Ctx) of
-        [#xmlElement{name = Type} = R] when Type =:= http -> http(R, Ctx);
-        [#xmlElement{name = Type} = R] when Type =:= raw -> raw(R, Ctx);
-        [#xmlElement{name = Type} = R] when Type =:= websocket ->
-            websocket(R, Ctx);
-        [#xmlElement{name = Type} = R] -> rpc(R, Ctx);
+    Subst = case attr(E, subst, "false") of
+                "all_except_body" -> fail(E, Ctx, "subst=\"all_except_body\" is not supported",
+                                          []);
+                _ -> bool(E, subst, false, Ctx)
+            end,
+    Kids = children(E, [http, rpc, raw, websocket, dyn_variable, match], Ctx),
+    case [K || #xmlElement{name = N} = K <- Kids, N =/= dyn_variable, N =/= match] of
+        [#xmlElement{name = Type} = R] when Type =:= http ->
+            [literal(R, Ctx) || not Subst],
+            {{http, Spec}, Used} = http(R, Ctx),
+            Keys = beamscale_load_tsung_dyn:request_keys(E, R, Ctx),
+            %% Tsung keeps every HTTP user's cookies.
+            {{http, maps:merge(Spec#{cookies => true}, Keys)}, Used};
+        [#xmlElement{name = Type} = R] ->
+            static(E, R, Subst, Ctx),
+            case Type of
+                raw -> raw(R, Ctx);
+                websocket -> websocket(R, Ctx);
+                _ -> rpc(R, Ctx)
+            end;
         [#xmlElement{name = Other} = R] ->
             fail(R, Ctx, "<~ts> in a session of type ts_~ts", [Other, Type]);
         _ -> fail(E, Ctx, "<request> needs one <~ts> element", [Type])
@@ -68,6 +78,22 @@ raw(E, Ctx) ->
         {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
     end.
 
+%% Without subst="true" Tsung sends `%%_name%%' as it is; beamscale would fill it, so it refuses.
+%% Variables, extraction and checks are built for HTTP requests; elsewhere `subst' with nothing
+%% to substitute changes nothing and is accepted, and the rest is refused.
+static(E, R, Subst, Ctx) ->
+    [literal(R, Ctx) || not Subst],
+    [fail(E, Ctx, "subst=\"true\" with %%...%% is supported on http requests only", [])
+     || Subst, string:find(values(R), "%%") =/= nomatch],
+    [fail(E, Ctx, "<dyn_variable> and <match> are supported on http requests", [])
+     || beamscale_load_tsung_dyn:request_keys(E, none, Ctx) =/= #{}],
+    ok.
+
+literal(#xmlElement{attributes = As} = E, Ctx) ->
+    [fail(E, Ctx, "~ts holds %%_ but the request has no subst=\"true\"", [N])
+     || #xmlAttribute{name = N, value = V} <- As, string:find(V, "%%_") =/= nomatch],
+    ok.
+
 http(E, Ctx) ->
     check_attrs(E, Ctx),
     [fail(E, Ctx, "version \"~ts\" is not supported (beamscale sends HTTP/1.1 with keep-alive)",
@@ -75,7 +101,8 @@ http(E, Ctx) ->
     {Target, Path} = url(E, Ctx),
     Headers = [{"Content-Type", CT} || CT <- [attr(E, content_type)], CT =/= undefined]
               ++ [{"If-Modified-Since", D} || D <- [attr(E, if_modified_since)], D =/= undefined]
-              ++ [header(H, Ctx) || H <- children(E, [http_header], Ctx)],
+              ++ [header(H, Ctx) || H <- children(E, [http_header, add_cookie, www_authenticate],
+                                                  Ctx), H#xmlElement.name =:= http_header],
     Spec = #{method => method(E, Ctx), path => Path,
              headers => Headers,
              body => unicode:characters_to_binary(attr(E, contents, "")),

@@ -10,8 +10,8 @@
 -include_lib("xmerl/include/xmerl.hrl").
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, req/3, number/3,
-                                   integer/3, positive_integer/3, positive/3, non_negative/3,
-                                   bool/4, line/2, fail/4]).
+                                   integer/3, positive/3, non_negative/3, bool/4, line/2,
+                                   fail/4]).
 
 %% The line of each element (and processing instruction), keyed by its path in the tree.
 -type lines() :: #{[{atom(), pos_integer()}] => pos_integer()}.
@@ -21,13 +21,11 @@
                    warnings := [string()]}.
 
 -define(UNITS, [{"second", 1}, {"minute", 60}, {"hour", 3600}, {"millisecond", 0.001}]).
--define(DEFAULT_MAX_REPEAT, 20).
 %% Phase numbers name phases `phase1'...: a closed set of atoms, not one per number a file holds.
 -define(MAX_PHASE, 1000).
-%% `<load loop>' copies the phases and `<for>' lists its values: bounded, so that a file cannot
-%% make the reader build an unbounded list (`<repeat max_repeat>' as `<for>').
+%% `<load loop>' copies the phases: bounded, so that a file cannot make the reader build an
+%% unbounded list.
 -define(MAX_LOAD_LOOP, 1000).
--define(MAX_FOR_VALUES, 1000000).
 
 %% @doc Translate the root `<tsung>' element; `Lines' gives the line of every element.
 -spec translate(#xmlElement{}, lines()) -> {ok, terms()} | {error, {pos_integer(), string()}}.
@@ -56,10 +54,13 @@ tsung(Root, Ctx0) ->
     {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
     Targets = [{N, T} || {N, T} <- Pis] ++ lists:usort(Used),
     {Phases, Limit} = load(Load, Ctx),
+    Files = beamscale_load_tsung_dyn:files(
+              lists:append([children(O, [option], Ctx) || O <- only(options, Top)]), Ctx),
     Entries = [{targets, Targets, line(Root, Ctx)},
                {phases, Phases, line(Load, Ctx)},
                {sessions, SessionTerms, line(Sessions, Ctx)}]
-              ++ [{time_limit_s, L, line(Load, Ctx)} || L <- [Limit], L =/= none],
+              ++ [{time_limit_s, L, line(Load, Ctx)} || L <- [Limit], L =/= none]
+              ++ [{files, Files, line(Root, Ctx)} || Files =/= []],
     {Sample, Warnings} = sample(only(monitoring, Top), Targets, Ctx),
     Unused = ["<server> (no request uses it)"
               || only(servers, Top) =/= [], not lists:keymember(server, 1, Targets)],
@@ -196,11 +197,11 @@ session(E, Ctx) ->
                     {undefined, _} -> {weight, positive(E, weight, Ctx)};
                     _ -> fail(E, Ctx, "<session> has both probability and weight", [])
                 end,
-    {Steps, Used} = steps(E, Ctx#{type => Type, vars => #{}}),
+    {Steps, Used} = steps(E, Ctx#{type => Type}),
     [fail(E, Ctx, "<session> has no request", []) || Steps =:= []],
     {Kind, W, Name, Steps, Used}.
 
--define(STEPS, [request, thinktime, transaction, 'for', repeat]).
+-define(STEPS, beamscale_load_tsung_dyn:step_names()).
 
 %% The steps inside `E' and the targets they use.
 steps(E, Ctx) -> steps_of(children(E, ?STEPS, Ctx), Ctx).
@@ -214,71 +215,15 @@ step(#xmlElement{name = transaction} = E, Ctx) ->
     check_attrs(E, Ctx),
     {Steps, Used} = steps(E, Ctx),
     {{transaction, unicode:characters_to_binary(req(E, name, Ctx)), nonempty(Steps, E, Ctx)}, Used};
-step(#xmlElement{name = 'for'} = E, #{vars := Vars} = Ctx) ->
-    check_attrs(E, Ctx),
-    {From, To} = {integer(E, from, Ctx), integer(E, to, Ctx)},
-    Incr = case attr(E, incr) of
-               undefined -> 1;
-               _ -> positive_integer(E, incr, Ctx)
-           end,
-    %% Tsung runs the body once before it compares the variable with `to'.
-    [fail(E, Ctx, "<for> runs more than ~b times", [?MAX_FOR_VALUES])
-     || (To - From) div Incr >= ?MAX_FOR_VALUES],
-    Values = case To >= From of
-                 true -> lists:seq(From, To, Incr);
-                 false -> [From]
-             end,
-    Var = req(E, var, Ctx),
-    {Steps, Used} = steps(E, Ctx#{vars := Vars#{Var => Values}}),
-    {{loop, length(Values), nonempty(Steps, E, Ctx)}, Used};
-step(#xmlElement{name = repeat} = E, Ctx) -> repeat(E, Ctx);
+step(#xmlElement{name = N} = E, Ctx) when N =:= 'for'; N =:= repeat; N =:= 'if';
+                                          N =:= setdynvars ->
+    beamscale_load_tsung_dyn:step(E, Ctx, fun(#xmlElement{} = P) -> steps(P, Ctx);
+                                             (Els) -> steps_of(Els, Ctx)
+                                          end);
 step(#xmlElement{name = request} = E, Ctx) -> beamscale_load_tsung_request:request(E, Ctx).
 
 nonempty([], E, Ctx) -> fail(E, Ctx, "<~ts> is empty", [E#xmlElement.name]);
 nonempty(Steps, _E, _Ctx) -> Steps.
-
-%% A repeat ends on its last element, `<while>' or `<until>' on a variable. Only the variables
-%% of enclosing `<for>' loops exist here (no dynamic variables), so the count is fixed if the
-%% condition is the same for every value the variable takes.
-repeat(E, #{vars := Vars} = Ctx) ->
-    check_attrs(E, Ctx),
-    All = children(E, ?STEPS ++ [while, until], Ctx),
-    {Body, Cond} = case lists:reverse(All) of
-                       [#xmlElement{name = C} = Last | Rest] when C =:= while; C =:= until ->
-                           {lists:reverse(Rest), Last};
-                       _ -> fail(E, Ctx, "<repeat> must end with <while> or <until>", [])
-                   end,
-    [fail(X, Ctx, "<~ts> must be the last element of <repeat>", [N])
-     || #xmlElement{name = N} = X <- Body, N =:= while orelse N =:= until],
-    Max = case attr(E, max_repeat) of
-              undefined -> ?DEFAULT_MAX_REPEAT;
-              _ -> positive_integer(E, max_repeat, Ctx)
-          end,
-    [fail(E, Ctx, "max_repeat=\"~ts\": at most ~b", [attr(E, max_repeat), ?MAX_FOR_VALUES])
-     || Max > ?MAX_FOR_VALUES],
-    check_attrs(Cond, Ctx),
-    Var = req(Cond, var, Ctx),
-    Values = case maps:find(Var, Vars) of
-                 {ok, Vs} -> Vs;
-                 error -> fail(Cond, Ctx, "variable ~ts is never set (beamscale has no dynamic "
-                                          "variables, only <for> loops')", [Var])
-             end,
-    Again = lists:usort([again(Cond, V, Ctx) || V <- Values]),
-    Count = case Again of
-                [true] -> Max;
-                [false] -> 1;
-                _ -> fail(Cond, Ctx, "the number of repeats depends on the value of ~ts", [Var])
-            end,
-    {Steps, Used} = steps_of(Body, Ctx),
-    {{loop, Count, nonempty(Steps, E, Ctx)}, Used}.
-
-again(#xmlElement{name = Kind} = Cond, Value, Ctx) ->
-    Equal = case {attr(Cond, eq), attr(Cond, neq)} of
-                {Eq, undefined} when Eq =/= undefined -> Eq =:= integer_to_list(Value);
-                {undefined, Neq} when Neq =/= undefined -> Neq =/= integer_to_list(Value);
-                _ -> fail(Cond, Ctx, "<~ts> needs eq or neq", [Kind])
-            end,
-    (Kind =:= while) =:= Equal.
 
 %% Tsung's think times are in seconds: constant, exponential (random="true") or uniform
 %% (min and max); `<option name="thinktime">' sets the default and may override them all.

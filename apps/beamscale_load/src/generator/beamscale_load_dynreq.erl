@@ -1,0 +1,94 @@
+%% @doc One dynamic request of a user (docs/scenario.md, "Dynamic scenarios"): its spec filled
+%% with the user's variables, cookies and credentials before it is sent, then the variables
+%% taken from its response, its cookies kept and its checks run.
+-module(beamscale_load_dynreq).
+
+-export([prepare/5, after_response/3, set_cookies/2]).
+-export_type([dyn/0, jar/0]).
+
+%% Built by `beamscale_load_scenario_dyn': the raw spec as a template (`static' when the checked
+%% spec is sent as it is), what to take from the response, the checks, whether cookies are kept,
+%% the cookies and the credentials the request adds.
+-type dyn() :: #{template := beamscale_load_vars:template(), raw := map(),
+                 extract := [beamscale_load_extract:extract()],
+                 match := [beamscale_load_match:match()], cookies := boolean(),
+                 add_cookies := [{binary(), binary()}],
+                 auth := none | {basic, beamscale_load_vars:template(),
+                                 beamscale_load_vars:template()}}.
+-type jar() :: #{binary() => binary()}.
+
+%% @doc The spec to send (checked by the kind `Mod' against `Target' when it was filled), the
+%% cookie jar with the request's own cookies, and the variables that were unset.
+-spec prepare(dyn(), module(), map(), map(), {beamscale_load_vars:vars(), jar()}) ->
+    {ok, map(), jar(), [binary()]} | {error, term(), jar(), [binary()]}.
+prepare(#{add_cookies := Add} = Dyn, Mod, Spec, Target, {Vars, Jar0}) ->
+    Jar = maps:merge(Jar0, maps:from_list(Add)),
+    Headers = cookie_header(Dyn, Jar) ++ auth_header(Dyn, Vars),
+    case {maps:get(template, Dyn), Headers} of
+        {static, []} -> {ok, Spec, Jar, []};
+        {Template, _} ->
+            {Raw, Unset} = case Template of
+                               static -> {maps:get(raw, Dyn), []};
+                               _ -> beamscale_load_vars:render(Template, Vars)
+                           end,
+            Raw1 = case Headers of
+                       [] -> Raw;
+                       _ -> Raw#{headers => maps:get(headers, Raw, []) ++ Headers}
+                   end,
+            case Mod:check(Raw1, Target) of
+                {ok, Checked} -> {ok, Checked, Jar, Unset};
+                {error, Key, Msg} -> {error, {bad_request, Key, lists:flatten(Msg)}, Jar, Unset}
+            end
+    end.
+
+cookie_header(#{cookies := true}, Jar) when map_size(Jar) > 0 ->
+    [{"Cookie", binary_to_list(iolist_to_binary(
+                  lists:join("; ", [[K, "=", V] || {K, V} <- lists:sort(maps:to_list(Jar))])))}];
+cookie_header(_, _) -> [].
+
+auth_header(#{auth := {basic, U, P}}, Vars) ->
+    Cred = base64:encode(<<(text(U, Vars))/binary, ":", (text(P, Vars))/binary>>),
+    [{"Authorization", "Basic " ++ binary_to_list(Cred)}];
+auth_header(_, _) -> [].
+
+text(static, _) -> <<>>;
+text({dynamic, _} = T, Vars) -> element(1, beamscale_load_vars:render(T, Vars)).
+
+%% @doc After a response: the variables and cookies, the counter keys that fired and what the
+%% session does next.
+-spec after_response(dyn(), beamscale_load_extract:response(),
+                     {beamscale_load_vars:vars(), jar()}) ->
+    {beamscale_load_vars:vars(), jar(), [binary()], beamscale_load_match:action()}.
+after_response(#{extract := Ex, match := Ms, cookies := C}, Resp, {Vars, Jar}) ->
+    Vars1 = beamscale_load_extract:apply(Ex, Resp, Vars),
+    Jar1 = case C of
+               true -> set_cookies(Resp, Jar);
+               false -> Jar
+           end,
+    {Keys, Action} = beamscale_load_match:check(Ms, Resp),
+    {Vars1, Jar1, Keys, Action}.
+
+%% @doc The jar after the response's `Set-Cookie' headers: `name=value' kept, a cookie with
+%% `Max-Age=0' or an empty value removed. Domain and path are not looked at: a user's cookies
+%% go to every request of its session.
+-spec set_cookies(beamscale_load_extract:response(), jar()) -> jar().
+set_cookies(#{headers := Hs}, Jar) ->
+    lists:foldl(fun({N, V}, J) ->
+                        case string:lowercase(N) of
+                            <<"set-cookie">> -> cookie(V, J);
+                            _ -> J
+                        end
+                end, Jar, Hs).
+
+cookie(Header, Jar) ->
+    [Pair | Attrs] = [string:trim(A) || A <- binary:split(Header, <<";">>, [global])],
+    case binary:split(Pair, <<"=">>) of
+        [Name, Value] when Name =/= <<>> ->
+            Gone = Value =:= <<>> orelse
+                lists:any(fun(A) -> string:lowercase(A) =:= <<"max-age=0">> end, Attrs),
+            case Gone of
+                true -> maps:remove(Name, Jar);
+                false -> Jar#{Name => Value}
+            end;
+        _ -> Jar
+    end.

@@ -1,0 +1,41 @@
+%% @doc Checks on a response (Tsung's `<match>'): a regular expression that matches or not, and
+%% what the session does then. Every check counts its outcome under its name (`match.NAME' or
+%% `nomatch.NAME' in the results), whatever it does.
+-module(beamscale_load_match).
+
+-export([check/2, count_keys/1]).
+-export_type([match/0, action/0]).
+
+-type match() :: #{name := binary(), re := beamscale_load_extract:mp(), 'when' := match | nomatch,
+                   do := continue | log | abort | restart | loop, text := body | headers,
+                   max_loop := pos_integer(), sleep_loop_ms := non_neg_integer()}.
+%% What the user does after a request: go on, end the session, start it again, or send the same
+%% request again after a pause, at most a number of times.
+-type action() :: continue | abort | restart | {loop, pos_integer(), non_neg_integer()}.
+
+%% @doc The counter keys that fired and the action of the first check whose condition holds
+%% (Tsung applies the first one too).
+-spec check([match()], beamscale_load_extract:response()) -> {[binary()], action()}.
+check(Matches, Response) ->
+    lists:foldl(fun(M, {Keys, Action}) ->
+                        {Key, Hit} = one(M, Response),
+                        {[Key | Keys], first(Action, Hit, M)}
+                end, {[], continue}, Matches).
+
+one(#{name := Name, re := MP, 'when' := When, text := Text}, Response) ->
+    Subject = beamscale_load_extract:response_text(Response, Text),
+    Outcome = case re:run(Subject, MP, [{capture, none}]) of
+                  match -> match;
+                  nomatch -> nomatch
+              end,
+    {<<(atom_to_binary(Outcome))/binary, ".", Name/binary>>, Outcome =:= When}.
+
+first(continue, true, #{do := loop, max_loop := Max, sleep_loop_ms := Sleep}) ->
+    {loop, Max, Sleep};
+first(continue, true, #{do := Do}) when Do =:= abort; Do =:= restart -> Do;
+first(Action, _, _) -> Action.
+
+%% @doc The counter keys of a list of checks (both outcomes of each).
+-spec count_keys([match()]) -> [binary()].
+count_keys(Matches) ->
+    [<<P/binary, ".", N/binary>> || #{name := N} <- Matches, P <- [<<"match">>, <<"nomatch">>]].

@@ -1,0 +1,225 @@
+%% @doc Per-user variables (docs/scenario.md, "Dynamic scenarios"): templates with `%%_name%%'
+%% and `{var, Name}' placeholders compiled once at validation and filled per request, the
+%% sources of `setvars' (Tsung's `<setdynvars>'), and the conditions of `if', `repeat' and
+%% `for'. Names and values are binaries: nothing from a scenario or a response becomes an atom.
+-module(beamscale_load_vars).
+
+-export([compile/1, render/2, names/1, parse/1, fill/2, source/4, test/2, value/1,
+         new_ctx/1, read_lines/2, format_error/1]).
+-export_type([vars/0, template/0, source/0, cond_/0, ctx/0]).
+
+-type vars() :: #{binary() => binary()}.
+%% A term with its dynamic parts marked: `{'$tpl', bin | str, Parts}' for a binary or string
+%% holding `%%_name%%', `{'$var', Name}' for a `{var, Name}'; `static' when there is none.
+-type template() :: static | {dynamic, term()}.
+-type parts() :: [binary() | {var, binary()}].
+-type source() :: {random_number, integer(), integer()} | {random_string, pos_integer()}
+                | {random_bytes, pos_integer()} | {erlang, module(), atom()}
+                | {file, binary(), iter | random, binary()} | user_number | time
+                | {value, binary()}.
+-type cond_() :: {binary(), eq | neq, binary()}.
+%% What the sources need beyond the user: each file's lines and its shared position, and the
+%% load node's user counter.
+-type ctx() :: #{files := #{binary() => {tuple(), atomics:atomics_ref()}},
+                 users := atomics:atomics_ref()}.
+
+-define(ALPHABET, <<"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789">>).
+%% A data file is read whole into every load node: bounded so a wrong path cannot fill memory.
+-define(MAX_FILE_BYTES, 64 * 1024 * 1024).
+-define(MAX_VAR_NAME, 255).
+
+%% ---- templates ----
+
+%% @doc Compile a request spec: `static' when it holds no placeholder (sent as it is).
+-spec compile(term()) -> template().
+compile(Term) ->
+    case mark(Term) of
+        {false, _} -> static;
+        {true, T} -> {dynamic, T}
+    end.
+
+mark({var, Name}) when is_atom(Name) -> {true, {'$var', atom_to_binary(Name)}};
+mark({var, Name}) when is_binary(Name) -> {true, {'$var', Name}};
+mark(B) when is_binary(B) -> text(bin, B, B);
+mark(L) when is_list(L) ->
+    case io_lib:printable_unicode_list(L) andalso L =/= [] of
+        true -> text(str, unicode:characters_to_binary(L), L);
+        false -> marks(L, fun(Xs) -> Xs end)
+    end;
+mark(T) when is_tuple(T) -> marks(tuple_to_list(T), fun list_to_tuple/1);
+mark(M) when is_map(M) ->
+    {Dyn, Pairs} = marks([[K, V] || {K, V} <- maps:to_list(M)], fun(X) -> X end),
+    {Dyn, maps:from_list([{K, V} || [K, V] <- Pairs])};
+mark(X) -> {false, X}.
+
+marks(Xs, Build) ->
+    Ms = [mark(X) || X <- Xs],
+    {lists:any(fun({D, _}) -> D end, Ms), Build([M || {_, M} <- Ms])}.
+
+text(Kind, Bin, Orig) ->
+    case parse(Bin) of
+        [Bin] -> {false, Orig};
+        [] -> {false, Orig};
+        Parts -> {true, {'$tpl', Kind, Parts}}
+    end.
+
+%% @doc Split a text at its `%%_name%%' placeholders. A `%%' not starting a well-formed name
+%% stays text, as in Tsung.
+-spec parse(binary()) -> parts().
+parse(Bin) -> parse(Bin, <<>>, []).
+
+parse(<<>>, Acc, Parts) -> lists:reverse(add(Acc, Parts));
+parse(<<"%%_", Rest/binary>>, Acc, Parts) ->
+    case binary:match(Rest, <<"%%">>) of
+        {At, 2} when At > 0, At =< ?MAX_VAR_NAME ->
+            Name = binary:part(Rest, 0, At),
+            case is_name(Name) of
+                true -> parse(binary:part(Rest, At + 2, byte_size(Rest) - At - 2), <<>>,
+                              [{var, Name} | add(Acc, Parts)]);
+                false -> parse(Rest, <<Acc/binary, "%%_">>, Parts)
+            end;
+        _ -> parse(Rest, <<Acc/binary, "%%_">>, Parts)
+    end;
+parse(<<C, Rest/binary>>, Acc, Parts) -> parse(Rest, <<Acc/binary, C>>, Parts).
+
+add(<<>>, Parts) -> Parts;
+add(Acc, Parts) -> [Acc | Parts].
+
+is_name(Name) ->
+    lists:all(fun(C) -> C >= $a andalso C =< $z orelse C >= $A andalso C =< $Z orelse
+                            C >= $0 andalso C =< $9 orelse C =:= $_ orelse C =:= $- orelse
+                            C =:= $. end, binary_to_list(Name)).
+
+%% @doc The variable names a template uses.
+-spec names(template()) -> [binary()].
+names(static) -> [];
+names({dynamic, T}) -> lists:usort(used(T)).
+
+used({'$var', N}) -> [N];
+used({'$tpl', _, Parts}) -> [N || {var, N} <- Parts];
+used(L) when is_list(L) -> lists:flatmap(fun used/1, L);
+used(T) when is_tuple(T) -> used(tuple_to_list(T));
+used(M) when is_map(M) -> used(maps:to_list(M));
+used(_) -> [].
+
+%% @doc Fill a template with the user's variables: the term and the names that were unset
+%% (filled with nothing, as Tsung sends them, and counted by the caller).
+-spec render(template(), vars()) -> {term(), [binary()]}.
+render({dynamic, T}, Vars) ->
+    {R, Unset} = walk(T, Vars, []),
+    {R, lists:usort(Unset)}.
+
+walk({'$var', N}, Vars, U) -> get_var(N, Vars, U);
+walk({'$tpl', bin, Parts}, Vars, U) -> fill(Parts, Vars, U);
+walk({'$tpl', str, Parts}, Vars, U0) ->
+    {B, U1} = fill(Parts, Vars, U0),
+    {unicode:characters_to_list(B), U1};
+walk(L, Vars, U) when is_list(L) -> lists:mapfoldl(fun(X, A) -> walk(X, Vars, A) end, U, L);
+walk(T, Vars, U0) when is_tuple(T) ->
+    {L, U1} = walk(tuple_to_list(T), Vars, U0),
+    {list_to_tuple(L), U1};
+walk(M, Vars, U0) when is_map(M) ->
+    {L, U1} = walk(maps:to_list(M), Vars, U0),
+    {maps:from_list(L), U1};
+walk(X, _, U) -> {X, U}.
+
+%% @doc The text of parsed parts with the variables' values (unset ones empty).
+-spec fill(parts(), vars()) -> binary().
+fill(Parts, Vars) -> element(1, fill(Parts, Vars, [])).
+
+fill(Parts, Vars, U0) ->
+    {Io, U1} = lists:mapfoldl(fun({var, N}, A) -> get_var(N, Vars, A);
+                                 (B, A) -> {B, A}
+                              end, U0, Parts),
+    {iolist_to_binary(Io), U1}.
+
+get_var(N, Vars, U) ->
+    case Vars of
+        #{N := V} -> {V, U};
+        _ -> {<<>>, [N | U]}
+    end.
+
+%% ---- conditions ----
+
+%% @doc Whether `{Var, eq | neq, Value}' holds (an unset variable equals nothing).
+-spec test(cond_(), vars()) -> boolean().
+test({Var, Op, Value}, Vars) -> (maps:get(Var, Vars, <<>>) =:= Value) =:= (Op =:= eq).
+
+%% @doc A value as the binary variables hold.
+-spec value(term()) -> binary().
+value(B) when is_binary(B) -> B;
+value(I) when is_integer(I) -> integer_to_binary(I);
+value(F) when is_float(F) -> float_to_binary(F, [short]);
+value(A) when is_atom(A) -> atom_to_binary(A);
+value(L) when is_list(L) -> unicode:characters_to_binary(L).
+
+%% ---- sources ----
+
+%% @doc The context of the sources on one load node: the files' lines (read at validation).
+-spec new_ctx(#{binary() => [binary()]}) -> ctx().
+new_ctx(Files) ->
+    #{files => maps:map(fun(_, Lines) -> {list_to_tuple(Lines), atomics:new(1, [])} end, Files),
+      users => atomics:new(1, [])}.
+
+%% @doc The values of a source for `Count' variables, with the user's random state. A file's
+%% line gives a value per field; the others give the same value to every variable.
+-spec source(source(), pos_integer(), {vars(), pos_integer(), ctx()}, rand:state()) ->
+    {[binary()], rand:state()}.
+source({random_number, From, To}, N, _U, R0) ->
+    {X, R1} = rand:uniform_s(To - From + 1, R0),
+    {lists:duplicate(N, integer_to_binary(From + X - 1)), R1};
+source({random_string, Len}, N, _U, R0) ->
+    {S, R1} = random_string(Len, R0, <<>>),
+    {lists:duplicate(N, S), R1};
+source({random_bytes, Len}, N, _U, R0) ->
+    {Ints, R1} = lists:mapfoldl(fun(_, R) -> rand:uniform_s(256, R) end, R0, lists:seq(1, Len)),
+    {lists:duplicate(N, << <<(I - 1)>> || I <- Ints >>), R1};
+source(user_number, N, {_, User, _}, R) -> {lists:duplicate(N, integer_to_binary(User)), R};
+source(time, N, _U, R) ->
+    {lists:duplicate(N, integer_to_binary(erlang:system_time(millisecond))), R};
+source({value, V}, N, _U, R) -> {lists:duplicate(N, V), R};
+source({erlang, M, F}, N, {Vars, _, _}, R) ->
+    case M:F(Vars) of
+        L when is_list(L), length(L) =:= N, N > 1 -> {[value(X) || X <- L], R};
+        X -> {lists:duplicate(N, value(X)), R}
+    end;
+source({file, Id, Order, Delim}, N, {_, _, #{files := Files}}, R0) ->
+    {Lines, Pos} = maps:get(Id, Files),
+    {I, R1} = case Order of
+                  iter -> {(atomics:add_get(Pos, 1, 1) - 1) rem tuple_size(Lines) + 1, R0};
+                  random -> rand:uniform_s(tuple_size(Lines), R0)
+              end,
+    Fields = binary:split(element(I, Lines), Delim, [global]),
+    {[lists:nth(K, Fields ++ lists:duplicate(N, <<>>)) || K <- lists:seq(1, N)], R1}.
+
+random_string(0, R, Acc) -> {Acc, R};
+random_string(Len, R0, Acc) ->
+    {I, R1} = rand:uniform_s(byte_size(?ALPHABET), R0),
+    random_string(Len - 1, R1, <<Acc/binary, (binary:at(?ALPHABET, I - 1))>>).
+
+%% @doc The non-empty lines of a data file (Tsung's `file_server'), at most `?MAX_FILE_BYTES'.
+-spec read_lines(file:filename(), file:filename()) ->
+    {ok, [binary()]} | {error, {?MODULE, term()}}.
+read_lines(Path, RelativeTo) ->
+    Full = filename:absname(Path, filename:dirname(filename:absname(RelativeTo))),
+    case filelib:file_size(Full) of
+        Size when Size > ?MAX_FILE_BYTES -> {error, {?MODULE, {too_big, Full, Size}}};
+        _ ->
+            case file:read_file(Full) of
+                {ok, Bin} ->
+                    case [L || L <- binary:split(Bin, [<<"\r\n">>, <<"\n">>], [global]),
+                               L =/= <<>>] of
+                        [] -> {error, {?MODULE, {empty, Full}}};
+                        Lines -> {ok, Lines}
+                    end;
+                {error, Reason} -> {error, {?MODULE, {read, Full, Reason}}}
+            end
+    end.
+
+%% @doc Text of an error.
+-spec format_error({?MODULE, term()} | term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({too_big, F, Size}) ->
+    io_lib:format("~ts: ~b bytes, above the limit of ~b", [F, Size, ?MAX_FILE_BYTES]);
+format_error({empty, F}) -> io_lib:format("~ts: no line", [F]);
+format_error({read, F, Reason}) -> io_lib:format("~ts: ~ts", [F, file:format_error(Reason)]).

@@ -1,0 +1,74 @@
+%% @doc A chunked HTTP/1.1 response body (RFC 9112, section 7.1) read off the user's socket for
+%% `beamscale_load_http': chunk sizes in hexadecimal, extensions skipped, trailers read and
+%% dropped; and the body and socket helpers `beamscale_load_http' shares with it.
+-module(beamscale_load_http_chunked).
+
+-export([body/5, chunk/3, recv/4]).
+
+%% A chunk-size line longer than this is not HTTP: refused rather than buffered without end.
+-define(MAX_LINE, 4096).
+
+%% @doc Read the chunks in `Buf' (and from the socket until `Deadline'); `{ok, Acc}' with the
+%% bytes after the body in `rest'.
+-spec body(gen_tcp:socket(), binary(), integer(), map(), map()) ->
+    {ok, map()} | {error, term()}.
+body(S, Buf, Deadline, Spec, Acc) ->
+    case line(Buf) of
+        {ok, Line, Rest} ->
+            case chunk_size(Line) of
+                {ok, 0} -> trailers(S, Rest, Deadline, Acc);
+                {ok, N} -> data(S, Rest, N, Deadline, Spec, Acc);
+                error -> {error, {bad_chunk, Line}}
+            end;
+        more -> more(S, Buf, Deadline, fun(B) -> body(S, B, Deadline, Spec, Acc) end);
+        {error, _} = E -> E
+    end.
+
+data(S, Buf, N, Deadline, Spec, Acc) when byte_size(Buf) >= N + 2 ->
+    case Buf of
+        <<Data:N/binary, "\r\n", Rest/binary>> ->
+            body(S, Rest, Deadline, Spec, chunk(Data, Spec, Acc));
+        _ -> {error, {bad_chunk, no_crlf}}
+    end;
+data(S, Buf, N, Deadline, Spec, Acc) ->
+    more(S, Buf, Deadline, fun(B) -> data(S, B, N, Deadline, Spec, Acc) end).
+
+trailers(S, Buf, Deadline, Acc) ->
+    case line(Buf) of
+        {ok, <<>>, Rest} -> {ok, Acc#{rest => Rest}};
+        {ok, _Trailer, Rest} -> trailers(S, Rest, Deadline, Acc);
+        more -> more(S, Buf, Deadline, fun(B) -> trailers(S, B, Deadline, Acc) end);
+        {error, _} = E -> E
+    end.
+
+line(Buf) ->
+    case binary:match(Buf, <<"\r\n">>) of
+        {At, 2} -> {ok, binary:part(Buf, 0, At), binary:part(Buf, At + 2, byte_size(Buf) - At - 2)};
+        nomatch when byte_size(Buf) > ?MAX_LINE -> {error, {bad_chunk, line_too_long}};
+        nomatch -> more
+    end.
+
+%% The size before any `;extension'.
+chunk_size(Line) ->
+    Hex = string:trim(hd(binary:split(Line, <<";">>))),
+    try binary_to_integer(Hex, 16) of
+        N when N >= 0 -> {ok, N};
+        _ -> error
+    catch error:badarg -> error
+    end.
+
+more(S, Buf, Deadline, Then) -> recv(S, Buf, Deadline, Then).
+
+%% @doc Keep a piece of the body when the user needs the response.
+-spec chunk(binary(), map(), map()) -> map().
+chunk(_Bin, #{respond := false}, Acc) -> Acc;
+chunk(Bin, _Spec, #{chunks := Cs} = Acc) -> Acc#{chunks := [Cs, Bin]}.
+
+%% @doc Read more into `Buf' and go on with `Then', or the error.
+-spec recv(gen_tcp:socket(), binary(), integer(), fun((binary()) -> Result)) ->
+    Result | {error, term()}.
+recv(S, Buf, Deadline, Then) ->
+    case beamscale_load_tcp:recv_more(S, Buf, Deadline) of
+        {ok, Buf1} -> Then(Buf1);
+        {error, _} = Error -> Error
+    end.

@@ -1,0 +1,223 @@
+%% @doc The dynamic steps of a terms scenario (docs/scenario.md, "Dynamic scenarios"), checked
+%% and normalised for `beamscale_load_scenario': `setvars', `if', `repeat', `for', the data
+%% `files', and the keys of a request that make it dynamic (`%%_name%%' and `{var, Name}'
+%% placeholders, `extract', `match', `cookies', `add_cookies', `basic_auth'). Errors are thrown
+%% as `{bad, Path, Message}', as the scenario's checks throw them. Variable names become
+%% binaries; nothing read here becomes an atom.
+-module(beamscale_load_scenario_dyn).
+
+-export([step/2, request/4, files/2, check_files/2, count_keys/1]).
+
+-define(DYN_KEYS, [extract, match, cookies, add_cookies, basic_auth]).
+-define(MATCH_DEFAULTS, #{'when' => match, do => continue, text => headers, max_loop => 20,
+                          sleep_loop_ms => 5000}).
+-define(MAX_LOOP, 1000000).
+
+%% @doc A dynamic step (`Steps' checks a nested list of steps), or `none' when `S' is not one.
+-spec step(term(), fun((term()) -> list())) -> tuple() | none.
+step({setvars, Names, Source}, _Steps) ->
+    Ns = names(Names),
+    {setvars, source(Source, length(Ns)), Ns};
+step({'if', Cond, Body}, Steps) -> {'if', cond_(Cond, ['if']), Steps(Body)};
+step({repeat, #{max := Max} = R, Body}, Steps) when is_integer(Max), Max > 0 ->
+    only(R, [max, while, until], [repeat]),
+    Cond = case maps:to_list(maps:without([max], R)) of
+               [{Kind, C}] -> {Kind, cond_(C, [repeat, Kind])};
+               _ -> bad([repeat], "give one of while or until")
+           end,
+    {repeat, Max, Steps(Body), Cond};
+step({repeat, _, _}, _) -> bad([repeat], "expected {repeat, #{max => N, while | until => "
+                                         "{Var, eq | neq, Value}}, Steps}");
+step({for, Var, #{from := F, to := T} = R, Body}, Steps) when is_integer(F), is_integer(T) ->
+    only(R, [from, to, incr], ['for']),
+    Incr = case maps:get(incr, R, 1) of
+               I when is_integer(I), I > 0 -> I;
+               _ -> bad(['for', incr], "expected a positive integer")
+           end,
+    [bad(['for'], "more than 1000000 rounds") || (T - F) div Incr > ?MAX_LOOP],
+    {for, name(Var), F, T, Incr, Steps(Body)};
+step({for, _, _, _}, _) -> bad(['for'], "expected {for, Var, #{from => I, to => J, incr => K}, "
+                                        "Steps}");
+step(_, _) -> none.
+
+names(Ns) when is_list(Ns), Ns =/= [] ->
+    case io_lib:printable_unicode_list(Ns) of
+        true -> [name(Ns)];
+        false -> [name(N) || N <- Ns]
+    end;
+names(N) -> [name(N)].
+
+name(N) when is_atom(N) -> atom_to_binary(N);
+name(N) when is_binary(N), N =/= <<>> -> N;
+name(N) when is_list(N), N =/= [] ->
+    case io_lib:printable_unicode_list(N) of
+        true -> unicode:characters_to_binary(N);
+        false -> bad([], "expected a variable name")
+    end;
+name(_) -> bad([], "expected a variable name").
+
+source({random_number, A, B}, _) when is_integer(A), is_integer(B), A =< B ->
+    {random_number, A, B};
+source({random_string, L}, _) when is_integer(L), L > 0, L =< 1 bsl 20 -> {random_string, L};
+source({random_bytes, L}, _) when is_integer(L), L > 0, L =< 1 bsl 20 -> {random_bytes, L};
+source(user_number, _) -> user_number;
+source(time, _) -> time;
+source({value, V}, _) -> {value, beamscale_load_vars:value(V)};
+source({erlang, M, F}, _) when is_atom(M), is_atom(F) ->
+    case code:ensure_loaded(M) of
+        {module, M} ->
+            [bad([setvars, erlang], io_lib:format("~ts:~ts/1 is not exported", [M, F]))
+             || not erlang:function_exported(M, F, 1)],
+            {erlang, M, F};
+        _ -> bad([setvars, erlang], io_lib:format("no module ~ts (only existing modules are "
+                                                  "called)", [M]))
+    end;
+source({file, Id, Opts}, _) when is_map(Opts) ->
+    only(Opts, [order, delimiter], [setvars, file]),
+    Order = case maps:get(order, Opts, iter) of
+                O when O =:= iter; O =:= random -> O;
+                _ -> bad([setvars, file, order], "expected iter or random")
+            end,
+    Delim = case beamscale_load_vars:value(maps:get(delimiter, Opts, ";")) of
+                <<>> -> bad([setvars, file, delimiter], "expected a non-empty text");
+                D -> D
+            end,
+    {file, name(Id), Order, Delim};
+source({file, Id}, N) -> source({file, Id, #{}}, N);
+source(_, _) ->
+    bad([setvars], "expected {random_number, From, To}, {random_string, Len}, {random_bytes, "
+                   "Len}, {erlang, Module, Function}, {file, Id, #{order, delimiter}}, "
+                   "user_number, time or {value, V}").
+
+cond_({Var, Op, Value}, _Path) when Op =:= eq; Op =:= neq ->
+    {name(Var), Op, beamscale_load_vars:value(Value)};
+cond_(_, Path) -> bad(Path, "expected {Var, eq | neq, Value}").
+
+%% @doc A request step: `{request, Mod, Target, Checked, Timeout}' when nothing in it is
+%% dynamic, else `{dyn, Dyn, ...}' (see `beamscale_load_dynreq'). `Check' is the kind's check
+%% of a spec; `Path' the error path of the request.
+-spec request({request, module(), atom(), pos_integer()}, map(), fun((map()) -> map()),
+              [atom()]) -> tuple().
+request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
+    Raw = maps:without(?DYN_KEYS, Spec),
+    Dyn0 = #{extract => extracts(maps:get(extract, Spec, []), Path),
+             match => matches(maps:get(match, Spec, []), Path),
+             cookies => bool(maps:get(cookies, Spec, false), Path ++ [cookies]),
+             add_cookies => [{beamscale_load_vars:value(K), beamscale_load_vars:value(V)}
+                             || {K, V} <- pairs(maps:get(add_cookies, Spec, []), Path)],
+             auth => auth(maps:get(basic_auth, Spec, none), Path)},
+    Respond = Dyn0 =/= #{extract => [], match => [], cookies => false, add_cookies => [],
+                         auth => none},
+    Raw1 = case Respond of
+               true -> Raw#{respond => true};
+               false -> Raw
+           end,
+    Template = beamscale_load_vars:compile(Raw1),
+    Checked = Check(case Template of
+                        static -> Raw1;
+                        _ -> element(1, beamscale_load_vars:render(Template, #{}))
+                    end),
+    case {Template, Respond} of
+        {static, false} -> {request, Mod, Target, Checked, Timeout};
+        _ -> {dyn, Dyn0#{template => Template, raw => Raw1},
+              {request, Mod, Target, Checked, Timeout}}
+    end.
+
+extracts(L, Path) when is_list(L) -> [extract(E, Path ++ [extract]) || E <- L];
+extracts(_, Path) -> bad(Path ++ [extract], "expected a list").
+
+extract({re, Name, Re}, Path) -> {re, name(Name), re(Re, Path)};
+extract({header, Name, H}, _) ->
+    {header, name(Name), string:lowercase(beamscale_load_vars:value(H))};
+extract({status, Name}, _) -> {status, name(Name)};
+extract(_, Path) -> bad(Path, "expected {re, Var, Regex}, {header, Var, Name} or {status, Var}").
+
+re(Re, Path) ->
+    case re:compile(beamscale_load_vars:value(Re), [unicode]) of
+        {ok, MP} -> MP;
+        {error, {Why, At}} -> bad(Path, io_lib:format("regular expression: ~ts at ~b",
+                                                      [Why, At]))
+    end.
+
+matches(L, Path) when is_list(L) -> [match(M, Path ++ [match]) || M <- L];
+matches(_, Path) -> bad(Path ++ [match], "expected a list").
+
+match(#{name := N, re := Re} = M0, Path) ->
+    M = maps:merge(?MATCH_DEFAULTS, M0),
+    only(M, maps:keys(?MATCH_DEFAULTS) ++ [name, re], Path),
+    #{'when' := W, do := Do, text := T, max_loop := ML, sleep_loop_ms := SL} = M,
+    [bad(Path ++ ['when'], "expected match or nomatch") || not lists:member(W, [match, nomatch])],
+    [bad(Path ++ [do], "expected continue, log, abort, restart or loop")
+     || not lists:member(Do, [continue, log, abort, restart, loop])],
+    [bad(Path ++ [text], "expected headers or body") || not lists:member(T, [headers, body])],
+    [bad(Path ++ [max_loop], "expected a positive integer")
+     || not (is_integer(ML) andalso ML > 0 andalso ML =< ?MAX_LOOP)],
+    [bad(Path ++ [sleep_loop_ms], "expected milliseconds")
+     || not (is_integer(SL) andalso SL >= 0 andalso SL =< 3600000)],
+    M#{name := name(N), re := re(Re, Path), do := Do};
+match(_, Path) -> bad(Path, "expected #{name => N, re => Regex, ...}").
+
+pairs(L, _) when is_list(L) -> L;
+pairs(_, Path) -> bad(Path ++ [add_cookies], "expected [{Name, Value}]").
+
+auth(none, _) -> none;
+auth({U, P}, _) ->
+    {basic, template(U), template(P)};
+auth(_, Path) -> bad(Path ++ [basic_auth], "expected {User, Password}").
+
+template(T) ->
+    case beamscale_load_vars:compile(beamscale_load_vars:value(T)) of
+        static -> {dynamic, beamscale_load_vars:value(T)};
+        Dyn -> Dyn
+    end.
+
+bool(B, _) when is_boolean(B) -> B;
+bool(_, Path) -> bad(Path, "expected true or false").
+
+%% @doc The `files' entry: `[{Id, "path"}]', each read (relative to the scenario file).
+-spec files(term(), file:filename()) -> #{binary() => [binary()]}.
+files(L, File) when is_list(L) ->
+    maps:from_list(
+      [case beamscale_load_vars:read_lines(Path, File) of
+           {ok, Lines} -> {name(Id), Lines};
+           {error, E} -> bad([Id], lists:flatten(beamscale_load_vars:format_error(E)))
+       end || {Id, Path} <- L]);
+files(_, _) -> bad([], "expected [{Id, \"path\"}]").
+
+%% @doc Every file a `setvars' reads is in `files'.
+-spec check_files([map()], #{binary() => term()}) -> ok.
+check_files(Sessions, Files) ->
+    [bad([Name, steps, setvars], io_lib:format("file ~ts is not in files", [Id]))
+     || #{name := Name, steps := Steps} <- Sessions,
+        {setvars, {file, Id, _, _}, _} <- flat(Steps), not is_map_key(Id, Files)],
+    ok.
+
+%% @doc The named counters of the sessions' checks and unset variables.
+-spec count_keys([map()]) -> [binary()].
+count_keys(Sessions) ->
+    lists:usort(lists:append([keys(S) || #{steps := Steps} <- Sessions, S <- flat(Steps)])).
+
+keys({dyn, #{template := T, match := Ms, auth := A}, _}) ->
+    Auth = case A of
+               {basic, U, P} -> beamscale_load_vars:names(U) ++ beamscale_load_vars:names(P);
+               none -> []
+           end,
+    beamscale_load_match:count_keys(Ms)
+        ++ [<<"unset.", N/binary>> || N <- beamscale_load_vars:names(T) ++ Auth];
+keys(_) -> [].
+
+flat(Steps) -> lists:flatmap(fun(S) -> [S | flat(inner(S))] end, Steps).
+
+inner({loop, _, S}) -> S;
+inner({transaction, _, S}) -> S;
+inner({'if', _, S}) -> S;
+inner({repeat, _, S, _}) -> S;
+inner({for, _, _, _, _, S}) -> S;
+inner(_) -> [].
+
+only(Map, Keys, Path) ->
+    [bad(Path ++ [K], "unknown key") || K <- maps:keys(Map), not lists:member(K, Keys)],
+    ok.
+
+-spec bad([term()], iodata()) -> no_return().
+bad(Path, Msg) -> throw({bad, Path, lists:flatten(Msg)}).

@@ -1,0 +1,186 @@
+%% @doc Tsung's dynamic scenarios in XML, translated (pure) into the terms format's dynamic steps
+%% and request keys (`beamscale_load_scenario_dyn' checks them): `<setdynvars>', `<if>',
+%% `<repeat>' with `<while>'/`<until>', `<for var>', and in a `<request>' its `<dyn_variable>'s,
+%% `<match>'es, `<add_cookie>'s and `<www_authenticate>'. Errors are thrown at the element's
+%% line as `beamscale_load_tsung_dom' throws them; names and values stay text.
+-module(beamscale_load_tsung_dyn).
+
+-export([step/3, request_keys/3, files/2, step_names/0]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+%% Tsung's default bound of a `<repeat>'.
+-define(DEFAULT_MAX_REPEAT, 20).
+%% A `<for>' or `<repeat>' past this many rounds is a typo: refused when the file is read.
+-define(MAX_REPEATS, 1000000).
+-import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, req/3, integer/3,
+                                   positive_integer/3, non_negative/3, fail/4]).
+
+%% Tsung's built-in callbacks that number users: the user's number here.
+-define(UNIQUE_ID, ["ts_user_server:get_unique_id", "ts_user_server:get_really_unique_id"]).
+
+%% @doc The elements that are steps of a session.
+-spec step_names() -> [atom()].
+step_names() -> [request, thinktime, transaction, 'for', repeat, 'if', setdynvars].
+
+%% @doc The term of a dynamic step element; `Steps' translates the steps inside an element and
+%% returns them with the targets they use.
+-spec step(#xmlElement{}, map(), fun((#xmlElement{} | [#xmlElement{}]) -> {list(), list()})) ->
+    {tuple(), list()}.
+step(#xmlElement{name = setdynvars} = E, Ctx, _Steps) ->
+    check_attrs(E, Ctx),
+    Names = [begin check_attrs(V, Ctx), req(V, name, Ctx) end || V <- children(E, [var], Ctx)],
+    [fail(E, Ctx, "<setdynvars> needs a <var>", []) || Names =:= []],
+    {{setvars, Names, source(E, Ctx)}, []};
+step(#xmlElement{name = 'if'} = E, Ctx, Steps) ->
+    check_attrs(E, Ctx),
+    {Body, Used} = Steps(E),
+    {{'if', cond_(E, Ctx), Body}, Used};
+step(#xmlElement{name = 'for'} = E, Ctx, Steps) ->
+    check_attrs(E, Ctx),
+    Incr = case attr(E, incr) of
+               undefined -> 1;
+               _ -> positive_integer(E, incr, Ctx)
+           end,
+    {From, To} = {integer(E, from, Ctx), integer(E, to, Ctx)},
+    [fail(E, Ctx, "<for> runs more than ~b times", [?MAX_REPEATS])
+     || (To - From) div Incr >= ?MAX_REPEATS],
+    {Body, Used} = Steps(E),
+    {{for, req(E, var, Ctx), #{from => From, to => To, incr => Incr}, Body}, Used};
+step(#xmlElement{name = repeat} = E, Ctx, Steps) ->
+    check_attrs(E, Ctx),
+    All = children(E, step_names() ++ [while, until], Ctx),
+    {BodyEls, Cond} = case lists:reverse(All) of
+                          [#xmlElement{name = C} = Last | Rest] when C =:= while; C =:= until ->
+                              {lists:reverse(Rest), Last};
+                          _ -> fail(E, Ctx, "<repeat> must end with <while> or <until>", [])
+                      end,
+    [fail(X, Ctx, "<~ts> must be the last element of <repeat>", [N])
+     || #xmlElement{name = N} = X <- BodyEls, N =:= while orelse N =:= until],
+    Max = case attr(E, max_repeat) of
+              undefined -> ?DEFAULT_MAX_REPEAT;
+              _ -> positive_integer(E, max_repeat, Ctx)
+          end,
+    [fail(E, Ctx, "max_repeat=\"~ts\": at most ~b", [attr(E, max_repeat), ?MAX_REPEATS])
+     || Max > ?MAX_REPEATS],
+    check_attrs(Cond, Ctx),
+    {Body, Used} = Steps(BodyEls),
+    {{repeat, #{max => Max, Cond#xmlElement.name => cond_(Cond, Ctx)}, Body}, Used}.
+
+cond_(E, Ctx) ->
+    [fail(E, Ctx, "~ts is not supported on <~ts> (only eq and neq)", [A, E#xmlElement.name])
+     || A <- [gt, gte, lt, lte], attr(E, A) =/= undefined],
+    case {attr(E, eq), attr(E, neq)} of
+        {V, undefined} when V =/= undefined -> {req(E, var, Ctx), eq, V};
+        {undefined, V} when V =/= undefined -> {req(E, var, Ctx), neq, V};
+        _ -> fail(E, Ctx, "<~ts> needs eq or neq", [E#xmlElement.name])
+    end.
+
+source(E, Ctx) ->
+    case req(E, sourcetype, Ctx) of
+        "random_number" -> {random_number, integer(E, start, Ctx), integer(E, 'end', Ctx)};
+        T when T =:= "random_string"; T =:= "urandom_string" ->
+            {random_string, positive_integer(E, length, Ctx)};
+        "value" -> {value, req(E, value, Ctx)};
+        "file" ->
+            {file, req(E, fileid, Ctx), #{order => order(E, Ctx),
+                                          delimiter => attr(E, delimiter, ";")}};
+        "erlang" -> callback(E, req(E, callback, Ctx), Ctx);
+        T -> fail(E, Ctx, "sourcetype=\"~ts\" is not supported (random_number, random_string, "
+                          "urandom_string, value, file, erlang)", [T])
+    end.
+
+order(E, Ctx) ->
+    case attr(E, order, "iter") of
+        "iter" -> iter;
+        "random" -> random;
+        O -> fail(E, Ctx, "order=\"~ts\" (expected iter or random)", [O])
+    end.
+
+%% Only a module that is on the code path is called (the name becomes an atom only then): the
+%% input never names code that does not exist, and nothing is compiled from it.
+callback(E, Text, Ctx) ->
+    case {lists:member(Text, ?UNIQUE_ID), string:split(Text, ":")} of
+        {true, _} -> user_number;
+        {false, [M, F]} when M =/= "", F =/= "" ->
+            case code:where_is_file(M ++ ".beam") of
+                non_existing -> fail(E, Ctx, "callback ~ts: no module ~ts", [Text, M]);
+                _ -> {erlang, list_to_atom(M), list_to_atom(F)}
+            end;
+        _ -> fail(E, Ctx, "callback=\"~ts\" (expected module:function)", [Text])
+    end.
+
+%% @doc The request keys of a `<request>''s `<dyn_variable>' and `<match>' children and its
+%% `<http>''s `<add_cookie>' and `<www_authenticate>' children.
+-spec request_keys(#xmlElement{}, #xmlElement{} | none, map()) -> map().
+request_keys(Req, Http, Ctx) ->
+    Kids = children(Req, [dyn_variable, match, http, rpc], Ctx),
+    Extract = [dyn_variable(D, Ctx) || #xmlElement{name = dyn_variable} = D <- Kids],
+    Match = [match(M, Ctx) || #xmlElement{name = match} = M <- Kids],
+    HttpKids = case Http of
+                   none -> [];
+                   _ -> children(Http, [http_header, add_cookie, www_authenticate], Ctx)
+               end,
+    Cookies = [begin check_attrs(C, Ctx), {req(C, key, Ctx), req(C, value, Ctx)} end
+               || #xmlElement{name = add_cookie} = C <- HttpKids],
+    Auth = [www_auth(A, Ctx) || #xmlElement{name = www_authenticate} = A <- HttpKids],
+    maps:from_list([{extract, Extract} || Extract =/= []] ++ [{match, Match} || Match =/= []]
+                   ++ [{add_cookies, Cookies} || Cookies =/= []]
+                   ++ [{basic_auth, A} || A <- Auth]).
+
+dyn_variable(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Name = req(E, name, Ctx),
+    [fail(E, Ctx, "~ts is not supported yet (re, regexp and header are)", [A])
+     || A <- [xpath, jsonpath, pgsql_expr], attr(E, A) =/= undefined],
+    [fail(E, Ctx, "decode=\"~ts\" is not supported", [D])
+     || D <- [attr(E, decode, "false")], D =/= "false"],
+    case {attr(E, re, attr(E, regexp)), attr(E, header)} of
+        {undefined, undefined} ->
+            fail(E, Ctx, "<dyn_variable> needs re or header (the default form-field search "
+                         "is not supported)", []);
+        {Re, undefined} -> {re, Name, Re};
+        {undefined, H} -> {header, Name, H};
+        _ -> fail(E, Ctx, "give re or header, not both", [])
+    end.
+
+match(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Do = case attr(E, do, "continue") of
+             D when D =:= "continue"; D =:= "log"; D =:= "abort"; D =:= "restart";
+                    D =:= "loop" -> list_to_atom(D);
+             D -> fail(E, Ctx, "do=\"~ts\" is not supported (continue, log, abort, restart, "
+                               "loop)", [D])
+         end,
+    When = case attr(E, 'when', "match") of
+               "match" -> match;
+               "nomatch" -> nomatch;
+               W -> fail(E, Ctx, "when=\"~ts\" (expected match or nomatch)", [W])
+           end,
+    [fail(E, Ctx, "~ts is not supported on <match>", [A])
+     || A <- [subst, loop_back, apply_to_content, max_restart], attr(E, A) =/= undefined],
+    Text = case attr(E, skip_headers, "no") of
+               "no" -> headers;
+               "http" -> body;
+               S -> fail(E, Ctx, "skip_headers=\"~ts\" (expected no or http)", [S])
+           end,
+    Re = lists:flatten([V || #xmlText{value = V} <- E#xmlElement.content]),
+    #{name => attr(E, name, "-"), re => Re, 'when' => When, do => Do, text => Text,
+      max_loop => case attr(E, max_loop) of undefined -> 20;
+                                              _ -> positive_integer(E, max_loop, Ctx) end,
+      sleep_loop_ms => case attr(E, sleep_loop) of
+                           undefined -> 5000;
+                           _ -> round(non_negative(E, sleep_loop, Ctx) * 1000)
+                       end}.
+
+www_auth(E, Ctx) ->
+    check_attrs(E, Ctx),
+    [fail(E, Ctx, "~ts: digest authentication is not supported yet (basic is)", [A])
+     || A <- [nonce, opaque, cnonce, nc, realm, qop], attr(E, A) =/= undefined],
+    {req(E, userid, Ctx), req(E, passwd, Ctx)}.
+
+%% @doc The `files' entry of the `<option name="file_server" id value>'s (id default "default").
+-spec files([#xmlElement{}], map()) -> [{string(), string()}].
+files(Options, Ctx) ->
+    [begin check_attrs(O, Ctx), {attr(O, id, "default"), req(O, value, Ctx)} end
+     || O <- Options, attr(O, name) =:= "file_server"].

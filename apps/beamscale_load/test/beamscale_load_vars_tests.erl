@@ -1,0 +1,85 @@
+%% The pure parts of dynamic scenarios: `%%_name%%' templates (PropEr), sources, conditions,
+%% extraction and checks on a response, cookies.
+-module(beamscale_load_vars_tests).
+
+-include_lib("proper/include/proper.hrl").
+-include_lib("eunit/include/eunit.hrl").
+
+name() -> ?LET(N, non_empty(list(oneof([range($a, $z), range($0, $9), $_]))), list_to_binary(N)).
+text() -> ?LET(T, list(oneof([range($a, $z), $%, $_, $/, $?])), list_to_binary(T)).
+
+%% Text and placeholders joined, then parsed and filled, give back text and values.
+prop_fill_round_trip() ->
+    ?FORALL(Parts, list(oneof([{var, name()}, text()])),
+            begin
+                Vars = maps:from_list([{N, <<"<", N/binary, ">">>} || {var, N} <- Parts]),
+                Src = iolist_to_binary([case P of {var, N} -> ["%%_", N, "%%"]; B -> B end
+                                        || P <- Parts]),
+                Want = iolist_to_binary([case P of {var, N} -> maps:get(N, Vars); B -> B end
+                                         || P <- Parts]),
+                Got = beamscale_load_vars:fill(beamscale_load_vars:parse(Src), Vars),
+                %% A text ending in "%%_" next to a placeholder may read as another name: only
+                %% texts without "%%" are compared exactly.
+                binary:match(Src, <<"%%%">>) =/= nomatch orelse
+                    lists:any(fun(B) -> is_binary(B) andalso binary:match(B, <<"%%">>) =/= nomatch
+                              end, Parts) orelse Got =:= Want
+            end).
+
+fill_round_trip_test() ->
+    ?assert(proper:quickcheck(prop_fill_round_trip(), [{numtests, 500}, {to_file, user}])).
+
+template_test() ->
+    T = beamscale_load_vars:compile(#{path => "/a?x=%%_x%%", args => [{var, y}, 1],
+                                      body => <<"%%_z%%">>}),
+    ?assertEqual([<<"x">>, <<"y">>, <<"z">>], beamscale_load_vars:names(T)),
+    ?assertEqual({#{path => "/a?x=1", args => [<<"2">>, 1], body => <<>>}, [<<"z">>]},
+                 beamscale_load_vars:render(T, #{<<"x">> => <<"1">>, <<"y">> => <<"2">>})),
+    ?assertEqual(static, beamscale_load_vars:compile(#{path => "/%%x%%", n => [1, 2]})),
+    ?assertEqual([<<"a%%_b c%%">>], beamscale_load_vars:parse(<<"a%%_b c%%">>)).
+
+sources_test() ->
+    Ctx = beamscale_load_vars:new_ctx(#{<<"f">> => [<<"a;1">>, <<"b;2">>]}),
+    R = rand:seed_s(exsss, 1),
+    U = {#{}, 7, Ctx},
+    {[N, N], _} = beamscale_load_vars:source({random_number, 3, 5}, 2, U, R),
+    ?assert(lists:member(N, [<<"3">>, <<"4">>, <<"5">>])),
+    {[S], _} = beamscale_load_vars:source({random_string, 13}, 1, U, R),
+    ?assertEqual(13, byte_size(S)),
+    ?assertMatch({[<<"7">>], _}, beamscale_load_vars:source(user_number, 1, U, R)),
+    Iter = fun() -> element(1, beamscale_load_vars:source({file, <<"f">>, iter, <<";">>}, 2, U,
+                                                          R)) end,
+    ?assertEqual([[<<"a">>, <<"1">>], [<<"b">>, <<"2">>], [<<"a">>, <<"1">>]],
+                 [Iter(), Iter(), Iter()]),
+    ?assert(beamscale_load_vars:test({<<"x">>, eq, <<>>}, #{})),
+    ?assert(beamscale_load_vars:test({<<"x">>, neq, <<"1">>}, #{<<"x">> => <<"2">>})).
+
+response() ->
+    #{status => 200, headers => [{<<"Set-Cookie">>, <<"sid=abc; Path=/">>},
+                                 {<<"Location">>, <<"/next">>}],
+      body => <<"<html><title>Hi there</title></html>">>}.
+
+extract_test() ->
+    {ok, MP} = re:compile(<<"<title>(.*)</title>">>),
+    Vars = beamscale_load_extract:apply([{re, <<"t">>, MP}, {header, <<"l">>, <<"location">>},
+                                         {status, <<"s">>}, {header, <<"gone">>, <<"x-none">>}],
+                                        response(), #{<<"gone">> => <<"old">>}),
+    ?assertEqual(#{<<"t">> => <<"Hi there">>, <<"l">> => <<"/next">>, <<"s">> => <<"200">>},
+                 Vars).
+
+match_test() ->
+    {ok, Hi} = re:compile(<<"Hi">>),
+    {ok, Ok} = re:compile(<<"^HTTP/1.1 200">>),
+    M = fun(Re, When, Do, Text) -> #{name => <<"m">>, re => Re, 'when' => When, do => Do,
+                                     text => Text, max_loop => 2, sleep_loop_ms => 0} end,
+    ?assertEqual({[<<"match.m">>], restart},
+                 beamscale_load_match:check([M(Hi, match, restart, body)], response())),
+    ?assertEqual({[<<"match.m">>], continue},
+                 beamscale_load_match:check([M(Ok, nomatch, abort, headers)], response())),
+    ?assertEqual({[<<"nomatch.m">>], abort},
+                 beamscale_load_match:check([M(Ok, nomatch, abort, body)], response())).
+
+cookies_test() ->
+    Jar = beamscale_load_dynreq:set_cookies(response(), #{<<"old">> => <<"1">>}),
+    ?assertEqual(#{<<"old">> => <<"1">>, <<"sid">> => <<"abc">>}, Jar),
+    Gone = #{status => 200, headers => [{<<"set-cookie">>, <<"sid=x; Max-Age=0">>}], body => <<>>},
+    ?assertEqual(#{<<"old">> => <<"1">>}, beamscale_load_dynreq:set_cookies(Gone, Jar)).
