@@ -92,7 +92,8 @@ check(File, Entries) ->
         Limit = with_default(Get(time_limit_s), Run + Drain, fun seconds/1),
         Sample = with_default(Get(sample), default_sample(Targets),
                               fun(S) -> sample(S, Targets) end),
-        LoadNodes = with_default(Get(load_nodes), 0, fun load_nodes/1),
+        LoadNodes = with_default(Get(load_nodes), 0,
+                                 fun beamscale_load_scenario_where:load_nodes/1),
         %% `saturate''s objective (docs/saturate.md); `load' does not use it.
         Slo = with_default(Get(slo), #{}, fun(S) -> #{slo => slo(S)} end),
         {ok, Slo#{file => File, targets => Targets, phases => Phases, sessions => Sessions,
@@ -177,72 +178,14 @@ slo(V) ->
         {error, Msg} -> bad([], Msg)
     end.
 
-targets(V) -> maps:from_list(named(V, "Target", fun(N, T) -> {N, target(T)} end)).
-
-target(#{node := Node} = T) when is_atom(Node) ->
-    only(T, [node, cookie]),
-    case maps:get(cookie, T, undefined) of
-        C when is_atom(C) -> maps:filter(fun(_, X) -> X =/= undefined end, T);
-        _ -> bad([cookie], "expected an atom")
-    end;
-target(#{start := S} = T) when is_map(S) ->
-    only(T, [start]),
-    only(S, [erl, flags, code_path, init]),
-    Start = maps:merge(#{erl => "erl", flags => "", code_path => []}, S),
-    [bad([start, K], "expected a string") || K <- [erl, flags], not is_string(maps:get(K, Start))],
-    [bad([start, code_path], "expected a list of directories")
-     || not lists:all(fun is_string/1, maps:get(code_path, Start))],
-    case Start of
-        #{init := {M, F, A}} when is_atom(M), is_atom(F), is_list(A) -> ok;
-        #{init := _} -> bad([start, init], "expected {Module, Function, Args}");
-        _ -> ok
-    end,
-    #{start => Start};
-target(#{address := A} = T) ->
-    only(T, [address, tls, transport]),
-    Tcp = case maps:get(transport, T, tcp) of
-              tcp -> #{};
-              udp when is_map_key(tls, T) -> bad([tls], "TLS over udp is not supported");
-              udp -> #{transport => udp};
-              _ -> bad([transport], "expected tcp or udp")
-          end,
-    case address(A) of
-        {ok, Host, Port} -> maps:merge(Tcp#{host => Host, port => Port}, tls(T));
-        error -> bad([address], "expected \"host:port\" or \"https://host:port\"")
-    end;
-target(_) ->
-    bad([], "expected #{node => Node}, #{start => #{...}} or #{address => \"host:port\"}").
-
-%% `tls => true | #{...}' (beamscale_load_tls), or an https:// address (TLS, verified).
-tls(#{tls := Tls}) ->
-    case beamscale_load_tls:check(Tls) of
-        {ok, Opts} -> #{tls => Opts};
-        {error, tls, Msg} -> bad([tls], Msg);
-        {error, K, Msg} -> bad([tls, K], Msg)
-    end;
-tls(#{address := "https://" ++ _}) -> tls(#{tls => true});
-tls(_) -> #{}.
-
-%% @private "host:port" with a port number ("https://host:port" too: `tls/2' reads the scheme).
-address("https://" ++ A) -> address(A);
-address(A) when is_list(A) ->
-    case string:split(A, ":", trailing) of
-        [Host, P] when Host =/= "" ->
-            try list_to_integer(P) of
-                Port when Port > 0, Port < 65536 -> {ok, Host, Port};
-                _ -> error
-            catch error:badarg -> error
-            end;
-        _ -> error
-    end;
-address(_) -> error.
+targets(V) ->
+    maps:from_list(named(V, "Target",
+                         fun(N, T) -> {N, beamscale_load_scenario_where:target(T)} end)).
 
 only(Map, Keys) ->
     [bad([K], "unknown key (known: " ++ lists:join(", ", [atom_to_list(X) || X <- Keys]) ++ ")")
      || K <- maps:keys(Map), not lists:member(K, Keys)],
     ok.
-
-is_string(S) -> io_lib:printable_unicode_list(S) orelse S =:= [].
 
 phases(V) -> named(V, "Phase", fun phase/2).
 
@@ -383,33 +326,6 @@ sample(L, Targets) when is_list(L) ->
     [bad([], io_lib:format("unknown target ~0tp", [N])) || N <- L, not is_map_key(N, Targets)],
     lists:usort(L);
 sample(_, _) -> bad([], "expected a list of target names").
-
-load_nodes(N) when is_integer(N), N >= 0 -> N;
-load_nodes([_ | _] = Hosts) -> [ssh_host(H) || H <- Hosts];
-load_nodes(_) ->
-    bad([], "expected a number of load nodes (0: none, users run in beamscale) or a list of "
-            "hosts reached by ssh: \"HOST\" or {\"HOST\", #{args => [...], user => \"U\", "
-            "erl => \"PATH\"}}").
-
-%% beamscale's distribution listens on 127.0.0.1 only (loopback): a load node on any other
-%% address could not connect back, so it is refused here rather than after a boot timeout.
-ssh_host({Host, Opts}) when is_map(Opts) ->
-    is_text(Host) orelse bad([], "expected a host name, not " ++ io_lib:format("~0tp", [Host])),
-    Host =:= "127.0.0.1"
-        orelse bad([], Host ++ ": only 127.0.0.1 here (an sshd sharing this machine's loopback): "
-                              "beamscale's distribution listens on loopback only"),
-    [bad([], io_lib:format("~ts: unknown key ~0tp (known: args, user, erl)", [Host, K]))
-     || K <- maps:keys(Opts), not lists:member(K, [args, user, erl])],
-    Args = maps:get(args, Opts, []),
-    is_list(Args) andalso lists:all(fun is_text/1, Args)
-        orelse bad([], Host ++ ": args: expected a list of strings (ssh options)"),
-    [bad([], io_lib:format("~ts: ~s: expected a string not starting with -", [Host, K]))
-     || K <- [user, erl], is_map_key(K, Opts),
-        not is_text(maps:get(K, Opts)) orelse hd(maps:get(K, Opts)) =:= $-],
-    (maps:with([user, erl], Opts))#{host => Host, args => Args};
-ssh_host(Host) -> ssh_host({Host, #{}}).
-
-is_text(S) -> io_lib:printable_unicode_list(S) andalso S =/= "".
 
 seconds(S) when is_number(S), S >= 0, S =< ?MAX_MS / 1000 -> S;
 seconds(_) -> bad([], max_s_text("a number of seconds")).

@@ -1,0 +1,106 @@
+%% @doc Where a scenario's load goes, checked: its targets (a node, a node to start, or a server
+%% address, over TLS or udp) and its load nodes (a count here, or hosts reached by ssh). Part of
+%% `beamscale_load_scenario''s checks: a wrong value throws `{bad, Path, Message}' for it to name
+%% with its file and line.
+-module(beamscale_load_scenario_where).
+
+-export([target/1, load_nodes/1]).
+
+%% @doc A target, with defaults filled in.
+-spec target(term()) -> beamscale_load_scenario:target().
+target(#{node := Node} = T) when is_atom(Node) ->
+    only(T, [node, cookie]),
+    case maps:get(cookie, T, undefined) of
+        C when is_atom(C) -> maps:filter(fun(_, X) -> X =/= undefined end, T);
+        _ -> bad([cookie], "expected an atom")
+    end;
+target(#{start := S} = T) when is_map(S) ->
+    only(T, [start]),
+    only(S, [erl, flags, code_path, init]),
+    Start = maps:merge(#{erl => "erl", flags => "", code_path => []}, S),
+    [bad([start, K], "expected a string") || K <- [erl, flags], not is_string(maps:get(K, Start))],
+    [bad([start, code_path], "expected a list of directories")
+     || not lists:all(fun is_string/1, maps:get(code_path, Start))],
+    case Start of
+        #{init := {M, F, A}} when is_atom(M), is_atom(F), is_list(A) -> ok;
+        #{init := _} -> bad([start, init], "expected {Module, Function, Args}");
+        _ -> ok
+    end,
+    #{start => Start};
+target(#{address := A} = T) ->
+    only(T, [address, tls, transport]),
+    Tcp = case maps:get(transport, T, tcp) of
+              tcp -> #{};
+              udp when is_map_key(tls, T) -> bad([tls], "TLS over udp is not supported");
+              udp -> #{transport => udp};
+              _ -> bad([transport], "expected tcp or udp")
+          end,
+    case address(A) of
+        {ok, Host, Port} -> maps:merge(Tcp#{host => Host, port => Port}, tls(T));
+        error -> bad([address], "expected \"host:port\" or \"https://host:port\"")
+    end;
+target(_) ->
+    bad([], "expected #{node => Node}, #{start => #{...}} or #{address => \"host:port\"}").
+
+%% `tls => true | #{...}' (beamscale_load_tls), or an https:// address (TLS, verified).
+tls(#{tls := Tls}) ->
+    case beamscale_load_tls:check(Tls) of
+        {ok, Opts} -> #{tls => Opts};
+        {error, tls, Msg} -> bad([tls], Msg);
+        {error, K, Msg} -> bad([tls, K], Msg)
+    end;
+tls(#{address := "https://" ++ _}) -> tls(#{tls => true});
+tls(_) -> #{}.
+
+%% @private "host:port" with a port number ("https://host:port" too: `tls/2' reads the scheme).
+address("https://" ++ A) -> address(A);
+address(A) when is_list(A) ->
+    case string:split(A, ":", trailing) of
+        [Host, P] when Host =/= "" ->
+            try list_to_integer(P) of
+                Port when Port > 0, Port < 65536 -> {ok, Host, Port};
+                _ -> error
+            catch error:badarg -> error
+            end;
+        _ -> error
+    end;
+address(_) -> error.
+
+%% @doc The load nodes: how many here, or the ssh hosts.
+-spec load_nodes(term()) -> non_neg_integer() | [beamscale_load_scenario:ssh_host()].
+load_nodes(N) when is_integer(N), N >= 0 -> N;
+load_nodes([_ | _] = Hosts) -> [ssh_host(H) || H <- Hosts];
+load_nodes(_) ->
+    bad([], "expected a number of load nodes (0: none, users run in beamscale) or a list of "
+            "hosts reached by ssh: \"HOST\" or {\"HOST\", #{args => [...], user => \"U\", "
+            "erl => \"PATH\"}}").
+
+%% beamscale's distribution listens on 127.0.0.1 only (loopback): a load node on any other
+%% address could not connect back, so it is refused here rather than after a boot timeout.
+ssh_host({Host, Opts}) when is_map(Opts) ->
+    is_text(Host) orelse bad([], "expected a host name, not " ++ io_lib:format("~0tp", [Host])),
+    Host =:= "127.0.0.1"
+        orelse bad([], Host ++ ": only 127.0.0.1 here (an sshd sharing this machine's loopback): "
+                              "beamscale's distribution listens on loopback only"),
+    [bad([], io_lib:format("~ts: unknown key ~0tp (known: args, user, erl)", [Host, K]))
+     || K <- maps:keys(Opts), not lists:member(K, [args, user, erl])],
+    Args = maps:get(args, Opts, []),
+    is_list(Args) andalso lists:all(fun is_text/1, Args)
+        orelse bad([], Host ++ ": args: expected a list of strings (ssh options)"),
+    [bad([], io_lib:format("~ts: ~s: expected a string not starting with -", [Host, K]))
+     || K <- [user, erl], is_map_key(K, Opts),
+        not is_text(maps:get(K, Opts)) orelse hd(maps:get(K, Opts)) =:= $-],
+    (maps:with([user, erl], Opts))#{host => Host, args => Args};
+ssh_host(Host) -> ssh_host({Host, #{}}).
+
+is_text(S) -> io_lib:printable_unicode_list(S) andalso S =/= "".
+
+-spec bad([term()], iodata()) -> no_return().
+bad(Path, Msg) -> throw({bad, Path, Msg}).
+
+only(Map, Keys) ->
+    [bad([K], "unknown key (known: " ++ lists:join(", ", [atom_to_list(X) || X <- Keys]) ++ ")")
+     || K <- maps:keys(Map), not lists:member(K, Keys)],
+    ok.
+
+is_string(S) -> io_lib:printable_unicode_list(S) orelse S =:= [].
