@@ -108,7 +108,11 @@ vars_at_server(Config) ->
     ?assertEqual([<<"alice:pw1">>, <<"bob:pw2">>, <<"carol:pw3">>], Users),
     %% The unset variable is counted once per session, under its name.
     ?assertEqual(maps:get(sessions_done, T),
-                 maps:get(<<"unset.nothere">>, maps:get(counts, T))).
+                 maps:get(<<"unset.nothere">>, maps:get(counts, T))),
+    %% ... and as an error under a reason that names it.
+    ?assertEqual(#{<<"variable nothere unset (no value when the request was sent)">> =>
+                       maps:get(sessions_done, T)},
+                 maps:get(reasons, T)).
 
 field(Uri, Name) -> re:run(Uri, Name ++ "=(\\d+)", [{capture, all_but_first, binary}]).
 

@@ -29,6 +29,8 @@ other() -> ?OTHER.
 text(timeout) -> <<"timeout">>;
 text(closed) -> <<"connection closed">>;
 text({status, N}) when is_integer(N) -> <<"http status ", (integer_to_binary(N))/binary>>;
+text({unset_variable, Name}) when is_binary(Name) ->
+    fmt("variable ~ts unset (no value when the request was sent)", [Name]);
 text({connect, econnrefused}) -> <<"connection refused">>;
 text({connect, timeout}) -> <<"connect timeout">>;
 text({connect, R}) -> fmt("connect: ~0tp", [R]);

@@ -101,16 +101,25 @@ dyn(Dyn, {request, Mod, Target, Spec, Timeout} = Req, St, Loops) ->
     #{ctx := #{metrics := M, targets := Targets}, vars := Vars, jar := Jar} = St,
     case beamscale_load_dynreq:prepare(Dyn, Mod, Spec, maps:get(Target, Targets), {Vars, Jar}) of
         {ok, Spec1, Jar1, Unset} ->
-            [beamscale_load_metrics:count(M, <<"unset.", N/binary>>) || N <- Unset],
+            unset(M, Unset),
             case request(Mod, Target, Spec1, Timeout, St#{jar := Jar1}) of
                 {St1, none} -> St1;
                 {St1, Resp} -> react(Dyn, Req, Resp, St1, Loops)
             end;
         {error, Reason, Jar1, Unset} ->
-            [beamscale_load_metrics:count(M, <<"unset.", N/binary>>) || N <- Unset],
+            unset(M, Unset),
             beamscale_load_metrics:error(M, Reason),
             St#{jar := Jar1}
     end.
+
+%% An unset variable is counted under its name and as an error, so that it shows among the
+%% run's error reasons too.
+unset(M, Names) ->
+    [begin
+         beamscale_load_metrics:count(M, <<"unset.", N/binary>>),
+         beamscale_load_metrics:error(M, {unset_variable, N})
+     end || N <- Names],
+    ok.
 
 react(Dyn, Req, Resp, #{ctx := #{metrics := M}, vars := V, jar := J} = St, Loops) ->
     {Vars, Jar, Keys, Action} = beamscale_load_dynreq:after_response(Dyn, Resp, {V, J}),
