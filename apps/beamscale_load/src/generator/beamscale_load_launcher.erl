@@ -28,7 +28,8 @@ stop(Pid) ->
     end.
 
 init(Parent, #{phases := Phases, sessions := Sessions}, Ctx, Start, Rand) ->
-    St = #{parent => Parent, users => #{}, sessions => Sessions, ctx => Ctx, rand => Rand},
+    St = #{parent => Parent, users => #{}, sessions => Sessions, all => Sessions, ctx => Ctx,
+           rand => Rand},
     St1 = lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
                                            phase(P, From, S)} end,
                       {Start, St}, Phases),
@@ -36,8 +37,11 @@ init(Parent, #{phases := Phases, sessions := Sessions}, Ctx, Start, Rand) ->
     Parent ! {arrivals_done, self()},
     drain(St2).
 
-phase(#{duration_s := D, rate := Rate, max_users := Max}, From, St) ->
-    arrive(From, From + native(D), Rate, Max, 0, St).
+%% A phase picks from its own mix of sessions when it has one (`beamscale_load_scenario_mix').
+phase(#{duration_s := D, rate := Rate, max_users := Max} = P, From, #{all := All} = St) ->
+    St1 = arrive(From, From + native(D), Rate, Max, 0,
+                 St#{sessions := beamscale_load_scenario_mix:sessions(P, All)}),
+    St1#{sessions := All}.
 
 arrive(T, End, Rate, Max, N, #{rand := R0} = St) ->
     {Gap, R1} = beamscale_load_arrival:gap(Rate, R0),

@@ -12,7 +12,7 @@
 %% A term with its dynamic parts marked: `{'$tpl', bin | str, Parts}' for a binary or string
 %% holding `%%_name%%', `{'$var', Name}' for a `{var, Name}'; `static' when there is none.
 -type template() :: static | {dynamic, term()}.
--type parts() :: [binary() | {var, binary()}].
+-type parts() :: [binary() | {var, binary()} | {call, {module(), atom()}}].
 -type source() :: {random_number, integer(), integer()} | {random_string, pos_integer()}
                 | {random_bytes, pos_integer()} | {erlang, module(), atom()}
                 | {file, binary(), iter | random, binary()} | user_number | time
@@ -27,6 +27,8 @@
 %% A data file is read whole into every load node: bounded so a wrong path cannot fill memory.
 -define(MAX_FILE_BYTES, 64 * 1024 * 1024).
 -define(MAX_VAR_NAME, 255).
+%% `%%module:function%%' at the start of the text after `%%' (Erlang's plain atom names).
+-define(CALL_RE, <<"^([a-z][a-zA-Z0-9_]{0,254}):([a-z][a-zA-Z0-9_]{0,254})%%">>).
 
 %% ---- templates ----
 
@@ -63,7 +65,8 @@ text(Kind, Bin, Orig) ->
         Parts -> {true, {'$tpl', Kind, Parts}}
     end.
 
-%% @doc Split a text at its `%%_name%%' placeholders. A `%%' not starting a well-formed name
+%% @doc Split a text at its `%%_name%%' and `%%module:function%%' placeholders. A `%%' not
+%% starting a well-formed name
 %% stays text, as in Tsung.
 -spec parse(binary()) -> parts().
 parse(Bin) -> parse(Bin, <<>>, []).
@@ -80,7 +83,38 @@ parse(<<"%%_", Rest/binary>>, Acc, Parts) ->
             end;
         _ -> parse(Rest, <<Acc/binary, "%%_">>, Parts)
     end;
+parse(<<"%%", Rest/binary>>, Acc, Parts) ->
+    case call(Rest) of
+        {Call, After} -> parse(After, <<>>, [Call | add(Acc, Parts)]);
+        none -> parse(Rest, <<Acc/binary, "%%">>, Parts)
+    end;
 parse(<<C, Rest/binary>>, Acc, Parts) -> parse(Rest, <<Acc/binary, C>>, Parts).
+
+%% Tsung's `%%Module:function%%': `Module:function(Vars)' per request. A module that is not on
+%% the code path (or lacks the function) is refused, thrown as the scenario checks throw; the
+%% names become atoms only once the module is found, so no input fills the atom table.
+call(Rest) ->
+    case re:run(Rest, ?CALL_RE, [{capture, all_but_first, binary}]) of
+        {match, [M, F]} ->
+            After = binary:part(Rest, byte_size(M) + byte_size(F) + 3,
+                                byte_size(Rest) - byte_size(M) - byte_size(F) - 3),
+            {{call, callee(M, F)}, After};
+        nomatch -> none
+    end.
+
+callee(M, F) ->
+    case code:where_is_file(binary_to_list(M) ++ ".beam") of
+        non_existing -> throw({bad, [], lists:flatten(io_lib:format(
+                                          "%%~ts:~ts%%: no module ~ts on the code path",
+                                          [M, F, M]))});
+        _ ->
+            {Mod, Fun} = {binary_to_atom(M), binary_to_atom(F)},
+            {module, Mod} = code:ensure_loaded(Mod),
+            [throw({bad, [], lists:flatten(io_lib:format("%%~ts:~ts%%: ~ts:~ts/1 is not "
+                                                         "exported", [M, F, M, F]))})
+             || not erlang:function_exported(Mod, Fun, 1)],
+            {Mod, Fun}
+    end.
 
 add(<<>>, Parts) -> Parts;
 add(Acc, Parts) -> [Acc | Parts].
@@ -129,6 +163,7 @@ fill(Parts, Vars) -> element(1, fill(Parts, Vars, [])).
 
 fill(Parts, Vars, U0) ->
     {Io, U1} = lists:mapfoldl(fun({var, N}, A) -> get_var(N, Vars, A);
+                                 ({call, {M, F}}, A) -> {value(M:F(Vars)), A};
                                  (B, A) -> {B, A}
                               end, U0, Parts),
     {iolist_to_binary(Io), U1}.

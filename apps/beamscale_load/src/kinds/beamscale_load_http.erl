@@ -13,31 +13,35 @@
 -define(METHODS, [get, head, post, put, delete, patch, options]).
 
 %% @doc `#{method => get, path => "/", headers => [{Name, Value}], body => Bytes,
-%% status => 200, respond => false}' (all optional) against host:port.
+%% status => 200, respond => false, version => "1.1"}' (all optional) against host:port;
+%% `version => "1.0"' sends HTTP/1.0, after which nginx and most servers close the connection
+%% (reopened for the next request), as Tsung's `version="1.0"'.
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
 check(Spec, #{host := Host, port := Port}) ->
     S = maps:merge(#{method => get, path => "/", headers => [], body => <<>>, status => 200,
-                     respond => false}, Spec),
-    #{method := M, path := P, headers := H, body := B, status := St, respond := R} = S,
+                     respond => false, version => "1.1"}, Spec),
+    #{method := M, path := P, headers := H, body := B, status := St, respond := R,
+      version := V} = S,
     Bad = [K || K <- maps:keys(S),
-                not lists:member(K, [method, path, headers, body, status, respond])],
+                not lists:member(K, [method, path, headers, body, status, respond, version])],
     if Bad =/= [] -> {error, hd(Bad), "unknown key (known: method, path, headers, body, status, "
-                                      "respond)"};
+                                      "respond, version)"};
+       V =/= "1.1", V =/= "1.0" -> {error, version, "expected \"1.1\" or \"1.0\""};
        not is_atom(M) -> {error, method, "expected an atom such as get or post"};
        not is_list(P) -> {error, path, "expected a string starting with /"};
        not is_list(H) -> {error, headers, "expected a list of {Name, Value} strings"};
        not (is_binary(B) orelse is_list(B)) -> {error, body, "expected iodata"};
        not is_integer(St) -> {error, status, "expected the expected status code"};
        not is_boolean(R) -> {error, respond, "expected true or false"};
-       true -> {ok, #{bytes => bytes(M, P, H, B, Host, Port), status => St,
+       true -> {ok, #{bytes => bytes(M, {P, V}, H, B, Host, Port), status => St,
                       head => M =:= head, respond => R}}
     end;
 check(_Spec, _Target) -> {error, target, "http needs a host:port target"}.
 
-bytes(Method, Path, Headers, Body, Host, Port) ->
+bytes(Method, {Path, Version}, Headers, Body, Host, Port) ->
     Len = iolist_size(Body),
     iolist_to_binary(
-      [string:uppercase(atom_to_list(Method)), " ", Path, " HTTP/1.1\r\n",
+      [string:uppercase(atom_to_list(Method)), " ", Path, " HTTP/", Version, "\r\n",
        "Host: ", Host, ":", integer_to_list(Port), "\r\n",
        [[N, ": ", V, "\r\n"] || {N, V} <- Headers],
        case Len of 0 -> []; _ -> ["Content-Length: ", integer_to_list(Len), "\r\n"] end,

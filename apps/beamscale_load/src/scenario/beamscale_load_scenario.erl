@@ -11,7 +11,8 @@
                 | #{host := string(), port := inet:port_number(),
                     tls => [ssl:tls_client_option()], transport => tcp | udp}.
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
-                   max_users := pos_integer() | infinity}.
+                   max_users := pos_integer() | infinity,
+                   sessions => [{atom() | binary(), number()}]}.
 -type step() :: {request, module(), atom(), map(), timeout()}
               | {think, beamscale_load_arrival:dist()}
               | {loop, pos_integer(), [step()]}
@@ -83,6 +84,8 @@ check(File, Entries) ->
         Targets = with(Get(targets), fun targets/1),
         Phases = with(Get(phases), fun phases/1),
         Sessions = with(Get(sessions), fun(S) -> sessions(S, Targets) end),
+        ok = with(Get(phases), fun(_) -> beamscale_load_scenario_mix:check(Phases, Sessions)
+                               end),
         Files = with_default(Get(files), #{},
                              fun(F) -> beamscale_load_scenario_dyn:files(F, File) end),
         ok = with(Get(sessions),
@@ -190,7 +193,7 @@ only(Map, Keys) ->
 phases(V) -> named(V, "Phase", fun phase/2).
 
 phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 1000 ->
-    only(P, [duration_s, rate, interarrival_ms, max_users]),
+    only(P, [duration_s, rate, interarrival_ms, max_users, sessions]),
     Rate = case P of
                #{rate := R, interarrival_ms := _} when R =/= none ->
                    bad([rate], "give rate or interarrival_ms, not both");
@@ -209,7 +212,9 @@ phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 100
               N when is_integer(N), N > 0 -> N;
               _ -> bad([max_users], "expected a positive integer or infinity")
           end,
-    #{name => Name, duration_s => D, rate => Rate, max_users => Max};
+    Mix = maps:from_list([{sessions, beamscale_load_scenario_mix:phase(M)}
+                          || M <- [maps:get(sessions, P, none)], M =/= none]),
+    Mix#{name => Name, duration_s => D, rate => Rate, max_users => Max};
 phase(_Name, _) -> bad([duration_s], max_s_text("a positive number of seconds")).
 
 max_s_text(What) ->
@@ -220,8 +225,9 @@ sessions(V, Targets) ->
           fun(Name, S) when is_map(S) ->
                   only(S, [weight, steps]),
                   W = case maps:get(weight, S, 1) of
-                          X when is_number(X), X > 0 -> X;
-                          _ -> bad([weight], "expected a positive number")
+                          X when is_number(X), X >= 0 -> X;
+                          _ -> bad([weight], "expected a number, 0 or more (0: only in "
+                                             "the phases that name it)")
                       end,
                   #{name => Name, weight => W, steps => steps(maps:get(steps, S, []), Targets)};
              (_, _) -> bad([], "expected #{weight => W, steps => [...]}")

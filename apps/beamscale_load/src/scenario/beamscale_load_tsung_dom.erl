@@ -56,6 +56,8 @@ spec(snmp) -> {[], all};
 spec(munin) -> {[], all};
 spec(load) -> {[duration, unit, loop], []};
 spec(arrivalphase) -> {[phase, duration, unit], []};
+spec(soap) -> {[action], []};
+spec(session_setup) -> {[name, probability], []};
 spec(users) -> {[arrivalrate, interarrival, unit, maxnumber], []};
 spec(options) -> {[], []};
 spec(option) -> {[name, type, value, random, min, max, override, id], []};

@@ -5,7 +5,7 @@
 %% line as `beamscale_load_tsung_dom' throws them; names and values stay text.
 -module(beamscale_load_tsung_dyn).
 
--export([step/3, request_keys/3, files/2, step_names/0]).
+-export([step/3, request_keys/3, files/2, step_names/0, http_children/0, calls/3]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -18,6 +18,19 @@
 
 %% Tsung's built-in callbacks that number users: the user's number here.
 -define(UNIQUE_ID, ["ts_user_server:get_unique_id", "ts_user_server:get_really_unique_id"]).
+
+%% @doc The elements allowed inside `<http>'.
+-spec http_children() -> [atom()].
+http_children() -> [http_header, add_cookie, www_authenticate, soap, oauth].
+
+%% @doc Refuse at `E''s line a `%%module:function%%' in `Text' whose module is not on the code
+%% path (the scenario check would name only the sessions' line).
+-spec calls(#xmlElement{}, string(), map()) -> ok.
+calls(E, Text, Ctx) ->
+    try beamscale_load_vars:parse(unicode:characters_to_binary(Text)) of
+        _ -> ok
+    catch throw:{bad, _, Msg} -> fail(E, Ctx, "~ts", [Msg])
+    end.
 
 %% @doc The elements that are steps of a session.
 -spec step_names() -> [atom()].
@@ -119,7 +132,7 @@ request_keys(Req, Http, Ctx) ->
     Match = [match(M, Ctx) || #xmlElement{name = match} = M <- Kids],
     HttpKids = case Http of
                    none -> [];
-                   _ -> children(Http, [http_header, add_cookie, www_authenticate], Ctx)
+                   _ -> children(Http, http_children(), Ctx)
                end,
     Cookies = [begin check_attrs(C, Ctx), {req(C, key, Ctx), req(C, value, Ctx)} end
                || #xmlElement{name = add_cookie} = C <- HttpKids],

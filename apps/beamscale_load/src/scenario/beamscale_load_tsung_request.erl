@@ -96,18 +96,31 @@ literal(#xmlElement{attributes = As} = E, Ctx) ->
 
 http(E, Ctx) ->
     check_attrs(E, Ctx),
-    [fail(E, Ctx, "version \"~ts\" is not supported (beamscale sends HTTP/1.1 with keep-alive)",
-          [V]) || V <- [attr(E, version, "1.1")], V =/= "1.1"],
+    Version = case attr(E, version, "1.1") of
+                  V when V =:= "1.1"; V =:= "1.0" -> V;
+                  V -> fail(E, Ctx, "version \"~ts\" is not supported (1.1 or 1.0)", [V])
+              end,
     {Target, Path} = url(E, Ctx),
+    Kids = children(E, beamscale_load_tsung_dyn:http_children(), Ctx),
     Headers = [{"Content-Type", CT} || CT <- [attr(E, content_type)], CT =/= undefined]
               ++ [{"If-Modified-Since", D} || D <- [attr(E, if_modified_since)], D =/= undefined]
-              ++ [header(H, Ctx) || H <- children(E, [http_header, add_cookie, www_authenticate],
-                                                  Ctx), H#xmlElement.name =:= http_header],
-    Spec = #{method => method(E, Ctx), path => Path,
+              ++ [header(H, Ctx) || H <- Kids, H#xmlElement.name =:= http_header]
+              ++ [soap(H, Ctx) || H <- Kids, H#xmlElement.name =:= soap],
+    beamscale_load_tsung_dyn:calls(E, values(E), Ctx),
+    Spec0 = #{method => method(E, Ctx), path => Path,
              headers => Headers,
              body => unicode:characters_to_binary(attr(E, contents, "")),
              target => element(1, Target)},
+    Spec = case Version of
+               "1.1" -> Spec0;
+               _ -> Spec0#{version => Version}
+           end,
     {{http, Spec}, [Target]}.
+
+%% `<soap action>': the SOAPAction header of a SOAP request.
+soap(H, Ctx) ->
+    check_attrs(H, Ctx),
+    {"SOAPAction", req(H, action, Ctx)}.
 
 method(E, Ctx) ->
     M = attr(E, method, "GET"),

@@ -136,7 +136,8 @@ phase(E, Ctx) ->
     [fail(E, Ctx, "phase=\"~ts\": from 1 to ~b", [attr(E, phase), ?MAX_PHASE])
      || N < 1 orelse N > ?MAX_PHASE],
     Duration = number(E, duration, Ctx) * unit(E, Ctx),
-    [U] = case children(E, [users], Ctx) of
+    Kids = children(E, [users, session_setup], Ctx),
+    [U] = case [K || #xmlElement{name = users} = K <- Kids] of
               [_] = One -> One;
               _ -> fail(E, Ctx, "<arrivalphase> needs one <users> element", [])
           end,
@@ -156,7 +157,20 @@ phase(E, Ctx) ->
           end,
     %% One of at most ?MAX_PHASE atoms (checked above), the same for every file.
     Name = list_to_atom("phase" ++ integer_to_list(N)),
-    {N, E, {Name, maps:merge(Arrival#{duration_s => Duration}, Max)}}.
+    Mix = session_setup([K || #xmlElement{name = session_setup} = K <- Kids], E, Ctx),
+    {N, E, {Name, maps:merge(maps:merge(Arrival#{duration_s => Duration}, Max), Mix)}}.
+
+%% `<session_setup name probability>': the phase's own mix of sessions, adding up to 100.
+session_setup([], _E, _Ctx) -> #{};
+session_setup(Setups, E, Ctx) ->
+    Mix = [begin
+               check_attrs(S, Ctx),
+               {unicode:characters_to_binary(req(S, name, Ctx)), non_negative(S, probability, Ctx)}
+           end || S <- Setups],
+    Sum = lists:sum([P || {_, P} <- Mix]),
+    [fail(E, Ctx, "the <session_setup> probabilities add up to ~tp, not 100", [Sum])
+     || abs(Sum - 100) > 1.0e-6],
+    #{sessions => Mix}.
 
 unit(E, Ctx) ->
     case lists:keyfind(attr(E, unit, "second"), 1, ?UNITS) of
@@ -176,7 +190,8 @@ sessions(E, Ctx) ->
     Sum = lists:sum([W || {_, W, _, _, _} <- Ss]),
     [fail(E, Ctx, "the sessions' probabilities add up to ~tp, not 100", [Sum])
      || Kinds =:= [probability], abs(Sum - 100) > 1.0e-6],
-    {[{Name, #{weight => W, steps => Steps}} || {_, W, Name, Steps, _} <- Ss, W > 0],
+    %% A session of probability 0 runs only in the phases whose <session_setup> names it.
+    {[{Name, #{weight => W, steps => Steps}} || {_, W, Name, Steps, _} <- Ss],
      lists:append([Used || {_, _, _, _, Used} <- Ss])}.
 
 session(E, Ctx) ->
