@@ -14,7 +14,8 @@
                  match := [beamscale_load_match:match()], cookies := boolean(),
                  add_cookies := [{binary(), binary()}],
                  auth := none | {basic, beamscale_load_vars:template(),
-                                 beamscale_load_vars:template()}}.
+                                 beamscale_load_vars:template()}
+                       | {digest | oauth, #{atom() => beamscale_load_vars:template()}}}.
 -type jar() :: #{binary() => binary()}.
 
 %% @doc The spec to send (checked by the kind `Mod' against `Target' when it was filled), the
@@ -23,14 +24,15 @@
     {ok, map(), jar(), [binary()]} | {error, term(), jar(), [binary()]}.
 prepare(#{add_cookies := Add} = Dyn, Mod, Spec, Target, {Vars, Jar0}) ->
     Jar = maps:merge(Jar0, maps:from_list(Add)),
-    Headers = cookie_header(Dyn, Jar) ++ auth_header(Dyn, Vars),
-    case {maps:get(template, Dyn), Headers} of
-        {static, []} -> {ok, Spec, Jar, []};
-        {Template, _} ->
+    Cookie = cookie_header(Dyn, Jar),
+    case {maps:get(template, Dyn), Cookie, maps:get(auth, Dyn)} of
+        {static, [], none} -> {ok, Spec, Jar, []};
+        {Template, _, _} ->
             {Raw, Unset} = case Template of
                                static -> {maps:get(raw, Dyn), []};
                                _ -> beamscale_load_vars:render(Template, Vars)
                            end,
+            Headers = Cookie ++ auth_header(Dyn, Vars, {Raw, Target}),
             Raw1 = case Headers of
                        [] -> Raw;
                        _ -> Raw#{headers => maps:get(headers, Raw, []) ++ Headers}
@@ -46,10 +48,39 @@ cookie_header(#{cookies := true}, Jar) when map_size(Jar) > 0 ->
                   lists:join("; ", [[K, "=", V] || {K, V} <- lists:sort(maps:to_list(Jar))])))}];
 cookie_header(_, _) -> [].
 
-auth_header(#{auth := {basic, U, P}}, Vars) ->
+auth_header(#{auth := {basic, U, P}}, Vars, _) ->
     Cred = base64:encode(<<(text(U, Vars))/binary, ":", (text(P, Vars))/binary>>),
     [{"Authorization", "Basic " ++ binary_to_list(Cred)}];
-auth_header(_, _) -> [].
+auth_header(#{auth := {digest, A}}, Vars, {Raw, _}) ->
+    {Method, Path} = method_path(Raw),
+    [{"Authorization", beamscale_load_httpauth:digest(texts(A, Vars), Method, Path)}];
+auth_header(#{auth := {oauth, O}}, Vars, {Raw, Target}) ->
+    {Method, Path} = method_path(Raw),
+    {P, Q} = case binary:split(Path, <<"?">>) of
+                 [P0, Q0] -> {P0, beamscale_load_httpauth:params(Q0)};
+                 [P0] -> {P0, []}
+             end,
+    [{"Authorization", beamscale_load_httpauth:oauth(texts(O, Vars), Method,
+                                                     {base_uri(Target, P), Q})}];
+auth_header(_, _, _) -> [].
+
+texts(Templates, Vars) -> maps:map(fun(_, T) -> text(T, Vars) end, Templates).
+
+method_path(Raw) ->
+    {string:uppercase(atom_to_binary(maps:get(method, Raw, get))),
+     unicode:characters_to_binary(maps:get(path, Raw, "/"))}.
+
+%% RFC 5849 3.4.1.2: the scheme and host in lower case, the port only when not the default.
+base_uri(#{host := Host, port := Port} = Target, Path) ->
+    {Scheme, Default} = case maps:is_key(tls, Target) of
+                            true -> {"https", 443};
+                            false -> {"http", 80}
+                        end,
+    PortText = case Port of
+                   Default -> "";
+                   _ -> [":", integer_to_list(Port)]
+               end,
+    iolist_to_binary([Scheme, "://", string:lowercase(Host), PortText, Path]).
 
 text(static, _) -> <<>>;
 text({dynamic, _} = T, Vars) -> element(1, beamscale_load_vars:render(T, Vars)).

@@ -1,16 +1,23 @@
 %% @doc Variables taken from a response (Tsung's `<dyn_variable>'): the first group of a regular
-%% expression over the body, a header's value, the status. A variable whose source is absent in
+%% expression over the body, a header's value or a parameter of it, the status, a JSONPath
+%% (`beamscale_load_jsonpath') or XPath (`beamscale_load_xpath') over the body. A variable whose source is absent in
 %% the response is removed, so a later request that needs it counts it as unset rather than
 %% sending a stale value.
 -module(beamscale_load_extract).
 
--export([apply/3, header/2, response_text/2]).
+-export([apply/3, header/2, header_param/2, response_text/2]).
+
+%% `key="quoted"' or `key=token' in an authentication header (RFC 7235 auth-param).
+-define(PARAM_RE, <<"([A-Za-z0-9_-]+)\\s*=\\s*(?:\"((?:[^\"\\\\]|\\\\.)*)\"|([^\\s,\"]*))">>).
 -export_type([extract/0, response/0, mp/0]).
 
 %% A compiled regular expression (`re:compile/2'; OTP 25 exports no type for it).
 -type mp() :: {re_pattern, term(), term(), term(), term()}.
 
--type extract() :: {re, binary(), mp()} | {header, binary(), binary()} | {status, binary()}.
+-type extract() :: {re, binary(), mp()} | {header, binary(), binary()}
+                 | {header, binary(), binary(), binary()} | {status, binary()}
+                 | {jsonpath, binary(), beamscale_load_jsonpath:path()}
+                 | {xpath, binary(), beamscale_load_xpath:xpath()}.
 %% A response as the `http' kind returns it when asked (`respond => true'); header names as
 %% received, values without surrounding blanks.
 -type response() :: #{status := non_neg_integer(), headers := [{binary(), binary()}],
@@ -32,7 +39,42 @@ one({header, Name, Header}, Response, Vars) ->
         {ok, V} -> Vars#{Name => V};
         error -> maps:remove(Name, Vars)
     end;
-one({status, Name}, #{status := S}, Vars) -> Vars#{Name => integer_to_binary(S)}.
+%% A parameter of a header such as `WWW-Authenticate: Digest realm="r", nonce="n"' (Tsung's
+%% `header="www-authenticate/nonce"'); absent, the variable keeps its value, as Tsung documents
+%% for `authentication-info/nextnonce'.
+one({header, Name, Header, Param}, Response, Vars) ->
+    case header(Header, Response) of
+        {ok, V} ->
+            case header_param(Param, V) of
+                {ok, P} -> Vars#{Name => P};
+                error -> Vars
+            end;
+        error -> Vars
+    end;
+one({status, Name}, #{status := S}, Vars) -> Vars#{Name => integer_to_binary(S)};
+one({jsonpath, Name, Path}, #{body := Body}, Vars) ->
+    found(Name, beamscale_load_jsonpath:value(Path, Body), Vars);
+one({xpath, Name, X}, #{body := Body}, Vars) ->
+    found(Name, beamscale_load_xpath:eval(X, Body), Vars).
+
+found(Name, {ok, V}, Vars) -> Vars#{Name => V};
+found(Name, error, Vars) -> maps:remove(Name, Vars).
+
+%% @doc A parameter of an authentication header: `Scheme k=v, k2="v 2"' (`Lower' in lower case).
+-spec header_param(binary(), binary()) -> {ok, binary()} | error.
+header_param(Lower, Value) ->
+    case re:run(Value, ?PARAM_RE, [global, {capture, all_but_first, binary}]) of
+        {match, Found} ->
+            %% PCRE leaves out a trailing group that did not take part: a quoted value.
+            case [unquote(V) || [K | V] <- Found, string:lowercase(K) =:= Lower] of
+                [V | _] -> {ok, V};
+                [] -> error
+            end;
+        nomatch -> error
+    end.
+
+unquote([Quoted]) -> binary:replace(Quoted, <<"\\">>, <<>>, [global]);
+unquote([_, Token]) -> Token.
 
 %% @doc The first value of a header (`Lower': its name in lower case).
 -spec header(binary(), response()) -> {ok, binary()} | error.

@@ -8,7 +8,10 @@
 
 -export([step/2, request/4, files/2, check_files/2, count_keys/1]).
 
--define(DYN_KEYS, [extract, match, cookies, add_cookies, basic_auth]).
+-define(DYN_KEYS, [extract, match, cookies, add_cookies, basic_auth, digest_auth, oauth]).
+%% The keys of `digest_auth' and `oauth' (docs/scenario.md), the required ones first.
+-define(DIGEST_KEYS, {[user, passwd, realm, nonce], [opaque, nc, cnonce]}).
+-define(OAUTH_KEYS, {[consumer_key, consumer_secret], [access_token, access_token_secret]}).
 -define(MATCH_DEFAULTS, #{'when' => match, do => continue, text => headers, max_loop => 20,
                           sleep_loop_ms => 5000}).
 -define(MAX_LOOP, 1000000).
@@ -105,7 +108,7 @@ request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
              cookies => bool(maps:get(cookies, Spec, false), Path ++ [cookies]),
              add_cookies => [{beamscale_load_vars:value(K), beamscale_load_vars:value(V)}
                              || {K, V} <- pairs(maps:get(add_cookies, Spec, []), Path)],
-             auth => auth(maps:get(basic_auth, Spec, none), Path)},
+             auth => auth(maps:with([basic_auth, digest_auth, oauth], Spec), Path)},
     Respond = Dyn0 =/= #{extract => [], match => [], cookies => false, add_cookies => [],
                          auth => none},
     Raw1 = case Respond of
@@ -129,8 +132,23 @@ extracts(_, Path) -> bad(Path ++ [extract], "expected a list").
 extract({re, Name, Re}, Path) -> {re, name(Name), re(Re, Path)};
 extract({header, Name, H}, _) ->
     {header, name(Name), string:lowercase(beamscale_load_vars:value(H))};
+extract({header, Name, H, Param}, _) ->
+    {header, name(Name), string:lowercase(beamscale_load_vars:value(H)),
+     string:lowercase(beamscale_load_vars:value(Param))};
 extract({status, Name}, _) -> {status, name(Name)};
-extract(_, Path) -> bad(Path, "expected {re, Var, Regex}, {header, Var, Name} or {status, Var}").
+extract({jsonpath, Name, P}, Path) ->
+    case beamscale_load_jsonpath:parse(beamscale_load_vars:value(P)) of
+        {ok, Steps} -> {jsonpath, name(Name), Steps};
+        {error, Msg} -> bad(Path, "JSONPath: " ++ Msg)
+    end;
+extract({xpath, Name, X}, Path) ->
+    case beamscale_load_xpath:compile(beamscale_load_vars:value(X)) of
+        {ok, C} -> {xpath, name(Name), C};
+        {error, Msg} -> bad(Path, "XPath: " ++ Msg)
+    end;
+extract(_, Path) -> bad(Path, "expected {re, Var, Regex}, {header, Var, Name}, {header, Var, "
+                               "Name, Param}, {jsonpath, Var, Path}, {xpath, Var, Path} or "
+                               "{status, Var}").
 
 re(Re, Path) ->
     case re:compile(beamscale_load_vars:value(Re), [unicode]) of
@@ -160,10 +178,21 @@ match(_, Path) -> bad(Path, "expected #{name => N, re => Regex, ...}").
 pairs(L, _) when is_list(L) -> L;
 pairs(_, Path) -> bad(Path ++ [add_cookies], "expected [{Name, Value}]").
 
-auth(none, _) -> none;
-auth({U, P}, _) ->
-    {basic, template(U), template(P)};
-auth(_, Path) -> bad(Path ++ [basic_auth], "expected {User, Password}").
+auth(M, _) when map_size(M) =:= 0 -> none;
+auth(#{basic_auth := {U, P}} = M, _) when map_size(M) =:= 1 -> {basic, template(U), template(P)};
+auth(#{basic_auth := _} = M, Path) when map_size(M) =:= 1 ->
+    bad(Path ++ [basic_auth], "expected {User, Password}");
+auth(#{digest_auth := D} = M, Path) when map_size(M) =:= 1 ->
+    {digest, auth_map(D, ?DIGEST_KEYS, Path ++ [digest_auth])};
+auth(#{oauth := O} = M, Path) when map_size(M) =:= 1 ->
+    {oauth, auth_map(O, ?OAUTH_KEYS, Path ++ [oauth])};
+auth(_, Path) -> bad(Path, "give one of basic_auth, digest_auth and oauth").
+
+auth_map(M, {Req, Opt}, Path) when is_map(M) ->
+    only(M, Req ++ Opt, Path),
+    [bad(Path ++ [K], "missing") || K <- Req, not is_map_key(K, M)],
+    maps:map(fun(_, V) -> template(V) end, M);
+auth_map(_, _, Path) -> bad(Path, "expected a map").
 
 template(T) ->
     case beamscale_load_vars:compile(beamscale_load_vars:value(T)) of
@@ -200,6 +229,7 @@ count_keys(Sessions) ->
 keys({dyn, #{template := T, match := Ms, auth := A}, _}) ->
     Auth = case A of
                {basic, U, P} -> beamscale_load_vars:names(U) ++ beamscale_load_vars:names(P);
+               {_, Ts} -> lists:flatmap(fun beamscale_load_vars:names/1, maps:values(Ts));
                none -> []
            end,
     beamscale_load_match:count_keys(Ms)

@@ -76,7 +76,8 @@ spec(dyn_variable) -> {[name, re, regexp, header, xpath, jsonpath, pgsql_expr, d
 spec(match) -> {[do, 'when', name, max_loop, sleep_loop, skip_headers, subst, loop_back,
                  apply_to_content, max_restart], []};
 spec(add_cookie) -> {[key, value], [domain, path]};
-spec(www_authenticate) -> {[userid, passwd, nonce, opaque, cnonce, nc, realm, qop], []};
+spec(www_authenticate) -> {[userid, passwd, type, nonce, opaque, cnonce, nc, realm, qop], []};
+spec(oauth) -> {[consumer_key, consumer_secret, method, access_token, access_token_secret], []};
 spec(thinktime) -> {[value, random, min, max], []};
 spec(request) -> {[subst], [tag]};
 spec(http) -> {[url, method, version, contents, content_type, if_modified_since], []};

@@ -136,24 +136,34 @@ request_keys(Req, Http, Ctx) ->
                end,
     Cookies = [begin check_attrs(C, Ctx), {req(C, key, Ctx), req(C, value, Ctx)} end
                || #xmlElement{name = add_cookie} = C <- HttpKids],
-    Auth = [www_auth(A, Ctx) || #xmlElement{name = www_authenticate} = A <- HttpKids],
+    Auth = [www_auth(A, Ctx) || #xmlElement{name = www_authenticate} = A <- HttpKids]
+           ++ [{oauth, oauth(A, Ctx)} || #xmlElement{name = oauth} = A <- HttpKids],
+    [fail(Http, Ctx, "give one <www_authenticate> or <oauth>", []) || length(Auth) > 1],
     maps:from_list([{extract, Extract} || Extract =/= []] ++ [{match, Match} || Match =/= []]
                    ++ [{add_cookies, Cookies} || Cookies =/= []]
-                   ++ [{basic_auth, A} || A <- Auth]).
+                   ++ Auth).
 
 dyn_variable(E, Ctx) ->
     check_attrs(E, Ctx),
     Name = req(E, name, Ctx),
-    [fail(E, Ctx, "~ts is not supported yet (re, regexp and header are)", [A])
-     || A <- [xpath, jsonpath, pgsql_expr], attr(E, A) =/= undefined],
+    [fail(E, Ctx, "~ts is not supported (re, regexp, header, jsonpath and xpath are)", [A])
+     || A <- [pgsql_expr], attr(E, A) =/= undefined],
     [fail(E, Ctx, "decode=\"~ts\" is not supported", [D])
      || D <- [attr(E, decode, "false")], D =/= "false"],
     case {attr(E, re, attr(E, regexp)), attr(E, header)} of
         {undefined, undefined} ->
-            fail(E, Ctx, "<dyn_variable> needs re or header (the default form-field search "
-                         "is not supported)", []);
+            case [{A, V} || A <- [jsonpath, xpath], V <- [attr(E, A)], V =/= undefined] of
+                [{A, V}] -> {A, Name, V};
+                [] -> fail(E, Ctx, "<dyn_variable> needs re, header, jsonpath or xpath (the "
+                                   "default form-field search is not supported)", []);
+                _ -> fail(E, Ctx, "give one of re, header, jsonpath and xpath", [])
+            end;
         {Re, undefined} -> {re, Name, Re};
-        {undefined, H} -> {header, Name, H};
+        {undefined, H} ->
+            case string:split(H, "/") of
+                [Header, Param] -> {header, Name, Header, Param};
+                [_] -> {header, Name, H}
+            end;
         _ -> fail(E, Ctx, "give re or header, not both", [])
     end.
 
@@ -188,9 +198,32 @@ match(E, Ctx) ->
 
 www_auth(E, Ctx) ->
     check_attrs(E, Ctx),
-    [fail(E, Ctx, "~ts: digest authentication is not supported yet (basic is)", [A])
-     || A <- [nonce, opaque, cnonce, nc, realm, qop], attr(E, A) =/= undefined],
-    {req(E, userid, Ctx), req(E, passwd, Ctx)}.
+    case attr(E, type, "basic") of
+        "basic" ->
+            [fail(E, Ctx, "~ts is for type=\"digest\"", [A])
+             || A <- [nonce, opaque, cnonce, nc, realm, qop], attr(E, A) =/= undefined],
+            {basic_auth, {req(E, userid, Ctx), req(E, passwd, Ctx)}};
+        "digest" ->
+            [fail(E, Ctx, "qop=\"~ts\" is not supported (auth is)", [Q])
+             || Q <- [attr(E, qop, "auth")], Q =/= "auth"],
+            {digest_auth, maps:from_list(
+                            [{user, req(E, userid, Ctx)}, {passwd, req(E, passwd, Ctx)},
+                             {realm, req(E, realm, Ctx)}, {nonce, req(E, nonce, Ctx)}]
+                            ++ [{K, V} || K <- [opaque, nc, cnonce],
+                                          V <- [attr(E, K)], V =/= undefined])};
+        T -> fail(E, Ctx, "type=\"~ts\" (expected basic or digest)", [T])
+    end.
+
+%% `<oauth consumer_key consumer_secret method access_token access_token_secret>': only
+%% HMAC-SHA1, Tsung's default.
+oauth(E, Ctx) ->
+    check_attrs(E, Ctx),
+    [fail(E, Ctx, "method=\"~ts\" is not supported (HMAC-SHA1 is)", [M])
+     || M <- [attr(E, method, "HMAC-SHA1")], M =/= "HMAC-SHA1"],
+    maps:from_list([{consumer_key, req(E, consumer_key, Ctx)},
+                    {consumer_secret, req(E, consumer_secret, Ctx)}]
+                   ++ [{K, V} || K <- [access_token, access_token_secret],
+                                 V <- [attr(E, K)], V =/= undefined]).
 
 %% @doc The `files' entry of the `<option name="file_server" id value>'s (id default "default").
 -spec files([#xmlElement{}], map()) -> [{string(), string()}].

@@ -1,0 +1,95 @@
+%% @doc JSONPath's common subset (docs/scenario.md, "Taken from responses"): `$' then `.name',
+%% `['name']', `[N]' (from 0; negative from the end), `[*]' and `.*'; Tsung's form without
+%% `$.' (`uid', `a.b[0]') too. The value of the first node selected: a string as it is, any
+%% other value as JSON text. Pure.
+-module(beamscale_load_jsonpath).
+
+-export([parse/1, select/2, value/2, format/1]).
+-export_type([path/0]).
+
+-type step() :: {key, binary()} | {index, integer()} | all.
+-type path() :: [step()].
+
+%% An expression is written in a scenario: short.
+-define(MAX_EXPR, 1000).
+%% Responses read for a variable: larger ones are not decoded.
+-define(MAX_BODY_BYTES, 1024 * 1024).
+
+%% @doc The steps of an expression, or why it is not one.
+-spec parse(string() | binary()) -> {ok, path()} | {error, string()}.
+parse(Expr) when is_list(Expr) -> parse(unicode:characters_to_binary(Expr));
+parse(Expr) when byte_size(Expr) > ?MAX_EXPR -> {error, "longer than 1000 bytes"};
+parse(<<"$", Rest/binary>>) -> steps(Rest, []);
+parse(<<>>) -> {error, "empty"};
+parse(<<"[", _/binary>> = Rest) -> steps(Rest, []);
+parse(Rest) -> steps(<<".", Rest/binary>>, []).
+
+steps(<<>>, Acc) -> {ok, lists:reverse(Acc)};
+steps(<<".*", Rest/binary>>, Acc) -> steps(Rest, [all | Acc]);
+steps(<<".", Rest/binary>>, Acc) ->
+    case name(Rest, <<>>) of
+        {<<>>, _} -> {error, "a name is expected after ."};
+        {Name, After} -> steps(After, [{key, Name} | Acc])
+    end;
+steps(<<"[*]", Rest/binary>>, Acc) -> steps(Rest, [all | Acc]);
+steps(<<"['", Rest/binary>>, Acc) -> quoted($', Rest, Acc);
+steps(<<"[\"", Rest/binary>>, Acc) -> quoted($", Rest, Acc);
+steps(<<"[", Rest/binary>>, Acc) ->
+    case re:run(Rest, <<"^(-?[0-9]{1,9})\\]">>, [{capture, all_but_first, binary}]) of
+        {match, [N]} ->
+            steps(binary:part(Rest, byte_size(N) + 1, byte_size(Rest) - byte_size(N) - 1),
+                  [{index, binary_to_integer(N)} | Acc]);
+        nomatch -> {error, "expected [N], [*] or ['name'] after ["}
+    end;
+steps(<<C, _/binary>>, _) -> {error, lists:flatten(io_lib:format("unexpected ~tc", [C]))}.
+
+name(<<C, Rest/binary>>, Acc) when C =/= $., C =/= $[ -> name(Rest, <<Acc/binary, C>>);
+name(Rest, Acc) -> {Acc, Rest}.
+
+quoted(Q, Rest, Acc) ->
+    case binary:split(Rest, <<Q, "]">>) of
+        [Name, After] -> steps(After, [{key, Name} | Acc]);
+        [_] -> {error, "an unclosed [' or [\""}
+    end.
+
+%% @doc The nodes a path selects in a decoded JSON value, in document order.
+-spec select(path(), term()) -> [term()].
+select([], V) -> [V];
+select([{key, K} | Rest], M) when is_map(M) ->
+    case M of
+        #{K := V} -> select(Rest, V);
+        _ -> []
+    end;
+select([{index, I} | Rest], L) when is_list(L) ->
+    N = length(L),
+    At = case I < 0 of true -> N + I; false -> I end,
+    case At >= 0 andalso At < N of
+        true -> select(Rest, lists:nth(At + 1, L));
+        false -> []
+    end;
+select([all | Rest], L) when is_list(L) -> lists:append([select(Rest, V) || V <- L]);
+select([all | Rest], M) when is_map(M) ->
+    lists:append([select(Rest, V) || {_, V} <- lists:sort(maps:to_list(M))]);
+select(_, _) -> [].
+
+%% @doc The text of the first node the path selects in a JSON text, or `error'.
+-spec value(path(), binary()) -> {ok, binary()} | error.
+value(_, Body) when byte_size(Body) > ?MAX_BODY_BYTES -> error;
+value(Path, Body) ->
+    case beamscale_format_json:decode(Body) of
+        {ok, Json} ->
+            case select(Path, Json) of
+                [V | _] -> {ok, format(V)};
+                [] -> error
+            end;
+        {error, _} -> error
+    end.
+
+%% @doc A JSON value as a variable holds it: a string's text, a literal or number as written,
+%% an object or array as JSON.
+-spec format(term()) -> binary().
+format(B) when is_binary(B) -> B;
+format(I) when is_integer(I) -> integer_to_binary(I);
+format(F) when is_float(F) -> float_to_binary(F, [short]);
+format(A) when is_atom(A) -> atom_to_binary(A);
+format(V) -> iolist_to_binary(beamscale_format_json:encode(V)).

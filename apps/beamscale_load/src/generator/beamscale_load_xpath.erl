@@ -1,0 +1,104 @@
+%% @doc XPath over a response body (docs/scenario.md, "Taken from responses"): a documented
+%% subset evaluated by `xmerl_xpath' (`/a/b/text()', `//tag/@attr', `//tag[@attr='v']/@x',
+%% `//tag/text()'), the first node's text. The body is hostile input: it is read with
+%% `xmerl_sax_parser' (names stay strings), a `<!DOCTYPE' or `<!ENTITY' is refused so no entity
+%% can expand, names become atoms only when they exist already (a name the expression does not
+%% hold can match nothing, so it needs none), and the parse runs in a process of its own bounded
+%% in heap, time and input size. A body that is not well-formed XML gives no value.
+-module(beamscale_load_xpath).
+
+-export([compile/1, eval/2, tree/1]).
+-export_type([xpath/0]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-type xpath() :: {xpath, string()}.
+
+%% Responses read for a variable: a page of a few hundred kB; more is not parsed.
+-define(MAX_BODY_BYTES, 1024 * 1024).
+%% xmerl's records take about 30 times the text: room for ?MAX_BODY_BYTES.
+-define(MAX_HEAP_WORDS, 8 * 1024 * 1024).
+%% A 1 MB document parses in well under a second; past this the user goes on without the value.
+-define(EVAL_TIMEOUT_MS, 2000).
+%% An expression is written in a scenario: short.
+-define(MAX_EXPR, 1000).
+
+%% @doc Check an expression (at validation; its names become atoms, as xmerl_xpath makes them).
+-spec compile(string() | binary()) -> {ok, xpath()} | {error, string()}.
+compile(Expr0) ->
+    Expr = unicode:characters_to_list(Expr0),
+    Doc = #xmlElement{name = '$none', parents = [], pos = 1},
+    if length(Expr) > ?MAX_EXPR -> {error, "longer than 1000 characters"};
+       true ->
+           try xmerl_xpath:string(Expr, Doc) of
+               _ -> {ok, {xpath, Expr}}
+           catch _:_ -> {error, "not an XPath expression xmerl_xpath evaluates"}
+           end
+    end.
+
+%% @doc The text of the first node `X' selects in `Body', or `error'.
+-spec eval(xpath(), binary()) -> {ok, binary()} | error.
+eval(_, Body) when byte_size(Body) > ?MAX_BODY_BYTES -> error;
+eval({xpath, Expr}, Body) ->
+    case binary:match(Body, [<<"<!DOCTYPE">>, <<"<!ENTITY">>]) of
+        nomatch -> bounded(fun() -> first(xmerl_xpath:string(Expr, tree(Body))) end);
+        _ -> error
+    end.
+
+bounded(Fun) ->
+    {Pid, Ref} = spawn_opt(fun() -> exit({done, catch Fun()}) end,
+                           [monitor, {max_heap_size, #{size => ?MAX_HEAP_WORDS, kill => true,
+                                                        error_logger => false}}]),
+    receive
+        {'DOWN', Ref, process, Pid, {done, {ok, V}}} -> {ok, V};
+        {'DOWN', Ref, process, Pid, _} -> error
+    after ?EVAL_TIMEOUT_MS ->
+            exit(Pid, kill),
+            receive {'DOWN', Ref, process, Pid, _} -> error end
+    end.
+
+first([#xmlText{value = V} | _]) -> {ok, unicode:characters_to_binary(V)};
+first([#xmlAttribute{value = V} | _]) -> {ok, unicode:characters_to_binary(V)};
+first([#xmlElement{} = E | _]) -> {ok, unicode:characters_to_binary(text(E))};
+first(V) when is_list(V), V =/= [] -> {ok, unicode:characters_to_binary(io_lib:format("~tp", [V]))};
+first(_) -> error.
+
+text(#xmlElement{content = C}) -> lists:append([text(X) || X <- C]);
+text(#xmlText{value = V}) -> V;
+text(_) -> [].
+
+%% @doc The document's root element as xmerl records, built from SAX events (names that are
+%% not atoms yet read as '$unknown').
+-spec tree(binary()) -> #xmlElement{}.
+tree(Body) ->
+    {ok, [[Root]], _} = xmerl_sax_parser:stream(Body, [{event_fun, fun event/3},
+                                                     {event_state, [[]]}]),
+    Root.
+
+event({startElement, _, Name, _, Attrs}, _, [Kids | _] = Stack) ->
+    Parents = [{N, P} || {N, P, _} <- parents(Stack)],
+    Pos = length(Kids) + 1,
+    A = atom(Name),
+    As = [#xmlAttribute{name = atom(AN), value = V, parents = [{A, Pos} | Parents], pos = I}
+          || {I, {_, _, AN, V}} <- lists:zip(lists:seq(1, length(Attrs)), Attrs)],
+    [[], {open, #xmlElement{name = A, expanded_name = A, parents = Parents, pos = Pos,
+                            attributes = As, namespace = #xmlNamespace{}}} | Stack];
+event({characters, S}, _, [Kids | Rest]) ->
+    [[#xmlText{value = S, pos = length(Kids) + 1} | Kids] | Rest];
+event({endElement, _, _, _}, _, [Kids, {open, E} | [Up | Rest]]) ->
+    #xmlElement{name = N, pos = P, parents = Ps} = E,
+    Content = [fix(X, [{N, P} | Ps]) || X <- lists:reverse(Kids)],
+    [[E#xmlElement{content = Content} | Up] | Rest];
+event(_, _, State) -> State.
+
+parents(Stack) ->
+    [{N, P, x} || {open, #xmlElement{name = N, pos = P}} <- Stack].
+
+fix(#xmlText{} = T, Parents) -> T#xmlText{parents = Parents};
+fix(X, _) -> X.
+
+%% Only a name that exists already; any other can match no step of an expression.
+atom(Name) ->
+    try list_to_existing_atom(Name)
+    catch error:badarg -> '$unknown'
+    end.
