@@ -8,8 +8,10 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([vars_at_server/1, cookie_and_restart/1, tsung_examples/1]).
--export([vars_at_server/0, cookie_and_restart/0, tsung_examples/0]).
+-export([vars_at_server/1, cookie_and_restart/1, tsung_examples/1, setdynvars/1,
+         distributed/1]).
+-export([vars_at_server/0, cookie_and_restart/0, tsung_examples/0, setdynvars/0,
+         distributed/0]).
 
 -define(NGINX, "/usr/sbin/nginx").
 -define(START_TIMEOUT_MS, 5000).
@@ -17,7 +19,7 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [vars_at_server, cookie_and_restart, tsung_examples].
+all() -> [vars_at_server, cookie_and_restart, tsung_examples, setdynvars, distributed].
 
 init_per_suite(Config) ->
     Dir = string:trim(os:cmd("mktemp -d /tmp/beamscale-nginx-XXXXXX")),
@@ -52,12 +54,16 @@ conf(Dir, Port) ->
       "http {\n client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
       " uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n"
       " log_format dyn '$request_uri|$http_cookie|$http_authorization|$http_x_user';\n"
+      " log_format body '$server_protocol|$http_soapaction|$request_body';\n"
       " server {\n  listen 127.0.0.1:~b;\n  access_log ~ts/access.log dyn;\n"
       "  location /login { add_header Set-Cookie \"sid=s3cr3t; Path=/\"; return 200 \"in\"; }\n"
       "  location /again { return 200 \"please restart\"; }\n"
+      %% The body is read (and logged) only when nginx passes it on: to /sink, not logged.
+      "  location /axis/ { access_log ~ts/body.log body; proxy_pass http://127.0.0.1:~b/sink; }\n"
+      "  location /sink { access_log off; return 200 \"ok\"; }\n"
       "  location / { default_type text/html;\n"
       "   return 200 \"<html><head><title>beamscale</title></head></html>\"; }\n }\n}\n",
-      [Dir, Dir, Dir, Dir, Dir, Dir, Dir, Port, Dir]).
+      [Dir, Dir, Dir, Dir, Dir, Dir, Dir, Port, Dir, Dir, Port]).
 
 %% The access log's lines since `From' bytes, split at `|'.
 log(Config, From) ->
@@ -161,10 +167,86 @@ tsung_examples(Config) ->
      end || Name <- ["http_simple.xml", "http_tag.xml"]].
 
 %% Only the server's host and port, the phase's duration and the think times' length change.
-rewrite(Bin, Port) ->
-    R = [{<<"host=\"(myserver|localhost)\" port=\"80\"">>,
+rewrite(Bin, Port) -> rewrite(Bin, Port, []).
+
+rewrite(Bin, Port, Extra) ->
+    R = Extra ++ [{<<"host=\"(myserver|localhost)\" port=\"80\"">>,
           iolist_to_binary(["host=\"127.0.0.1\" port=\"", integer_to_list(Port), "\""])},
          {<<"duration=\"10\" unit=\"minute\"">>, <<"duration=\"1\" unit=\"second\"">>},
          {<<"interarrival=\"2\" unit=\"second\"">>, <<"interarrival=\"0.2\" unit=\"second\"">>},
-         {<<"thinktime value=\"20\"">>, <<"thinktime value=\"0.1\"">>}],
+         {<<"thinktime value=\"20\"">>, <<"thinktime value=\"0.1\"">>},
+         {<<"duration=\"1\" unit=\"(minute|hour)\"">>,
+          <<"duration=\"500\" unit=\"millisecond\"">>},
+         {<<"interarrival=\"1\" unit=\"second\"">>, <<"interarrival=\"0.1\" unit=\"second\"">>},
+         {<<"(thinktime|option name=\"thinktime\") value=\"[0-9]+\"">>, <<"\\1 value=\"0.05\"">>},
+         {<<"thinktime min=\"2\" max=\"4\"">>, <<"thinktime min=\"0.02\" max=\"0.04\"">>}],
     lists:foldl(fun({A, B}, X) -> re:replace(X, A, B, [global, {return, binary}]) end, Bin, R).
+
+setdynvars() -> [{doc, "Tsung's http_setdynvars.xml: file lines, a title taken and the phase mixes."}].
+setdynvars(Config) ->
+    Dir = ?config(dir, Config),
+    ok = filelib:ensure_dir(filename:join(Dir, "src/test/x")),
+    ok = file:write_file(filename:join(Dir, "src/test/test_file_server.csv"),
+                         <<"user1;pass1\nuser2;pass2\nuser3;pass3\n">>),
+    From = log_size(Config),
+    T = run_example(Config, "http_setdynvars.xml", ?EXAMPLES ++ "http_setdynvars.xml", []),
+    ?assertEqual(0, maps:get(errors, T)),
+    Lines = log(Config, From),
+    ?assertEqual(maps:get(requests, T), length(Lines)),
+    Index = [U || [<<"/index.html?", _/binary>> = U | _] <- Lines],
+    ?assert(length(Index) >= 3),
+    [?assertMatch({match, _}, re:run(U, "^/index.html\\?toto=beamscale&user=user(\\d)&password=pass"
+                                        "\\1&id=[a-zA-Z0-9]{5}&id2=\\d+$")) || U <- Index],
+    Tests = [U || [<<"/test.html", _/binary>> = U | _] <- Lines],
+    Rnd = [list_to_integer(N) || U <- Tests, {match, [N]} <- [re:run(U, "^/test.html(\\d+)&id=\\d+$",
+                                                          [{capture, all_but_first, list}])]],
+    ?assertEqual(length(Tests), length(Rnd)),
+    ?assert(Rnd =/= [] andalso lists:min(Rnd) >= 3 andalso lists:max(Rnd) =< 32),
+    %% Phases 3 (loop 2: 3 of 6 phases) mix in the session "fake", which sends nothing.
+    ?assert(maps:get(sessions_done, T) > length(Index)).
+
+distributed() -> [{doc, "Tsung's http_distributed.xml: refused as Tsung refuses it (the "
+                        "probabilities add up to 60); at 50/50 its HTTP/1.0 SOAP call arrives."}].
+distributed(Config) ->
+    Dir = ?config(dir, Config),
+    {ok, Gz} = file:read_file(?EXAMPLES ++ "http_distributed.xml.gz"),
+    Plain = filename:join(Dir, "http_distributed.src.xml"),
+    ok = file:write_file(Plain, zlib:gunzip(Gz)),
+    %% The `%%symbol:new%%' the example calls: a module the test puts on the code path.
+    ok = file:write_file(filename:join(Dir, "symbol.erl"),
+                         <<"-module(symbol).\n-export([new/1]).\nnew(_) -> <<\"sym42\">>.\n">>),
+    {ok, symbol} = compile:file(filename:join(Dir, "symbol.erl"), [{outdir, Dir}]),
+    true = code:add_patha(Dir),
+    Port = ?config(port, Config),
+    Hosts = [{<<"http://(linuxit02|localhost:8080)/">>,
+              iolist_to_binary(["http://127.0.0.1:", integer_to_list(Port), "/"])}],
+    File = filename:join(Dir, "http_distributed.xml"),
+    ok = file:write_file(File, rewrite(rewrite(file(Plain), Port, Hosts), Port, [])),
+    {error, E} = beamscale_load_tsung:load(File),
+    ?assertEqual(iolist_to_binary(File ++ ":92: the sessions' probabilities add up to 60, not 100"),
+                 iolist_to_binary(beamscale_error:format(E))),
+    From = log_size(Config),
+    BodyFrom = filelib:file_size(filename:join(Dir, "body.log")),
+    T = run_example(Config, "http_distributed.xml", Plain,
+                    Hosts ++ [{<<"probability=\"30\"">>, <<"probability=\"50\"">>}]),
+    ?assertEqual(0, maps:get(errors, T)),
+    {ok, BodyLog} = file:read_file(filename:join(Dir, "body.log")),
+    <<_:BodyFrom/binary, New/binary>> = BodyLog,
+    Soap = [L || L <- binary:split(New, <<"\n">>, [global]), L =/= <<>>],
+    ?assert(Soap =/= []),
+    [?assertMatch({match, _}, re:run(L, "^HTTP/1.0\\|EchoService\\|.*<symbol>sym42</symbol>"))
+     || L <- Soap],
+    ?assertEqual(maps:get(requests, T), length(log(Config, From)) + length(Soap)).
+
+file(F) -> {ok, B} = file:read_file(F), B.
+
+%% Run a Tsung example with host, port, durations and `Extra' rewritten; the run's totals.
+run_example(Config, Name, Src, Extra) ->
+    Xml = rewrite(file(Src), ?config(port, Config), Extra),
+    File = filename:join(?config(dir, Config), Name),
+    ok = file:write_file(File, Xml),
+    {ok, S0, _} = beamscale_load_tsung:load(File),
+    {ok, #{total := T}} = beamscale_load_run:run(S0#{time_limit_s := 10}, maps:get(targets, S0),
+                                                 #{seed => 1}),
+    ct:pal("~ts: ~p", [Name, maps:with([requests, errors, sessions_done, reasons], T)]),
+    T.
