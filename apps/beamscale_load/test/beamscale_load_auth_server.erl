@@ -55,7 +55,10 @@ listen(tls) ->
     {ssl, L}.
 
 accept(Mod, Listen, Tab) ->
-    case Mod:accept(Listen) of
+    case case Mod of
+             gen_tcp -> gen_tcp:accept(Listen);
+             ssl -> ssl:transport_accept(Listen)
+         end of
         {ok, S} ->
             Pid = spawn(fun() -> receive go -> conn(Mod, handshake(Mod, S), Tab) end end),
             ok = Mod:controlling_process(S, Pid),
@@ -137,7 +140,7 @@ digest_ok(Method, Uri, P, Tab) ->
         andalso Get(<<"uri">>) =:= Uri andalso Get(<<"qop">>) =:= <<"auth">>
         andalso ets:member(Tab, {nonce, Get(<<"nonce">>)}) andalso Get(<<"response">>) =:= Want.
 
-md5(Io) -> binary:encode_hex(crypto:hash(md5, Io), lowercase).
+md5(Io) -> string:lowercase(binary:encode_hex(crypto:hash(md5, Io))).
 
 auth_params(B) ->
     {match, Ps} = re:run(B, <<"([a-z_]+)=(?:\"([^\"]*)\"|([^,\\s]*))">>,

@@ -7,6 +7,7 @@
 
 %% Client nonces: 8 random bytes in hex, fresh per request (as RFC 7616 asks).
 -define(CNONCE_BYTES, 8).
+-define(HEX, {$0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $a, $b, $c, $d, $e, $f}).
 
 %% @doc The digest `Authorization' value. `A' holds user, passwd, realm, nonce and optionally
 %% opaque, nc (default 00000001) and cnonce (default fresh).
@@ -15,7 +16,7 @@ digest(A, Method, Uri) ->
     #{user := U, passwd := P, realm := Realm, nonce := Nonce} = A,
     Nc = nonempty(maps:get(nc, A, <<>>), <<"00000001">>),
     Cnonce = nonempty(maps:get(cnonce, A, <<>>),
-                      binary:encode_hex(crypto:strong_rand_bytes(?CNONCE_BYTES), lowercase)),
+                      hex(crypto:strong_rand_bytes(?CNONCE_BYTES))),
     Ha1 = md5([U, ":", Realm, ":", P]),
     Ha2 = md5([Method, ":", Uri]),
     Resp = md5([Ha1, ":", Nonce, ":", Nc, ":", Cnonce, ":auth:", Ha2]),
@@ -31,7 +32,10 @@ digest(A, Method, Uri) ->
 nonempty(<<>>, Default) -> Default;
 nonempty(V, _) -> V.
 
-md5(Io) -> binary:encode_hex(crypto:hash(md5, Io), lowercase).
+md5(Io) -> hex(crypto:hash(md5, Io)).
+
+%% Lower-case hex (OTP 25's binary:encode_hex/1 writes upper case; digest wants lower).
+hex(Bin) -> << <<(element(N + 1, ?HEX))>> || <<N:4>> <= Bin >>.
 
 %% @doc The OAuth 1.0 `Authorization' value (HMAC-SHA1) of a request to `BaseUri'
 %% (scheme://host[:port]/path, no query) whose query parameters are `Query'. `O' holds
