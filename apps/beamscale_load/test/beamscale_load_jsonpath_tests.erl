@@ -67,3 +67,20 @@ header_param_test() ->
     ?assertEqual({ok, <<"be am">>}, beamscale_load_extract:header_param(<<"realm">>, H)),
     ?assertEqual({ok, <<"auth">>}, beamscale_load_extract:header_param(<<"qop">>, H)),
     ?assertEqual(error, beamscale_load_extract:header_param(<<"opaque">>, H)).
+
+%% The terms form of digest, OAuth, JSONPath, XPath and a phase mix reads; a mix naming no
+%% session is refused at its line.
+example_test() ->
+    {ok, #{phases := [_, #{sessions := Mix}]}} =
+        beamscale_load_scenario:load(filename:join(root(), "examples/auth.scenario")),
+    ?assertEqual([{digest, 1}, {oauth, 3}], Mix).
+
+mix_test() ->
+    S = [#{name => a, weight => 1, steps => []}, #{name => b, weight => 0, steps => []}],
+    ?assertEqual([b], [N || #{name := N} <- beamscale_load_scenario_mix:sessions(
+                                              #{sessions => [{a, 0}, {b, 2}]}, S)]),
+    ?assertEqual([a], [N || #{name := N} <- beamscale_load_scenario_mix:sessions(#{}, S)]),
+    ?assertThrow({bad, [p, sessions], "no session c"},
+                 beamscale_load_scenario_mix:check([#{name => p, sessions => [{c, 1}]}], S)).
+
+root() -> lists:foldl(fun(_, D) -> filename:dirname(D) end, ?FILE, [1, 2, 3, 4]).
