@@ -182,7 +182,8 @@ rewrite(Bin, Port, Extra) ->
          {<<"thinktime min=\"2\" max=\"4\"">>, <<"thinktime min=\"0.02\" max=\"0.04\"">>}],
     lists:foldl(fun({A, B}, X) -> re:replace(X, A, B, [global, {return, binary}]) end, Bin, R).
 
-setdynvars() -> [{doc, "Tsung's http_setdynvars.xml: file lines, a title taken and the phase mixes."}].
+setdynvars() ->
+    [{doc, "Tsung's http_setdynvars.xml: file lines, a title taken and the phase mixes."}].
 setdynvars(Config) ->
     Dir = ?config(dir, Config),
     ok = filelib:ensure_dir(filename:join(Dir, "src/test/x")),
@@ -198,8 +199,9 @@ setdynvars(Config) ->
     [?assertMatch({match, _}, re:run(U, "^/index.html\\?toto=beamscale&user=user(\\d)&password=pass"
                                         "\\1&id=[a-zA-Z0-9]{5}&id2=\\d+$")) || U <- Index],
     Tests = [U || [<<"/test.html", _/binary>> = U | _] <- Lines],
-    Rnd = [list_to_integer(N) || U <- Tests, {match, [N]} <- [re:run(U, "^/test.html(\\d+)&id=\\d+$",
-                                                          [{capture, all_but_first, list}])]],
+    Rnd = [list_to_integer(N)
+           || U <- Tests, {match, [N]} <- [re:run(U, "^/test.html(\\d+)&id=\\d+$",
+                                                  [{capture, all_but_first, list}])]],
     ?assertEqual(length(Tests), length(Rnd)),
     ?assert(Rnd =/= [] andalso lists:min(Rnd) >= 3 andalso lists:max(Rnd) =< 32),
     %% Phases 3 (loop 2: 3 of 6 phases) mix in the session "fake", which sends nothing.

@@ -108,7 +108,8 @@ probabilities_test() ->
     S = ok(#{sessions => [session("a", "ts_http", "70", req("/a")),
                           session("b", "ts_http", "30", req("/b")),
                           session("c", "ts_http", "0", req("/c"))]}),
-    ?assertEqual([{<<"a">>, 70}, {<<"b">>, 30}],
+    %% A session of probability 0 is kept at weight 0: a phase's <session_setup> may name it.
+    ?assertEqual([{<<"a">>, 70}, {<<"b">>, 30}, {<<"c">>, 0}],
                  [{N, W} || #{name := N, weight := W} <- maps:get(sessions, S)]),
     ?assertMatch("t.xml:6: the sessions' probabilities add up to 90, not 100",
                  err(#{sessions => [session("a", "ts_http", "60", req("/a")),
@@ -194,9 +195,9 @@ http_attributes_test() ->
                    "Content-Length: 3\r\n\r\na=1">>, Post),
     ?assertMatch(<<"GET /x HTTP/1.1\r\nHost: 127.0.0.1:9000\r\n", _/binary>>, Get),
     ?assertEqual(3, map_size(maps:get(targets, S))),
-    ?assertMatch("t.xml:7: version \"1.0\"" ++ _,
+    ?assertMatch("t.xml:7: version \"2\"" ++ _,
                  err(#{sessions => session("ts_http", "100",
-                     "\n<request><http url=\"/\" version=\"1.0\"/></request>")})),
+                     "\n<request><http url=\"/\" version=\"2\"/></request>")})),
     ?assertMatch("t.xml:7: url \"ftp://x/\" is not supported" ++ _,
                  err(#{sessions => session("ts_http", "100", ["\n", req("ftp://x/")])})),
     ?assertMatch("t.xml:7: <http> needs a <server> (or an absolute url)",
@@ -254,8 +255,9 @@ unsupported_test_() ->
     InReq = fun(X) -> #{sessions => session("ts_http", "100",
                                             ["\n<request>", X, "<http url=\"/\"/></request>"])}
             end,
-    Cases = [{InReq("<dyn_variable name=\"x\"/>"), "<dyn_variable> needs re or header"},
-             {InReq("<dyn_variable name=\"x\" jsonpath=\"$.a\"/>"), "jsonpath is not supported"},
+    Cases = [{InReq("<dyn_variable name=\"x\"/>"), "<dyn_variable> needs re, header"},
+             {InReq("<dyn_variable name=\"x\" pgsql_expr=\"a\"/>"),
+              "pgsql_expr is not supported"},
              {InReq("<match do=\"dump\">x</match>"), "do=\"dump\" is not supported"},
              {#{sessions => session("ts_http", "100", ["\n<setdynvars sourcetype=\"random_number\""
                                                        "><var name=\"v\"/></setdynvars>",

@@ -1,6 +1,7 @@
 %% @doc Variables taken from a response (Tsung's `<dyn_variable>'): the first group of a regular
 %% expression over the body, a header's value or a parameter of it, the status, a JSONPath
-%% (`beamscale_load_jsonpath') or XPath (`beamscale_load_xpath') over the body. A variable whose source is absent in
+%% (`beamscale_load_jsonpath') or XPath (`beamscale_load_xpath') over the body. A variable
+%% whose source is absent in
 %% the response is removed, so a later request that needs it counts it as unset rather than
 %% sending a stale value.
 -module(beamscale_load_extract).

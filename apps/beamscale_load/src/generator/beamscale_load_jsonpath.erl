@@ -41,7 +41,10 @@ steps(<<"[", Rest/binary>>, Acc) ->
                   [{index, binary_to_integer(N)} | Acc]);
         nomatch -> {error, "expected [N], [*] or ['name'] after ["}
     end;
-steps(<<C, _/binary>>, _) -> {error, lists:flatten(io_lib:format("unexpected ~tc", [C]))}.
+%% A control character is shown by its code: the message is one printable line.
+steps(<<C, _/binary>>, _) when C >= 32, C < 127 ->
+    {error, lists:flatten(io_lib:format("unexpected ~c", [C]))};
+steps(<<C, _/binary>>, _) -> {error, lists:flatten(io_lib:format("unexpected byte ~b", [C]))}.
 
 name(<<C, Rest/binary>>, Acc) when C =/= $., C =/= $[ -> name(Rest, <<Acc/binary, C>>);
 name(Rest, Acc) -> {Acc, Rest}.
