@@ -46,11 +46,17 @@ eval({xpath, Expr}, Body) ->
     end.
 
 bounded(Fun) ->
-    {Pid, Ref} = spawn_opt(fun() -> exit({done, catch Fun()}) end,
+    {Self, Tag} = {self(), make_ref()},
+    {Pid, Ref} = spawn_opt(fun() -> Self ! {Tag, catch Fun()} end,
                            [monitor, {max_heap_size, #{size => ?MAX_HEAP_WORDS, kill => true,
                                                         error_logger => false}}]),
     receive
-        {'DOWN', Ref, process, Pid, {done, {ok, V}}} -> {ok, V};
+        {Tag, Result} ->
+            demonitor(Ref, [flush]),
+            case Result of
+                {ok, V} -> {ok, V};
+                _ -> error
+            end;
         {'DOWN', Ref, process, Pid, _} -> error
     after ?EVAL_TIMEOUT_MS ->
             exit(Pid, kill),
