@@ -263,8 +263,8 @@ step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
     request_kind(Mod),
     request(Mod, Mod, Spec, Targets);
 step(_, _) ->
-    bad([steps], "expected {rpc|http|tcp|raw|websocket|mysql, #{...}}, {think, T}, {loop, N, Steps} or "
-                 "{transaction, Name, Steps}").
+    bad([steps], "expected {rpc|http|tcp|raw|websocket|mysql, #{...}}, {think, T}, "
+                 "{loop, N, Steps} or {transaction, Name, Steps}").
 
 request(Kind, Mod, Spec, Targets) ->
     Target = case {maps:get(target, Spec, undefined), maps:keys(Targets)} of
