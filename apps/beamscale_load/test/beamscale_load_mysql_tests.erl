@@ -222,3 +222,10 @@ packets(Ps, Buf, Acc) ->
         more -> stream(Ps, Buf, Acc);
         {error, _} = E -> E
     end.
+
+%% The example is a valid scenario (rebar3 runs EUnit from the repository's root).
+example_test() ->
+    {ok, #{sessions := [#{steps := [First | _]}]}} =
+        beamscale_load_scenario:load("examples/mysql.scenario"),
+    ?assertMatch({request, beamscale_load_mysql, db,
+                  #{type := connect, login := #{user := <<"beamscale">>}}, 5000}, First).
