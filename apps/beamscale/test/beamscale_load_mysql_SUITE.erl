@@ -95,8 +95,8 @@ wrong_password(Config) ->
     ?assert(Done >= 5),
     Denied = iolist_to_binary(["mysql error 1045 (28000): Access denied for user '", U,
                                "'@'127.0.0.1' (using password: YES)"]),
-    ?assertEqual(#{Denied => Done, <<"sql before the MySQL login (connect with a user, or "
-                                     "authenticate)">> => Done}, maps:get(reasons, T)),
+    ?assertEqual(#{Denied => Done, <<"{beamscale_load_mysql,not_authenticated}">> => Done},
+                 maps:get(reasons, T)),
     ?assertEqual(0, maps:get(rows, T)).
 
 syntax_error() ->

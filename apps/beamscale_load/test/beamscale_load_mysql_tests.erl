@@ -124,8 +124,8 @@ check_test_() ->
 
 format_error_test() ->
     ?assertEqual(<<"mysql error 1045 (28000): Access denied">>,
-                 beamscale_load_reasons:text({beamscale_load_mysql,
-                                              {server, 1045, <<"28000">>, <<"Access denied">>}})),
+                 beamscale_load_reasons:text({mysql_error, 1045, <<"28000">>,
+                                              <<"Access denied">>})),
     ?assertMatch("the server asks for the auth plugin client_ed25519" ++ _,
                  lists:flatten(beamscale_load_mysql:format_error(
                                  {beamscale_load_mysql, {auth_plugin, <<"client_ed25519">>}}))).

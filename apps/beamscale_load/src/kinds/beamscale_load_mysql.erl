@@ -95,7 +95,7 @@ request(#{type := connect, login := Login}, {mysql, S, Buf, greeting}, Timeout) 
             case beamscale_load_mysql_proto:greeting(P) of
                 {ok, G} when Login =:= none -> {ok, {mysql, S, Rest, {greeted, G}}};
                 {ok, G} -> login(S, Rest, G, Login, Deadline);
-                {error, Reason} -> gone(S, {?MODULE, Reason})
+                {error, Reason} -> gone(S, reason(Reason))
             end;
         {error, Reason} -> gone(S, Reason)
     end;
@@ -139,7 +139,7 @@ verdict(S, Buf, Password, Deadline, Switch) ->
                         {error, Reason} -> gone(S, Reason)
                     end;
                 {switch, _} -> gone(S, {?MODULE, bad_auth_reply});
-                {error, Reason} -> gone(S, {?MODULE, Reason})
+                {error, Reason} -> gone(S, reason(Reason))
             end;
         {error, Reason} -> gone(S, Reason)
     end.
@@ -154,8 +154,8 @@ response(S, Buf, Deadline, St) ->
                 {done, Rows} ->
                     beamscale_load_request:count(rows, Rows),
                     {ok, {mysql, S, Rest, ready}};
-                {error, {server, _, _, _} = E} -> {error, {?MODULE, E}, {mysql, S, Rest, ready}};
-                {error, Reason} -> gone(S, {?MODULE, Reason})
+                {error, {server, _, _, _} = E} -> {error, server(E), {mysql, S, Rest, ready}};
+                {error, Reason} -> gone(S, reason(Reason))
             end;
         {error, Reason} -> gone(S, Reason)
     end.
@@ -175,13 +175,22 @@ gone(S, Reason) ->
     ok = beamscale_load_tcp:drop(S),
     {error, Reason, closed}.
 
+%% A server's ERR packet is counted by its code, state and message (`beamscale_load_reasons'
+%% writes them as the server did); the other failures are this module's.
+reason({server, _, _, _} = E) -> server(E);
+reason(Reason) -> {?MODULE, Reason}.
+
+server({server, Code, State, Msg}) -> {mysql_error, Code, State, Msg}.
+
 %% @doc Close the connection (without COM_QUIT: the session is over).
 -spec close(conn()) -> ok.
 close({mysql, S, _, _}) -> beamscale_load_tcp:drop(S).
 
 %% @doc The text of a MySQL error: a server's in its own words, with its code and SQL state.
--spec format_error({?MODULE, term()} | term()) -> iodata().
+-spec format_error({?MODULE, term()} | {mysql_error, term(), term(), term()} | term()) ->
+    iodata().
 format_error({?MODULE, R}) -> format_error(R);
+format_error({mysql_error, Code, State, Msg}) -> format_error({server, Code, State, Msg});
 format_error({server, Code, State, Msg}) ->
     io_lib:format("mysql error ~b (~ts): ~ts", [Code, State, Msg]);
 format_error({auth_plugin, Name}) ->
