@@ -7,8 +7,10 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([connect_query_close/1, wrong_password/1, syntax_error/1, mysql_xml/1]).
--export([connect_query_close/0, wrong_password/0, syntax_error/0, mysql_xml/0]).
+-export([connect_query_close/1, wrong_password/1, syntax_error/1, other_plugin/1,
+         mysql_xml/1]).
+-export([connect_query_close/0, wrong_password/0, syntax_error/0, other_plugin/0,
+         mysql_xml/0]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
 %% The mariadb client's statements take milliseconds; more means the server is stuck.
@@ -19,7 +21,7 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [connect_query_close, wrong_password, syntax_error, mysql_xml].
+all() -> [connect_query_close, wrong_password, syntax_error, other_plugin, mysql_xml].
 
 init_per_suite(Config) ->
     %% priv_dir is long; beamscale_db puts the socket under /tmp then (sun_path).
@@ -31,6 +33,11 @@ init_per_suite(Config) ->
                       "CREATE TABLE t (id INT); INSERT INTO t VALUES ", Values, "; "
                       "INSERT INTO gens SELECT id FROM t WHERE id <= ", integer_to_list(?GENS),
                       "; INSERT INTO te SELECT id FROM t WHERE id <= ", integer_to_list(?TE)]),
+            %% A user of MariaDB's ed25519 plugin (shipped with Debian's server), made by root
+            %% over the socket as beamscale_db makes its user.
+            root_sql(Info, "INSTALL SONAME 'auth_ed25519'; CREATE USER 'ed'@'127.0.0.1' "
+                           "IDENTIFIED VIA ed25519 USING PASSWORD('pw'); "
+                           "GRANT ALL ON beamscale.* TO 'ed'@'127.0.0.1'"),
             [{db, Dir}, {info, Info} | Config];
         {error, E} -> ct:fail("MariaDB did not start: ~ts", [beamscale_db:format_error(E)])
     end.
@@ -45,6 +52,13 @@ sql(Dir, Sql) ->
     case beamscale_os:cmd(Client, Args, ?CLIENT_TIMEOUT) of
         {0, _} -> ok;
         {Status, Out} -> ct:fail("mariadb exited with ~p: ~ts", [Status, Out])
+    end.
+
+root_sql(#{socket := Sock}, Sql) ->
+    Args = ["--no-defaults", "--socket=" ++ Sock, "-uroot", "-e", Sql],
+    case beamscale_os:cmd(os:find_executable("mariadb"), Args, ?CLIENT_TIMEOUT) of
+        {0, _} -> ok;
+        {Status, Out} -> ct:fail("mariadb as root exited with ~p: ~ts", [Status, Out])
     end.
 
 run(S) ->
@@ -115,6 +129,15 @@ syntax_error(Config) ->
     %% SELECT 1 ran on the same connection: one row each, one connect each.
     ?assertEqual(Done, maps:get(rows, T)),
     ?assertEqual(Done, beamscale_stats_hist:count(maps:get(connect, T))).
+
+other_plugin() ->
+    [{doc, "A user of another auth plugin (ed25519): the switch refused, the plugin named."}].
+other_plugin(Config) ->
+    T = run(terms(Config, "[{mysql, #{type => connect, user => \"ed\", password => \"pw\"}}]")),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 5),
+    ?assertEqual(#{<<"{beamscale_load_mysql,{auth_plugin,<<\"client_ed25519\">>}}">> => Done},
+                 maps:get(reasons, T)).
 
 mysql_xml() ->
     [{doc, "Tsung's mysql.xml, only server, credentials and duration rewritten: no error."}].
