@@ -8,8 +8,9 @@
          counter_names/0]).
 -export_type([metrics/0, interval/0, row/0]).
 
+%% `rows': rows returned by database queries (the mysql kind).
 -define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts, bytes_sent,
-                   bytes_received]).
+                   bytes_received, rows]).
 %% Histograms every run has: `connect' is the time to open a connection (TCP and TLS).
 -define(HISTS, [latency, sent, session, connect]).
 
@@ -113,7 +114,8 @@ slot(requests) -> 3;
 slot(errors) -> 4;
 slot(timeouts) -> 5;
 slot(bytes_sent) -> 6;
-slot(bytes_received) -> 7.
+slot(bytes_received) -> 7;
+slot(rows) -> 8.
 
 %% @doc Count one event of a named counter given to `new/2'.
 -spec count(metrics(), binary()) -> ok.

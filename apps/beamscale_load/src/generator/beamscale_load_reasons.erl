@@ -45,6 +45,9 @@ text({exit, {exception, R}}) -> fmt("exception exit: ~0tp", [R]);
 text({exit, {signal, R}}) -> fmt("exit signal: ~0tp", [R]);
 text({Class, R}) when Class =:= error; Class =:= exit; Class =:= throw ->
     fmt("exception ~ts: ~0tp", [Class, R]);
+%% A MySQL server's ERR packet (the mysql kind) in the server's own words.
+text({mysql_error, Code, State, Msg}) when is_integer(Code) ->
+    fmt("mysql error ~b (~ts): ~ts", [Code, State, Msg]);
 text(R) -> fmt("~0tp", [R]).
 
 fmt(Format, Args) ->

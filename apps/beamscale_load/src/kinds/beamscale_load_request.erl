@@ -1,4 +1,5 @@
-%% @doc The behaviour of a request kind (rpc, http, tcp, raw, websocket): one module per kind.
+%% @doc The behaviour of a request kind (rpc, http, tcp, raw, websocket, mysql): one module per
+%% kind.
 %%
 %% `check/2' validates a request's spec from the scenario (keys other than `target' and
 %% `timeout_ms') against its target. A user opens one connection per kind and target with
@@ -8,7 +9,8 @@
 %%
 %% The time `connect/1' takes (TCP, and TLS where the target has it) is recorded apart, in the
 %% `connect' histogram, as Tsung reports its connect time. Kinds count the bytes they send and
-%% receive with `count/2'; `run/5' moves the tally into the run's counters after each request.
+%% receive (and a database kind the rows returned) with `count/2'; `run/5' moves the tally into
+%% the run's counters after each request.
 -module(beamscale_load_request).
 
 -export([run/5, close/2, count/2]).
@@ -47,11 +49,12 @@ run(Mod, _Target, Conn, {Spec, Timeout}, M) ->
 
 tally(M, Result) ->
     [beamscale_load_metrics:add(M, Name, N)
-     || Name <- [bytes_sent, bytes_received], N <- [erase(?TALLY(Name))], N =/= undefined],
+     || Name <- [bytes_sent, bytes_received, rows], N <- [erase(?TALLY(Name))],
+        N =/= undefined],
     Result.
 
-%% @doc Count `N' bytes sent or received by this user's current request.
--spec count(bytes_sent | bytes_received, non_neg_integer()) -> ok.
+%% @doc Count `N' bytes sent or received, or rows returned, by this user's current request.
+-spec count(bytes_sent | bytes_received | rows, non_neg_integer()) -> ok.
 count(Name, N) ->
     case get(?TALLY(Name)) of
         undefined -> put(?TALLY(Name), N);

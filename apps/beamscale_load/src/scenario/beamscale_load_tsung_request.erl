@@ -1,7 +1,8 @@
 %% @doc The `<request>' element of a Tsung session, translated (pure) into an `http', `rpc',
-%% `raw' or `websocket' step and the targets it uses: `<http url method version contents
+%% `raw', `websocket' or `mysql' step and the targets it uses: `<http url method version contents
 %% content_type>' with its `<http_header>'s, the SMP-for-IO thesis's `<rpc type module function
-%% arguments node>', `ts_raw''s `<raw data datasize ack>' and `ts_websocket''s `<websocket>'.
+%% arguments node>', `ts_raw''s `<raw data datasize ack>', `ts_websocket''s `<websocket>' and
+%% `ts_mysql''s `<mysql type database username password>'.
 %% Part of `beamscale_load_tsung_xml'; errors are thrown as it throws them.
 -module(beamscale_load_tsung_request).
 
@@ -22,7 +23,7 @@
 %% @doc The step of a `<request>' and the `{Name, Target}' pairs it uses. `Ctx' holds the
 %% session's `type' (http or rpc), the `<server>'s and the targets of processing instructions.
 -spec request(#xmlElement{}, map()) ->
-    {{http | rpc | raw | websocket, map()}, [{atom(), map()}]}.
+    {{http | rpc | raw | websocket | mysql, map()}, [{atom(), map()}]}.
 request(E, #{type := Type} = Ctx) ->
     check_attrs(E, Ctx),
     Subst = case attr(E, subst, "false") of
@@ -30,7 +31,7 @@ request(E, #{type := Type} = Ctx) ->
                                           []);
                 _ -> bool(E, subst, false, Ctx)
             end,
-    Kids = children(E, [http, rpc, raw, websocket, dyn_variable, match], Ctx),
+    Kids = children(E, [http, rpc, raw, websocket, mysql, dyn_variable, match], Ctx),
     case [K || #xmlElement{name = N} = K <- Kids, N =/= dyn_variable, N =/= match] of
         [#xmlElement{name = Type} = R] when Type =:= http ->
             [literal(R, Ctx) || not Subst],
@@ -43,6 +44,7 @@ request(E, #{type := Type} = Ctx) ->
             case Type of
                 raw -> raw(R, Ctx);
                 websocket -> websocket(R, Ctx);
+                mysql -> mysql(R, Ctx);
                 _ -> rpc(R, Ctx)
             end;
         [#xmlElement{name = Other} = R] ->
@@ -165,6 +167,28 @@ websocket(E, Ctx) ->
     {Name, Target} = server(E, Ctx),
     {{websocket, Spec#{target => Name}}, [{Name, Target}]}.
 
+%% `ts_mysql': `<mysql type="connect">' (the server's handshake), `<mysql type="authenticate"
+%% database username password>', `<mysql type="sql">SQL</mysql>', `<mysql type="close">', to the
+%% `<server>' (tcp).
+mysql(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Spec = case req(E, type, Ctx) of
+               "connect" -> #{type => connect};
+               "authenticate" -> #{type => authenticate, user => req(E, username, Ctx),
+                                   password => attr(E, password, ""),
+                                   database => attr(E, database, "")};
+               "sql" -> #{type => sql, 'query' => unicode:characters_to_binary(text(E))};
+               "close" -> #{type => close};
+               T -> fail(E, Ctx, "type=\"~ts\" (expected connect, authenticate, sql or close)",
+                         [T])
+           end,
+    {Name, Target} = server(E, Ctx),
+    %% Checked here too, so that an empty query names the <mysql> element's line.
+    case beamscale_load_mysql:check(Spec, #{host => "", port => 0}) of
+        {ok, _} -> {{mysql, Spec#{target => Name}}, [{Name, Target}]};
+        {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
+    end.
+
 %% Every attribute value and text inside an element, one string.
 values(#xmlElement{attributes = As, content = C}) ->
     lists:append([V || #xmlAttribute{value = V} <- As, is_list(V)]
@@ -239,18 +263,18 @@ rpc(E, #{pis := Pis} = Ctx) ->
 -spec node_name(string()) -> string().
 node_name(Text) -> hd(string:split(Text, "@")).
 
-%% The `<server>' behind relative URLs, raw and websocket requests: one, over tcp, ssl (TLS,
-%% the certificate not checked, as Tsung does) or udp (raw only).
+%% The `<server>' behind relative URLs, raw, websocket and mysql requests: one, over tcp, ssl
+%% (TLS, the certificate not checked, as Tsung does; not mysql) or udp (raw only).
 server(Http, #{servers := Servers} = Ctx) ->
     case Servers of
         [{S, Host, Port, Type}] ->
             Address = Host ++ ":" ++ integer_to_list(Port),
             case {Type, Http#xmlElement.name} of
                 {"tcp", _} -> {server, #{address => Address}};
-                {"ssl", _} -> {server, #{address => Address, tls => ?TSUNG_TLS}};
+                {"ssl", N} when N =/= mysql -> {server, #{address => Address, tls => ?TSUNG_TLS}};
                 {"udp", raw} -> {server, #{address => Address, transport => udp}};
                 _ -> fail(S, Ctx, "server type \"~ts\" is not supported for <~ts> (tcp, ssl; "
-                                  "udp for raw)", [Type, Http#xmlElement.name])
+                                  "udp for raw; tcp for mysql)", [Type, Http#xmlElement.name])
             end;
         [] -> fail(Http, Ctx, "<~ts> needs a <server> (or an absolute url)",
                    [Http#xmlElement.name]);

@@ -203,8 +203,9 @@ session(E, Ctx) ->
                "ts_rpc" -> rpc;
                "ts_raw" -> raw;
                "ts_websocket" -> websocket;
+               "ts_mysql" -> mysql;
                T -> fail(E, Ctx, "session type \"~ts\" is not supported (beamscale sends ts_http, "
-                                 "ts_rpc, ts_raw and ts_websocket)", [T])
+                                 "ts_rpc, ts_raw, ts_websocket and ts_mysql)", [T])
            end,
     {Kind, W} = case {attr(E, probability), attr(E, weight)} of
                     {undefined, undefined} -> fail(E, Ctx, "<session> needs a probability", []);
