@@ -8,7 +8,8 @@
 %%
 %% The time `connect/1' takes (TCP, and TLS where the target has it) is recorded apart, in the
 %% `connect' histogram, as Tsung reports its connect time. Kinds count the bytes they send and
-%% receive with `count/2'; `run/5' moves the tally into the run's counters after each request.
+%% receive (and rows returned) with `count/2'; `run/5' moves the tally into the run's counters
+%% after each request.
 -module(beamscale_load_request).
 
 -export([run/5, close/2, count/2]).
@@ -47,11 +48,12 @@ run(Mod, _Target, Conn, {Spec, Timeout}, M) ->
 
 tally(M, Result) ->
     [beamscale_load_metrics:add(M, Name, N)
-     || Name <- [bytes_sent, bytes_received], N <- [erase(?TALLY(Name))], N =/= undefined],
+     || Name <- [bytes_sent, bytes_received, rows], N <- [erase(?TALLY(Name))],
+        N =/= undefined],
     Result.
 
-%% @doc Count `N' bytes sent or received by this user's current request.
--spec count(bytes_sent | bytes_received, non_neg_integer()) -> ok.
+%% @doc Count `N' bytes sent or received, or rows returned, by this user's current request.
+-spec count(bytes_sent | bytes_received | rows, non_neg_integer()) -> ok.
 count(Name, N) ->
     case get(?TALLY(Name)) of
         undefined -> put(?TALLY(Name), N);

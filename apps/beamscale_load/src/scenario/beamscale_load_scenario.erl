@@ -49,7 +49,8 @@
 %% @doc The request kinds built in: the step name and the module behind it.
 -spec kinds() -> #{atom() => module()}.
 kinds() -> #{rpc => beamscale_load_rpc, http => beamscale_load_http, tcp => beamscale_load_tcp,
-             raw => beamscale_load_raw, websocket => beamscale_load_websocket}.
+             raw => beamscale_load_raw, websocket => beamscale_load_websocket,
+             pgsql => beamscale_load_pgsql}.
 
 %% @doc Read and validate a scenario file.
 -spec load(file:filename()) -> {ok, scenario()} | {error, {?MODULE, term()}}.
@@ -262,8 +263,8 @@ step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
     request_kind(Mod),
     request(Mod, Mod, Spec, Targets);
 step(_, _) ->
-    bad([steps], "expected {rpc|http|tcp|raw|websocket, #{...}}, {think, T}, {loop, N, Steps} or "
-                 "{transaction, Name, Steps}").
+    bad([steps], "expected {rpc|http|tcp|raw|websocket|pgsql, #{...}}, {think, T}, "
+                 "{loop, N, Steps} or {transaction, Name, Steps}").
 
 request(Kind, Mod, Spec, Targets) ->
     Target = case {maps:get(target, Spec, undefined), maps:keys(Targets)} of

@@ -82,6 +82,8 @@ spec(http_header) -> {[name, value], []};
 spec(rpc) -> {[type, module, function, arguments, node], []};
 spec(raw) -> {[data, datasize, ack], []};
 spec(websocket) -> {[type, path, subprotocols, frame, ack], []};
+spec(pgsql) -> {[type, database, username, password, name_portal, name_prepared, query,
+                 parameters, max_rows, formats, formats_results], []};
 spec(_) -> {[], []}.
 
 %% @doc The element children of `E', which must be among `Allowed' (or ignored ones); blank
@@ -109,9 +111,9 @@ unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
               _ when N =:= oauth; N =:= soap -> "not yet";
               change_type -> "a session keeps one type";
               user -> "only <users> arrivals are supported";
-              _ when N =:= jabber; N =:= pgsql; N =:= mysql; N =:= ldap; N =:= fs;
+              _ when N =:= jabber; N =:= mysql; N =:= ldap; N =:= fs;
                      N =:= shell; N =:= job; N =:= amqp; N =:= mqtt; N =:= tcp; N =:= udp ->
-                  "beamscale sends http, rpc, raw and websocket requests";
+                  "beamscale sends http, rpc, raw, websocket and pgsql requests";
               _ -> io_lib:format("not expected in <~ts>", [Parent#xmlElement.name])
           end,
     fail(X, Ctx, "<~ts> is not supported: ~ts", [N, Why]).

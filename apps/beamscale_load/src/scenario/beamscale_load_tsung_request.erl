@@ -1,5 +1,5 @@
 %% @doc The `<request>' element of a Tsung session, translated (pure) into an `http', `rpc',
-%% `raw' or `websocket' step and the targets it uses: `<http url method version contents
+%% `raw', `websocket' or `pgsql' step and the targets it uses: `<http url method version contents
 %% content_type>' with its `<http_header>'s, the SMP-for-IO thesis's `<rpc type module function
 %% arguments node>', `ts_raw''s `<raw data datasize ack>' and `ts_websocket''s `<websocket>'.
 %% Part of `beamscale_load_tsung_xml'; errors are thrown as it throws them.
@@ -22,7 +22,7 @@
 %% @doc The step of a `<request>' and the `{Name, Target}' pairs it uses. `Ctx' holds the
 %% session's `type' (http or rpc), the `<server>'s and the targets of processing instructions.
 -spec request(#xmlElement{}, map()) ->
-    {{http | rpc | raw | websocket, map()}, [{atom(), map()}]}.
+    {{http | rpc | raw | websocket | pgsql, map()}, [{atom(), map()}]}.
 request(E, #{type := Type} = Ctx) ->
     check_attrs(E, Ctx),
     Subst = case attr(E, subst, "false") of
@@ -30,7 +30,7 @@ request(E, #{type := Type} = Ctx) ->
                                           []);
                 _ -> bool(E, subst, false, Ctx)
             end,
-    Kids = children(E, [http, rpc, raw, websocket, dyn_variable, match], Ctx),
+    Kids = children(E, [http, rpc, raw, websocket, pgsql, dyn_variable, match], Ctx),
     case [K || #xmlElement{name = N} = K <- Kids, N =/= dyn_variable, N =/= match] of
         [#xmlElement{name = Type} = R] when Type =:= http ->
             [literal(R, Ctx) || not Subst],
@@ -43,6 +43,7 @@ request(E, #{type := Type} = Ctx) ->
             case Type of
                 raw -> raw(R, Ctx);
                 websocket -> websocket(R, Ctx);
+                pgsql -> pgsql(R, Ctx);
                 _ -> rpc(R, Ctx)
             end;
         [#xmlElement{name = Other} = R] ->
@@ -151,6 +152,15 @@ websocket(E, Ctx) ->
            end,
     {Name, Target} = server(E, Ctx),
     {{websocket, Spec#{target => Name}}, [{Name, Target}]}.
+
+%% `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp (PostgreSQL's TLS
+%% starts inside its protocol, which beamscale does not speak).
+pgsql(E, Ctx) ->
+    Spec = beamscale_load_tsung_pgsql:spec(E, Ctx),
+    case server(E, Ctx) of
+        {Name, #{tls := _}} -> fail(E, Ctx, "<pgsql> needs a server of type tcp, not ~ts", [Name]);
+        {Name, Target} -> {{pgsql, Spec#{target => Name}}, [{Name, Target}]}
+    end.
 
 %% Every attribute value and text inside an element, one string.
 values(#xmlElement{attributes = As, content = C}) ->
