@@ -54,7 +54,7 @@ stop(#{dir := Dir, stop_timeout := Timeout}) ->
 -spec status(beamscale_db:opts()) ->
           {running, beamscale_db:info()} | {not_answering, beamscale_db:info()} | stopped.
 status(#{dir := Dir}) ->
-    case {running(Dir), beamscale_db:read_info(Dir)} of
+    case {running(Dir), read_info(Dir)} of
         {{true, _}, {ok, Info}} ->
             case ping(Info) of
                 ok -> {running, Info};
@@ -255,7 +255,7 @@ terminate(Pid, Timeout) ->
     end.
 
 cleanup(Dir) ->
-    case beamscale_db:read_info(Dir) of
+    case read_info(Dir) of
         {ok, #{socket := Sock}} -> remove_socket_dir(filename:dirname(Sock), Dir);
         {error, _} -> ok
     end,
@@ -281,6 +281,14 @@ remove_socket_dir(SockDir, _Dir) ->
     end.
 
 %%% Small helpers
+
+%% The connection file as `beamscale_db:read_info/1' reads it (which calls this module: it is
+%% read here too, to keep the two modules out of a cycle).
+read_info(Dir) ->
+    case file:consult(filename:join(Dir, ?INFO_FILE)) of
+        {ok, [#{engine := postgres} = Info]} -> {ok, Info};
+        _ -> error
+    end.
 
 data_dir(Dir) -> filename:join(Dir, "pgdata").
 

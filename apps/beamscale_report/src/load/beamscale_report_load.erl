@@ -27,8 +27,9 @@
 -define(CHART_REASONS, 6).
 -define(COUNTS, [<<"sessions_started">>, <<"sessions_done">>, <<"requests">>, <<"errors">>,
                  <<"timeouts">>]).
-%% What the stream kinds wrote and read (empty for older runs and rpc-only ones).
--define(BYTES, [<<"bytes_sent">>, <<"bytes_received">>]).
+%% What the stream kinds wrote and read, and the rows the database kinds received (empty for
+%% older runs; zero for kinds that have none).
+-define(BYTES, [<<"bytes_sent">>, <<"bytes_received">>, <<"rows">>]).
 
 %% @doc The whole page.
 -spec index(data()) -> iodata().
