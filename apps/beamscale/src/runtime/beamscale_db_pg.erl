@@ -161,7 +161,7 @@ launch(Dir, SockDir, OsUser, {Deadline, Timeout} = Limit, Tries) ->
     Pid = beamscale_os:spawn_detached(
             "/bin/sh", ["-c", "log=$1; shift; exec \"$@\" >>\"$log\" 2>&1", "sh", Log, Exe | Args]),
     ok = file:write_file(filename:join(Dir, ?LAUNCH_PID), Pid),
-    case wait_socket(Pid, socket_file(SockDir, Port), Deadline) of
+    case wait_socket(Pid, {SockDir, Port}, Deadline) of
         ok -> {Pid, Port};
         died when Tries > 1 ->
             case string:find(read_log(Dir), "could not bind") of
@@ -172,9 +172,14 @@ launch(Dir, SockDir, OsUser, {Deadline, Timeout} = Limit, Tries) ->
         timeout -> throw({not_ready, Timeout, read_log(Dir)})
     end.
 
-wait_socket(Pid, Sock, Deadline) ->
+%% The socket accepts before the server does ("the database system is starting up"):
+%% `pg_isready' says when it accepts sessions.
+wait_socket(Pid, {SockDir, Port} = Sock, Deadline) ->
     Alive = beamscale_os:alive(Pid),
-    Ready = Alive andalso beamscale_os:can_connect({local, Sock}),
+    Ready = Alive andalso beamscale_os:can_connect({local, socket_file(SockDir, Port)})
+        andalso element(1, beamscale_os:cmd(bin("pg_isready"), ["-q", "-h", SockDir, "-p",
+                                                                integer_to_list(Port)],
+                                            ?CMD_TIMEOUT)) =:= 0,
     Now = erlang:monotonic_time(millisecond),
     if
         Ready -> ok;
@@ -257,7 +262,7 @@ terminate(Pid, Timeout) ->
 cleanup(Dir) ->
     case read_info(Dir) of
         {ok, #{socket := Sock}} -> remove_socket_dir(filename:dirname(Sock), Dir);
-        {error, _} -> ok
+        error -> ok
     end,
     _ = file:del_dir_r(data_dir(Dir)),
     lists:foreach(fun(F) -> _ = file:delete(filename:join(Dir, F)) end,
