@@ -5,12 +5,12 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
--export([start_status_stop/1, bad_engine/1]).
--export([start_status_stop/0, bad_engine/0]).
+-export([start_status_stop/1, bad_engine/1, unreachable_dir/1]).
+-export([start_status_stop/0, bad_engine/0, unreachable_dir/0]).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [start_status_stop, bad_engine].
+all() -> [start_status_stop, bad_engine, unreachable_dir].
 
 start_status_stop() -> [{doc, "db start --engine postgres, status, stop; scram and md5 users."}].
 start_status_stop(Config) ->
@@ -41,6 +41,28 @@ start_status_stop(Config) ->
     ?assertEqual(stopped, beamscale_db:status(Opts)),
     ?assertEqual(1, beamscale_cli:dispatch(["db", "status", "--dir", Dir])),
     ?assertEqual({ok, not_running}, beamscale_db:stop(Opts#{engine := postgres})).
+
+unreachable_dir() -> [{doc, "A directory the server cannot write: start fails, says why."}].
+unreachable_dir(Config) ->
+    %% As root the server's user cannot pass the 0700 parent; as anyone else initdb cannot
+    %% write the 0500 directory.
+    Parent = filename:join(?config(priv_dir, Config), "locked"),
+    Dir = filename:join(Parent, "db"),
+    ok = filelib:ensure_path(Dir),
+    ok = file:change_mode(Dir, 8#500),
+    ok = file:change_mode(Parent, 8#700),
+    Opts = beamscale_db:defaults(#{dir => Dir, engine => postgres}),
+    try
+        {error, {beamscale_db_pg, Why}} = beamscale_db:start(Opts),
+        Text = beamscale_error:format({beamscale_db_pg, Why}),
+        ct:pal("~ts", [Text]),
+        ?assert(lists:any(fun(W) -> string:find(Text, W) =/= nomatch end,
+                          ["cannot write", "initdb"])),
+        ?assertEqual(stopped, beamscale_db:status(Opts)),
+        ?assertEqual([], [F || F <- filelib:wildcard(filename:join(Dir, "*"))])
+    after
+        ok = file:change_mode(Dir, 8#700)
+    end.
 
 bad_engine() -> [{doc, "db start --engine with an unknown engine exits 2."}].
 bad_engine(Config) ->

@@ -11,6 +11,8 @@
 -define(INFO_FILE, "connection.config").
 -define(LAUNCH_PID, "postgres.pid.launch").
 -define(LOG, "postgres.log").
+%% Where the socket went, kept from the first moment: a start that fails removes it too.
+-define(SOCK_DIR_FILE, "postgres.sockdir").
 %% initdb and the setup's psql finish in seconds on an idle host; a shared host may be slow.
 -define(CMD_TIMEOUT, 60000).
 -define(POLL, 200).
@@ -84,6 +86,8 @@ format_error({not_installed, Exe}) ->
 format_error({not_reachable, User, Dir}) ->
     io_lib:format("PostgreSQL runs as ~s, which cannot write ~ts (or a parent directory)",
                   [User, Dir]);
+format_error({not_writable, Dir, Why}) ->
+    io_lib:format("cannot write ~ts: ~ts", [Dir, file:format_error(Why)]);
 format_error({initdb, Status, Out}) ->
     io_lib:format("initdb exited with ~p: ~ts", [Status, last_line(Out)]);
 format_error({died, Log}) -> ["postgres exited during start: ", last_line(Log)];
@@ -95,10 +99,16 @@ format_error(Other) -> io_lib:format("~0tp", [Other]).
 
 %%% Starting
 
+%% The log of a previous server goes (the new one appends to it); a stopped one's stays.
 do_start(#{dir := Dir, start_timeout := Timeout}) ->
     cleanup(Dir),
+    _ = file:delete(filename:join(Dir, ?LOG)),
     ok = filelib:ensure_path(Dir),
     SockDir = socket_dir(Dir),
+    case file:write_file(filename:join(Dir, ?SOCK_DIR_FILE), SockDir) of
+        ok -> ok = filelib:ensure_path(SockDir);
+        {error, Why} -> throw({not_writable, Dir, Why})
+    end,
     OsUser = os_user([Dir, SockDir]),
     initdb(Dir, OsUser),
     write_hba(Dir),
@@ -260,22 +270,20 @@ terminate(Pid, Timeout) ->
     end.
 
 cleanup(Dir) ->
-    case read_info(Dir) of
-        {ok, #{socket := Sock}} -> remove_socket_dir(filename:dirname(Sock), Dir);
-        error -> ok
+    case file:read_file(filename:join(Dir, ?SOCK_DIR_FILE)) of
+        {ok, SockDir} -> remove_socket_dir(binary_to_list(SockDir), Dir);
+        {error, _} -> ok
     end,
     _ = file:del_dir_r(data_dir(Dir)),
     lists:foreach(fun(F) -> _ = file:delete(filename:join(Dir, F)) end,
-                  [?INFO_FILE, ?LAUNCH_PID, ?LOG]).
+                  [?INFO_FILE, ?LAUNCH_PID, ?SOCK_DIR_FILE]).
 
-%% The socket lives in the directory, or in a fresh one under /tmp when that path is too long.
+%% The socket lives in the directory, or in a fresh one under /tmp when that path is too long
+%% (made once its name is recorded).
 socket_dir(Dir) ->
     case length(socket_file(Dir, 65535)) =< ?MAX_SOCKET_PATH of
         true -> Dir;
-        false ->
-            Tmp = filename:join("/tmp", "beamscale-db-" ++ password()),
-            ok = file:make_dir(Tmp),
-            Tmp
+        false -> filename:join("/tmp", "beamscale-db-" ++ password())
     end.
 
 remove_socket_dir(Dir, Dir) -> ok;
