@@ -31,7 +31,8 @@ init_per_suite(Config) ->
                              "INSERT INTO users VALUES (1, 'bench'), (2, 'sesame')",
                              "GRANT SELECT ON accounts, users TO " ++ maps:get(md5_user, Info)]),
             [{db, Opts}, {info, Info} | Config];
-        {error, Reason} -> ct:fail("PostgreSQL did not start: ~ts", [beamscale_error:format(Reason)])
+        {error, Reason} ->
+            ct:fail("PostgreSQL did not start: ~ts", [beamscale_error:format(Reason)])
     end.
 
 end_per_suite(Config) ->
@@ -163,7 +164,7 @@ refused(_Config) ->
     {ok, Bin} = file:read_file(?EXAMPLES ++ "pgsql.xml"),
     Ssl = string:replace(unicode:characters_to_list(Bin), "type=\"tcp\"", "type=\"ssl\""),
     {error, E2} = beamscale_load_tsung:from_text("pgsql.xml", lists:flatten(Ssl)),
-    ?assertNotEqual(nomatch, string:find(beamscale_load_tsung:format_error(E2), "type tcp")).
+    ?assertNotEqual(nomatch, string:find(beamscale_load_tsung:format_error(E2), "of type tcp")).
 
 %% Tsung's example with only the rewrites given.
 tsung_example(Name, Rewrites) ->

@@ -158,7 +158,8 @@ websocket(E, Ctx) ->
 pgsql(E, Ctx) ->
     Spec = beamscale_load_tsung_pgsql:spec(E, Ctx),
     case server(E, Ctx) of
-        {Name, #{tls := _}} -> fail(E, Ctx, "<pgsql> needs a server of type tcp, not ~ts", [Name]);
+        {_, #{tls := _}} -> fail(E, Ctx, "<pgsql> needs a <server> of type tcp (PostgreSQL starts "
+                                         "TLS inside its protocol, not supported)", []);
         {Name, Target} -> {{pgsql, Spec#{target => Name}}, [{Name, Target}]}
     end.
 
