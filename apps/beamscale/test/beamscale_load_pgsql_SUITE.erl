@@ -14,6 +14,8 @@
          refused/0]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
+%% Creating two small tables takes milliseconds; a host loaded by others' tests may take seconds.
+-define(PSQL_TIMEOUT, 30000).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
@@ -43,7 +45,7 @@ psql(#{host := H, port := P, user := U, password := Pw, database := D}, Sqls) ->
     Conn = lists:flatten(io_lib:format("host=~s port=~b user=~s password=~s dbname=~s",
                                        [H, P, U, Pw, D])),
     Args = ["-X", "-v", "ON_ERROR_STOP=1", "-d", Conn | lists:append([["-c", S] || S <- Sqls])],
-    {0, _} = beamscale_os:cmd("/usr/lib/postgresql/15/bin/psql", Args, 30000),
+    {0, _} = beamscale_os:cmd("/usr/lib/postgresql/15/bin/psql", Args, ?PSQL_TIMEOUT),
     ok.
 
 run(S) ->

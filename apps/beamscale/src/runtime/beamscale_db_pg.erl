@@ -15,7 +15,9 @@
 -define(SOCK_DIR_FILE, "postgres.sockdir").
 %% initdb and the setup's psql finish in seconds on an idle host; a shared host may be slow.
 -define(CMD_TIMEOUT, 60000).
+%% How often start looks whether the server is up: it takes about a second to start.
 -define(POLL, 200).
+%% A port taken between picking and binding is rare; three tries make a failure a real one.
 -define(BIND_RETRIES, 3).
 -define(DATABASE, "beamscale").
 -define(USER, "beamscale").
