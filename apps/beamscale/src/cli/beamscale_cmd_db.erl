@@ -7,32 +7,46 @@
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
 info() ->
-    #{name => "db", summary => "start, stop or show the throwaway MariaDB",
-      usage => "beamscale db start|stop|status [--dir DIR]",
+    #{name => "db", summary => "start, stop or show the throwaway MariaDB (or PostgreSQL)",
+      usage => "beamscale db start|stop|status [--dir DIR] [--engine mariadb|postgres]",
       details => "start: a fresh datadir under DIR (default runs/db), 127.0.0.1 on a free port "
                  "and a unix socket,\na schema and a user; prints how to reach it and writes "
                  "DIR/connection.config and\nDIR/client.cnf "
                  "(mariadb --defaults-file=DIR/client.cnf)."
-                 "\nstop: stops it by its pid and removes the datadir.",
+                 "\nstop: stops it by its pid and removes the datadir."
+                 "\n--engine postgres: PostgreSQL instead (initdb; a SCRAM user and an MD5 "
+                 "user); stop and\nstatus find the engine in DIR/connection.config.",
       options => [{dir, "--dir", string, "the database's directory (default: runs/db)"},
-                  {timeout, "--timeout", integer, "seconds start may wait for the server"}]}.
+                  {timeout, "--timeout", integer, "seconds start may wait for the server"},
+                  {engine, "--engine", string, "mariadb (default) or postgres"}]}.
 
 %% @doc Start, stop or show the database.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{opts := Opts, args := [Action]}) when Action =:= "start"; Action =:= "stop";
                                            Action =:= "status" ->
-    Given = maps:with([dir], Opts),
+    case engine(maps:get(engine, Opts, "mariadb")) of
+        {ok, Engine} -> db(Action, Opts, Engine);
+        error -> {error, {engine, maps:get(engine, Opts)}}
+    end;
+do(#{args := Args}) ->
+    {error, {usage, Args}}.
+
+engine("mariadb") -> {ok, mariadb};
+engine("postgres") -> {ok, postgres};
+engine(_) -> error.
+
+db(Action, Opts, Engine) ->
+    Given = (maps:with([dir], Opts))#{engine => Engine},
     DbOpts = beamscale_db:defaults(case maps:find(timeout, Opts) of
                                        {ok, S} -> Given#{start_timeout => S * 1000};
                                        error -> Given
                                    end),
-    action(list_to_atom(Action), DbOpts);
-do(#{args := Args}) ->
-    {error, {usage, Args}}.
+    action(list_to_atom(Action), DbOpts).
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
 format_error({usage, []}) -> "say start, stop or status";
+format_error({engine, E}) -> ["--engine: expected mariadb or postgres, not ", E];
 format_error({usage, Args}) -> ["expected start, stop or status, not: ", lists:join(" ", Args)].
 
 action(start, Opts) ->
@@ -52,10 +66,17 @@ action(status, #{dir := Dir} = Opts) ->
         stopped -> {failed, io_lib:format("no database runs in ~ts", [Dir])}
     end.
 
-print(#{host := H, port := P, socket := S, user := U, password := Pw, database := D,
-        pid := Pid, os_user := OsUser, dir := Dir}) ->
+print(#{engine := postgres, host := H, port := P, user := U, password := Pw, database := D,
+        md5_user := U5, md5_password := P5} = Info) ->
+    print_common(Info),
+    io:format("md5 user  ~s (password ~s)~nclient    psql \"host=~s port=~b user=~s "
+              "password=~s dbname=~s\"~n", [U5, P5, H, P, U, Pw, D]);
+print(#{dir := Dir} = Info) ->
+    print_common(Info),
+    io:format("client    mariadb --defaults-file=~ts~n", [filename:join(Dir, "client.cnf")]).
+
+print_common(#{host := H, port := P, socket := S, user := U, password := Pw, database := D,
+               pid := Pid, os_user := OsUser, dir := Dir}) ->
     io:format("host      ~s~nport      ~b~nsocket    ~s~nuser      ~s~npassword  ~s~n"
-              "database  ~s~npid       ~s (runs as ~s)~ninfo      ~ts~nclient    "
-              "mariadb --defaults-file=~ts~n",
-              [H, P, S, U, Pw, D, Pid, OsUser, filename:join(Dir, "connection.config"),
-               filename:join(Dir, "client.cnf")]).
+              "database  ~s~npid       ~s (runs as ~s)~ninfo      ~ts~n",
+              [H, P, S, U, Pw, D, Pid, OsUser, filename:join(Dir, "connection.config")]).

@@ -2,16 +2,19 @@
 %% 127.0.0.1 (a free port) and a unix socket, with a schema and a user with a random password.
 %% What a client needs is written to `DIR/connection.config' (Erlang terms) and `DIR/client.cnf'
 %% (for `mariadb --defaults-file'). Stopped by its pid, never by name; stopping removes the datadir.
+%% With `engine => postgres' the same is done for PostgreSQL by `beamscale_db_pg'.
 -module(beamscale_db).
 
 -export([defaults/1, start/1, stop/1, status/1, read_info/1, mysql_ping/5, format_error/1]).
 -export_type([opts/0, info/0]).
 
+-type engine() :: mariadb | postgres.
 -type opts() :: #{dir := file:filename(), start_timeout := pos_integer(),
-                  stop_timeout := pos_integer()}.
+                  stop_timeout := pos_integer(), engine := engine()}.
 -type info() :: #{host := string(), port := inet:port_number(), socket := string(),
                   user := string(), password := string(), database := string(),
-                  pid := string(), os_user := string(), dir := string()}.
+                  pid := string(), os_user := string(), dir := string(),
+                  engine => engine(), md5_user => string(), md5_password => string()}.
 
 -define(INFO_FILE, "connection.config").
 -define(CLIENT_FILE, "client.cnf").
@@ -28,15 +31,18 @@
 -define(MAX_SOCKET_PATH, 100).
 
 %% @doc Options with defaults filled in; the directory is made absolute.
+%% dir: where the data, the socket and the connection files go; start_timeout, stop_timeout:
+%% ms start waits for the server, ms stop waits before KILL; engine: mariadb or postgres.
 -spec defaults(#{dir => file:filename(), atom() => term()}) -> opts().
 defaults(Opts) ->
     Full = maps:merge(#{dir => filename:join("runs", "db"), start_timeout => ?START_TIMEOUT,
-                        stop_timeout => ?STOP_TIMEOUT}, Opts),
+                        stop_timeout => ?STOP_TIMEOUT, engine => mariadb}, Opts),
     Full#{dir := filename:absname(maps:get(dir, Full))}.
 
 %% @doc Initialise a fresh datadir, start the server, wait until it accepts connections on TCP,
 %% create the schema and the user, and write the connection files.
--spec start(opts()) -> {ok, info()} | {error, {?MODULE, term()}}.
+-spec start(opts()) -> {ok, info()} | {error, {module(), term()}}.
+start(#{engine := postgres} = Opts) -> beamscale_db_pg:start(Opts);
 start(#{dir := Dir} = Opts) ->
     case running(Dir) of
         {true, Pid} -> {error, {?MODULE, {already_running, Dir, Pid}}};
@@ -49,9 +55,17 @@ start(#{dir := Dir} = Opts) ->
     end.
 
 %% @doc Stop the server of `Dir' by its pid (TERM, then KILL past the stop timeout) and remove
-%% its datadir and connection files. `not_running' when there was none.
+%% its datadir and connection files. `not_running' when there was none. The engine is the one
+%% the connection file names, when there is one.
 -spec stop(opts()) -> {ok, stopped | not_running} | {error, {?MODULE, term()}}.
-stop(#{dir := Dir, stop_timeout := Timeout}) ->
+stop(#{engine := mariadb} = Opts) ->
+    case engine(Opts) of
+        postgres -> beamscale_db_pg:stop(Opts#{engine := postgres});
+        mariadb -> stop_mariadb(Opts)
+    end;
+stop(Opts) -> beamscale_db_pg:stop(Opts).
+
+stop_mariadb(#{dir := Dir, stop_timeout := Timeout}) ->
     Result = case running(Dir) of
                  {true, Pid} -> terminate(Pid, Timeout);
                  false -> not_running
@@ -61,7 +75,21 @@ stop(#{dir := Dir, stop_timeout := Timeout}) ->
 
 %% @doc Whether the server of `Dir' runs and answers, with its connection data.
 -spec status(opts()) -> {running, info()} | {not_answering, info()} | stopped.
-status(#{dir := Dir}) ->
+status(#{engine := mariadb} = Opts) ->
+    case engine(Opts) of
+        postgres -> beamscale_db_pg:status(Opts#{engine := postgres});
+        mariadb -> status_mariadb(Opts)
+    end;
+status(Opts) -> beamscale_db_pg:status(Opts).
+
+%% A directory started with `--engine postgres' is stopped and shown as such without it.
+engine(#{dir := Dir, engine := Given}) ->
+    case read_info(Dir) of
+        {ok, #{engine := postgres}} -> postgres;
+        _ -> Given
+    end.
+
+status_mariadb(#{dir := Dir}) ->
     case {running(Dir), read_info(Dir)} of
         {{true, _}, {ok, Info}} ->
             case ping(Info) of

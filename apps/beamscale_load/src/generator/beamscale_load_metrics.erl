@@ -8,7 +8,7 @@
          counter_names/0]).
 -export_type([metrics/0, interval/0, row/0]).
 
-%% `rows': rows returned by database queries (the mysql kind).
+%% `rows': rows returned by database queries (the mysql and pgsql kinds).
 -define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts, bytes_sent,
                    bytes_received, rows]).
 %% Histograms every run has: `connect' is the time to open a connection (TCP and TLS).
@@ -26,7 +26,8 @@
 -type interval() :: #{sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                       requests := non_neg_integer(), errors := non_neg_integer(),
                       timeouts := non_neg_integer(), bytes_sent := non_neg_integer(),
-                      bytes_received := non_neg_integer(), latency := snapshot(),
+                      bytes_received := non_neg_integer(), rows := non_neg_integer(),
+                      latency := snapshot(),
                       sent := snapshot(), session := snapshot(), connect := snapshot(),
                       reasons := beamscale_load_reasons:counts(),
                       {tx, atom() | binary()} => snapshot(),
@@ -37,7 +38,8 @@
                  sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                  requests := non_neg_integer(), errors := non_neg_integer(),
                  timeouts := non_neg_integer(), bytes_sent => non_neg_integer(),
-                 bytes_received => non_neg_integer(), latency := snapshot(),
+                 bytes_received => non_neg_integer(), rows => non_neg_integer(),
+                 latency := snapshot(),
                  sent := snapshot(), session := snapshot(), connect => snapshot(),
                  reasons := beamscale_load_reasons:counts(),
                  {tx, atom() | binary()} => snapshot(),
@@ -115,6 +117,7 @@ slot(errors) -> 4;
 slot(timeouts) -> 5;
 slot(bytes_sent) -> 6;
 slot(bytes_received) -> 7;
+%% Rows a database returned (the pgsql kind's DataRow messages).
 slot(rows) -> 8.
 
 %% @doc Count one event of a named counter given to `new/2'.

@@ -34,6 +34,8 @@ text({unset_variable, Name}) when is_binary(Name) ->
 text({connect, econnrefused}) -> <<"connection refused">>;
 text({connect, timeout}) -> <<"connect timeout">>;
 text({connect, R}) -> fmt("connect: ~0tp", [R]);
+%% A database's error: its SQLSTATE and its own message.
+text({pgsql, Code, Msg}) when is_binary(Code), is_binary(Msg) -> fmt("pgsql ~ts: ~ts", [Code, Msg]);
 text({rpc_error, E}) -> fmt("rpc returned {error, ~0tp}", [E]);
 text({unexpected, R}) -> fmt("rpc result not as expected: ~0tp", [R]);
 text({error, {erpc, noconnection}}) -> <<"node down (noconnection)">>;

@@ -51,7 +51,7 @@
 -spec kinds() -> #{atom() => module()}.
 kinds() -> #{rpc => beamscale_load_rpc, http => beamscale_load_http, tcp => beamscale_load_tcp,
              raw => beamscale_load_raw, websocket => beamscale_load_websocket,
-             mysql => beamscale_load_mysql}.
+             mysql => beamscale_load_mysql, pgsql => beamscale_load_pgsql}.
 
 %% @doc Read and validate a scenario file.
 -spec load(file:filename()) -> {ok, scenario()} | {error, {?MODULE, term()}}.
@@ -269,7 +269,7 @@ step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
     request_kind(Mod),
     request(Mod, Mod, Spec, Targets);
 step(_, _) ->
-    bad([steps], "expected {rpc|http|tcp|raw|websocket|mysql, #{...}}, {think, T}, "
+    bad([steps], "expected {rpc|http|tcp|raw|websocket|mysql|pgsql, #{...}}, {think, T}, "
                  "{loop, N, Steps} or {transaction, Name, Steps}").
 
 request(Kind, Mod, Spec, Targets) ->

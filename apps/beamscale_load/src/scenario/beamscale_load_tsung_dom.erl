@@ -86,6 +86,8 @@ spec(rpc) -> {[type, module, function, arguments, node], []};
 spec(raw) -> {[data, datasize, ack], []};
 spec(websocket) -> {[type, path, subprotocols, frame, ack], []};
 spec(mysql) -> {[type, database, username, password], []};
+spec(pgsql) -> {[type, database, username, password, name_portal, name_prepared, query,
+                 parameters, max_rows, formats, formats_results], []};
 spec(_) -> {[], []}.
 
 %% @doc The element children of `E', which must be among `Allowed' (or ignored ones); blank
@@ -113,9 +115,9 @@ unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
               _ when N =:= oauth; N =:= soap -> "not yet";
               change_type -> "a session keeps one type";
               user -> "only <users> arrivals are supported";
-              _ when N =:= jabber; N =:= pgsql; N =:= ldap; N =:= fs;
+              _ when N =:= jabber; N =:= ldap; N =:= fs;
                      N =:= shell; N =:= job; N =:= amqp; N =:= mqtt; N =:= tcp; N =:= udp ->
-                  "beamscale sends http, rpc, raw, websocket and mysql requests";
+                  "beamscale sends http, rpc, raw, websocket, mysql and pgsql requests";
               _ -> io_lib:format("not expected in <~ts>", [Parent#xmlElement.name])
           end,
     fail(X, Ctx, "<~ts> is not supported: ~ts", [N, Why]).

@@ -1,8 +1,9 @@
 %% @doc The `<request>' element of a Tsung session, translated (pure) into an `http', `rpc',
-%% `raw', `websocket' or `mysql' step and the targets it uses: `<http url method version contents
-%% content_type>' with its `<http_header>'s, the SMP-for-IO thesis's `<rpc type module function
-%% arguments node>', `ts_raw''s `<raw data datasize ack>', `ts_websocket''s `<websocket>' and
-%% `ts_mysql''s `<mysql type database username password>'.
+%% `raw', `websocket', `mysql' or `pgsql' step and the targets it uses: `<http url method version
+%% contents content_type>' with its `<http_header>'s, the SMP-for-IO thesis's `<rpc type module
+%% function arguments node>', `ts_raw''s `<raw data datasize ack>', `ts_websocket''s
+%% `<websocket>', `ts_mysql''s `<mysql type database username password>' and `ts_pgsql''s
+%% `<pgsql>' (`beamscale_load_tsung_pgsql').
 %% Part of `beamscale_load_tsung_xml'; errors are thrown as it throws them.
 -module(beamscale_load_tsung_request).
 
@@ -23,7 +24,7 @@
 %% @doc The step of a `<request>' and the `{Name, Target}' pairs it uses. `Ctx' holds the
 %% session's `type' (http or rpc), the `<server>'s and the targets of processing instructions.
 -spec request(#xmlElement{}, map()) ->
-    {{http | rpc | raw | websocket | mysql, map()}, [{atom(), map()}]}.
+    {{http | rpc | raw | websocket | mysql | pgsql, map()}, [{atom(), map()}]}.
 request(E, #{type := Type} = Ctx) ->
     check_attrs(E, Ctx),
     Subst = case attr(E, subst, "false") of
@@ -31,7 +32,7 @@ request(E, #{type := Type} = Ctx) ->
                                           []);
                 _ -> bool(E, subst, false, Ctx)
             end,
-    Kids = children(E, [http, rpc, raw, websocket, mysql, dyn_variable, match], Ctx),
+    Kids = children(E, [http, rpc, raw, websocket, mysql, pgsql, dyn_variable, match], Ctx),
     case [K || #xmlElement{name = N} = K <- Kids, N =/= dyn_variable, N =/= match] of
         [#xmlElement{name = Type} = R] when Type =:= http ->
             [literal(R, Ctx) || not Subst],
@@ -45,6 +46,7 @@ request(E, #{type := Type} = Ctx) ->
                 raw -> raw(R, Ctx);
                 websocket -> websocket(R, Ctx);
                 mysql -> mysql(R, Ctx);
+                pgsql -> pgsql(R, Ctx);
                 _ -> rpc(R, Ctx)
             end;
         [#xmlElement{name = Other} = R] ->
@@ -187,6 +189,16 @@ mysql(E, Ctx) ->
     case beamscale_load_mysql:check(Spec, #{host => "", port => 0}) of
         {ok, _} -> {{mysql, Spec#{target => Name}}, [{Name, Target}]};
         {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
+    end.
+
+%% `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp (PostgreSQL's TLS
+%% starts inside its protocol, which beamscale does not speak).
+pgsql(E, Ctx) ->
+    Spec = beamscale_load_tsung_pgsql:spec(E, Ctx),
+    case server(E, Ctx) of
+        {_, #{tls := _}} -> fail(E, Ctx, "<pgsql> needs a <server> of type tcp (PostgreSQL starts "
+                                         "TLS inside its protocol, not supported)", []);
+        {Name, Target} -> {{pgsql, Spec#{target => Name}}, [{Name, Target}]}
     end.
 
 %% Every attribute value and text inside an element, one string.

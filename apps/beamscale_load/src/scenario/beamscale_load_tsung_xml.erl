@@ -204,8 +204,9 @@ session(E, Ctx) ->
                "ts_raw" -> raw;
                "ts_websocket" -> websocket;
                "ts_mysql" -> mysql;
+               "ts_pgsql" -> pgsql;
                T -> fail(E, Ctx, "session type \"~ts\" is not supported (beamscale sends ts_http, "
-                                 "ts_rpc, ts_raw, ts_websocket and ts_mysql)", [T])
+                                 "ts_rpc, ts_raw, ts_websocket, ts_mysql and ts_pgsql)", [T])
            end,
     {Kind, W} = case {attr(E, probability), attr(E, weight)} of
                     {undefined, undefined} -> fail(E, Ctx, "<session> needs a probability", []);

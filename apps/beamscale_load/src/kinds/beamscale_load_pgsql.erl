@@ -1,0 +1,251 @@
+%% @doc The `pgsql' request kind, Tsung's `ts_pgsql': PostgreSQL's protocol 3.0 over the user's
+%% TCP connection (`beamscale_load_pgsql_codec'). `connect' sends the startup message and reads
+%% the server's authentication request; `authenticate' answers it (MD5, cleartext, or the
+%% SCRAM-SHA-256 exchange with the server's signature checked) and waits until the server is
+%% ready; `sql' is a simple query; `parse', `bind', `describe' and `execute' are sent without
+%% waiting, and `sync' reads what they brought until the server is ready; `close' terminates.
+%% Rows (DataRow messages) are counted into the run's `rows'; an ErrorResponse fails the
+%% request with `{pgsql, SQLSTATE, Message}', PostgreSQL's own words.
+-module(beamscale_load_pgsql).
+-behaviour(beamscale_load_request).
+
+-export([check/2, connect/1, request/3, close/1, format_error/1]).
+-export_type([conn/0]).
+
+-define(C, beamscale_load_pgsql_codec).
+%% The largest message a server may send: one is held whole, and its length comes from the
+%% network.
+-define(MAX_MESSAGE, 16 * 1024 * 1024).
+-define(TYPES, [connect, authenticate, sql, parse, bind, describe, execute, sync, close]).
+
+%% The stream, the bytes received but not used, and where the session is: `new' (no startup
+%% yet), `{auth, User, Request}' (the server's authentication request awaits a password) or
+%% `ready'.
+-type conn() :: {pg, beamscale_load_tcp:socket(), binary(),
+                 new | ready | {auth, binary(), ?C:auth()}}.
+
+%% @doc A step `#{type => T, ...}': connect (database, username), authenticate (password), sql
+%% (sql), parse (sql, name), bind (portal, name, parameters), describe (portal or name),
+%% execute (portal, max_rows), sync, close.
+-spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
+check(#{type := Type} = Spec, #{host := _}) ->
+    case lists:member(Type, ?TYPES) of
+        true -> check_keys(Type, maps:remove(type, Spec));
+        false -> {error, type, "expected one of " ++ types()}
+    end;
+check(#{type := _}, _Target) -> {error, target, "pgsql needs a host:port target"};
+check(_Spec, _Target) -> {error, type, "missing (" ++ types() ++ ")"}.
+
+types() -> lists:join(", ", [atom_to_list(T) || T <- ?TYPES]).
+
+check_keys(Type, Spec) ->
+    {Required, Optional} = keys(Type),
+    case {Required -- maps:keys(Spec), maps:keys(Spec) -- (Required ++ Optional)} of
+        {[K | _], _} -> {error, K, "missing"};
+        {_, [K | _]} -> {error, K, "unknown key for " ++ atom_to_list(Type)};
+        _ -> values(maps:to_list(maps:merge(defaults(Type), Spec)), #{type => Type})
+    end.
+
+keys(connect) -> {[database, username], []};
+keys(authenticate) -> {[password], []};
+keys(sql) -> {[sql], []};
+keys(parse) -> {[sql], [name]};
+keys(bind) -> {[], [portal, name, parameters]};
+keys(describe) -> {[], [portal, name]};
+keys(execute) -> {[], [portal, max_rows]};
+keys(_) -> {[], []}.
+
+defaults(parse) -> #{name => <<>>};
+defaults(bind) -> #{portal => <<>>, name => <<>>, parameters => []};
+defaults(execute) -> #{portal => <<>>, max_rows => 0};
+defaults(_) -> #{}.
+
+values([], Acc) -> {ok, Acc};
+values([{max_rows, N} | Rest], Acc) when is_integer(N), N >= 0, N < 1 bsl 31 ->
+    values(Rest, Acc#{max_rows => N});
+values([{max_rows, _} | _], _) -> {error, max_rows, "expected an integer from 0 (all rows)"};
+values([{parameters, Ps} | Rest], Acc) when is_list(Ps) ->
+    case [P || P <- Ps, P =/= null, not text(P)] of
+        [] -> values(Rest, Acc#{parameters => [bin(P) || P <- Ps]});
+        _ -> {error, parameters, "expected a list of strings (or null)"}
+    end;
+values([{parameters, _} | _], _) -> {error, parameters, "expected a list of strings"};
+values([{K, V} | Rest], Acc) ->
+    case text(V) of
+        true -> values(Rest, Acc#{K => bin(V)});
+        false -> {error, K, "expected a string"}
+    end.
+
+text(V) ->
+    try unicode:characters_to_binary(V) of
+        B -> is_binary(B)
+    catch error:badarg -> false
+    end.
+
+bin(null) -> null;
+bin(V) -> unicode:characters_to_binary(V).
+
+%% @doc Open the TCP connection; the `connect' request starts the session over it.
+-spec connect(map()) -> {ok, conn()} | {error, term()}.
+connect(Target) ->
+    case beamscale_load_tcp:connect(Target) of
+        {ok, {S, Buf}} -> {ok, {pg, S, Buf, new}};
+        {error, _} = Error -> Error
+    end.
+
+%% @doc One step of the session.
+-spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
+request(#{type := close}, {pg, S, _, _}, _Timeout) ->
+    _ = beamscale_load_tcp:send(S, ?C:terminate()),
+    ok = beamscale_load_tcp:drop(S),
+    {ok, closed};
+request(#{type := connect, database := D, username := U}, {pg, S, Buf, new}, Timeout) ->
+    sent(beamscale_load_tcp:send(S, ?C:startup(U, D)), S,
+         fun() -> startup(S, Buf, deadline(Timeout), U) end);
+request(#{type := connect}, Conn, _Timeout) -> {error, {?MODULE, already_connected}, Conn};
+request(_Spec, {pg, S, _, new}, _Timeout) -> gone(S, {?MODULE, not_connected});
+request(#{type := authenticate, password := P}, {pg, S, Buf, {auth, U, Auth}}, Timeout) ->
+    authenticate(Auth, U, P, {S, Buf, deadline(Timeout)});
+request(#{type := authenticate}, Conn, _Timeout) -> {error, {?MODULE, no_auth_asked}, Conn};
+request(_Spec, {pg, S, _, {auth, _, _}}, _Timeout) -> gone(S, {?MODULE, not_authenticated});
+request(#{type := sql, sql := Sql}, {pg, S, Buf, ready}, Timeout) ->
+    sent(beamscale_load_tcp:send(S, ?C:query(Sql)), S,
+         fun() -> until_ready(S, Buf, deadline(Timeout), {0, none}) end);
+request(#{type := sync}, {pg, S, Buf, ready}, Timeout) ->
+    sent(beamscale_load_tcp:send(S, ?C:sync()), S,
+         fun() -> until_ready(S, Buf, deadline(Timeout), {0, none}) end);
+request(Spec, {pg, S, _, ready} = Conn, _Timeout) ->
+    %% The extended flow's messages up to Sync: the server answers them all after the Sync.
+    case beamscale_load_tcp:send(S, extended(Spec)) of
+        ok -> {ok, Conn};
+        {error, Reason} -> gone(S, Reason)
+    end.
+
+extended(#{type := parse, name := N, sql := Sql}) -> ?C:parse(N, Sql);
+extended(#{type := bind, portal := P, name := N, parameters := Ps}) -> ?C:bind({P, N}, Ps);
+extended(#{type := describe, name := N}) -> ?C:describe(statement, N);
+extended(#{type := describe} = Spec) -> ?C:describe(portal, maps:get(portal, Spec, <<>>));
+extended(#{type := execute, portal := P, max_rows := N}) -> ?C:execute(P, N).
+
+sent(ok, _S, Then) -> Then();
+sent({error, Reason}, S, _Then) -> gone(S, Reason).
+
+deadline(Timeout) -> beamscale_load_tcp:deadline(Timeout).
+
+%% After the startup message: an authentication request, or (trust) the session at once.
+startup(S, Buf, Deadline, User) ->
+    case next(S, Buf, Deadline) of
+        {ok, {$R, Body}, Rest} ->
+            case ?C:auth(Body) of
+                ok -> until_ready(S, Rest, Deadline, {0, none});
+                {unsupported, N} -> gone(S, {?MODULE, {auth_method, N}});
+                Auth -> {ok, {pg, S, Rest, {auth, User, Auth}}}
+            end;
+        {ok, {$E, Body}, _} -> gone(S, error_reason(Body));
+        {ok, {T, _}, _} -> gone(S, {?MODULE, {unexpected, T}});
+        {error, Reason} -> gone(S, Reason)
+    end.
+
+authenticate({md5, Salt}, U, P, {S, Buf, Deadline}) ->
+    answer(?C:password(?C:md5(U, P, Salt)), S, Buf, Deadline);
+authenticate(cleartext, _U, P, {S, Buf, Deadline}) ->
+    answer(?C:password(P), S, Buf, Deadline);
+authenticate({sasl, Mechs}, _U, P, {S, Buf, Deadline}) ->
+    case lists:member(<<"SCRAM-SHA-256">>, Mechs) of
+        true -> scram(P, S, Buf, Deadline);
+        false -> gone(S, {?MODULE, {sasl_mechanisms, Mechs}})
+    end;
+authenticate(_Other, _U, _P, {S, _, _}) -> gone(S, {?MODULE, unexpected_auth}).
+
+answer(Msg, S, Buf, Deadline) ->
+    sent(beamscale_load_tcp:send(S, Msg), S, fun() -> authenticated(S, Buf, Deadline) end).
+
+authenticated(S, Buf, Deadline) ->
+    case next(S, Buf, Deadline) of
+        {ok, {$R, <<0:32>>}, Rest} -> until_ready(S, Rest, Deadline, {0, none});
+        {ok, {$E, Body}, _} -> gone(S, error_reason(Body));
+        {ok, {T, _}, _} -> gone(S, {?MODULE, {unexpected, T}});
+        {error, Reason} -> gone(S, Reason)
+    end.
+
+%% RFC 5802's exchange: client-first, server-first, client-final, server-final (checked).
+scram(P, S, Buf, Deadline) ->
+    Nonce = base64:encode(crypto:strong_rand_bytes(18)),
+    {First, Bare} = ?C:scram_first(<<>>, Nonce),
+    Steps = fun() ->
+                    case next(S, Buf, Deadline) of
+                        {ok, {$R, <<11:32, ServerFirst/binary>>}, Rest} ->
+                            scram_final(?C:scram_final(ServerFirst, Bare, P), S, Rest, Deadline);
+                        {ok, {$E, Body}, _} -> gone(S, error_reason(Body));
+                        {ok, {T, _}, _} -> gone(S, {?MODULE, {unexpected, T}});
+                        {error, Reason} -> gone(S, Reason)
+                    end
+            end,
+    sent(beamscale_load_tcp:send(S, ?C:sasl_initial(<<"SCRAM-SHA-256">>, First)), S, Steps).
+
+scram_final({ok, Final, Sig}, S, Buf, Deadline) ->
+    Check = fun() ->
+                    case next(S, Buf, Deadline) of
+                        {ok, {$R, <<12:32, ServerFinal/binary>>}, Rest} ->
+                            case ?C:scram_verify(ServerFinal, Sig) of
+                                ok -> authenticated(S, Rest, Deadline);
+                                {error, Why} -> gone(S, {?MODULE, {scram, Why}})
+                            end;
+                        {ok, {$E, Body}, _} -> gone(S, error_reason(Body));
+                        {ok, {T, _}, _} -> gone(S, {?MODULE, {unexpected, T}});
+                        {error, Reason} -> gone(S, Reason)
+                    end
+            end,
+    sent(beamscale_load_tcp:send(S, ?C:sasl_response(Final)), S, Check);
+scram_final({error, Why}, S, _Buf, _Deadline) -> gone(S, {?MODULE, {scram, Why}}).
+
+%% Everything up to ReadyForQuery: rows counted, the first error kept (the session goes on).
+until_ready(S, Buf, Deadline, {Rows, Err}) ->
+    case next(S, Buf, Deadline) of
+        {ok, {$Z, _}, Rest} ->
+            [beamscale_load_request:count(rows, Rows) || Rows > 0],
+            case Err of
+                none -> {ok, {pg, S, Rest, ready}};
+                _ -> {error, Err, {pg, S, Rest, ready}}
+            end;
+        {ok, {$D, _}, Rest} -> until_ready(S, Rest, Deadline, {Rows + 1, Err});
+        {ok, {$E, Body}, Rest} when Err =:= none ->
+            until_ready(S, Rest, Deadline, {Rows, error_reason(Body)});
+        {ok, _Other, Rest} -> until_ready(S, Rest, Deadline, {Rows, Err});
+        {error, Reason} -> gone(S, Reason)
+    end.
+
+next(S, Buf, Deadline) ->
+    case ?C:decode(Buf, ?MAX_MESSAGE) of
+        {ok, _, _} = Msg -> Msg;
+        more -> case beamscale_load_tcp:recv_more(S, Buf, Deadline) of
+                    {ok, B} -> next(S, B, Deadline);
+                    {error, _} = Error -> Error
+                end;
+        {error, Why} -> {error, {?MODULE, Why}}
+    end.
+
+error_reason(Body) ->
+    F = ?C:fields(Body),
+    {pgsql, maps:get($C, F, <<"?????">>), maps:get($M, F, <<>>)}.
+
+gone(S, Reason) ->
+    ok = beamscale_load_tcp:drop(S),
+    {error, Reason, closed}.
+
+%% @doc Close the connection (without Terminate: the session is over).
+-spec close(conn()) -> ok.
+close({pg, S, _, _}) -> beamscale_load_tcp:drop(S).
+
+%% @doc The text of a PostgreSQL protocol error.
+-spec format_error({?MODULE, term()} | term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error(already_connected) -> "pgsql connect on a session already started";
+format_error(not_connected) -> "a pgsql request before connect";
+format_error(no_auth_asked) -> "pgsql authenticate but the server asked for no password";
+format_error(not_authenticated) -> "a pgsql request before authenticate";
+format_error({auth_method, N}) -> io_lib:format("unsupported authentication request ~b", [N]);
+format_error({sasl_mechanisms, Ms}) -> ["no SCRAM-SHA-256 among ", lists:join(", ", Ms)];
+format_error({scram, Why}) -> io_lib:format("SCRAM failed: ~tp", [Why]);
+format_error({unexpected, T}) -> io_lib:format("unexpected message ~c", [T]);
+format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).

@@ -1,0 +1,70 @@
+%% @doc Tsung's `ts_pgsql' requests translated (pure) into `pgsql' steps: `<pgsql type="connect"
+%% database username>', `type="authenticate" password', `type="sql"' (the query as the element's
+%% text), the extended flow's `type="parse" name_prepared' (the query as text or `query'),
+%% `type="bind" name_portal name_prepared parameters' (values separated by commas),
+%% `type="describe" name_portal|name_prepared', `type="execute" name_portal max_rows',
+%% `type="sync"', and `type="close"'. Part of `beamscale_load_tsung_xml'; errors are thrown as
+%% it throws them.
+-module(beamscale_load_tsung_pgsql).
+
+-export([spec/2]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, req/3, fail/4]).
+
+%% @doc The `pgsql' step's spec (without its target) of a `<pgsql>' element.
+-spec spec(#xmlElement{}, map()) -> map().
+spec(E, Ctx) ->
+    check_attrs(E, Ctx),
+    [fail(E, Ctx, "~ts=\"~ts\": beamscale sends parameters and takes results as text",
+          [A, V]) || A <- [formats, formats_results], V <- [attr(E, A)], V =/= undefined,
+                     not lists:member(V, ["none", "text", ""])],
+    case req(E, type, Ctx) of
+        "connect" -> #{type => connect, database => bin(req(E, database, Ctx)),
+                       username => bin(req(E, username, Ctx))};
+        "authenticate" -> #{type => authenticate, password => bin(req(E, password, Ctx))};
+        "sql" -> #{type => sql, sql => query(E, Ctx)};
+        "parse" -> #{type => parse, sql => query(E, Ctx), name => name(E, name_prepared)};
+        "bind" -> #{type => bind, portal => name(E, name_portal),
+                    name => name(E, name_prepared), parameters => parameters(E)};
+        "describe" -> describe(E);
+        "execute" -> #{type => execute, portal => name(E, name_portal),
+                       max_rows => max_rows(E, Ctx)};
+        "sync" -> #{type => sync};
+        "close" -> #{type => close};
+        T -> fail(E, Ctx, "type=\"~ts\" (expected connect, authenticate, sql, parse, bind, "
+                          "describe, execute, sync or close)", [T])
+    end.
+
+bin(S) -> unicode:characters_to_binary(S).
+
+name(E, Attr) -> bin(attr(E, Attr, "")).
+
+query(E, Ctx) ->
+    case {text(E), attr(E, query)} of
+        {"", undefined} -> fail(E, Ctx, "<pgsql type=\"~ts\"> needs the query as its text",
+                                [attr(E, type)]);
+        {"", Q} -> bin(Q);
+        {T, _} -> bin(T)
+    end.
+
+text(#xmlElement{content = C}) -> string:trim(lists:append([V || #xmlText{value = V} <- C])).
+
+parameters(E) ->
+    case attr(E, parameters) of
+        undefined -> [];
+        Ps -> [bin(P) || P <- string:split(Ps, ",", all)]
+    end.
+
+describe(E) ->
+    case attr(E, name_prepared) of
+        undefined -> #{type => describe, portal => name(E, name_portal)};
+        N -> #{type => describe, name => bin(N)}
+    end.
+
+max_rows(E, Ctx) ->
+    case string:to_integer(attr(E, max_rows, "0")) of
+        {N, ""} when N >= 0, N < 1 bsl 31 -> N;
+        _ -> fail(E, Ctx, "max_rows=\"~ts\" (expected an integer from 0)", [attr(E, max_rows)])
+    end.
