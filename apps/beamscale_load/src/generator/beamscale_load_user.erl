@@ -14,13 +14,14 @@
 -define(MAX_RESTARTS, 3).
 
 -type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
-                 vars => beamscale_load_vars:ctx()}.
+                 vars => beamscale_load_vars:ctx(), sources => beamscale_load_source:sources()}.
 -export_type([ctx/0]).
 
 %% @doc Run `Session' for a user that was due at monotonic time `Due' (native units).
 -spec run(beamscale_load_scenario:session(), ctx(), integer(), rand:state()) -> ok.
 run(#{steps := Steps}, #{metrics := M} = Ctx, Due, Rand) ->
     beamscale_load_metrics:incr(M, sessions_started),
+    ok = beamscale_load_source:choose(maps:get(sources, Ctx, beamscale_load_source:new([]))),
     St0 = #{ctx => Ctx, conns => #{}, base => Due, intended => Due, rand => Rand,
             vars => #{}, jar => #{}, user => user_number(Ctx)},
     #{conns := Conns} = session(Steps, St0, ?MAX_RESTARTS),
