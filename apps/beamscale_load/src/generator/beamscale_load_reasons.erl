@@ -31,6 +31,8 @@ text(closed) -> <<"connection closed">>;
 text({status, N}) when is_integer(N) -> <<"http status ", (integer_to_binary(N))/binary>>;
 text({connect, econnrefused}) -> <<"connection refused">>;
 text({connect, timeout}) -> <<"connect timeout">>;
+%% A process out of files: its own reason, which the closing lines name with the limit.
+text({connect, emfile}) -> <<"connect: emfile (too many open files)">>;
 text({connect, R}) -> fmt("connect: ~0tp", [R]);
 text({rpc_error, E}) -> fmt("rpc returned {error, ~0tp}", [E]);
 text({unexpected, R}) -> fmt("rpc result not as expected: ~0tp", [R]);
