@@ -7,7 +7,8 @@
 %% still finds no file counts `emfile' as its own error reason, named with the limit at the end.
 -module(beamscale_load_files).
 
--export([check_nodes/2, check/3, limit/1, parse_limits/1, peak_users/1, sockets_per_user/1, needed_nodes/3,
+-export([check_nodes/2, check/3, limit/1, parse_limits/1, peak_users/1, sockets_per_user/1,
+         needed_nodes/3,
          emfile_line/2, format_error/1]).
 
 %% Files a node holds besides its users' sockets: distribution, epmd, standard I/O, the code
