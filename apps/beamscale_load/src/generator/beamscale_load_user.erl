@@ -12,6 +12,8 @@
 
 %% Tsung's default for `<match do="restart">': a session restarts at most this many times.
 -define(MAX_RESTARTS, 3).
+%% Waits from this long (ms) start with a garbage collection: the user keeps only its state.
+-define(COMPACT_MS, 1000).
 
 -type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
                  vars => beamscale_load_vars:ctx(), sources => beamscale_load_source:sources()}.
@@ -164,6 +166,11 @@ latency(M, Corrected, Sent) ->
 wait_until(T) ->
     Now = erlang:monotonic_time(),
     case T > Now andalso erlang:convert_time_unit(T - Now, native, millisecond) of
+        Ms when is_integer(Ms), Ms >= ?COMPACT_MS ->
+            %% A long think: the heap shrinks to what the user keeps, so that many thinking
+            %% users cost little memory (one collection per long wait is cheap).
+            true = erlang:garbage_collect(),
+            receive after Ms -> erlang:monotonic_time() end;
         Ms when is_integer(Ms), Ms > 0 -> receive after Ms -> erlang:monotonic_time() end;
         _ -> Now
     end.
