@@ -87,7 +87,16 @@ cat > "$out/many.scenario" <<EOF
 EOF
 echo "nginx: $workers workers on 127.0.0.1:$port; $users users at $rate/s, $nodes load nodes," \
      "$sources source addresses, think ${think_ms} ms"
-./beamscale load "$out/many.scenario" --name run --out "$out" --quiet
+# The live lines go to a file (the last ones are shown if the run fails); the closing lines
+# (memory, errors by reason) are printed.
+if ! ./beamscale load "$out/many.scenario" --name run --out "$out" > "$out/live.log" 2>&1; then
+    tail -n 15 "$out/live.log" >&2
+    echo "errors by reason (errors.csv):" >&2
+    awk -F, 'NR > 1 { n[$2] += $3 } END { for (r in n) print n[r], r }' \
+        "$out/run/errors.csv" | sort -rn | head -n 5 >&2
+    exit 1
+fi
+sed -n '/^Load run directory/,$p' "$out/live.log" | grep -v '^Load run directory\|index.html'
 python3 - "$out/run/summary.json" "$ramp" "$rate" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))
