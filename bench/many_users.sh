@@ -17,8 +17,10 @@ nodes=${3:-$(( (users + 17999) / 18000 ))}
 sources=${4:-$(( (users + 24999) / 25000 ))}
 [ "$nodes" -ge 2 ] || nodes=2
 [ "$sources" -ge 2 ] || sources=2
-# nginx workers hold the server side: at most 20 000 files each here.
-workers=$(( (users + 17999) / 18000 + 1 ))
+# nginx workers hold the server side: at most 20 000 files each here, and connections do not
+# spread evenly over them: a worker per 10 000 users, plus one, each with its own listening
+# socket (reuseport: the kernel spreads the connections).
+workers=$(( (users + 9999) / 10000 + 1 ))
 ramp=$(( (users + rate - 1) / rate ))
 # Each user thinks longer than the ramp, so that every user is in flight at once at its end.
 think_ms=$(( (ramp + 10) * 1000 ))
@@ -48,7 +50,7 @@ worker_processes $workers;
 worker_rlimit_nofile 20000;
 error_log $out/nginx/logs/error.log warn;
 pid $out/nginx/nginx.pid;
-events { worker_connections 19500; multi_accept on; }
+events { worker_connections 19500; }
 http {
     access_log off;
     keepalive_timeout 600s;
@@ -59,7 +61,7 @@ http {
     uwsgi_temp_path $out/nginx/uwsgi;
     scgi_temp_path $out/nginx/scgi;
     server {
-        listen 127.0.0.1:$port backlog=4096;
+        listen 127.0.0.1:$port backlog=4096 reuseport;
         location / { return 200 "ok"; }
     }
 }
@@ -115,3 +117,7 @@ if full:
     print("arrival rate over the first %d s (before max_users): %.1f/s offered %.0f/s "
           "(%.2f %%)" % (len(full), got, rate, 100 * (got - rate) / rate))
 EOF
+# What nginx complained of (worker_connections, files), most frequent first, without times.
+sed 's/^[^]]*] [0-9#]*: [*0-9]* *//; s/, client: .*//' "$out/nginx/logs/error.log" \
+    | grep -v 'signal\|start worker\|exited with\|gracefully\|using the' | sort | uniq -c \
+    | sort -rn | head -n 5 | sed 's/^/nginx: /'
