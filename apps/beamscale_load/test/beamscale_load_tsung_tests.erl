@@ -293,14 +293,14 @@ unsupported_test_() ->
 
 ignored_settings_test() ->
     Top = "<clients><client host=\"localhost\" use_controller_vm=\"true\" maxusers=\"100\"/>"
-          "<client host=\"other\" cpu=\"2\"><ip value=\"10.0.0.1\"/></client></clients>"
+          "<client host=\"other\" cpu=\"2\"><ip value=\"127.0.0.2\"/></client></clients>"
           "<monitoring><monitor host=\"m\" type=\"munin\"><munin port=\"4949\"/></monitor>"
           "</monitoring><options><option type=\"ts_http\" name=\"user_agent\"><user_agent "
           "probability=\"100\">x</user_agent></option><option name=\"seed\" value=\"1\"/>"
           "</options><?xml-stylesheet href=\"x\"?>",
     {_, Warnings} = load(xml(#{top => Top})),
     ?assertEqual(["<?xml-stylesheet?>", "<client cpu>", "<client maxusers>",
-                  "<client use_controller_vm>", "<ip>", "<monitor type=\"munin\">",
+                  "<client use_controller_vm>", "<monitor type=\"munin\">",
                   "<option name=\"seed\">", "<option name=\"user_agent\">", "<tsung loglevel>"],
                  Warnings),
     Line = lists:flatten(beamscale_load_tsung:warning_line("t.xml", Warnings)),

@@ -44,7 +44,13 @@ run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
     ok = filelib:ensure_path(Dir),
     case beamscale_load_nodes:start(N) of
         {ok, LoadNodes} ->
-            try measure(Scenario, Targets, Opts, [Node || #{node := Node} <- LoadNodes])
+            Nodes = [Node || #{node := Node} <- LoadNodes],
+            %% The file limit of every process that holds users, checked before the load.
+            try beamscale_load_files:check_nodes(Scenario, Nodes) of
+                {ok, Limit} ->
+                    Procs = #{file_limit => Limit, os_pids => os_pids(LoadNodes)},
+                    measure(Scenario, Targets, Opts, {Nodes, Procs});
+                {error, _} = Error -> Error
             after beamscale_load_nodes:stop(LoadNodes)
             end;
         {error, Reason} -> {error, {?MODULE, {load_nodes, Reason}}}
@@ -56,24 +62,30 @@ format_error({?MODULE, R}) -> format_error(R);
 format_error({load_nodes, R}) -> ["cannot start load nodes: ", beamscale_error:format(R)];
 format_error({sampler, R}) -> ["cannot start the sampler: ", beamscale_error:format(R)].
 
-measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes) ->
+os_pids([]) -> [os:getpid()];
+os_pids(LoadNodes) -> [beamscale_node:os_pid(H) || H <- LoadNodes].
+
+measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes) ->
     Started = beamscale_runinfo:now_iso(),
     {Watched, Notes} = watched(Scenario, Targets),
     case beamscale_sampler:start(#{dir => Dir, bench => <<"load">>, env => label(Scenario, Opts),
                                    interval => maps:get(sample_interval, Opts, 1000),
                                    msacc => msacc(Opts)}) of
-        {ok, Sampler} -> measure(Scenario, Targets, Opts, LoadNodes, Sampler, Watched,
+        {ok, Sampler} -> measure(Scenario, Targets, Opts, Nodes, Sampler, Watched,
                                  #{started => Started, notes => Notes});
         {error, Reason} -> {error, {?MODULE, {sampler, Reason}}}
     end.
 
-measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes, Sampler, Watched, Info0) ->
+measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0) ->
     ok = beamscale_sampler:set_args(Sampler, phase_name(Scenario, 0.5)),
     ok = beamscale_sampler:watch(Sampler, Watched),
     Csv = open_csv(Dir, "load.csv", beamscale_load_results:csv_header()),
     Errors = open_csv(Dir, "errors.csv", beamscale_load_results:errors_header()),
     Quiet = maps:get(quiet, Opts, false),
-    OnSecond = on_second(Scenario, {Csv, Errors}, Sampler, Quiet),
+    {LoadNodes, #{os_pids := OsPids} = Procs} = Nodes,
+    Memory = beamscale_load_memory:start(OsPids),
+    OnSecond0 = on_second(Scenario, {Csv, Errors}, Sampler, Quiet),
+    OnSecond = fun(Row) -> ok = beamscale_load_memory:second(Memory, Row), OnSecond0(Row) end,
     RunOpts = maps:merge(#{on_second => OnSecond}, maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
@@ -91,9 +103,10 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, LoadNodes, Sampler, Watched, In
     case Result of
         {ok, R} ->
             Info = Info0#{load_nodes => LoadNodes, sampled => [N || #{target := N} <- Watched],
-                          downs => Downs},
+                          downs => Downs, memory => beamscale_load_memory:peak(Memory),
+                          file_limit => maps:get(file_limit, Procs)},
             write(Dir, Scenario, R, Info, Opts);
-        {error, _} = Error -> Error
+        {error, _} = Error -> unlink(Memory), exit(Memory, kill), Error
     end.
 
 open_csv(Dir, Name, Header) ->
@@ -151,17 +164,17 @@ local(Node) ->
     lists:member(Host, ["127.0.0.1", "localhost", "::1", Me, net_adm:localhost()]).
 
 write(Dir, Scenario, Result, Info, Opts) ->
-    Summary = beamscale_load_results:summary(Result),
+    Summary = (beamscale_load_results:summary(Result))#{memory => maps:get(memory, Info)},
     ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
                                     beamscale_format_json:encode(Summary)),
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     beamscale_format_json:encode(run_info(Scenario, Info, Opts))),
     {ok, Index} = beamscale_writer:write(Dir),
-    maps:get(quiet, Opts, false) orelse closing(Dir, Index, Summary, maps:get(downs, Info)),
+    maps:get(quiet, Opts, false) orelse closing(Dir, Index, Summary, Info),
     {ok, Dir}.
 
 %% The closing lines: where the run is, its counts, its errors by reason, and what cut it short.
-closing(Dir, Index, Summary, Downs) ->
+closing(Dir, Index, Summary, #{downs := Downs, memory := Memory, file_limit := Limit}) ->
     #{latency_corrected := #{p99_ms := P99}, latency_uncorrected := #{p99_ms := U99}} = Summary,
     #{sessions_started := Started, sessions_done := Done, errors_by_reason := Reasons} = Summary,
     io:format("~nLoad run directory: ~ts~n~b sessions started, ~b done, ~b requests, ~b errors; "
@@ -181,6 +194,8 @@ closing(Dir, Index, Summary, Downs) ->
                   [maps:get(duration_s, Summary), Started, Done]),
     [io:format("target ~p: node ~p went down at ~.1f s~n", [T, N, At])
      || #{target := T, node := N, at_s := At} <- Downs],
+    io:put_chars(beamscale_load_memory:closing_line(Memory)),
+    _ = [io:put_chars(L) || L <- [beamscale_load_files:emfile_line(Reasons, Limit)], L =/= none],
     io:format("~ts~n", [Index]).
 
 msacc(Opts) -> maps:get(msacc, Opts, maps:get(msacc, beamscale_sampler:defaults())).

@@ -33,6 +33,8 @@ text({unset_variable, Name}) when is_binary(Name) ->
     fmt("variable ~ts unset (no value when the request was sent)", [Name]);
 text({connect, econnrefused}) -> <<"connection refused">>;
 text({connect, timeout}) -> <<"connect timeout">>;
+%% A process out of files: its own reason, which the closing lines name with the limit.
+text({connect, emfile}) -> <<"connect: emfile (too many open files)">>;
 text({connect, R}) -> fmt("connect: ~0tp", [R]);
 %% A database's error: its SQLSTATE and its own message.
 text({pgsql, Code, Msg}) when is_binary(Code), is_binary(Msg) -> fmt("pgsql ~ts: ~ts", [Code, Msg]);

@@ -12,15 +12,18 @@
 
 %% Tsung's default for `<match do="restart">': a session restarts at most this many times.
 -define(MAX_RESTARTS, 3).
+%% Waits from this long (ms) start with a garbage collection: the user keeps only its state.
+-define(COMPACT_MS, 1000).
 
 -type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
-                 vars => beamscale_load_vars:ctx()}.
+                 vars => beamscale_load_vars:ctx(), sources => beamscale_load_source:sources()}.
 -export_type([ctx/0]).
 
 %% @doc Run `Session' for a user that was due at monotonic time `Due' (native units).
 -spec run(beamscale_load_scenario:session(), ctx(), integer(), rand:state()) -> ok.
 run(#{steps := Steps}, #{metrics := M} = Ctx, Due, Rand) ->
     beamscale_load_metrics:incr(M, sessions_started),
+    ok = beamscale_load_source:choose(maps:get(sources, Ctx, beamscale_load_source:new([]))),
     St0 = #{ctx => Ctx, conns => #{}, base => Due, intended => Due, rand => Rand,
             vars => #{}, jar => #{}, user => user_number(Ctx)},
     #{conns := Conns} = session(Steps, St0, ?MAX_RESTARTS),
@@ -172,6 +175,11 @@ latency(M, Corrected, Sent) ->
 wait_until(T) ->
     Now = erlang:monotonic_time(),
     case T > Now andalso erlang:convert_time_unit(T - Now, native, millisecond) of
+        Ms when is_integer(Ms), Ms >= ?COMPACT_MS ->
+            %% A long think: the heap shrinks to what the user keeps, so that many thinking
+            %% users cost little memory (one collection per long wait is cheap).
+            true = erlang:garbage_collect(),
+            receive after Ms -> erlang:monotonic_time() end;
         Ms when is_integer(Ms), Ms > 0 -> receive after Ms -> erlang:monotonic_time() end;
         _ -> Now
     end.

@@ -51,7 +51,7 @@ too_big(Max) -> "at most " ++ integer_to_list(Max) ++ " bytes".
 %% @doc Open the user's TCP connection (TLS if the target says so) or UDP socket.
 -spec connect(map()) -> {ok, conn()} | {error, term()}.
 connect(#{transport := udp, host := Host, port := Port}) ->
-    case gen_udp:open(0, ?UDP_OPTS) of
+    case gen_udp:open(0, beamscale_load_source:opts() ++ ?UDP_OPTS) of
         {ok, S} -> {ok, {udp, S, Host, Port}};
         {error, Reason} -> {error, {connect, Reason}}
     end;

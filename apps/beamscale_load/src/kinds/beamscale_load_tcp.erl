@@ -51,7 +51,8 @@ connect(#{host := Host, port := Port} = Target) ->
                #{tls := _} -> ?SOCKET_OPTS ++ [{active, false}];
                _ -> ?SOCKET_OPTS
            end,
-    case gen_tcp:connect(Host, Port, Opts, ?CONNECT_TIMEOUT) of
+    %% The user's source address (`source_ips'), if the scenario gives some.
+    case gen_tcp:connect(Host, Port, beamscale_load_source:opts() ++ Opts, ?CONNECT_TIMEOUT) of
         {ok, S} -> tls(S, Target);
         {error, Reason} -> {error, {connect, Reason}}
     end.

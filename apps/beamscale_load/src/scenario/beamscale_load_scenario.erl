@@ -28,7 +28,7 @@
                       time_limit_s := number(), transactions := [atom() | binary()],
                       sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()],
                       files := #{binary() => [binary()]}, counts := [binary()],
-                      slo => beamscale_stats_slo:slo()}.
+                      source_ips := [inet:ip_address()], slo => beamscale_stats_slo:slo()}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH).
 -type ssh_host() :: #{host := string(), args := [string()], user => string(), erl => string()}.
@@ -45,7 +45,7 @@
 %% this host); more is a typo, and would make the arrival schedule of one second unbounded.
 -define(MAX_RATE, 1.0e6).
 -define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
-               files]).
+               files, source_ips]).
 
 %% @doc The request kinds built in: the step name and the module behind it.
 -spec kinds() -> #{atom() => module()}.
@@ -98,12 +98,14 @@ check(File, Entries) ->
                               fun(S) -> sample(S, Targets) end),
         LoadNodes = with_default(Get(load_nodes), 0,
                                  fun beamscale_load_scenario_where:load_nodes/1),
+        Sources = with_default(Get(source_ips), [], fun beamscale_load_source:check/1),
         %% `saturate''s objective (docs/saturate.md); `load' does not use it.
         Slo = with_default(Get(slo), #{}, fun(S) -> #{slo => slo(S)} end),
         {ok, Slo#{file => File, targets => Targets, phases => Phases, sessions => Sessions,
                   drain_s => Drain, time_limit_s => Limit,
                   transactions => lists:usort(transactions(Sessions)),
                   sample => Sample, load_nodes => LoadNodes, files => Files,
+                  source_ips => Sources,
                   counts => beamscale_load_scenario_dyn:count_keys(Sessions)}}
     catch
         throw:{Entry, Path, Msg} -> {error, {?MODULE, where(File, Entry, Path, Msg)}}

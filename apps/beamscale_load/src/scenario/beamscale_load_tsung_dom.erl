@@ -47,7 +47,7 @@ elements(#xmlElement{name = Name}, C) ->
 spec(tsung) -> {[], [loglevel, dumptraffic, version, backend]};
 spec(clients) -> {[], []};
 spec(client) -> {[host], [use_controller_vm, maxusers, cpu, weight, type, batch]};
-spec(ip) -> {[], all};
+spec(ip) -> {[value], []};
 spec(servers) -> {[], []};
 spec(server) -> {[host, port, type], [weight]};
 spec(monitoring) -> {[], []};

@@ -48,7 +48,7 @@ tsung(Root, Ctx0) ->
     Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
     Pis = pi_targets(Root, Ctx0),
     Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis},
-    [clients(C, Ctx) || C <- only(clients, Top)],
+    Ips = lists:append([clients(C, Ctx) || C <- only(clients, Top)]),
     Load = one(load, Top, Root, Ctx),
     Sessions = one(sessions, Top, Root, Ctx),
     {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
@@ -60,7 +60,8 @@ tsung(Root, Ctx0) ->
                {phases, Phases, line(Load, Ctx)},
                {sessions, SessionTerms, line(Sessions, Ctx)}]
               ++ [{time_limit_s, L, line(Load, Ctx)} || L <- [Limit], L =/= none]
-              ++ [{files, Files, line(Root, Ctx)} || Files =/= []],
+              ++ [{files, Files, line(Root, Ctx)} || Files =/= []]
+              ++ [{source_ips, [V || {V, _} <- Ips], Line} || [{_, Line} | _] <- [Ips]],
     {Sample, Warnings} = sample(only(monitoring, Top), Targets, Ctx),
     Unused = ["<server> (no request uses it)"
               || only(servers, Top) =/= [], not lists:keymember(server, 1, Targets)],
@@ -94,9 +95,21 @@ pi_target(#xmlPI{value = V} = P, Root, Ctx) ->
 -spec bad_pi(pos_integer()) -> no_return().
 bad_pi(Line) -> throw({tsung, Line, "expected <?beamscale target {Name, Target}?>"}).
 
+%% Each `<client>''s `<ip value>': the source addresses users bind (beamscale_load_source
+%% checks them, at the line of the first); one machine here, so every client's are pooled.
 clients(E, Ctx) ->
-    [check_attrs(C, Ctx) || C <- children(E, [client], Ctx)],
-    ok.
+    lists:append([begin
+                      check_attrs(C, Ctx),
+                      [source_ip(Ip, Ctx) || Ip <- children(C, [ip], Ctx)]
+                  end || C <- children(E, [client], Ctx)]).
+
+source_ip(Ip, Ctx) ->
+    check_attrs(Ip, Ctx),
+    Value = req(Ip, value, Ctx),
+    case beamscale_load_source:parse(Value) of
+        {ok, _} -> {Value, line(Ip, Ctx)};
+        {error, Msg} -> fail(Ip, Ctx, "<ip value>: ~ts", [Msg])
+    end.
 
 servers([], _Ctx) -> [];
 servers([E], Ctx) ->

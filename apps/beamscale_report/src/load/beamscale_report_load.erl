@@ -103,6 +103,8 @@ charts(Summary) ->
     beamscale_report_html:el(section, [{class, "charts"}], {safe, Charts}).
 
 metadata(Run, Summary) ->
+    %% Load node RSS over users in flight, at the busiest second (beamscale_load_memory).
+    Mem = get(Summary, <<"memory">>),
     Facts = [{"Scenario", get(Run, <<"scenario">>)}, {"Label", get(Run, <<"label">>)},
              {"Host", get(Run, <<"host">>)}, {"Logical cores", get(Run, <<"logical_cores">>)},
              {"OTP release", get(Run, <<"otp_release">>)}, {"Started", get(Run, <<"started">>)},
@@ -111,7 +113,12 @@ metadata(Run, Summary) ->
              {"Stopped", get(Summary, <<"stopped">>)},
              {"Targets down", join([down(D) || D <- list(Run, <<"targets_down">>)], "none")},
              {"Load nodes", join(list(Run, <<"load_nodes">>), "none (users ran in beamscale)")},
-             {"Sampled targets", join(list(Run, <<"sampled">>), "none")}],
+             {"Sampled targets", join(list(Run, <<"sampled">>), "none")},
+             {"Users in flight (peak)", get(Mem, <<"users_in_flight">>)},
+             {"Resident memory at the peak (MB)", mb(get(Mem, <<"rss_bytes">>))},
+             {"Memory per user (KB)", kb(get(Mem, <<"bytes_per_user">>))},
+             {"Memory per user above the start (KB)",
+              kb(get(Mem, <<"marginal_bytes_per_user">>))}],
     beamscale_report_html:table(["", ""], [[K, cell(V)] || {K, V} <- Facts]).
 
 down(D) ->
@@ -174,6 +181,12 @@ esc(V) -> beamscale_report_html:escape(text(V)).
 cell(null) -> "";
 cell(V) when is_number(V) -> beamscale_report_svg:fmt(V);
 cell(V) -> V.
+
+kb(B) when is_number(B) -> B / 1024;
+kb(_) -> null.
+
+mb(B) when is_number(B) -> B / 1.0e6;
+mb(_) -> null.
 
 join([], None) -> None;
 join(L, _) -> lists:join(", ", [text(X) || X <- L]).

@@ -1,0 +1,174 @@
+%% @doc The open-file limit of the processes a load runs in, checked before the load: each user
+%% holds a socket per request kind and server it talks to, and a process (beamscale's node, or
+%% each load node) may hold at most its `ulimit -n' files. The users a node will hold at once
+%% are estimated from the phases: users arrive at the phase's rate until its `max_users', and
+%% each stays at least the sum of its session's think times (Little's law); a run whose
+%% estimate passes the limit is refused with the number of load nodes it needs. A user that
+%% still finds no file counts `emfile' as its own error reason, named with the limit at the end.
+-module(beamscale_load_files).
+
+-export([check_nodes/2, check/3, limit/1, parse_limits/1, peak_users/1, sockets_per_user/1,
+         needed_nodes/3,
+         emfile_line/2, format_error/1]).
+
+%% Files a node holds besides its users' sockets: distribution, epmd, standard I/O, the code
+%% and the files it writes; a generous margin, the limit is far above it (20 000 here).
+-define(RESERVED, 200).
+%% Reading a load node's limit is one small erpc call.
+-define(LIMIT_TIMEOUT, 5000).
+
+%% @doc Read the limit of each process that holds users (the load nodes `Nodes', or this node
+%% when there are none) and check the scenario against them; the smallest limit.
+-spec check_nodes(beamscale_load_scenario:scenario(), [node()]) ->
+    {ok, pos_integer() | infinity} | {error, {?MODULE, term()}}.
+check_nodes(Scenario, Nodes) ->
+    Holders = case Nodes of
+                  [] -> [node()];
+                  _ -> Nodes
+              end,
+    case lists:partition(fun({ok, _}) -> true; (_) -> false end,
+                         [limit(N) || N <- Holders]) of
+        {Oks, []} ->
+            Limits = [L || {ok, L} <- Oks],
+            case check(Scenario, Limits, length(Nodes)) of
+                ok -> {ok, lists:min(Limits)};
+                {error, _} = Error -> Error
+            end;
+        {_, [Error | _]} -> Error
+    end.
+
+%% @doc Refuse a scenario whose users would pass the file limit of a node they run on:
+%% `Limits' has one per process that holds users (this node's alone when `LoadNodes' is 0).
+-spec check(beamscale_load_scenario:scenario(), [pos_integer() | infinity],
+            non_neg_integer()) -> ok | {error, {?MODULE, term()}}.
+check(Scenario, Limits, LoadNodes) ->
+    case [L || L <- Limits, L =/= infinity] of
+        [] -> ok;
+        Finite -> check(Scenario, length(Limits), lists:min(Finite), LoadNodes)
+    end.
+
+check(Scenario, Nodes, Limit, LoadNodes) ->
+    Sockets = sockets_per_user(Scenario),
+    Peak = peak_users(Scenario),
+    PerNode = (Peak + Nodes - 1) div Nodes * Sockets,
+    case PerNode > Limit - ?RESERVED of
+        true -> {error, {?MODULE, {too_many, #{users => Peak, sockets => Sockets,
+                                               per_node => PerNode, limit => Limit,
+                                               nodes => LoadNodes,
+                                               needed => needed_nodes(Peak * Sockets, Limit,
+                                                                      LoadNodes)}}}};
+        false -> ok
+    end.
+
+%% @doc The open-file limit (soft) of the node `Node' (this node or a load node).
+-spec limit(node()) -> {ok, pos_integer() | infinity} | {error, {?MODULE, term()}}.
+limit(Node) ->
+    try erpc:call(Node, file, read_file, ["/proc/self/limits"], ?LIMIT_TIMEOUT) of
+        {ok, Text} -> parse_limits(Text);
+        {error, Reason} -> {error, {?MODULE, {limits, Node, Reason}}}
+    catch _:Reason -> {error, {?MODULE, {limits, Node, Reason}}}
+    end.
+
+%% @doc The soft `Max open files' of a `/proc/PID/limits' text.
+-spec parse_limits(binary()) -> {ok, pos_integer() | infinity} | {error, {?MODULE, term()}}.
+parse_limits(Text) ->
+    Lines = [string:lexemes(L, " ") || L <- string:split(Text, "\n", all)],
+    case [Soft || ["Max", "open", "files", Soft | _] <- [[binary_to_list(W) || W <- L]
+                                                         || L <- Lines]] of
+        ["unlimited"] -> {ok, infinity};
+        [Soft] -> {ok, list_to_integer(Soft)};
+        _ -> {error, {?MODULE, no_limit_line}}
+    end.
+
+%% @doc The users in flight at the busiest moment, estimated: phase `k' starts users at its
+%% rate from its start until its end or its `max_users', and each stays the think times of its
+%% session (the longest session's); the peak is at one of the instants where this changes.
+-spec peak_users(beamscale_load_scenario:scenario()) -> non_neg_integer().
+peak_users(#{phases := Phases, sessions := Sessions}) ->
+    Stay = lists:max([think_s(Steps) || #{steps := Steps} <- Sessions]),
+    {Windows, _} = lists:mapfoldl(fun(#{duration_s := D, rate := R, max_users := Max}, From) ->
+                                          Len = case Max of
+                                                    infinity -> D;
+                                                    _ -> min(D, Max / R)
+                                                end,
+                                          {{From, From + Len, R}, From + D}
+                                  end, 0, Phases),
+    Instants = lists:append([[E, S + Stay, E + Stay] || {S, E, _} <- Windows]),
+    round(lists:max([0 | [in_flight(T, Stay, Windows) || T <- Instants]])).
+
+%% Users started in (T - Stay, T]: those still in flight at T.
+in_flight(T, Stay, Windows) ->
+    lists:sum([R * max(0, min(E, T) - max(S, T - Stay)) || {S, E, R} <- Windows]).
+
+%% A session's think times in seconds (means; a loop's body as often as it runs, a `repeat' at
+%% most, an `if' as if taken): the least time a user holds its sockets.
+think_s(Steps) -> lists:sum([step_s(S) || S <- Steps]).
+
+step_s({think, {constant, Ms}}) -> Ms / 1000;
+step_s({think, {exponential, Ms}}) -> Ms / 1000;
+step_s({think, {uniform, A, B}}) -> (A + B) / 2000;
+step_s({loop, N, S}) -> N * think_s(S);
+step_s({repeat, N, S, _}) -> N * think_s(S);
+step_s({for, _, From, To, Incr, S}) -> max(0, (To - From) div Incr + 1) * think_s(S);
+step_s({transaction, _, S}) -> think_s(S);
+step_s({'if', _, S}) -> think_s(S);
+step_s(_) -> 0.
+
+%% @doc The sockets one user may hold at once: one per request kind and server its session
+%% talks to (rpc goes over distribution and holds none); the largest of the sessions.
+-spec sockets_per_user(beamscale_load_scenario:scenario()) -> non_neg_integer().
+sockets_per_user(#{sessions := Sessions}) ->
+    lists:max([length(lists:usort(conns(Steps))) || #{steps := Steps} <- Sessions]).
+
+conns(Steps) -> lists:flatmap(fun conn/1, Steps).
+
+conn({request, beamscale_load_rpc, _, _, _}) -> [];
+conn({request, Mod, Target, _, _}) -> [{Mod, Target}];
+conn({dyn, _, Request}) -> conn(Request);
+conn(Step) when is_tuple(Step), tuple_size(Step) >= 3 ->
+    case [S || S <- tuple_to_list(Step), is_list(S), S =/= [], is_tuple(hd(S))] of
+        [Body | _] -> conns(Body);
+        [] -> []
+    end;
+conn(_) -> [].
+
+%% @doc The load nodes that `Sockets' need so that none passes `Limit' (at least `Nodes' + 1).
+-spec needed_nodes(non_neg_integer(), pos_integer(), non_neg_integer()) -> pos_integer().
+needed_nodes(Sockets, Limit, Nodes) ->
+    PerNode = max(Limit - ?RESERVED, 1),
+    max(Nodes + 1, (Sockets + PerNode - 1) div PerNode).
+
+%% @doc The closing line when users found no file (`emfile'), with the limit; `none' if none did.
+-spec emfile_line(#{binary() => pos_integer()}, pos_integer() | infinity) -> iodata() | none.
+emfile_line(Reasons, Limit) ->
+    case lists:sum([N || {R, N} <- maps:to_list(Reasons),
+                         binary:match(R, <<"emfile">>) =/= nomatch]) of
+        0 -> none;
+        N -> io_lib:format("~b connects failed with emfile: a process may hold ~ts open files "
+                           "(ulimit -n); spread the users over more load_nodes~n",
+                           [N, limit_text(Limit)])
+    end.
+
+limit_text(infinity) -> "unlimited";
+limit_text(N) -> integer_to_list(N).
+
+%% @doc One line for this module's errors.
+-spec format_error(term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({too_many, #{users := U, sockets := S, per_node := P, limit := L, nodes := N,
+                          needed := Needed}}) ->
+    io_lib:format("about ~b users in flight at once (max_users and think times), ~b socket~ts "
+                  "each: ~b open files in each of ~ts, above its limit of ~b (ulimit -n) less "
+                  "~b kept for the node itself; set load_nodes to at least ~b",
+                  [U, S, plural(S), P, nodes_text(N), L, ?RESERVED, Needed]);
+format_error({limits, Node, Reason}) ->
+    io_lib:format("cannot read the open-file limit of ~ts: ~0tp", [Node, Reason],
+                  [{chars_limit, 300}]);
+format_error(no_limit_line) -> "no \"Max open files\" line in /proc/self/limits".
+
+plural(1) -> "";
+plural(_) -> "s".
+
+nodes_text(0) -> "1 process (beamscale's own node: load_nodes is 0)";
+nodes_text(1) -> "1 load node";
+nodes_text(N) -> io_lib:format("~b load nodes", [N]).

@@ -1,0 +1,77 @@
+%% Source addresses: loopback only, named with file and line in both scenario formats, and
+%% users taking them in turn.
+-module(beamscale_load_source_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(BASE, "{targets, [{web, #{address => \"127.0.0.1:80\"}}]}.\n"
+              "{phases, [{p1, #{duration_s => 2, rate => 10}}]}.\n"
+              "{sessions, [{s, #{steps => [{http, #{}}]}}]}.\n").
+
+check(Text) ->
+    {ok, Entries} = beamscale_format_terms:parse(Text),
+    case beamscale_load_scenario:check("s.scenario", Entries) of
+        {ok, S} -> {ok, S};
+        {error, E} -> {error, lists:flatten(beamscale_load_scenario:format_error(E))}
+    end.
+
+parse_test_() ->
+    [?_assertEqual({ok, {127, 0, 0, 2}}, beamscale_load_source:parse("127.0.0.2")),
+     ?_assertEqual({ok, {127, 1, 2, 3}}, beamscale_load_source:parse(<<"127.1.2.3">>)),
+     ?_assertEqual({ok, {0, 0, 0, 0, 0, 0, 0, 1}}, beamscale_load_source:parse("::1"))]
+    ++ [?_assertMatch({error, _}, beamscale_load_source:parse(A))
+        || A <- ["10.0.0.1", "192.168.2.223", "8.8.8.8", "::2", "0.0.0.0", "127.0.0",
+                 "localhost", "", 127, [300]]].
+
+terms_test() ->
+    {ok, #{source_ips := []}} = check(?BASE),
+    {ok, #{source_ips := [{127, 0, 0, 2}, {127, 0, 0, 3}]}} =
+        check(?BASE ++ "{source_ips, [\"127.0.0.2\", \"127.0.0.3\"]}.\n").
+
+terms_errors_test_() ->
+    Err = fun(Value) -> check(?BASE ++ "\n{source_ips, " ++ Value ++ "}.\n") end,
+    [?_assertMatch({error, "s.scenario:5: key source_ips: 10.0.0.1: only loopback" ++ _},
+                   Err("[\"127.0.0.2\", \"10.0.0.1\"]")),
+     ?_assertMatch({error, "s.scenario:5: key source_ips: expected a list" ++ _}, Err("[]")),
+     ?_assertMatch({error, "s.scenario:5: key source_ips: " ++ _}, Err("[nohost]")),
+     ?_assertMatch({error, "s.scenario:5: key source_ips: IPv4 and IPv6" ++ _},
+                   Err("[\"127.0.0.2\", \"::1\"]"))].
+
+tsung_test_() ->
+    Xml = fun(Ips) ->
+                  "<?xml version=\"1.0\"?>\n<tsung>\n<clients><client host=\"localhost\">\n"
+                  ++ Ips ++ "</client></clients>\n"
+                  "<servers><server host=\"127.0.0.1\" port=\"8080\" type=\"tcp\"/></servers>\n"
+                  "<load><arrivalphase phase=\"1\" duration=\"2\" unit=\"second\">"
+                  "<users arrivalrate=\"5\" unit=\"second\"/></arrivalphase></load>\n"
+                  "<sessions><session name=\"s\" probability=\"100\" type=\"ts_http\">"
+                  "<request><http url=\"/\" method=\"GET\"/></request></session></sessions>\n"
+                  "</tsung>\n"
+          end,
+    Load = fun(Ips) ->
+                   case beamscale_load_tsung:from_text("t.xml", Xml(Ips)) of
+                       {ok, S, _} -> {ok, maps:get(source_ips, S)};
+                       {error, E} -> {error, lists:flatten(beamscale_load_tsung:format_error(E))}
+                   end
+           end,
+    [?_assertEqual({ok, [{127, 0, 0, 2}, {127, 0, 0, 3}]},
+                   Load("<ip value=\"127.0.0.2\"/>\n<ip value=\"127.0.0.3\"/>\n")),
+     ?_assertEqual({ok, []}, Load("")),
+     ?_assertMatch({error, "t.xml:5: <ip value>: 192.168.2.223: only loopback" ++ _},
+                   Load("<ip value=\"127.0.0.2\"/>\n<ip value=\"192.168.2.223\"/>\n")),
+     ?_assertMatch({error, "t.xml:4: " ++ _}, Load("<ip value=\"eth0\" scan=\"true\"/>\n"))].
+
+%% Users of one agent take the addresses in turn; with none, sockets bind nothing.
+round_robin_test() ->
+    Self = self(),
+    Sources = beamscale_load_source:new([{127, 0, 0, 2}, {127, 0, 0, 3}]),
+    Pick = fun(S) ->
+                   spawn(fun() -> ok = beamscale_load_source:choose(S),
+                                  Self ! {opts, beamscale_load_source:opts()} end),
+                   receive {opts, O} -> O end
+           end,
+    ?assertEqual([[{ip, {127, 0, 0, 2}}], [{ip, {127, 0, 0, 3}}], [{ip, {127, 0, 0, 2}}]],
+                 [Pick(Sources) || _ <- [1, 2, 3]]),
+    ?assertEqual([], Pick(beamscale_load_source:new([]))),
+    ?assertEqual([inet6, {ip, {0, 0, 0, 0, 0, 0, 0, 1}}],
+                 Pick(beamscale_load_source:new([{0, 0, 0, 0, 0, 0, 0, 1}]))).
