@@ -320,3 +320,12 @@ malformed_test() ->
                  err(#{sessions => session("ts_http", "100", ["\nhello", req("/")])})),
     ?assert(beamscale_load_tsung:is_tsung("a/b.XML")),
     ?assertNot(beamscale_load_tsung:is_tsung("a/b.scenario")).
+
+%% Tsung's thinks.xml and thinks2.xml (scripts/install-deps.sh installs tsung): a bare
+%% `<thinktime/>' waits the `<option name="thinktime">' (3 s, random: exponential).
+tsung_thinks_examples_test() ->
+    Dir = "/usr/share/doc/tsung/examples/",
+    ?assertMatch({ok, _, _}, beamscale_load_tsung:load(Dir ++ "thinks.xml")),
+    {ok, S, _} = beamscale_load_tsung:load(Dir ++ "thinks2.xml"),
+    [#{steps := Steps}] = maps:get(sessions, S),
+    ?assertEqual({think, {exponential, 3000}}, lists:last(Steps)).

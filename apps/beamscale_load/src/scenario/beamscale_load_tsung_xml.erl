@@ -256,11 +256,14 @@ nonempty([], E, Ctx) -> fail(E, Ctx, "<~ts> is empty", [E#xmlElement.name]);
 nonempty(Steps, _E, _Ctx) -> Steps.
 
 %% Tsung's think times are in seconds: constant, exponential (random="true") or uniform
-%% (min and max); `<option name="thinktime">' sets the default and may override them all.
+%% (min and max); `<option name="thinktime">' sets the default, is what a bare `<thinktime/>'
+%% waits, and may override them all.
 think(E, #{think := Opt} = Ctx) ->
     check_attrs(E, Ctx),
-    case Opt of
-        #{override := true, dist := D} -> D;
+    case {Opt, attr(E, value), attr(E, min)} of
+        {#{override := true, dist := D}, _, _} -> D;
+        %% A bare `<thinktime/>' takes the option's think time (thinks2.xml has one).
+        {#{dist := D}, undefined, undefined} -> D;
         _ -> think_dist(E, maps:get(random, Opt, false), Ctx)
     end.
 
