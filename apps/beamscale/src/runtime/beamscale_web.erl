@@ -27,6 +27,9 @@
 %% Headers of a request beyond this many are refused (431): nothing from a client is unbounded.
 -define(MAX_HEADERS, 64).
 -define(LOOPBACK, {127, 0, 0, 1}).
+%% After the answer, the client's leftovers are read for at most this long and this much.
+-define(LINGER_MS, 1000).
+-define(LINGER_BYTES, 65536).
 
 %% @doc `Fun' with a live page on `Port' (`none': without one, `Fun(none)'): the address is
 %% printed first, and the port is closed when `Fun' returns or fails.
@@ -145,8 +148,25 @@ serve(Sock, Server) ->
                 {ok, Req} -> route(Req, Server);
                 {error, Status} -> response(Status)
             end,
+    _ = inet:setopts(Sock, [{packet, raw}]),
     _ = Reply =:= none orelse send(Sock, Reply),
+    linger(Sock).
+
+%% What the client sent beyond the request is read and dropped before closing: closing with
+%% unread data resets the connection, and the client could lose the answer.
+linger(Sock) ->
+    _ = gen_tcp:shutdown(Sock, write),
+    Deadline = erlang:monotonic_time(millisecond) + ?LINGER_MS,
+    drain(Sock, Deadline, ?LINGER_BYTES),
     gen_tcp:close(Sock).
+
+drain(_Sock, _Deadline, Left) when Left =< 0 -> ok;
+drain(Sock, Deadline, Left) ->
+    Wait = max(0, Deadline - erlang:monotonic_time(millisecond)),
+    case gen_tcp:recv(Sock, 0, Wait) of
+        {ok, Data} -> drain(Sock, Deadline, Left - byte_size(Data));
+        {error, _} -> ok
+    end.
 
 %% The request line and the headers: `{ok, {Method, Path, Host}}', an error status, or none when
 %% the client went away or said nothing in time.
@@ -208,5 +228,5 @@ send(Sock, {Status, Type, Body}) ->
             <<"Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
               "Content-Security-Policy: default-src 'self'; script-src 'unsafe-inline'; "
               "style-src 'unsafe-inline'\r\nConnection: close\r\n\r\n">>],
-    ok = inet:setopts(Sock, [{packet, raw}]),
+    _ = inet:setopts(Sock, [{packet, raw}]),
     gen_tcp:send(Sock, [Head, Body]).
