@@ -7,8 +7,8 @@
 %% its `figures' (text) and `html' (escaped here) in place: no reload, no external file.
 -module(beamscale_report_live).
 
--export([load_page/1, load_json/1, load_figures/1]).
--export_type([data/0]).
+-export([load_page/1, load_json/1, load_figures/1, run_page/1, run_json/1]).
+-export_type([data/0, run_data/0]).
 
 %% run: `#{label, phases (name, duration_s, rate), msacc}' with binary keys; summary: as
 %% `summary.json' (binary keys) over the seconds so far; samples, lcnt: rows of samples.csv and
@@ -16,6 +16,11 @@
 -type data() :: #{run := beamscale_format_json:object(), summary := beamscale_format_json:object(),
                   samples := [#{atom() => binary()}], lcnt := [#{atom() => binary()}],
                   state := running | done}.
+
+%% A suite run so far: iterations done and expected, and the run page's data as
+%% `beamscale_writer:load/1' reads it (`none' before the first measurement).
+-type run_data() :: #{done := non_neg_integer(), expected := non_neg_integer(),
+                      state := running | done, report := beamscale_report_run:data() | none}.
 
 %% The figures shown at the top, in order: key (in `figures' of /live.json and the `data-key' of
 %% the page's cell) and label.
@@ -106,7 +111,56 @@ load_figures(#{summary := Summary, samples := Samples}) ->
                <<"busy_wait_pct">> => get(Target, busy_wait_pct, null)},
     maps:map(fun(_, V) -> show(V) end, Values).
 
+%% @doc The live page of a suite run: progress, then the run page as it is so far (the same
+%% sections as the final `index.html', rendered by `beamscale_report_run').
+-spec run_page(run_data()) -> iodata().
+run_page(#{state := State} = Data) ->
+    Title = "beamscale live: suite run",
+    Figures = run_figures(Data),
+    Rows = [[Label, {safe, beamscale_report_html:el(span, [{'data-key', K}],
+                                                    maps:get(K, Figures))}]
+            || {K, Label} <- [{<<"done">>, "iterations done"}, {<<"expected">>, "expected"},
+                              {<<"percent">>, "%"}]],
+    beamscale_report_html:page(
+      Title, <<>>,
+      [beamscale_report_html:el(h1, Title),
+       beamscale_report_html:el(p, {safe, ["State: ", beamscale_report_html:el(
+                                                        span, [{id, "state"}], State)]}),
+       beamscale_report_html:el(section, [{id, "figures"}],
+                                {safe, beamscale_report_html:table(["", ""], Rows)}),
+       beamscale_report_html:el('div', [{id, "live"}], {safe, run_html(Data)}),
+       beamscale_report_html:el(script, {safe, ?SCRIPT})]).
+
+%% @doc `/live.json' of a suite run: progress, every point so far (benchmark, environment,
+%% argument set, median and its interval, as `summary.json' has them) and the page's HTML.
+-spec run_json(run_data()) -> iodata().
+run_json(#{done := Done, expected := Expected, state := State, report := Report} = Data) ->
+    Points = case Report of
+                 #{run := Run, rows := Rows} ->
+                     {ok, Summary} = beamscale_format_json:decode(
+                                       beamscale_report_summary:json(Run, Rows)),
+                     Summary;
+                 none -> #{}
+             end,
+    beamscale_format_json:encode(#{kind => run, state => State, done => Done,
+                                   expected => Expected, summary => Points,
+                                   figures => run_figures(Data),
+                                   html => iolist_to_binary(run_html(Data))}).
+
 %%% Internals
+
+run_figures(#{done := Done, expected := Expected}) ->
+    #{<<"done">> => show(Done), <<"expected">> => show(Expected),
+      <<"percent">> => show(round(100 * Done / max(Expected, 1)))}.
+
+%% The run page's body: what `beamscale_report_run:index/1' puts between the body tags.
+run_html(#{report := none}) ->
+    beamscale_report_html:el(p, "Waiting for the first measurement.");
+run_html(#{report := Report}) ->
+    Page = iolist_to_binary(beamscale_report_run:index(Report)),
+    [_, AfterBody] = binary:split(Page, <<"<body>">>),
+    [Body | _] = binary:split(AfterBody, <<"</body>">>),
+    Body.
 
 %% The charts so far: the same as the final page's "Over time", latency distribution, errors by
 %% reason and target sections.
