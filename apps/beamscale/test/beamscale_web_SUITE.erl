@@ -6,8 +6,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([phased_load_live/1, refusals/1]).
--export([phased_load_live/0, refusals/0]).
+-export([phased_load_live/1, refusals/1, suite_run_live/1]).
+-export([phased_load_live/0, refusals/0, suite_run_live/0]).
 
 %% A step of the test that waits for the run: bounded, so a run that never gets there fails.
 -define(WAIT_MS, 30000).
@@ -18,7 +18,7 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [phased_load_live, refusals].
+all() -> [phased_load_live, refusals, suite_run_live].
 
 init_per_suite(Config) -> Config.
 
@@ -38,8 +38,8 @@ phased_load_live(Config) ->
     Cmd = beamscale_test_cli:open(["load", File, "--web", "0", "--quiet", "--out", Priv,
                                    "--name", "live", "--seed", "5"]),
     {Port, Rest} = address(Cmd, <<>>),
-    Slow = until(Port, fun(J) -> maps:get(<<"phase">>, J) =:= <<"slow">> end),
-    Fast = until(Port, fun(J) -> maps:get(<<"phase">>, J) =:= <<"fast">> end),
+    Slow = until(Port, fun(J) -> maps:get(<<"phase">>, J, null) =:= <<"slow">> end),
+    Fast = until(Port, fun(J) -> maps:get(<<"phase">>, J, null) =:= <<"fast">> end),
     ct:pal("slow: ~p~nfast: ~p", [maps:get(<<"figures">>, Slow), maps:get(<<"figures">>, Fast)]),
     ?assert(maps:get(<<"offered_per_s">>, Slow) == 10),
     ?assert(maps:get(<<"offered_per_s">>, Fast) == 40),
@@ -110,6 +110,29 @@ refusals(_Config) ->
 
 %%% Helpers
 
+%% A small suite run: the page shows the progress and each point's median within its interval
+%% as the iterations come in, before the run ends; the port is closed after.
+suite_run_live() -> [{doc, "run --web: progress and medians with intervals while it runs."}].
+suite_run_live(Config) ->
+    Priv = ?config(priv_dir, Config),
+    Cmd = beamscale_test_cli:open(["run", "--bench", "big,bang,ran,mbrot", "--schedulers", "1,2",
+                                   "--iterations", "6", "--warmups", "0", "--no-sample",
+                                   "--quiet", "--web", "0", "--out", Priv, "--name", "suite"]),
+    {Port, _} = address(Cmd, <<>>),
+    J = until(Port, fun(#{<<"summary">> := #{<<"results">> := [_ | _]}}) -> true;
+                       (_) -> false
+                    end),
+    #{<<"done">> := Done, <<"expected">> := Expected, <<"state">> := <<"running">>} = J,
+    ct:pal("~b of ~b iterations done; figures ~p", [Done, Expected, maps:get(<<"figures">>, J)]),
+    ?assertEqual(48, Expected),
+    ?assert(Done > 0 andalso Done < Expected),
+    [?assert(Lo =< M andalso M =< Hi)
+     || #{<<"median">> := M, <<"ci95_low">> := Lo, <<"ci95_high">> := Hi}
+            <- maps:get(<<"results">>, maps:get(<<"summary">>, J))],
+    ?assertNotEqual(nomatch, binary:match(maps:get(<<"html">>, J), <<"<svg">>)),
+    {0, _} = beamscale_test_cli:wait(Cmd, ?RUN_END_MS),
+    ?assertEqual({error, econnrefused}, gen_tcp:connect({127, 0, 0, 1}, Port, [])).
+
 %% The first line of the command's output is the live page's address.
 address(Cmd, Acc) ->
     case binary:split(Acc, <<"\n">>) of
@@ -130,7 +153,7 @@ until(Port, Pred) -> until(Port, Pred, erlang:monotonic_time(millisecond) + ?WAI
 until(Port, Pred, Deadline) ->
     {200, Body} = get(Port, "GET /live.json HTTP/1.1\r\nHost: 127.0.0.1:~b\r\n\r\n", [Port]),
     {ok, J} = beamscale_format_json:decode(Body),
-    case maps:is_key(<<"phase">>, J) andalso Pred(J) of
+    case Pred(J) of
         true -> J;
         false ->
             ?assert(erlang:monotonic_time(millisecond) < Deadline),
