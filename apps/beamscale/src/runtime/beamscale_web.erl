@@ -27,6 +27,8 @@
 %% Headers of a request beyond this many are refused (431): nothing from a client is unbounded.
 -define(MAX_HEADERS, 64).
 -define(LOOPBACK, {127, 0, 0, 1}).
+%% After a failed accept (no file descriptor left), before the next try.
+-define(ACCEPT_RETRY_MS, 100).
 %% After the answer, the client's leftovers are read for at most this long and this much.
 -define(LINGER_MS, 1000).
 -define(LINGER_BYTES, 65536).
@@ -135,7 +137,10 @@ accept(Listen, Server, Open) ->
             Pid ! go,
             accept(Listen, Server, flush_downs(Open + 1));
         {error, closed} -> ok;
-        {error, _} -> accept(Listen, Server, flush_downs(Open))
+        {error, _} ->
+            %% e.g. out of file descriptors: wait a little rather than spin.
+            timer:sleep(?ACCEPT_RETRY_MS),
+            accept(Listen, Server, flush_downs(Open))
     end.
 
 flush_downs(Open) ->
