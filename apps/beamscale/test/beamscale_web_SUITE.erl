@@ -6,8 +6,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([phased_load_live/1, refusals/1, suite_run_live/1]).
--export([phased_load_live/0, refusals/0, suite_run_live/0]).
+-export([phased_load_live/1, refusals/1, suite_run_live/1, saturate_live/1]).
+-export([phased_load_live/0, refusals/0, suite_run_live/0, saturate_live/0]).
 
 %% A step of the test that waits for the run: bounded, so a run that never gets there fails.
 -define(WAIT_MS, 30000).
@@ -18,7 +18,7 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [phased_load_live, refusals, suite_run_live].
+all() -> [phased_load_live, refusals, suite_run_live, saturate_live].
 
 init_per_suite(Config) -> Config.
 
@@ -130,6 +130,30 @@ suite_run_live(Config) ->
      || #{<<"median">> := M, <<"ci95_low">> := Lo, <<"ci95_high">> := Hi}
             <- maps:get(<<"results">>, maps:get(<<"summary">>, J))],
     ?assertNotEqual(nomatch, binary:match(maps:get(<<"html">>, J), <<"<svg">>)),
+    {0, _} = beamscale_test_cli:wait(Cmd, ?RUN_END_MS),
+    ?assertEqual({error, econnrefused}, gen_tcp:connect({127, 0, 0, 1}, Port, [])).
+
+%% saturate's levels (20 then 40 users/s) each shown as a run of its own while it runs.
+saturate_live() -> [{doc, "saturate --web: each level on the page with its own rate."}].
+saturate_live(Config) ->
+    Priv = ?config(priv_dir, Config),
+    File = filename:join(Priv, "sat.scenario"),
+    ok = file:write_file(File,
+        "{targets, [{sut, #{start => #{}}}]}.\n"
+        "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
+        "{sessions, [{s, #{steps => [{rpc, #{call => {beamscale_target_echo, echo, [x]}}}]}}]}.\n"),
+    Cmd = beamscale_test_cli:open(["saturate", File, "--web", "0", "--quiet", "--budget", "20s",
+                                   "--level", "3s", "--warmup", "1s", "--start", "20",
+                                   "--max-rate", "40", "--out", Priv, "--name", "sat"]),
+    {Port, _} = address(Cmd, <<>>),
+    %% A level's first second on the page: its own label and rate.
+    Level = fun(Label, Rate) ->
+                    J = until(Port, fun(J) -> maps:get(<<"label">>, J, null) =:= Label andalso
+                                                  maps:get(<<"t_s">>, J, 0) >= 1 end),
+                    ?assert(maps:get(<<"offered_per_s">>, J) == Rate)
+            end,
+    Level(<<"saturate: level 20 users/s">>, 20),
+    Level(<<"saturate: level 40 users/s">>, 40),
     {0, _} = beamscale_test_cli:wait(Cmd, ?RUN_END_MS),
     ?assertEqual({error, econnrefused}, gen_tcp:connect({127, 0, 0, 1}, Port, [])).
 

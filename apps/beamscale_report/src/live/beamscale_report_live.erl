@@ -68,14 +68,15 @@ load_page(#{run := Run, state := State} = Data) ->
        beamscale_report_html:el('div', [{id, "live"}], {safe, live_html(Data)}),
        beamscale_report_html:el(script, {safe, ?SCRIPT})]).
 
-%% @doc `/live.json': the state, the latest second's figures as numbers, the same as text
+%% @doc `/live.json': the state, the run's label, the latest second's figures as numbers, the same as text
 %% (`figures'), errors by reason over the run, the target nodes' latest samples, the phase
 %% boundaries and the charts' HTML.
 -spec load_json(data()) -> iodata().
 load_json(#{run := Run, summary := Summary, samples := Samples, state := State} = Data) ->
     Last = last_second(Summary),
     beamscale_format_json:encode(
-      #{kind => load, state => State, t_s => get(Last, <<"t_s">>, 0),
+      #{kind => load, state => State, label => get(Run, <<"label">>, null),
+        t_s => get(Last, <<"t_s">>, 0),
         phase => get(Last, <<"phase">>, null),
         offered_per_s => get(Last, <<"offered_per_s">>, 0),
         achieved_per_s => get(Last, <<"sessions_started">>, 0),
