@@ -214,6 +214,9 @@ enumerate(L) -> lists:zip(lists:seq(1, length(L)), L).
 %% With --web, the level is shown on the live page as a load run of its own, samples and all.
 live(Scenario, #{bench := B, env := E, args := A}, #{web := Web, dir := Dir}) ->
     Label = iolist_to_binary([B, " ", E, " ", A]),
-    ok = beamscale_web_load:start_run(Web, Scenario, #{dir => Dir, label => Label, msacc => 0}),
+    %% The level's sampler runs with the sampler's default msacc share (exec/5).
+    Msacc = maps:get(msacc, beamscale_sampler:defaults()),
+    ok = beamscale_web_load:start_run(Web, Scenario, #{dir => Dir, label => Label,
+                                                       msacc => Msacc}),
     #{on_second => fun(Row) -> beamscale_web_load:second(Web, Row) end};
 live(_Scenario, _Meta, _Run) -> #{}.
