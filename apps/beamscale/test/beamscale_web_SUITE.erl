@@ -6,8 +6,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([phased_load_live/1, refusals/1, suite_run_live/1, saturate_live/1]).
--export([phased_load_live/0, refusals/0, suite_run_live/0, saturate_live/0]).
+-export([phased_load_live/1, refusals/1, suite_run_live/1, saturate_live/1, study_live/1]).
+-export([phased_load_live/0, refusals/0, suite_run_live/0, saturate_live/0, study_live/0]).
 
 %% A step of the test that waits for the run: bounded, so a run that never gets there fails.
 -define(WAIT_MS, 30000).
@@ -18,9 +18,11 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [phased_load_live, refusals, suite_run_live, saturate_live].
+all() -> [phased_load_live, refusals, suite_run_live, saturate_live, study_live].
 
-init_per_suite(Config) -> Config.
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Config.
 
 end_per_suite(_Config) -> ok.
 
@@ -156,6 +158,36 @@ saturate_live(Config) ->
     Level(<<"saturate: level 40 users/s">>, 40),
     {0, _} = beamscale_test_cli:wait(Cmd, ?RUN_END_MS),
     ?assertEqual({error, econnrefused}, gen_tcp:connect({127, 0, 0, 1}, Port, [])).
+
+%% The pollset study at its test size (two cells, one level of 20 users/s each): each cell's
+%% level is on the page, labelled by cell, with the target node's samples.
+study_live() -> [{doc, "The pollset study's levels are shown live, sampled node included."}].
+study_live(Config) ->
+    {ok, Web} = beamscale_web:start(#{port => 0}),
+    Port = beamscale_web:port(Web),
+    Opts = #{version => short, name => "poll", quiet => true, seed => 7, web => Web,
+             out => filename:join(?config(priv_dir, Config), "runs")},
+    Me = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> Me ! {self(), beamscale_study_pollset:run(Opts, test)} end),
+    try
+        J = until(Port, fun(J) -> maps:get(<<"t_s">>, J, 0) >= 1 end),
+        ct:pal("label ~ts, figures ~p", [maps:get(<<"label">>, J), maps:get(<<"figures">>, J)]),
+        ?assertMatch({_, _}, binary:match(maps:get(<<"label">>, J), <<"level=1">>)),
+        %% The level's one phase (its first second may be gone by the time of reading: drain).
+        [#{<<"rate">> := Rate, <<"from_s">> := 0}] = maps:get(<<"phases">>, J),
+        ?assert(Rate == 20),
+        receive {Pid, Result} -> ?assertMatch({ok, _}, Result);
+                {'DOWN', Ref, process, Pid, Why} -> ct:fail({study_crashed, Why})
+        after ?RUN_END_MS -> ct:fail(study_not_done)
+        end,
+        demonitor(Ref, [flush]),
+        %% The second cell's level was shown too, with the node's samples read live.
+        Last = until(Port, fun(_) -> true end),
+        ?assertMatch({_, _}, binary:match(maps:get(<<"label">>, Last), <<"io_t2_p2">>)),
+        ?assertMatch([_ | _], maps:get(<<"target">>, Last))
+    after
+        ok = beamscale_web:stop(Web)
+    end.
 
 %% The first line of the command's output is the live page's address.
 address(Cmd, Acc) ->
