@@ -193,9 +193,11 @@ study_live(Config) ->
 address(Cmd, Acc) ->
     case binary:split(Acc, <<"\n">>) of
         [Line, Rest] ->
-            {match, [P]} = re:run(Line, "^live page: http://127\\.0\\.0\\.1:([0-9]+)/$",
-                                  [{capture, [1], binary}]),
-            {binary_to_integer(P), Rest};
+            case re:run(Line, "^live page: http://127\\.0\\.0\\.1:([0-9]+)/$",
+                        [{capture, [1], binary}]) of
+                {match, [P]} -> {binary_to_integer(P), Rest};
+                nomatch -> ct:fail({first_line_not_the_address, Line})
+            end;
         [_] ->
             receive {Cmd, {data, D}} -> address(Cmd, <<Acc/binary, D/binary>>);
                     {Cmd, {exit_status, S}} -> ct:fail({exited, S, Acc})
