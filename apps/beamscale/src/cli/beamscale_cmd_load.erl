@@ -22,6 +22,8 @@ info() ->
           {seed, "--seed", integer, "seed of the arrivals and think times"},
           {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
           {quiet, "--quiet", flag, "print no live view"},
+          {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
+                                  "port; the address is printed first)"},
           {max_error_rate, "--max-error-rate", integer,
            "exit 1 when more than PCT % of the requests failed"},
           {replace, "--replace", flag, "replace an existing load run directory of that name"}]}.
@@ -51,7 +53,10 @@ maybe_run({ok, _}, ok, File, Dir, Opts) ->
                         {ok, C} -> Exec#{cookie => list_to_atom(C)};
                         error -> Exec
                     end,
-            case beamscale_load_exec:run(Scenario, Exec1) of
+            Run = fun(none) -> beamscale_load_exec:run(Scenario, Exec1);
+                     (Web) -> beamscale_load_exec:run(Scenario, Exec1#{web => Web})
+                  end,
+            case beamscale_web:with(maps:get(web, Opts, none), Run) of
                 {ok, _Dir} -> gate(Dir, maps:get(max_error_rate, Opts, none));
                 {error, _} = Error -> Error
             end;

@@ -31,7 +31,9 @@ info() ->
           {out, "--out", string, "where run directories go (default: runs)"},
           {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"},
           {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
-          {quiet, "--quiet", flag, "print no progress"}]}.
+          {quiet, "--quiet", flag, "print no progress"},
+          {web, "--web", integer, "serve a live page of the run on http://127.0.0.1:PORT/ "
+                                  "(0: a free port; the address is printed first)"}]}.
 
 %% @doc Load the configuration, run it, print the sanity verdicts.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
@@ -98,7 +100,14 @@ run(Config, Opts) ->
                true -> quiet;
                false -> beamscale_progress:mode()
            end,
-    case beamscale_coordinator:run(Config, Mode) of
+    Run = fun(none) -> beamscale_coordinator:run(Config, Mode);
+             (Web) ->
+                  Watch = beamscale_web_run:start(Web, beamscale_coordinator:run_dir(Config)),
+                  try beamscale_coordinator:run(Config, Mode)
+                  after beamscale_web_run:stop(Watch)
+                  end
+          end,
+    case beamscale_web:with(maps:get(web, Opts, none), Run) of
         {ok, Result} -> report(Result);
         {error, _} = Error -> Error
     end.

@@ -27,7 +27,9 @@ info() ->
           {out, "--out", string, "where run directories go (default: runs)"},
           {cookie, "--cookie", string, "cookie of existing target nodes"},
           {seed, "--seed", integer, "seed of the arrivals and think times"},
-          {quiet, "--quiet", flag, "print no line per level"}]}.
+          {quiet, "--quiet", flag, "print no line per level"},
+          {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
+                                  "port; the address is printed first)"}]}.
 
 %% @doc Read the scenario and options, run the search (`beamscale_saturate').
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
@@ -35,7 +37,11 @@ do(#{opts := Opts, args := [File]}) ->
     case options(Opts) of
         {ok, Exec} ->
             case scenario(File) of
-                {ok, Scenario} -> saturate(Scenario, Exec);
+                {ok, Scenario} ->
+                    beamscale_web:with(maps:get(web, Opts, none),
+                                       fun(none) -> saturate(Scenario, Exec);
+                                          (Web) -> saturate(Scenario, Exec#{web => Web})
+                                       end);
                 {error, _} = Error -> Error
             end;
         {error, _} = Error -> Error

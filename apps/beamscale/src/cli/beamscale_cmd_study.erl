@@ -17,7 +17,9 @@ info() ->
           {seed, "--seed", integer, "seed of the study's random choices"},
           {name, "--name", string, "the run's name (default: STUDY-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
-          {quiet, "--quiet", flag, "print no progress"}]}.
+          {quiet, "--quiet", flag, "print no progress"},
+          {web, "--web", integer, "serve a live page of the load levels on "
+                                  "http://127.0.0.1:PORT/ (0: a free port)"}]}.
 
 %% @doc Check the options, run the study, print where its report is.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
@@ -28,7 +30,11 @@ do(#{opts := Opts, args := [Study]}) ->
         {{ok, Mod}, {ok, Checked}} ->
             %% Studies resume as runs do (finished iterations and levels are kept).
             ok = beamscale_interrupt:install("beamscale study"),
-            case Mod:run(beamscale_study:defaults(Checked#{study => Study})) of
+            Web = maps:get(web, Checked, none),
+            Run = fun(none) -> Mod:run(beamscale_study:defaults(Checked#{study => Study}));
+                     (W) -> Mod:run(beamscale_study:defaults(Checked#{study => Study, web => W}))
+                  end,
+            case beamscale_web:with(Web, Run) of
                 {ok, Dir} ->
                     io:format("Report:~n~ts~n", [filename:join(Dir, "index.html")]);
                 {error, Reason} ->

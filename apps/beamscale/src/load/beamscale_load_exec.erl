@@ -14,10 +14,11 @@
 %% dir: the run directory itself; label: the `env' of samples.csv (default: the scenario file's
 %% base name); cookie: of existing target nodes (run/2); quiet: no live line, no closing lines;
 %% sample_interval: ms between samples (default 1000); msacc: the share (%) of each interval
-%% microstate accounting is on (default 10, beamscale_sampler).
+%% microstate accounting is on (default 10, beamscale_sampler); web: the live page's server,
+%% fed each second (`beamscale_web_load').
 -type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
                   label => binary(), cookie => atom(), sample_interval => pos_integer(),
-                  msacc => 0..100}.
+                  msacc => 0..100, web => beamscale_web:web()}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -84,7 +85,8 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     Quiet = maps:get(quiet, Opts, false),
     {LoadNodes, #{os_pids := OsPids} = Procs} = Nodes,
     Memory = beamscale_load_memory:start(OsPids),
-    OnSecond0 = on_second(Scenario, {Csv, Errors}, Sampler, Quiet),
+    Web = web_start(Scenario, Opts),
+    OnSecond0 = on_second(Scenario, {Csv, Errors}, Sampler, Quiet, Web),
     OnSecond = fun(Row) -> ok = beamscale_load_memory:second(Memory, Row), OnSecond0(Row) end,
     RunOpts = maps:merge(#{on_second => OnSecond}, maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
@@ -96,6 +98,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
              after
                  ok = beamscale_sampler:stop(Sampler),
+                 _ = Web =:= none orelse beamscale_web_load:done(Web),
                  ok = file:close(Csv),
                  ok = file:close(Errors)
              end,
@@ -115,8 +118,9 @@ open_csv(Dir, Name, Header) ->
     F.
 
 %% Each second: a load.csv line, the live line, and the sampler told the coming second's phase.
-on_second(Scenario, {Csv, Errors}, Sampler, Quiet) ->
+on_second(Scenario, {Csv, Errors}, Sampler, Quiet, Web) ->
     fun(#{t_s := T} = Row) ->
+            _ = Web =:= none orelse beamscale_web_load:second(Web, Row),
             ok = file:write(Csv, beamscale_format_csv:line(beamscale_load_results:csv_row(Row))),
             ok = file:write(Errors, [beamscale_format_csv:line(E)
                                      || E <- beamscale_load_results:errors_rows(Row)]),
@@ -125,6 +129,13 @@ on_second(Scenario, {Csv, Errors}, Sampler, Quiet) ->
                 orelse beamscale_sampler:set_args(Sampler, Next),
             Quiet orelse io:put_chars(beamscale_load_results:live_line(Row))
     end.
+
+%% The live page (--web) told a run begins: its phases, label and directory.
+web_start(Scenario, #{web := Web, dir := Dir} = Opts) ->
+    ok = beamscale_web_load:start_run(Web, Scenario, #{dir => Dir, label => label(Scenario, Opts),
+                                                       msacc => msacc(Opts)}),
+    Web;
+web_start(_Scenario, _Opts) -> none.
 
 phase_name(Scenario, T) ->
     case beamscale_load_scenario:phase_at(Scenario, T) of

@@ -31,7 +31,9 @@
     %% arrivals' and think times' seed
     seed => integer(),
     %% no line per level
-    quiet => boolean()}.
+    quiet => boolean(),
+    %% the live page's server (--web), shown each level as a load run
+    web => beamscale_web:web()}.
 
 -define(LEVELS_FILE, "levels.csv").
 -define(MS, 1000).
@@ -123,7 +125,7 @@ level(Rate, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd} = Ctx) -
     Level = Sc#{phases := [First#{name := level, duration_s := L, rate := Rate}],
                 drain_s := Dr, time_limit_s := L + Dr},
     T0 = erlang:monotonic_time(millisecond),
-    case beamscale_load_run:run(Level, Targets, #{seed => Seed}) of
+    case beamscale_load_run:run(Level, Targets, (live(Level, Rate, Ctx))#{seed => Seed}) of
         {ok, #{rows := Rows}} ->
             F0 = beamscale_stats_saturate:figures(Rows, #{rate => Rate, hold_s => L,
                                                           warmup_s => W}),
@@ -137,6 +139,14 @@ level(Rate, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd} = Ctx) -
             {ok, F};
         {error, Reason} -> {error, {?MODULE, {level, Rate, Reason}}}
     end.
+
+%% With --web, the level is shown on the live page as a load run of its own.
+live(Level, Rate, #{web := Web, dir := Dir}) ->
+    Label = iolist_to_binary(io_lib:format("saturate: level ~ts users/s",
+                                           [beamscale_report_svg:fmt(Rate)])),
+    ok = beamscale_web_load:start_run(Web, Level, #{dir => Dir, label => Label, msacc => 0}),
+    #{on_second => fun(Row) -> beamscale_web_load:second(Web, Row) end};
+live(_Level, _Rate, _Ctx) -> #{}.
 
 line(#{offered_per_s := R, achieved_per_s := A, p99_ms := P99, p99_sent_ms := U99,
        error_ratio := E, broken := Broken}) ->

@@ -3,7 +3,8 @@
 %%
 %% A study module exports `info/0' (its name and one line), `run/1' and `format_error/1'. The
 %% options map always holds `version', `name', `out' and `quiet', filled in by `defaults/1';
-%% `schedulers' (a list of counts) and `seed' only when given. A study whose benchmarks can run
+%% `schedulers' (a list of counts), `seed' and `web' (the live page's server, for the load
+%% levels of the IO studies) only when given. A study whose benchmarks can run
 %% in any run may also export `report_section/1': its section of the run page
 %% (`beamscale_report_run'), given whenever its rows are there, so the page names no study.
 -module(beamscale_study).
@@ -12,7 +13,8 @@
 -export_type([opts/0, info/0]).
 
 -type opts() :: #{version := beamscale_bench:version(), name := string(), out := string(),
-                  quiet := boolean(), schedulers => [pos_integer()], seed => integer()}.
+                  quiet := boolean(), schedulers => [pos_integer()], seed => integer(),
+                  web => beamscale_web:web()}.
 -type info() :: #{name := string(), summary := string()}.
 
 -callback info() -> info().

@@ -17,7 +17,9 @@
                   setup := [{module(), atom(), list()}], kind := rpc | http,
                   steps := [term()], levels := [beamscale_stats_levels:level()],
                   after_levels => fun((map()) -> term())}.
--type ctx() :: #{dir := file:filename(), quiet := boolean(), seed := integer()}.
+%% web: the live page's server (--web), shown each level as a load run.
+-type ctx() :: #{dir := file:filename(), quiet := boolean(), seed := integer(),
+                 web => beamscale_web:web()}.
 
 -define(SETUP_TIMEOUT, 120000).
 -define(SAMPLE_MS, 500).
@@ -141,10 +143,12 @@ exec(Scenario, Targets, Handles, #{bench := B, env := E} = Meta, #{dir := Dir} =
         {error, Reason} -> {error, {sampler, Reason}}
     end.
 
-exec(Scenario, Targets, Handles, #{bench := B, env := E, args := A}, #{dir := Dir} = Run, S) ->
+exec(Scenario, Targets, Handles, #{bench := B, env := E, args := A} = Meta, #{dir := Dir} = Run,
+     S) ->
     ok = beamscale_sampler:set_args(S, A),
     ok = beamscale_sampler:watch(S, Handles),
-    Result = try beamscale_load_run:run(Scenario, Targets, #{seed => maps:get(seed, Run)})
+    Live = live(Scenario, Meta, Run),
+    Result = try beamscale_load_run:run(Scenario, Targets, Live#{seed => maps:get(seed, Run)})
              after beamscale_sampler:stop(S)
              end,
     case Result of
@@ -206,3 +210,13 @@ say(#{quiet := true}, _Fmt, _Args) -> ok;
 say(_Run, Fmt, Args) -> io:format(Fmt, Args).
 
 enumerate(L) -> lists:zip(lists:seq(1, length(L)), L).
+
+%% With --web, the level is shown on the live page as a load run of its own, samples and all.
+live(Scenario, #{bench := B, env := E, args := A}, #{web := Web, dir := Dir}) ->
+    Label = iolist_to_binary([B, " ", E, " ", A]),
+    %% The level's sampler runs with the sampler's default msacc share (exec/5).
+    Msacc = maps:get(msacc, beamscale_sampler:defaults()),
+    ok = beamscale_web_load:start_run(Web, Scenario, #{dir => Dir, label => Label,
+                                                       msacc => Msacc}),
+    #{on_second => fun(Row) -> beamscale_web_load:second(Web, Row) end};
+live(_Scenario, _Meta, _Run) -> #{}.

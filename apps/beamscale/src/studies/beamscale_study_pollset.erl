@@ -42,8 +42,8 @@ run(#{out := Out, name := Name, quiet := Quiet} = Opts, Size) ->
               false -> none;
               Exe -> {Exe, Dir}
           end,
-    case beamscale_study_levels:run(cells(P, polling(), Wrk), #{dir => Dir, quiet => Quiet,
-                                                                seed => Seed}) of
+    Ctx = maps:merge(#{dir => Dir, quiet => Quiet, seed => Seed}, maps:with([web], Opts)),
+    case beamscale_study_levels:run(cells(P, polling(), Wrk), Ctx) of
         {ok, _Failed} ->
             Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
             WrkRows = beamscale_store:read_rows(filename:join(Dir, ?WRK_FILE)),

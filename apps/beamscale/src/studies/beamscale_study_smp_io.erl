@@ -128,8 +128,8 @@ setup("mariadb", Op, _Config, Prefill, {_, DbFile}) ->
 
 levels(Cells, Opts, Dir) ->
     Seed = maps:get(seed, Opts, erlang:unique_integer([positive])),
-    beamscale_study_levels:run(Cells, #{dir => Dir, quiet => maps:get(quiet, Opts),
-                                        seed => Seed}).
+    beamscale_study_levels:run(Cells, maps:merge(#{dir => Dir, quiet => maps:get(quiet, Opts),
+                                                   seed => Seed}, maps:with([web], Opts))).
 
 db_dir(Dir) -> filename:join(Dir, "db").
 

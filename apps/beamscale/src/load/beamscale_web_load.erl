@@ -1,0 +1,70 @@
+%% @doc What the live page (`beamscale_web') shows of a load run: `beamscale_load_exec' hands
+%% it each second's row as `beamscale_load_run' merged it; the figures so far are kept in the web
+%% server's feed state (the seconds as `summary.json' has them, the run's totals merged) and the
+%% page and `/live.json' rendered anew (`beamscale_report_live') with the target's samples read
+%% from the run directory. Runs one after another (saturate's levels) each start afresh.
+-module(beamscale_web_load).
+
+-export([start_run/3, second/2, done/1]).
+
+%% label: shown in the title; msacc: the share of each interval msacc was on.
+-type info() :: #{dir := file:filename(), label := binary(), msacc := 0..100}.
+
+%% The fields of a row that are not an interval's counts or histograms.
+-define(ROW_ONLY, [t_s, phase, offered_per_s]).
+
+%% @doc A load run begins: its phases and where its samples go.
+-spec start_run(beamscale_web:web(), beamscale_load_scenario:scenario(), info()) -> ok.
+start_run(Web, Scenario, #{dir := Dir, label := Label, msacc := Msacc}) ->
+    Run = json(#{label => Label, msacc => Msacc,
+                 phases => [beamscale_runinfo:to_json(P) || P <- maps:get(phases, Scenario)]}),
+    beamscale_web:feed(Web, fun(_) ->
+                                    render(#{run => Run, dir => Dir, seconds => [],
+                                             total => none, state => running})
+                            end).
+
+%% @doc One more second of the run (`beamscale_load_run''s row).
+-spec second(beamscale_web:web(), beamscale_load_run:row()) -> ok.
+second(Web, Row) -> beamscale_web:feed(Web, fun(F) -> render(add(F, Row)) end).
+
+%% @doc The run is over: the page says so and stops asking.
+-spec done(beamscale_web:web()) -> ok.
+done(Web) ->
+    beamscale_web:feed(Web, fun(#{state := _} = F) -> render(F#{state := done});
+                               (F) -> {F, #{page => <<"no run">>, json => <<"{}">>}}
+                            end).
+
+%%% Internals
+
+add(#{seconds := Secs, total := Total} = F, Row) ->
+    Interval = maps:without(?ROW_ONLY, Row),
+    Total1 = case Total of
+                 none -> Interval;
+                 _ -> beamscale_load_metrics:merge(Total, Interval)
+             end,
+    %% The second as summary.json holds it: the one-row summary's `per_second'.
+    #{per_second := [Second]} = beamscale_load_results:summary(one([Row], Row, 1.0)),
+    F#{seconds := [json(Second) | Secs], total := Total1}.
+
+one(Rows, Total, Duration) ->
+    #{rows => Rows, total => Total, duration_s => Duration, stopped => done,
+      load_nodes => []}.
+
+render(#{run := Run, dir := Dir, seconds := Secs, total := Total, state := State} = F) ->
+    Summary = case Total of
+                  none -> #{<<"per_second">> => []};
+                  _ ->
+                      Totals = json(beamscale_load_results:summary(
+                                      one([], Total, float(max(length(Secs), 1))))),
+                      Totals#{<<"per_second">> := lists:reverse(Secs)}
+              end,
+    Data = #{run => Run, summary => Summary, state => State,
+             samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
+             lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv"))},
+    {F, #{page => beamscale_report_live:load_page(Data),
+          json => beamscale_report_live:load_json(Data)}}.
+
+%% Terms as the stored JSON files read back: binary keys, as the report's formatters take them.
+json(Term) ->
+    {ok, Object} = beamscale_format_json:decode(beamscale_format_json:encode(Term)),
+    Object.

@@ -1,0 +1,237 @@
+%% @doc The live page's HTTP server (`--web PORT'): on 127.0.0.1 only, it answers `GET /' (the
+%% page) and `GET /live.json' (the latest figures), 404 for any other path and 405 for any other
+%% method. It serves the latest bodies it was given (`publish/2'), rendered by the caller
+%% (`beamscale_web_load' for loads); a request never waits for a run. Built on gen_tcp with
+%% `{packet, http_bin}': one acceptor, a short-lived process per connection (at most
+%% ?MAX_CONNECTIONS at once), one request per connection (`Connection: close').
+-module(beamscale_web).
+-behaviour(gen_server).
+
+-export([with/2, start/1, stop/1, port/1, url/1, publish/2, feed/2, format_error/1]).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
+-export_type([web/0, bodies/0, opts/0]).
+
+-type web() :: pid().
+%% What `/' and `/live.json' answer with.
+-type bodies() :: #{page := iodata(), json := iodata()}.
+%% port: the TCP port on 127.0.0.1 (0: one the OS picks); bodies: what to serve before the first
+%% `publish/2'.
+-type opts() :: #{port := inet:port_number(), bodies => bodies()}.
+
+%% A client that sends no complete request within this time is closed: it holds a slot.
+-define(REQUEST_TIMEOUT_MS, 5000).
+%% A handler asks the server for the bodies; the server only hands out binaries it holds.
+-define(CALL_TIMEOUT_MS, 5000).
+%% More connections wait in the listen backlog: a browser polling once a second needs one.
+-define(MAX_CONNECTIONS, 16).
+%% Headers of a request beyond this many are refused (431): nothing from a client is unbounded.
+-define(MAX_HEADERS, 64).
+-define(LOOPBACK, {127, 0, 0, 1}).
+%% After a failed accept (no file descriptor left), before the next try.
+-define(ACCEPT_RETRY_MS, 100).
+%% After the answer, the client's leftovers are read for at most this long and this much.
+-define(LINGER_MS, 1000).
+-define(LINGER_BYTES, 65536).
+
+%% @doc `Fun' with a live page on `Port' (`none': without one, `Fun(none)'): the address is
+%% printed first, and the port is closed when `Fun' returns or fails.
+-spec with(inet:port_number() | none, fun((web() | none) -> R)) -> R | {error, {?MODULE, term()}}.
+with(none, Fun) -> Fun(none);
+with(Port, Fun) ->
+    case start(#{port => Port}) of
+        {ok, Web} ->
+            io:format("live page: ~ts~n", [url(Web)]),
+            try Fun(Web)
+            after stop(Web)
+            end;
+        {error, _} = Error -> Error
+    end.
+
+%% @doc Listen on 127.0.0.1:`port' and serve; linked to the caller.
+-spec start(opts()) -> {ok, web()} | {error, {?MODULE, term()}}.
+start(#{port := Port} = Opts) when is_integer(Port), Port >= 0, Port =< 65535 ->
+    Bodies = maps:get(bodies, Opts, #{page => <<"waiting for the run">>, json => <<"{}">>}),
+    %% Listened here, so a port in use is an error returned rather than a linked crash.
+    case gen_tcp:listen(Port, [binary, {ip, ?LOOPBACK}, {packet, http_bin}, {active, false},
+                               {reuseaddr, true}, {backlog, ?MAX_CONNECTIONS}]) of
+        {ok, Listen} ->
+            {ok, Pid} = gen_server:start_link(?MODULE, {Listen, Bodies}, []),
+            ok = gen_tcp:controlling_process(Listen, Pid),
+            {ok, Pid};
+        {error, Reason} -> {error, {?MODULE, {listen, Port, Reason}}}
+    end;
+start(#{port := Port}) -> {error, {?MODULE, {bad_port, Port}}}.
+
+%% @doc Close the port and stop (the listening socket is closed when this returns).
+-spec stop(web()) -> ok.
+stop(Web) -> gen_server:stop(Web).
+
+%% @doc The TCP port listened on.
+-spec port(web()) -> inet:port_number().
+port(Web) -> gen_server:call(Web, port, ?CALL_TIMEOUT_MS).
+
+%% @doc The page's address.
+-spec url(web()) -> string().
+url(Web) -> lists:flatten(io_lib:format("http://127.0.0.1:~b/", [port(Web)])).
+
+%% @doc Serve these bodies from now on.
+-spec publish(web(), bodies()) -> ok.
+publish(Web, Bodies) -> gen_server:cast(Web, {publish, Bodies}).
+
+%% @doc Hand the server's feed state (any term, `undefined' at first) to `Fun', keep what it
+%% returns and serve its bodies: the caller's figures are kept between seconds without a process
+%% of its own. `Fun' runs in the server, so it must be quick (a page render).
+-spec feed(web(), fun((term()) -> {term(), bodies()})) -> ok.
+feed(Web, Fun) -> gen_server:cast(Web, {feed, Fun}).
+
+%% @doc One line for this module's errors.
+-spec format_error(term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({bad_port, P}) -> io_lib:format("option --web: ~0tp is not a TCP port", [P]);
+format_error({listen, P, R}) ->
+    io_lib:format("option --web: cannot listen on 127.0.0.1:~b: ~ts", [P, inet:format_error(R)]).
+
+%%% The server: the listening socket, the acceptor, the bodies and the feed state.
+
+-spec init({gen_tcp:socket(), bodies()}) -> {ok, map()}.
+init({Listen, Bodies}) ->
+    process_flag(trap_exit, true),
+    {ok, Port} = inet:port(Listen),
+    Self = self(),
+    Acceptor = spawn_link(fun() -> accept(Listen, Self, 0) end),
+    {ok, #{listen => Listen, port => Port, acceptor => Acceptor, bodies => bin(Bodies),
+           feed => undefined}}.
+
+-spec handle_call(term(), gen_server:from(), map()) -> {reply, term(), map()}.
+handle_call(port, _From, #{port := P} = St) -> {reply, P, St};
+handle_call(bodies, _From, #{bodies := B} = St) -> {reply, B, St}.
+
+-spec handle_cast(term(), map()) -> {noreply, map()}.
+handle_cast({publish, Bodies}, St) -> {noreply, St#{bodies := bin(Bodies)}};
+handle_cast({feed, Fun}, #{feed := F} = St) ->
+    {F1, Bodies} = Fun(F),
+    {noreply, St#{feed := F1, bodies := bin(Bodies)}}.
+
+-spec handle_info(term(), map()) -> {noreply, map()} | {stop, term(), map()}.
+handle_info({'EXIT', A, Reason}, #{acceptor := A} = St) -> {stop, {acceptor, Reason}, St};
+handle_info(_, St) -> {noreply, St}.
+
+-spec terminate(term(), map()) -> ok.
+terminate(_Reason, #{listen := L, acceptor := A}) ->
+    unlink(A),
+    exit(A, kill),
+    ok = gen_tcp:close(L).
+
+%% Binaries, so handing them to a connection copies nothing.
+bin(#{page := P, json := J}) -> #{page => iolist_to_binary(P), json => iolist_to_binary(J)}.
+
+%%% The acceptor and the connections.
+
+accept(Listen, Server, Open) when Open >= ?MAX_CONNECTIONS ->
+    receive {'DOWN', _, process, _, _} -> accept(Listen, Server, Open - 1) end;
+accept(Listen, Server, Open) ->
+    case gen_tcp:accept(Listen) of
+        {ok, Sock} ->
+            {Pid, _} = spawn_monitor(fun() -> receive go -> serve(Sock, Server) end end),
+            ok = gen_tcp:controlling_process(Sock, Pid),
+            Pid ! go,
+            accept(Listen, Server, flush_downs(Open + 1));
+        {error, closed} -> ok;
+        {error, _} ->
+            %% e.g. out of file descriptors: wait a little rather than spin.
+            timer:sleep(?ACCEPT_RETRY_MS),
+            accept(Listen, Server, flush_downs(Open))
+    end.
+
+flush_downs(Open) ->
+    receive {'DOWN', _, process, _, _} -> flush_downs(Open - 1)
+    after 0 -> Open
+    end.
+
+serve(Sock, Server) ->
+    Reply = case request(Sock) of
+                {ok, Req} -> route(Req, Server);
+                {error, Status} -> response(Status)
+            end,
+    _ = inet:setopts(Sock, [{packet, raw}]),
+    _ = Reply =:= none orelse send(Sock, Reply),
+    linger(Sock).
+
+%% What the client sent beyond the request is read and dropped before closing: closing with
+%% unread data resets the connection, and the client could lose the answer.
+linger(Sock) ->
+    _ = gen_tcp:shutdown(Sock, write),
+    Deadline = erlang:monotonic_time(millisecond) + ?LINGER_MS,
+    drain(Sock, Deadline, ?LINGER_BYTES),
+    gen_tcp:close(Sock).
+
+drain(_Sock, _Deadline, Left) when Left =< 0 -> ok;
+drain(Sock, Deadline, Left) ->
+    Wait = max(0, Deadline - erlang:monotonic_time(millisecond)),
+    case gen_tcp:recv(Sock, 0, Wait) of
+        {ok, Data} -> drain(Sock, Deadline, Left - byte_size(Data));
+        {error, _} -> ok
+    end.
+
+%% The request line and the headers: `{ok, {Method, Path, Host}}', an error status, or none when
+%% the client went away or said nothing in time.
+request(Sock) ->
+    case gen_tcp:recv(Sock, 0, ?REQUEST_TIMEOUT_MS) of
+        {ok, {http_request, Method, {abs_path, Path}, _Vsn}} ->
+            case headers(Sock, 0, none) of
+                {ok, Host} -> {ok, {Method, Path, Host}};
+                Error -> Error
+            end;
+        {ok, {http_request, _, _, _}} -> {error, 404};
+        {ok, _} -> {error, 400};
+        {error, _} -> {error, none}
+    end.
+
+headers(_Sock, N, _Host) when N > ?MAX_HEADERS -> {error, 431};
+headers(Sock, N, Host) ->
+    case gen_tcp:recv(Sock, 0, ?REQUEST_TIMEOUT_MS) of
+        {ok, {http_header, _, 'Host', _, Value}} -> headers(Sock, N + 1, Value);
+        {ok, {http_header, _, _, _, _}} -> headers(Sock, N + 1, Host);
+        {ok, http_eoh} -> {ok, Host};
+        {ok, _} -> {error, 400};
+        {error, _} -> {error, none}
+    end.
+
+%% Only our own address as Host: a page elsewhere that resolves a name to 127.0.0.1 (DNS
+%% rebinding) gets nothing.
+route({Method, Path, Host}, Server) ->
+    Port = integer_to_binary(gen_server:call(Server, port, ?CALL_TIMEOUT_MS)),
+    Hosts = [<<"127.0.0.1:", Port/binary>>, <<"localhost:", Port/binary>>],
+    case {Method, Path, lists:member(Host, Hosts)} of
+        {_, _, false} -> response(421);
+        {'GET', <<"/">>, true} -> body(Server, page, <<"text/html; charset=utf-8">>);
+        {'GET', <<"/live.json">>, true} -> body(Server, json, <<"application/json">>);
+        {'GET', _, true} -> response(404);
+        {_, P, true} when P =:= <<"/">>; P =:= <<"/live.json">> -> response(405);
+        {_, _, true} -> response(404)
+    end.
+
+body(Server, Which, Type) ->
+    Body = maps:get(Which, gen_server:call(Server, bodies, ?CALL_TIMEOUT_MS)),
+    {200, Type, Body}.
+
+response(none) -> none;
+response(Status) -> {Status, <<"text/plain; charset=utf-8">>, [reason(Status), $\n]}.
+
+reason(200) -> <<"OK">>;
+reason(400) -> <<"Bad Request">>;
+reason(404) -> <<"Not Found">>;
+reason(405) -> <<"Method Not Allowed">>;
+reason(421) -> <<"Misdirected Request">>;
+reason(431) -> <<"Request Header Fields Too Large">>.
+
+send(Sock, {Status, Type, Body}) ->
+    Allow = [<<"Allow: GET\r\n">> || Status =:= 405],
+    Head = [<<"HTTP/1.1 ">>, integer_to_binary(Status), $\s, reason(Status), <<"\r\n">>,
+            <<"Content-Type: ">>, Type, <<"\r\nContent-Length: ">>,
+            integer_to_binary(iolist_size(Body)), <<"\r\n">>, Allow,
+            <<"Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+              "Content-Security-Policy: default-src 'self'; script-src 'unsafe-inline'; "
+              "style-src 'unsafe-inline'\r\nConnection: close\r\n\r\n">>],
+    _ = inet:setopts(Sock, [{packet, raw}]),
+    gen_tcp:send(Sock, [Head, Body]).

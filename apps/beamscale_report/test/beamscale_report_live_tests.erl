@@ -1,0 +1,50 @@
+%% The live page's formatter: figures from the latest second, users in flight, phase boundaries,
+%% and every text from the run (label, phase, error reason) escaped in the page and its HTML.
+-module(beamscale_report_live_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+-define(EVIL, <<"<script>alert(1)</script>">>).
+
+data(Secs) ->
+    #{run => #{<<"label">> => ?EVIL, <<"msacc">> => 10,
+               <<"phases">> => [#{<<"name">> => <<"a">>, <<"duration_s">> => 2, <<"rate">> => 5},
+                                #{<<"name">> => <<"b">>, <<"duration_s">> => 3,
+                                  <<"rate">> => 20}]},
+      summary => #{<<"per_second">> => Secs, <<"errors_by_reason">> => #{?EVIL => 3}},
+      samples => [], lcnt => [], state => running}.
+
+second(T, Phase, Offered, Started, Done) ->
+    Lat = #{<<"p50_ms">> => 1.5, <<"p99_ms">> => 9.0, <<"p90_ms">> => 2.0,
+            <<"p999_ms">> => 10.0, <<"count">> => 4, <<"mean_ms">> => 2.0, <<"max_ms">> => 10.0},
+    #{<<"t_s">> => T, <<"phase">> => Phase, <<"offered_per_s">> => Offered,
+      <<"sessions_started">> => Started, <<"sessions_done">> => Done, <<"requests">> => Started,
+      <<"errors">> => 1, <<"timeouts">> => 0, <<"errors_by_reason">> => #{?EVIL => 1},
+      <<"latency_corrected">> => Lat, <<"latency_uncorrected">> => Lat#{<<"p99_ms">> => 3.0},
+      <<"session_duration">> => Lat, <<"transactions">> => #{}}.
+
+json(Data) ->
+    {ok, J} = beamscale_format_json:decode(beamscale_report_live:load_json(Data)),
+    J.
+
+latest_second_test() ->
+    J = json(data([second(1, <<"a">>, 5, 6, 4), second(3, ?EVIL, 20, 21, 20)])),
+    ?assertEqual(20, maps:get(<<"offered_per_s">>, J)),
+    ?assertEqual(3, maps:get(<<"users_in_flight">>, J)),
+    ?assertMatch(#{<<"offered_per_s">> := <<"20">>, <<"p99_uncorrected_ms">> := <<"3">>},
+                 maps:get(<<"figures">>, J)),
+    ?assertMatch([#{<<"from_s">> := 0, <<"to_s">> := 2}, #{<<"from_s">> := 2, <<"to_s">> := 5}],
+                 maps:get(<<"phases">>, J)).
+
+escaped_test() ->
+    D = data([second(1, ?EVIL, 5, 6, 4)]),
+    Page = iolist_to_binary(beamscale_report_live:load_page(D)),
+    Html = maps:get(<<"html">>, json(D)),
+    %% The page's one script is its own; the run's texts show as text.
+    ?assertEqual(1, length(binary:matches(Page, <<"<script>">>))),
+    ?assertEqual(nomatch, binary:match(Html, <<"<script>">>)),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"&lt;script&gt;">>)).
+
+waiting_test() ->
+    J = json(data([])),
+    ?assertEqual(0, maps:get(<<"users_in_flight">>, J)),
+    ?assertNotEqual(nomatch, binary:match(maps:get(<<"html">>, J), <<"Waiting">>)).
