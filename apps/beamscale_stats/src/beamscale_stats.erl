@@ -1,5 +1,5 @@
 %% @doc Pure statistics of timed iterations: summaries with a bootstrap 95 % interval of the
-%% median, speedup and efficiency against the smallest environment, the Mann–Whitney U test.
+%% median (hierarchical over launches in `report_stats', see `beamscale_stats_launches'), speedup and efficiency against the smallest environment, the Mann–Whitney U test.
 %%
 %% Reproducible: the bootstrap draws from a fixed seed with `rand:seed_s/2' and
 %% `rand:uniform_s/2' (no process dictionary), and resamples the *sorted* samples, so the same
@@ -135,8 +135,8 @@ report_stats(Rows) -> report_stats(Rows, #{}).
 %% efficiency is speedup over the ratio of scheduler x node counts.
 -spec report_stats([measurement()], options()) -> [row()].
 report_stats(Rows, Opts) ->
-    Groups = group(Rows),
-    [row(Key, Samples, Groups, Opts) || {Key, Samples} <- lists:sort(maps:to_list(Groups))].
+    Groups = beamscale_stats_launches:group(Rows),
+    [row(Key, Launches, Groups, Opts) || {Key, Launches} <- lists:sort(maps:to_list(Groups))].
 
 %% @doc Seconds per key of measurement rows.
 -spec group([measurement()]) -> #{key() => [float()]}.
@@ -163,11 +163,18 @@ to_float(B) ->
     catch error:badarg -> float(binary_to_integer(B))
     end.
 
-row({B, P, A, O, E, S, N} = Key, Samples, Groups, Opts) ->
-    Summary = describe(Samples, Opts),
+%% The interval of the median and of the speedup are the hierarchical bootstrap's: over
+%% launches, then iterations (with one launch, the ordinary bootstrap's).
+row({B, P, A, O, E, S, N} = Key, Launches, Groups, Opts) ->
+    {_, Low, High} = beamscale_stats_launches:median_ci(Launches, Opts),
+    Summary = (describe(lists:append(Launches), Opts))#{ci95_low := Low, ci95_high := High},
     Base = base(Key, Groups),
     Speedup = case maps:find(Base, Groups) of
-                  {ok, BaseSamples} -> bootstrap_ratio(BaseSamples, Samples, Opts);
+                  {ok, BaseLaunches} ->
+                      case beamscale_stats_launches:ratio(BaseLaunches, Launches, Opts) of
+                          {Sp, Lo, Hi, _P} -> {Sp, Lo, Hi};
+                          undefined -> undefined
+                      end;
                   error -> undefined
               end,
     {_, _, _, _, _, BS, BN} = Base,
