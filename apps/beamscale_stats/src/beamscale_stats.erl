@@ -37,17 +37,11 @@
                          seconds := binary() | number(), atom() => term()}.
 -type key() :: {binary(), binary(), binary(), binary(), binary(), integer(), integer()}.
 
--define(RESAMPLES, 2000).
--define(SEED, {16#BEA, 16#5CA, 16#1E}).
--define(NOISY_CV, 0.10).
--define(ALPHA, 0.05).
 
 %% @doc Options with defaults filled in.
 -spec options(options()) -> #{resamples := pos_integer(), seed := tuple(), noisy_cv := float(),
                                alpha := float()}.
-options(Opts) ->
-    maps:merge(#{resamples => ?RESAMPLES, seed => ?SEED, noisy_cv => ?NOISY_CV,
-                 alpha => ?ALPHA}, Opts).
+options(Opts) -> beamscale_stats_base:options(Opts).
 
 %% @doc The summary of a non-empty sample list, with default options.
 -spec describe([number(), ...]) -> summary().
@@ -70,17 +64,11 @@ describe(Samples, Opts0) ->
 
 %% @doc The median of a non-empty list.
 -spec median([number(), ...]) -> float().
-median(Samples) -> percentile(lists:sort(Samples), 0.5).
+median(Samples) -> beamscale_stats_base:median(Samples).
 
 %% @doc The `P' quantile (0..1) of a sorted non-empty list, interpolating between neighbours.
 -spec percentile([number(), ...], float()) -> float().
-percentile(Sorted, P) ->
-    T = list_to_tuple(Sorted),
-    Pos = P * (tuple_size(T) - 1),
-    I = trunc(Pos),
-    Lo = element(I + 1, T),
-    Hi = element(min(I + 2, tuple_size(T)), T),
-    float(Lo + (Hi - Lo) * (Pos - I)).
+percentile(Sorted, P) -> beamscale_stats_base:percentile(Sorted, P).
 
 %% @doc `median(As) / median(Bs)' and its bootstrap 95 % interval (both samples resampled
 %% together); `undefined' when a median is zero.
@@ -140,28 +128,9 @@ report_stats(Rows, Opts) ->
 
 %% @doc Seconds per key of measurement rows.
 -spec group([measurement()]) -> #{key() => [float()]}.
-group(Rows) ->
-    lists:foldl(fun(R, Acc) ->
-                        maps:update_with(key(R), fun(L) -> [seconds(R) | L] end,
-                                         [seconds(R)], Acc)
-                end, #{}, Rows).
+group(Rows) -> beamscale_stats_base:group(Rows).
 
 %%% Internals
-
-key(#{benchmark := B, phase := P, args := A, otp := O, erl_args := E, schedulers := S,
-      nodes := N}) ->
-    {B, P, A, O, E, to_int(S), to_int(N)}.
-
-seconds(#{seconds := S}) when is_number(S) -> float(S);
-seconds(#{seconds := S}) -> to_float(S).
-
-to_int(I) when is_integer(I) -> I;
-to_int(B) -> binary_to_integer(B).
-
-to_float(B) ->
-    try binary_to_float(B)
-    catch error:badarg -> float(binary_to_integer(B))
-    end.
 
 %% The interval of the median and of the speedup are the hierarchical bootstrap's: over
 %% launches, then iterations (with one launch, the ordinary bootstrap's).

@@ -17,11 +17,11 @@
 
 %% @doc The median of all samples and its hierarchical bootstrap 95 % interval (widened to hold
 %% the median, as `beamscale_stats:describe/2' does).
--spec median_ci(launches(), beamscale_stats:options()) -> {float(), float(), float()}.
+-spec median_ci(launches(), beamscale_stats_base:options()) -> {float(), float(), float()}.
 median_ci(Launches0, Opts0) ->
-    #{resamples := R, seed := Seed, alpha := Alpha} = beamscale_stats:options(Opts0),
+    #{resamples := R, seed := Seed, alpha := Alpha} = beamscale_stats_base:options(Opts0),
     Launches = prepare(Launches0),
-    Median = beamscale_stats:median(pool(Launches)),
+    Median = beamscale_stats_base:median(pool(Launches)),
     case pool(Launches) of
         [X] -> {Median, float(X), float(X)};
         _ ->
@@ -35,13 +35,13 @@ median_ci(Launches0, Opts0) ->
 %% interval (both sides resampled, A first) and the two-sided bootstrap p-value of "the ratio
 %% is 1": twice the smaller share of resampled ratios on either side of 1. `undefined' when
 %% the median of `Bs' is zero.
--spec ratio(launches(), launches(), beamscale_stats:options()) ->
+-spec ratio(launches(), launches(), beamscale_stats_base:options()) ->
     {float(), float(), float(), float()} | undefined.
 ratio(As0, Bs0, Opts0) ->
-    #{resamples := R, seed := Seed, alpha := Alpha} = beamscale_stats:options(Opts0),
+    #{resamples := R, seed := Seed, alpha := Alpha} = beamscale_stats_base:options(Opts0),
     As = prepare(As0),
     Bs = prepare(Bs0),
-    case {beamscale_stats:median(pool(As)), beamscale_stats:median(pool(Bs))} of
+    case {beamscale_stats_base:median(pool(As)), beamscale_stats_base:median(pool(Bs))} of
         {_, MB} when MB == 0 -> undefined;
         {MA, MB} ->
             {Ratios, _} = repeat(R, rand:seed_s(exsss, Seed),
@@ -62,7 +62,7 @@ ratio(As0, Bs0, Opts0) ->
 group(Rows) ->
     ByLaunch = lists:foldl(
                  fun(Row, Acc) ->
-                         [{Key, Seconds}] = maps:to_list(beamscale_stats:group([Row])),
+                         [{Key, Seconds}] = maps:to_list(beamscale_stats_base:group([Row])),
                          K = {Key, launch(Row)},
                          maps:update_with(K, fun(L) -> Seconds ++ L end, Seconds, Acc)
                  end, #{}, Rows),
@@ -86,7 +86,7 @@ pool(T) -> lists:append([tuple_to_list(L) || L <- tuple_to_list(T)]).
 %% then as many iterations as each drawn launch has, with replacement within it.
 resampled_median({Only}, S0) ->
     {Idx, S} = draw(tuple_size(Only), tuple_size(Only), S0, []),
-    {beamscale_stats:median([element(I, Only) || I <- Idx]), S};
+    {beamscale_stats_base:median([element(I, Only) || I <- Idx]), S};
 resampled_median(Launches, S0) ->
     K = tuple_size(Launches),
     {Picked, S1} = draw(K, K, S0, []),
@@ -96,7 +96,7 @@ resampled_median(Launches, S0) ->
                              {Idx, St1} = draw(tuple_size(L), tuple_size(L), St, []),
                              {[element(I, L) || I <- Idx] ++ Acc, St1}
                      end, {[], S1}, Picked),
-    {beamscale_stats:median(Samples), S}.
+    {beamscale_stats_base:median(Samples), S}.
 
 draw(0, _N, S, Acc) -> {Acc, S};
 draw(K, N, S0, Acc) ->
@@ -108,8 +108,8 @@ repeat(R, S0, F) ->
                 lists:seq(1, R)).
 
 interval(Sorted, Alpha) ->
-    {beamscale_stats:percentile(Sorted, Alpha / 2),
-     beamscale_stats:percentile(Sorted, 1 - Alpha / 2)}.
+    {beamscale_stats_base:percentile(Sorted, Alpha / 2),
+     beamscale_stats_base:percentile(Sorted, 1 - Alpha / 2)}.
 
 p_value(Sorted) ->
     N = length(Sorted),
