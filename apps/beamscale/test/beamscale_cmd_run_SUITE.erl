@@ -38,7 +38,8 @@ bad_flag() -> [{doc, "A typo flag: exit 1 within 10 s, the emulator's words in f
 bad_flag(Config) ->
     Conf = write_config(Config, "typo.config",
                         [{benchmarks, [big]}, {schedulers, [1]}, {iterations, 2},
-                         {launches, 1}, {warmups, 0}, {sample, false}, {erl_args, [{typo, "+sbwt nonee"}]}]),
+                         {launches, 1}, {warmups, 0}, {sample, false},
+                         {erl_args, [{typo, "+sbwt nonee"}]}]),
     Out = out(Config),
     Words = "bad scheduler busy wait threshold",
     {Status, Text} = beamscale_test_cli:wait(

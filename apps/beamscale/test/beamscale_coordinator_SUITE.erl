@@ -144,8 +144,8 @@ two_launches(Config) ->
 run(Config, Name, Settings) ->
     Out = filename:join(?config(priv_dir, Config), "runs"),
     %% One launch unless a case says otherwise: the counts of rows are per launch.
-    Overrides = [{iterations, 3}, {launches, 1}, {bench_path, [handlers(Config)]}, {name, Name}, {out, Out}
-                 | Settings],
+    Overrides = [{iterations, 3}, {launches, 1}, {bench_path, [handlers(Config)]}, {name, Name},
+                 {out, Out} | Settings],
     {ok, Conf} = beamscale_config:load(undefined, merge(Overrides)),
     {ok, Result} = beamscale_coordinator:run(Conf, quiet),
     {filename:join(Out, Name), Result}.

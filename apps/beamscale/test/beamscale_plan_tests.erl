@@ -3,7 +3,8 @@
 
 %% One launch: the environment tests count points (launches have their own tests below).
 config(Sweep) ->
-    (beamscale_config:defaults())#{launches => 1, schedulers => [1, 2, 4], nodes => [1, 2, 3], sweep => Sweep,
+    (beamscale_config:defaults())#{launches => 1, schedulers => [1, 2, 4], nodes => [1, 2, 3],
+                                   sweep => Sweep,
                                    erls => [{a, "/x/erl"}, {b, "/y/erl"}],
                                    erl_args => [{plain, ""}, {nobw, "+sbwt none"}]}.
 

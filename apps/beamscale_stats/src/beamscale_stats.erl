@@ -1,5 +1,6 @@
 %% @doc Pure statistics of timed iterations: summaries with a bootstrap 95 % interval of the
-%% median (hierarchical over launches in `report_stats', see `beamscale_stats_launches'), speedup and efficiency against the smallest environment, the Mann–Whitney U test.
+%% median (hierarchical over launches in `report_stats', see `beamscale_stats_launches'),
+%% speedup and efficiency against the smallest environment, the Mann–Whitney U test.
 %%
 %% Reproducible: the bootstrap draws from a fixed seed with `rand:seed_s/2' and
 %% `rand:uniform_s/2' (no process dictionary), and resamples the *sorted* samples, so the same

@@ -17,7 +17,7 @@
 
 %% @doc The median of all samples and its hierarchical bootstrap 95 % interval (widened to hold
 %% the median, as `beamscale_stats:describe/2' does).
--spec median_ci(launches(), beamscale_stats_base:options()) -> {float(), float(), float()}.
+-spec median_ci(launches(), beamscale_stats:options()) -> {float(), float(), float()}.
 median_ci(Launches0, Opts0) ->
     #{resamples := R, seed := Seed, alpha := Alpha} = beamscale_stats_base:options(Opts0),
     Launches = prepare(Launches0),
@@ -35,7 +35,7 @@ median_ci(Launches0, Opts0) ->
 %% interval (both sides resampled, A first) and the two-sided bootstrap p-value of "the ratio
 %% is 1": twice the smaller share of resampled ratios on either side of 1. `undefined' when
 %% the median of `Bs' is zero.
--spec ratio(launches(), launches(), beamscale_stats_base:options()) ->
+-spec ratio(launches(), launches(), beamscale_stats:options()) ->
     {float(), float(), float(), float()} | undefined.
 ratio(As0, Bs0, Opts0) ->
     #{resamples := R, seed := Seed, alpha := Alpha} = beamscale_stats_base:options(Opts0),

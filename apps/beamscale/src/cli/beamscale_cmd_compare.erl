@@ -1,6 +1,7 @@
 %% @doc `beamscale compare RUN_A RUN_B': per benchmark, phase, args and environment measured in
 %% both runs, the ratio of medians B / A with its 95 % interval and whether the difference is
-%% significant, over launches (see `beamscale_stats_compare'; output by `beamscale_report_compare'); writes
+%% significant, over launches (see `beamscale_stats_compare'; output by
+%% `beamscale_report_compare'); writes
 %% `compare.html' (into RUN_B unless `--out FILE' names another place). With
 %% `--fail-if-slower PCT' (a decimal) it fails (exit 1) when a significant slowdown exceeds PCT
 %% percent, so it can gate CI on performance regressions. Two runs with no result in common are

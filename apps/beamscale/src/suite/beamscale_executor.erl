@@ -1,8 +1,8 @@
-%% @doc Runs one job: one launch of one benchmark in one environment. It starts fresh nodes for the environment,
-%% loads the benchmark code onto them, runs warm-ups then the timed iterations of every argument
-%% set (through `beamscale_bench_runner' on the node under test) and records each iteration in the
-%% store. Every node it starts is stopped when the job ends, whatever happened; a crash, a hang
-%% past the timeout or a dead node is recorded as that iteration's failure and the job goes on.
+%% @doc Runs one job: one launch of one benchmark in one environment. It starts fresh nodes for the
+%% environment, loads the benchmark code onto them, runs warm-ups then the timed iterations of every
+%% argument set (through `beamscale_bench_runner' on the node under test) and records each iteration
+%% in the store. Every node it starts is stopped when the job ends, whatever happened; a crash, a
+%% hang past the timeout or a dead node is recorded as that iteration's failure and the job goes on.
 -module(beamscale_executor).
 
 -export([run/3, code/0]).

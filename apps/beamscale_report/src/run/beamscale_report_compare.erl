@@ -70,8 +70,8 @@ text_summary(Results) ->
     io_lib:format("~b compared, ~b significantly slower in B, ~b significantly faster in B. "
                   "Significant: p < 0.05 and the 95 % interval of the ratio leaves out 1 "
                   "(hierarchical bootstrap over launches, then iterations; with one launch a "
-                  "side, p of Mann-Whitney over iterations).", [length(Results), count(slower, Results),
-                                    count(faster, Results)]).
+                  "side, p of Mann-Whitney over iterations).",
+                  [length(Results), count(slower, Results), count(faster, Results)]).
 
 fmt(V) -> beamscale_report_svg:fmt(V).
 
