@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 pairs=${1:-20}
-launches=${2:-5}
+launches=${2:-8}
 iterations=${3:-5}
 threshold=${4:-5}
 slowdown=${5:-10}
