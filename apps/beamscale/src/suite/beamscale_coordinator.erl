@@ -101,7 +101,7 @@ same_config(Dir, #{config := Config, overrides := Overrides}) ->
             New = json(#{config => Config, overrides => Overrides}),
             case beamscale_format_json:decode(Bin) of
                 {ok, #{<<"config">> := _} = Old} ->
-                    case config_diffs(Old, New) of
+                    case config_diffs(one_launch_before(Old), New) of
                         [] -> ok;
                         Diffs -> {error, {?MODULE, {other_config, Dir, Diffs}}}
                     end;
@@ -109,6 +109,11 @@ same_config(Dir, #{config := Config, overrides := Overrides}) ->
             end;
         {error, _} -> ok
     end.
+
+%% A run started before launches ran one launch per point: continuing it with more would mix
+%% two experiments, so its run.json counts as saying `launches' 1.
+one_launch_before(#{<<"config">> := Config} = Old) ->
+    Old#{<<"config">> := maps:merge(#{<<"launches">> => 1}, Config)}.
 
 %% The JSON text of a term, read back, so old and new are compared as run.json holds them.
 json(Term) ->
