@@ -97,8 +97,8 @@ unknown_preset(_Config) ->
 
 run(Config, Name, Settings) ->
     Out = filename:join(?config(priv_dir, Config), "runs"),
-    Overrides = [{iterations, 1}, {warmups, 0}, {sample, false}, {name, Name}, {out, Out}
-                 | Settings],
+    Overrides = [{iterations, 1}, {launches, 1}, {warmups, 0}, {sample, false}, {name, Name},
+                 {out, Out} | Settings],
     {ok, Conf} = beamscale_config:load(undefined, Overrides),
     {ok, Result} = beamscale_coordinator:run(Conf, quiet),
     {filename:join(Out, Name), Result}.

@@ -38,7 +38,8 @@ bad_flag() -> [{doc, "A typo flag: exit 1 within 10 s, the emulator's words in f
 bad_flag(Config) ->
     Conf = write_config(Config, "typo.config",
                         [{benchmarks, [big]}, {schedulers, [1]}, {iterations, 2},
-                         {warmups, 0}, {sample, false}, {erl_args, [{typo, "+sbwt nonee"}]}]),
+                         {launches, 1}, {warmups, 0}, {sample, false},
+                         {erl_args, [{typo, "+sbwt nonee"}]}]),
     Out = out(Config),
     Words = "bad scheduler busy wait threshold",
     {Status, Text} = beamscale_test_cli:wait(
@@ -158,7 +159,8 @@ quiet_nodes(Config) ->
                          "run(_, _, _) -> spawn(fun() -> error(noisy_crash) end),\n"
                          "    timer:sleep(100).\n"),
     Args = ["run", "--bench", "bs_noisy", "--bench-path", Dir, "--schedulers", "1",
-            "--iterations", "1", "--warmups", "0", "--no-sample", "--out", out(Config)],
+            "--iterations", "1", "--launches", "1", "--warmups", "0", "--no-sample",
+            "--out", out(Config)],
     {0, Loud} = beamscale_test_cli:run(Args ++ ["--name", "loud"]),
     ?assertNotEqual(nomatch, string:find(Loud, "noisy_crash"), Loud),
     {0, Quiet} = beamscale_test_cli:run(Args ++ ["--name", "quiet", "--quiet"]),
@@ -182,7 +184,8 @@ own_app(Config) ->
     ct:log("~ts", [Built]),
     Bench = filename:join(Priv, "fibapp_bench"),
     Args = ["run", "--bench", "fibapp_bench", "--bench-path", Bench, "--schedulers", "1",
-            "--iterations", "2", "--warmups", "0", "--no-sample", "--quiet", "--out", out(Config)],
+            "--iterations", "2", "--launches", "1", "--warmups", "0", "--no-sample", "--quiet",
+            "--out", out(Config)],
     Glob = filename:join(App, "_build/default/lib/*/ebin"),
     {0, _} = beamscale_test_cli:run(Args ++ ["--name", "own_glob", "--code-path", Glob]),
     ?assertEqual(2, length(beamscale_store:measurements(filename:join(out(Config), "own_glob")))),
@@ -219,7 +222,7 @@ nap_run(Config, Name, Extra) ->
                          "bench_args(_, _) -> [[150]].\n"
                          "run([Ms], _, _) -> timer:sleep(Ms), io:format(\"napped~~n\").\n"),
     ["run", "--bench", "bs_nap", "--bench-path", Dir, "--schedulers", "1", "--warmups", "0",
-     "--no-sample", "--quiet", "--name", Name, "--out", out(Config)] ++ Extra.
+     "--launches", "1", "--no-sample", "--quiet", "--name", Name, "--out", out(Config)] ++ Extra.
 
 %% The nodes of a command killed from outside halt once its connection is gone: no emulator
 %% whose command line names `Dir' (their -pa) is left after a moment.

@@ -35,13 +35,15 @@ cases() ->
      {"{timeout, soon}.\n", "1: timeout: expected a positive number of seconds"},
      {"{colour, blue}.\n",
       "1: colour: unknown key colour (known: bench_path, benchmarks, code_path, erl_args, erls, "
-      "iterations, msacc, name, nodes, out, overrides, sample, schedulers, sweep, timeout, "
-      "version, warmups)"},
+      "iterations, launches, msacc, name, nodes, out, overrides, sample, schedulers, sweep, "
+      "timeout, version, warmups)"},
+     {"{launches, 0}.\n",
+      "1: launches: expected a positive integer (fresh emulators per environment)"},
      {"{msacc, 101}.\n",
       "1: msacc: expected the share (%) of each sampling interval msacc is on, 0 to 100"},
      {"{overrides, [{big, [{iterations, 2},\n                    {sweep, cross}]}]}.\n",
       "2: overrides.big.sweep: cannot be set per benchmark (these can: version, schedulers, "
-      "nodes, erl_args, iterations, warmups, timeout)"},
+      "nodes, erl_args, iterations, warmups, launches, timeout)"},
      {"{overrides, [{big, [{version, tiny}]}]}.\n",
       "1: overrides.big.version: expected short, intermediate or long"},
      {"{bench_path, \"/nonexistent/dir\"}.\n",

@@ -7,12 +7,14 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([quick_run/1, bencherl_handler/1, crash_and_hang/1, node_killed/1,
-         resume_after_kill/1]).
--export([quick_run/0, bencherl_handler/0, crash_and_hang/0, node_killed/0, resume_after_kill/0]).
+         resume_after_kill/1, two_launches/1, before_launches/1]).
+-export([quick_run/0, bencherl_handler/0, crash_and_hang/0, node_killed/0, resume_after_kill/0,
+         two_launches/0, before_launches/0]).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [quick_run, bencherl_handler, crash_and_hang, node_killed, resume_after_kill].
+all() -> [quick_run, bencherl_handler, crash_and_hang, node_killed, resume_after_kill,
+          two_launches, before_launches].
 
 %% The handlers are kept as HANDLER.erl.src so that rebar3 does not build them as test modules;
 %% the run builds them on the nodes under test, as it does any bench path.
@@ -92,14 +94,15 @@ node_killed(Config) ->
     ?assertEqual([<<"2">>, <<"3">>], [I || #{iteration := I} <- beamscale_store:measurements(Dir)]),
     no_strays().
 
-%% kill -9 of the command line in the middle of a run, then the same command again: every
-%% iteration is measured exactly once, and no node outlives the killed run.
+%% kill -9 of the command line in the middle of a run of two launches per point, then the same
+%% command again: every iteration is measured exactly once, each in the launch its number
+%% says, and no node outlives the killed run.
 resume_after_kill() -> [{doc, "Rerun after kill -9 measures each iteration once."}].
 resume_after_kill(Config) ->
     Out = filename:join(?config(priv_dir, Config), "resume"),
-    Args = ["run", "--bench", "bs_sleep", "--schedulers", "1,2", "--iterations", "8",
-            "--warmups", "0", "--bench-path", handlers(Config), "--name", "r", "--out", Out,
-            "--quiet"],
+    Args = ["run", "--bench", "bs_sleep", "--schedulers", "1,2", "--iterations", "4",
+            "--launches", "2", "--warmups", "0", "--bench-path", handlers(Config),
+            "--name", "r", "--out", Out, "--quiet"],
     Port = cli(Args),
     {os_pid, OsPid} = erlang:port_info(Port, os_pid),
     Csv = filename:join([Out, "r", "measurements.csv"]),
@@ -115,21 +118,72 @@ resume_after_kill(Config) ->
     Keys = [{S, I} || #{schedulers := S, iteration := I} <- Rows],
     ?assertEqual(16, length(Keys)),
     ?assertEqual(lists:usort(Keys), lists:sort(Keys)),
-    ?assertEqual(Before, lists:sublist(Rows, length(Before))).
+    ?assertEqual(Before, lists:sublist(Rows, length(Before))),
+    [?assertEqual(beamscale_plan:launch_of(binary_to_integer(I), 4), binary_to_integer(L))
+     || #{iteration := I, launch := L} <- Rows].
+
+%% Two launches per point: two emulators (OS pids) per point, one per launch, four in all,
+%% and launch 1 of both points runs before launch 2 of either.
+two_launches() -> [{doc, "--launches 2 runs each point in 2 emulators, interleaved."}].
+two_launches(Config) ->
+    {Dir, #{failures := 0}} = run(Config, "launches", [{benchmarks, [bs_pid]},
+                                                       {schedulers, [1, 2]}, {launches, 2}]),
+    Rows = beamscale_store:measurements(Dir),
+    ?assertEqual(12, length(Rows)),
+    Pid = fun(#{phase := P}) -> P end,
+    Point = fun(#{schedulers := S, launch := L}) -> {S, L} end,
+    [?assertEqual(1, length(lists:usort([Pid(R) || R <- Rows, Point(R) =:= P])))
+     || P <- lists:usort(lists:map(Point, Rows))],
+    ?assertEqual(4, length(lists:usort(lists:map(Pid, Rows)))),
+    ?assertEqual([{<<"1">>, <<"1">>}, {<<"2">>, <<"1">>}, {<<"1">>, <<"2">>}, {<<"2">>, <<"2">>}],
+                 dedup(lists:map(Point, Rows))),
+    no_strays().
+
+%% A run directory from before launches (no launch column, no launches in run.json) is one
+%% launch: continued with one launch it measures nothing again and its rows get launch 1;
+%% with more launches it is refused as another configuration.
+before_launches() -> [{doc, "A run from before launches continues as one launch only."}].
+before_launches(Config) ->
+    Settings = [{benchmarks, [bs_pid]}, {schedulers, [1]}, {iterations, 2}],
+    {Dir, #{failures := 0}} = run(Config, "old", Settings),
+    Csv = filename:join(Dir, "measurements.csv"),
+    {ok, Text} = file:read_file(Csv),
+    ok = file:write_file(Csv, re:replace(Text, ",[^,\n]*\n", "\n", [global])),
+    Json = filename:join(Dir, "run.json"),
+    {ok, Bin} = file:read_file(Json),
+    {ok, #{<<"config">> := C} = Run} = beamscale_format_json:decode(Bin),
+    ok = file:write_file(Json, beamscale_format_json:encode(
+                                 Run#{<<"config">> := maps:remove(<<"launches">>, C)})),
+    [Old1, Old2] = beamscale_store:measurements(Dir),
+    ?assertNot(is_map_key(launch, Old1)),
+    {ok, More} = beamscale_config:load(undefined, merge(overrides(Config, "old") ++ Settings
+                                                        ++ [{launches, 2}])),
+    ?assertMatch({error, {beamscale_coordinator, {other_config, _, [{<<"launches">>, _, _}]}}},
+                 beamscale_coordinator:run(More, quiet)),
+    {Dir, #{failures := 0}} = run(Config, "old", Settings),
+    ?assertEqual([Old1#{launch => <<"1">>}, Old2#{launch => <<"1">>}],
+                 beamscale_store:measurements(Dir)).
 
 %%% Helpers
 
 run(Config, Name, Settings) ->
-    Out = filename:join(?config(priv_dir, Config), "runs"),
-    Overrides = [{iterations, 3}, {bench_path, [handlers(Config)]}, {name, Name}, {out, Out}
-                 | Settings],
-    {ok, Conf} = beamscale_config:load(undefined, merge(Overrides)),
+    {ok, Conf} = beamscale_config:load(undefined, merge(overrides(Config, Name) ++ Settings)),
     {ok, Result} = beamscale_coordinator:run(Conf, quiet),
-    {filename:join(Out, Name), Result}.
+    {filename:join(proplists:get_value(out, overrides(Config, Name)), Name), Result}.
+
+%% One launch unless a case says otherwise: the counts of rows are per launch.
+overrides(Config, Name) ->
+    [{iterations, 3}, {launches, 1}, {bench_path, [handlers(Config)]}, {name, Name},
+     {out, filename:join(?config(priv_dir, Config), "runs")}].
 
 %% Later settings win over the defaults given first.
 merge(Overrides) ->
     lists:foldl(fun({K, V}, Acc) -> lists:keystore(K, 1, Acc, {K, V}) end, [], Overrides).
+
+%% Runs of equal neighbours as one.
+dedup([A, A | T]) -> dedup([A | T]);
+dedup([A | T]) -> [A | dedup(T)];
+dedup([]) -> [].
 
 handlers(Config) -> filename:join(?config(priv_dir, Config), "handlers").
 

@@ -1,8 +1,10 @@
 -module(beamscale_plan_tests).
 -include_lib("eunit/include/eunit.hrl").
 
+%% One launch: the environment tests count points (launches have their own tests below).
 config(Sweep) ->
-    (beamscale_config:defaults())#{schedulers => [1, 2, 4], nodes => [1, 2, 3], sweep => Sweep,
+    (beamscale_config:defaults())#{launches => 1, schedulers => [1, 2, 4], nodes => [1, 2, 3],
+                                   sweep => Sweep,
                                    erls => [{a, "/x/erl"}, {b, "/y/erl"}],
                                    erl_args => [{plain, ""}, {nobw, "+sbwt none"}]}.
 
@@ -34,3 +36,33 @@ overrides_test() ->
 env_key_test() ->
     [#{env := Env} | _] = beamscale_plan:jobs(config(cross), [big]),
     ?assertEqual(<<"a/plain/1/1">>, beamscale_format_env:key(Env)).
+
+%% Launches are interleaved: launch 1 of every point, then launch 2 of every point; each
+%% launch numbers its iterations on from the one before, so no two launches share a number.
+launches_interleaved_test() ->
+    C = (config(cross))#{launches => 3, iterations => 4, schedulers => [1, 2], nodes => [1],
+                         erls => [{a, "/x/erl"}], erl_args => [{plain, ""}]},
+    Jobs = beamscale_plan:jobs(C, [big, ets_test]),
+    Point = fun(#{bench := B, env := #{schedulers := S}}) -> {B, S} end,
+    Points = [{big, 1}, {big, 2}, {ets_test, 1}, {ets_test, 2}],
+    ?assertEqual(lists:append([[{P, L} || P <- Points] || L <- [1, 2, 3]]),
+                 [{Point(J), L} || #{launch := L} = J <- Jobs]),
+    [?assertEqual(lists:seq(1, 12),
+                  lists:append([beamscale_plan:iterations(J) || J <- Jobs, Point(J) =:= P]))
+     || P <- Points],
+    ?assertEqual([1, 1, 1, 1, 2, 2, 2, 2, 3], [beamscale_plan:launch_of(N, 4)
+                                               || N <- lists:seq(1, 9)]).
+
+%% A benchmark with fewer launches (an override) drops out of the later rounds only.
+launches_override_test() ->
+    C = (config(cross))#{launches => 2, schedulers => [1], nodes => [1], erls => [{a, "/x/erl"}],
+                         erl_args => [{plain, ""}], overrides => #{big => #{launches => 1}}},
+    ?assertEqual([{big, 1}, {ets_test, 1}, {ets_test, 2}],
+                 [{B, L} || #{bench := B, launch := L} <- beamscale_plan:jobs(C, [big, ets_test])]).
+
+%% One launch is the plan of before launches: iterations 1..N in one job per point.
+one_launch_test() ->
+    C = (config(cross))#{launches => 1},
+    Jobs = beamscale_plan:jobs(C, [big]),
+    ?assertEqual(36, length(Jobs)),
+    [?assertEqual([1, 2, 3], beamscale_plan:iterations(J)) || J <- Jobs].

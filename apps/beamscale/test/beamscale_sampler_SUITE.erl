@@ -96,8 +96,8 @@ run_writes_samples() -> [{doc, "A run writes samples.csv and a summary per bench
 run_writes_samples(Config) ->
     Out = ?config(priv_dir, Config) ++ "/runs",
     {ok, Conf} = beamscale_config:load(undefined, [{benchmarks, [big]}, {schedulers, [1, 2]},
-                                                    {iterations, 1}, {warmups, 0},
-                                                    {out, Out}, {name, "s"}]),
+                                                    {iterations, 1}, {launches, 1},
+                                                    {warmups, 0}, {out, Out}, {name, "s"}]),
     {ok, #{dir := Dir}} = beamscale_coordinator:run(Conf, quiet),
     Rows = read(Dir),
     [<<"big">>] = lists:usort([B || #{benchmark := B} <- Rows]),
@@ -110,7 +110,8 @@ no_sample() -> [{doc, "sample false writes no samples.csv; a bad value is refuse
 no_sample(Config) ->
     Out = ?config(priv_dir, Config) ++ "/runs",
     {ok, Conf} = beamscale_config:load(undefined, [{benchmarks, [big]}, {schedulers, [1]},
-                                                    {iterations, 1}, {warmups, 0}, {out, Out},
+                                                    {iterations, 1}, {launches, 1},
+                                                    {warmups, 0}, {out, Out},
                                                     {name, "n"}, {sample, false}]),
     {ok, #{dir := Dir}} = beamscale_coordinator:run(Conf, quiet),
     false = filelib:is_regular(filename:join(Dir, "samples.csv")),

@@ -75,7 +75,8 @@ plain_run_phases() -> [{doc, "ets_bench in a plain run: a row per phase per set.
 plain_run_phases(Config) ->
     Out = ?config(priv_dir, Config),
     ?assertEqual(0, beamscale_cli:dispatch(["run", "--bench", "ets_bench", "--schedulers", "1",
-                                            "--iterations", "2", "--warmups", "0", "--out", Out,
+                                            "--iterations", "2", "--launches", "1",
+                                            "--warmups", "0", "--out", Out,
                                             "--name", "plain", "--quiet", "--no-sample"])),
     Rows = beamscale_store:measurements(filename:join(Out, "plain")),
     Args = lists:usort([A || #{args := A} <- Rows]),

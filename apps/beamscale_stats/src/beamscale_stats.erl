@@ -1,5 +1,6 @@
 %% @doc Pure statistics of timed iterations: summaries with a bootstrap 95 % interval of the
-%% median, speedup and efficiency against the smallest environment, the Mann–Whitney U test.
+%% median (hierarchical over launches in `report_stats', see `beamscale_stats_launches'),
+%% speedup and efficiency against the smallest environment, the Mann–Whitney U test.
 %%
 %% Reproducible: the bootstrap draws from a fixed seed with `rand:seed_s/2' and
 %% `rand:uniform_s/2' (no process dictionary), and resamples the *sorted* samples, so the same
@@ -37,17 +38,11 @@
                          seconds := binary() | number(), atom() => term()}.
 -type key() :: {binary(), binary(), binary(), binary(), binary(), integer(), integer()}.
 
--define(RESAMPLES, 2000).
--define(SEED, {16#BEA, 16#5CA, 16#1E}).
--define(NOISY_CV, 0.10).
--define(ALPHA, 0.05).
 
 %% @doc Options with defaults filled in.
 -spec options(options()) -> #{resamples := pos_integer(), seed := tuple(), noisy_cv := float(),
                                alpha := float()}.
-options(Opts) ->
-    maps:merge(#{resamples => ?RESAMPLES, seed => ?SEED, noisy_cv => ?NOISY_CV,
-                 alpha => ?ALPHA}, Opts).
+options(Opts) -> beamscale_stats_base:options(Opts).
 
 %% @doc The summary of a non-empty sample list, with default options.
 -spec describe([number(), ...]) -> summary().
@@ -70,17 +65,11 @@ describe(Samples, Opts0) ->
 
 %% @doc The median of a non-empty list.
 -spec median([number(), ...]) -> float().
-median(Samples) -> percentile(lists:sort(Samples), 0.5).
+median(Samples) -> beamscale_stats_base:median(Samples).
 
 %% @doc The `P' quantile (0..1) of a sorted non-empty list, interpolating between neighbours.
 -spec percentile([number(), ...], float()) -> float().
-percentile(Sorted, P) ->
-    T = list_to_tuple(Sorted),
-    Pos = P * (tuple_size(T) - 1),
-    I = trunc(Pos),
-    Lo = element(I + 1, T),
-    Hi = element(min(I + 2, tuple_size(T)), T),
-    float(Lo + (Hi - Lo) * (Pos - I)).
+percentile(Sorted, P) -> beamscale_stats_base:percentile(Sorted, P).
 
 %% @doc `median(As) / median(Bs)' and its bootstrap 95 % interval (both samples resampled
 %% together); `undefined' when a median is zero.
@@ -135,39 +124,27 @@ report_stats(Rows) -> report_stats(Rows, #{}).
 %% efficiency is speedup over the ratio of scheduler x node counts.
 -spec report_stats([measurement()], options()) -> [row()].
 report_stats(Rows, Opts) ->
-    Groups = group(Rows),
-    [row(Key, Samples, Groups, Opts) || {Key, Samples} <- lists:sort(maps:to_list(Groups))].
+    Groups = beamscale_stats_launches:group(Rows),
+    [row(Key, Launches, Groups, Opts) || {Key, Launches} <- lists:sort(maps:to_list(Groups))].
 
 %% @doc Seconds per key of measurement rows.
 -spec group([measurement()]) -> #{key() => [float()]}.
-group(Rows) ->
-    lists:foldl(fun(R, Acc) ->
-                        maps:update_with(key(R), fun(L) -> [seconds(R) | L] end,
-                                         [seconds(R)], Acc)
-                end, #{}, Rows).
+group(Rows) -> beamscale_stats_base:group(Rows).
 
 %%% Internals
 
-key(#{benchmark := B, phase := P, args := A, otp := O, erl_args := E, schedulers := S,
-      nodes := N}) ->
-    {B, P, A, O, E, to_int(S), to_int(N)}.
-
-seconds(#{seconds := S}) when is_number(S) -> float(S);
-seconds(#{seconds := S}) -> to_float(S).
-
-to_int(I) when is_integer(I) -> I;
-to_int(B) -> binary_to_integer(B).
-
-to_float(B) ->
-    try binary_to_float(B)
-    catch error:badarg -> float(binary_to_integer(B))
-    end.
-
-row({B, P, A, O, E, S, N} = Key, Samples, Groups, Opts) ->
-    Summary = describe(Samples, Opts),
+%% The interval of the median and of the speedup are the hierarchical bootstrap's: over
+%% launches, then iterations (with one launch, the ordinary bootstrap's).
+row({B, P, A, O, E, S, N} = Key, Launches, Groups, Opts) ->
+    {_, Low, High} = beamscale_stats_launches:median_ci(Launches, Opts),
+    Summary = (describe(lists:append(Launches), Opts))#{ci95_low := Low, ci95_high := High},
     Base = base(Key, Groups),
     Speedup = case maps:find(Base, Groups) of
-                  {ok, BaseSamples} -> bootstrap_ratio(BaseSamples, Samples, Opts);
+                  {ok, BaseLaunches} ->
+                      case beamscale_stats_launches:ratio(BaseLaunches, Launches, Opts) of
+                          {Sp, Lo, Hi, _P} -> {Sp, Lo, Hi};
+                          undefined -> undefined
+                      end;
                   error -> undefined
               end,
     {_, _, _, _, _, BS, BN} = Base,

@@ -1,6 +1,7 @@
 %% @doc `beamscale compare RUN_A RUN_B': per benchmark, phase, args and environment measured in
 %% both runs, the ratio of medians B / A with its 95 % interval and whether the difference is
-%% significant (see `beamscale_stats_compare'; output by `beamscale_report_compare'); writes
+%% significant, over launches (see `beamscale_stats_compare'; output by
+%% `beamscale_report_compare'); writes
 %% `compare.html' (into RUN_B unless `--out FILE' names another place). With
 %% `--fail-if-slower PCT' (a decimal) it fails (exit 1) when a significant slowdown exceeds PCT
 %% percent, so it can gate CI on performance regressions. Two runs with no result in common are
@@ -15,9 +16,10 @@
 info() ->
     #{name => "compare", summary => "compare two runs: ratio of medians and significance",
       usage => "beamscale compare RUN_A RUN_B [--fail-if-slower PCT] [--out FILE]",
-      details => "B / A above 1 means B is slower. Significant: Mann-Whitney p < 0.05 and the\n"
-                 "95 % interval of the ratio leaves out 1. compare.html goes into RUN_B\n"
-                 "unless --out names a file.",
+      details => "B / A above 1 means B is slower. Significant: p < 0.05 and the 95 % interval\n"
+                 "of the ratio leaves out 1, both from a bootstrap that resamples launches,\n"
+                 "then iterations (Mann-Whitney p when both runs have one launch).\n"
+                 "compare.html goes into RUN_B unless --out names a file.",
       options => [{fail_if_slower, "--fail-if-slower", number,
                    "exit 1 when a significant slowdown exceeds PCT percent (10, 2.5)"},
                   {out, "--out", string, "where to write compare.html (default RUN_B)"}]}.

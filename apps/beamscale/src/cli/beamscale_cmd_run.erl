@@ -22,6 +22,7 @@ info() ->
           {nodes, "--nodes", string, "node counts: 1,2 or 1..4 (nodes in all)"},
           {iterations, "--iterations", integer, "timed iterations per argument set"},
           {warmups, "--warmups", integer, "untimed runs before the timed ones"},
+          {launches, "--launches", integer, "fresh emulators per environment (interleaved)"},
           {sweep, "--sweep", string, "cross (every combination) or bencherl (two sweeps)"},
           {timeout, "--timeout", integer, "seconds one iteration may take"},
           {bench_path, "--bench-path", {list, string}, "directories of bencherl handlers"},
@@ -59,8 +60,8 @@ format_error(config_and_preset) -> "--config and --preset exclude each other: gi
 %% @doc The configuration keys set by options, as terms for `beamscale_config:check/2'.
 -spec overrides(#{atom() => term()}) -> [{atom(), term()}].
 overrides(Opts) ->
-    Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, sweep, timeout,
-            bench_path, code_path, name, out, msacc],
+    Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, launches, sweep,
+            timeout, bench_path, code_path, name, out, msacc],
     NoSample = [{sample, false} || maps:get(no_sample, Opts, false)],
     [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample.
 

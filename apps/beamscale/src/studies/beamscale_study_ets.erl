@@ -18,6 +18,9 @@
 -define(READER_GROUPS, [1, 2, 4, 8, 16, 32, 64]).
 -define(ITERATIONS, 3).
 -define(WARMUPS, 1).
+%% One launch per cell, as before launches: the study's figures (docs/studies.md) are of one
+%% launch, and its cells are read as curves, not gated one by one.
+-define(LAUNCHES, 1).
 
 %% @doc The study's name and one line.
 -spec info() -> beamscale_study:info().
@@ -37,7 +40,8 @@ run(#{version := Version, name := Name, out := Out} = Opts, Extra0) ->
                          reader_groups => ?READER_GROUPS}, Extra0),
     Overrides = [{benchmarks, [ets_bench]}, {version, Version}, {name, Name}, {out, Out},
                  {erl_args, flag_sets(maps:get(seed, Opts, undefined), Extra)},
-                 {iterations, maps:get(iterations, Extra)}, {warmups, maps:get(warmups, Extra)}]
+                 {iterations, maps:get(iterations, Extra)}, {warmups, maps:get(warmups, Extra)},
+                 {launches, ?LAUNCHES}]
         ++ [{schedulers, S} || {ok, S} <- [maps:find(schedulers, Opts)]],
     case beamscale_config:load(undefined, Overrides) of
         {ok, Config} ->

@@ -15,6 +15,7 @@
     erl_args := [{atom(), string()}],
     iterations := pos_integer(),
     warmups := non_neg_integer(),
+    launches := pos_integer(),
     sweep := cross | bencherl,
     timeout := pos_integer(),
     bench_path := [string()],
@@ -29,9 +30,13 @@
 -type reason() :: {source(), [term()], string()}.
 
 %% Keys a per-benchmark override may set.
--define(OVERRIDABLE, [version, schedulers, nodes, erl_args, iterations, warmups, timeout]).
+-define(OVERRIDABLE, [version, schedulers, nodes, erl_args, iterations, warmups, launches,
+                      timeout]).
 %% Shorter intervals than this would measure the sampler more than the node.
 -define(MIN_SAMPLE_MS, 100).
+%% Fresh emulators per environment point: the variation between launches is sampled, which
+%% one launch never shows (docs/config.md, "Launches", says how this was chosen).
+-define(LAUNCHES, 3).
 -define(NAME_CHARS, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-").
 
 %% @doc The embedded default configuration: every benchmark, short, 1..cores schedulers.
@@ -39,7 +44,8 @@
 defaults() ->
     #{benchmarks => all, version => short, schedulers => lists:seq(1, beamscale_os:logical_cores()),
       nodes => [1], erls => [{default, "erl"}], erl_args => [{default, ""}], iterations => 3,
-      warmups => 1, sweep => cross, timeout => 300, bench_path => [], code_path => [],
+      warmups => 1, launches => ?LAUNCHES, sweep => cross, timeout => 300, bench_path => [],
+      code_path => [],
       overrides => #{},
       out => "runs", sample => 1000, msacc => maps:get(msacc, beamscale_sampler:defaults())}.
 
@@ -87,6 +93,8 @@ check(iterations, N) when is_integer(N), N > 0 -> {ok, N};
 check(iterations, _) -> bad("a positive integer");
 check(warmups, N) when is_integer(N), N >= 0 -> {ok, N};
 check(warmups, _) -> bad("a non-negative integer");
+check(launches, N) when is_integer(N), N > 0 -> {ok, N};
+check(launches, _) -> bad("a positive integer (fresh emulators per environment)");
 check(sweep, S) when S =:= cross; S =:= bencherl -> {ok, S};
 check(sweep, _) -> bad("cross (every combination) or bencherl (two one-dimensional sweeps)");
 check(timeout, N) when is_integer(N), N > 0 -> {ok, N};

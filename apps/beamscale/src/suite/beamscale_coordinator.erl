@@ -84,9 +84,11 @@ run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log}) ->
     {ok, #{dir => Dir, jobs => length(Jobs), sanity => Sanity,
            failures => length(beamscale_store:failures(Dir)) - FailedBefore}}.
 
-job(#{bench := Bench, env := Env} = Job, K, Progress, Ctx0, Store) ->
-    beamscale_progress:job(Progress, K, io_lib:format("~s @ ~s",
-                                                      [Bench, beamscale_format_env:key(Env)])),
+job(#{bench := Bench, env := Env, launch := L, launches := Ls} = Job, K, Progress, Ctx0,
+    Store) ->
+    Label = io_lib:format("~s @ ~s, launch ~b of ~b",
+                          [Bench, beamscale_format_env:key(Env), L, Ls]),
+    beamscale_progress:job(Progress, K, Label),
     Notify = fun(Event) -> beamscale_progress:event(Progress, Event) end,
     beamscale_executor:run(Job, Ctx0#{notify => Notify}, Store).
 
@@ -99,7 +101,7 @@ same_config(Dir, #{config := Config, overrides := Overrides}) ->
             New = json(#{config => Config, overrides => Overrides}),
             case beamscale_format_json:decode(Bin) of
                 {ok, #{<<"config">> := _} = Old} ->
-                    case config_diffs(Old, New) of
+                    case config_diffs(one_launch_before(Old), New) of
                         [] -> ok;
                         Diffs -> {error, {?MODULE, {other_config, Dir, Diffs}}}
                     end;
@@ -107,6 +109,11 @@ same_config(Dir, #{config := Config, overrides := Overrides}) ->
             end;
         {error, _} -> ok
     end.
+
+%% A run started before launches ran one launch per point: continuing it with more would mix
+%% two experiments, so its run.json counts as saying `launches' 1.
+one_launch_before(#{<<"config">> := Config} = Old) ->
+    Old#{<<"config">> := maps:merge(#{<<"launches">> => 1}, Config)}.
 
 %% The JSON text of a term, read back, so old and new are compared as run.json holds them.
 json(Term) ->
@@ -175,12 +182,14 @@ close_log(Log) ->
         false -> ok = file:close(Log)
     end.
 
-%% The jobs to run, so that the report of a run that did not finish can name what is missing.
+%% The points to run, so that the report of a run that did not finish can name what is
+%% missing: one row per point, its iterations those of all its launches.
 write_plan(Dir, Jobs) ->
     Rows = [beamscale_format_csv:line([B | beamscale_format_env:fields(
-                                             beamscale_format_env:key(Env))] ++ [I])
-            || #{bench := B, env := Env, iterations := I} <- Jobs],
-    Header = beamscale_format_csv:line([benchmark, otp, erl_args, schedulers, nodes, iterations]),
+                                             beamscale_format_env:key(Env))] ++ [I * K, K])
+            || #{bench := B, env := Env, iterations := I, launch := 1, launches := K} <- Jobs],
+    Header = beamscale_format_csv:line([benchmark, otp, erl_args, schedulers, nodes, iterations,
+                                        launches]),
     ok = beamscale_store:write_file(filename:join(Dir, "plan.csv"), [Header | Rows]).
 
 write_sanity(Dir, Sanity) ->

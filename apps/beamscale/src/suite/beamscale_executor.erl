@@ -1,8 +1,8 @@
-%% @doc Runs one job: one benchmark in one environment. It starts fresh nodes for the environment,
-%% loads the benchmark code onto them, runs warm-ups then the timed iterations of every argument
-%% set (through `beamscale_bench_runner' on the node under test) and records each iteration in the
-%% store. Every node it starts is stopped when the job ends, whatever happened; a crash, a hang
-%% past the timeout or a dead node is recorded as that iteration's failure and the job goes on.
+%% @doc Runs one job: one launch of one benchmark in one environment. It starts fresh nodes for the
+%% environment, loads the benchmark code onto them, runs warm-ups then the timed iterations of every
+%% argument set (through `beamscale_bench_runner' on the node under test) and records each iteration
+%% in the store. Every node it starts is stopped when the job ends, whatever happened; a crash, a
+%% hang past the timeout or a dead node is recorded as that iteration's failure and the job goes on.
 -module(beamscale_executor).
 
 -export([run/3, code/0]).
@@ -144,10 +144,10 @@ run_sets(Sets, Key, Job, Ctx, Nodes, Store) ->
     stop_env(Ctx, Nodes1),
     Store1.
 
-run_set(Args, Key0, #{iterations := I} = Job, Ctx, Nodes, Store) ->
+run_set(Args, Key0, Job, Ctx, Nodes, Store) ->
     Key = Key0(args_text(Args)),
     ok = beamscale_sampler:set_args(sampler(Ctx), element(2, Key)),
-    case [N || N <- lists:seq(1, I), not beamscale_store:done(Store, Key, N)] of
+    case [N || N <- beamscale_plan:iterations(Job), not beamscale_store:done(Store, Key, N)] of
         [] -> {Nodes, Store};
         Todo ->
             {Nodes1, _} = warmups(Args, Job, Ctx, Nodes),
@@ -167,13 +167,13 @@ warmups(Args, #{warmups := W} = Job, #{notify := Notify} = Ctx, Nodes) ->
 
 iterations([], _Args, _Key, _Job, _Ctx, Nodes, Store) ->
     {Nodes, Store};
-iterations([N | Rest], Args, Key, #{iterations := I} = Job, #{notify := Notify} = Ctx, Nodes,
-           Store) ->
-    Notify({iteration, N, I}),
+iterations([N | Rest], Args, Key, #{iterations := I, launch := L} = Job,
+           #{notify := Notify} = Ctx, Nodes, Store) ->
+    Notify({iteration, N - (L - 1) * I, I}),
     case call(Args, Job, Ctx, Nodes) of
         {ok, Timings, Output} ->
             ok = beamscale_store:save_output(Store, Key, Output, false),
-            Store1 = beamscale_store:record(Store, Key, N, Timings),
+            Store1 = beamscale_store:record(Store, Key, N, L, Timings),
             iterations(Rest, Args, Key, Job, Ctx, Nodes, Store1);
         {error, Reason, _Timings, Output} ->
             ok = beamscale_store:save_output(Store, Key, Output, false),

@@ -4,24 +4,41 @@
 %% scheduler count and a node count (nodes in all, the node under test included). With `cross'
 %% every combination is planned; with `bencherl' two one-dimensional sweeps: schedulers on the
 %% first node count, and nodes on the first scheduler count (per erl and argument set).
+%%
+%% Each point runs in `launches' fresh emulators. The launches of all points are interleaved:
+%% launch 1 of every point, then launch 2 of every point, and so on, so that a slow spell of the
+%% host falls on several points' launches rather than on every launch of one point.
 -module(beamscale_plan).
 
--export([jobs/2, environments/1, settings/2]).
+-export([jobs/2, environments/1, settings/2, iterations/1, launch_of/2]).
 -export_type([env/0, job/0]).
 
 -type env() :: #{otp := atom(), erl := string(), erl_args := atom(), flags := string(),
                  schedulers := pos_integer(), nodes := pos_integer()}.
 -type job() :: #{bench := atom(), version := beamscale_bench:version(), env := env(),
                  iterations := pos_integer(), warmups := non_neg_integer(),
-                 timeout := pos_integer()}.
+                 timeout := pos_integer(), launch := pos_integer(),
+                 launches := pos_integer()}.
 
-%% @doc Every job of a run, benchmark by benchmark, in the order they will run.
+%% @doc Every job of a run in the order they will run: one job is one launch of a point,
+%% round-robin over the points (benchmark by benchmark within a launch).
 -spec jobs(beamscale_config:config(), [atom()]) -> [job()].
 jobs(Config, Benchmarks) ->
-    [job(Bench, Settings, Env)
-     || Bench <- Benchmarks,
-        Settings <- [settings(Config, Bench)],
-        Env <- environments(Settings)].
+    Points = [job(Bench, Settings, Env)
+              || Bench <- Benchmarks,
+                 Settings <- [settings(Config, Bench)],
+                 Env <- environments(Settings)],
+    Most = lists:max([0 | [K || #{launches := K} <- Points]]),
+    [P#{launch := L} || L <- lists:seq(1, Most), #{launches := K} = P <- Points, L =< K].
+
+%% @doc The iterations launch `L' of a job measures: numbered on from the launches before it,
+%% so an iteration's number names one measurement of the point whichever launch made it.
+-spec iterations(job()) -> [pos_integer()].
+iterations(#{launch := L, iterations := I}) -> lists:seq((L - 1) * I + 1, L * I).
+
+%% @doc The launch iteration `N' of a point belongs to, with `I' iterations per launch.
+-spec launch_of(pos_integer(), pos_integer()) -> pos_integer().
+launch_of(N, I) -> (N - 1) div I + 1.
 
 %% @doc The environments of a configuration (after per-benchmark overrides).
 -spec environments(beamscale_config:config()) -> [env()].
@@ -42,7 +59,8 @@ settings(#{overrides := Overrides} = Config, Bench) ->
 job(Bench, Settings, Env) ->
     #{bench => Bench, env => Env, version => maps:get(version, Settings),
       iterations => maps:get(iterations, Settings), warmups => maps:get(warmups, Settings),
-      timeout => maps:get(timeout, Settings)}.
+      timeout => maps:get(timeout, Settings), launch => 1,
+      launches => maps:get(launches, Settings, 1)}.
 
 %% Keep the first of equal points, in order.
 unique(L) -> unique(L, #{}).

@@ -20,6 +20,8 @@ terms("quick") ->
           {nodes, [1]},
           {iterations, 3},
           {warmups, 1},
+          %% A smoke run: one emulator per point keeps it under a minute.
+          {launches, 1},
           {timeout, 60}]};
 terms(_) -> error.
 

@@ -4,9 +4,14 @@
 %% by a kill loses only its unfinished last line, which `open/1' trims. Whole files (`run.json',
 %% outputs) are written to a temporary name and renamed. Reopening a run directory gives back the
 %% set of finished iterations, so a rerun measures none of them again.
+%%
+%% Iterations are numbered per environment point across its launches (launch L of I iterations
+%% holds I*(L-1)+1..I*L), and `measurements.csv' ends with the `launch' column. A file from
+%% before launches (no such column) is read as launch 1; reopened to continue it, its rows are
+%% rewritten with `launch' 1, once, so every row of a file has the same columns.
 -module(beamscale_store).
 
--export([open/1, close/1, dir/1, done/3, finished/1, record/4, record_failure/4, save_output/4,
+-export([open/1, close/1, dir/1, done/3, finished/1, record/5, record_failure/4, save_output/4,
          output_file/3, measurements/1, failures/1, write_file/2, read_rows/1, open_csv/2,
          format_error/1]).
 -export_type([store/0, key/0]).
@@ -17,7 +22,7 @@
                      failures := file:io_device(), done := #{{key(), non_neg_integer()} => true}}.
 
 -define(MEASUREMENTS_HEADER,
-        [benchmark, phase, args, otp, erl_args, schedulers, nodes, iteration, seconds]).
+        [benchmark, phase, args, otp, erl_args, schedulers, nodes, iteration, seconds, launch]).
 -define(FAILURES_HEADER,
         [benchmark, args, otp, erl_args, schedulers, nodes, iteration, reason]).
 
@@ -26,7 +31,9 @@
 open(Dir) ->
     case filelib:ensure_path(filename:join(Dir, "output")) of
         ok ->
-            {MRows, M} = open_csv(filename:join(Dir, "measurements.csv"), ?MEASUREMENTS_HEADER),
+            MFile = filename:join(Dir, "measurements.csv"),
+            ok = add_launch_column(MFile),
+            {MRows, M} = open_csv(MFile, ?MEASUREMENTS_HEADER),
             {FRows, F} = open_csv(filename:join(Dir, "failures.csv"), ?FAILURES_HEADER),
             Done = maps:from_list([{done_key(R), true} || R <- MRows ++ FRows]),
             {ok, #{dir => Dir, measurements => M, failures => F, done => Done}};
@@ -57,11 +64,11 @@ done(#{done := Done}, Key, N) -> is_map_key({Key, N}, Done).
 -spec finished(store()) -> [{key(), pos_integer()}].
 finished(#{done := Done}) -> [KN || {_, N} = KN <- maps:keys(Done), N > 0].
 
-%% @doc Append the phase timings of iteration `N', in one write.
--spec record(store(), key(), pos_integer(), [{string(), float()}]) -> store().
-record(#{measurements := M} = Store, {Bench, Args, Env} = Key, N, Timings) ->
+%% @doc Append the phase timings of iteration `N', measured in launch `Launch', in one write.
+-spec record(store(), key(), pos_integer(), pos_integer(), [{string(), float()}]) -> store().
+record(#{measurements := M} = Store, {Bench, Args, Env} = Key, N, Launch, Timings) ->
     EnvFields = beamscale_format_env:fields(Env),
-    Rows = [beamscale_format_csv:line([Bench, Phase, Args] ++ EnvFields ++ [N, Seconds])
+    Rows = [beamscale_format_csv:line([Bench, Phase, Args] ++ EnvFields ++ [N, Seconds, Launch])
             || {Phase, Seconds} <- Timings],
     ok = file:write(M, Rows),
     mark(Store, Key, N).
@@ -149,6 +156,22 @@ open_csv(File, Header) ->
     {Maps, Fd}.
 
 %%% Internals
+
+%% A measurements file from before launches: its rows were measured in one launch each.
+add_launch_column(File) ->
+    Old = lists:droplast(?MEASUREMENTS_HEADER),
+    OldHeader = [atom_to_binary(H) || H <- Old],
+    case file:read_file(File) of
+        {ok, Bin} ->
+            case beamscale_format_csv:parse(Bin) of
+                {[OldHeader | Rows], _} ->
+                    Lines = [beamscale_format_csv:line(R ++ [1])
+                             || R <- Rows, length(R) =:= length(Old)],
+                    write_file(File, [beamscale_format_csv:line(?MEASUREMENTS_HEADER) | Lines]);
+                _ -> ok
+            end;
+        {error, enoent} -> ok
+    end.
 
 tl_or_empty([]) -> [];
 tl_or_empty([_ | T]) -> T.

@@ -20,11 +20,12 @@ text(Results) ->
 -spec html([beamscale_stats_compare:result()],
            #{a := unicode:chardata(), b := unicode:chardata()}) -> iodata().
 html(Results, #{a := A, b := B}) ->
-    Rows = [{direction(R), [label(K), fmt(MA), fmt(MB), ratio_text(R), fmt(P), verdict(R)]}
+    Rows = [{direction(R), [label(K), fmt(MA), fmt(MB), ratio_text(R), [fmt(P), test(R)],
+                            verdict(R)]}
             || #{key := K, median_a := MA, median_b := MB, p := P} = R <- Results],
     Table = beamscale_report_html:table(["benchmark / phase / args @ environment",
                                          "median A (s)", "median B (s)",
-                                         "B / A [95 % interval]", "p (Mann-Whitney)", "verdict"],
+                                         "B / A [95 % interval]", "p", "verdict"],
                                         Rows),
     beamscale_report_html:page("beamscale compare", <<>>,
                                [beamscale_report_html:el(h1, "beamscale compare"),
@@ -45,11 +46,19 @@ ratio_text(#{ratio := null}) -> "ratio undefined (median A is 0)";
 ratio_text(#{ratio := R, ratio_low := L, ratio_high := H}) ->
     [fmt(R), "x [", fmt(L), ", ", fmt(H), "]"].
 
-verdict(#{significant := false, p := P}) -> ["no significant difference (p=", fmt(P), ")"];
+verdict(#{significant := false, p := P} = Res) ->
+    ["no significant difference (p=", fmt(P), test(Res), ")"];
 verdict(#{ratio := R} = Res) ->
     Pct = fmt(abs(R - 1) * 100),
     [atom_to_list(direction(Res)), " by ", Pct, " % (significant, p=", fmt(maps:get(p, Res)),
-     ")"].
+     test(Res), ")"].
+
+%% Which test gave p: over launches (and how many a side), or Mann-Whitney over iterations.
+test(#{test := launches, launches_a := LA, launches_b := LB}) ->
+    io_lib:format(" over ~b and ~b launches", [LA, LB]);
+test(#{test := mann_whitney}) -> ", Mann-Whitney over iterations";
+test(#{}) -> "".
+
 
 direction(#{significant := false}) -> same;
 direction(#{ratio := R}) when R > 1 -> slower;
@@ -59,9 +68,10 @@ count(Dir, Results) -> length([R || R <- Results, direction(R) =:= Dir]).
 
 text_summary(Results) ->
     io_lib:format("~b compared, ~b significantly slower in B, ~b significantly faster in B. "
-                  "Significant: Mann-Whitney p < 0.05 and the 95 % interval of the ratio "
-                  "leaves out 1.", [length(Results), count(slower, Results),
-                                    count(faster, Results)]).
+                  "Significant: p < 0.05 and the 95 % interval of the ratio leaves out 1 "
+                  "(hierarchical bootstrap over launches, then iterations; with one launch a "
+                  "side, p of Mann-Whitney over iterations).",
+                  [length(Results), count(slower, Results), count(faster, Results)]).
 
 fmt(V) -> beamscale_report_svg:fmt(V).
 
