@@ -68,9 +68,9 @@ load_page(#{run := Run, state := State} = Data) ->
        beamscale_report_html:el('div', [{id, "live"}], {safe, live_html(Data)}),
        beamscale_report_html:el(script, {safe, ?SCRIPT})]).
 
-%% @doc `/live.json': the state, the run's label, the latest second's figures as numbers, the same as text
-%% (`figures'), errors by reason over the run, the target nodes' latest samples, the phase
-%% boundaries and the charts' HTML.
+%% @doc `/live.json': the state, the run's label, the latest second's figures as numbers, the
+%% same as text (`figures'), errors by reason over the run, the target nodes' latest samples, the
+%% phase boundaries and the charts' HTML.
 -spec load_json(data()) -> iodata().
 load_json(#{run := Run, summary := Summary, samples := Samples, state := State} = Data) ->
     Last = last_second(Summary),
