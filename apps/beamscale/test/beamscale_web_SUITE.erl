@@ -118,7 +118,8 @@ suite_run_live() -> [{doc, "run --web: progress and medians with intervals while
 suite_run_live(Config) ->
     Priv = ?config(priv_dir, Config),
     Cmd = beamscale_test_cli:open(["run", "--bench", "big,bang,ran,mbrot", "--schedulers", "1,2",
-                                   "--iterations", "6", "--warmups", "0", "--no-sample",
+                                   "--iterations", "6", "--launches", "1", "--warmups", "0",
+                                   "--no-sample",
                                    "--quiet", "--web", "0", "--out", Priv, "--name", "suite"]),
     {Port, _} = address(Cmd, <<>>),
     J = until(Port, fun(#{<<"summary">> := #{<<"results">> := [_ | _]}}) -> true;
@@ -165,7 +166,9 @@ study_live() -> [{doc, "The pollset study's levels are shown live, sampled node 
 study_live(Config) ->
     {ok, Web} = beamscale_web:start(#{port => 0}),
     Port = beamscale_web:port(Web),
-    Opts = #{version => short, name => "poll", quiet => true, seed => 7, web => Web,
+    %% Its own name: CT's priv_dir is shared by the suites of a run, and the smp-io suite's
+    %% pollset run is "poll" (a rerun there would resume, with no level left to show).
+    Opts = #{version => short, name => "poll_live", quiet => true, seed => 7, web => Web,
              out => filename:join(?config(priv_dir, Config), "runs")},
     Me = self(),
     {Pid, Ref} = spawn_monitor(fun() -> Me ! {self(), beamscale_study_pollset:run(Opts, test)} end),
