@@ -132,6 +132,6 @@ unsupported_element(Config) ->
     File = write(Config, "dyn.xml", tsung("", server(80), Sessions)),
     {Code, Output} = beamscale_test_cli:run(["load", File, "--out", ?config(priv_dir, Config)]),
     ?assertEqual(2, Code),
-    ?assertEqual(File ++ ":11: <dyn_variable> needs re or header (the default form-field "
-                 "search is not supported)",
+    ?assertEqual(File ++ ":11: <dyn_variable> needs re, header, jsonpath or xpath (the default "
+                 "form-field search is not supported)",
                  lists:last(string:split(string:trim(Output), "beamscale load: "))).

@@ -3,6 +3,8 @@
 -export([open/1, command/1, run/1, wait/2, no_strays/0]).
 
 -define(EXIT_TIMEOUT, 60000).
+%% How long a stopped node may take to leave /proc before it counts as a stray.
+-define(STRAY_WAIT_MS, 5000).
 
 %% Start `beamscale ARGS' as a port (its output and exit status come as port messages).
 open(Args) ->
@@ -32,10 +34,20 @@ wait(Port, Timeout, Acc) ->
 %% No emulator this node started is left (nodes a run started are stopped): they carry
 %% BEAMSCALE_RUN=<this node> in their environment (beamscale_node), and their command line is an
 %% emulator's (erlexec's -root; argv[0] is not always beam.smp: under rebar3 it is rebar3).
-no_strays() ->
+no_strays() -> no_strays(?STRAY_WAIT_MS).
+
+%% A node stopped (or killed) a moment ago may still be on its way out, and its helper processes
+%% (erl_child_setup) carry its environment too: only an emulator still there after a few seconds
+%% is a stray.
+no_strays(Ms) ->
     Mark = <<"BEAMSCALE_RUN=", (atom_to_binary(node()))/binary, 0>>,
     Strays = [P || P <- filelib:wildcard("[0-9]*", "/proc"),
                    {ok, Env} <- [file:read_file("/proc/" ++ P ++ "/environ")],
-                   binary:match(<<Env/binary, 0>>, Mark) =/= nomatch],
-    [] = Strays,
-    ok.
+                   binary:match(<<Env/binary, 0>>, Mark) =/= nomatch,
+                   {ok, Cmd} <- [file:read_file("/proc/" ++ P ++ "/cmdline")],
+                   binary:match(Cmd, <<"-root", 0>>) =/= nomatch],
+    case Strays of
+        [] -> ok;
+        _ when Ms > 0 -> timer:sleep(200), no_strays(Ms - 200);
+        _ -> error({strays, Strays})
+    end.
