@@ -26,9 +26,10 @@ prop_total() ->
                 {error, Msg} -> io_lib:printable_unicode_list(Msg)
             end).
 
-properties_test() ->
-    [?assert(proper:quickcheck(P, [{numtests, 500}, {to_file, user}]))
-     || P <- [prop_round_trip(), prop_total()]].
+%% 1 000 cases take seconds on a loaded host: more than EUnit's default 5 s.
+properties_test_() ->
+    {timeout, 120, fun() -> [?assert(proper:quickcheck(P, [{numtests, 500}, {to_file, user}]))
+                             || P <- [prop_round_trip(), prop_total()]] end}.
 
 value_test() ->
     J = <<"{\"a\":{\"b\":[10,{\"c\":\"x\"}],\"d\":[{\"b\":1},{\"b\":2}]},\"uid\":\"u7\"}">>,
@@ -43,7 +44,11 @@ value_test() ->
     ?assertEqual(error, beamscale_load_jsonpath:value([], <<"{not json">>)),
     ?assertMatch({error, _}, beamscale_load_jsonpath:parse("$.a[")).
 
-xpath_test() ->
+%% Each bounded parse may run to its 2 s limit (an unclosed body does): more than EUnit's
+%% default 5 s on a loaded host.
+xpath_test_() -> {timeout, 60, fun xpath/0}.
+
+xpath() ->
     B = <<"<?xml version=\"1.0\"?><r><t><token>T1</token></t><z id=\"k\" v=\"V\">x</z>"
           "<z id=\"j\" v=\"W\">y</z><never_an_atom_q7x>n</never_an_atom_q7x></r>">>,
     X = fun(E) -> {ok, C} = beamscale_load_xpath:compile(E), beamscale_load_xpath:eval(C, B) end,
