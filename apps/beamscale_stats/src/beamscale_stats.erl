@@ -10,6 +10,7 @@
 %% (default 0.10, i.e. 10 %) is flagged; its median is still reported, but with caution.
 -module(beamscale_stats).
 
+-import(beamscale_stats_base, [draw/4, repeat/3, interval/2]).
 -export([options/1, describe/1, describe/2, median/1, percentile/2, bootstrap_ratio/3,
          mann_whitney/2, report_stats/1, report_stats/2, group/1]).
 -export_type([options/0, summary/0, key/0, row/0, measurement/0]).
@@ -183,17 +184,6 @@ resampled_median(T, S0) ->
     {Idx, S} = draw(N, N, S0, []),
     {median([element(I, T) || I <- Idx]), S}.
 
-draw(0, _N, S, Acc) -> {Acc, S};
-draw(K, N, S0, Acc) ->
-    {I, S} = rand:uniform_s(N, S0),
-    draw(K - 1, N, S, [I | Acc]).
-
-repeat(R, S0, F) ->
-    lists:foldl(fun(_, {Acc, S}) -> {V, S1} = F(S), {[V | Acc], S1} end, {[], S0},
-                lists:seq(1, R)).
-
-interval(Sorted, Alpha) ->
-    {percentile(Sorted, Alpha / 2), percentile(Sorted, 1 - Alpha / 2)}.
 
 safe_div(_A, B) when B == 0 -> 0.0;
 safe_div(A, B) -> A / B.

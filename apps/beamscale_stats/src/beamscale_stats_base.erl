@@ -4,7 +4,7 @@
 %% other.
 -module(beamscale_stats_base).
 
--export([options/1, median/1, percentile/2, group/1]).
+-export([options/1, median/1, percentile/2, group/1, draw/4, repeat/3, interval/2]).
 
 %% Resamples of every bootstrap: the 2.5 % and 97.5 % quantiles move by well under 1 % of the
 %% interval between reruns with other seeds.
@@ -59,3 +59,24 @@ to_float(B) ->
     try binary_to_float(B)
     catch error:badarg -> float(binary_to_integer(B))
     end.
+
+%% @doc `K' indices drawn with replacement from 1..`N' with the random state `S0' (a bootstrap
+%% resample), and the state after.
+-spec draw(non_neg_integer(), pos_integer(), rand:state(), [pos_integer()]) ->
+    {[pos_integer()], rand:state()}.
+draw(0, _N, S, Acc) -> {Acc, S};
+draw(K, N, S0, Acc) ->
+    {I, S} = rand:uniform_s(N, S0),
+    draw(K - 1, N, S, [I | Acc]).
+
+%% @doc `F' run `R' times, threading the random state: the values (last first) and the state.
+-spec repeat(non_neg_integer(), rand:state(), fun((rand:state()) -> {T, rand:state()})) ->
+    {[T], rand:state()}.
+repeat(R, S0, F) ->
+    lists:foldl(fun(_, {Acc, S}) -> {V, S1} = F(S), {[V | Acc], S1} end, {[], S0},
+                lists:seq(1, R)).
+
+%% @doc The two-sided `1 - Alpha' percentile interval of sorted values.
+-spec interval([number()], float()) -> {number(), number()}.
+interval(Sorted, Alpha) ->
+    {percentile(Sorted, Alpha / 2), percentile(Sorted, 1 - Alpha / 2)}.

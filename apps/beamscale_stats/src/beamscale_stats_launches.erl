@@ -9,6 +9,7 @@
 %% sorted (each, then among them), so the same numbers in any order give the same figures.
 -module(beamscale_stats_launches).
 
+-import(beamscale_stats_base, [draw/4, repeat/3, interval/2]).
 -export([median_ci/2, ratio/3, group/1]).
 -export_type([launches/0]).
 
@@ -98,18 +99,6 @@ resampled_median(Launches, S0) ->
                      end, {[], S1}, Picked),
     {beamscale_stats_base:median(Samples), S}.
 
-draw(0, _N, S, Acc) -> {Acc, S};
-draw(K, N, S0, Acc) ->
-    {I, S} = rand:uniform_s(N, S0),
-    draw(K - 1, N, S, [I | Acc]).
-
-repeat(R, S0, F) ->
-    lists:foldl(fun(_, {Acc, S}) -> {V, S1} = F(S), {[V | Acc], S1} end, {[], S0},
-                lists:seq(1, R)).
-
-interval(Sorted, Alpha) ->
-    {beamscale_stats_base:percentile(Sorted, Alpha / 2),
-     beamscale_stats_base:percentile(Sorted, 1 - Alpha / 2)}.
 
 p_value(Sorted) ->
     N = length(Sorted),
