@@ -67,7 +67,7 @@ stop(Opts) -> beamscale_db_pg:stop(Opts).
 
 stop_mariadb(#{dir := Dir, stop_timeout := Timeout}) ->
     Result = case running(Dir) of
-                 {true, Pid} -> terminate(Pid, Timeout);
+                 {true, Pid} -> beamscale_db_files:stop_pid(Pid, "TERM", Timeout);
                  false -> not_running
              end,
     cleanup(Dir),
@@ -140,8 +140,8 @@ do_start(#{dir := Dir, start_timeout := Timeout}) ->
     Deadline = erlang:monotonic_time(millisecond) + Timeout,
     {Pid, Port} = launch(hd(Exes), Dir, SockDir, OsUser, {Deadline, Timeout}, ?BIND_RETRIES),
     Info = #{host => "127.0.0.1", port => Port, socket => filename:join(SockDir, "mysqld.sock"),
-             user => ?USER, password => password(), database => ?DATABASE, pid => Pid,
-             os_user => OsUser, dir => Dir},
+             user => ?USER, password => beamscale_db_files:password(), database => ?DATABASE,
+             pid => Pid, os_user => OsUser, dir => Dir},
     setup(lists:last(Exes), Info),
     wait_ready(Info, Deadline, Timeout),
     write_info(Dir, Info),
@@ -190,7 +190,7 @@ launch(Exe, Dir, SockDir, OsUser, {Deadline, Timeout} = Limit, Tries) ->
             end;
         died -> throw({died, read_log(Dir)});
         timeout ->
-            _ = terminate(Pid, ?STOP_TIMEOUT),
+            _ = beamscale_db_files:stop_pid(Pid, "TERM", ?STOP_TIMEOUT),
             throw({not_ready, Timeout, read_log(Dir)})
     end.
 
@@ -267,19 +267,9 @@ running(Dir) ->
         [] -> false
     end.
 
-terminate(Pid, Timeout) ->
-    beamscale_os:signal(Pid, "TERM"),
-    case beamscale_os:wait_gone(Pid, Timeout) of
-        ok -> stopped;
-        timeout ->
-            beamscale_os:signal(Pid, "KILL"),
-            ok = beamscale_os:wait_gone(Pid, Timeout),
-            stopped
-    end.
-
 cleanup(Dir) ->
     case read_info(Dir) of
-        {ok, #{socket := Sock}} -> remove_socket_dir(filename:dirname(Sock), Dir);
+        {ok, #{socket := Sock}} -> beamscale_db_files:remove_tmp_dir(filename:dirname(Sock), Dir);
         {error, _} -> ok
     end,
     _ = file:del_dir_r(filename:join(Dir, "data")),
@@ -291,40 +281,18 @@ socket_dir(Dir) ->
     case length(filename:join(Dir, "mysqld.sock")) =< ?MAX_SOCKET_PATH of
         true -> Dir;
         false ->
-            Tmp = filename:join("/tmp", "beamscale-db-" ++ password()),
+            Tmp = beamscale_db_files:tmp_dir(),
             ok = file:make_dir(Tmp),
             Tmp
-    end.
-
-remove_socket_dir(Dir, Dir) -> ok;
-remove_socket_dir(SockDir, _Dir) ->
-    case filename:basename(SockDir) of
-        "beamscale-db-" ++ _ -> _ = file:del_dir_r(SockDir), ok;
-        _ -> ok
     end.
 
 %%% Small helpers
 
 log_file(Dir) -> filename:join(Dir, "mysqld.err").
 
-read_log(Dir) ->
-    case file:read_file(log_file(Dir)) of
-        {ok, B} -> unicode:characters_to_list(B);
-        {error, _} -> ""
-    end.
+read_log(Dir) -> beamscale_db_files:read_text(log_file(Dir)).
 
-last_line(Text) ->
-    case [L || L <- string:lexemes(unicode:characters_to_list(Text), "\n"),
-               string:trim(L) =/= ""] of
-        [] -> "(no output)";
-        Lines -> lists:last(Lines)
-    end.
-
-%% Letters and digits only, so it needs no quoting in SQL, shell or config files.
-password() ->
-    [C || <<C>> <= base64:encode(crypto:strong_rand_bytes(15)),
-          (C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z) orelse
-          (C >= $0 andalso C =< $9)].
+last_line(Text) -> beamscale_db_files:last_line(Text).
 
 %% @doc Log in with the MySQL protocol through `p1_mysql' and run `SELECT 1'.
 -spec mysql_ping(string(), inet:port_number(), string(), string(), string()) ->

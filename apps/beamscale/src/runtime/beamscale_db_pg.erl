@@ -1,9 +1,10 @@
 %% @doc The throwaway PostgreSQL of `beamscale db start --engine postgres': Debian's server
 %% (`/usr/lib/postgresql/VERSION/bin'), `initdb' in a fresh directory, listening on 127.0.0.1 (a
-%% free port) and a unix socket in the directory, a database owned by a user whose password is
+%% free port) and a unix socket, a database owned by a user whose password is
 %% stored as SCRAM-SHA-256, and a second user whose password is stored as MD5 (logins over TCP
 %% use whichever the stored password allows). `DIR/connection.config' is written as for
-%% MariaDB. Stopped by the postmaster's pid, never by name; stopping removes the data.
+%% MariaDB. The data and the socket go in the directory, or in a private one under /tmp (see
+%% `home_for/2'). Stopped by the postmaster's pid, never by name; stopping removes the data.
 -module(beamscale_db_pg).
 
 -export([start/1, stop/1, status/1, ping/1, format_error/1]).
@@ -11,8 +12,9 @@
 -define(INFO_FILE, "connection.config").
 -define(LAUNCH_PID, "postgres.pid.launch").
 -define(LOG, "postgres.log").
-%% Where the socket went, kept from the first moment: a start that fails removes it too.
--define(SOCK_DIR_FILE, "postgres.sockdir").
+%% Where the server's own files (data and socket) went, kept from the first moment: a start that
+%% fails removes them too.
+-define(HOME_FILE, "postgres.home").
 %% initdb and the setup's psql finish in seconds on an idle host; a shared host may be slow.
 -define(CMD_TIMEOUT, 60000).
 %% How often start looks whether the server is up: it takes about a second to start.
@@ -48,7 +50,7 @@ start(#{dir := Dir} = Opts) ->
 -spec stop(beamscale_db:opts()) -> {ok, stopped | not_running}.
 stop(#{dir := Dir, stop_timeout := Timeout}) ->
     Result = case running(Dir) of
-                 {true, Pid} -> terminate(Pid, Timeout);
+                 {true, Pid} -> beamscale_db_files:stop_pid(Pid, "INT", Timeout);
                  false -> not_running
              end,
     cleanup(Dir),
@@ -106,21 +108,22 @@ do_start(#{dir := Dir, start_timeout := Timeout}) ->
     cleanup(Dir),
     _ = file:delete(filename:join(Dir, ?LOG)),
     ok = filelib:ensure_path(Dir),
-    SockDir = socket_dir(Dir),
-    case file:write_file(filename:join(Dir, ?SOCK_DIR_FILE), SockDir) of
-        ok -> ok = filelib:ensure_path(SockDir);
+    OsUser = os_user(),
+    Home = home_for(Dir, OsUser),
+    case file:write_file(filename:join(Dir, ?HOME_FILE), Home) of
+        ok -> ok = filelib:ensure_path(Home);
         {error, Why} -> throw({not_writable, Dir, Why})
     end,
-    OsUser = os_user([Dir, SockDir]),
-    initdb(Dir, OsUser),
-    write_hba(Dir),
+    own(OsUser, Home),
+    initdb(Home, OsUser),
+    write_hba(Home),
     Deadline = erlang:monotonic_time(millisecond) + Timeout,
-    {Pid, Port} = launch(Dir, SockDir, OsUser, {Deadline, Timeout}, ?BIND_RETRIES),
+    {Pid, Port} = launch(Dir, Home, OsUser, {Deadline, Timeout}, ?BIND_RETRIES),
     Info = #{engine => postgres, host => "127.0.0.1", port => Port,
-             socket => socket_file(SockDir, Port), user => ?USER, password => password(),
+             socket => socket_file(Home, Port), user => ?USER, password => password(),
              md5_user => ?MD5_USER, md5_password => password(), database => ?DATABASE,
              pid => Pid, os_user => OsUser, dir => Dir},
-    setup(Info, SockDir),
+    setup(Info, Home),
     wait_ready(Info, Deadline, Timeout),
     ok = file:write_file(filename:join(Dir, ?INFO_FILE), io_lib:format("~tp.~n", [Info])),
     Info.
@@ -143,8 +146,8 @@ as(OsUser, Exe, Args) ->
 
 %% Local logins are the server's OS user's only (`peer', for the setup); TCP asks for the
 %% password, by SCRAM or MD5 as the user's stored password allows (PostgreSQL's `md5' method).
-initdb(Dir, OsUser) ->
-    {Exe, Args} = as(OsUser, bin("initdb"), ["-D", data_dir(Dir), "-U", ?PG_USER,
+initdb(Home, OsUser) ->
+    {Exe, Args} = as(OsUser, bin("initdb"), ["-D", data_dir(Home), "-U", ?PG_USER,
                                              "--locale=C", "-E", "UTF8", "--no-sync",
                                              "--auth-local=peer", "--auth-host=md5"]),
     case beamscale_os:cmd(Exe, Args, ?CMD_TIMEOUT) of
@@ -152,10 +155,10 @@ initdb(Dir, OsUser) ->
         {Status, Out} -> throw({initdb, Status, Out})
     end.
 
-write_hba(Dir) ->
+write_hba(Home) ->
     Hba = ["local all ", ?PG_USER, " peer\n", "local all all scram-sha-256\n",
            "host all all 127.0.0.1/32 md5\n"],
-    ok = file:write_file(filename:join(data_dir(Dir), "pg_hba.conf"), Hba).
+    ok = file:write_file(filename:join(data_dir(Home), "pg_hba.conf"), Hba).
 
 %% Commits wait for no fsync (as the MariaDB's flush once a second): the throwaway server is
 %% measured for its protocol and queries, not its disk.
@@ -166,19 +169,19 @@ server_opts(SockDir, Port) ->
 
 %% A free port is picked then released, so another process may take it before postgres binds:
 %% a failed bind is retried with another port. The shell opens the log and execs the server.
-launch(Dir, SockDir, OsUser, {Deadline, Timeout} = Limit, Tries) ->
+launch(Dir, Home, OsUser, {Deadline, Timeout} = Limit, Tries) ->
     Port = beamscale_os:free_port(),
-    {Exe, Args} = as(OsUser, bin("postgres"), ["-D", data_dir(Dir) | server_opts(SockDir, Port)]),
+    {Exe, Args} = as(OsUser, bin("postgres"), ["-D", data_dir(Home) | server_opts(Home, Port)]),
     Log = filename:join(Dir, ?LOG),
     Pid = beamscale_os:spawn_detached(
             "/bin/sh", ["-c", "log=$1; shift; exec \"$@\" >>\"$log\" 2>&1", "sh", Log, Exe | Args]),
     ok = file:write_file(filename:join(Dir, ?LAUNCH_PID), Pid),
-    case wait_socket(Pid, {SockDir, Port}, Deadline) of
+    case wait_socket(Pid, {Home, Port}, Deadline) of
         ok -> {Pid, Port};
         died when Tries > 1 ->
             case string:find(read_log(Dir), "could not bind") of
                 nomatch -> throw({died, read_log(Dir)});
-                _ -> launch(Dir, SockDir, OsUser, Limit, Tries - 1)
+                _ -> launch(Dir, Home, OsUser, Limit, Tries - 1)
             end;
         died -> throw({died, read_log(Dir)});
         timeout -> throw({not_ready, Timeout, read_log(Dir)})
@@ -228,17 +231,34 @@ wait_ready(Info, Deadline, Timeout) ->
             end
     end.
 
-%% As root, the server runs as Debian's `postgres' user, which must own the directories;
-%% otherwise as the caller.
-os_user(Dirs) ->
+%% As root, the server runs as Debian's `postgres' user; otherwise as the caller.
+os_user() ->
     case beamscale_os:user_name() of
-        "root" ->
-            [beamscale_os:chown(?PG_USER, D) || D <- Dirs],
-            case [D || D <- Dirs, not beamscale_os:writable_by(?PG_USER, D)] of
-                [] -> ?PG_USER;
-                [D | _] -> throw({not_reachable, ?PG_USER, D})
-            end;
+        "root" -> ?PG_USER;
         Me -> Me
+    end.
+
+%% The server's files live in `Dir', or in a fresh directory under /tmp when the socket's path
+%% there would be too long or when the server's OS user cannot enter `Dir' (a checkout of root's
+%% under a 0700 directory, as `mktemp -d' makes).
+home_for(Dir, OsUser) ->
+    Fits = length(socket_file(Dir, 65535)) =< ?MAX_SOCKET_PATH,
+    Reachable = beamscale_os:user_name() =:= OsUser orelse beamscale_os:enterable_by(OsUser, Dir),
+    case Fits andalso Reachable of
+        true -> Dir;
+        false -> beamscale_db_files:tmp_dir()
+    end.
+
+%% The server's OS user must own its home when that is not who we are.
+own(OsUser, Home) ->
+    case beamscale_os:user_name() of
+        OsUser -> ok;
+        _ ->
+            beamscale_os:chown(OsUser, Home),
+            case beamscale_os:writable_by(OsUser, Home) of
+                true -> ok;
+                false -> throw({not_reachable, OsUser, Home})
+            end
     end.
 
 %%% Stopping and cleaning up
@@ -246,7 +266,8 @@ os_user(Dirs) ->
 %% The postmaster's pid: the first line of its pid file, or the one launched (a start that
 %% failed before the pid file was written).
 running(Dir) ->
-    Files = [filename:join(data_dir(Dir), "postmaster.pid"), filename:join(Dir, ?LAUNCH_PID)],
+    Files = [filename:join(data_dir(home(Dir)), "postmaster.pid"),
+             filename:join(Dir, ?LAUNCH_PID)],
     Pids = [string:trim(hd(string:split(B, "\n"))) || F <- Files,
                                                        {ok, B} <- [file:read_file(F)]],
     case [P || P <- lists:usort(Pids), beamscale_os:is_process(binary_to_list(P), "postgres")]
@@ -257,42 +278,22 @@ running(Dir) ->
 
 stop_launched(Dir) ->
     case running(Dir) of
-        {true, Pid} -> terminate(Pid, ?CMD_TIMEOUT);
+        {true, Pid} -> beamscale_db_files:stop_pid(Pid, "INT", ?CMD_TIMEOUT);
         false -> not_running
     end.
 
-terminate(Pid, Timeout) ->
-    beamscale_os:signal(Pid, "INT"),
-    case beamscale_os:wait_gone(Pid, Timeout) of
-        ok -> stopped;
-        timeout ->
-            beamscale_os:signal(Pid, "KILL"),
-            ok = beamscale_os:wait_gone(Pid, Timeout),
-            stopped
-    end.
-
 cleanup(Dir) ->
-    case file:read_file(filename:join(Dir, ?SOCK_DIR_FILE)) of
-        {ok, SockDir} -> remove_socket_dir(binary_to_list(SockDir), Dir);
-        {error, _} -> ok
-    end,
-    _ = file:del_dir_r(data_dir(Dir)),
+    Home = home(Dir),
+    _ = file:del_dir_r(data_dir(Home)),
+    beamscale_db_files:remove_tmp_dir(Home, Dir),
     lists:foreach(fun(F) -> _ = file:delete(filename:join(Dir, F)) end,
-                  [?INFO_FILE, ?LAUNCH_PID, ?SOCK_DIR_FILE]).
+                  [?INFO_FILE, ?LAUNCH_PID, ?HOME_FILE]).
 
-%% The socket lives in the directory, or in a fresh one under /tmp when that path is too long
-%% (made once its name is recorded).
-socket_dir(Dir) ->
-    case length(socket_file(Dir, 65535)) =< ?MAX_SOCKET_PATH of
-        true -> Dir;
-        false -> filename:join("/tmp", "beamscale-db-" ++ password())
-    end.
-
-remove_socket_dir(Dir, Dir) -> ok;
-remove_socket_dir(SockDir, _Dir) ->
-    case filename:basename(SockDir) of
-        "beamscale-db-" ++ _ -> _ = file:del_dir_r(SockDir), ok;
-        _ -> ok
+%% Where the server's files went (`Dir' itself when no start recorded another place).
+home(Dir) ->
+    case file:read_file(filename:join(Dir, ?HOME_FILE)) of
+        {ok, Home} -> binary_to_list(Home);
+        {error, _} -> Dir
     end.
 
 %%% Small helpers
@@ -309,21 +310,8 @@ data_dir(Dir) -> filename:join(Dir, "pgdata").
 
 socket_file(SockDir, Port) -> filename:join(SockDir, ".s.PGSQL." ++ integer_to_list(Port)).
 
-read_log(Dir) ->
-    case file:read_file(filename:join(Dir, ?LOG)) of
-        {ok, B} -> unicode:characters_to_list(B);
-        {error, _} -> ""
-    end.
+read_log(Dir) -> beamscale_db_files:read_text(filename:join(Dir, ?LOG)).
 
-last_line(Text) ->
-    case [L || L <- string:lexemes(unicode:characters_to_list(Text), "\n"),
-               string:trim(L) =/= ""] of
-        [] -> "(no output)";
-        Lines -> lists:last(Lines)
-    end.
+last_line(Text) -> beamscale_db_files:last_line(Text).
 
-%% Letters and digits only, so it needs no quoting in SQL, shell or config files.
-password() ->
-    [C || <<C>> <= base64:encode(crypto:strong_rand_bytes(15)),
-          (C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z) orelse
-          (C >= $0 andalso C =< $9)].
+password() -> beamscale_db_files:password().

@@ -5,7 +5,7 @@
 
 -export([cmd/3, spawn_detached/2, free_port/0, can_connect/1, logical_cores/0]).
 -export([is_process/2, alive/1, signal/2, wait_gone/2]).
--export([user_name/0, user_exists/1, chown/2, writable_by/2]).
+-export([user_name/0, user_exists/1, chown/2, writable_by/2, enterable_by/2]).
 
 -define(CONNECT_TIMEOUT, 2000).
 -define(POLL, 100).
@@ -119,10 +119,17 @@ chown(User, Dir) ->
 
 %% @doc Whether `User' can enter and write `Dir' (every parent must let it through).
 -spec writable_by(string(), file:filename()) -> boolean().
-writable_by(User, Dir) ->
+writable_by(User, Dir) -> test_as(User, ["-w", Dir, "-a", "-x", Dir]).
+
+%% @doc Whether `User' can enter `Dir' (every parent must let it through).
+-spec enterable_by(string(), file:filename()) -> boolean().
+enterable_by(User, Dir) -> test_as(User, ["-x", Dir]).
+
+%% `test' run as `User'; false when `runuser' is missing.
+test_as(User, Test) ->
     case os:find_executable("runuser", "/usr/sbin:/sbin:/usr/bin:/bin") of
         false -> false;
-        RunUser ->
-            Test = ["-u", User, "--", "/usr/bin/test", "-w", Dir, "-a", "-x", Dir],
-            element(1, cmd(RunUser, Test, ?CONNECT_TIMEOUT)) =:= 0
+        RunUser -> element(1, cmd(RunUser, ["-u", User, "--", "/usr/bin/test" | Test],
+                                  ?CONNECT_TIMEOUT)) =:= 0
     end.
+
