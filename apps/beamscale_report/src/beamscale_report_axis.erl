@@ -138,9 +138,12 @@ clears(Axis, {P1, T1}, {P2, T2}) ->
     {Start, _} = extent(Axis, P2, T2),
     Start - End >= ?GAP.
 
+%% One value: a unit around it, or from 0 when all are 0 (a count that stayed at nothing is
+%% not drawn in the middle of a -1..1 axis).
 range([]) -> {0, 1};
 range(Vs) ->
     case {lists:min(Vs), lists:max(Vs)} of
+        {Zero, Zero} when Zero == 0 -> {0, 1};
         {Same, Same} -> {Same - 1, Same + 1};
         MinMax -> MinMax
     end.

@@ -189,12 +189,18 @@ axes(#{w := W, h := H} = F, Opts, XLabels, YLabels) ->
      text(?ML + plot_w(F) / 2, H - 8, "middle", [], maps:get(x_label, Opts)),
      text_rotated(14, ?MT + plot_h(F) / 2, maps:get(y_label, Opts))].
 
-%% A vertical dashed line across the plot (a phase boundary), its label at the top.
-boundary(X, Label, #{h := H}) ->
+%% A vertical dashed line across the plot (a phase boundary), its label at the top: right of
+%% the line, or left of it when it would run past the chart's right edge.
+boundary(X, Label, #{w := W, h := H}) ->
+    {From, To} = beamscale_report_axis:extent(x, 0, Label),
+    {LabelX, Anchor} = case X + 3 + (To - From) > W of
+                           true -> {X - 3, "end"};
+                           false -> {X + 3, "start"}
+                       end,
     ["<g class=\"marker\"><line x1=\"", num(X), "\" y1=\"", num(?MT), "\" x2=\"", num(X),
      "\" y2=\"", num(H - ?MB), "\" stroke=\"#888\" stroke-width=\"1\" "
      "stroke-dasharray=\"3 3\"/>",
-     text(X + 3, ?MT + 10, "start", [{"fill", "#666"}, {"font-size", "10"}], Label), "</g>"].
+     text(LabelX, ?MT + 10, Anchor, [{"fill", "#666"}, {"font-size", "10"}], Label), "</g>"].
 
 line_series(#{name := Name, points := Points, color := C} = S, Sx, Sy, Opts) ->
     Sorted = lists:keysort(1, Points),

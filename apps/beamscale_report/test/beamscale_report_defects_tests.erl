@@ -24,6 +24,29 @@ busy_wait_clamped_test() ->
                                           "drawn clamped at 0: the node had more runnable "
                                           "threads than cores")).
 
+%% "dra": a phase boundary at the right edge had its label cut off; it goes left of the line.
+boundary_label_inside_test() ->
+    Points = [{X, X} || X <- lists:seq(1, 8)],
+    Svg = iolist_to_binary(beamscale_report_svg:line_chart(
+                             [#{name => "a", points => Points}],
+                             #{x_label => "seconds", markers => [{2, "high"}, {8, "drain"}]})),
+    [[Width]] = re_all(Svg, "<svg[^>]* width=\"([0-9.]+)\""),
+    Labels = re_all(Svg, "<text x=\"([0-9.]+)\" y=\"[0-9.]+\" text-anchor=\"([a-z]+)\""
+                         "[^>]*>(high|drain)<"),
+    ?assertMatch([[_, <<"start">>, <<"high">>], [_, <<"end">>, <<"drain">>]], Labels),
+    [[DrainX, _, _]] = [L || [_, _, <<"drain">>] = L <- Labels],
+    ?assert(binary_to_float(DrainX) < binary_to_integer(Width)).
+
+%% A count that stayed at 0 (no error at all) starts its axis at 0, not at -1.
+all_zero_axis_from_zero_test() ->
+    Svg = iolist_to_binary(beamscale_report_svg:line_chart(
+                             [#{name => "errors", points => [{1, 0}, {2, 0}, {3, 0}]}],
+                             #{x_label => "seconds", y_min => 0})),
+    ?assertEqual(nomatch, binary:match(Svg, <<">-1<">>)),
+    ?assertEqual(nomatch, binary:match(Svg, <<">-0.5<">>)),
+    ?assertMatch({0, _}, beamscale_report_axis:domain(linear, [0, 0, 0.0], 0)),
+    ?assertMatch({0, _}, beamscale_report_axis:domain(linear, [0, 0], none)).
+
 %% The run table (metadata) has no header row of empty cells.
 no_empty_first_row_test() ->
     Html = iolist_to_binary(beamscale_report_html:table(["", ""], [["a", "b"]])),
