@@ -4,7 +4,10 @@
 # A and B of unchanged code, S with the benchmark SLOWDOWN % slower (CI_GATE_SLOWDOWN). Then
 # `compare A B` failing is a false alarm and `compare A S` failing a caught slowdown. Prints
 # both counts (goal: at most 1 false alarm in 20, at least 19 of 20 slowdowns caught).
-#   bench/ci_gate.sh [PAIRS] [LAUNCHES] [ITERATIONS] [THRESHOLD_PCT] [SLOWDOWN_PCT]
+# CLOCK is the runs' --clock: cpu (the emulator's CPU time, the default here) or wall. The CPU
+# clock counts milliseconds, so with it the iterations are `intermediate' (about 0.4 s of CPU;
+# a 60 ms one would be a few ticks); VERSION overrides.
+#   bench/ci_gate.sh [PAIRS] [LAUNCHES] [ITERATIONS] [THRESHOLD_PCT] [SLOWDOWN_PCT] [CLOCK]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -13,6 +16,8 @@ launches=${2:-8}
 iterations=${3:-5}
 threshold=${4:-5}
 slowdown=${5:-10}
+clock=${6:-cpu}
+if [ "$clock" = cpu ]; then version=${VERSION:-intermediate}; else version=${VERSION:-short}; fi
 out=$(mktemp -d /tmp/beamscale-ci-gate.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 ./beamscale list >/dev/null
@@ -23,6 +28,7 @@ bs="$out/beamscale"
 run() { # NAME SLOWDOWN
     CI_GATE_SLOWDOWN=$2 "$bs" run --bench ci_work --bench-path bench/ci_gate \
         --schedulers 1 --iterations "$iterations" --warmups 1 --launches "$launches" \
+        --clock "$clock" --version "$version" \
         --no-sample --name "$1" --out "$out" --quiet >/dev/null
 }
 
@@ -50,6 +56,6 @@ for i in $(seq 1 "$pairs"); do
          "($(ratio "a$i" "s$i"))"
 done
 echo "launches $launches, iterations $iterations, --fail-if-slower $threshold," \
-     "slowdown $slowdown %"
+     "slowdown $slowdown %, clock $clock, version $version"
 echo "false alarms: $alarms of $pairs"
 echo "slowdowns caught: $caught of $pairs"

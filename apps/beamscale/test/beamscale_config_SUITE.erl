@@ -34,9 +34,11 @@ cases() ->
      {"{erl_args, [{a, \"\"}, {a, \"+K true\"}]}.\n", "1: erl_args.a: alias given twice"},
      {"{timeout, soon}.\n", "1: timeout: expected a positive number of seconds"},
      {"{colour, blue}.\n",
-      "1: colour: unknown key colour (known: bench_path, benchmarks, code_path, erl_args, erls, "
-      "iterations, launches, msacc, name, nodes, out, overrides, sample, schedulers, sweep, "
-      "timeout, version, warmups)"},
+      "1: colour: unknown key colour (known: bench_path, benchmarks, clock, code_path, erl_args, "
+      "erls, iterations, launches, msacc, name, nodes, out, overrides, sample, schedulers, "
+      "sweep, timeout, version, warmups)"},
+     {"{clock, sundial}.\n",
+      "1: clock: expected wall (elapsed time, as bencherl) or cpu (the emulator's CPU time)"},
      {"{launches, 0}.\n",
       "1: launches: expected a positive integer (fresh emulators per environment)"},
      {"{msacc, 101}.\n",
@@ -106,6 +108,11 @@ cli_exit_code(Config) ->
                  Out),
     {2, Out2} = cli(["run", "--iterations", "many"]),
     ?assertEqual("beamscale run: option --iterations: not an integer: many\n", Out2),
+    %% A word from the command line is never made an atom: an unknown one stays text.
+    {2, Out4} = cli(["run", "--clock", "sundial_x9q"]),
+    ?assertEqual("beamscale run: command line: --clock: expected wall (elapsed time, as "
+                 "bencherl) or cpu (the emulator's CPU time)\n", Out4),
+    ?assertError(badarg, list_to_existing_atom("sundial_x9q")),
     {2, Out3} = cli(["frobnicate"]),
     ?assertEqual("beamscale: unknown command frobnicate (try: beamscale help)\n", Out3).
 

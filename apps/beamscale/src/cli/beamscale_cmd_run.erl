@@ -23,6 +23,7 @@ info() ->
           {iterations, "--iterations", integer, "timed iterations per argument set"},
           {warmups, "--warmups", integer, "untimed runs before the timed ones"},
           {launches, "--launches", integer, "fresh emulators per environment (interleaved)"},
+          {clock, "--clock", string, "wall (elapsed time) or cpu (the emulator's CPU time)"},
           {sweep, "--sweep", string, "cross (every combination) or bencherl (two sweeps)"},
           {timeout, "--timeout", integer, "seconds one iteration may take"},
           {bench_path, "--bench-path", {list, string}, "directories of bencherl handlers"},
@@ -60,16 +61,25 @@ format_error(config_and_preset) -> "--config and --preset exclude each other: gi
 %% @doc The configuration keys set by options, as terms for `beamscale_config:check/2'.
 -spec overrides(#{atom() => term()}) -> [{atom(), term()}].
 overrides(Opts) ->
-    Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, launches, sweep,
+    Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, launches, clock, sweep,
             timeout, bench_path, code_path, name, out, msacc],
     NoSample = [{sample, false} || maps:get(no_sample, Opts, false)],
     [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample.
 
 term(benchmarks, ["all"]) -> all;
 term(benchmarks, Names) -> [list_to_atom(N) || N <- Names];
-term(K, V) when K =:= version; K =:= sweep -> list_to_atom(V);
+term(K, V) when K =:= version; K =:= sweep; K =:= clock -> known_atom(V);
 term(K, V) when K =:= schedulers; K =:= nodes -> counts(V);
 term(_K, V) -> V.
+
+%% A word the configuration knows as an atom; any other text stays text for the check to refuse
+%% (no atom is made from the command line).
+known_atom(Text) ->
+    Known = [short, intermediate, long, cross, bencherl, wall, cpu],
+    case [A || A <- Known, atom_to_list(A) =:= Text] of
+        [A] -> A;
+        [] -> Text
+    end.
 
 %% "all", "1..8" or "1,2,4" ("1,all": one and all); anything else is passed on as text for the
 %% config check to refuse.

@@ -16,6 +16,7 @@
     iterations := pos_integer(),
     warmups := non_neg_integer(),
     launches := pos_integer(),
+    clock := wall | cpu,
     sweep := cross | bencherl,
     timeout := pos_integer(),
     bench_path := [string()],
@@ -44,7 +45,7 @@
 defaults() ->
     #{benchmarks => all, version => short, schedulers => lists:seq(1, beamscale_os:logical_cores()),
       nodes => [1], erls => [{default, "erl"}], erl_args => [{default, ""}], iterations => 3,
-      warmups => 1, launches => ?LAUNCHES, sweep => cross, timeout => 300, bench_path => [],
+      warmups => 1, launches => ?LAUNCHES, clock => wall, sweep => cross, timeout => 300, bench_path => [],
       code_path => [],
       overrides => #{},
       out => "runs", sample => 1000, msacc => maps:get(msacc, beamscale_sampler:defaults())}.
@@ -95,6 +96,8 @@ check(warmups, N) when is_integer(N), N >= 0 -> {ok, N};
 check(warmups, _) -> bad("a non-negative integer");
 check(launches, N) when is_integer(N), N > 0 -> {ok, N};
 check(launches, _) -> bad("a positive integer (fresh emulators per environment)");
+check(clock, C) when C =:= wall; C =:= cpu -> {ok, C};
+check(clock, _) -> bad("wall (elapsed time, as bencherl) or cpu (the emulator's CPU time)");
 check(sweep, S) when S =:= cross; S =:= bencherl -> {ok, S};
 check(sweep, _) -> bad("cross (every combination) or bencherl (two one-dimensional sweeps)");
 check(timeout, N) when is_integer(N), N > 0 -> {ok, N};

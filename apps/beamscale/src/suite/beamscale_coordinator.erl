@@ -72,7 +72,7 @@ run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log}) ->
              code_path => maps:get(code_path, Config),
              cores => beamscale_os:logical_cores(), scratch => filename:join(Dir, "scratch"),
              sample => maps:get(sample, Config), msacc => maps:get(msacc, Config),
-             node_output => Log},
+             clock => maps:get(clock, Config), node_output => Log},
     FailedBefore = length(beamscale_store:failures(Dir)),
     {_, Store1} = lists:foldl(fun(Job, {K, St}) -> {K + 1, job(Job, K, Progress, Ctx0, St)} end,
                               {1, Store}, Jobs),

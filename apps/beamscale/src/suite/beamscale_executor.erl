@@ -199,8 +199,9 @@ call(Args, #{bench := Bench, timeout := Timeout, env := #{schedulers := S}}, Ctx
      [#{node := Main} | _] = Nodes) ->
     Conf = [{datadir, datadir(Bench, Ctx)}, {master, Main}, {schedulers, S}],
     Mod = beamscale_bench:module(Bench),
-    try erpc:call(Main, beamscale_bench_runner, iteration, [Bench, Mod, Args, peers(Nodes), Conf],
-                  Timeout * 1000)
+    Clock = maps:get(clock, Ctx, wall),
+    try erpc:call(Main, beamscale_bench_runner, iteration,
+                  [Bench, Mod, Args, peers(Nodes), Conf, Clock], Timeout * 1000)
     catch
         error:{erpc, timeout} -> {lost, {timeout, Timeout}};
         error:{erpc, noconnection} -> {lost, node_down};

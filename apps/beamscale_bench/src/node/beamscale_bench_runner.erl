@@ -1,10 +1,14 @@
 %% @private The part of the executor that runs on the node under test: it asks a handler for its
 %% argument sets and runs one iteration with bencherl's multi-phase protocol, each call to `run/3'
-%% in a fresh process, timed there with `erlang:monotonic_time/0'.
+%% in a fresh process, timed there: elapsed time (`erlang:monotonic_time/0', as bencherl), or
+%% the emulator's CPU time (`erlang:statistics(runtime)': user and system time of all its
+%% threads, in ms), which other processes' load on the host stretches much less.
 -module(beamscale_bench_runner).
 
--export([args/3, iteration/5]).
--export_type([outcome/0]).
+-export([args/3, iteration/5, iteration/6]).
+-export_type([outcome/0, clock/0]).
+
+-type clock() :: wall | cpu.
 
 -type timing() :: {Phase :: string(), Seconds :: float()}.
 -type outcome() :: {ok, [timing()], Output :: binary()}
@@ -25,12 +29,19 @@ args(Mod, Version, Conf) ->
         Class:Reason -> {error, {Class, Reason}}
     end.
 
-%% @doc Run one iteration of benchmark `Name' (module `Mod'); what it prints is captured.
+%% @doc Run one iteration of benchmark `Name' (module `Mod') on the wall clock.
 -spec iteration(atom(), module(), beamscale_bench:args(), [node()], beamscale_bench:conf()) ->
     outcome().
-iteration(Name, Mod, Args, Peers, Conf) ->
+iteration(Name, Mod, Args, Peers, Conf) -> iteration(Name, Mod, Args, Peers, Conf, wall).
+
+%% @doc Run one iteration of benchmark `Name' (module `Mod') timed by `Clock'; what it prints is
+%% captured.
+-spec iteration(atom(), module(), beamscale_bench:args(), [node()], beamscale_bench:conf(),
+                clock()) -> outcome().
+iteration(Name, Mod, Args, Peers, Conf, Clock) ->
     Capture = beamscale_bench_capture:start(),
-    Call = #{name => Name, mod => Mod, peers => Peers, conf => Conf, capture => Capture},
+    Call = #{name => Name, mod => Mod, peers => Peers, conf => Conf, capture => Capture,
+             clock => Clock},
     try phases(Args, Call#{args => Args}, []) of
         {ok, Timings} -> {ok, Timings, beamscale_bench_capture:take(Capture)};
         {error, Reason, Timings} ->
@@ -64,20 +75,24 @@ phase_name(P) -> lists:flatten(io_lib:format("~0p", [P])).
 
 %% One call to run/3 in a fresh process, as bencherl's executor did; the clock is read inside that
 %% process so spawning and message passing stay out of the figure.
-timed_call(Args, #{mod := Mod, peers := Peers, conf := Conf, capture := Capture}) ->
+timed_call(Args, #{mod := Mod, peers := Peers, conf := Conf, capture := Capture,
+                   clock := Clock}) ->
     Parent = self(),
     {Pid, Ref} = spawn_monitor(
         fun() ->
             group_leader(Capture, self()),
-            T0 = erlang:monotonic_time(),
+            T0 = now_s(Clock),
             Result = Mod:run(Args, Peers, Conf),
-            T1 = erlang:monotonic_time(),
-            Parent ! {self(), Result, erlang:convert_time_unit(T1 - T0, native, nanosecond)}
+            T1 = now_s(Clock),
+            Parent ! {self(), Result, T1 - T0}
         end),
     receive
-        {Pid, Result, Nanos} ->
+        {Pid, Result, Seconds} ->
             demonitor(Ref, [flush]),
-            {returned, Result, Nanos / 1.0e9};
+            {returned, Result, Seconds};
         {'DOWN', Ref, process, Pid, Reason} ->
             {raised, {crashed, Reason}}
     end.
+
+now_s(wall) -> erlang:monotonic_time(nanosecond) / 1.0e9;
+now_s(cpu) -> element(1, erlang:statistics(runtime)) / 1.0e3.
