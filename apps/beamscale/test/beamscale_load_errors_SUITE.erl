@@ -7,14 +7,15 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([errors_by_reason/1, cli_gate_and_names/1, setup_failures/1, target_dies/1,
-         cookie_hidden/1]).
--export([errors_by_reason/0, cli_gate_and_names/0, setup_failures/0, target_dies/0,
-         cookie_hidden/0]).
+-export([errors_by_reason/1, cli_gate_and_names/1, setup_failures/1, mnesia_dir_in_use/1,
+         target_dies/1, cookie_hidden/1]).
+-export([errors_by_reason/0, cli_gate_and_names/0, setup_failures/0, mnesia_dir_in_use/0,
+         target_dies/0, cookie_hidden/0]).
 
 suite() -> [{timetrap, {minutes, 4}}].
 
-all() -> [errors_by_reason, cli_gate_and_names, setup_failures, target_dies, cookie_hidden].
+all() -> [errors_by_reason, cli_gate_and_names, setup_failures, mnesia_dir_in_use, target_dies,
+          cookie_hidden].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -130,6 +131,43 @@ setup_failures(Config) ->
          ?assert(erlang:monotonic_time(millisecond) - T0 < 30000)
      end || {Name, Init, Call, Says} <- Cases],
     beamscale_test_cli:no_strays().
+
+mnesia_dir_in_use() ->
+    [{doc, "A load whose Mnesia target's directory another node holds: exit 2, no load run."}].
+mnesia_dir_in_use(Config) ->
+    MDir = filename:join(?config(priv_dir, Config), "load_errors_mnesia"),
+    Out = filename:join(?config(priv_dir, Config), "load_errors_mnesia_out"),
+    %% The holder: a node of this test with the Mnesia target started on the directory.
+    {ok, #{node := Holder} = H} =
+        beamscale_node:start("holder", #{erl => os:find_executable("erl"), flags => "",
+                                         schedulers => 1}),
+    try
+        ok = beamscale_code:load(Holder, beamscale_code:apps([beamscale_bench,
+                                                              beamscale_targets])),
+        {ok, _} = erpc:call(Holder, beamscale_target_mnesia, start, [#{dir => MDir}], 60000),
+        Path = file(Config, "load_errors_mnesia.scenario",
+                    io_lib:format("{targets, [{sut, #{start => #{init => {beamscale_target_mnesia, "
+                                  "start, [#{dir => ~p}]}}}}]}.\n"
+                                  "{phases, [{p, #{duration_s => 2, rate => 20}}]}.\n"
+                                  "{sessions, [{s, #{steps => [{rpc, #{call => "
+                                  "{beamscale_target_mnesia, write, [1]}}}]}}]}.\n", [MDir])),
+        T0 = erlang:monotonic_time(millisecond),
+        {Code, Text} = beamscale_test_cli:run(["load", Path, "--out", Out, "--name", "m"]),
+        ct:pal("~b ~ts", [Code, Text]),
+        ?assertEqual(2, Code),
+        ?assertNotEqual(nomatch, string:find(Text, "Mnesia directory " ++ MDir ++
+                                                 " is in use by node " ++ atom_to_list(Holder))),
+        ?assertEqual(nomatch, string:find(Text, "requests")),
+        ?assertEqual(nomatch, string:find(Text, "REPORT")),
+        ?assertNot(filelib:is_file(filename:join([Out, "m", "load.csv"]))),
+        %% Well before Mnesia's table timeout (30 s).
+        ?assert(erlang:monotonic_time(millisecond) - T0 < 25000),
+        %% The holder's table is untouched.
+        ?assertEqual({ok, #{written => 5}},
+                     erpc:call(Holder, beamscale_target_mnesia, write, [5], 60000))
+    after
+        beamscale_node:stop(H)
+    end.
 
 target_dies() -> [{doc, "A target node that halts mid-load is said; the run ends on time."}].
 target_dies(Config) ->
