@@ -8,14 +8,14 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([errors_by_reason/1, cli_gate_and_names/1, setup_failures/1, mnesia_dir_in_use/1,
-         target_dies/1, cookie_hidden/1]).
+         target_dies/1, cookie_hidden/1, report_cut_short/1]).
 -export([errors_by_reason/0, cli_gate_and_names/0, setup_failures/0, mnesia_dir_in_use/0,
-         target_dies/0, cookie_hidden/0]).
+         target_dies/0, cookie_hidden/0, report_cut_short/0]).
 
 suite() -> [{timetrap, {minutes, 4}}].
 
 all() -> [errors_by_reason, cli_gate_and_names, setup_failures, mnesia_dir_in_use, target_dies,
-          cookie_hidden].
+          cookie_hidden, report_cut_short].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -226,3 +226,31 @@ spy(Cookie, Holding, Seen) ->
     receive stop -> {max(Seen, Beams), Holding ++ Held}
     after 200 -> spy(Cookie, Holding ++ Held, max(Seen, Beams))
     end.
+
+report_cut_short() ->
+    [{doc, "report on a load directory without its final files: a page, and what is missing."}].
+report_cut_short(Config) ->
+    {ok, Srv} = beamscale_target_http:start(#{}),
+    Dir = filename:join(?config(priv_dir, Config), "load_errors_cut_short"),
+    try
+        Path = file(Config, "load_errors_cut_short.scenario",
+                    errors_scenario(beamscale_target_http:port(Srv))),
+        {ok, S} = beamscale_load_scenario:load(Path),
+        {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 7}),
+        #{<<"requests">> := Req, <<"errors_by_reason">> := ByReason} =
+            beamscale_test_load:json(Dir, "summary.json"),
+        %% What a load killed before its end leaves: the files written as it goes.
+        [ok = file:delete(filename:join(Dir, F)) || F <- ["summary.json", "run.json", "index.html"]],
+        {0, Text} = beamscale_test_cli:run(["report", Dir]),
+        ct:pal("~ts", [Text]),
+        ?assertNotEqual(nomatch, string:find(Text, "cut short: no summary.json, run.json")),
+        {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+        [?assertMatch({_, _}, binary:match(Html, B))
+         || B <- [<<"cut short: no summary.json, run.json">>, <<"errors by reason">>,
+                  <<">", (integer_to_binary(Req))/binary, "</td>">>
+                  | [beamscale_report_html_escape(R) || R <- maps:keys(ByReason)]]]
+    after
+        beamscale_target_http:stop(Srv)
+    end.
+
+beamscale_report_html_escape(R) -> iolist_to_binary(beamscale_report_html:escape(R)).

@@ -54,7 +54,9 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) ->
 -spec graphs(beamscale_format_json:object()) -> [graph()].
 graphs(Summary) ->
     Secs = list(Summary, <<"per_second">>),
-    Lat = fun(K, P) -> [{T, num(get(S, K), P)} || {T, S} <- timed(Secs), count(S, K) > 0] end,
+    %% A load cut short has no session percentiles (load.csv holds the mean only): no line.
+    Lat = fun(K, P) -> [{T, num(get(S, K), P)} || {T, S} <- timed(Secs), count(S, K) > 0,
+                                                  is_number(get(get(S, K), P))] end,
     Count = fun(K) -> [{T, num(S, K)} || {T, S} <- timed(Secs)] end,
     [{<<"latency (from the intended start; p99 from the send dashed)">>, <<"ms">>, <<" ms">>,
       [#{name => [N, " corrected"], points => Lat(<<"latency_corrected">>, K)}
