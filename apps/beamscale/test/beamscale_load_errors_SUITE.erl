@@ -8,14 +8,14 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([errors_by_reason/1, cli_gate_and_names/1, setup_failures/1, mnesia_dir_in_use/1,
-         target_dies/1, cookie_hidden/1, report_cut_short/1]).
+         target_dies/1, cookie_hidden/1, report_cut_short/1, load_node_killed/1]).
 -export([errors_by_reason/0, cli_gate_and_names/0, setup_failures/0, mnesia_dir_in_use/0,
-         target_dies/0, cookie_hidden/0, report_cut_short/0]).
+         target_dies/0, cookie_hidden/0, report_cut_short/0, load_node_killed/0]).
 
 suite() -> [{timetrap, {minutes, 4}}].
 
 all() -> [errors_by_reason, cli_gate_and_names, setup_failures, mnesia_dir_in_use, target_dies,
-          cookie_hidden, report_cut_short].
+          cookie_hidden, report_cut_short, load_node_killed].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -254,3 +254,64 @@ report_cut_short(Config) ->
     end.
 
 beamscale_report_html_escape(R) -> iolist_to_binary(beamscale_report_html:escape(R)).
+
+load_node_killed() ->
+    [{doc, "A load node killed mid-load: one line, marked in the report, on time, exit 1."}].
+load_node_killed(Config) ->
+    Out = filename:join(?config(priv_dir, Config), "load_errors_killed"),
+    Path = file(Config, "load_errors_killed.scenario",
+                "{targets, [{sut, #{start => #{}}}]}.\n"
+                "{phases, [{p, #{duration_s => 5, rate => 20}}]}.\n"
+                "{sessions, [{s, #{steps => [{rpc, #{call => {beamscale_target_echo, echo, "
+                "[x]}}}, {think, 100}]}}]}.\n{load_nodes, 2}.\n"),
+    %% The command's nodes inherit its environment: this mark finds them, and only them.
+    Mark = "BEAMSCALE_TEST_MARK=" ++ integer_to_list(erlang:unique_integer([positive])),
+    [Erl | Rest] = beamscale_test_cli:command(["load", Path, "--out", Out, "--name", "k"]),
+    Port = open_port({spawn_executable, Erl},
+                     [{args, Rest}, exit_status, binary, stderr_to_stdout,
+                      {env, [list_to_tuple(string:split(Mark, "="))]}]),
+    T0 = erlang:monotonic_time(millisecond),
+    {Early, OsPid} = kill_when(Port, <<>>, Mark, "bs_load2_"),
+    {Code, Late} = beamscale_test_cli:wait(Port, 60000),
+    Text = binary_to_list(Early) ++ Late,
+    ct:pal("killed ~s; exit ~b~n~ts", [OsPid, Code, Text]),
+    ?assertEqual(1, Code),
+    %% Ends on time: 5 s of load, a little drain, far from the time limit's grace.
+    ?assert(erlang:monotonic_time(millisecond) - T0 < 30000),
+    Said = [L || L <- string:split(Text, "\n", all), string:find(L, "load node") =/= nomatch],
+    %% At once, in the closing lines, and the exit reason.
+    ?assertEqual(3, length(Said)),
+    ?assertMatch({match, _}, re:run(Text, "load node '?bs_load2_[^ ]* went down at [0-9.]+ s "
+                                           "\\(noconnection\\)")),
+    [?assertEqual(nomatch, string:find(Text, W)) || W <- ["REPORT", "crash", "** "]],
+    Dir = filename:join(Out, "k"),
+    #{<<"load_nodes_down">> := [#{<<"node">> := <<"bs_load2_", _/binary>>}]} =
+        beamscale_test_load:json(Dir, "run.json"),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertMatch({_, _}, binary:match(Html, <<"Load nodes down">>)),
+    ?assertMatch({_, _}, binary:match(Html, <<"bs_load2_">>)),
+    beamscale_test_cli:no_strays().
+
+%% Read the command's output until its second 2, then kill -9 its load node named `Prefix'
+%% (found by the mark in its environment): the output so far and the OS pid killed.
+kill_when(Port, Acc, Mark, Prefix) ->
+    receive
+        {Port, {data, D}} ->
+            Acc1 = <<Acc/binary, D/binary>>,
+            case binary:match(Acc1, <<"   2s ">>) of
+                nomatch -> kill_when(Port, Acc1, Mark, Prefix);
+                _ ->
+                    [OsPid] = marked(Mark, Prefix),
+                    _ = os:cmd("kill -9 " ++ OsPid),
+                    {Acc1, OsPid}
+            end;
+        {Port, {exit_status, S}} -> ct:fail({ended_before_the_kill, S, Acc})
+    after 60000 -> ct:fail({no_second_2, Acc})
+    end.
+
+marked(Mark, Prefix) ->
+    [P || P <- filelib:wildcard("[0-9]*", "/proc"),
+          {ok, Env} <- [file:read_file("/proc/" ++ P ++ "/environ")],
+          binary:match(Env, list_to_binary([Mark, 0])) =/= nomatch,
+          {ok, Cmd} <- [file:read_file("/proc/" ++ P ++ "/cmdline")],
+          binary:match(Cmd, <<"-name", 0, (list_to_binary(Prefix))/binary>>) =/= nomatch].

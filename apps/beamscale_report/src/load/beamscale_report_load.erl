@@ -114,6 +114,8 @@ metadata(Run, Summary) ->
              {"Duration (s)", get(Summary, <<"duration_s">>)},
              {"Stopped", get(Summary, <<"stopped">>)},
              {"Targets down", join([down(D) || D <- list(Run, <<"targets_down">>)], "none")},
+             {"Load nodes down", join([load_down(D) || D <- list(Run, <<"load_nodes_down">>)],
+                                      "none")},
              {"Load nodes", join(list(Run, <<"load_nodes">>), "none (users ran in beamscale)")},
              {"Sampled targets", join(list(Run, <<"sampled">>), "none")},
              {"Users in flight (peak)", get(Mem, <<"users_in_flight">>)},
@@ -126,6 +128,11 @@ metadata(Run, Summary) ->
 down(D) ->
     iolist_to_binary([text(get(D, <<"target">>)), " (", text(get(D, <<"node">>)), ") at ",
                       cell(get(D, <<"at_s">>)), " s"]).
+
+%% A load node gone: its users (its share of the load) stopped there.
+load_down(D) ->
+    iolist_to_binary([text(get(D, <<"node">>)), " at ", cell(get(D, <<"at_s">>)), " s (",
+                      text(get(D, <<"reason">>)), "): its users stopped"]).
 
 phases(Run) ->
     Cols = [<<"name">>, <<"duration_s">>, <<"rate">>, <<"max_users">>],
