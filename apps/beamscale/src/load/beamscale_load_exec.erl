@@ -106,9 +106,9 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
              end,
     Downs = beamscale_targets:downs(Watch),
     case Result of
-        {ok, #{load_nodes_down := LoadDowns} = R} ->
+        {ok, R} ->
             Info = Info0#{load_nodes => LoadNodes, sampled => [N || #{target := N} <- Watched],
-                          load_nodes_down => LoadDowns,
+                          load_nodes_down => maps:get(load_nodes_down, R, []),
                           downs => Downs, memory => beamscale_load_memory:peak(Memory),
                           file_limit => maps:get(file_limit, Procs)},
             write(Dir, Scenario, R, Info, Opts);

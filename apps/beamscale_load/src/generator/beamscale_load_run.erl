@@ -13,7 +13,7 @@
 -type result() :: #{rows := [row()], total := beamscale_load_metrics:interval(),
                     duration_s := float(), stopped := done | time_limit,
                     load_nodes := [#{node := node(), atom() => non_neg_integer()}],
-                    load_nodes_down := [down()]}.
+                    load_nodes_down => [down()]}.
 %% A load node gone during the load: when (seconds into it) and why (its agent's exit reason).
 -type down() :: #{node := node(), at_s := float(), reason := term()}.
 %% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded;
