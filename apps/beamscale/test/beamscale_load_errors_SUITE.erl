@@ -240,7 +240,8 @@ report_cut_short(Config) ->
         #{<<"requests">> := Req, <<"errors_by_reason">> := ByReason} =
             beamscale_test_load:json(Dir, "summary.json"),
         %% What a load killed before its end leaves: the files written as it goes.
-        [ok = file:delete(filename:join(Dir, F)) || F <- ["summary.json", "run.json", "index.html"]],
+        [ok = file:delete(filename:join(Dir, F))
+         || F <- ["summary.json", "run.json", "index.html"]],
         {0, Text} = beamscale_test_cli:run(["report", Dir]),
         ct:pal("~ts", [Text]),
         ?assertNotEqual(nomatch, string:find(Text, "cut short: no summary.json, run.json")),
@@ -248,12 +249,12 @@ report_cut_short(Config) ->
         [?assertMatch({_, _}, binary:match(Html, B))
          || B <- [<<"cut short: no summary.json, run.json">>, <<"errors by reason">>,
                   <<">", (integer_to_binary(Req))/binary, "</td>">>
-                  | [beamscale_report_html_escape(R) || R <- maps:keys(ByReason)]]]
+                  | [escaped(R) || R <- maps:keys(ByReason)]]]
     after
         beamscale_target_http:stop(Srv)
     end.
 
-beamscale_report_html_escape(R) -> iolist_to_binary(beamscale_report_html:escape(R)).
+escaped(R) -> iolist_to_binary(beamscale_report_html:escape(R)).
 
 load_node_killed() ->
     [{doc, "A load node killed mid-load: one line, marked in the report, on time, exit 1."}].
