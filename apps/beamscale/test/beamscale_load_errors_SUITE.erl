@@ -7,14 +7,15 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([errors_by_reason/1, cli_gate_and_names/1, setup_failures/1, target_dies/1,
-         cookie_hidden/1]).
--export([errors_by_reason/0, cli_gate_and_names/0, setup_failures/0, target_dies/0,
-         cookie_hidden/0]).
+-export([errors_by_reason/1, cli_gate_and_names/1, setup_failures/1, mnesia_dir_in_use/1,
+         target_dies/1, cookie_hidden/1, report_cut_short/1, load_node_killed/1]).
+-export([errors_by_reason/0, cli_gate_and_names/0, setup_failures/0, mnesia_dir_in_use/0,
+         target_dies/0, cookie_hidden/0, report_cut_short/0, load_node_killed/0]).
 
 suite() -> [{timetrap, {minutes, 4}}].
 
-all() -> [errors_by_reason, cli_gate_and_names, setup_failures, target_dies, cookie_hidden].
+all() -> [errors_by_reason, cli_gate_and_names, setup_failures, mnesia_dir_in_use, target_dies,
+          cookie_hidden, report_cut_short, load_node_killed].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -131,6 +132,43 @@ setup_failures(Config) ->
      end || {Name, Init, Call, Says} <- Cases],
     beamscale_test_cli:no_strays().
 
+mnesia_dir_in_use() ->
+    [{doc, "A load whose Mnesia target's directory another node holds: exit 2, no load run."}].
+mnesia_dir_in_use(Config) ->
+    MDir = filename:join(?config(priv_dir, Config), "load_errors_mnesia"),
+    Out = filename:join(?config(priv_dir, Config), "load_errors_mnesia_out"),
+    %% The holder: a node of this test with the Mnesia target started on the directory.
+    {ok, #{node := Holder} = H} =
+        beamscale_node:start("holder", #{erl => os:find_executable("erl"), flags => "",
+                                         schedulers => 1}),
+    try
+        ok = beamscale_code:load(Holder, beamscale_code:apps([beamscale_bench,
+                                                              beamscale_targets])),
+        {ok, _} = erpc:call(Holder, beamscale_target_mnesia, start, [#{dir => MDir}], 60000),
+        Path = file(Config, "load_errors_mnesia.scenario",
+                    io_lib:format("{targets, [{sut, #{start => #{init => {beamscale_target_mnesia, "
+                                  "start, [#{dir => ~p}]}}}}]}.\n"
+                                  "{phases, [{p, #{duration_s => 2, rate => 20}}]}.\n"
+                                  "{sessions, [{s, #{steps => [{rpc, #{call => "
+                                  "{beamscale_target_mnesia, write, [1]}}}]}}]}.\n", [MDir])),
+        T0 = erlang:monotonic_time(millisecond),
+        {Code, Text} = beamscale_test_cli:run(["load", Path, "--out", Out, "--name", "m"]),
+        ct:pal("~b ~ts", [Code, Text]),
+        ?assertEqual(2, Code),
+        ?assertNotEqual(nomatch, string:find(Text, "Mnesia directory " ++ MDir ++
+                                                 " is in use by node " ++ atom_to_list(Holder))),
+        ?assertEqual(nomatch, string:find(Text, "requests")),
+        ?assertEqual(nomatch, string:find(Text, "REPORT")),
+        ?assertNot(filelib:is_file(filename:join([Out, "m", "load.csv"]))),
+        %% Well before Mnesia's table timeout (30 s).
+        ?assert(erlang:monotonic_time(millisecond) - T0 < 25000),
+        %% The holder's table is untouched.
+        ?assertEqual({ok, #{written => 5}},
+                     erpc:call(Holder, beamscale_target_mnesia, write, [5], 60000))
+    after
+        beamscale_node:stop(H)
+    end.
+
 target_dies() -> [{doc, "A target node that halts mid-load is said; the run ends on time."}].
 target_dies(Config) ->
     Out = filename:join(?config(priv_dir, Config), "dies"),
@@ -188,3 +226,93 @@ spy(Cookie, Holding, Seen) ->
     receive stop -> {max(Seen, Beams), Holding ++ Held}
     after 200 -> spy(Cookie, Holding ++ Held, max(Seen, Beams))
     end.
+
+report_cut_short() ->
+    [{doc, "report on a load directory without its final files: a page, and what is missing."}].
+report_cut_short(Config) ->
+    {ok, Srv} = beamscale_target_http:start(#{}),
+    Dir = filename:join(?config(priv_dir, Config), "load_errors_cut_short"),
+    try
+        Path = file(Config, "load_errors_cut_short.scenario",
+                    errors_scenario(beamscale_target_http:port(Srv))),
+        {ok, S} = beamscale_load_scenario:load(Path),
+        {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 7}),
+        #{<<"requests">> := Req, <<"errors_by_reason">> := ByReason} =
+            beamscale_test_load:json(Dir, "summary.json"),
+        %% What a load killed before its end leaves: the files written as it goes.
+        [ok = file:delete(filename:join(Dir, F))
+         || F <- ["summary.json", "run.json", "index.html"]],
+        {0, Text} = beamscale_test_cli:run(["report", Dir]),
+        ct:pal("~ts", [Text]),
+        ?assertNotEqual(nomatch, string:find(Text, "cut short: no summary.json, run.json")),
+        {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+        [?assertMatch({_, _}, binary:match(Html, B))
+         || B <- [<<"cut short: no summary.json, run.json">>, <<"errors by reason">>,
+                  <<">", (integer_to_binary(Req))/binary, "</td>">>
+                  | [escaped(R) || R <- maps:keys(ByReason)]]]
+    after
+        beamscale_target_http:stop(Srv)
+    end.
+
+escaped(R) -> iolist_to_binary(beamscale_report_html:escape(R)).
+
+load_node_killed() ->
+    [{doc, "A load node killed mid-load: one line, marked in the report, on time, exit 1."}].
+load_node_killed(Config) ->
+    Out = filename:join(?config(priv_dir, Config), "load_errors_killed"),
+    Path = file(Config, "load_errors_killed.scenario",
+                "{targets, [{sut, #{start => #{}}}]}.\n"
+                "{phases, [{p, #{duration_s => 5, rate => 20}}]}.\n"
+                "{sessions, [{s, #{steps => [{rpc, #{call => {beamscale_target_echo, echo, "
+                "[x]}}}, {think, 100}]}}]}.\n{load_nodes, 2}.\n"),
+    %% The command's nodes inherit its environment: this mark finds them, and only them.
+    Mark = "BEAMSCALE_TEST_MARK=" ++ integer_to_list(erlang:unique_integer([positive])),
+    [Erl | Rest] = beamscale_test_cli:command(["load", Path, "--out", Out, "--name", "k"]),
+    Port = open_port({spawn_executable, Erl},
+                     [{args, Rest}, exit_status, binary, stderr_to_stdout,
+                      {env, [list_to_tuple(string:split(Mark, "="))]}]),
+    T0 = erlang:monotonic_time(millisecond),
+    {Early, OsPid} = kill_when(Port, <<>>, Mark, "bs_load2_"),
+    {Code, Late} = beamscale_test_cli:wait(Port, 60000),
+    Text = binary_to_list(Early) ++ Late,
+    ct:pal("killed ~s; exit ~b~n~ts", [OsPid, Code, Text]),
+    ?assertEqual(1, Code),
+    %% Ends on time: 5 s of load, a little drain, far from the time limit's grace.
+    ?assert(erlang:monotonic_time(millisecond) - T0 < 30000),
+    Said = [L || L <- string:split(Text, "\n", all), string:find(L, "load node") =/= nomatch],
+    %% At once, in the closing lines, and the exit reason.
+    ?assertEqual(3, length(Said)),
+    ?assertMatch({match, _}, re:run(Text, "load node '?bs_load2_[^ ]* went down at [0-9.]+ s "
+                                           "\\(noconnection\\)")),
+    [?assertEqual(nomatch, string:find(Text, W)) || W <- ["REPORT", "crash", "** "]],
+    Dir = filename:join(Out, "k"),
+    #{<<"load_nodes_down">> := [#{<<"node">> := <<"bs_load2_", _/binary>>}]} =
+        beamscale_test_load:json(Dir, "run.json"),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertMatch({_, _}, binary:match(Html, <<"Load nodes down">>)),
+    ?assertMatch({_, _}, binary:match(Html, <<"bs_load2_">>)),
+    beamscale_test_cli:no_strays().
+
+%% Read the command's output until its second 2, then kill -9 its load node named `Prefix'
+%% (found by the mark in its environment): the output so far and the OS pid killed.
+kill_when(Port, Acc, Mark, Prefix) ->
+    receive
+        {Port, {data, D}} ->
+            Acc1 = <<Acc/binary, D/binary>>,
+            case binary:match(Acc1, <<"   2s ">>) of
+                nomatch -> kill_when(Port, Acc1, Mark, Prefix);
+                _ ->
+                    [OsPid] = marked(Mark, Prefix),
+                    _ = os:cmd("kill -9 " ++ OsPid),
+                    {Acc1, OsPid}
+            end;
+        {Port, {exit_status, S}} -> ct:fail({ended_before_the_kill, S, Acc})
+    after 60000 -> ct:fail({no_second_2, Acc})
+    end.
+
+marked(Mark, Prefix) ->
+    [P || P <- filelib:wildcard("[0-9]*", "/proc"),
+          {ok, Env} <- [file:read_file("/proc/" ++ P ++ "/environ")],
+          binary:match(Env, list_to_binary([Mark, 0])) =/= nomatch,
+          {ok, Cmd} <- [file:read_file("/proc/" ++ P ++ "/cmdline")],
+          binary:match(Cmd, <<"-name", 0, (list_to_binary(Prefix))/binary>>) =/= nomatch].

@@ -238,6 +238,29 @@ rpc_test() ->
     ?assertMatch("t.xml:7: <rpc> needs the attribute module",
                  Bad("type=\"call\" function=\"f\" node=\"n@h\"")).
 
+rpc_expect_test() ->
+    Call = fun(Expect) -> ["\n", rpc(["type=\"call\" module=\"m\" function=\"f\" node=\"n@h\" ",
+                                      "expect=\"", Expect, "\""])] end,
+    #{sessions := [#{steps := [{request, beamscale_load_rpc, 'n@h', Spec, _}]}]} =
+        ok(#{sessions => session("ts_rpc", "100", Call("{ok, _, #{k := [a | _]}}"))}),
+    ?assertEqual(#{type => call, module => m, function => f, args => [],
+                   expect => {pattern, {ok, '_', #{k => [a | '_']}}}}, Spec),
+    %% An atom the node does not know is kept as a name, not made.
+    New = "tsung_tests_" ++ integer_to_list(erlang:unique_integer([positive])),
+    #{sessions := [#{steps := [{request, _, _, #{expect := {pattern, P}}, _}]}]} =
+        ok(#{sessions => session("ts_rpc", "100", Call(["{ok, ", New, "}"]))}),
+    ?assertError(badarg, list_to_existing_atom(New)),
+    ?assert(beamscale_load_expect:match(P, {ok, list_to_atom(New)})),
+    Bad = fun(Body) -> err(#{sessions => session("ts_rpc", "100", Body)}) end,
+    ?assertMatch("t.xml:7: expect \"{ok, \": not an Erlang pattern" ++ _, Bad(Call("{ok, "))),
+    ?assertEqual("t.xml:7: expect \"fun() -> x end\": a fun cannot be a pattern",
+                 Bad(Call("fun() -&gt; x end"))),
+    ?assertMatch("t.xml:7: expect \"{X, X}\": variable X appears twice" ++ _,
+                 Bad(Call("{X, X}"))),
+    ?assertMatch("t.xml:7: expect on a cast" ++ _,
+                 Bad(["\n", rpc("type=\"cast\" module=\"m\" function=\"f\" node=\"n@h\" "
+                                "expect=\"ok\"")])).
+
 started_target_test() ->
     Top = "<?beamscale target {sut, #{start => #{init => {m, f, []}}}}?>\n"
           "<monitoring><monitor host=\"localhost\"/></monitoring>",

@@ -68,3 +68,31 @@ transactions_test() ->
     [{<<"transactions">>, _, _, [#{name := <<"log<in>">>, points := Counts}]}, _] =
         beamscale_report_load_extra:transaction_graphs(summary()),
     ?assertEqual([{1, 10}, {2, 10}, {3, 10}, {4, 10}], Counts).
+
+%% A load cut short: its seconds from load.csv and errors.csv rows, summed; a row that does not
+%% read (a line half written when the load was killed) left out.
+cut_short_summary_test() ->
+    Row = fun(T, Req, Err) ->
+                  #{t_s => T, phase => <<"p">>, offered_per_s => <<"5.0">>,
+                    sessions_started => <<"5">>, sessions_done => <<"4">>, requests => Req,
+                    errors => Err, p50_ms => <<"1.5">>, p90_ms => <<"2">>, p99_ms => <<"3">>,
+                    p999_ms => <<"4">>, max_ms => <<"5">>, mean_session_ms => <<"7.25">>}
+          end,
+    Errors = [#{t_s => <<"1">>, reason => <<"timeout">>, count => <<"2">>},
+              #{t_s => <<"2">>, reason => <<"timeout">>, count => <<"1">>},
+              #{t_s => <<"2">>, reason => <<"http status 500">>, count => <<"3">>}],
+    S = beamscale_report_load_extra:cut_short_summary(
+          [Row(<<"1">>, <<"10">>, <<"2">>), Row(<<"2">>, <<"20">>, <<"4">>),
+           Row(<<"3">>, <<"3">>, <<"x">>)], Errors, <<"cut short">>),
+    ?assertMatch(#{<<"requests">> := 30, <<"errors">> := 6, <<"sessions_started">> := 10,
+                   <<"duration_s">> := 2, <<"stopped">> := <<"cut short">>}, S),
+    ?assertEqual(#{<<"timeout">> => 3, <<"http status 500">> => 3},
+                 maps:get(<<"errors_by_reason">>, S)),
+    [First, Second] = maps:get(<<"per_second">>, S),
+    ?assertMatch(#{<<"t_s">> := 1, <<"latency_corrected">> := #{<<"p50_ms">> := 1.5,
+                                                               <<"count">> := 10},
+                   <<"session_duration">> := #{<<"mean_ms">> := 7.25}}, First),
+    ?assertEqual(#{<<"timeout">> => 1, <<"http status 500">> => 3},
+                 maps:get(<<"errors_by_reason">>, Second)),
+    %% The page draws it (no session percentiles: no line for them).
+    ?assert(is_list(beamscale_report_load:graphs(S))).

@@ -16,6 +16,9 @@
 -define(TABLE, subscriber).
 -define(TABLE_TIMEOUT, 30000).
 -define(LIMIT, [{chars_limit, 300}]).
+%% Mnesia does not lock its directory: a second node started on it would write into the logs of
+%% the first. This file, made exclusively, names the node (and OS process) that holds it.
+-define(LOCK, "beamscale_mnesia.lock").
 
 %% @doc Options with defaults filled in.
 -spec defaults(#{dir := file:filename(), atom() => term()}) -> opts().
@@ -30,23 +33,29 @@ defaults(Opts) ->
           {error, {?MODULE, term()}}.
 start(Opts0) ->
     #{dir := Dir, table_timeout := Timeout} = Opts = defaults(Opts0),
-    _ = application:stop(mnesia),
+    _ = stop(),
     ok = filelib:ensure_path(Dir),
+    case lock(Dir, 2) of
+        ok -> start(Dir, Opts, Timeout);
+        {error, _} = Error -> Error
+    end.
+
+start(Dir, Opts, Timeout) ->
     ok = application:set_env(mnesia, dir, filename:absname(Dir)),
     [ok = application:set_env(mnesia, K, V)
      || K <- [dump_log_write_threshold, dc_dump_limit], V <- [maps:get(K, Opts)], V =/= default],
-    Result = maybe_schema(mnesia:create_schema([node()])),
+    Result = maybe_schema(mnesia:create_schema([node()]), Dir),
     case Result =:= ok andalso mnesia:start() of
         ok -> open_table(Dir, Timeout);
-        false -> Result;
-        {error, Reason} -> {error, {?MODULE, {start, Reason}}}
+        false -> unlock(), Result;
+        {error, Reason} -> unlock(), {error, {?MODULE, {start, Reason}}}
     end.
 
-%% @doc Stop Mnesia (its files stay).
+%% @doc Stop Mnesia (its files stay) and free its directory.
 -spec stop() -> ok.
 stop() ->
     _ = application:stop(mnesia),
-    ok.
+    unlock().
 
 %% @doc Write `N' new records, each in its own transaction.
 -spec write(non_neg_integer()) -> {ok, #{written := non_neg_integer()}} |
@@ -91,6 +100,12 @@ read(N, Mode) ->
 %% @doc One line for an error of this module.
 -spec format_error(term()) -> iodata().
 format_error({start, Why}) -> ["cannot start Mnesia: ", mnesia_text(Why)];
+format_error({in_use, Dir, Holder}) ->
+    io_lib:format("Mnesia directory ~ts is in use by ~ts: give each running target its own dir",
+                  [Dir, Holder]);
+format_error({foreign_schema, Dir, Nodes}) ->
+    io_lib:format("Mnesia directory ~ts holds the schema of ~0p, not of this node (a disc_copies "
+                  "schema belongs to its node's name): give a new dir or remove it", [Dir, Nodes]);
 format_error({schema, Why}) -> ["cannot create the Mnesia schema: ", mnesia_text(Why)];
 format_error({create_table, Why}) ->
     io_lib:format("cannot create table ~s: ~ts", [?TABLE, mnesia_text(Why)]);
@@ -123,9 +138,66 @@ term(T) -> io_lib:format("~0tp", [T], ?LIMIT).
 done(Done) ->
     lists:join(", ", [io_lib:format("~b ~s before", [N, K]) || {K, N} <- maps:to_list(Done)]).
 
-maybe_schema(ok) -> ok;
-maybe_schema({error, {_, {already_exists, _}}}) -> ok;
-maybe_schema({error, Reason}) -> {error, {?MODULE, {schema, Reason}}}.
+maybe_schema(ok, _Dir) -> ok;
+maybe_schema({error, {_, {already_exists, _}}}, Dir) -> own_schema(Dir);
+maybe_schema({error, Reason}, _Dir) -> {error, {?MODULE, {schema, Reason}}}.
+
+%% A schema made by another node (a directory left by an earlier run) would have Mnesia wait
+%% for that node's tables: said now (db_nodes reads the schema while Mnesia is stopped) rather
+%% than after the table timeout.
+own_schema(Dir) ->
+    Nodes = mnesia:system_info(db_nodes),
+    case lists:member(node(), Nodes) of
+        true -> ok;
+        false -> {error, {?MODULE, {foreign_schema, Dir, Nodes}}}
+    end.
+
+%% The directory locked for this node: `Tries' allows one stale lock (its emulator gone) to be
+%% taken over. Locked by this emulator already (a restart) is locked.
+lock(Dir, Tries) ->
+    File = filename:join(Dir, ?LOCK),
+    Me = io_lib:format("node ~ts (OS pid ~s)", [node(), os:getpid()]),
+    case file:open(File, [write, exclusive]) of
+        {ok, Fd} ->
+            ok = file:write(Fd, [os:getpid(), " ", Me]),
+            ok = file:close(Fd),
+            application:set_env(beamscale_targets, mnesia_lock, File);
+        {error, eexist} ->
+            %% A lock unreadable or without a pid is a broken one: stale.
+            {Pid, Holder} = case file:read_file(File) of
+                                {ok, Text} -> holder(string:split(Text, " "));
+                                {error, _} -> {"", ""}
+                            end,
+            case Pid =:= os:getpid() orelse not beam(Pid) of
+                true when Tries > 1 -> _ = file:delete(File), lock(Dir, Tries - 1);
+                _ -> {error, {?MODULE, {in_use, Dir, Holder}}}
+            end;
+        {error, Reason} -> {error, {?MODULE, {start, {lock, File, Reason}}}}
+    end.
+
+holder([Pid, Holder]) -> {binary_to_list(Pid), unicode:characters_to_list(Holder)};
+holder(_) -> {"", ""}.
+
+%% Whether an OS process is a live Erlang emulator (not one gone or a zombie, nor another
+%% process that took its pid). /proc/PID/stat: `PID (COMM) STATE ...'.
+beam(Pid) ->
+    case file:read_file(["/proc/", Pid, "/stat"]) of
+        {ok, Stat} ->
+            case string:split(Stat, ") ") of
+                [Head, <<State, _/binary>>] ->
+                    State =/= $Z andalso string:find(Head, " (beam") =/= nomatch;
+                _ -> false
+            end;
+        _ -> false
+    end.
+
+unlock() ->
+    case application:get_env(beamscale_targets, mnesia_lock) of
+        {ok, File} ->
+            _ = file:delete(File),
+            application:unset_env(beamscale_targets, mnesia_lock);
+        undefined -> ok
+    end.
 
 open_table(Dir, Timeout) ->
     Def = [{disc_copies, [node()]}, {attributes, beamscale_target_subscriber:fields()},

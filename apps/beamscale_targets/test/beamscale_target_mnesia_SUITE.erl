@@ -5,12 +5,12 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([write_and_read/1, reopen/1]).
--export([write_and_read/0, reopen/0]).
+-export([write_and_read/1, reopen/1, dir_in_use/1]).
+-export([write_and_read/0, reopen/0, dir_in_use/0]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [write_and_read, reopen].
+all() -> [write_and_read, reopen, dir_in_use].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -57,4 +57,46 @@ reopen(Config) ->
         ?assertEqual({ok, #{read => 50, found => 50}}, Call(read, [50, async_dirty]))
     after
         beamscale_target_peer:stop(H)
+    end.
+
+%% Two nodes on one directory: the second is refused at once, naming the holder, and the files
+%% are left alone; once the holder is gone, its schema is said to be another node's.
+dir_in_use() -> [{doc, "A Mnesia directory held by another node, or left by one: refused."}].
+dir_in_use(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "mnesia_SUITE_in_use"),
+    {ok, #{node := First} = H1} = beamscale_target_peer:start("mnesia"),
+    {ok, #{node := Second} = H2} = beamscale_target_peer:start("mnesia"),
+    Call = fun(Node, F, A) -> erpc:call(Node, beamscale_target_mnesia, F, A, 60000) end,
+    try
+        {ok, #{records := 0}} = Call(First, start, [#{dir => Dir}]),
+        {ok, #{written := 10}} = Call(First, write, [10]),
+        {error, {beamscale_target_mnesia, {in_use, Dir, _}} = E} =
+            Call(Second, start, [#{dir => Dir}]),
+        Text = lists:flatten(beamscale_target_mnesia:format_error(element(2, E))),
+        ct:pal("~ts", [Text]),
+        ?assertNotEqual(nomatch, string:find(Text, atom_to_list(First))),
+        ?assertEqual(no, erpc:call(Second, mnesia, system_info, [is_running])),
+        %% The holder still works on its files.
+        {ok, #{written := 10}} = Call(First, write, [10]),
+        %% The holder killed (its lock stays, stale): its schema is not the second node's.
+        beamscale_target_peer:stop(H1),
+        gone(maps:get(os_pid, H1), 100),
+        T0 = erlang:monotonic_time(millisecond),
+        ?assertMatch({error, {beamscale_target_mnesia, {foreign_schema, Dir, [First]}}},
+                     Call(Second, start, [#{dir => Dir}])),
+        %% At once, not after the table timeout (30 s).
+        ?assert(erlang:monotonic_time(millisecond) - T0 < 20000)
+    after
+        [catch beamscale_target_peer:stop(H) || H <- [H1, H2]]
+    end.
+
+%% Wait (100 ms a try) until an OS process has ended (gone, or a zombie).
+gone(_OsPid, 0) -> ct:fail(still_running);
+gone(OsPid, Tries) ->
+    case file:read_file(["/proc/", OsPid, "/stat"]) of
+        {ok, Stat} ->
+            [_, <<State, _/binary>>] = string:split(Stat, ") "),
+            [begin timer:sleep(100), gone(OsPid, Tries - 1) end || State =/= $Z],
+            ok;
+        {error, _} -> ok
     end.

@@ -57,7 +57,7 @@ maybe_run({ok, _}, ok, File, Dir, Opts) ->
                      (Web) -> beamscale_load_exec:run(Scenario, Exec1#{web => Web})
                   end,
             case beamscale_web:with(maps:get(web, Opts, none), Run) of
-                {ok, _Dir} -> gate(Dir, maps:get(max_error_rate, Opts, none));
+                {ok, _Dir} -> whole(Dir, maps:get(max_error_rate, Opts, none));
                 {error, _} = Error -> Error
             end;
         {error, _} = Error -> Error
@@ -78,6 +78,17 @@ fresh(Dir, Replace) ->
                                end;
                 {error, Reason} -> {error, {exists, Dir, Reason}}
             end
+    end.
+
+%% A load node that went down (run.json says which) took its share of the load with it: the
+%% run did not offer what the scenario asks, so it fails (exit 1), as a suite run whose node died.
+whole(Dir, Max) ->
+    {ok, Bin} = file:read_file(filename:join(Dir, "run.json")),
+    case beamscale_format_json:decode(Bin) of
+        {ok, #{<<"load_nodes_down">> := [_ | _] = Downs}} ->
+            {failed, io_lib:format("load nodes down: ~b; the load offered was less than the "
+                                   "scenario asks", [length(Downs)])};
+        _ -> gate(Dir, Max)
     end.
 
 %% --max-error-rate: the share of failed requests, from the summary just written.

@@ -26,6 +26,9 @@ do(#{args := Args}) ->
 
 %% A run that did not finish still gets its report; what it lacks is said, not only left out.
 incomplete(Dir) ->
+    [io:format("cut short: no ~ts (the load did not end); the page shows what load.csv and "
+               "errors.csv hold~n", [lists:join(", ", Missing)])
+     || Missing <- [beamscale_writer:cut_short(Dir)], Missing =/= []],
     case beamscale_writer:missing(Dir) of
         {_, _, []} -> ok;
         {Done, Expected, Missing} ->

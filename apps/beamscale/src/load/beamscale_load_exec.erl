@@ -88,7 +88,9 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     Web = web_start(Scenario, Opts),
     OnSecond0 = on_second(Scenario, {Csv, Errors}, Sampler, Quiet, Web),
     OnSecond = fun(Row) -> ok = beamscale_load_memory:second(Memory, Row), OnSecond0(Row) end,
-    RunOpts = maps:merge(#{on_second => OnSecond}, maps:with([seed], Opts)),
+    OnDown = fun(Down) -> Quiet orelse io:put_chars(load_node_down_line(Down)) end,
+    RunOpts = maps:merge(#{on_second => OnSecond, on_load_node_down => OnDown},
+                         maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
                    _ -> RunOpts#{load_nodes => LoadNodes}
@@ -106,6 +108,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     case Result of
         {ok, R} ->
             Info = Info0#{load_nodes => LoadNodes, sampled => [N || #{target := N} <- Watched],
+                          load_nodes_down => maps:get(load_nodes_down, R, []),
                           downs => Downs, memory => beamscale_load_memory:peak(Memory),
                           file_limit => maps:get(file_limit, Procs)},
             write(Dir, Scenario, R, Info, Opts);
@@ -185,7 +188,8 @@ write(Dir, Scenario, Result, Info, Opts) ->
     {ok, Dir}.
 
 %% The closing lines: where the run is, its counts, its errors by reason, and what cut it short.
-closing(Dir, Index, Summary, #{downs := Downs, memory := Memory, file_limit := Limit}) ->
+closing(Dir, Index, Summary,
+        #{downs := Downs, memory := Memory, file_limit := Limit} = Info) ->
     #{latency_corrected := #{p99_ms := P99}, latency_uncorrected := #{p99_ms := U99}} = Summary,
     #{sessions_started := Started, sessions_done := Done, errors_by_reason := Reasons} = Summary,
     io:format("~nLoad run directory: ~ts~n~b sessions started, ~b done, ~b requests, ~b errors; "
@@ -205,9 +209,17 @@ closing(Dir, Index, Summary, #{downs := Downs, memory := Memory, file_limit := L
                   [maps:get(duration_s, Summary), Started, Done]),
     [io:format("target ~p: node ~p went down at ~.1f s~n", [T, N, At])
      || #{target := T, node := N, at_s := At} <- Downs],
+    [io:put_chars(load_node_down_line(D)) || D <- maps:get(load_nodes_down, Info)],
     io:put_chars(beamscale_load_memory:closing_line(Memory)),
     _ = [io:put_chars(L) || L <- [beamscale_load_files:emfile_line(Reasons, Limit)], L =/= none],
     io:format("~ts~n", [Index]).
+
+%% One line, at once and in the closing lines: a load node gone takes its share of the users.
+load_node_down_line(#{node := N, at_s := At, reason := Why}) ->
+    io_lib:format("load node ~p went down at ~.1f s (~ts): its users stopped there, the load "
+                  "offered was less than asked~n", [N, At, down_reason(Why)]).
+
+down_reason(Why) -> io_lib:format("~0tp", [Why], [{chars_limit, 200}]).
 
 msacc(Opts) -> maps:get(msacc, Opts, maps:get(msacc, beamscale_sampler:defaults())).
 
@@ -222,4 +234,8 @@ run_info(#{file := File} = Scenario, #{started := Started} = Info, Opts) ->
       load_nodes => [atom_to_binary(N) || N <- maps:get(load_nodes, Info)],
       sampled => maps:get(sampled, Info), msacc => msacc(Opts),
       not_sampled => [beamscale_runinfo:to_json(N) || N <- maps:get(notes, Info)],
-      targets_down => [beamscale_runinfo:to_json(D) || D <- maps:get(downs, Info)]}.
+      targets_down => [beamscale_runinfo:to_json(D) || D <- maps:get(downs, Info)],
+      load_nodes_down => [#{node => atom_to_binary(N), at_s => At,
+                            reason => unicode:characters_to_binary(down_reason(Why))}
+                          || #{node := N, at_s := At, reason := Why}
+                                 <- maps:get(load_nodes_down, Info)]}.

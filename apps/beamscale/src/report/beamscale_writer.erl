@@ -5,15 +5,20 @@
 %% page's extra sections come from the studies (`beamscale_study:report_sections/1').
 -module(beamscale_writer).
 
--export([write/1, load/1, missing/1, format_error/1]).
+-export([write/1, load/1, missing/1, cut_short/1, format_error/1]).
+
+%% The files a load writes at its end; a load killed before has only those it writes as it goes.
+-define(LOAD_END_FILES, ["summary.json", "run.json"]).
 
 %% @doc Write the summaries and `index.html' of run directory `Dir'; returns the page's path.
-%% A load run directory (`run.json' says `kind: load') gets its own page from its
-%% `summary.json', `samples.csv' and `lcnt.csv'.
+%% A load run directory (`run.json' says `kind: load', or a `load.csv' without
+%% `measurements.csv') gets its own page from its `summary.json', `samples.csv' and `lcnt.csv';
+%% a load cut short (no `summary.json') from its `load.csv' and `errors.csv'.
 -spec write(file:filename()) -> {ok, file:filename()} | {error, {?MODULE, term()}}.
 write(Dir) ->
-    case run_json(Dir) of
-        {ok, #{<<"kind">> := <<"load">>} = Run} -> write_load(Dir, Run);
+    case {run_json(Dir), is_load(Dir)} of
+        {{ok, #{<<"kind">> := <<"load">>} = Run}, _} -> write_load(Dir, Run);
+        {{ok, Run}, true} -> write_load(Dir, Run);
         _ -> write_bench(Dir)
     end.
 
@@ -22,16 +27,35 @@ write_load(Dir, Run) ->
     case file:read_file(File) of
         {ok, Bin} ->
             case beamscale_format_json:decode(Bin) of
-                {ok, Summary} when is_map(Summary) ->
-                    Index = filename:join(Dir, "index.html"),
-                    Data = #{run => Run, summary => Summary,
-                             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv")},
-                    ok = beamscale_store:write_file(Index, beamscale_report_load:index(Data)),
-                    {ok, Index};
+                {ok, Summary} when is_map(Summary) -> write_load(Dir, Run, Summary);
                 _ -> {error, {?MODULE, {summary_json, File, not_an_object}}}
             end;
+        {error, enoent} ->
+            Stopped = iolist_to_binary(["cut short: no ", lists:join(", ", cut_short(Dir)),
+                                        " (the load did not end); shown from load.csv and "
+                                        "errors.csv"]),
+            write_load(Dir, Run, beamscale_report_load_extra:cut_short_summary(
+                                   rows(Dir, "load.csv"), rows(Dir, "errors.csv"), Stopped));
         {error, Why} -> {error, {?MODULE, {summary_json, File, Why}}}
     end.
+
+write_load(Dir, Run, Summary) ->
+    Index = filename:join(Dir, "index.html"),
+    Data = #{run => Run, summary => Summary,
+             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv")},
+    ok = beamscale_store:write_file(Index, beamscale_report_load:index(Data)),
+    {ok, Index}.
+
+%% @doc The files a load run directory lacks that a load writes at its end (none for a load
+%% that ended, or a directory that is not a load's).
+-spec cut_short(file:filename()) -> [string()].
+cut_short(Dir) ->
+    [F || is_load(Dir), F <- ?LOAD_END_FILES, not filelib:is_regular(filename:join(Dir, F))].
+
+%% A load writes load.csv from its first second; a suite run writes measurements.csv.
+is_load(Dir) ->
+    filelib:is_regular(filename:join(Dir, "load.csv"))
+        andalso not filelib:is_regular(filename:join(Dir, "measurements.csv")).
 
 rows(Dir, File) -> beamscale_store:read_rows(filename:join(Dir, File)).
 
@@ -94,7 +118,7 @@ missing(Dir) ->
 -spec format_error(term()) -> iodata().
 format_error({?MODULE, Reason}) -> format_error(Reason);
 format_error({not_a_run_directory, Dir}) ->
-    io_lib:format("~ts: not a run directory (no measurements.csv)", [Dir]);
+    io_lib:format("~ts: not a run directory (no measurements.csv, nor a load's load.csv)", [Dir]);
 format_error({summary_json, File, Why}) ->
     io_lib:format("~ts: cannot read the load run's summary: ~ts", [File, why(Why)]);
 format_error({run_json, File, Why}) ->

@@ -22,6 +22,10 @@
 %% A plain emulator start and halt takes a fraction of a second; a loaded host may take seconds.
 -define(PREFLIGHT_TIMEOUT, 15000).
 -define(LOOPBACK, "127.0.0.1").
+%% beamscale registers no global names: global's guard against overlapping partitions would only
+%% disconnect the nodes still up when one dies (a killed load node or target), in warning reports
+%% on the terminal. The command's own node has the same flag (rebar.config's escript_emu_args).
+-define(NO_PARTITION_GUARD, ["-kernel", "prevent_overlapping_partitions", "false"]).
 
 %% @doc Make this node distributed on loopback with a fresh random cookie (if it is not yet).
 -spec distribute() -> {ok, node()} | {error, term()}.
@@ -52,7 +56,7 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     Emulator = [lists:flatten(A) || A <- Scheds ++ Paths ++ string:lexemes(Flags, " ")],
     Args = Cookie
         ++ [A || Host =:= ?LOOPBACK, A <- ["-kernel", "inet_dist_use_interface", "{127,0,0,1}"]]
-        ++ Emulator,
+        ++ ?NO_PARTITION_GUARD ++ Emulator,
     try
         ok = preflight(Erl, [A || not is_map_key(ssh, Spec), A <- Emulator]),
         {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),

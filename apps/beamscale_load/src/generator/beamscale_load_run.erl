@@ -2,19 +2,24 @@
 %% load node, or one in this node, with an equal share of the arrival rate; merges their
 %% per-second figures into one row a second (handed to `on_second' for the live view), and stops
 %% everything at the end: when every user is done after the last phase, or at the scenario's hard
-%% time limit, whichever comes first.
+%% time limit, whichever comes first. A load node that dies takes its share of the users with
+%% it: the others go on, and the run says which went down and when (`on_load_node_down').
 -module(beamscale_load_run).
 
 -export([run/3, defaults/0, format_error/1]).
--export_type([row/0, result/0, opts/0]).
+-export_type([row/0, result/0, opts/0, down/0]).
 
 -type row() :: beamscale_load_metrics:row().
 -type result() :: #{rows := [row()], total := beamscale_load_metrics:interval(),
                     duration_s := float(), stopped := done | time_limit,
-                    load_nodes := [#{node := node(), atom() => non_neg_integer()}]}.
-%% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded.
+                    load_nodes := [#{node := node(), atom() => non_neg_integer()}],
+                    load_nodes_down => [down()]}.
+%% A load node gone during the load: when (seconds into it) and why (its agent's exit reason).
+-type down() :: #{node := node(), at_s := float(), reason := term()}.
+%% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded;
+%% on_load_node_down: told at once when one dies.
 -type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
-                  load_nodes => [node()]}.
+                  load_nodes => [node()], on_load_node_down => fun((down()) -> term())}.
 
 -define(GRACE_MS, 10000).
 -define(LATE_MS, 2000).
@@ -22,7 +27,8 @@
 
 %% @doc The options' defaults.
 -spec defaults() -> opts().
-defaults() -> #{on_second => fun(_) -> ok end, seed => erlang:unique_integer([positive])}.
+defaults() -> #{on_second => fun(_) -> ok end, seed => erlang:unique_integer([positive]),
+                on_load_node_down => fun(_) -> ok end}.
 
 %% @doc Run `Scenario' against resolved targets (name to `#{node}' or `#{host, port}').
 -spec run(beamscale_load_scenario:scenario(), #{atom() => map()}, opts()) ->
@@ -65,7 +71,7 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
     Empty = beamscale_load_metrics:empty(maps:get(transactions, Scenario)),
     St = #{scenario => Scenario, start => Start, live => Agents, all => Agents, opts => Opts,
-           rows => [], total => Empty, empty => Empty, pending => #{},
+           rows => [], total => Empty, empty => Empty, pending => #{}, downs => [],
            per_node => maps:from_list([{Node, #{}} || Node <- Nodes])},
     collect(1, St).
 
@@ -95,12 +101,18 @@ collect(N, #{live := Live, pending := P} = St) ->
                                    tick -> St1
                                end);
                 {'DOWN', _, process, A, Reason} when is_map_key(A, Live) ->
-                    {Node, _} = maps:get(A, Live),
-                    finish_agents(St),
-                    exit({load_node_down, Node, Reason})
+                    collect(N, agent_down(A, Reason, St))
             after max(Wait, 0) -> second(N, St)
             end
     end.
+
+%% An agent gone (its node died): the others go on; the figures it had not yet reported are lost.
+agent_down(A, Reason, #{live := Live, start := Start, downs := Downs, opts := Opts} = St) ->
+    {Node, _} = maps:get(A, Live),
+    At = erlang:convert_time_unit(erlang:monotonic_time() - Start, native, millisecond) / 1000,
+    Down = #{node => Node, at_s => At, reason => Reason},
+    _ = (maps:get(on_load_node_down, Opts))(Down),
+    St#{live := maps:remove(A, Live), downs := [Down | Downs]}.
 
 second(N, #{live := Live, scenario := #{time_limit_s := Limit}} = St) ->
     St1 = row(N, St),
@@ -138,7 +150,8 @@ finish(How, #{start := Start, rows := Rows, total := Total, per_node := PerNode}
     finish_agents(St),
     Secs = erlang:convert_time_unit(erlang:monotonic_time() - Start, native, microsecond) / 1.0e6,
     #{rows => lists:reverse(Rows), total => Total, duration_s => Secs, stopped => How,
-      load_nodes => [C#{node => Node} || {Node, C} <- maps:to_list(PerNode)]}.
+      load_nodes => [C#{node => Node} || {Node, C} <- maps:to_list(PerNode)],
+      load_nodes_down => lists:reverse(maps:get(downs, St))}.
 
 finish_agents(#{live := Live}) ->
     maps:foreach(fun(Pid, {_, Ref}) -> beamscale_load_agent:stop({Pid, Ref}) end, Live).

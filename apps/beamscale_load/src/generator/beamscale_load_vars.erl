@@ -46,13 +46,21 @@ mark(B) when is_binary(B) -> text(bin, B, B);
 mark(L) when is_list(L) ->
     case io_lib:printable_unicode_list(L) andalso L =/= [] of
         true -> text(str, unicode:characters_to_binary(L), L);
-        false -> marks(L, fun(Xs) -> Xs end)
+        false -> cons(L)
     end;
 mark(T) when is_tuple(T) -> marks(tuple_to_list(T), fun list_to_tuple/1);
 mark(M) when is_map(M) ->
     {Dyn, Pairs} = marks([[K, V] || {K, V} <- maps:to_list(M)], fun(X) -> X end),
     {Dyn, maps:from_list([{K, V} || [K, V] <- Pairs])};
 mark(X) -> {false, X}.
+
+%% A list walked cell by cell: an rpc's expect pattern may be improper (`[a | '_']').
+cons([H | T]) ->
+    {DH, MH} = mark(H),
+    {DT, MT} = cons(T),
+    {DH orelse DT, [MH | MT]};
+cons([]) -> {false, []};
+cons(Tail) -> mark(Tail).
 
 marks(Xs, Build) ->
     Ms = [mark(X) || X <- Xs],

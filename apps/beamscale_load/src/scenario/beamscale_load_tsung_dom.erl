@@ -82,7 +82,7 @@ spec(thinktime) -> {[value, random, min, max], []};
 spec(request) -> {[subst], [tag]};
 spec(http) -> {[url, method, version, contents, content_type, if_modified_since], []};
 spec(http_header) -> {[name, value], []};
-spec(rpc) -> {[type, module, function, arguments, node], []};
+spec(rpc) -> {[type, module, function, arguments, node, expect], []};
 spec(raw) -> {[data, datasize, ack], []};
 spec(websocket) -> {[type, path, subprotocols, frame, ack], []};
 spec(mysql) -> {[type, database, username, password], []};

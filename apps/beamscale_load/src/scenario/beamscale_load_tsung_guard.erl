@@ -25,7 +25,7 @@
     arrivalrate, backend, base, batch, bidi, cacertfile, callback, certfile, channel, clean_start,
     cmd, cnonce, code, community, consumer_key, consumer_secret, content_type, contents,
     contents_from_file, cpu, data, database, datasize, decode, delimiter, dest, destination, dn,
-    do, domain, dumptraffic, duration, encoding, 'end', eq, eval, exchange, exclude, fileid,
+    do, domain, dumptraffic, duration, encoding, 'end', eq, eval, exchange, exclude, expect, fileid,
     filter, formats, formats_results, frame, from, function, group, gt, gte, header, host, id,
     if_modified_since, in, include, incr, interarrival, jobid, jsonpath, keepalive, key, keyfile,
     keypass, length, loglevel, loop, loop_back, lt, lte, max, max_loop, max_repeat, max_restart,

@@ -243,7 +243,8 @@ absolute(E, Ctx, Rest, DefaultPort, Scheme, Extra) ->
     {{atom(E, url, Scheme ++ Address, Ctx), Extra#{address => Address}}, Path}.
 
 %% The thesis's `<rpc type module function arguments node>': `arguments' are the terms between
-%% the parentheses of the call (arguments="500" is write(500)).
+%% the parentheses of the call (arguments="500" is write(500)); beamscale's `expect' is the
+%% pattern a call's result must match (`beamscale_load_expect:parse/1').
 rpc(E, #{pis := Pis} = Ctx) ->
     check_attrs(E, Ctx),
     Type = case req(E, type, Ctx) of
@@ -269,7 +270,18 @@ rpc(E, #{pis := Pis} = Ctx) ->
                            Node = atom(E, node, NodeText, Ctx),
                            {Node, [{Node, #{node => Node}}]}
                    end,
-    {{rpc, #{Type => Mfa, target => Name}}, Used}.
+    {{rpc, maps:merge(#{Type => Mfa, target => Name}, expect(E, Type, Ctx))}, Used}.
+
+expect(E, Type, Ctx) ->
+    case {attr(E, expect), Type} of
+        {undefined, _} -> #{};
+        {_, cast} -> fail(E, Ctx, "expect on a cast: a cast has no result (type=\"call\")", []);
+        {Text, call} ->
+            case beamscale_load_expect:parse(Text) of
+                {ok, P} -> #{expect => P};
+                {error, Msg} -> fail(E, Ctx, "expect \"~ts\": ~ts", [lists:sublist(Text, 60), Msg])
+            end
+    end.
 
 %% @doc The name part of `name@host' (all of it when there is no host).
 -spec node_name(string()) -> string().

@@ -54,7 +54,9 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) ->
 -spec graphs(beamscale_format_json:object()) -> [graph()].
 graphs(Summary) ->
     Secs = list(Summary, <<"per_second">>),
-    Lat = fun(K, P) -> [{T, num(get(S, K), P)} || {T, S} <- timed(Secs), count(S, K) > 0] end,
+    %% A load cut short has no session percentiles (load.csv holds the mean only): no line.
+    Lat = fun(K, P) -> [{T, num(get(S, K), P)} || {T, S} <- timed(Secs), count(S, K) > 0,
+                                                  is_number(get(get(S, K), P))] end,
     Count = fun(K) -> [{T, num(S, K)} || {T, S} <- timed(Secs)] end,
     [{<<"latency (from the intended start; p99 from the send dashed)">>, <<"ms">>, <<" ms">>,
       [#{name => [N, " corrected"], points => Lat(<<"latency_corrected">>, K)}
@@ -112,6 +114,8 @@ metadata(Run, Summary) ->
              {"Duration (s)", get(Summary, <<"duration_s">>)},
              {"Stopped", get(Summary, <<"stopped">>)},
              {"Targets down", join([down(D) || D <- list(Run, <<"targets_down">>)], "none")},
+             {"Load nodes down", join([load_down(D) || D <- list(Run, <<"load_nodes_down">>)],
+                                      "none")},
              {"Load nodes", join(list(Run, <<"load_nodes">>), "none (users ran in beamscale)")},
              {"Sampled targets", join(list(Run, <<"sampled">>), "none")},
              {"Users in flight (peak)", get(Mem, <<"users_in_flight">>)},
@@ -124,6 +128,11 @@ metadata(Run, Summary) ->
 down(D) ->
     iolist_to_binary([text(get(D, <<"target">>)), " (", text(get(D, <<"node">>)), ") at ",
                       cell(get(D, <<"at_s">>)), " s"]).
+
+%% A load node gone: its users (its share of the load) stopped there.
+load_down(D) ->
+    iolist_to_binary([text(get(D, <<"node">>)), " at ", cell(get(D, <<"at_s">>)), " s (",
+                      text(get(D, <<"reason">>)), "): its users stopped"]).
 
 phases(Run) ->
     Cols = [<<"name">>, <<"duration_s">>, <<"rate">>, <<"max_users">>],

@@ -9,8 +9,11 @@
 -module(beamscale_report_load_extra).
 
 -export([distribution/1, distribution_series/1, phase_markers/1, transaction_graphs/1,
-         y_scale/1]).
+         y_scale/1, cut_short_summary/3]).
 
+%% The counts of a `load.csv' row, and its latency percentiles (from the intended start).
+-define(LOAD_COUNTS, [offered_per_s, sessions_started, sessions_done, requests, errors]).
+-define(LOAD_PCTS, [p50_ms, p90_ms, p99_ms, p999_ms, max_ms]).
 -define(X_TICKS, [{2, "50"}, {10, "90"}, {100, "99"}, {1000, "99.9"}, {10000, "99.99"},
                   {100000, "99.999"}]).
 
@@ -19,7 +22,7 @@
 distribution(Summary) ->
     case distribution_series(Summary) of
         [] -> beamscale_report_html:el(p, "No latency distribution in summary.json (a run made "
-                                          "before it was stored).");
+                                          "before it was stored, or cut short).");
         Series ->
             beamscale_report_svg:line_chart(
               Series, #{title => "latency by percentile", x_label => "percentile",
@@ -87,3 +90,52 @@ list(_) -> [].
 
 map(M) when is_map(M) -> M;
 map(_) -> #{}.
+
+%% @doc The summary of a load cut short (killed: no `summary.json'), from what it wrote as it
+%% went: the rows of `load.csv' and `errors.csv' (`beamscale_store:read_rows/1') as its seconds,
+%% and their sums. Whole-run percentiles cannot be rebuilt from a second's, so there are none.
+%% `Stopped' says what is missing.
+-spec cut_short_summary([#{atom() => binary()}], [#{atom() => binary()}], binary()) ->
+    beamscale_format_json:object().
+cut_short_summary(LoadRows, ErrorRows, Stopped) ->
+    Reasons = lists:foldl(fun(Row, Acc) -> add_reason(Row, Acc) end, #{}, ErrorRows),
+    Secs = [S || Row <- LoadRows, S <- [second(Row, Reasons)], S =/= skip],
+    Sum = fun(K) -> lists:sum([maps:get(K, S) || S <- Secs]) end,
+    Total = lists:foldl(fun(S, Acc) -> add_counts(maps:get(<<"errors_by_reason">>, S), Acc) end,
+                        #{}, Secs),
+    maps:merge(maps:from_list([{atom_to_binary(K), Sum(atom_to_binary(K))}
+                               || K <- tl(?LOAD_COUNTS)]),
+               #{<<"per_second">> => Secs, <<"errors_by_reason">> => Total,
+                 <<"duration_s">> => lists:max([0 | [maps:get(<<"t_s">>, S) || S <- Secs]]),
+                 <<"stopped">> => Stopped}).
+
+%% One second as `summary.json' has it, or `skip' for a row that does not read.
+second(#{t_s := T, phase := Phase, mean_session_ms := Mean} = Row, Reasons) ->
+    try
+        Counts = maps:from_list([{atom_to_binary(K), number(maps:get(K, Row))}
+                                 || K <- ?LOAD_COUNTS]),
+        Pcts = maps:from_list([{atom_to_binary(K), number(maps:get(K, Row))} || K <- ?LOAD_PCTS]),
+        Second = number(T),
+        Counts#{<<"t_s">> => Second, <<"phase">> => Phase,
+                <<"latency_corrected">> => Pcts#{<<"count">> => maps:get(<<"requests">>, Counts)},
+                <<"session_duration">> => #{<<"mean_ms">> => number(Mean),
+                                            <<"count">> => maps:get(<<"sessions_done">>, Counts)},
+                <<"errors_by_reason">> => maps:get(Second, Reasons, #{})}
+    catch error:_ -> skip
+    end;
+second(_Row, _Reasons) -> skip.
+
+add_reason(#{t_s := T, reason := R, count := C}, Acc) ->
+    try maps:update_with(number(T), fun(M) -> add_counts(#{R => number(C)}, M) end,
+                         #{R => number(C)}, Acc)
+    catch error:_ -> Acc
+    end;
+add_reason(_Row, Acc) -> Acc.
+
+add_counts(Counts, Acc) ->
+    maps:fold(fun(R, N, A) -> maps:update_with(R, fun(X) -> X + N end, N, A) end, Acc, Counts).
+
+number(B) ->
+    try binary_to_integer(B)
+    catch error:badarg -> binary_to_float(B)
+    end.
