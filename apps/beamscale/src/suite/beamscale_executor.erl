@@ -19,6 +19,7 @@
                      sample => pos_integer() | false,
                      node_output => pid(),  % where the nodes' output goes (--quiet)
                      msacc => 0..100,
+                     clock => beamscale_bench_runner:clock(),
                      sampler => beamscale_sampler:sampler()}.
 -type event() :: {iteration, warmup | pos_integer(), pos_integer()} | {failed, term()}.
 
