@@ -217,34 +217,52 @@ raw_tls(Config) ->
 %% ---- WebSocket ----
 
 websocket_xml() ->
-    [{doc, "websocket.xml (less its dynamic variables) against websocketd: no error."}].
+    [{doc, "websocket.xml against websocketd: uid taken from the login reply reaches the "
+           "server, the check counted, no error."}].
 websocket_xml(Config) ->
     Port = free_port(),
-    Stop = websocketd(Config, Port),
+    Dir = tmp_dir(Config, "protocols_ws_chat"),
+    Log = filename:join(Dir, "received.log"),
+    Stop = websocketd(Config, Port, [], chat_server(Dir, Log)),
     Rewrites = [{"port=\"8080\"", "port=\"" ++ integer_to_list(Port) ++ "\""},
                 {"duration=\"120\"", "duration=\"2\""}],
     %% Inside the try: a failed check still stops the server.
     try
-        %% Unchanged, it is refused where it needs what is not built yet (extraction and
-        %% variables on WebSocket messages): named, not ignored.
-        {ok, Bin} = file:read_file(?EXAMPLES ++ "websocket.xml"),
-        {error, E} = beamscale_load_tsung:from_text("websocket.xml",
-                                                    unicode:characters_to_list(Bin)),
-        ?assertEqual("websocket.xml:24: <dyn_variable> and <match> are supported on http "
-                     "requests", lists:flatten(beamscale_load_tsung:format_error(E))),
-        S = tsung_example("websocket.xml",
-                          Rewrites ++ [{"<dyn_variable name=\"uid\" jsonpath=\"uid\"/>", ""},
-                                       {"<match do=\"log\" when=\"nomatch\">ok</match>", ""},
-                                       {"%%_uid%%", "u1"}]),
-        #{total := T} = run(S),
+        #{total := T} = run(tsung_example("websocket.xml", Rewrites)),
         Done = maps:get(sessions_done, T),
         ?assert(Done >= 1),
         ?assertEqual(0, maps:get(errors, T)),
         ?assertEqual(5 * Done, maps:get(requests, T)),
-        ?assert(maps:get(bytes_received, T) > 0)
+        ?assertEqual(#{<<"match.-">> => Done, <<"nomatch.-">> => 0, <<"unset.uid">> => 0},
+                     maps:get(counts, T)),
+        %% Each connection's shell gave its pid as the uid: the message sent back names it.
+        {ok, Got} = file:read_file(Log),
+        Lines = string:split(string:trim(Got), "\n", all),
+        Uids = [L || L <- Lines, string:find(L, "uid") =/= nomatch],
+        ?assertEqual(Done, length(Uids)),
+        [?assertMatch({match, [Pid, Pid]},
+                      re:run(L, "^([0-9]+) {\"uid\":\"([0-9]+)\", \"data\":\"data\"}$",
+                             [{capture, all_but_first, binary}]))
+         || L <- Uids]
     after
         Stop()
     end.
+
+%% The server websocket.xml talks to: a login (a message with a password) is answered with a
+%% uid, the connection's shell pid; any other message is logged with that pid and answered ok.
+chat_server(Dir, Log) ->
+    Script = filename:join(Dir, "chat.sh"),
+    ok = file:write_file(Script, [
+        "#!/bin/sh\n"
+        "while IFS= read -r line; do\n"
+        "  case \"$line\" in\n"
+        "    *'\"password\"'*) printf '{\"uid\":\"%s\"}\\n' \"$$\" ;;\n"
+        "    *) printf '%s %s\\n' \"$$\" \"$line\" >> '", Log, "';"
+        " printf '{\"status\":\"ok\"}\\n' ;;\n"
+        "  esac\n"
+        "done\n"]),
+    ok = file:change_mode(Script, 8#755),
+    [Script].
 
 websocket_terms() ->
     [{doc, "terms websocket: binary and text echoed, subprotocol, reconnect after close."}].
@@ -370,11 +388,13 @@ websocket_tls(Config) ->
 
 websocketd(Config, Port) -> websocketd(Config, Port, []).
 
-websocketd(Config, Port, Extra) ->
+websocketd(Config, Port, Extra) -> websocketd(Config, Port, Extra, ["cat"]).
+
+websocketd(Config, Port, Extra, Command) ->
     Dir = tmp_dir(Config, "websocketd"),
     start_server(os:find_executable("websocketd"),
                  ["--port", integer_to_list(Port), "--address", "127.0.0.1", "--loglevel", "error"]
-                 ++ Extra ++ ["cat"], Port, Dir).
+                 ++ Extra ++ Command, Port, Dir).
 
 %% ---- servers ----
 
