@@ -14,6 +14,7 @@
          refused/0]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
+-import(beamscale_load_servers, [tsung_example/2, run/1]).
 %% Creating two small tables takes milliseconds; a host loaded by others' tests may take seconds.
 -define(PSQL_TIMEOUT, 30000).
 
@@ -48,10 +49,6 @@ psql(#{host := H, port := P, user := U, password := Pw, database := D}, Sqls) ->
     {0, _} = beamscale_os:cmd("/usr/lib/postgresql/15/bin/psql", Args, ?PSQL_TIMEOUT),
     ok.
 
-run(S) ->
-    {ok, R} = beamscale_load_run:run(S, maps:get(targets, S), #{seed => 42}),
-    R.
-
 %% A terms scenario: users arriving at `Rate' a second (Poisson, seeded) for a second, each
 %% running `Steps' once.
 scenario(#{port := Port}, Rate, Steps) ->
@@ -59,9 +56,7 @@ scenario(#{port := Port}, Rate, Steps) ->
                          "{phases, [{p, #{duration_s => 1, rate => ~b}}]}.~n"
                          "{drain_s, 10}.~n"
                          "{sessions, [{s, #{steps => ~tp}}]}.~n", [Port, Rate, Steps]),
-    {ok, Entries} = beamscale_format_terms:parse(lists:flatten(Text)),
-    {ok, S} = beamscale_load_scenario:check("test", Entries),
-    S.
+    beamscale_load_servers:scenario(Text).
 
 login(User, Password, Database) ->
     [{pgsql, #{target => db, type => connect, database => Database, username => User}},
@@ -167,13 +162,3 @@ refused(_Config) ->
     Ssl = string:replace(unicode:characters_to_list(Bin), "type=\"tcp\"", "type=\"ssl\""),
     {error, E2} = beamscale_load_tsung:from_text("pgsql.xml", lists:flatten(Ssl)),
     ?assertNotEqual(nomatch, string:find(beamscale_load_tsung:format_error(E2), "of type tcp")).
-
-%% Tsung's example with only the rewrites given.
-tsung_example(Name, Rewrites) ->
-    {ok, Bin} = file:read_file(?EXAMPLES ++ Name),
-    Text = lists:foldl(fun({From, To}, T) -> string:replace(T, From, To, all) end,
-                       unicode:characters_to_list(Bin), Rewrites),
-    case beamscale_load_tsung:from_text(Name, lists:flatten(Text)) of
-        {ok, S, _Ignored} -> S;
-        {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
-    end.
