@@ -205,15 +205,12 @@ mysql(E, Ctx) ->
         {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
     end.
 
-%% `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp (PostgreSQL's TLS
-%% starts inside its protocol, which beamscale does not speak).
+%% `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp, or ssl (the SSLRequest
+%% then TLS, the certificate not checked, as Tsung does).
 pgsql(E, Ctx) ->
     Spec = beamscale_load_tsung_pgsql:spec(E, Ctx),
-    case server(E, Ctx) of
-        {_, #{tls := _}} -> fail(E, Ctx, "<pgsql> needs a <server> of type tcp (PostgreSQL starts "
-                                         "TLS inside its protocol, not supported)", []);
-        {Name, Target} -> {{pgsql, Spec#{target => Name}}, [{Name, Target}]}
-    end.
+    {Name, Target} = server(E, Ctx),
+    {{pgsql, Spec#{target => Name}}, [{Name, Target}]}.
 
 %% Every attribute value and text inside an element, one string.
 values(#xmlElement{attributes = As, content = C}) ->
@@ -289,8 +286,8 @@ rpc(E, #{pis := Pis} = Ctx) ->
 -spec node_name(string()) -> string().
 node_name(Text) -> hd(string:split(Text, "@")).
 
-%% The `<server>' behind relative URLs, raw, websocket and mysql requests: one, over tcp, ssl
-%% (TLS, the certificate not checked, as Tsung does; not mysql) or udp (raw only).
+%% The `<server>' behind relative URLs, raw, websocket, mysql and pgsql requests: one, over tcp,
+%% ssl (TLS, the certificate not checked, as Tsung does; not mysql) or udp (raw only).
 server(Http, #{servers := Servers} = Ctx) ->
     case Servers of
         [{S, Host, Port, Type}] ->
