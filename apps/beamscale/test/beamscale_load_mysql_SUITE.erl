@@ -106,7 +106,8 @@ wrong_password(Config) ->
     ?assert(Done >= 5),
     Denied = iolist_to_binary(["mysql error 1045 (28000): Access denied for user '", U,
                                "'@'127.0.0.1' (using password: YES)"]),
-    ?assertEqual(#{Denied => Done, <<"sql before the MySQL login (connect with a user, or authenticate)">> => Done},
+    ?assertEqual(#{Denied => Done,
+                   <<"sql before the MySQL login (connect with a user, or authenticate)">> => Done},
                  maps:get(reasons, T)),
     ?assertEqual(0, maps:get(rows, T)).
 

@@ -3,8 +3,8 @@
 %% MD5 password hashing and the client side of SCRAM-SHA-256 (RFC 5802, RFC 7677).
 -module(beamscale_load_pgsql_codec).
 
--export([ssl_request/0, startup/2, password/1, sasl_initial/2, sasl_response/1, query/1, parse/2, bind/2,
-         describe/2, execute/2, sync/0, terminate/0]).
+-export([ssl_request/0, startup/2, password/1, sasl_initial/2, sasl_response/1, query/1,
+         parse/2, bind/2, describe/2, execute/2, sync/0, terminate/0]).
 -export([decode/2, auth/1, fields/1, md5/3]).
 -export([scram_first/2, scram_final/3, scram_verify/2]).
 -export_type([message/0, auth/0]).
