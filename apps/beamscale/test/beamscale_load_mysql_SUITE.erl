@@ -12,7 +12,6 @@
 -export([connect_query_close/0, wrong_password/0, syntax_error/0, other_plugin/0,
          mysql_xml/0]).
 
--define(EXAMPLES, "/usr/share/doc/tsung/examples/").
 %% The mariadb client's statements take milliseconds; more means the server is stuck.
 -define(CLIENT_TIMEOUT, 30000).
 %% Rows of the tables mysql.xml reads: gens and te.
@@ -62,7 +61,7 @@ root_sql(#{socket := Sock}, Sql) ->
     end.
 
 run(S) ->
-    {ok, #{total := T}} = beamscale_load_run:run(S, maps:get(targets, S), #{seed => 42}),
+    #{total := T} = beamscale_load_servers:run(S),
     T.
 
 %% A terms scenario against the server: `Steps' in a session, 10 users a second for 1 s.
@@ -71,9 +70,7 @@ terms(Config, Steps) ->
     Text = io_lib:format("{targets, [{db, #{address => \"127.0.0.1:~b\"}}]}.\n"
                          "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
                          "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, Steps]),
-    {ok, Entries} = beamscale_format_terms:parse(lists:flatten(Text)),
-    {ok, S} = beamscale_load_scenario:check("test", Entries),
-    S.
+    beamscale_load_servers:scenario(Text).
 
 connect(Config, Password) ->
     #{user := U, database := D} = ?config(info, Config),
@@ -109,7 +106,8 @@ wrong_password(Config) ->
     ?assert(Done >= 5),
     Denied = iolist_to_binary(["mysql error 1045 (28000): Access denied for user '", U,
                                "'@'127.0.0.1' (using password: YES)"]),
-    ?assertEqual(#{Denied => Done, <<"{beamscale_load_mysql,not_authenticated}">> => Done},
+    ?assertEqual(#{Denied => Done,
+                   <<"sql before the MySQL login (connect with a user, or authenticate)">> => Done},
                  maps:get(reasons, T)),
     ?assertEqual(0, maps:get(rows, T)).
 
@@ -136,28 +134,22 @@ other_plugin(Config) ->
     T = run(terms(Config, "[{mysql, #{type => connect, user => \"ed\", password => \"pw\"}}]")),
     Done = maps:get(sessions_done, T),
     ?assert(Done >= 5),
-    ?assertEqual(#{<<"{beamscale_load_mysql,{auth_plugin,<<\"client_ed25519\">>}}">> => Done},
+    ?assertEqual(#{<<"the server asks for the auth plugin client_ed25519; beamscale speaks "
+                     "mysql_native_password only">> => Done},
                  maps:get(reasons, T)).
 
 mysql_xml() ->
     [{doc, "Tsung's mysql.xml, only server, credentials and duration rewritten: no error."}].
 mysql_xml(Config) ->
     #{port := Port, user := U, password := P, database := D} = ?config(info, Config),
-    {ok, Bin} = file:read_file(?EXAMPLES ++ "mysql.xml"),
-    Rewrites = [{"host=\"192.168.0.2\" port=\"3306\"",
-                 "host=\"127.0.0.1\" port=\"" ++ integer_to_list(Port) ++ "\""},
-                {"database=\"test\" username=\"test\" password=\"test\"",
-                 io_lib:format("database=\"~s\" username=\"~s\" password=\"~s\"", [D, U, P])},
-                {"duration=\"1\" unit=\"minute\"", "duration=\"7\" unit=\"second\""}],
-    Text = lists:foldl(fun({From, To}, Acc) ->
-                               Next = string:replace(Acc, From, To, all),
-                               ?assertNotEqual(Acc, lists:flatten(Next)),
-                               lists:flatten(Next)
-                       end, unicode:characters_to_list(Bin), Rewrites),
-    S = case beamscale_load_tsung:from_text("mysql.xml", Text) of
-            {ok, S0, _Ignored} -> S0;
-            {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
-        end,
+    S = beamscale_load_servers:tsung_example(
+          "mysql.xml",
+          [{"host=\"192.168.0.2\" port=\"3306\"",
+            "host=\"127.0.0.1\" port=\"" ++ integer_to_list(Port) ++ "\""},
+           {"database=\"test\" username=\"test\" password=\"test\"",
+            lists:flatten(io_lib:format("database=\"~s\" username=\"~s\" password=\"~s\"",
+                                        [D, U, P]))},
+           {"duration=\"1\" unit=\"minute\"", "duration=\"7\" unit=\"second\""}]),
     T = run(S),
     Done = maps:get(sessions_done, T),
     %% A user every 3 s on average (exponential gaps) for 7 s; each ran its session to the end.

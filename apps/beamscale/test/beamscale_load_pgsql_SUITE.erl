@@ -1,7 +1,8 @@
 %% The pgsql kind against a real PostgreSQL (`beamscale db start --engine postgres' in a
 %% throwaway directory, stopped by its pid at the end): SCRAM and MD5 logins, PostgreSQL's own
-%% words for a wrong password, a query error by SQLSTATE, the extended flow, and Tsung's
-%% pgsql.xml with only host, port, credentials, database and durations rewritten.
+%% words for a wrong password, a query error by SQLSTATE, the extended flow, Tsung's pgsql.xml
+%% with only host, port, credentials, database and durations rewritten, and TLS (the server's
+%% ssl turned on and off again by its superuser, with a certificate made here).
 -module(beamscale_load_pgsql_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
@@ -9,17 +10,21 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([scram_and_md5/1, wrong_password/1, query_error/1, extended/1, pgsql_xml/1,
-         refused/1]).
+         refused/1, tls/1]).
 -export([scram_and_md5/0, wrong_password/0, query_error/0, extended/0, pgsql_xml/0,
-         refused/0]).
+         refused/0, tls/0]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
+-import(beamscale_load_servers, [tsung_example/2, run/1]).
 %% Creating two small tables takes milliseconds; a host loaded by others' tests may take seconds.
 -define(PSQL_TIMEOUT, 30000).
+-define(PSQL, "/usr/lib/postgresql/15/bin/psql").
+%% PostgreSQL applies a reloaded configuration within milliseconds; a loaded host may take more.
+-define(RELOAD_WAIT_MS, 30000).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [scram_and_md5, wrong_password, query_error, extended, pgsql_xml, refused].
+all() -> [scram_and_md5, wrong_password, query_error, extended, pgsql_xml, refused, tls].
 
 init_per_suite(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "pg"),
@@ -45,12 +50,8 @@ psql(#{host := H, port := P, user := U, password := Pw, database := D}, Sqls) ->
     Conn = lists:flatten(io_lib:format("host=~s port=~b user=~s password=~s dbname=~s",
                                        [H, P, U, Pw, D])),
     Args = ["-X", "-v", "ON_ERROR_STOP=1", "-d", Conn | lists:append([["-c", S] || S <- Sqls])],
-    {0, _} = beamscale_os:cmd("/usr/lib/postgresql/15/bin/psql", Args, ?PSQL_TIMEOUT),
+    {0, _} = beamscale_os:cmd(?PSQL, Args, ?PSQL_TIMEOUT),
     ok.
-
-run(S) ->
-    {ok, R} = beamscale_load_run:run(S, maps:get(targets, S), #{seed => 42}),
-    R.
 
 %% A terms scenario: users arriving at `Rate' a second (Poisson, seeded) for a second, each
 %% running `Steps' once.
@@ -59,9 +60,7 @@ scenario(#{port := Port}, Rate, Steps) ->
                          "{phases, [{p, #{duration_s => 1, rate => ~b}}]}.~n"
                          "{drain_s, 10}.~n"
                          "{sessions, [{s, #{steps => ~tp}}]}.~n", [Port, Rate, Steps]),
-    {ok, Entries} = beamscale_format_terms:parse(lists:flatten(Text)),
-    {ok, S} = beamscale_load_scenario:check("test", Entries),
-    S.
+    beamscale_load_servers:scenario(Text).
 
 login(User, Password, Database) ->
     [{pgsql, #{target => db, type => connect, database => Database, username => User}},
@@ -135,17 +134,7 @@ extended(Config) ->
 
 pgsql_xml() -> [{doc, "Tsung's pgsql.xml runs: logins and queries; only its SQL error counted."}].
 pgsql_xml(Config) ->
-    #{port := Port, user := U, password := P, database := D} = ?config(info, Config),
-    S = tsung_example("pgsql.xml",
-                      [{"port=\"5432\"", "port=\"" ++ integer_to_list(Port) ++ "\""},
-                       {"database=\"bench\" username=\"bench\"",
-                        "database=\"" ++ D ++ "\" username=\"" ++ U ++ "\""},
-                       {"password=\"sesame\"", "password=\"" ++ P ++ "\""},
-                       {"duration=\"10\" unit=\"minute\"", "duration=\"3\" unit=\"second\""},
-                       {"interarrival=\"30\"", "interarrival=\"0.2\""},
-                       {"<thinktime value=\"2\"/>", "<thinktime value=\"0.1\"/>"},
-                       {"<thinktime value=\"20\"/>", "<thinktime value=\"0.1\"/>"}]),
-    #{total := T} = R = run(S),
+    #{total := T} = R = run(pgsql_xml(?config(info, Config), "tcp", 3)),
     Done = maps:get(sessions_done, T),
     ?assert(Done >= 2),
     %% Six requests a session; rows: 5 accounts and 2 users.
@@ -155,25 +144,114 @@ pgsql_xml(Config) ->
     %% answers a syntax error, counted by its SQLSTATE, and nothing else fails.
     ?assertMatch([{<<"pgsql 42601: ", _/binary>>, Done}], maps:to_list(reasons(R))).
 
-refused() -> [{doc, "A pgsql step with bad keys, or over ssl in Tsung XML, names the problem."}].
+%% Tsung's pgsql.xml against the suite's server over `Type' (tcp or ssl), for `Secs' seconds,
+%% with short think times.
+pgsql_xml(#{port := Port, user := U, password := P, database := D}, Type, Secs) ->
+    tsung_example("pgsql.xml",
+                  [{"port=\"5432\" type=\"tcp\"",
+                    "port=\"" ++ integer_to_list(Port) ++ "\" type=\"" ++ Type ++ "\""},
+                   {"database=\"bench\" username=\"bench\"",
+                    "database=\"" ++ D ++ "\" username=\"" ++ U ++ "\""},
+                   {"password=\"sesame\"", "password=\"" ++ P ++ "\""},
+                   {"duration=\"10\" unit=\"minute\"",
+                    "duration=\"" ++ integer_to_list(Secs) ++ "\" unit=\"second\""},
+                   {"interarrival=\"30\"", "interarrival=\"0.2\""},
+                   {"<thinktime value=\"2\"/>", "<thinktime value=\"0.1\"/>"},
+                   {"<thinktime value=\"20\"/>", "<thinktime value=\"0.1\"/>"}]).
+
+refused() -> [{doc, "A pgsql step with bad keys names the problem."}].
 refused(_Config) ->
     Bad = "{targets, [{db, #{address => \"127.0.0.1:5\"}}]}.\n"
           "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
           "{sessions, [{s, #{steps => [{pgsql, #{target => db, type => sql}}]}}]}.\n",
     {ok, Entries} = beamscale_format_terms:parse(Bad),
     {error, E} = beamscale_load_scenario:check("test", Entries),
-    ?assertNotEqual(nomatch, string:find(beamscale_error:format(E), "sql")),
-    {ok, Bin} = file:read_file(?EXAMPLES ++ "pgsql.xml"),
-    Ssl = string:replace(unicode:characters_to_list(Bin), "type=\"tcp\"", "type=\"ssl\""),
-    {error, E2} = beamscale_load_tsung:from_text("pgsql.xml", lists:flatten(Ssl)),
-    ?assertNotEqual(nomatch, string:find(beamscale_load_tsung:format_error(E2), "of type tcp")).
+    ?assertNotEqual(nomatch, string:find(beamscale_error:format(E), "sql")).
 
-%% Tsung's example with only the rewrites given.
-tsung_example(Name, Rewrites) ->
-    {ok, Bin} = file:read_file(?EXAMPLES ++ Name),
-    Text = lists:foldl(fun({From, To}, T) -> string:replace(T, From, To, all) end,
-                       unicode:characters_to_list(Bin), Rewrites),
-    case beamscale_load_tsung:from_text(Name, lists:flatten(Text)) of
-        {ok, S, _Ignored} -> S;
-        {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
+tls() ->
+    [{doc, "SSLRequest then TLS: refused while ssl is off; with ssl on (a certificate made "
+           "here), verified logins and pgsql.xml over type ssl; the server sees TLS sessions."}].
+tls(Config) ->
+    #{user := U, password := P, database := D} = Info = ?config(info, Config),
+    Dir = beamscale_load_servers:tmp_dir(Config, "pgsql_suite_tls"),
+    {Ca, Cert, Key} = beamscale_load_servers:certificate(Dir),
+    Steps = login(U, P, D) ++ [{pgsql, #{target => db, type => sql,
+                                         sql => "SELECT ssl FROM pg_stat_ssl "
+                                                "WHERE pid = pg_backend_pid() AND ssl"}},
+                               {pgsql, #{target => db, type => close}}],
+    Tls = #{cacertfile => Ca, server_name_indication => "localhost"},
+    #{total := T0} = R0 = run(tls_scenario(Info, Tls, Steps)),
+    %% Each of a session's four requests tried to connect (a request reconnects after a failed
+    %% connect) and was refused.
+    ?assertEqual(#{<<"the server refused TLS (its SSLRequest answer was N: ssl is off)">> =>
+                       4 * maps:get(sessions_done, T0)}, reasons(R0)),
+    ssl_on(Info, Cert, Key),
+    try
+        #{total := T} = R = run(tls_scenario(Info, Tls, Steps)),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 2),
+        ?assertEqual(#{}, reasons(R)),
+        %% One row a session: pg_stat_ssl says the session's own backend is under TLS.
+        ?assertEqual(Done, maps:get(rows, T)),
+        ?assertEqual(Done, beamscale_stats_hist:count(maps:get(connect, T))),
+        #{total := TX} = RX = run(pgsql_xml(Info, "ssl", 2)),
+        DoneX = maps:get(sessions_done, TX),
+        ?assert(DoneX >= 1),
+        ?assertEqual(7 * DoneX, maps:get(rows, TX)),
+        %% Only the example's own syntax error, as over plain TCP.
+        ?assertMatch([{<<"pgsql 42601: ", _/binary>>, DoneX}], maps:to_list(reasons(RX)))
+    after
+        ssl_off(Info)
+    end.
+
+tls_scenario(#{port := Port}, Tls, Steps) ->
+    beamscale_load_servers:scenario(
+      io_lib:format("{targets, [{db, #{address => \"127.0.0.1:~b\", tls => ~0tp}}]}.~n"
+                    "{phases, [{p, #{duration_s => 1, rate => 10}}]}.~n"
+                    "{drain_s, 10}.~n"
+                    "{sessions, [{s, #{steps => ~tp}}]}.~n", [Port, Tls, Steps])).
+
+%% ssl on by the superuser (ALTER SYSTEM, then a reload: PostgreSQL applies its ssl settings on
+%% reload), the key owned by the server's OS user as PostgreSQL requires; done when a client
+%% that requires TLS logs in.
+ssl_on(#{os_user := OsUser} = Info, Cert, Key) ->
+    [ok = beamscale_os:chown(OsUser, F) || F <- [Cert, Key]],
+    super_psql(Info, ["ALTER SYSTEM SET ssl = on",
+                      "ALTER SYSTEM SET ssl_cert_file = '" ++ Cert ++ "'",
+                      "ALTER SYSTEM SET ssl_key_file = '" ++ Key ++ "'",
+                      "SELECT pg_reload_conf()"]),
+    wait_ssl(Info, "require", erlang:monotonic_time(millisecond) + ?RELOAD_WAIT_MS).
+
+ssl_off(Info) ->
+    super_psql(Info, ["ALTER SYSTEM RESET ssl", "ALTER SYSTEM RESET ssl_cert_file",
+                      "ALTER SYSTEM RESET ssl_key_file", "SELECT pg_reload_conf()"]),
+    wait_ssl(Info, "disable", erlang:monotonic_time(millisecond) + ?RELOAD_WAIT_MS).
+
+%% Until psql connects with `sslmode' (`require': TLS is on) or, for `disable', until a
+%% client asking for TLS is refused (it is off again).
+wait_ssl(#{host := H, port := P, user := U, password := Pw, database := D} = Info, Mode,
+         Deadline) ->
+    Conn = lists:flatten(io_lib:format("host=~s port=~b user=~s password=~s dbname=~s "
+                                       "sslmode=require", [H, P, U, Pw, D])),
+    {Status, _} = beamscale_os:cmd(?PSQL, ["-X", "-d", Conn, "-c", "SELECT 1"], ?PSQL_TIMEOUT),
+    case {Mode, Status, erlang:monotonic_time(millisecond) > Deadline} of
+        {"require", 0, _} -> ok;
+        {"disable", S, _} when S =/= 0 -> ok;
+        {_, _, true} -> ct:fail("PostgreSQL's ssl did not turn ~ts", [Mode]);
+        _ -> timer:sleep(100), wait_ssl(Info, Mode, Deadline)
+    end.
+
+%% psql as PostgreSQL's superuser over the unix socket (`peer': as the server's OS user).
+super_psql(#{socket := Sock, port := Port, os_user := OsUser}, Sqls) ->
+    Args = ["-X", "-v", "ON_ERROR_STOP=1", "-h", filename:dirname(Sock), "-p",
+            integer_to_list(Port), "-U", "postgres", "-d", "postgres"
+            | lists:append([["-c", S] || S <- Sqls])],
+    {Exe, As} = case beamscale_os:user_name() of
+                    OsUser -> {?PSQL, Args};
+                    _ -> {"/usr/bin/setpriv", ["--reuid=" ++ OsUser, "--regid=" ++ OsUser,
+                                               "--init-groups", ?PSQL | Args]}
+                end,
+    case beamscale_os:cmd(Exe, As, ?PSQL_TIMEOUT) of
+        {0, _} -> ok;
+        {Status, Out} -> ct:fail("psql as the superuser exited with ~p: ~ts", [Status, Out])
     end.

@@ -33,7 +33,9 @@ end_per_suite(Config) ->
     end,
     Config.
 
-smp_io() -> [{doc, "The smp-io study writes a checked levels.csv row per cell and 6 charts."}].
+smp_io() ->
+    [{doc, "The smp-io study writes a checked levels.csv row per cell (MariaDB also the direct "
+           "way) and 6 charts."}].
 smp_io(Config) ->
     ?assertMatch(P when is_list(P), ?config(db_pid, Config)),
     Opts = opts(Config, "smp"),
@@ -49,9 +51,17 @@ smp_io(Config) ->
                               || #{target := T, op := O} <- Rows])),
     [check_row(R) || R <- Rows],
     Html = read(Dir, "index.html"),
-    %% One session chart per target and operation, and the transaction-vs-dirty chart.
+    %% The direct way: a login, the 20 statements and a close per session, no error.
+    Direct = [R || #{config := <<"direct">>} = R <- Rows],
+    ?assertEqual([<<"read">>, <<"write">>], lists:sort([O || #{op := O} <- Direct])),
+    [?assertEqual({22 * beamscale_format_csv:number(D), 0},
+                  {beamscale_format_csv:number(N), beamscale_format_csv:number(E)})
+     || #{done := D, requests := N, errors := E} <- Direct],
+    %% One session chart per target and operation, and the transaction-vs-dirty chart; MariaDB's
+    %% have the direct way as a third series.
     ?assertEqual(6, count(Html, <<"<svg">>)),
-    ?assertEqual(6, count(Html, <<"data-series=\"2\"">>)),
+    ?assertEqual(4, count(Html, <<"data-series=\"2\"">>)),
+    ?assertEqual(2, count(Html, <<"data-series=\"3\"">>)),
     ?assertMatch({_, _}, binary:match(Html, <<"transaction / dirty">>)),
     no_strays(Config).
 

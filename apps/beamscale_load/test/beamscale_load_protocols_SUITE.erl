@@ -1,6 +1,6 @@
 %% The raw, TLS and WebSocket kinds against real servers on 127.0.0.1: a TCP and a UDP echo in
 %% this node, nginx with a certificate made here (TLS), and websocketd (WebSocket). Servers are
-%% started in throwaway directories and stopped by their OS pid.
+%% started in throwaway directories and stopped by their OS pid (beamscale_load_servers).
 -module(beamscale_load_protocols_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
@@ -12,10 +12,8 @@
 -export([raw_xml_tcp/0, raw_udp/0, https_nginx/0, raw_tls/0, websocket_xml/0,
          websocket_terms/0, websocket_fragments_ping/0, websocket_tls/0]).
 
--define(EXAMPLES, "/usr/share/doc/tsung/examples/").
-%% How long a started server gets to listen: nginx and websocketd start in milliseconds; a loaded
-%% machine (other developers' tests) may take a few hundred.
--define(LISTEN_WAIT_MS, 5000).
+-import(beamscale_load_servers, [tsung_example/2, scenario/1, run/1, tmp_dir/2, free_port/0,
+                                 certificate/1]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
@@ -28,30 +26,11 @@ init_per_suite(Config) ->
 
 end_per_suite(_Config) -> ok.
 
-run(S) ->
-    {ok, R} = beamscale_load_run:run(S, maps:get(targets, S), #{seed => 42}),
-    R.
-
-scenario(Text) ->
-    {ok, Entries} = beamscale_format_terms:parse(lists:flatten(Text)),
-    {ok, S} = beamscale_load_scenario:check("test", Entries),
-    S.
-
-%% Tsung's example with only host, port and durations rewritten.
-tsung_example(Name, Rewrites) ->
-    {ok, Bin} = file:read_file(?EXAMPLES ++ Name),
-    Text = lists:foldl(fun({From, To}, T) -> string:replace(T, From, To, all) end,
-                       unicode:characters_to_list(Bin), Rewrites),
-    case beamscale_load_tsung:from_text(Name, lists:flatten(Text)) of
-        {ok, S, _Ignored} -> S;
-        {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
-    end.
-
 %% ---- raw ----
 
 raw_xml_tcp() -> [{doc, "Tsung's raw.xml against a TCP echo: no error, bytes counted."}].
 raw_xml_tcp(_Config) ->
-    {Port, Stop} = tcp_echo(),
+    {Port, Stop} = beamscale_load_servers:tcp_echo(),
     try
         S = tsung_example("raw.xml", [{"host=\"localhost\" port=\"7\"",
                                        "host=\"127.0.0.1\" port=\"" ++ integer_to_list(Port)
@@ -101,52 +80,15 @@ udp_echo(U) ->
     ok = gen_udp:send(U, Ip, P, Data),
     udp_echo(U).
 
-tcp_echo() ->
-    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}]),
-    {ok, Port} = inet:port(L),
-    Acceptor = spawn(fun() -> accept(L, fun gen_tcp:recv/2, fun gen_tcp:send/2) end),
-    ok = gen_tcp:controlling_process(L, Acceptor),
-    {Port, fun() -> exit(Acceptor, kill), gen_tcp:close(L) end}.
-
-accept(L, Recv, Send) ->
-    case accept_one(L) of
-        {ok, S} ->
-            Pid = spawn(fun() -> receive go -> echo(S, Recv, Send) end end),
-            ok = controlling(S, Pid),
-            Pid ! go,
-            accept(L, Recv, Send);
-        {error, _} -> ok
-    end.
-
-accept_one(L) when is_port(L) -> gen_tcp:accept(L);
-accept_one(L) ->
-    case ssl:transport_accept(L) of
-        {ok, S} -> ssl:handshake(S);
-        Error -> Error
-    end.
-
-controlling(S, Pid) when is_port(S) -> gen_tcp:controlling_process(S, Pid);
-controlling(S, Pid) -> ssl:controlling_process(S, Pid).
-
-echo(S, Recv, Send) ->
-    case Recv(S, 0) of
-        {ok, Data} -> ok = Send(S, Data), echo(S, Recv, Send);
-        {error, _} -> ok
-    end.
-
 %% ---- TLS ----
 
 https_nginx() ->
     [{doc, "https to nginx: verified, connect time recorded, sessions resumed per user."}].
 https_nginx(Config) ->
-    Dir = tmp_dir(Config, "nginx"),
+    Dir = tmp_dir(Config, "protocols_nginx"),
     {Ca, Cert, Key} = certificate(Dir),
     Port = free_port(),
-    Conf = filename:join(Dir, "nginx.conf"),
-    ok = file:write_file(Conf, nginx_conf(Dir, Port, Cert, Key)),
-    Stop = start_server(os:find_executable("nginx"),
-                        ["-p", Dir, "-c", Conf, "-g", "daemon off; pid " ++ Dir ++ "/nginx.pid;"],
-                        Port, Dir),
+    Stop = beamscale_load_servers:nginx(Dir, Port, nginx_conf(Dir, Port, Cert, Key)),
     try
         S = scenario(io_lib:format(
             "{targets, [{w, #{address => \"127.0.0.1:~b\", tls => #{cacertfile => ~0p,"
@@ -191,13 +133,9 @@ nginx_conf(Dir, Port, Cert, Key) ->
 
 raw_tls() -> [{doc, "raw over TLS (Tsung's server type ssl) to a TLS echo: no error."}].
 raw_tls(Config) ->
-    Dir = tmp_dir(Config, "tls"),
+    Dir = tmp_dir(Config, "protocols_tls"),
     {_Ca, Cert, Key} = certificate(Dir),
-    {ok, L} = ssl:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}},
-                             {certfile, Cert}, {keyfile, Key}]),
-    {ok, {_, Port}} = ssl:sockname(L),
-    Acceptor = spawn(fun() -> accept(L, fun ssl:recv/2, fun ssl:send/2) end),
-    ok = ssl:controlling_process(L, Acceptor),
+    {Port, Stop} = beamscale_load_servers:tls_echo(Cert, Key),
     try
         S = tsung_example("raw.xml", [{"host=\"localhost\" port=\"7\" type=\"tcp\"",
                                        "host=\"127.0.0.1\" port=\"" ++ integer_to_list(Port)
@@ -211,40 +149,58 @@ raw_tls(Config) ->
         ?assertEqual(0, maps:get(errors, T)),
         ?assertEqual(23 * Done, maps:get(bytes_received, T))
     after
-        exit(Acceptor, kill), ssl:close(L)
+        Stop()
     end.
 
 %% ---- WebSocket ----
 
 websocket_xml() ->
-    [{doc, "websocket.xml (less its dynamic variables) against websocketd: no error."}].
+    [{doc, "websocket.xml against websocketd: uid taken from the login reply reaches the "
+           "server, the check counted, no error."}].
 websocket_xml(Config) ->
     Port = free_port(),
-    Stop = websocketd(Config, Port),
+    Dir = tmp_dir(Config, "protocols_ws_chat"),
+    Log = filename:join(Dir, "received.log"),
+    Stop = websocketd(Config, Port, [], chat_server(Dir, Log)),
     Rewrites = [{"port=\"8080\"", "port=\"" ++ integer_to_list(Port) ++ "\""},
                 {"duration=\"120\"", "duration=\"2\""}],
     %% Inside the try: a failed check still stops the server.
     try
-        %% Unchanged, it is refused where it needs what is not built yet (extraction and
-        %% variables on WebSocket messages): named, not ignored.
-        {ok, Bin} = file:read_file(?EXAMPLES ++ "websocket.xml"),
-        {error, E} = beamscale_load_tsung:from_text("websocket.xml",
-                                                    unicode:characters_to_list(Bin)),
-        ?assertEqual("websocket.xml:24: <dyn_variable> and <match> are supported on http "
-                     "requests", lists:flatten(beamscale_load_tsung:format_error(E))),
-        S = tsung_example("websocket.xml",
-                          Rewrites ++ [{"<dyn_variable name=\"uid\" jsonpath=\"uid\"/>", ""},
-                                       {"<match do=\"log\" when=\"nomatch\">ok</match>", ""},
-                                       {"%%_uid%%", "u1"}]),
-        #{total := T} = run(S),
+        #{total := T} = run(tsung_example("websocket.xml", Rewrites)),
         Done = maps:get(sessions_done, T),
         ?assert(Done >= 1),
         ?assertEqual(0, maps:get(errors, T)),
         ?assertEqual(5 * Done, maps:get(requests, T)),
-        ?assert(maps:get(bytes_received, T) > 0)
+        ?assertEqual(#{<<"match.-">> => Done, <<"nomatch.-">> => 0, <<"unset.uid">> => 0},
+                     maps:get(counts, T)),
+        %% Each connection's shell gave its pid as the uid: the message sent back names it.
+        {ok, Got} = file:read_file(Log),
+        Lines = string:split(string:trim(Got), "\n", all),
+        Uids = [L || L <- Lines, string:find(L, "uid") =/= nomatch],
+        ?assertEqual(Done, length(Uids)),
+        [?assertMatch({match, [Pid, Pid]},
+                      re:run(L, "^([0-9]+) {\"uid\":\"([0-9]+)\", \"data\":\"data\"}$",
+                             [{capture, all_but_first, binary}]))
+         || L <- Uids]
     after
         Stop()
     end.
+
+%% The server websocket.xml talks to: a login (a message with a password) is answered with a
+%% uid, the connection's shell pid; any other message is logged with that pid and answered ok.
+chat_server(Dir, Log) ->
+    Script = filename:join(Dir, "chat.sh"),
+    ok = file:write_file(Script, [
+        "#!/bin/sh\n"
+        "while IFS= read -r line; do\n"
+        "  case \"$line\" in\n"
+        "    *'\"password\"'*) printf '{\"uid\":\"%s\"}\\n' \"$$\" ;;\n"
+        "    *) printf '%s %s\\n' \"$$\" \"$line\" >> '", Log, "';"
+        " printf '{\"status\":\"ok\"}\\n' ;;\n"
+        "  esac\n"
+        "done\n"]),
+    ok = file:change_mode(Script, 8#755),
+    [Script].
 
 websocket_terms() ->
     [{doc, "terms websocket: binary and text echoed, subprotocol, reconnect after close."}].
@@ -347,7 +303,7 @@ ws_serve(S, Test) ->
 
 websocket_tls() -> [{doc, "WebSocket over TLS (wss) to websocketd --ssl, certificate verified."}].
 websocket_tls(Config) ->
-    Dir = tmp_dir(Config, "wss"),
+    Dir = tmp_dir(Config, "protocols_wss"),
     {Ca, Cert, Key} = certificate(Dir),
     Port = free_port(),
     Stop = websocketd(Config, Port, ["--ssl", "--sslcert", Cert, "--sslkey", Key]),
@@ -370,68 +326,8 @@ websocket_tls(Config) ->
 
 websocketd(Config, Port) -> websocketd(Config, Port, []).
 
-websocketd(Config, Port, Extra) ->
-    Dir = tmp_dir(Config, "websocketd"),
-    start_server(os:find_executable("websocketd"),
-                 ["--port", integer_to_list(Port), "--address", "127.0.0.1", "--loglevel", "error"]
-                 ++ Extra ++ ["cat"], Port, Dir).
+websocketd(Config, Port, Extra) -> websocketd(Config, Port, Extra, ["cat"]).
 
-%% ---- servers ----
-
-tmp_dir(Config, Name) ->
-    Dir = filename:join(?config(priv_dir, Config), Name),
-    ok = filelib:ensure_path(Dir),
-    Dir.
-
-%% A certificate authority and a server certificate for localhost and 127.0.0.1 signed by it,
-%% made with the openssl command; returns the CA's file (to trust) and the server's cert and key.
-certificate(Dir) ->
-    F = fun(Name) -> filename:join(Dir, Name) end,
-    ok = file:write_file(F("san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n"),
-    Cmds = [["openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=beamscale-test-ca"
-             " -keyout ", F("ca.key"), " -out ", F("ca.pem")],
-            ["openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout ", F("key.pem"),
-             " -out ", F("server.csr")],
-            ["openssl x509 -req -days 1 -in ", F("server.csr"), " -CA ", F("ca.pem"), " -CAkey ",
-             F("ca.key"), " -CAcreateserial -extfile ", F("san.ext"), " -out ", F("cert.pem")]],
-    [begin
-         Out = os:cmd(lists:flatten([C, " 2>&1; echo \"exit=$?\""])),
-         string:find(Out, "exit=0") =/= nomatch orelse ct:fail("openssl failed: ~ts", [Out])
-     end || C <- Cmds],
-    {F("ca.pem"), F("cert.pem"), F("key.pem")}.
-
-free_port() ->
-    {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
-    {ok, Port} = inet:port(L),
-    ok = gen_tcp:close(L),
-    Port.
-
-%% Start `Exe' in the foreground under a port, wait until it listens on `Port'; the fun stops it
-%% by its OS pid.
-start_server(false, _Args, _Port, _Dir) ->
-    ct:fail("server executable not found (scripts/install-deps.sh installs it)");
-start_server(Exe, Args, Port, Dir) ->
-    P = open_port({spawn_executable, Exe}, [{args, Args}, {cd, Dir}, stderr_to_stdout,
-                                            exit_status, binary]),
-    {os_pid, Pid} = erlang:port_info(P, os_pid),
-    Stop = fun() -> os:cmd("kill " ++ integer_to_list(Pid)), catch port_close(P), ok end,
-    case wait_listening(Port, P, erlang:monotonic_time(millisecond) + ?LISTEN_WAIT_MS, []) of
-        ok -> Stop;
-        {error, Why} -> Stop(), ct:fail("~ts did not start: ~ts", [Exe, Why])
-    end.
-
-wait_listening(Port, P, Deadline, Out) ->
-    case gen_tcp:connect("127.0.0.1", Port, []) of
-        {ok, S} -> gen_tcp:close(S), ok;
-        {error, _} ->
-            receive
-                {P, {data, D}} -> wait_listening(Port, P, Deadline, [Out, D]);
-                {P, {exit_status, St}} ->
-                    {error, io_lib:format("exit status ~b: ~ts", [St, Out])}
-            after 50 ->
-                case erlang:monotonic_time(millisecond) > Deadline of
-                    true -> {error, ["not listening: ", Out]};
-                    false -> wait_listening(Port, P, Deadline, Out)
-                end
-            end
-    end.
+websocketd(Config, Port, Extra, Command) ->
+    beamscale_load_servers:websocketd(tmp_dir(Config, "protocols_websocketd"), Port, Extra,
+                                      Command).

@@ -2,6 +2,10 @@
 -include_lib("eunit/include/eunit.hrl").
 
 text_test() ->
+    ?assertEqual(<<"the server refused TLS (its SSLRequest answer was N: ssl is off)">>,
+                 beamscale_load_reasons:text({beamscale_load_pgsql, ssl_refused})),
+    ?assertEqual(<<"a fragment out of order">>,
+                 beamscale_load_reasons:text({beamscale_load_websocket, bad_fragment})),
     ?assertEqual(<<"http status 503">>, beamscale_load_reasons:text({status, 503})),
     ?assertEqual(<<"connection refused">>, beamscale_load_reasons:text({connect, econnrefused})),
     ?assertEqual(<<"node down (noconnection)">>,

@@ -118,10 +118,18 @@ websocket_xml_test() ->
                                     ack := no_ack}, _},
                   {request, _, _, #{type := close}, _}], steps(S)),
     Err = fun(Body) -> load(xml(server("tcp"), "ts_websocket", Body)) end,
-    ?assertEqual({error, "t.xml:6: subst=\"true\" with %%...%% is supported on http requests "
-                         "only"},
-                 Err("<request subst=\"true\"><websocket type=\"message\">%%_uid%%</websocket>"
-                     "</request>")),
+    ?assertMatch([{dyn, #{extract := [{jsonpath, <<"uid">>, _}], match := [_]},
+                   {request, _, _, #{type := message, respond := true}, _}}],
+                 steps(Err("<request subst=\"true\"><dyn_variable name=\"uid\" jsonpath=\"uid\"/>"
+                           "<match do=\"log\" when=\"nomatch\">ok</match>"
+                           "<websocket type=\"message\">%%_uid%%</websocket></request>"))),
+    ?assertEqual({error, "t.xml:6: <websocket>'s text holds %%_ but the request has no "
+                         "subst=\"true\""},
+                 Err("<request><websocket type=\"message\">%%_uid%%</websocket></request>")),
+    ?assertEqual({error, "t.xml:6: <dyn_variable> and <match> need a reply: not on a close or a "
+                         "message with ack=\"no_ack\""},
+                 Err("<request><dyn_variable name=\"u\" re=\"(a)\"/>"
+                     "<websocket type=\"close\"/></request>")),
     ?assertEqual({error, "t.xml:6: type=\"open\" (expected connect, message or close)"},
                  Err("<request><websocket type=\"open\"/></request>")),
     ?assertEqual({error, "t.xml:6: frame=\"utf8\" (expected text or binary)"},

@@ -8,6 +8,7 @@
 -module(beamscale_target_mysql).
 
 -export([defaults/1, start/1, stop/0, write/1, read/1, format_error/1]).
+-export([insert_sql/1, select_sql/1]).
 -export_type([opts/0]).
 
 %% Either the connection data, or `db_file': the `connection.config' of `beamscale db start'.
@@ -95,10 +96,22 @@ connector(#{host := H, port := P, user := U, password := Pw, database := D,
                  end,
       close => fun(Conn) -> p1_mysql_conn:stop(Conn), ok end}.
 
+%% @doc The statement that inserts record number `Seq' (also sent by the smp-io study's direct
+%% MySQL sessions, so both ways run the same SQL).
+-spec insert_sql(pos_integer()) -> binary().
+insert_sql(Seq) ->
+    Values = beamscale_target_subscriber:values(Seq),
+    iolist_to_binary(["INSERT INTO " ?TABLE " VALUES (",
+                      lists:join($,, [literal(V) || V <- Values]), ")"]).
+
+%% @doc The statement that reads record number `Seq' by its key.
+-spec select_sql(pos_integer()) -> binary().
+select_sql(Seq) ->
+    Key = literal(beamscale_target_subscriber:key(Seq)),
+    iolist_to_binary(["SELECT * FROM " ?TABLE " WHERE imsi = ", Key]).
+
 insert() ->
-    Values = beamscale_target_subscriber:values(beamscale_target_keys:next(?MODULE)),
-    Sql = ["INSERT INTO " ?TABLE " VALUES (", lists:join($,, [literal(V) || V <- Values]), ")"],
-    case sql(iolist_to_binary(Sql)) of
+    case sql(insert_sql(beamscale_target_keys:next(?MODULE))) of
         {ok, updated} -> ok;
         {error, Why} -> {error, Why}
     end.
@@ -107,8 +120,7 @@ select() ->
     case beamscale_target_keys:random(?MODULE) of
         none -> {error, empty_table};
         Seq ->
-            Key = literal(beamscale_target_subscriber:key(Seq)),
-            case sql(iolist_to_binary(["SELECT * FROM " ?TABLE " WHERE imsi = ", Key])) of
+            case sql(select_sql(Seq)) of
                 {ok, Rows} when is_list(Rows) -> length(Rows);
                 {error, Why} -> {error, Why}
             end

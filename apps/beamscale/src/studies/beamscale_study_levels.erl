@@ -10,12 +10,16 @@
 -export_type([cell/0, ctx/0]).
 
 %% `steps' are scenario steps (docs/scenario.md) against the target `sut'; `http' starts
-%% `beamscale_target_http' on the node after the setup and points `sut' at it. `after_levels'
-%% is called with the target once the levels ran, while the node is still up.
+%% `beamscale_target_http' on the node after the setup and points `sut' at it; `mysql' points
+%% `sut' at the database of `db_file' (a `connection.config'), the node serving the setup only.
+%% `before_levels' and `after_levels' are called with the target before and after the levels,
+%% while the node is up.
 -type cell() :: #{target := string(), op := string(), config := string(), erl := string(),
                   flags := string(), schedulers := pos_integer(),
-                  setup := [{module(), atom(), list()}], kind := rpc | http,
+                  setup := [{module(), atom(), list()}], kind := rpc | http | mysql,
                   steps := [term()], levels := [beamscale_stats_levels:level()],
+                  db_file => file:filename(),
+                  before_levels => fun((map()) -> term()),
                   after_levels => fun((map()) -> term())}.
 %% web: the live page's server (--web), shown each level as a load run.
 -type ctx() :: #{dir := file:filename(), quiet := boolean(), seed := integer(),
@@ -73,6 +77,7 @@ with_node(I, Cell, Pending, Run) ->
         {ok, #{sut := #{node := Node}}, Handles} ->
             try setup(Node, Cell) of
                 {ok, Target} ->
+                    _ = (maps:get(before_levels, Cell, fun(_) -> ok end))(Target),
                     levels(I, Cell, Pending, Handles, #{sut => Target}, Run),
                     _ = (maps:get(after_levels, Cell, fun(_) -> ok end))(Target),
                     [];
@@ -87,9 +92,9 @@ fail(I, Cell, Pending, Reason, Run) ->
     [skip(Cell, L, Level, failed, Run) || {L, Level} <- Pending],
     [{lists:flatten(label(I, Cell, Run)), Reason}].
 
-setup(Node, #{setup := Calls, kind := Kind}) ->
+setup(Node, #{setup := Calls} = Cell) ->
     case lists:dropwhile(fun(MFA) -> ok =:= setup_call(Node, MFA) end, Calls) of
-        [] -> target(Node, Kind);
+        [] -> target(Node, Cell);
         [MFA | _] -> {error, {setup, MFA, setup_call(Node, MFA)}}
     end.
 
@@ -99,8 +104,13 @@ setup_call(Node, {M, F, A}) ->
     catch Class:Reason -> {Class, Reason}
     end.
 
-target(Node, rpc) -> {ok, #{node => Node}};
-target(Node, http) ->
+target(Node, #{kind := rpc}) -> {ok, #{node => Node}};
+target(_Node, #{kind := mysql, db_file := File}) ->
+    case file:consult(File) of
+        {ok, [#{host := H, port := P}]} -> {ok, #{host => H, port => P}};
+        Other -> {error, {db_file, File, Other}}
+    end;
+target(Node, #{kind := http}) ->
     try erpc:call(Node, beamscale_target_http, start_link_node, [], ?SETUP_TIMEOUT) of
         Port -> {ok, #{host => "127.0.0.1", port => Port}}
     catch Class:Reason -> {error, {http_server, Class, Reason}}
@@ -177,7 +187,7 @@ scenario(#{steps := Steps} = Cell, Rate, Hold) ->
 
 %% Only the kind of target matters for the check; the real one is passed to the run.
 target_term(#{kind := rpc}) -> #{node => node()};
-target_term(#{kind := http}) -> #{address => "127.0.0.1:1"}.
+target_term(#{kind := K}) when K =:= http; K =:= mysql -> #{address => "127.0.0.1:1"}.
 
 skip(Cell, L, Level, Why, #{fd := Fd}) ->
     ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_levels:skipped(cell_key(Cell, L),

@@ -2,8 +2,11 @@
 %% chapters 4-5) on today's OTP. Mnesia and MariaDB, write and read sessions (and Mnesia reads
 %% outside transactions, `async_dirty'), under the three SMP configurations, at a rising arrival
 %% rate of sessions; per level the mean session duration, whether the configuration held the
-%% load, and the target node's CPU, scheduler utilisation and busy-wait. The MariaDB server is
-%% started once for the study (`beamscale_db') and stopped at its end, also on failure.
+%% load, and the target node's CPU, scheduler utilisation and busy-wait. MariaDB is loaded two
+%% ways: the thesis's (rpc into a node whose pool talks to MariaDB) and straight over the MySQL
+%% protocol from the load node (the `mysql' kind, configuration `direct'), so that the report
+%% shows what the Erlang layer in between costs. The MariaDB server is started once for the
+%% study (`beamscale_db') and stopped at its end, also on failure.
 %% docs/studies/smp-io.md has the sizes and the mapping of the configurations.
 -module(beamscale_study_smp_io).
 -behaviour(beamscale_study).
@@ -90,14 +93,38 @@ sizes(long) ->
     #{ops => 500, hold_s => 60, prefill => 50000, configs => all,
       rates => #{"mnesia" => [2, 5, 10, 20, 40, 60], "mariadb" => [1, 2, 4, 5, 7, 8, 10, 12]}}.
 
-%% @doc The cells of a size: every target and operation under every configuration.
+%% @doc The cells of a size: every target and operation under every configuration, and
+%% MariaDB's operations the direct way.
 -spec cells(map(), [map()], file:filename(), file:filename()) -> [beamscale_study_levels:cell()].
 cells(#{configs := Names} = P, Configs, Dir, DbFile) ->
     Chosen = [C || #{config := N} = C <- Configs, Names =:= all orelse lists:member(N, Names)],
     [cell(P, T, Op, C, Dir, DbFile) || {T, Op} <- [{"mnesia", "write"}, {"mnesia", "read"},
                                             {"mnesia", "read_dirty"}, {"mariadb", "write"},
                                             {"mariadb", "read"}],
-                               C <- Chosen].
+                               C <- Chosen]
+    ++ [direct(P, Op, Dir, DbFile) || Op <- ["write", "read"]].
+
+%% MariaDB without an Erlang node in between: each session logs in over the MySQL protocol,
+%% sends the same statements as the rpc way's target, one by one, and closes (Tsung's ts_mysql).
+%% A node still runs the setup (the table made afresh, the records of a read cell written), its
+%% pool closed before the levels; the statements come from `beamscale_study_smp_io_sql'.
+direct(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill}, Op, Dir, DbFile) ->
+    Call = fun(F) -> "%%beamscale_study_smp_io_sql:" ++ F ++ "%%" end,
+    {Sql, Existing} = case Op of
+                          "write" -> {Call("insert"), 0};
+                          "read" -> {Call("select"), Prefill}
+                      end,
+    #{target => "mariadb", op => Op, config => "direct", erl => "erl",
+      schedulers => erlang:system_info(logical_processors), flags => "", kind => mysql,
+      db_file => DbFile,
+      setup => setup("mariadb", Op, "direct", Prefill, {Dir, DbFile})
+               ++ [{beamscale_target_mysql, stop, []}],
+      before_levels => fun(_) -> beamscale_study_smp_io_sql:init(DbFile, Existing) end,
+      steps => [{mysql, #{type => connect, user => Call("user"), password => Call("password"),
+                          database => Call("database")}},
+                {loop, Ops, [{mysql, #{type => sql, 'query' => Sql}}]},
+                {mysql, #{type => close}}],
+      levels => [#{rate => R, hold_s => Hold, ops => Ops} || R <- maps:get("mariadb", Rates)]}.
 
 cell(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill}, T, Op, C, Dir, DbFile) ->
     #{config := Name, erl := Erl, schedulers := S, flags := Flags} = C,
@@ -183,7 +210,10 @@ meta(Size, #{ops := Ops, hold_s := Hold}, Configs) ->
                     flags => list_to_binary(string:trim(io_lib:format("+S ~b:~b ~s", [S, S, F]))),
                     erl => list_to_binary(filename:basename(E))}
                   || #{config := N, thesis := T, schedulers := S, flags := F, erl := E}
-                         <- Configs]}.
+                         <- Configs]
+                 ++ [#{config => <<"direct">>, thesis => <<"MariaDB only: the MySQL protocol from "
+                                                         "the load node, no Erlang node between">>,
+                       flags => <<>>, erl => <<"-">>}]}.
 
 report(Dir, Meta) ->
     Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),

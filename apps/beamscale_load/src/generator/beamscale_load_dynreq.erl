@@ -109,7 +109,8 @@ set_cookies(#{headers := Hs}, Jar) ->
                             <<"set-cookie">> -> cookie(V, J);
                             _ -> J
                         end
-                end, Jar, Hs).
+                end, Jar, Hs);
+set_cookies(_NoHeaders, Jar) -> Jar.
 
 cookie(Header, Jar) ->
     [Pair | Attrs] = [string:trim(A) || A <- binary:split(Header, <<";">>, [global])],

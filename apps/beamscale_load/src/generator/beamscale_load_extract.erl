@@ -19,9 +19,9 @@
                  | {header, binary(), binary(), binary()} | {status, binary()}
                  | {jsonpath, binary(), beamscale_load_jsonpath:path()}
                  | {xpath, binary(), beamscale_load_xpath:xpath()}.
-%% A response as the `http' kind returns it when asked (`respond => true'); header names as
-%% received, values without surrounding blanks.
--type response() :: #{status := non_neg_integer(), headers := [{binary(), binary()}],
+%% A response as a kind returns it when asked (`respond => true'); header names as received,
+%% values without surrounding blanks. A WebSocket message's reply has a body only.
+-type response() :: #{status => non_neg_integer(), headers => [{binary(), binary()}],
                       body := binary()}.
 
 %% @doc The user's variables after taking `Extracts' from `Response'.
@@ -53,6 +53,7 @@ one({header, Name, Header, Param}, Response, Vars) ->
         error -> Vars
     end;
 one({status, Name}, #{status := S}, Vars) -> Vars#{Name => integer_to_binary(S)};
+one({status, Name}, _, Vars) -> maps:remove(Name, Vars);
 one({jsonpath, Name, Path}, #{body := Body}, Vars) ->
     found(Name, beamscale_load_jsonpath:value(Path, Body), Vars);
 one({xpath, Name, X}, #{body := Body}, Vars) ->
@@ -83,12 +84,14 @@ header(Lower, #{headers := Headers}) ->
     case [V || {N, V} <- Headers, string:lowercase(N) =:= Lower] of
         [V | _] -> {ok, V};
         [] -> error
-    end.
+    end;
+header(_Lower, _NoHeaders) -> error.
 
 %% @doc The text a `<match>' looks at: the body, or with `headers' the status line and the
-%% headers before it, rebuilt from what was received (HTTP/1.1, names as sent by the server).
+%% headers before it, rebuilt from what was received (HTTP/1.1, names as sent by the server);
+%% a response without them (a WebSocket reply) is its body.
 -spec response_text(response(), body | headers) -> binary().
-response_text(#{body := Body}, body) -> Body;
 response_text(#{status := S, headers := Hs, body := Body}, headers) ->
     iolist_to_binary(["HTTP/1.1 ", integer_to_binary(S), "\r\n",
-                      [[N, ": ", V, "\r\n"] || {N, V} <- Hs], "\r\n", Body]).
+                      [[N, ": ", V, "\r\n"] || {N, V} <- Hs], "\r\n", Body]);
+response_text(#{body := Body}, _) -> Body.

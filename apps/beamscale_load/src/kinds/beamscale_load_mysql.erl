@@ -60,7 +60,9 @@ sql(#{'query' := Q}) ->
     case text(Q) of
         error -> {error, 'query', "expected the SQL text (a string)"};
         <<>> -> {error, 'query', "expected a non-empty SQL text"};
-        B -> {ok, #{type => sql, 'query' => beamscale_load_mysql_proto:query(B)}}
+        %% The whole COM_QUERY packet, made once here rather than per query.
+        B -> {ok, #{type => sql, 'query' => beamscale_load_mysql_proto:packet(
+                                                0, beamscale_load_mysql_proto:query(B))}}
     end;
 sql(_) -> {error, 'query', "missing (the SQL text)"}.
 
@@ -105,7 +107,7 @@ request(#{type := authenticate, login := Login}, {mysql, S, Buf, {greeted, G}}, 
 request(#{type := authenticate}, {mysql, _, _, ready} = Conn, _Timeout) ->
     {error, {?MODULE, already_authenticated}, Conn};
 request(#{type := sql, 'query' := Q}, {mysql, S, Buf, ready}, Timeout) ->
-    case beamscale_load_tcp:send(S, beamscale_load_mysql_proto:packet(0, Q)) of
+    case beamscale_load_tcp:send(S, Q) of
         ok -> response(S, Buf, beamscale_load_tcp:deadline(Timeout),
                        beamscale_load_mysql_proto:response_start());
         {error, Reason} -> gone(S, Reason)

@@ -62,6 +62,9 @@ decode(<<Len:24/little, _Seq, _/binary>>, Max, Acc) when Len > Max ->
     {error, {packet_too_big, Len + iolist_size(Acc)}};
 decode(<<?MAX_PART:24/little, _Seq, Part:?MAX_PART/binary, Rest/binary>>, Max, Acc) ->
     decode(Rest, Max - ?MAX_PART, [Acc, Part]);
+%% A packet in one part (nearly all) is a sub-binary of the stream, not a copy.
+decode(<<Len:24/little, Seq, Payload:Len/binary, Rest/binary>>, _Max, []) ->
+    {ok, Seq, Payload, Rest};
 decode(<<Len:24/little, Seq, Payload:Len/binary, Rest/binary>>, _Max, Acc) ->
     {ok, Seq, iolist_to_binary([Acc, Payload]), Rest};
 decode(_Buf, _Max, _Acc) -> more.

@@ -5,7 +5,9 @@
 %% ready; `sql' is a simple query; `parse', `bind', `describe' and `execute' are sent without
 %% waiting, and `sync' reads what they brought until the server is ready; `close' terminates.
 %% Rows (DataRow messages) are counted into the run's `rows'; an ErrorResponse fails the
-%% request with `{pgsql, SQLSTATE, Message}', PostgreSQL's own words.
+%% request with `{pgsql, SQLSTATE, Message}', PostgreSQL's own words. A target with `tls' sends
+%% the SSLRequest first and, when the server says `S', does the TLS handshake (as Tsung's
+%% ts_pgsql with ssl); its time is part of the connect time.
 -module(beamscale_load_pgsql).
 -behaviour(beamscale_load_request).
 
@@ -16,6 +18,8 @@
 %% The largest message a server may send: one is held whole, and its length comes from the
 %% network.
 -define(MAX_MESSAGE, 16 * 1024 * 1024).
+%% The server answers an SSLRequest with one byte, at once.
+-define(SSL_ANSWER_TIMEOUT, 5000).
 -define(TYPES, [connect, authenticate, sql, parse, bind, describe, execute, sync, close]).
 
 %% The stream, the bytes received but not used, and where the session is: `new' (no startup
@@ -85,13 +89,42 @@ text(V) ->
 bin(null) -> null;
 bin(V) -> unicode:characters_to_binary(V).
 
-%% @doc Open the TCP connection; the `connect' request starts the session over it.
+%% @doc Open the TCP connection (and TLS, after the SSLRequest, when the target has `tls'); the
+%% `connect' request starts the session over it.
 -spec connect(map()) -> {ok, conn()} | {error, term()}.
+connect(#{tls := _} = Target) ->
+    case beamscale_load_tcp:connect(maps:remove(tls, Target)) of
+        {ok, {S, <<>>}} ->
+            case beamscale_load_tcp:send(S, ?C:ssl_request()) of
+                ok -> ssl_answer(S, Target);
+                {error, Reason} -> dropped(S, Reason)
+            end;
+        {error, _} = Error -> Error
+    end;
 connect(Target) ->
     case beamscale_load_tcp:connect(Target) of
         {ok, {S, Buf}} -> {ok, {pg, S, Buf, new}};
         {error, _} = Error -> Error
     end.
+
+%% `S': the handshake over the socket made passive (as ssl wants it); nothing may follow the
+%% byte, or it would be read as sent under TLS (CVE-2021-23222).
+ssl_answer(S, Target) ->
+    case beamscale_load_tcp:recv_more(S, <<>>, deadline(?SSL_ANSWER_TIMEOUT)) of
+        {ok, <<"S">>} ->
+            ok = inet:setopts(S, [{active, false}]),
+            case beamscale_load_tcp:tls(S, Target) of
+                {ok, {T, Buf}} -> {ok, {pg, T, Buf, new}};
+                {error, _} = Error -> Error
+            end;
+        {ok, <<"N">>} -> dropped(S, {?MODULE, ssl_refused});
+        {ok, _} -> dropped(S, {?MODULE, bad_ssl_answer});
+        {error, Reason} -> dropped(S, Reason)
+    end.
+
+dropped(S, Reason) ->
+    ok = beamscale_load_tcp:drop(S),
+    {error, Reason}.
 
 %% @doc One step of the session.
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
@@ -248,4 +281,6 @@ format_error({auth_method, N}) -> io_lib:format("unsupported authentication requ
 format_error({sasl_mechanisms, Ms}) -> ["no SCRAM-SHA-256 among ", lists:join(", ", Ms)];
 format_error({scram, Why}) -> io_lib:format("SCRAM failed: ~tp", [Why]);
 format_error({unexpected, T}) -> io_lib:format("unexpected message ~c", [T]);
+format_error(ssl_refused) -> "the server refused TLS (its SSLRequest answer was N: ssl is off)";
+format_error(bad_ssl_answer) -> "not S or N in answer to the SSLRequest";
 format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).

@@ -3,8 +3,8 @@
 %% MD5 password hashing and the client side of SCRAM-SHA-256 (RFC 5802, RFC 7677).
 -module(beamscale_load_pgsql_codec).
 
--export([startup/2, password/1, sasl_initial/2, sasl_response/1, query/1, parse/2, bind/2,
-         describe/2, execute/2, sync/0, terminate/0]).
+-export([ssl_request/0, startup/2, password/1, sasl_initial/2, sasl_response/1, query/1,
+         parse/2, bind/2, describe/2, execute/2, sync/0, terminate/0]).
 -export([decode/2, auth/1, fields/1, md5/3]).
 -export([scram_first/2, scram_final/3, scram_verify/2]).
 -export_type([message/0, auth/0]).
@@ -16,9 +16,16 @@
 
 %% Protocol 3.0 (major 3, minor 0) in the startup message.
 -define(VERSION, 196608).
+%% The SSLRequest's code in place of a version: 1234 and 5679 in the two 16-bit halves.
+-define(SSL_REQUEST, 80877103).
 -define(SCRAM, <<"SCRAM-SHA-256">>).
 
 %%% Frontend messages
+
+%% @doc The SSLRequest sent before the startup message: the server answers `S' (then the TLS
+%% handshake) or `N'.
+-spec ssl_request() -> binary().
+ssl_request() -> <<8:32, ?SSL_REQUEST:32>>.
 
 %% @doc The startup message: protocol 3.0, the user and the database.
 -spec startup(iodata(), iodata()) -> iodata().

@@ -4,7 +4,8 @@
 -module(beamscale_load_tcp).
 -behaviour(beamscale_load_request).
 
--export([check/2, connect/1, request/3, close/1, recv_more/3, deadline/1, drop/1, send/2]).
+-export([check/2, connect/1, request/3, close/1, recv_more/3, deadline/1, drop/1, send/2,
+         tls/2]).
 -export_type([conn/0, socket/0]).
 
 %% A TCP port, or a TLS socket over one.
@@ -57,6 +58,9 @@ connect(#{host := Host, port := Port} = Target) ->
         {error, Reason} -> {error, {connect, Reason}}
     end.
 
+%% @doc The TLS handshake over an open TCP socket, in passive mode, when the target has `tls'
+%% (for a protocol that starts TLS inside itself, as PostgreSQL does, after its own request).
+-spec tls(gen_tcp:socket(), map()) -> {ok, conn()} | {error, term()}.
 tls(S, #{tls := Opts, host := Host, port := Port}) ->
     case beamscale_load_tls:handshake(S, {Host, Port}, Opts, ?CONNECT_TIMEOUT) of
         {ok, T} -> {ok, {T, <<>>}};

@@ -2,7 +2,9 @@
 %% TCP (or TLS) connection. `connect' is the opening handshake (the `Sec-WebSocket-Accept'
 %% checked, a subprotocol offered), `message' sends a text or binary message and waits for the
 %% server's next whole message (fragments reassembled) unless `no_ack', `close' is the closing
-%% handshake. Pings the server sends while a reply is awaited are answered with pongs.
+%% handshake. Pings the server sends while a reply is awaited are answered with pongs. With
+%% `respond => true' (set by the scenario for variables taken from, or checks on, the reply) a
+%% message's reply is returned as the body of a response, and a connect's status and headers.
 -module(beamscale_load_websocket).
 -behaviour(beamscale_load_request).
 
@@ -23,14 +25,18 @@
 %% @doc `#{type => connect, path => "/", subprotocols => "chat, v2"}', `#{type => message,
 %% data => Bytes, frame => text | binary, ack => reply | no_ack}' or `#{type => close}'.
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
-check(#{type := Type} = Spec, #{host := Host, port := Port}) ->
-    case {Type, maps:keys(maps:remove(type, Spec))} of
-        {connect, Keys} -> only(Keys, [path, subprotocols], fun() -> connect_spec(Spec, Host,
-                                                                                   Port) end);
-        {message, Keys} -> only(Keys, [data, frame, ack], fun() -> message_spec(Spec) end);
-        {close, Keys} -> only(Keys, [], fun() -> {ok, #{type => close}} end);
-        _ -> {error, type, "expected connect, message or close"}
-    end;
+check(#{type := Type} = Spec0, #{host := Host, port := Port}) ->
+    Respond = maps:get(respond, Spec0, false),
+    Spec = maps:remove(respond, Spec0),
+    Checked = case {Type, maps:keys(maps:remove(type, Spec))} of
+                  {connect, Keys} -> only(Keys, [path, subprotocols],
+                                          fun() -> connect_spec(Spec, Host, Port) end);
+                  {message, Keys} -> only(Keys, [data, frame, ack],
+                                          fun() -> message_spec(Spec) end);
+                  {close, Keys} -> only(Keys, [], fun() -> {ok, #{type => close}} end);
+                  _ -> {error, type, "expected connect, message or close"}
+              end,
+    respond(Checked, Respond);
 check(#{type := _}, _Target) -> {error, target, "websocket needs a host:port target"};
 check(_Spec, _Target) -> {error, type, "missing (connect, message or close)"}.
 
@@ -40,6 +46,17 @@ only(Keys, Known, Then) ->
         [K | _] -> {error, K, "unknown key (known: type, " ++
                        lists:join(", ", [atom_to_list(X) || X <- Known]) ++ ")"}
     end.
+
+%% Only a reply can be read: a close or a message sent with no_ack gets none.
+respond({ok, Spec}, false) -> {ok, Spec#{respond => false}};
+respond({ok, #{type := close}}, true) ->
+    {error, respond, "a close gets no reply to take variables from or to check"};
+respond({ok, #{ack := no_ack}}, true) ->
+    {error, respond, "a message with ack no_ack waits for no reply to take variables from or "
+                     "to check"};
+respond({ok, Spec}, true) -> {ok, Spec#{respond => true}};
+respond({ok, _}, _) -> {error, respond, "expected true or false"};
+respond(Error, _) -> Error.
 
 connect_spec(Spec, Host, Port) ->
     case {maps:get(path, Spec, "/"), maps:get(subprotocols, Spec, "")} of
@@ -78,16 +95,17 @@ connect(Target) ->
 request(#{type := connect} = Spec, {ws, S, Buf, false}, Timeout) ->
     Key = beamscale_load_ws_frame:key(rand:bytes(16)),
     case beamscale_load_tcp:send(S, handshake(Spec, Key)) of
-        ok -> upgraded(response(S, Buf, deadline(Timeout), Spec, Key), S);
+        ok -> upgraded(response(S, Buf, deadline(Timeout), Spec, Key), S, Spec);
         {error, Reason} -> gone(S, Reason)
     end;
 request(#{type := connect}, {ws, _, _, true} = Conn, _Timeout) ->
     {error, {?MODULE, already_connected}, Conn};
 request(_Spec, {ws, S, _, false}, _Timeout) -> gone(S, {?MODULE, not_connected});
-request(#{type := message, data := D, frame := F, ack := Ack}, {ws, S, Buf, true}, Timeout) ->
+request(#{type := message, data := D, frame := F, ack := Ack} = Spec, {ws, S, Buf, true},
+        Timeout) ->
     case send(S, {F, true}, D) of
         ok when Ack =:= no_ack -> {ok, {ws, S, Buf, true}};
-        ok -> reply(S, Buf, deadline(Timeout), []);
+        ok -> replied(reply(S, Buf, deadline(Timeout), []), Spec);
         {error, Reason} -> gone(S, Reason)
     end;
 request(#{type := close}, {ws, S, Buf, true}, Timeout) ->
@@ -103,8 +121,15 @@ handshake(#{path := Path, host := Host, subprotocols := Sub}, Key) ->
      "Connection: Upgrade\r\nSec-WebSocket-Key: ", Key, "\r\nSec-WebSocket-Version: 13\r\n",
      [["Sec-WebSocket-Protocol: ", lists:join(", ", Sub), "\r\n"] || Sub =/= []], "\r\n"].
 
-upgraded({ok, Rest}, S) -> {ok, {ws, S, Rest, true}};
-upgraded({error, Reason}, S) -> gone(S, Reason).
+upgraded({ok, Rest, Headers}, S, #{respond := true}) ->
+    {ok, {ws, S, Rest, true}, #{status => 101, headers => Headers, body => <<>>}};
+upgraded({ok, Rest, _}, S, _) -> {ok, {ws, S, Rest, true}};
+upgraded({error, Reason}, S, _) -> gone(S, Reason).
+
+%% The reply as a response has a body only: no status or headers to take or check.
+replied({ok, Conn, Message}, #{respond := true}) -> {ok, Conn, #{body => Message}};
+replied({ok, Conn, _}, _) -> {ok, Conn};
+replied(Error, _) -> Error.
 
 %% The server's 101 response: status, Upgrade, Connection, the accept value, and a subprotocol
 %% only among those offered (RFC 6455, 4.1, the client's checks).
@@ -142,17 +167,18 @@ check_upgrade(H, #{subprotocols := Offered}, Key, Rest) ->
         {<<"websocket">>, true} when Accept =/= none ->
             case Accept =:= beamscale_load_ws_frame:accept(Key) of
                 false -> {error, {?MODULE, bad_accept}};
-                true when Sub =/= none -> subprotocol(binary_to_list(Sub), Offered, Rest);
-                true -> {ok, Rest}
+                true when Sub =/= none ->
+                    subprotocol(binary_to_list(Sub), Offered, {ok, Rest, maps:to_list(H)});
+                true -> {ok, Rest, maps:to_list(H)}
             end;
         {<<"websocket">>, true} -> {error, {?MODULE, {no_upgrade, 'Sec-WebSocket-Accept'}}};
         {<<"websocket">>, false} -> {error, {?MODULE, {no_upgrade, 'Connection: Upgrade'}}};
         _ -> {error, {?MODULE, {no_upgrade, 'Upgrade: websocket'}}}
     end.
 
-subprotocol(Sub, Offered, Rest) ->
+subprotocol(Sub, Offered, Ok) ->
     case lists:member(Sub, Offered) of
-        true -> {ok, Rest};
+        true -> Ok;
         false -> {error, {?MODULE, unoffered_subprotocol}}
     end.
 
@@ -162,9 +188,9 @@ more(S, Buf, Deadline, Then) ->
         {error, _} = Error -> Error
     end.
 
-%% The server's next whole message: fragments (a text or binary frame, then continuations)
-%% joined; pings answered and pongs skipped between them; a close answered and the connection
-%% ended.
+%% The server's next whole message (returned with the connection): fragments (a text or binary
+%% frame, then continuations) joined; pings answered and pongs skipped between them; a close
+%% answered and the connection ended.
 reply(S, Buf, Deadline, Parts) ->
     case beamscale_load_ws_frame:decode(Buf, ?MAX_MESSAGE - iolist_size(Parts)) of
         {ok, Frame, Rest} -> frame(Frame, S, Rest, Deadline, Parts);
@@ -190,7 +216,9 @@ frame(#{opcode := Op}, S, _Rest, _Deadline, Parts)
     gone(S, {?MODULE, bad_fragment});
 frame(#{fin := false, payload := P}, S, Rest, Deadline, Parts) ->
     reply(S, Rest, Deadline, [Parts, P]);
-frame(#{fin := true}, S, Rest, _Deadline, _Parts) -> {ok, {ws, S, Rest, true}}.
+frame(#{fin := true, payload := P}, S, Rest, _Deadline, []) -> {ok, {ws, S, Rest, true}, P};
+frame(#{fin := true, payload := P}, S, Rest, _Deadline, Parts) ->
+    {ok, {ws, S, Rest, true}, iolist_to_binary([Parts, P])}.
 
 close_code(<<Code:16, _/binary>>) -> Code;
 close_code(_) -> none.

@@ -102,6 +102,7 @@ cond_(_, Path) -> bad(Path, "expected {Var, eq | neq, Value}").
 -spec request({request, module(), atom(), pos_integer()}, map(), fun((map()) -> map()),
               [atom()]) -> tuple().
 request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
+    [bad(Path ++ [K], Msg) || {K, Msg} <- kind_keys(Mod), is_map_key(K, Spec)],
     Raw = maps:without(?DYN_KEYS, Spec),
     Dyn0 = #{extract => extracts(maps:get(extract, Spec, []), Path),
              match => matches(maps:get(match, Spec, []), Path),
@@ -125,6 +126,15 @@ request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
         _ -> {dyn, Dyn0#{template => Template, raw => Raw1},
               {request, Mod, Target, Checked, Timeout}}
     end.
+
+%% The keys a kind cannot serve, said when the scenario is read: only `http' has headers and
+%% cookies; only `http' and `websocket' return a reply to take variables from or check.
+kind_keys(beamscale_load_http) -> [];
+kind_keys(Mod) ->
+    [{K, "applies to http requests only"}
+     || K <- [cookies, add_cookies, basic_auth, digest_auth, oauth]]
+    ++ [{K, "applies to http and websocket requests only"}
+        || K <- [extract, match], Mod =/= beamscale_load_websocket].
 
 extracts(L, Path) when is_list(L) -> [extract(E, Path ++ [extract]) || E <- L];
 extracts(_, Path) -> bad(Path ++ [extract], "expected a list").

@@ -40,6 +40,16 @@ request(E, #{type := Type} = Ctx) ->
             Keys = beamscale_load_tsung_dyn:request_keys(E, R, Ctx),
             %% Tsung keeps every HTTP user's cookies.
             {{http, maps:merge(Spec#{cookies => true}, Keys)}, Used};
+        [#xmlElement{name = websocket} = R] when Type =:= websocket ->
+            [literal(R, Ctx) || not Subst],
+            beamscale_load_tsung_dyn:calls(R, values(R), Ctx),
+            {{websocket, Spec}, Used} = websocket(R, Ctx),
+            Keys = beamscale_load_tsung_dyn:request_keys(E, none, Ctx),
+            [fail(E, Ctx, "<dyn_variable> and <match> need a reply: not on a close or a message "
+                          "with ack=\"no_ack\"", [])
+             || Keys =/= #{}, maps:get(type, Spec) =:= close orelse
+                    maps:get(ack, Spec, reply) =:= no_ack],
+            {{websocket, maps:merge(Spec, Keys)}, Used};
         [#xmlElement{name = Type} = R] ->
             static(E, R, Subst, Ctx),
             case Type of
@@ -83,19 +93,23 @@ raw(E, Ctx) ->
     end.
 
 %% Without subst="true" Tsung sends `%%_name%%' as it is; beamscale would fill it, so it refuses.
-%% Variables, extraction and checks are built for HTTP requests; elsewhere `subst' with nothing
-%% to substitute changes nothing and is accepted, and the rest is refused.
+%% Variables, extraction and checks are built for HTTP and WebSocket requests; elsewhere `subst'
+%% with nothing to substitute changes nothing and is accepted, and the rest is refused.
 static(E, R, Subst, Ctx) ->
     [literal(R, Ctx) || not Subst],
-    [fail(E, Ctx, "subst=\"true\" with %%...%% is supported on http requests only", [])
+    [fail(E, Ctx, "subst=\"true\" with %%...%% is supported on http and websocket requests "
+                  "only", [])
      || Subst, string:find(values(R), "%%") =/= nomatch],
-    [fail(E, Ctx, "<dyn_variable> and <match> are supported on http requests", [])
+    [fail(E, Ctx, "<dyn_variable> and <match> are supported on http and websocket requests", [])
      || beamscale_load_tsung_dyn:request_keys(E, none, Ctx) =/= #{}],
     ok.
 
 literal(#xmlElement{attributes = As} = E, Ctx) ->
     [fail(E, Ctx, "~ts holds %%_ but the request has no subst=\"true\"", [N])
      || #xmlAttribute{name = N, value = V} <- As, string:find(V, "%%_") =/= nomatch],
+    [fail(E, Ctx, "<~ts>'s text holds %%_ but the request has no subst=\"true\"",
+          [E#xmlElement.name])
+     || string:find(text(E), "%%_") =/= nomatch],
     ok.
 
 http(E, Ctx) ->
@@ -191,15 +205,12 @@ mysql(E, Ctx) ->
         {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
     end.
 
-%% `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp (PostgreSQL's TLS
-%% starts inside its protocol, which beamscale does not speak).
+%% `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp, or ssl (the SSLRequest
+%% then TLS, the certificate not checked, as Tsung does).
 pgsql(E, Ctx) ->
     Spec = beamscale_load_tsung_pgsql:spec(E, Ctx),
-    case server(E, Ctx) of
-        {_, #{tls := _}} -> fail(E, Ctx, "<pgsql> needs a <server> of type tcp (PostgreSQL starts "
-                                         "TLS inside its protocol, not supported)", []);
-        {Name, Target} -> {{pgsql, Spec#{target => Name}}, [{Name, Target}]}
-    end.
+    {Name, Target} = server(E, Ctx),
+    {{pgsql, Spec#{target => Name}}, [{Name, Target}]}.
 
 %% Every attribute value and text inside an element, one string.
 values(#xmlElement{attributes = As, content = C}) ->
@@ -287,8 +298,8 @@ expect(E, Type, Ctx) ->
 -spec node_name(string()) -> string().
 node_name(Text) -> hd(string:split(Text, "@")).
 
-%% The `<server>' behind relative URLs, raw, websocket and mysql requests: one, over tcp, ssl
-%% (TLS, the certificate not checked, as Tsung does; not mysql) or udp (raw only).
+%% The `<server>' behind relative URLs, raw, websocket, mysql and pgsql requests: one, over tcp,
+%% ssl (TLS, the certificate not checked, as Tsung does; not mysql) or udp (raw only).
 server(Http, #{servers := Servers} = Ctx) ->
     case Servers of
         [{S, Host, Port, Type}] ->

@@ -1,0 +1,173 @@
+%% Test helper (not a suite) for the load kinds' suites: real servers on 127.0.0.1 started in
+%% throwaway directories and stopped by their OS pid (nginx, websocketd), TCP and TLS echoes in
+%% this node, certificates made with the openssl command, and Tsung's examples and terms
+%% scenarios read and run.
+-module(beamscale_load_servers).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([tmp_dir/2, free_port/0, certificate/1, start_server/4, nginx/3, websocketd/4,
+         tcp_echo/0, tls_echo/2]).
+-export([tsung_example/2, scenario/1, run/1]).
+
+-define(EXAMPLES, "/usr/share/doc/tsung/examples/").
+%% How long a started server gets to listen: nginx and websocketd start in milliseconds; a loaded
+%% machine (other developers' tests) may take a few hundred.
+-define(LISTEN_WAIT_MS, 5000).
+%% openssl makes a 2048-bit key in well under a second; a loaded machine may take several.
+-define(OPENSSL_TIMEOUT_S, 60).
+
+%% ---- scenarios ----
+
+%% @doc Tsung's example `Name' with only the `{From, To}' rewrites (each must apply: a rewrite
+%% that no longer matches the shipped file would leave it talking to its original server).
+tsung_example(Name, Rewrites) ->
+    {ok, Bin} = file:read_file(?EXAMPLES ++ Name),
+    Text = lists:foldl(fun({From, To}, T) ->
+                               Next = lists:flatten(string:replace(T, From, To, all)),
+                               ?assertNotEqual(T, Next, {rewrite, From}),
+                               Next
+                       end, unicode:characters_to_list(Bin), Rewrites),
+    case beamscale_load_tsung:from_text(Name, Text) of
+        {ok, S, _Ignored} -> S;
+        {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
+    end.
+
+%% @doc A terms scenario from its text (it must be valid).
+scenario(Text) ->
+    {ok, Entries} = beamscale_format_terms:parse(lists:flatten(Text)),
+    {ok, S} = beamscale_load_scenario:check("test", Entries),
+    S.
+
+%% @doc Run a scenario in this node against its targets, seeded.
+run(S) ->
+    {ok, R} = beamscale_load_run:run(S, maps:get(targets, S), #{seed => 42}),
+    R.
+
+%% ---- servers ----
+
+%% @doc `Name' under the run's priv_dir, made (CT shares priv_dir among a run's suites: the
+%% name should start with the suite's).
+tmp_dir(Config, Name) ->
+    Dir = filename:join(?config(priv_dir, Config), Name),
+    ok = filelib:ensure_path(Dir),
+    Dir.
+
+%% @doc A port free on 127.0.0.1 a moment ago.
+free_port() ->
+    {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(L),
+    ok = gen_tcp:close(L),
+    Port.
+
+%% @doc A certificate authority and a server certificate for localhost and 127.0.0.1 signed by
+%% it, made in `Dir' with the openssl command: the CA's file (to trust), the server's certificate
+%% and key (readable by its owner only, as PostgreSQL requires).
+certificate(Dir) ->
+    F = fun(Name) -> filename:join(Dir, Name) end,
+    ok = file:write_file(F("san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n"),
+    Cmds = [["openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=beamscale-test-ca"
+             " -keyout ", F("ca.key"), " -out ", F("ca.pem")],
+            ["openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout ", F("key.pem"),
+             " -out ", F("server.csr")],
+            ["openssl x509 -req -days 1 -in ", F("server.csr"), " -CA ", F("ca.pem"), " -CAkey ",
+             F("ca.key"), " -CAcreateserial -extfile ", F("san.ext"), " -out ", F("cert.pem")]],
+    %% `timeout' bounds each command (os:cmd has no limit of its own).
+    [begin
+         Out = os:cmd(lists:flatten(["timeout ", integer_to_list(?OPENSSL_TIMEOUT_S), " ", C,
+                                     " 2>&1; echo \"exit=$?\""])),
+         string:find(Out, "exit=0") =/= nomatch orelse ct:fail("openssl failed: ~ts", [Out])
+     end || C <- Cmds],
+    ok = file:change_mode(F("key.pem"), 8#600),
+    {F("ca.pem"), F("cert.pem"), F("key.pem")}.
+
+%% @doc Start `Exe' in the foreground under a port, wait until it listens on `Port'; the fun
+%% returned stops it by its OS pid.
+start_server(false, _Args, _Port, _Dir) ->
+    ct:fail("server executable not found (scripts/install-deps.sh installs it)");
+start_server(Exe, Args, Port, Dir) ->
+    P = open_port({spawn_executable, Exe}, [{args, Args}, {cd, Dir}, stderr_to_stdout,
+                                            exit_status, binary]),
+    {os_pid, Pid} = erlang:port_info(P, os_pid),
+    Stop = fun() -> os:cmd("kill " ++ integer_to_list(Pid)), catch port_close(P), ok end,
+    case wait_listening(Port, P, erlang:monotonic_time(millisecond) + ?LISTEN_WAIT_MS, []) of
+        ok -> Stop;
+        {error, Why} -> Stop(), ct:fail("~ts did not start: ~ts", [Exe, Why])
+    end.
+
+wait_listening(Port, P, Deadline, Out) ->
+    case gen_tcp:connect("127.0.0.1", Port, []) of
+        {ok, S} -> gen_tcp:close(S), ok;
+        {error, _} ->
+            receive
+                {P, {data, D}} -> wait_listening(Port, P, Deadline, [Out, D]);
+                {P, {exit_status, St}} ->
+                    {error, io_lib:format("exit status ~b: ~ts", [St, Out])}
+            after 50 ->
+                case erlang:monotonic_time(millisecond) > Deadline of
+                    true -> {error, ["not listening: ", Out]};
+                    false -> wait_listening(Port, P, Deadline, Out)
+                end
+            end
+    end.
+
+%% @doc nginx in the foreground with the configuration `Conf' (written into `Dir'), listening on
+%% `Port'; the fun returned stops it.
+nginx(Dir, Port, Conf) ->
+    File = filename:join(Dir, "nginx.conf"),
+    ok = file:write_file(File, Conf),
+    start_server(os:find_executable("nginx"),
+                 ["-p", Dir, "-c", File, "-g", "daemon off; pid " ++ Dir ++ "/nginx.pid;"],
+                 Port, Dir).
+
+%% @doc websocketd on 127.0.0.1:`Port' with the `Extra' options, running `Command' per
+%% connection in `Dir'; the fun returned stops it.
+websocketd(Dir, Port, Extra, Command) ->
+    start_server(os:find_executable("websocketd"),
+                 ["--port", integer_to_list(Port), "--address", "127.0.0.1", "--loglevel", "error"]
+                 ++ Extra ++ Command, Port, Dir).
+
+%% @doc A TCP echo in this node: its port and the fun that stops it.
+tcp_echo() ->
+    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(L),
+    Acceptor = spawn(fun() -> accept(L, fun gen_tcp:recv/2, fun gen_tcp:send/2) end),
+    ok = gen_tcp:controlling_process(L, Acceptor),
+    {Port, fun() -> exit(Acceptor, kill), gen_tcp:close(L) end}.
+
+%% @doc A TLS echo in this node with the certificate and key given: its port and the fun that
+%% stops it.
+tls_echo(Cert, Key) ->
+    {ok, L} = ssl:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}},
+                             {certfile, Cert}, {keyfile, Key}]),
+    {ok, {_, Port}} = ssl:sockname(L),
+    Acceptor = spawn(fun() -> accept(L, fun ssl:recv/2, fun ssl:send/2) end),
+    ok = ssl:controlling_process(L, Acceptor),
+    {Port, fun() -> exit(Acceptor, kill), ssl:close(L) end}.
+
+accept(L, Recv, Send) ->
+    case accept_one(L) of
+        {ok, S} ->
+            Pid = spawn(fun() -> receive go -> echo(S, Recv, Send) end end),
+            ok = controlling(S, Pid),
+            Pid ! go,
+            accept(L, Recv, Send);
+        {error, _} -> ok
+    end.
+
+accept_one(L) when is_port(L) -> gen_tcp:accept(L);
+accept_one(L) ->
+    case ssl:transport_accept(L) of
+        {ok, S} -> ssl:handshake(S);
+        Error -> Error
+    end.
+
+controlling(S, Pid) when is_port(S) -> gen_tcp:controlling_process(S, Pid);
+controlling(S, Pid) -> ssl:controlling_process(S, Pid).
+
+echo(S, Recv, Send) ->
+    case Recv(S, 0) of
+        {ok, Data} -> ok = Send(S, Data), echo(S, Recv, Send);
+        {error, _} -> ok
+    end.
