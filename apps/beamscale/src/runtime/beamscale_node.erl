@@ -97,12 +97,26 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     Emulator = [lists:flatten(A) || A <- Scheds ++ Paths ++ string:lexemes(Flags, " ")],
     try
         ok = preflight(Erl, [A || not is_map_key(ssh, Spec), A <- dist_args() ++ Emulator]),
+        ok = reachable(Spec),
         boot(Name, Erl, Emulator, Spec)
     catch
         error:{badmatch, {error, {emulator, _, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
         error:{badmatch, {error, {cookie, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
+        error:{badmatch, {error, {loopback, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
         Class:Reason -> {error, {?MODULE, {node_start, {Class, Reason}}}}
     end.
+
+%% A node on another host connects back to this one: not to a loopback address.
+reachable(#{ssh := #{host := Host}}) ->
+    case {loopback(Host), loopback(element(1, here()))} of
+        {false, true} -> {error, {loopback, Host}};
+        _ -> ok
+    end;
+reachable(_Spec) -> ok.
+
+loopback("127." ++ _) -> true;
+loopback("localhost") -> true;
+loopback(_) -> false.
 
 %% Here: a private HOME holding the cookie, on this node's address. There: the same made on the
 %% host through ssh, the node listening on the host's addresses.
@@ -168,6 +182,9 @@ format_error({epmd_address, A}) ->
     ["epmd on this host does not answer on ", A, " (an epmd started earlier listens elsewhere, "
      "as ERL_EPMD_ADDRESS said): stop it (epmd -kill, once no node uses it) or start it with "
      "-address 127.0.0.1,", A];
+format_error({node_start, {loopback, Host}}) ->
+    ["a node on ", Host, " could not reach beamscale's node, which listens on loopback: give "
+     "--dist-address with an address of this host that ", Host, " reaches"];
 format_error({node_start, {cookie, Why}}) ->
     io_lib:format("cannot put the run's cookie on the node's host through ssh: ~0tp", [Why]);
 format_error({node_start, {emulator, timeout, Words}}) ->
