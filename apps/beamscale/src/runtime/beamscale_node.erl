@@ -64,11 +64,15 @@ start_distribution(Name) ->
     end.
 
 %% An epmd started earlier (by another node) may listen on loopback alone: then the other
-%% hosts' nodes could not find ours, which would show only as their boot timeouts.
+%% hosts' nodes could not find ours, which would show only as their boot timeouts. One just
+%% started as a daemon may take a moment to listen.
 epmd_reached({127, _, _, _}) -> true;
-epmd_reached(Ip) ->
+epmd_reached(Ip) -> epmd_reached(Ip, ?EPMD_TIMEOUT div 100).
+
+epmd_reached(Ip, Tries) ->
     case gen_tcp:connect(Ip, 4369, [], ?EPMD_TIMEOUT) of
         {ok, S} -> gen_tcp:close(S), true;
+        {error, _} when Tries > 0 -> timer:sleep(100), epmd_reached(Ip, Tries - 1);
         {error, _} -> false
     end.
 
@@ -122,7 +126,9 @@ loopback(_) -> false.
 %% host through ssh, the node listening on the host's addresses.
 boot(Name, Erl, Emulator, #{ssh := #{host := Host} = Ssh} = Spec) ->
     {ok, Home} = beamscale_node_ssh:home(Ssh),
-    {Exec, Args} = beamscale_node_ssh:exec(Erl, dist_args() ++ Emulator, Ssh, Home),
+    %% Hosts of nodes need not reach each other (only this one): no full mesh by `global'.
+    {Exec, Args} = beamscale_node_ssh:exec(Erl, ["-connect_all", "false"] ++ dist_args()
+                                                ++ Emulator, Ssh, Home),
     Result = peer_start(Name, Host, Exec, Args, [], Spec),
     ok = beamscale_node_ssh:forget(Ssh, Home, case Result of {ok, _, N} -> N; _ -> none end),
     started(Result, Spec);
