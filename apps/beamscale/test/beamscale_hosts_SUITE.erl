@@ -25,10 +25,7 @@
 
 suite() -> [{timetrap, {minutes, 8}}].
 
-%% bench_nodes_on_a_host is not in the list yet: with TLS distribution the run's node under
-%% test (started here, in the hub) does not boot (the command's TLS server gets a plain-TCP
-%% hello); not understood yet.
-all() -> [load_on_two_hosts].
+all() -> [load_on_two_hosts, bench_nodes_on_a_host].
 
 init_per_suite(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "beamscale_hosts_SUITE"),

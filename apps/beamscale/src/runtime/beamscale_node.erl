@@ -86,7 +86,7 @@ here() ->
     end.
 
 %% The distribution's carrier, for every node started (TLS: `-proto_dist inet_tls' with its
-%% options file, as this emulator was started with, through ERL_FLAGS).
+%% options file, as this emulator was started with, often through ERL_FLAGS).
 dist_args() ->
     [A || K <- [proto_dist, ssl_dist_optfile], {ok, [V | _]} <- [init:get_argument(K)],
           A <- ["-" ++ atom_to_list(K) | V]].
@@ -133,7 +133,8 @@ boot(Name, Erl, Emulator, #{ssh := #{host := Host} = Ssh} = Spec) ->
     ok = beamscale_node_ssh:forget(Ssh, Home, case Result of {ok, _, N} -> N; _ -> none end),
     started(Result, Spec);
 boot(Name, Erl, Emulator, Spec) ->
-    {Env, Private} = cookie(),
+    {Cookie, Private} = cookie(),
+    Env = Cookie ++ no_env_flags(),
     {Here, Ip} = here(),
     Interface = ["-kernel", "inet_dist_use_interface", lists:flatten(io_lib:format("~p", [Ip]))],
     try started(peer_start(Name, Here, Erl, Interface ++ dist_args() ++ Emulator, Env, Spec),
@@ -142,6 +143,12 @@ boot(Name, Erl, Emulator, Spec) ->
         %% The node read its cookie at boot: the file is not needed any more.
         file:del_dir_r(Private)
     end.
+
+%% A node here would also read this emulator's flags from ERL_FLAGS, ERL_AFLAGS and ERL_ZFLAGS:
+%% with the carrier given twice, net_kernel ignores both and speaks plain TCP, which a TLS
+%% origin refuses, and `peer' only says "did not boot". A node's flags are the run's (as
+%% through ssh, where this environment does not go): the variables are emptied.
+no_env_flags() -> [{V, ""} || V <- ["ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS"]].
 
 peer_start(Name, Host, Exec, Args, Env, Spec) ->
     with_output(maps:get(output, Spec, group_leader()),
@@ -223,7 +230,7 @@ preflight(Erl, Args) ->
         ok -> ok;
         unchecked ->
             Check = Args ++ ["-noshell", "-noinput", "-eval", "erlang:halt(0)"],
-            case beamscale_os:cmd(Erl, Check, ?PREFLIGHT_TIMEOUT) of
+            case beamscale_os:cmd(Erl, Check, no_env_flags(), ?PREFLIGHT_TIMEOUT) of
                 {0, _} -> persistent_term:put(Key, ok);
                 {Status, Out} -> {error, {emulator, Status, emulator_words(Out)}}
             end
