@@ -35,8 +35,8 @@ cases() ->
      {"{timeout, soon}.\n", "1: timeout: expected a positive number of seconds"},
      {"{colour, blue}.\n",
       "1: colour: unknown key colour (known: bench_path, benchmarks, clock, code_path, erl_args, "
-      "erls, iterations, launches, msacc, name, nodes, out, overrides, sample, schedulers, "
-      "sweep, timeout, version, warmups)"},
+      "erls, hosts, iterations, launches, msacc, name, nodes, out, overrides, sample, "
+      "schedulers, sweep, timeout, version, warmups)"},
      {"{clock, sundial}.\n",
       "1: clock: expected wall (elapsed time, as bencherl) or cpu (the emulator's CPU time)"},
      {"{launches, 0}.\n",

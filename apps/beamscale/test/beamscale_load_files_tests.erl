@@ -61,15 +61,37 @@ check_test_() ->
                   [http(), {think, {constant, 60000}}]),
     [?_assertMatch({error, {beamscale_load_files, {too_many, #{users := 30000, needed := 2,
                                                               limit := 20000}}}},
-                   beamscale_load_files:check(Sc, [20000], 0)),
-     ?_assertEqual(ok, beamscale_load_files:check(Sc, [20000, 20000], 2)),
+                   beamscale_load_files:check(Sc, [{20000, 1}], 0)),
+     ?_assertEqual(ok, beamscale_load_files:check(Sc, [{20000, 1}, {20000, 1}], 2)),
      ?_assertMatch({error, {_, {too_many, #{needed := 4}}}},
-                   beamscale_load_files:check(Sc, [10000, 10000], 2)),
-     ?_assertEqual(ok, beamscale_load_files:check(Sc, [infinity], 0)),
+                   beamscale_load_files:check(Sc, [{10000, 1}, {10000, 1}], 2)),
+     ?_assertEqual(ok, beamscale_load_files:check(Sc, [{infinity, 1}], 0)),
      ?_assertMatch("about 30000 users in flight" ++ _,
                    lists:flatten(beamscale_load_files:format_error(
                                    element(2, element(2, beamscale_load_files:check(
-                                                            Sc, [20000], 0))))))].
+                                                            Sc, [{20000, 1}], 0))))))].
+
+%% Load nodes weighted 3 and 1 (hosts' weight): the heavier holds 3/4 of the 30 000 users, which
+%% passes its limit although an even split would not; each node against its own limit.
+check_weights_test_() ->
+    Sc = scenario([#{duration_s => 10, rate => 5000.0, max_users => 30000}],
+                  [http(), {think, {constant, 60000}}]),
+    Check = fun(Holders) -> beamscale_load_files:check(Sc, Holders, length(Holders)) end,
+    {error, Heavy} = Check([{20000, 3}, {20000, 1}]),
+    [?_assertMatch({beamscale_load_files, {too_many, #{per_node := 22500, limit := 20000,
+                                                       share := 0.75}}}, Heavy),
+     ?_assertMatch("about 30000 users in flight at once (max_users and think times), 1 socket "
+                   "each: 22500 open files in the busiest of 2 load nodes (its share of the "
+                   "arrivals 75.0 %, by weight), above" ++ _,
+                   lists:flatten(beamscale_load_files:format_error(Heavy))),
+     %% The heavy node with room enough, the light one's 7 500 under its smaller limit.
+     ?_assertEqual(ok, Check([{30000, 3}, {10000, 1}])),
+     %% The light node is the one over: named with its own figures.
+     ?_assertMatch({error, {_, {too_many, #{per_node := 7500, limit := 5000, share := 0.25}}}},
+                   Check([{30000, 3}, {5000, 1}])),
+     %% A host's weight 2 split over its 2 nodes, beside a host of weight 2 and 1 node.
+     ?_assertMatch({error, {_, {too_many, #{per_node := 15000, share := 0.5}}}},
+                   Check([{20000, 1}, {20000, 1}, {14000, 2}]))].
 
 emfile_line_test_() ->
     [?_assertEqual(none, beamscale_load_files:emfile_line(#{<<"timeout">> => 3}, 20000)),

@@ -224,7 +224,9 @@ distributed(Config) ->
     %% machine sends load to 127.0.0.0/8 only (from several source addresses, as Tsung would).
     Hosts = [{<<"http://(linuxit02|localhost:8080)/">>,
               iolist_to_binary(["http://127.0.0.1:", integer_to_list(Port), "/"])},
-             {<<"192\\.168\\.2\\.22([345])">>, <<"127.0.0.\\1">>}],
+             {<<"192\\.168\\.2\\.22([345])">>, <<"127.0.0.\\1">>},
+             %% Its client machines become this one: another host would be reached by ssh.
+             {<<"<client host=\"myhost2?\"">>, <<"<client host=\"localhost\"">>}],
     File = filename:join(Dir, "http_distributed.xml"),
     ok = file:write_file(File, rewrite(rewrite(file(Plain), Port, Hosts), Port, [])),
     {error, E} = beamscale_load_tsung:load(File),

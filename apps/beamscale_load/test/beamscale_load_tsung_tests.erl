@@ -316,15 +316,16 @@ unsupported_test_() ->
 
 ignored_settings_test() ->
     Top = "<clients><client host=\"localhost\" use_controller_vm=\"true\" maxusers=\"100\"/>"
-          "<client host=\"other\" cpu=\"2\"><ip value=\"127.0.0.2\"/></client></clients>"
+          "<client host=\"127.0.0.1\" cpu=\"2\"><ip value=\"127.0.0.2\"/></client></clients>"
           "<monitoring><monitor host=\"m\" type=\"munin\"><munin port=\"4949\"/></monitor>"
           "</monitoring><options><option type=\"ts_http\" name=\"user_agent\"><user_agent "
           "probability=\"100\">x</user_agent></option><option name=\"seed\" value=\"1\"/>"
           "</options><?xml-stylesheet href=\"x\"?>",
     {_, Warnings} = load(xml(#{top => Top})),
-    ?assertEqual(["<?xml-stylesheet?>", "<client cpu>", "<client maxusers>",
+    ?assertEqual(["<?xml-stylesheet?>", "<client maxusers>",
                   "<client use_controller_vm>", "<monitor type=\"munin\">",
-                  "<option name=\"seed\">", "<option name=\"user_agent\">", "<tsung loglevel>"],
+                  "<option name=\"seed\">", "<option name=\"user_agent\">", "<tsung loglevel>",
+                  "<client cpu weight> on this machine (its users run in beamscale's node)"],
                  Warnings),
     Line = lists:flatten(beamscale_load_tsung:warning_line("t.xml", Warnings)),
     ?assertEqual(1, length(string:split(string:trim(Line), "\n", all))),
@@ -352,3 +353,19 @@ tsung_thinks_examples_test() ->
     {ok, S, _} = beamscale_load_tsung:load(Dir ++ "thinks2.xml"),
     [#{steps := Steps}] = maps:get(sessions, S),
     ?assertEqual({think, {exponential, 3000}}, lists:last(Steps)).
+
+%% Tsung's clients on other hosts: `cpu' load nodes there, `weight' their share of arrivals.
+remote_clients_test() ->
+    Top = "<clients><client host=\"10.0.0.2\" weight=\"3\" cpu=\"2\"/>"
+          "<client host=\"hostb\"/></clients>",
+    {S, _} = load(xml(#{top => Top})),
+    ?assertEqual([#{host => "10.0.0.2", args => [], nodes => 2, weight => 3},
+                  #{host => "hostb", args => [], nodes => 1, weight => 1}],
+                 maps:get(load_nodes, S)).
+
+%% A client here and one elsewhere at once, or a source address on another host: refused.
+remote_clients_refused_test_() ->
+    Mixed = "<clients><client host=\"localhost\"/><client host=\"hostb\"/></clients>",
+    Ip = "<clients><client host=\"hostb\"><ip value=\"127.0.0.2\"/></client></clients>",
+    [?_assertNotEqual(nomatch, string:find(err(#{top => Mixed}), "at once")),
+     ?_assertNotEqual(nomatch, string:find(err(#{top => Ip}), "<ip> of a client on another"))].

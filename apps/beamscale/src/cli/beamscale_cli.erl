@@ -42,6 +42,13 @@ command(Mod, Argv) ->
             end
     end.
 
+%% --dist-address (load, run, saturate): where this node's distribution listens, set before
+%% the command makes it distributed.
+run(Mod, #{opts := #{dist_address := Address} = Opts} = Parsed) ->
+    case beamscale_node:listen(Address) of
+        ok -> run(Mod, Parsed#{opts := maps:remove(dist_address, Opts)});
+        {error, _} = Error -> Error
+    end;
 %% An unexpected crash is reported in one line with its reason; the stack goes to a file only
 %% when asked for with BEAMSCALE_DEBUG.
 run(Mod, Parsed) ->

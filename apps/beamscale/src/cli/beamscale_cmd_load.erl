@@ -22,6 +22,9 @@ info() ->
           {seed, "--seed", integer, "seed of the arrivals and think times"},
           {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
           {quiet, "--quiet", flag, "print no live view"},
+          {dist_address, "--dist-address", string,
+           "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
+           "the hosts of ssh load or benchmark nodes reach"},
           {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
                                   "port; the address is printed first)"},
           {max_error_rate, "--max-error-rate", integer,

@@ -34,6 +34,9 @@ info() ->
           {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"},
           {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
           {quiet, "--quiet", flag, "print no progress"},
+          {dist_address, "--dist-address", string,
+           "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
+           "the hosts of ssh load or benchmark nodes reach"},
           {web, "--web", integer, "serve a live page of the run on http://127.0.0.1:PORT/ "
                                   "(0: a free port; the address is printed first)"}]}.
 

@@ -28,6 +28,9 @@ info() ->
           {cookie, "--cookie", string, "cookie of existing target nodes"},
           {seed, "--seed", integer, "seed of the arrivals and think times"},
           {quiet, "--quiet", flag, "print no line per level"},
+          {dist_address, "--dist-address", string,
+           "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
+           "the hosts of ssh load or benchmark nodes reach"},
           {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
                                   "port; the address is printed first)"}]}.
 

@@ -24,7 +24,12 @@
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
     {ok, file:filename()} | {error, {module(), term()}}.
 run(Scenario, Opts) ->
-    {ok, _} = beamscale_node:distribute(),
+    case beamscale_node:distribute() of
+        {ok, _} -> resolve(Scenario, Opts);
+        {error, Reason} -> {error, {?MODULE, Reason}}
+    end.
+
+resolve(Scenario, Opts) ->
     Cookie = maps:get(cookie, Opts, undefined),
     case beamscale_targets:resolve(maps:get(targets, Scenario), Cookie) of
         {ok, Targets, Started} ->
@@ -60,11 +65,17 @@ run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
+format_error({distribution, R}) ->
+    ["cannot make this node distributed: ", beamscale_error:format(R)];
 format_error({load_nodes, R}) -> ["cannot start load nodes: ", beamscale_error:format(R)];
 format_error({sampler, R}) -> ["cannot start the sampler: ", beamscale_error:format(R)].
 
 os_pids([]) -> [os:getpid()];
-os_pids(LoadNodes) -> [beamscale_node:os_pid(H) || H <- LoadNodes].
+os_pids(LoadNodes) -> [where_pid(H) || H <- LoadNodes].
+
+%% A node on another host: its memory is read there.
+where_pid(#{ssh := _, node := Node} = H) -> {Node, beamscale_node:os_pid(H)};
+where_pid(H) -> beamscale_node:os_pid(H).
 
 measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes) ->
     Started = beamscale_runinfo:now_iso(),
@@ -93,7 +104,9 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                          maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
-                   _ -> RunOpts#{load_nodes => LoadNodes}
+                   _ -> RunOpts#{load_nodes => LoadNodes,
+                                 weights => beamscale_load_nodes:weights(
+                                              maps:get(load_nodes, Scenario))}
                end,
     Watch = beamscale_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
                                                quiet => Quiet}),

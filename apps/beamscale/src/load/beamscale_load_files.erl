@@ -17,20 +17,21 @@
 %% Reading a load node's limit is one small erpc call.
 -define(LIMIT_TIMEOUT, 5000).
 
-%% @doc Read the limit of each process that holds users (the load nodes `Nodes', or this node
-%% when there are none) and check the scenario against them; the smallest limit.
+%% @doc Read the limit of each process that holds users (the load nodes `Nodes', in the order
+%% `beamscale_load_nodes:start/1' gave them, or this node when there are none) and check the
+%% scenario against them, each with its share of the arrivals; the smallest limit.
 -spec check_nodes(beamscale_load_scenario:scenario(), [node()]) ->
     {ok, pos_integer() | infinity} | {error, {?MODULE, term()}}.
-check_nodes(Scenario, Nodes) ->
-    Holders = case Nodes of
-                  [] -> [node()];
-                  _ -> Nodes
-              end,
+check_nodes(#{load_nodes := Where} = Scenario, Nodes) ->
+    {Holders, Weights} = case Nodes of
+                             [] -> {[node()], [1]};
+                             _ -> {Nodes, beamscale_load_nodes:weights(Where)}
+                         end,
     case lists:partition(fun({ok, _}) -> true; (_) -> false end,
                          [limit(N) || N <- Holders]) of
         {Oks, []} ->
             Limits = [L || {ok, L} <- Oks],
-            case check(Scenario, Limits, length(Nodes)) of
+            case check(Scenario, lists:zip(Limits, Weights), length(Nodes)) of
                 ok -> {ok, lists:min(Limits)};
                 {error, _} = Error -> Error
             end;
@@ -38,26 +39,26 @@ check_nodes(Scenario, Nodes) ->
     end.
 
 %% @doc Refuse a scenario whose users would pass the file limit of a node they run on:
-%% `Limits' has one per process that holds users (this node's alone when `LoadNodes' is 0).
--spec check(beamscale_load_scenario:scenario(), [pos_integer() | infinity],
+%% `Holders' has the limit and the weight (share of the arrivals, relative) of each process that
+%% holds users (this node's alone when `LoadNodes' is 0). A node holds the peak's users in
+%% proportion to its weight, checked against its own limit; the error names the node most over.
+-spec check(beamscale_load_scenario:scenario(), [{pos_integer() | infinity, number()}],
             non_neg_integer()) -> ok | {error, {?MODULE, term()}}.
-check(Scenario, Limits, LoadNodes) ->
-    case [L || L <- Limits, L =/= infinity] of
-        [] -> ok;
-        Finite -> check(Scenario, length(Limits), lists:min(Finite), LoadNodes)
-    end.
-
-check(Scenario, Nodes, Limit, LoadNodes) ->
+check(Scenario, Holders, LoadNodes) ->
     Sockets = sockets_per_user(Scenario),
     Peak = peak_users(Scenario),
-    PerNode = (Peak + Nodes - 1) div Nodes * Sockets,
-    case PerNode > Limit - ?RESERVED of
-        true -> {error, {?MODULE, {too_many, #{users => Peak, sockets => Sockets,
-                                               per_node => PerNode, limit => Limit,
-                                               nodes => LoadNodes,
-                                               needed => needed_nodes(Peak * Sockets, Limit,
-                                                                      LoadNodes)}}}};
-        false -> ok
+    Sum = lists:sum([W || {_, W} <- Holders]),
+    Over = [{Files - (Limit - ?RESERVED), Files, Limit, W / Sum}
+            || {Limit, W} <- Holders, Limit =/= infinity,
+               Files <- [ceil(Peak * W / Sum) * Sockets], Files > Limit - ?RESERVED],
+    case lists:reverse(lists:sort(Over)) of
+        [] -> ok;
+        [{_, Files, Limit, Share} | _] ->
+            {error, {?MODULE, {too_many, #{users => Peak, sockets => Sockets, per_node => Files,
+                                           limit => Limit, nodes => LoadNodes,
+                                           share => Share,
+                                           needed => needed_nodes(Peak * Sockets, Limit,
+                                                                  LoadNodes)}}}}
     end.
 
 %% @doc The open-file limit (soft) of the node `Node' (this node or a load node).
@@ -156,15 +157,29 @@ limit_text(N) -> integer_to_list(N).
 -spec format_error(term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
 format_error({too_many, #{users := U, sockets := S, per_node := P, limit := L, nodes := N,
-                          needed := Needed}}) ->
-    io_lib:format("about ~b users in flight at once (max_users and think times), ~b socket~ts "
-                  "each: ~b open files in each of ~ts, above its limit of ~b (ulimit -n) less "
-                  "~b kept for the node itself; set load_nodes to at least ~b",
-                  [U, S, plural(S), P, nodes_text(N), L, ?RESERVED, Needed]);
+                          needed := Needed, share := Share}}) ->
+    %% Equal weights: every node holds as many users; else the busiest is named by its share.
+    Even = abs(Share * max(N, 1) - 1) < 1.0e-9,
+    Which = case Even of true -> "each of "; false -> "the busiest of " end,
+    [io_lib:format("about ~b users in flight at once (max_users and think times), ~b socket~ts "
+                   "each: ~b open files in ~ts~ts~ts, above its limit of ~b (ulimit -n) less ~b "
+                   "kept for the node itself; ",
+                   [U, S, plural(S), P, Which, nodes_text(N), share_text(Even, Share), L,
+                    ?RESERVED]),
+     case Even of
+         true -> io_lib:format("set load_nodes to at least ~b", [Needed]);
+         false -> io_lib:format("give that host more nodes or less weight (a node's share at "
+                                "most ~.1f %), or use at least ~b load nodes of equal weight",
+                                [100 * (L - ?RESERVED) / max(U * S, 1), Needed])
+     end];
 format_error({limits, Node, Reason}) ->
     io_lib:format("cannot read the open-file limit of ~ts: ~0tp", [Node, Reason],
                   [{chars_limit, 300}]);
 format_error(no_limit_line) -> "no \"Max open files\" line in /proc/self/limits".
+
+share_text(true, _Share) -> "";
+share_text(false, Share) -> io_lib:format(" (its share of the arrivals ~.1f %, by weight)",
+                                          [100 * Share]).
 
 plural(1) -> "";
 plural(_) -> "s".

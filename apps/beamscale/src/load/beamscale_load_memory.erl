@@ -20,8 +20,9 @@
 %% The tracker answers at once: it only holds a few numbers.
 -define(CALL_TIMEOUT, 5000).
 
-%% @doc Start tracking the processes of OS pids `OsPids' (strings, as `beamscale_node' has).
--spec start([string()]) -> pid().
+%% @doc Start tracking the processes of OS pids `OsPids' (strings, as `beamscale_node' has; with
+%% the node, for one on another host: read there).
+-spec start([string() | {node(), string()}]) -> pid().
 start(OsPids) ->
     Start = rss(OsPids),
     spawn_link(fun() -> loop(OsPids, #{in_flight => 0, peak => 0, rss => Start, start => Start})
@@ -67,10 +68,17 @@ summary(Users, Rss, Start) -> summary(Users, Rss, Start, 1).
 
 rss(OsPids) -> lists:sum([vm_rss(P) || P <- OsPids]).
 
+%% A remote node's /proc is read by that node: one small file.
+status({Node, OsPid}) ->
+    try erpc:call(Node, file, read_file, ["/proc/" ++ OsPid ++ "/status"], ?CALL_TIMEOUT)
+    catch _:_ -> {error, unreachable}
+    end;
+status(OsPid) -> file:read_file("/proc/" ++ OsPid ++ "/status").
+
 %% @doc VmRSS of an OS process in bytes (0 when it is gone or the line is missing).
--spec vm_rss(string()) -> non_neg_integer().
+-spec vm_rss(string() | {node(), string()}) -> non_neg_integer().
 vm_rss(OsPid) ->
-    case file:read_file("/proc/" ++ OsPid ++ "/status") of
+    case status(OsPid) of
         {ok, Text} ->
             case re:run(Text, "^VmRSS:\\s+(\\d+) kB", [multiline, {capture, [1], list}]) of
                 {match, [Kb]} -> list_to_integer(Kb) * 1024;

@@ -1,14 +1,14 @@
-%% @doc Load nodes: peers (`beamscale_node') on 127.0.0.1, or one on each host of a list reached
-%% by `ssh', that run a share of a load run's users, with the load generator's code (apps
-%% beamscale_load and beamscale_stats) loaded as binaries.
+%% @doc Load nodes: peers (`beamscale_node') on this host, or on each host of a list reached by
+%% `ssh' (as many as it asks for), that run a share of a load run's users, with the load
+%% generator's code (apps beamscale_load and beamscale_stats) loaded as binaries.
 -module(beamscale_load_nodes).
 
--export([start/1, stop/1]).
+-export([start/1, stop/1, weights/1]).
 
 %% Load nodes share the host with the target: their idle schedulers must not spin.
 -define(FLAGS, "+sbwt none +sbwtdcpu none +sbwtdio none").
 
-%% @doc Start `N' load nodes here with this node's emulator, or one on each host through `ssh'
+%% @doc Start `N' load nodes here with this node's emulator, or those of each host through `ssh'
 %% (with that host's `erl', default on its PATH); on an error, those started are stopped.
 -spec start(non_neg_integer() | [beamscale_load_scenario:ssh_host()]) ->
     {ok, [beamscale_node:handle()]} | {error, term()}.
@@ -18,7 +18,15 @@ start(N) when is_integer(N) ->
     start(lists:duplicate(N, Here), code(), []);
 start(Hosts) ->
     start([#{erl => maps:get(erl, H, "erl"), flags => ?FLAGS,
-             ssh => maps:with([host, args, user], H)} || H <- Hosts], code(), []).
+             ssh => maps:with([host, args, user], H)}
+           || H <- Hosts, _ <- lists:seq(1, maps:get(nodes, H, 1))], code(), []).
+
+%% @doc The share of the arrivals of each load node `start/1' starts, in its order: a host's
+%% weight split evenly over its nodes.
+-spec weights(non_neg_integer() | [beamscale_load_scenario:ssh_host()]) -> [number()].
+weights(N) when is_integer(N) -> lists:duplicate(N, 1);
+weights(Hosts) ->
+    [W / Nodes || #{weight := W, nodes := Nodes} <- Hosts, _ <- lists:seq(1, Nodes)].
 
 start([], _Code, Acc) -> {ok, lists:reverse(Acc)};
 start([Spec | More], Code, Acc) ->

@@ -3,7 +3,7 @@
 %% (it hangs), its OS process is killed (on its host, through `ssh', for a node started so).
 -module(beamscale_node).
 
--export([distribute/0, start/2, stop/1, os_pid/1, alive/1, format_error/1]).
+-export([distribute/0, listen/1, start/2, stop/1, os_pid/1, alive/1, format_error/1]).
 -export_type([handle/0, spec/0, ssh/0]).
 
 -type handle() :: #{peer := pid(), node := node(), os_pid := string(), ssh => ssh()}.
@@ -26,23 +26,74 @@
 %% disconnect the nodes still up when one dies (a killed load node or target), in warning reports
 %% on the terminal. The command's own node has the same flag (rebar.config's escript_emu_args).
 -define(NO_PARTITION_GUARD, ["-kernel", "prevent_overlapping_partitions", "false"]).
+%% epmd on this host answers at once, or is not there.
+-define(EPMD_TIMEOUT, 2000).
 
-%% @doc Make this node distributed on loopback with a fresh random cookie (if it is not yet).
--spec distribute() -> {ok, node()} | {error, term()}.
-distribute() ->
+%% @doc Make this node distributed (if it is not yet) with a fresh random cookie, on the address
+%% `beamscale_node:listen/1' set (default 127.0.0.1, loopback alone).
+-spec distribute() -> {ok, node()} | {error, {distribution, term()}}.
+distribute() -> distribute(persistent_term:get({?MODULE, address}, ?LOOPBACK)).
+
+%% @doc The address this node's distribution is to listen on: one that the hosts of its load or
+%% benchmark nodes reach (`--dist-address'). Only before `distribute/0'.
+-spec listen(string()) -> ok | {error, {?MODULE, term()}}.
+listen(Address) ->
+    case inet:parse_ipv4strict_address(Address) of
+        {ok, _} -> persistent_term:put({?MODULE, address}, Address);
+        {error, _} -> {error, {?MODULE, {dist_address, Address}}}
+    end.
+
+distribute(Address) ->
     case node() of
         nonode@nohost ->
-            _ = os:cmd("epmd -daemon -address 127.0.0.1"),
-            ok = application:set_env(kernel, inet_dist_use_interface, {127, 0, 0, 1}),
-            Name = list_to_atom("beamscale_" ++ random_name() ++ "@" ++ ?LOOPBACK),
-            case net_kernel:start([Name, longnames]) of
-                {ok, _} ->
-                    true = erlang:set_cookie(node(), list_to_atom(random_name() ++ random_name())),
-                    {ok, node()};
-                {error, Reason} -> {error, {distribution, Reason}}
+            {ok, Ip} = inet:parse_ipv4strict_address(Address),
+            %% epmd answers the other hosts' nodes on that address, and ours on loopback.
+            Addresses = case Address of ?LOOPBACK -> Address; _ -> ?LOOPBACK ++ "," ++ Address end,
+            _ = os:cmd("epmd -daemon -address " ++ Addresses),
+            case epmd_reached(Ip) of
+                true ->
+                    ok = application:set_env(kernel, inet_dist_use_interface, Ip),
+                    start_distribution("beamscale_" ++ random_name() ++ "@" ++ Address);
+                false -> {error, {distribution, {?MODULE, {epmd_address, Address}}}}
             end;
         Node -> {ok, Node}
     end.
+
+start_distribution(Name) ->
+    case net_kernel:start([list_to_atom(Name), longnames]) of
+        {ok, _} ->
+            true = erlang:set_cookie(node(), list_to_atom(random_name() ++ random_name())),
+            {ok, node()};
+        {error, Reason} -> {error, {distribution, Reason}}
+    end.
+
+%% An epmd started earlier (by another node) may listen on loopback alone: then the other
+%% hosts' nodes could not find ours, which would show only as their boot timeouts. One just
+%% started as a daemon may take a moment to listen.
+epmd_reached({127, _, _, _}) -> true;
+epmd_reached(Ip) -> epmd_reached(Ip, ?EPMD_TIMEOUT div 100).
+
+epmd_reached(Ip, Tries) ->
+    case gen_tcp:connect(Ip, 4369, [], ?EPMD_TIMEOUT) of
+        {ok, S} -> gen_tcp:close(S), true;
+        {error, _} when Tries > 0 -> timer:sleep(100), epmd_reached(Ip, Tries - 1);
+        {error, _} -> false
+    end.
+
+%% The host part of this node's name when it is an address (distribute/0 names it so): where
+%% the nodes it starts here listen too; else loopback.
+here() ->
+    Host = lists:last(string:split(atom_to_list(node()), "@")),
+    case inet:parse_ipv4strict_address(Host) of
+        {ok, Ip} -> {Host, Ip};
+        {error, _} -> {?LOOPBACK, {127, 0, 0, 1}}
+    end.
+
+%% The distribution's carrier, for every node started (TLS: `-proto_dist inet_tls' with its
+%% options file, as this emulator was started with, often through ERL_FLAGS).
+dist_args() ->
+    [A || K <- [proto_dist, ssl_dist_optfile], {ok, [V | _]} <- [init:get_argument(K)],
+          A <- ["-" ++ atom_to_list(K) | V]].
 
 %% @doc Start one node under test; `Label' becomes part of its name. An error is this module's,
 %% so every caller (suite, load targets, load nodes, study cells) says it in the same words.
@@ -50,44 +101,80 @@ distribute() ->
 start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     Name = "bs_" ++ Label ++ "_" ++ random_name(),
     Paths = lists:append([["-pa", P] || P <- maps:get(code_path, Spec, [])]),
-    Host = case Spec of #{ssh := #{host := H}} -> H; _ -> ?LOOPBACK end,
-    {Cookie, Env, Private} = cookie(Spec),
     Scheds = [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]],
-    Emulator = [lists:flatten(A) || A <- Scheds ++ Paths ++ string:lexemes(Flags, " ")],
-    Args = Cookie
-        ++ [A || Host =:= ?LOOPBACK, A <- ["-kernel", "inet_dist_use_interface", "{127,0,0,1}"]]
-        ++ ?NO_PARTITION_GUARD ++ Emulator,
+    Emulator = [lists:flatten(A) || A <- ?NO_PARTITION_GUARD ++ Scheds ++ Paths
+                                          ++ string:lexemes(Flags, " ")],
     try
-        ok = preflight(Erl, [A || not is_map_key(ssh, Spec), A <- Emulator]),
-        {Exec, Args1} = exec(Erl, [lists:flatten(A) || A <- Args], Spec),
-        with_output(maps:get(output, Spec, group_leader()),
-                    fun() -> peer:start(#{name => Name, host => Host, longnames => true,
-                                          exec => Exec, args => Args1, env => Env,
-                                          wait_boot => ?BOOT_TIMEOUT,
-                                          shutdown => {halt, ?STOP_TIMEOUT}})
-                    end)
-    of
-        {ok, Peer, Node} ->
-            OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
-            {ok, maps:merge(#{peer => Peer, node => Node, os_pid => OsPid},
-                            maps:with([ssh], Spec))};
-        {error, Reason} -> {error, {?MODULE, {node_start, Reason}}}
+        ok = preflight(Erl, [A || not is_map_key(ssh, Spec), A <- dist_args() ++ Emulator]),
+        ok = reachable(Spec),
+        boot(Name, Erl, Emulator, Spec)
     catch
         error:{badmatch, {error, {emulator, _, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
+        error:{badmatch, {error, {cookie, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
+        error:{badmatch, {error, {loopback, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
         Class:Reason -> {error, {?MODULE, {node_start, {Class, Reason}}}}
+    end.
+
+%% A node on another host connects back to this one: not to a loopback address.
+reachable(#{ssh := #{host := Host}}) ->
+    case {loopback(Host), loopback(element(1, here()))} of
+        {false, true} -> {error, {loopback, Host}};
+        _ -> ok
+    end;
+reachable(_Spec) -> ok.
+
+loopback("127." ++ _) -> true;
+loopback("localhost") -> true;
+loopback(_) -> false.
+
+%% Here: a private HOME holding the cookie, on this node's address. There: the same made on the
+%% host through ssh, the node listening on the host's addresses.
+boot(Name, Erl, Emulator, #{ssh := #{host := Host} = Ssh} = Spec) ->
+    {ok, Home} = beamscale_node_ssh:home(Ssh),
+    %% Hosts of nodes need not reach each other (only this one): no full mesh by `global'.
+    {Exec, Args} = beamscale_node_ssh:exec(Erl, ["-connect_all", "false"] ++ dist_args()
+                                                ++ Emulator, Ssh, Home),
+    Result = peer_start(Name, Host, Exec, Args, [], Spec),
+    ok = beamscale_node_ssh:forget(Ssh, Home, case Result of {ok, _, N} -> N; _ -> none end),
+    started(Result, Spec);
+boot(Name, Erl, Emulator, Spec) ->
+    {Cookie, Private} = cookie(),
+    Env = Cookie ++ no_env_flags(),
+    {Here, Ip} = here(),
+    Interface = ["-kernel", "inet_dist_use_interface", lists:flatten(io_lib:format("~p", [Ip]))],
+    try started(peer_start(Name, Here, Erl, Interface ++ dist_args() ++ Emulator, Env, Spec),
+                Spec)
     after
         %% The node read its cookie at boot: the file is not needed any more.
-        _ = Private =:= none orelse file:del_dir_r(Private)
+        file:del_dir_r(Private)
     end.
+
+%% A node here would also read this emulator's flags from ERL_FLAGS, ERL_AFLAGS and ERL_ZFLAGS:
+%% with the carrier given twice, net_kernel ignores both and speaks plain TCP, which a TLS
+%% origin refuses, and `peer' only says "did not boot". A node's flags are the run's (as
+%% through ssh, where this environment does not go): the variables are emptied.
+no_env_flags() -> [{V, ""} || V <- ["ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS"]].
+
+peer_start(Name, Host, Exec, Args, Env, Spec) ->
+    with_output(maps:get(output, Spec, group_leader()),
+                fun() -> peer:start(#{name => Name, host => Host, longnames => true,
+                                      exec => Exec, args => Args, env => Env,
+                                      wait_boot => ?BOOT_TIMEOUT,
+                                      shutdown => {halt, ?STOP_TIMEOUT}})
+                end).
+
+started({ok, Peer, Node}, Spec) ->
+    OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
+    {ok, maps:merge(#{peer => Peer, node => Node, os_pid => OsPid}, maps:with([ssh], Spec))};
+started({error, Reason}, _Spec) -> {error, {?MODULE, {node_start, Reason}}}.
 
 %% The run's cookie must not be on the node's command line (any local user reads it with ps).
 %% erl reads $HOME/.erlang.cookie when no -setcookie is given, so a node here gets a HOME of its
 %% own: a fresh directory only this user can enter, holding the cookie file (mode 0400), removed
 %% once the node is up. The environment is private (/proc/PID/environ is 0400); BEAMSCALE_RUN
-%% names the command's node so that tests can find a run's emulators. Through ssh the remote
-%% environment is not ours to set: those nodes still get -setcookie.
-cookie(#{ssh := _}) -> {["-setcookie", atom_to_list(erlang:get_cookie())], [], none};
-cookie(_Spec) ->
+%% names the command's node so that tests can find a run's emulators. Through ssh the same is
+%% made on the node's host (beamscale_node_ssh:home/1).
+cookie() ->
     Dir = filename:join(tmp_dir(), "beamscale-cookie-" ++ random_name()),
     ok = file:make_dir(Dir),
     ok = file:change_mode(Dir, 8#700),
@@ -96,7 +183,7 @@ cookie(_Spec) ->
     ok = file:change_mode(File, 8#600),
     ok = file:write_file(File, atom_to_list(erlang:get_cookie())),
     ok = file:change_mode(File, 8#400),
-    {[], [{"HOME", Dir}, {"BEAMSCALE_RUN", atom_to_list(node())}], Dir}.
+    {[{"HOME", Dir}, {"BEAMSCALE_RUN", atom_to_list(node())}], Dir}.
 
 tmp_dir() ->
     case os:getenv("TMPDIR") of
@@ -107,6 +194,17 @@ tmp_dir() ->
 
 %% @doc One line for an error of `start/2': the emulator's own words when it refused its flags.
 -spec format_error(term()) -> iodata().
+format_error({dist_address, A}) ->
+    ["--dist-address ", A, ": expected an IPv4 address of this host"];
+format_error({epmd_address, A}) ->
+    ["epmd on this host does not answer on ", A, " (an epmd started earlier listens elsewhere, "
+     "as ERL_EPMD_ADDRESS said): stop it (epmd -kill, once no node uses it) or start it with "
+     "-address 127.0.0.1,", A];
+format_error({node_start, {loopback, Host}}) ->
+    ["a node on ", Host, " could not reach beamscale's node, which listens on loopback: give "
+     "--dist-address with an address of this host that ", Host, " reaches"];
+format_error({node_start, {cookie, Why}}) ->
+    io_lib:format("cannot put the run's cookie on the node's host through ssh: ~0tp", [Why]);
 format_error({node_start, {emulator, timeout, Words}}) ->
     ["the node's emulator did not start or stop within ",
      integer_to_list(?PREFLIGHT_TIMEOUT div 1000), " s: ", Words];
@@ -137,7 +235,7 @@ preflight(Erl, Args) ->
         ok -> ok;
         unchecked ->
             Check = Args ++ ["-noshell", "-noinput", "-eval", "erlang:halt(0)"],
-            case beamscale_os:cmd(Erl, Check, ?PREFLIGHT_TIMEOUT) of
+            case beamscale_os:cmd(Erl, Check, no_env_flags(), ?PREFLIGHT_TIMEOUT) of
                 {0, _} -> persistent_term:put(Key, ok);
                 {Status, Out} -> {error, {emulator, Status, emulator_words(Out)}}
             end
@@ -159,7 +257,7 @@ stop(#{peer := Peer, os_pid := OsPid} = Handle) ->
         exit(Pid, kill)
     end,
     case Handle of
-        #{ssh := Ssh, node := Node} -> ssh_kill(Ssh, OsPid, Node);
+        #{ssh := Ssh, node := Node} -> beamscale_node_ssh:kill(Ssh, OsPid, Node);
         _ -> wait_gone(OsPid)
     end.
 
@@ -177,55 +275,6 @@ wait_gone(OsPid) ->
     case beamscale_os:wait_gone(OsPid, ?STOP_TIMEOUT div 2) of
         ok -> ok;
         timeout -> beamscale_os:signal(OsPid, "KILL")
-    end.
-
-%% Through ssh, the remote shell reads the command line: every argument of ours is quoted for
-%% it (peer's own are names, base64 and numbers).
-exec(Erl, Args, #{ssh := Ssh}) ->
-    {{ssh_exe(), ssh_args(Ssh) ++ [quote(Erl)]}, [quote(A) || A <- Args]};
-exec(Erl, Args, _Spec) -> {Erl, Args}.
-
-ssh_exe() ->
-    case os:find_executable("ssh") of
-        false -> error(no_ssh);
-        Exe -> Exe
-    end.
-
-ssh_args(#{host := Host, args := Args} = Ssh) ->
-    Dest = case Ssh of #{user := U} -> U ++ "@" ++ Host; _ -> Host end,
-    ["-o", "BatchMode=yes"] ++ Args ++ [Dest].
-
-quote(Arg) -> "'" ++ lists:flatten(string:replace(Arg, "'", "'\\''", all)) ++ "'".
-
-%% The node's host kills it if it is still there after a grace period (the remote twin of
-%% wait_gone/2). The process must still be the node (its command line names it): a pid reused
-%% since is left alone. ssh runs with a time limit, so a host gone away cannot hang the run.
-ssh_kill(Ssh, OsPid, Node) ->
-    [Name, _] = string:split(atom_to_list(Node), "@"),
-    Is = "grep -q -- '" ++ Name ++ "@' /proc/" ++ OsPid ++ "/cmdline 2>/dev/null",
-    %% After the kill, wait as the local path does until the process is gone (or a zombie,
-    %% whose command line is empty): `kill' returns before the process has ended.
-    Wait = fun(N) -> "for i in $(seq " ++ integer_to_list(N) ++ "); do " ++ Is
-                         ++ " || exit 0; sleep 0.2; done; " end,
-    Script = Wait(10) ++ Is ++ " && kill -9 " ++ OsPid ++ "; " ++ Wait(25) ++ "exit 1",
-    try open_port({spawn_executable, ssh_exe()},
-                  [{args, ["-o", "ConnectTimeout=5" | ssh_args(Ssh)] ++ [Script]},
-                   exit_status, stderr_to_stdout, hide]) of
-        Port -> ssh_wait(Port)
-    catch error:_ -> ok
-    end.
-
-ssh_wait(Port) ->
-    receive
-        {Port, {data, _}} -> ssh_wait(Port);
-        {Port, {exit_status, _}} -> ok
-    after ?STOP_TIMEOUT * 2 ->
-        _ = case erlang:port_info(Port, os_pid) of
-            {os_pid, Pid} -> beamscale_os:signal(integer_to_list(Pid), "KILL");
-            undefined -> ok
-        end,
-        catch port_close(Port),
-        ok
     end.
 
 random_name() ->

@@ -219,10 +219,13 @@ start_probe(Node, #{opts := Opts, next := Next}) ->
         Class:Reason -> {error, {Class, Reason}}
     end.
 
-read(#{node := Node, os_pid := OsPid}) ->
+read(#{node := Node, os_pid := OsPid} = Watched) ->
+    %% A node on another host (started through ssh): its /proc is read there.
+    Where = case Watched of #{ssh := _} -> Node; _ -> here end,
     try
-        {ok, Proc} = beamscale_sample_calc:parse_pid_stat(proc("/proc/" ++ OsPid ++ "/stat")),
-        {ok, Host} = beamscale_sample_calc:parse_host_stat(proc("/proc/stat")),
+        {ok, Proc} = beamscale_sample_calc:parse_pid_stat(proc(Where,
+                                                                "/proc/" ++ OsPid ++ "/stat")),
+        {ok, Host} = beamscale_sample_calc:parse_host_stat(proc(Where, "/proc/stat")),
         Vm = erpc:call(Node, ?PROBE, read, [], ?READ_TIMEOUT),
         {ok, (stamp())#{proc => Proc, host => Host, vm => Vm}}
     catch
@@ -231,8 +234,11 @@ read(#{node := Node, os_pid := OsPid}) ->
         _:Reason -> {error, Reason}
     end.
 
-proc(File) ->
+proc(here, File) ->
     {ok, Bin} = file:read_file(File),
+    Bin;
+proc(Node, File) ->
+    {ok, Bin} = erpc:call(Node, file, read_file, [File], ?READ_TIMEOUT),
     Bin.
 
 record_lcnt(Node, #{bench := B, env := E, node := N}, #{opts := #{dir := Dir, lcnt_top := Top}}) ->

@@ -25,6 +25,7 @@
     out := string(),
     sample := pos_integer() | false,
     msacc := 0..100,
+    hosts := [beamscale_load_scenario:ssh_host()],
     name => string()}.
 %% Where a value came from: a file and line, or the command line.
 -type source() :: {file:filename(), non_neg_integer()} | command_line.
@@ -45,8 +46,8 @@
 defaults() ->
     #{benchmarks => all, version => short, schedulers => lists:seq(1, beamscale_os:logical_cores()),
       nodes => [1], erls => [{default, "erl"}], erl_args => [{default, ""}], iterations => 3,
-      warmups => 1, launches => ?LAUNCHES, clock => wall, sweep => cross, timeout => 300, bench_path => [],
-      code_path => [],
+      warmups => 1, launches => ?LAUNCHES, clock => wall, sweep => cross, timeout => 300,
+      bench_path => [], code_path => [], hosts => [],
       overrides => #{},
       out => "runs", sample => 1000, msacc => maps:get(msacc, beamscale_sampler:defaults())}.
 
@@ -126,7 +127,21 @@ check(sample, Ms) when is_integer(Ms), Ms >= ?MIN_SAMPLE_MS -> {ok, Ms};
 check(sample, _) -> bad("a sampling interval in milliseconds (at least 100) or false");
 check(msacc, Pct) when is_integer(Pct), Pct >= 0, Pct =< 100 -> {ok, Pct};
 check(msacc, _) -> bad("the share (%) of each sampling interval msacc is on, 0 to 100");
+check(hosts, L) when is_list(L) -> hosts(L);
+check(hosts, _) -> bad("a list of hosts reached by ssh for nodes 2..N (bencherl's slave nodes)");
 check(Key, _) -> {error, [], "unknown key " ++ atom_to_list(Key) ++ " (known: " ++ known() ++ ")"}.
+
+%% Hosts of the nodes after the first, as the scenario's load node hosts (ssh options, login,
+%% erl); a host's count and weight of arrivals are a load's, not a run's.
+hosts(L) ->
+    try
+        {ok, [case H of
+                  {_, #{nodes := _}} -> throw({bad, [], "nodes: not for a run's hosts"});
+                  {_, #{weight := _}} -> throw({bad, [], "weight: not for a run's hosts"});
+                  _ -> maps:without([nodes, weight], beamscale_load_scenario_where:ssh_host(H))
+              end || H <- L]}
+    catch throw:{bad, Path, Msg} -> {error, Path, lists:flatten(Msg)}
+    end.
 
 %% @doc One line for a configuration error.
 -spec format_error({?MODULE, reason()} | reason()) -> string().

@@ -69,7 +69,7 @@ start(Dir, Store, Config, Mode, Info0) ->
 
 run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log}) ->
     Ctx0 = #{code => beamscale_executor:code(), bench_path => maps:get(bench_path, Config),
-             code_path => maps:get(code_path, Config),
+             code_path => maps:get(code_path, Config), hosts => maps:get(hosts, Config),
              cores => beamscale_os:logical_cores(), scratch => filename:join(Dir, "scratch"),
              sample => maps:get(sample, Config), msacc => maps:get(msacc, Config),
              clock => maps:get(clock, Config), node_output => Log},

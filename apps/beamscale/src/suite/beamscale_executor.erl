@@ -13,6 +13,7 @@
 -type context() :: #{code := beamscale_code:code(),
                      bench_path := [file:filename()],
                      code_path => [file:filename()],
+                     hosts => [beamscale_load_scenario:ssh_host()],
                      cores := pos_integer(),
                      scratch := file:filename(),
                      notify := fun((event()) -> ok),
@@ -96,9 +97,12 @@ sampler(Ctx) -> maps:get(sampler, Ctx, none).
 start_nodes([], _Env, _Ctx, Acc) ->
     {ok, lists:reverse(Acc)};
 start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ctx, Acc) ->
-    Spec0 = #{erl => Erl, flags => Flags, schedulers => S,
-              code_path => bench_path(Ctx) ++ maps:get(code_path, Ctx, [])},
-    Spec = maps:merge(Spec0, maps:from_list([{output, O} || #{node_output := O} <- [Ctx]])),
+    Spec0 = case host(I, maps:get(hosts, Ctx, [])) of
+                here -> #{erl => Erl, code_path => bench_path(Ctx) ++ maps:get(code_path, Ctx, [])};
+                H -> #{erl => maps:get(erl, H, "erl"), ssh => maps:with([host, args, user], H)}
+            end,
+    Spec = maps:merge(Spec0#{flags => Flags, schedulers => S},
+                      maps:from_list([{output, O} || #{node_output := O} <- [Ctx]])),
     case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
         {ok, Handle} ->
             case load_code(Handle, Ctx) of
@@ -109,6 +113,12 @@ start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ct
             stop_env(Acc),
             Error
     end.
+
+%% bencherl's slave nodes: the node under test (the first) runs here, the others in turn on the
+%% configuration's hosts (through ssh, with that host's erl; code is sent, not read from paths).
+host(1, _Hosts) -> here;
+host(_I, []) -> here;
+host(I, Hosts) -> lists:nth((I - 2) rem length(Hosts) + 1, Hosts).
 
 stop_env(Nodes) ->
     lists:foreach(fun beamscale_node:stop/1, Nodes).

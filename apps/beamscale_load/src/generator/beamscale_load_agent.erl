@@ -29,17 +29,22 @@ stop({Pid, Ref}) ->
     after ?STOP_TIMEOUT -> exit(Pid, kill), demonitor(Ref, [flush]), ok
     end.
 
-%% @doc Share `I' of `N' of a scenario: every phase's rate divided by `N', `max_users' split
-%% (the remainder to the first shares), so the shares together offer the whole load.
--spec share(beamscale_load_scenario:scenario(), pos_integer(), pos_integer()) ->
+%% @doc Share `I' of a scenario whose shares weigh `Weights' (equal weights: equal shares):
+%% every phase's rate times share `I''s weight over the sum, `max_users' split so (the remainder
+%% to the first shares), so the shares together offer the whole load.
+-spec share(beamscale_load_scenario:scenario(), pos_integer(), [number()]) ->
     beamscale_load_scenario:scenario().
-share(#{phases := Phases} = Scenario, I, N) ->
-    Scenario#{phases := [P#{rate := R / N, max_users := split(Max, I, N)}
+share(#{phases := Phases} = Scenario, I, Weights) ->
+    W = lists:nth(I, Weights),
+    Sum = lists:sum(Weights),
+    Scenario#{phases := [P#{rate := R * W / Sum, max_users := split(Max, I, Weights)}
                          || #{rate := R, max_users := Max} = P <- Phases]}.
 
-split(infinity, _I, _N) -> infinity;
-split(Max, I, N) when I =< Max rem N -> Max div N + 1;
-split(Max, _I, N) -> max(Max div N, 0).
+split(infinity, _I, _Weights) -> infinity;
+split(Max, I, Weights) ->
+    Sum = lists:sum(Weights),
+    Bases = [floor(Max * W / Sum) || W <- Weights],
+    lists:nth(I, Bases) + case I =< Max - lists:sum(Bases) of true -> 1; false -> 0 end.
 
 %% @doc The agent process (spawned by `start/3').
 -spec init(map()) -> ok.

@@ -17,9 +17,11 @@
 %% A load node gone during the load: when (seconds into it) and why (its agent's exit reason).
 -type down() :: #{node := node(), at_s := float(), reason := term()}.
 %% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded;
-%% on_load_node_down: told at once when one dies.
+%% weights: their shares of the arrivals, relative (default: equal); on_load_node_down: told at
+%% once when one dies.
 -type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
-                  load_nodes => [node()], on_load_node_down => fun((down()) -> term())}.
+                  load_nodes => [node()], weights => [number()],
+                  on_load_node_down => fun((down()) -> term())}.
 
 -define(GRACE_MS, 10000).
 -define(LATE_MS, 2000).
@@ -58,6 +60,7 @@ format_error(not_stopped) ->
 control(Scenario, Targets, #{seed := Seed} = Opts) ->
     Nodes = maps:get(load_nodes, Opts, [node()]),
     N = length(Nodes),
+    Weights = maps:get(weights, Opts, lists:duplicate(N, 1)),
     %% Remote agents need a moment to start: every agent starts its clock at the same instant.
     Lead = case Nodes of [Only] when Only =:= node() -> 0; _ -> ?REMOTE_LEAD_US end,
     StartUs = erlang:system_time(microsecond) + Lead,
@@ -66,7 +69,7 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
                [{element(1, A), {Node, element(2, A)}}
                 || {I, Node} <- lists:zip(lists:seq(1, N), Nodes),
                    A <- [beamscale_load_agent:start(Node, beamscale_load_agent:share(Scenario,
-                                                                                     I, N),
+                                                                                     I, Weights),
                                                     Args#{seed => Seed + I - 1})]]),
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
     Empty = beamscale_load_metrics:empty(maps:get(transactions, Scenario)),

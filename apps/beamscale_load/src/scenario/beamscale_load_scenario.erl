@@ -30,8 +30,10 @@
                       files := #{binary() => [binary()]}, counts := [binary()],
                       source_ips := [inet:ip_address()], slo => beamscale_stats_slo:slo()}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
-%% (default: ours), running `erl' (default: the one on that host's PATH).
--type ssh_host() :: #{host := string(), args := [string()], user => string(), erl => string()}.
+%% (default: ours), running `erl' (default: the one on that host's PATH); `nodes' load nodes
+%% there, the host's share of the arrivals `weight' over the sum of the hosts' weights.
+-type ssh_host() :: #{host := string(), args := [string()], user => string(), erl => string(),
+                      nodes := pos_integer(), weight := number()}.
 
 -define(DEFAULT_TIMEOUT_MS, 5000).
 -define(DEFAULT_DRAIN_S, 10).

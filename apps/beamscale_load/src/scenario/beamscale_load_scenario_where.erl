@@ -4,7 +4,11 @@
 %% with its file and line.
 -module(beamscale_load_scenario_where).
 
--export([target/1, load_nodes/1]).
+-export([target/1, load_nodes/1, ssh_host/1]).
+
+-define(HOST_KEYS, "args, user, erl, nodes, weight").
+%% Load nodes per host: each is an emulator; more than this on one host is a typing error.
+-define(MAX_HOST_NODES, 256).
 
 %% @doc A target, with defaults filled in.
 -spec target(term()) -> beamscale_load_scenario:target().
@@ -73,24 +77,29 @@ load_nodes([_ | _] = Hosts) -> [ssh_host(H) || H <- Hosts];
 load_nodes(_) ->
     bad([], "expected a number of load nodes (0: none, users run in beamscale) or a list of "
             "hosts reached by ssh: \"HOST\" or {\"HOST\", #{args => [...], user => \"U\", "
-            "erl => \"PATH\"}}").
+            "erl => \"PATH\", nodes => N, weight => W}}").
 
-%% beamscale's distribution listens on 127.0.0.1 only (loopback): a load node on any other
-%% address could not connect back, so it is refused here rather than after a boot timeout.
+%% @doc A host reached by ssh: its ssh options, login and erl, how many load nodes it runs (`nodes',
+%% Tsung's `cpu') and its share of the arrivals (`weight', relative to the other hosts').
+-spec ssh_host(term()) -> beamscale_load_scenario:ssh_host().
 ssh_host({Host, Opts}) when is_map(Opts) ->
     is_text(Host) orelse bad([], "expected a host name, not " ++ io_lib:format("~0tp", [Host])),
-    Host =:= "127.0.0.1"
-        orelse bad([], Host ++ ": only 127.0.0.1 here (an sshd sharing this machine's loopback): "
-                              "beamscale's distribution listens on loopback only"),
-    [bad([], io_lib:format("~ts: unknown key ~0tp (known: args, user, erl)", [Host, K]))
-     || K <- maps:keys(Opts), not lists:member(K, [args, user, erl])],
+    [bad([], io_lib:format("~ts: unknown key ~0tp (known: ~s)", [Host, K, ?HOST_KEYS]))
+     || K <- maps:keys(Opts), not lists:member(K, [args, user, erl, nodes, weight])],
     Args = maps:get(args, Opts, []),
     is_list(Args) andalso lists:all(fun is_text/1, Args)
         orelse bad([], Host ++ ": args: expected a list of strings (ssh options)"),
     [bad([], io_lib:format("~ts: ~s: expected a string not starting with -", [Host, K]))
      || K <- [user, erl], is_map_key(K, Opts),
         not is_text(maps:get(K, Opts)) orelse hd(maps:get(K, Opts)) =:= $-],
-    (maps:with([user, erl], Opts))#{host => Host, args => Args};
+    Nodes = maps:get(nodes, Opts, 1),
+    is_integer(Nodes) andalso Nodes > 0 andalso Nodes =< ?MAX_HOST_NODES
+        orelse bad([], io_lib:format("~ts: nodes: expected 1 to ~b load nodes", [Host,
+                                                                               ?MAX_HOST_NODES])),
+    Weight = maps:get(weight, Opts, 1),
+    is_number(Weight) andalso Weight > 0
+        orelse bad([], Host ++ ": weight: expected a positive number (its share of arrivals)"),
+    (maps:with([user, erl], Opts))#{host => Host, args => Args, nodes => Nodes, weight => Weight};
 ssh_host(Host) -> ssh_host({Host, #{}}).
 
 is_text(S) -> io_lib:printable_unicode_list(S) andalso S =/= "".

@@ -46,7 +46,7 @@ elements(#xmlElement{name = Name}, C) ->
 %% Attributes each element may have, and those listed as ignored (`all': the whole element).
 spec(tsung) -> {[], [loglevel, dumptraffic, version, backend]};
 spec(clients) -> {[], []};
-spec(client) -> {[host], [use_controller_vm, maxusers, cpu, weight, type, batch]};
+spec(client) -> {[host, cpu, weight], [use_controller_vm, maxusers, type, batch]};
 spec(ip) -> {[value], []};
 spec(servers) -> {[], []};
 spec(server) -> {[host, port, type], [weight]};

@@ -10,7 +10,7 @@
 -include_lib("xmerl/include/xmerl.hrl").
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, req/3, number/3,
-                                   integer/3, positive/3, non_negative/3, bool/4, line/2,
+                                   integer/3, positive/3, positive_integer/3, non_negative/3, bool/4, line/2,
                                    fail/4]).
 
 %% The line of each element (and processing instruction), keyed by its path in the tree.
@@ -48,7 +48,8 @@ tsung(Root, Ctx0) ->
     Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
     Pis = pi_targets(Root, Ctx0),
     Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis},
-    Ips = lists:append([clients(C, Ctx) || C <- only(clients, Top)]),
+    {Ips, Hosts, Local} = clients(lists:append([children(C, [client], Ctx)
+                                                || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
     Sessions = one(sessions, Top, Root, Ctx),
     {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
@@ -61,11 +62,12 @@ tsung(Root, Ctx0) ->
                {sessions, SessionTerms, line(Sessions, Ctx)}]
               ++ [{time_limit_s, L, line(Load, Ctx)} || L <- [Limit], L =/= none]
               ++ [{files, Files, line(Root, Ctx)} || Files =/= []]
-              ++ [{source_ips, [V || {V, _} <- Ips], Line} || [{_, Line} | _] <- [Ips]],
+              ++ [{source_ips, [V || {V, _} <- Ips], Line} || [{_, Line} | _] <- [Ips]]
+              ++ [{load_nodes, [H || {H, _} <- Hosts], Line} || [{_, Line} | _] <- [Hosts]],
     {Sample, Warnings} = sample(only(monitoring, Top), Targets, Ctx),
     Unused = ["<server> (no request uses it)"
               || only(servers, Top) =/= [], not lists:keymember(server, 1, Targets)],
-    #{entries => Entries, sample => Sample, warnings => Warnings ++ Unused}.
+    #{entries => Entries, sample => Sample, warnings => Warnings ++ Unused ++ Local}.
 
 only(Name, Elements) -> [E || #xmlElement{name = N} = E <- Elements, N =:= Name].
 
@@ -95,13 +97,34 @@ pi_target(#xmlPI{value = V} = P, Root, Ctx) ->
 -spec bad_pi(pos_integer()) -> no_return().
 bad_pi(Line) -> throw({tsung, Line, "expected <?beamscale target {Name, Target}?>"}).
 
-%% Each `<client>''s `<ip value>': the source addresses users bind (beamscale_load_source
-%% checks them, at the line of the first); one machine here, so every client's are pooled.
-clients(E, Ctx) ->
-    lists:append([begin
-                      check_attrs(C, Ctx),
-                      [source_ip(Ip, Ctx) || Ip <- children(C, [ip], Ctx)]
-                  end || C <- children(E, [client], Ctx)]).
+%% The `<client>'s: on this machine (localhost, 127.x), users run in beamscale and their
+%% `<ip value>'s are pooled as source addresses; on other hosts, each is a host of load nodes
+%% reached by ssh, `cpu' nodes there, `weight' its share of the arrivals. Both at once would
+%% need an sshd here: refused.
+clients(Clients, Ctx) ->
+    {Here, There} = lists:partition(fun(C) -> here(req(C, host, Ctx)) end, Clients),
+    [fail(C, Ctx, "<client host=\"~ts\">: clients on this machine and on other hosts at once "
+                  "are not supported (give this machine's address, reached by ssh, instead)",
+          [req(C, host, Ctx)]) || There =/= [], C <- Here],
+    Ips = lists:append([begin
+                            check_attrs(C, Ctx),
+                            [source_ip(Ip, Ctx) || Ip <- children(C, [ip], Ctx)]
+                        end || C <- Here]),
+    Local = ["<client cpu weight> on this machine (its users run in beamscale's node)"
+             || C <- Here, attr(C, cpu) =/= undefined orelse attr(C, weight) =/= undefined],
+    {Ips, [remote_client(C, Ctx) || C <- There], lists:usort(Local)}.
+
+remote_client(C, Ctx) ->
+    check_attrs(C, Ctx),
+    [fail(Ip, Ctx, "<ip> of a client on another host is not supported (source addresses are "
+                   "this machine's)", []) || Ip <- children(C, [ip], Ctx)],
+    Nodes = case attr(C, cpu) of undefined -> 1; _ -> positive_integer(C, cpu, Ctx) end,
+    Weight = case attr(C, weight) of undefined -> 1; _ -> positive(C, weight, Ctx) end,
+    {{req(C, host, Ctx), #{nodes => Nodes, weight => Weight}}, line(C, Ctx)}.
+
+here("localhost") -> true;
+here("127." ++ _) -> true;
+here(_) -> false.
 
 source_ip(Ip, Ctx) ->
     check_attrs(Ip, Ctx),
