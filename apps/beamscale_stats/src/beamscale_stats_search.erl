@@ -9,7 +9,7 @@
 %% with `low =< C < high' and `(high - low) / low =< tolerance' (checked by PropEr).
 -module(beamscale_stats_search).
 
--export([new/1, defaults/0, next/1, record/3, bracket/1]).
+-export([new/1, defaults/0, next/1, record/3, bracket/1, replay/2]).
 -export_type([opts/0, state/0, outcome/0]).
 
 %% start: the first rate (/s); factor: the climb's ratio between rates (> 1); tolerance: the
@@ -24,6 +24,10 @@
 %% below_start: not even the first rate was held.
 -type outcome() :: #{low := float() | none, high := float() | none,
                      why := converged | max_rate | below_start | budget}.
+
+%% Rates read back from levels.csv may be rounded (to 3 decimals): within this (absolute and
+%% relative) they are the same.
+-define(SAME, 1.0e-3).
 
 %% @doc The options' defaults.
 -spec defaults() -> #{start := float(), factor := float(), tolerance := float(),
@@ -66,6 +70,19 @@ record(#{phase := confirm, held := Held} = St, R, false) ->
     case [H || H <- Held, H < R] of
         [] -> St#{phase := done, low := none, high := R, why := below_start};
         Below -> bisect(St#{low := lists:max(Below), high := R, held := Below})
+    end.
+
+%% @doc The search after the levels of an earlier run (`{Rate, Held}' in the order they ran), for
+%% a rerun that continues it; `{mismatch, Expected, Rate}' when a level is not the one this
+%% search would have run there (the earlier run had other options).
+-spec replay(state(), [{number(), boolean()}]) ->
+    {ok, state()} | {error, {mismatch, float() | done, number()}}.
+replay(St, []) -> {ok, St};
+replay(St, [{Rate, Held} | Rest]) ->
+    case next(St) of
+        {run, R} when abs(R - Rate) =< ?SAME + ?SAME * R -> replay(record(St, R, Held), Rest);
+        {run, R} -> {error, {mismatch, R, Rate}};
+        {done, _} -> {error, {mismatch, done, Rate}}
     end.
 
 held(#{held := Held} = St, R) -> St#{low := R, held := [R | Held]}.

@@ -18,6 +18,24 @@ climb_then_bisect_test() ->
                  Ran),
     ?assertEqual(#{low => 200.0, high => 210.0, why => converged}, Out).
 
+%% A search replayed over the levels of an earlier run stopped half way continues where it was,
+%% and ends where the uninterrupted search ends; a level the search would not run is refused.
+replay_test() ->
+    Held = fun(R) -> R =< 200 end,
+    Opts = #{start => 10, factor => 2, tolerance => 0.05},
+    {Out, Ran} = search(Opts, Held),
+    {Half, _} = lists:split(7, Ran),
+    {ok, St} = beamscale_stats_search:replay(beamscale_stats_search:new(Opts),
+                                             [{R, Held(R)} || R <- Half]),
+    {Out2, Rest} = search(St, Held, [], 200),
+    ?assertEqual(Out, Out2),
+    ?assertEqual(Ran, Half ++ Rest),
+    %% Rates as levels.csv rounds them are the same rates.
+    ?assertMatch({ok, _}, beamscale_stats_search:replay(beamscale_stats_search:new(#{start => 1/3}),
+                                                        [{0.333, true}])),
+    ?assertEqual({error, {mismatch, 10.0, 12}},
+                 beamscale_stats_search:replay(beamscale_stats_search:new(Opts), [{12, true}])).
+
 below_start_test() ->
     ?assertMatch({#{low := none, high := 10.0, why := below_start}, [10.0]},
                  search(#{start => 10}, fun(_) -> false end)).

@@ -37,6 +37,11 @@
 
 -define(LEVELS_FILE, "levels.csv").
 -define(MS, 1000).
+%% The target's samples are taken twice a second, so a short level still has a few.
+-define(SAMPLE_MS, 500).
+%% The longest rest after a level not held: a backlog that takes longer to clear than this
+%% comes from a target that nearly stopped, and the next level will say so anyway.
+-define(MAX_REST_MS, 30000).
 
 %% @doc The options' defaults (docs/saturate.md).
 -spec defaults() -> map().
@@ -68,6 +73,13 @@ run(Scenario, Opts0) ->
 format_error({?MODULE, R}) -> format_error(R);
 format_error({warmup_too_long, W, L}) ->
     io_lib:format("the warm-up (~b s) leaves nothing of a ~b s level to measure", [W, L]);
+format_error({resume, Dir, Expected, Got}) ->
+    io_lib:format("~ts/levels.csv: a level at ~ts/s where this search runs ~ts: it was written "
+                  "with other search options (give them again, or another --name)",
+                  [Dir, beamscale_report_svg:fmt(Got), case Expected of
+                                                          done -> "none";
+                                                          _ -> beamscale_report_svg:fmt(Expected)
+                                                      end]);
 format_error({level, Rate, Reason}) ->
     io_lib:format("the level at ~.1f/s failed: ~ts", [Rate, beamscale_error:format(Reason)]).
 
@@ -78,18 +90,34 @@ search(Scenario, Targets, #{dir := Dir} = Opts) ->
     ok = filelib:ensure_path(Dir),
     Slo = slo(Scenario, Opts),
     Started = beamscale_runinfo:now_iso(),
-    {ok, Fd} = file:open(filename:join(Dir, ?LEVELS_FILE), [write]),
-    ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_saturate:columns())),
+    {Rows, Fd} = beamscale_store:open_csv(filename:join(Dir, ?LEVELS_FILE),
+                                          beamscale_stats_saturate:columns()),
+    Before = [beamscale_stats_saturate:from_row(R) || R <- Rows],
     Deadline = erlang:monotonic_time(millisecond) + maps:get(budget_s, Opts) * ?MS,
-    St = beamscale_stats_search:new(maps:get(search, Opts)),
+    {Watched, _NotSampled} = beamscale_load_exec:watched(Scenario, Targets),
     Ctx = Opts#{slo => Slo, fd => Fd, targets => Targets, scenario => Scenario,
-                deadline => Deadline},
-    Result = try levels(St, [], Ctx)
+                deadline => Deadline, watched => Watched,
+                token => integer_to_binary(erlang:system_time(millisecond))},
+    Result = try resume(Before, Ctx)
              after ok = file:close(Fd)
              end,
     case Result of
         {ok, Outcome, Levels} -> finish(Outcome, Levels, Ctx#{started => Started});
         {error, _} = Error -> Error
+    end.
+
+%% A rerun with the same directory goes on from the levels already in levels.csv.
+resume(Before, Ctx) ->
+    St0 = beamscale_stats_search:new(maps:get(search, Ctx)),
+    Ran = [{R, H} || #{offered_per_s := R, held := H} <- Before],
+    case beamscale_stats_search:replay(St0, Ran) of
+        {ok, St} ->
+            _ = Before =:= [] orelse
+                say(Ctx, io_lib:format("~b levels from an earlier run of ~ts~n",
+                                       [length(Before), maps:get(dir, Ctx)])),
+            levels(St, lists:reverse(Before), Ctx);
+        {error, {mismatch, Expected, Got}} ->
+            {error, {?MODULE, {resume, maps:get(dir, Ctx), Expected, Got}}}
     end.
 
 slo(_Scenario, #{slo := Slo}) -> Slo;
@@ -125,20 +153,35 @@ level(Rate, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd} = Ctx) -
     Level = Sc#{phases := [First#{name := level, duration_s := L, rate := Rate}],
                 drain_s := Dr, time_limit_s := L + Dr},
     T0 = erlang:monotonic_time(millisecond),
-    case beamscale_load_run:run(Level, Targets, (live(Level, Rate, Ctx))#{seed => Seed}) of
-        {ok, #{rows := Rows}} ->
+    RunOpts = (live(Level, Rate, Ctx))#{seed => Seed},
+    case beamscale_load_sampled:run(Level, Targets, maps:get(watched, Ctx), meta(Rate, Ctx),
+                                    RunOpts) of
+        {ok, #{rows := Rows}, Samples} ->
             F0 = beamscale_stats_saturate:figures(Rows, #{rate => Rate, hold_s => L,
-                                                          warmup_s => W}),
+                                                          warmup_s => W, samples => Samples}),
             Broken = beamscale_stats_slo:broken(Slo, F0),
             F = F0#{held => Broken =:= [], broken => Broken,
                     limited_by => beamscale_stats_slo:limited_by(Slo, F0, Broken),
                     wall_s => (erlang:monotonic_time(millisecond) - T0) / ?MS},
             ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_saturate:row(F))),
             say(Ctx, line(F)),
-            Broken =:= [] orelse timer:sleep(maps:get(cooldown_s, Ctx) * ?MS),
+            Broken =:= [] orelse rest(F, Ctx),
             {ok, F};
         {error, Reason} -> {error, {?MODULE, {level, Rate, Reason}}}
     end.
+
+%% The level's key in samples.csv: its rate and this run's token (a resumed run adds rows).
+meta(Rate, #{dir := Dir, token := Token}) ->
+    #{dir => Dir, bench => <<"saturate">>, env => <<"sut">>, interval => ?SAMPLE_MS,
+      args => iolist_to_binary(["rate=", beamscale_report_svg:fmt(Rate), ";run=", Token])}.
+
+%% After a level not held, the target still works through the sessions it was sent and did not
+%% finish (the generator let go of them at the level's end): rest long enough for that backlog
+%% at the rate the target achieved, so it does not weigh on the next level.
+rest(#{backlog := Backlog, achieved_per_s := A}, #{cooldown_s := C, deadline := D}) ->
+    Clear = min(?MAX_REST_MS, round(?MS * max(Backlog, 0) / max(A, 1.0))),
+    Left = D - erlang:monotonic_time(millisecond),
+    timer:sleep(max(0, min(Left, C * ?MS + Clear))).
 
 %% With --web, the level is shown on the live page as a load run of its own.
 live(Level, Rate, #{web := Web, dir := Dir}) ->
