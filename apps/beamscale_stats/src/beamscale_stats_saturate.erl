@@ -9,7 +9,7 @@
 -export([figures/2, columns/0, row/1, from_row/1, summary/4]).
 -export_type([figures/0]).
 
--type figures() :: #{offered_per_s := float(), started_per_s := float(),
+-type figures() :: #{offered_per_s := float() | null, started_per_s := float(),
                      achieved_per_s := float(), achieved_ratio := float(),
                      requests := non_neg_integer(), errors := non_neg_integer(),
                      error_ratio := float(), seconds := non_neg_integer(),
@@ -18,7 +18,8 @@
                      p999_sent_ms := float(), held => boolean(), broken => [binary()],
                      atom() => term()}.
 
--define(COLUMNS, [offered_per_s, users, started_per_s, achieved_per_s, p50_ms, p99_ms, p999_ms,
+-define(COLUMNS, [offered_per_s, users, started_per_s, achieved_per_s, requests_per_s,
+                  requests_per_s_sd, p50_ms, p99_ms, p999_ms,
                   p50_sent_ms, p99_sent_ms, p999_sent_ms, requests, errors, error_pct,
                   errors_by_reason, cpu_pct, util_pct, busy_wait_pct, held, broken, limited_by,
                   backlog, seconds, wall_s]).
@@ -29,11 +30,12 @@
                   {busy_wait_pct, busy_wait_all_pct}]).
 
 %% @doc The figures of a level run at `rate' per second for `hold_s' seconds, dropping the
-%% first `warmup_s'; `samples' is the target's sample summary over the level (if sampled).
--spec figures([map()], #{rate := number(), hold_s := pos_integer(),
+%% first `warmup_s' (a closed level: `users' in a loop instead of a rate); `samples' is the
+%% target's sample summary over the level (if sampled).
+-spec figures([map()], #{rate => number(), users => pos_integer(), hold_s := pos_integer(),
                          warmup_s := non_neg_integer(), samples => map() | undefined}) ->
     figures().
-figures(Rows, #{rate := Rate, hold_s := Hold, warmup_s := Warm} = Opts) ->
+figures(Rows, #{hold_s := Hold, warmup_s := Warm} = Opts) ->
     Measured = [R || #{t_s := T} = R <- Rows, T > Warm, T =< Hold],
     Secs = length(Measured),
     Sum = fun(K) -> lists:sum([maps:get(K, R) || R <- Measured]) end,
@@ -42,6 +44,7 @@ figures(Rows, #{rate := Rate, hold_s := Hold, warmup_s := Warm} = Opts) ->
     Sent = Hist(sent),
     Per = fun(N) -> N / max(Secs, 1) end,
     Requests = Sum(requests),
+    PerSecond = [maps:get(requests, R) || R <- Measured],
     Errors = Sum(errors),
     Started = Sum(sessions_started),
     Done = Sum(sessions_done),
@@ -50,15 +53,28 @@ figures(Rows, #{rate := Rate, hold_s := Hold, warmup_s := Warm} = Opts) ->
     All = fun(K) -> lists:sum([maps:get(K, R) || R <- Rows]) end,
     Sampled = maps:from_list([{C, sample(K, maps:get(samples, Opts, undefined))}
                               || {C, K} <- ?SAMPLED]),
-    Sampled#{offered_per_s => float(Rate), started_per_s => Per(Started),
-      achieved_per_s => Per(Done), achieved_ratio => Done / max(Started, 1),
-      requests => Requests, errors => Errors, error_ratio => Errors / max(Requests, 1),
-      seconds => Secs, errors_by_reason => reasons(Measured),
-      backlog => All(sessions_started) - All(sessions_done),
-      p50_ms => ms(Lat, 50), p90_ms => ms(Lat, 90), p99_ms => ms(Lat, 99), p999_ms => ms(Lat, 99.9),
-      p50_sent_ms => ms(Sent, 50), p99_sent_ms => ms(Sent, 99), p999_sent_ms => ms(Sent, 99.9)}.
+    Sampled#{offered_per_s => offered(Opts), users => maps:get(users, Opts, null),
+             started_per_s => Per(Started), achieved_per_s => Per(Done),
+             achieved_ratio => Done / max(Started, 1), requests => Requests,
+             requests_per_s => r(Per(Requests)), requests_per_s_sd => sd(PerSecond),
+             errors => Errors, error_ratio => Errors / max(Requests, 1), seconds => Secs,
+             errors_by_reason => reasons(Measured),
+             backlog => All(sessions_started) - All(sessions_done),
+             p50_ms => ms(Lat, 50), p90_ms => ms(Lat, 90), p99_ms => ms(Lat, 99),
+             p999_ms => ms(Lat, 99.9), p50_sent_ms => ms(Sent, 50),
+             p99_sent_ms => ms(Sent, 99), p999_sent_ms => ms(Sent, 99.9)}.
+
+offered(#{rate := Rate}) -> float(Rate);
+offered(_ClosedLevel) -> null.
 
 ms(Hist, P) -> r(beamscale_stats_hist:percentile(Hist, P) / 1000).
+
+%% The sample standard deviation (null under two values).
+sd(Xs) when length(Xs) < 2 -> null;
+sd(Xs) ->
+    N = length(Xs),
+    Mean = lists:sum(Xs) / N,
+    r(math:sqrt(lists:sum([(X - Mean) * (X - Mean) || X <- Xs]) / (N - 1))).
 
 sample(K, #{} = Samples) ->
     case maps:get(K, Samples, null) of

@@ -9,7 +9,7 @@
 %% with `low =< C < high' and `(high - low) / low =< tolerance' (checked by PropEr).
 -module(beamscale_stats_search).
 
--export([new/1, defaults/0, next/1, record/3, bracket/1, replay/2]).
+-export([new/1, defaults/0, next/1, record/3, bracket/1, replay/2, phase/1]).
 -export_type([opts/0, state/0, outcome/0]).
 
 %% start: the first rate (/s); factor: the climb's ratio between rates (> 1); tolerance: the
@@ -46,6 +46,10 @@ new(Opts0) ->
 next(#{phase := done, low := L, high := H, why := Why}) ->
     {done, #{low => L, high => H, why => Why}};
 next(#{rate := R}) -> {run, R}.
+
+%% @doc Where the search is: rates still climbing, halving the bracket, confirming its low end.
+-spec phase(state()) -> climb | bisect | confirm | done.
+phase(#{phase := P}) -> P.
 
 %% @doc The bracket so far (for a search stopped early).
 -spec bracket(state()) -> #{low := float() | none, high := float() | none}.

@@ -9,24 +9,33 @@
 
 %% @doc Write the summaries and `index.html' of run directory `Dir'; returns the page's path.
 %% A load run directory (`run.json' says `kind: load') gets its own page from its
-%% `summary.json', `samples.csv' and `lcnt.csv'.
+%% `summary.json', `samples.csv' and `lcnt.csv'; a saturate run directory (`kind: saturate')
+%% from its `summary.json' and `levels.csv'.
 -spec write(file:filename()) -> {ok, file:filename()} | {error, {?MODULE, term()}}.
 write(Dir) ->
     case run_json(Dir) of
-        {ok, #{<<"kind">> := <<"load">>} = Run} -> write_load(Dir, Run);
+        {ok, #{<<"kind">> := <<"load">>} = Run} ->
+            with_summary(Dir, fun(Summary) ->
+                                      beamscale_report_load:index(
+                                        #{run => Run, summary => Summary,
+                                          samples => rows(Dir, "samples.csv"),
+                                          lcnt => rows(Dir, "lcnt.csv")})
+                              end);
+        {ok, #{<<"kind">> := <<"saturate">>}} ->
+            Levels = [beamscale_stats_saturate:from_row(R) || R <- rows(Dir, "levels.csv")],
+            with_summary(Dir, fun(Summary) -> beamscale_report_saturate:index(Summary, Levels) end);
         _ -> write_bench(Dir)
     end.
 
-write_load(Dir, Run) ->
+%% index.html made by `Page' from the directory's summary.json.
+with_summary(Dir, Page) ->
     File = filename:join(Dir, "summary.json"),
     case file:read_file(File) of
         {ok, Bin} ->
             case beamscale_format_json:decode(Bin) of
                 {ok, Summary} when is_map(Summary) ->
                     Index = filename:join(Dir, "index.html"),
-                    Data = #{run => Run, summary => Summary,
-                             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv")},
-                    ok = beamscale_store:write_file(Index, beamscale_report_load:index(Data)),
+                    ok = beamscale_store:write_file(Index, Page(Summary)),
                     {ok, Index};
                 _ -> {error, {?MODULE, {summary_json, File, not_an_object}}}
             end;
@@ -96,7 +105,7 @@ format_error({?MODULE, Reason}) -> format_error(Reason);
 format_error({not_a_run_directory, Dir}) ->
     io_lib:format("~ts: not a run directory (no measurements.csv)", [Dir]);
 format_error({summary_json, File, Why}) ->
-    io_lib:format("~ts: cannot read the load run's summary: ~ts", [File, why(Why)]);
+    io_lib:format("~ts: cannot read the run's summary: ~ts", [File, why(Why)]);
 format_error({run_json, File, Why}) ->
     io_lib:format("~ts: cannot read run.json: ~ts", [File, why(Why)]).
 
