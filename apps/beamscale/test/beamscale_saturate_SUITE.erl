@@ -15,10 +15,13 @@
 %% 10 workers x 50 ms: 200 sessions/s.
 -define(CAPACITY, 200).
 -define(BUDGET_S, 100).
-%% The first run of the known-capacity search is cut by this budget, the rerun finishes it.
--define(FIRST_BUDGET_S, 30).
+%% The known-capacity search: its first run is cut by the first budget, the rerun has the
+%% issue's 3 minutes; its levels have saturate's default length (8 s measured: shorter levels
+%% let the Poisson arrivals' count swing the verdict near the edge).
+-define(FIRST_BUDGET_S, 40).
+-define(KNOWN_BUDGET_S, 180).
 
-suite() -> [{timetrap, {minutes, 8}}].
+suite() -> [{timetrap, {minutes, 10}}].
 
 all() -> [bad_slo, known_capacity, stalls_limit_p99, closed_peak].
 
@@ -54,16 +57,17 @@ known_capacity(Config) ->
     S = scenario(Config, {beamscale_target_workers, start, [10, 50]},
                  "p99<1s,errors<1%,achieved>95%"),
     Dir = filename:join(?config(priv_dir, Config), "saturate_SUITE_known"),
-    {ok, Dir, First} = beamscale_saturate:run(S, (opts(Dir, 50))#{budget_s => ?FIRST_BUDGET_S}),
+    Opts = (opts(Dir, 50))#{level_s => 10, budget_s => ?KNOWN_BUDGET_S},
+    {ok, Dir, First} = beamscale_saturate:run(S, Opts#{budget_s => ?FIRST_BUDGET_S}),
     ct:pal("first: ~p", [First]),
     ?assertMatch(#{stopped := budget}, First),
     Before = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
     T0 = erlang:monotonic_time(second),
-    {ok, Dir, Summary} = beamscale_saturate:run(S, opts(Dir, 50)),
+    {ok, Dir, Summary} = beamscale_saturate:run(S, Opts),
     Took = erlang:monotonic_time(second) - T0,
     ct:pal("~p in ~b s", [Summary, Took]),
     #{capacity_per_s := C, capacity_high_per_s := H, stopped := Why} = Summary,
-    ?assert(Took =< ?BUDGET_S + 15),
+    ?assert(Took =< ?KNOWN_BUDGET_S + 15),
     ?assert(is_float(C) andalso is_float(H) andalso C < H),
     ?assert(abs(C - ?CAPACITY) =< 0.10 * ?CAPACITY),
     ?assert(lists:member(Why, [converged, budget])),
