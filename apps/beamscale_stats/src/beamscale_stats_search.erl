@@ -66,9 +66,14 @@ record(#{phase := confirm, high := H} = St, _R, true) -> St#{phase := confirm_hi
 record(#{phase := confirm_high, missed := Missed} = St, R, true) ->
     %% The high end held the second time: the edge is above it.
     case [M || M <- Missed, M > R] of
-        [] -> climb(held(St, R), R);
+        %% Nothing above was missed: the edge is near, so a small step first, then the climb.
+        [] -> near(held(St, R), R);
         Above -> bisect((held(St, R))#{high := lists:min(Above)})
     end.
+
+near(#{opts := #{tolerance := Tol, max_rate := Max}} = St, R) when R < Max ->
+    St#{phase := climb, high := none, rate := min(R * (1 + 2 * Tol), float(Max))};
+near(St, R) -> climb(St, R).
 
 climb(#{opts := #{factor := F, max_rate := Max}} = St, R) ->
     case R >= Max of

@@ -64,6 +64,17 @@ confirm_high_held_test() ->
     %% both ends confirmed.
     ?assertEqual([210.0, 200.0, 210.0, 210.0, 220.0], lists:nthtail(9, Ran)).
 
+%% The high end held on its rerun with nothing missed above it: a step of twice the tolerance
+%% above it, then the climb goes on from there.
+confirm_high_nothing_above_test() ->
+    Counter = counters:new(1, []),
+    Held = fun(R) when R == 210.0 -> counters:add(Counter, 1, 1), counters:get(Counter, 1) >= 2;
+              (R) -> R =< 200 end,
+    {Out, Ran} = search(#{start => 200, factor => 1.05}, Held),
+    ?assertEqual([200.0, 210.0, 200.0, 210.0, 231.0, 220.5, 210.0, 220.5],
+                 [round(R * 10) / 10 || R <- Ran]),
+    ?assertEqual(#{low => 210.0, high => 220.5, why => converged}, Out).
+
 %% For any capacity and any monotone hold function, the search ends with the capacity in its
 %% bracket and the bracket within the tolerance.
 prop_bisection_converges() ->
