@@ -106,11 +106,11 @@ facts(S) ->
     beamscale_report_html:table(["", ""], [[K, cell(V)] || {K, V} <- Facts]).
 
 table(Levels) ->
-    Cols = [offered_per_s, users, achieved_per_s, requests_per_s, p50_ms, p99_ms, p999_ms, p99_sent_ms, requests,
-            errors, errors_by_reason, cpu_pct, util_pct, busy_wait_pct],
-    Head = ["offered /s", "users", "achieved /s", "requests/s", "p50 ms", "p99 ms", "p99.9 ms", "p99 from send ms",
-            "requests", "errors", "errors by reason", "CPU %", "utilisation %", "busy-wait %",
-            "held", "broken"],
+    Cols = [offered_per_s, users, achieved_per_s, requests_per_s, p50_ms, p99_ms, p999_ms,
+            p99_sent_ms, requests, errors, errors_by_reason, cpu_pct, util_pct, busy_wait_pct],
+    Head = ["offered /s", "users", "achieved /s", "requests/s", "p50 ms", "p99 ms", "p99.9 ms",
+            "p99 from send ms", "requests", "errors", "errors by reason", "CPU %",
+            "utilisation %", "busy-wait %", "held", "broken"],
     beamscale_report_html:table(
       Head, [{held_class(L), [cell(maps:get(C, L, null)) || C <- Cols]
                              ++ [cell(maps:get(held, L)),
