@@ -67,9 +67,9 @@ store_test() ->
 writer_test() ->
     ?assertEqual("r.json: cannot read run.json: not valid JSON at byte 3",
                  text({beamscale_writer, {run_json, "r.json", {syntax, 3}}})),
-    ?assertEqual("s.json: cannot read the load run's summary: not a JSON object",
+    ?assertEqual("s.json: cannot read the run's summary: not a JSON object",
                  text({beamscale_writer, {summary_json, "s.json", not_an_object}})),
-    ?assertEqual("s.json: cannot read the load run's summary: permission denied",
+    ?assertEqual("s.json: cannot read the run's summary: permission denied",
                  text({beamscale_writer, {summary_json, "s.json", eacces}})).
 
 load_run_test() ->

@@ -23,6 +23,50 @@ figures_test() ->
     ?assert(abs(maps:get(p99_sent_ms, F) - 5) < 0.5),
     ?assertEqual(0.0, maps:get(error_ratio, F)).
 
+%% Errors by reason are summed over the measured seconds, most frequent first; the backlog counts
+%% every second; the sample summary gives CPU, utilisation and busy-wait.
+reasons_backlog_samples_test() ->
+    R = fun(Row, Reasons) -> Row#{reasons => Reasons} end,
+    Rows = [R(second(1, 10, 10, 5), #{<<"warm">> => 9}),
+            R(second(2, 10, 8, 5), #{<<"timeout">> => 1, <<"closed">> => 2}),
+            R(second(3, 10, 8, 5), #{<<"closed">> => 1}), second(4, 0, 1, 5)],
+    Samples = #{os_cpu_all_pct => 150.25, util_pct => 80.0, busy_wait_all_pct => 70.25},
+    F = beamscale_stats_saturate:figures(Rows, #{rate => 10, hold_s => 3, warmup_s => 1,
+                                                 samples => Samples}),
+    ?assertEqual(<<"3 closed; 1 timeout">>, maps:get(errors_by_reason, F)),
+    ?assertEqual(3, maps:get(backlog, F)),
+    ?assertMatch(#{cpu_pct := 150.25, util_pct := 80.0, busy_wait_pct := 70.25}, F),
+    ?assertMatch(#{cpu_pct := null}, beamscale_stats_saturate:figures(
+                                        Rows, #{rate => 10, hold_s => 3, warmup_s => 1})).
+
+%% A row written to levels.csv and read back gives the figures the summary and page use.
+row_round_trip_test() ->
+    F0 = beamscale_stats_saturate:figures([second(1, 10, 10, 5), second(2, 10, 10, 7)],
+                                          #{rate => 10, hold_s => 2, warmup_s => 0}),
+    F = F0#{held => false, broken => [<<"p99">>, <<"achieved">>], limited_by => <<"achieved">>,
+            wall_s => 3.5},
+    Line = beamscale_format_csv:line(beamscale_stats_saturate:row(F)),
+    Header = beamscale_format_csv:line(beamscale_stats_saturate:columns()),
+    File = filename:join(test_dir(), "levels.csv"),
+    ok = file:write_file(File, [Header, Line]),
+    [Row] = beamscale_store_rows(File),
+    Back = beamscale_stats_saturate:from_row(Row),
+    ?assertMatch(#{offered_per_s := 10.0, held := false, broken := [<<"p99">>, <<"achieved">>],
+                   limited_by := <<"achieved">>, cpu_pct := null, users := null, wall_s := 3.5,
+                   requests := 20, error_ratio := 0.0}, Back),
+    ?assertEqual(maps:get(p99_ms, F), maps:get(p99_ms, Back)).
+
+%% levels.csv as beamscale_store:read_rows/1 reads it (that module is in an app above this one).
+beamscale_store_rows(File) ->
+    {ok, Bin} = file:read_file(File),
+    {[Header | Rows], _} = beamscale_format_csv:parse(Bin),
+    [maps:from_list(lists:zip([binary_to_atom(H) || H <- Header], Row)) || Row <- Rows].
+
+test_dir() ->
+    Dir = filename:join(["/tmp", "beamscale_stats_saturate_tests", os:getpid()]),
+    ok = filelib:ensure_path(Dir),
+    Dir.
+
 %% limited_by is the term broken at the first level not held, in the order they ran.
 summary_test() ->
     Levels = [#{held => true}, #{held => false, limited_by => <<"p99">>, broken => [<<"p99">>]},

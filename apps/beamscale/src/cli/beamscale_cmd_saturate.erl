@@ -12,7 +12,8 @@ info() ->
     #{name => "saturate", summary => "find the highest rate a target holds under an objective",
       usage => "beamscale saturate SCENARIO|TSUNG.xml [OPTIONS]",
       details => "Rates rise geometrically until a level is not held, then the bracket is "
-                 "halved.\nLatency is from each request's intended start. See docs/saturate.md.",
+                 "halved.\nLatency is from each request's intended start. A rerun with the same "
+                 "--name continues the search.\nSee docs/saturate.md.",
       options => [
           {slo, "--slo", string, "the objective, e.g. \"p99<50ms,errors<1%\" (default: the "
                                  "scenario's slo key, else " ++ beamscale_stats_slo:default()
@@ -20,8 +21,12 @@ info() ->
           {budget, "--budget", string, "time for the whole search, e.g. 3m or 90s (default 3m)"},
           {level, "--level", string, "length of a level, warm-up included (default 10s)"},
           {warmup, "--warmup", string, "first seconds of a level not measured (default 2s)"},
-          {start, "--start", integer, "first rate, sessions/s (default 10)"},
+          {start, "--start", integer, "first rate, sessions/s (default 10; --closed: first "
+                                      "number of users, default 1)"},
           {max_rate, "--max-rate", integer, "highest rate tried, sessions/s (default 100000)"},
+          {closed, "--closed", flag, "closed mode: N users each running the session in a loop "
+                                     "with no think time, N rising until the throughput peaks"},
+          {max_users, "--max-users", integer, "--closed: most users tried (default 4096)"},
           {tolerance, "--tolerance", integer, "bracket width at which to stop, % (default 5)"},
           {name, "--name", string, "the run's name (default: saturate-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
@@ -56,7 +61,7 @@ saturate(Scenario, Exec) ->
     case beamscale_saturate:run(Scenario, Exec) of
         {ok, _Dir, _Summary} -> ok;
         %% A level that could not run is a failed measurement, not bad input.
-        {error, {beamscale_saturate, {level, _, _}}} = Error ->
+        {error, {beamscale_saturate, {level, _, _, _}}} = Error ->
             {failed, beamscale_error:format(Error)};
         {error, _} = Error -> Error
     end.
@@ -81,8 +86,11 @@ options(Opts) ->
                 || {K, Opt} <- [{budget, "--budget"}, {level, "--level"}, {warmup, "--warmup"}],
                    maps:is_key(K, Opts)],
         Exec0 = maps:from_list([{key(K), V} || {K, V} <- Secs]),
-        Search = search(Opts),
-        Exec = Exec0#{dir => Dir, search => Search},
+        Mode = case maps:get(closed, Opts, false) of
+                   true -> closed;
+                   false -> open
+               end,
+        Exec = Exec0#{dir => Dir, mode => Mode, search => search(Mode, Opts)},
         {ok, lists:foldl(fun(F, Acc) -> F(Opts, Acc) end, Exec,
                          [fun slo/2, fun cookie/2, fun plain/2])}
     catch throw:{bad, Opt, Value, Why} -> {error, {bad_option, Opt, Value, Why}}
@@ -92,7 +100,7 @@ key(budget) -> budget_s;
 key(level) -> level_s;
 key(warmup) -> warmup_s.
 
-search(Opts) ->
+search(Mode, Opts) ->
     Pos = fun(K, Opt) ->
                   case maps:find(K, Opts) of
                       {ok, V} when V > 0 -> [{K, V}];
@@ -100,8 +108,12 @@ search(Opts) ->
                       error -> []
                   end
           end,
-    maps:from_list(Pos(start, "--start") ++ Pos(max_rate, "--max-rate")
-                   ++ [{tolerance, T / 100} || {tolerance, T} <- Pos(tolerance, "--tolerance")]).
+    case Mode of
+        open -> maps:from_list(Pos(start, "--start") ++ Pos(max_rate, "--max-rate")
+                               ++ [{tolerance, T / 100}
+                                   || {tolerance, T} <- Pos(tolerance, "--tolerance")]);
+        closed -> maps:from_list(Pos(start, "--start") ++ Pos(max_users, "--max-users"))
+    end.
 
 slo(#{slo := Text}, Exec) ->
     case beamscale_stats_slo:parse(Text) of

@@ -5,7 +5,7 @@
 %% `index.html' (`beamscale_writer'). Load nodes and the sampler are stopped whatever happens.
 -module(beamscale_load_exec).
 
--export([run/2, run/3, format_error/1]).
+-export([run/2, run/3, watched/2, format_error/1]).
 -export_type([opts/0]).
 
 %% The reasons the closing lines name; errors.csv and summary.json have them all.
@@ -163,7 +163,10 @@ label(_Scenario, #{label := L}) -> L;
 label(#{file := File}, _) ->
     unicode:characters_to_binary(filename:rootname(filename:basename(File))).
 
-%% The node targets to sample, with their OS pid; and why the others are not sampled.
+%% @doc The node targets to sample (the scenario's `sample' list), with their OS pid; and why
+%% the others are not sampled.
+-spec watched(beamscale_load_scenario:scenario(), #{atom() => map()}) ->
+    {[beamscale_sampler:watched()], [#{target := atom(), reason := binary()}]}.
 watched(#{sample := Sample}, Targets) ->
     lists:foldr(fun({Name, T}, {W, Notes}) ->
                         case watch_one(Name, T, lists:member(Name, Sample)) of

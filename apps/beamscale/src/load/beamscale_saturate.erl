@@ -24,8 +24,11 @@
     drain_s => non_neg_integer(),
     %% seconds of rest after a level not held, so its backlog is gone before the next
     cooldown_s => non_neg_integer(),
-    %% the search: first rate, climb factor, bisection tolerance, highest rate
-    search => beamscale_stats_search:opts(),
+    %% open: arrivals at a rate the search chooses; closed: N users in a loop, N rising
+    mode => beamscale_saturate_mode:mode(),
+    %% the search: first rate, climb factor, bisection tolerance, highest rate (open);
+    %% first users, factor, gain, patience, most users (closed)
+    search => beamscale_stats_search:opts() | beamscale_stats_closed:opts(),
     %% cookie of existing target nodes
     cookie => atom(),
     %% arrivals' and think times' seed
@@ -37,12 +40,19 @@
 
 -define(LEVELS_FILE, "levels.csv").
 -define(MS, 1000).
+%% The target's samples are taken twice a second, so a short level still has a few.
+-define(SAMPLE_MS, 500).
+%% The fewest measured seconds of a climbing level.
+-define(MIN_MEASURED_S, 3).
+%% The longest rest after a level not held: a backlog that takes longer to clear than this
+%% comes from a target that nearly stopped, and the next level will say so anyway.
+-define(MAX_REST_MS, 30000).
 
 %% @doc The options' defaults (docs/saturate.md).
 -spec defaults() -> map().
 defaults() ->
-    #{budget_s => 180, level_s => 10, warmup_s => 2, drain_s => 2, cooldown_s => 2,
-      search => #{}, seed => erlang:unique_integer([positive]), quiet => false}.
+    #{mode => open, budget_s => 180, level_s => 10, warmup_s => 2, drain_s => 2,
+      cooldown_s => 2, search => #{}, seed => erlang:unique_integer([positive]), quiet => false}.
 
 %% @doc Search `Scenario''s capacity; returns the run directory and `summary.json''s content.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -68,8 +78,17 @@ run(Scenario, Opts0) ->
 format_error({?MODULE, R}) -> format_error(R);
 format_error({warmup_too_long, W, L}) ->
     io_lib:format("the warm-up (~b s) leaves nothing of a ~b s level to measure", [W, L]);
-format_error({level, Rate, Reason}) ->
-    io_lib:format("the level at ~.1f/s failed: ~ts", [Rate, beamscale_error:format(Reason)]).
+format_error({resume, Dir, Expected, Got}) ->
+    io_lib:format("~ts/levels.csv: a level at ~ts/s where this search runs ~ts: it was written "
+                  "with other search options (give them again, or another --name)",
+                  [Dir, beamscale_report_svg:fmt(Got), case Expected of
+                                                          done -> "none";
+                                                          _ -> beamscale_report_svg:fmt(Expected)
+                                                      end]);
+format_error({level, open, Rate, Reason}) ->
+    io_lib:format("the level at ~.1f/s failed: ~ts", [Rate, beamscale_error:format(Reason)]);
+format_error({level, closed, N, Reason}) ->
+    io_lib:format("the level of ~b users failed: ~ts", [N, beamscale_error:format(Reason)]).
 
 check(#{warmup_s := W, level_s := L}) when W >= L -> {error, {?MODULE, {warmup_too_long, W, L}}};
 check(_) -> ok.
@@ -78,18 +97,33 @@ search(Scenario, Targets, #{dir := Dir} = Opts) ->
     ok = filelib:ensure_path(Dir),
     Slo = slo(Scenario, Opts),
     Started = beamscale_runinfo:now_iso(),
-    {ok, Fd} = file:open(filename:join(Dir, ?LEVELS_FILE), [write]),
-    ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_saturate:columns())),
+    {Rows, Fd} = beamscale_store:open_csv(filename:join(Dir, ?LEVELS_FILE),
+                                          beamscale_stats_saturate:columns()),
+    Before = [beamscale_stats_saturate:from_row(R) || R <- Rows],
     Deadline = erlang:monotonic_time(millisecond) + maps:get(budget_s, Opts) * ?MS,
-    St = beamscale_stats_search:new(maps:get(search, Opts)),
+    {Watched, _NotSampled} = beamscale_load_exec:watched(Scenario, Targets),
     Ctx = Opts#{slo => Slo, fd => Fd, targets => Targets, scenario => Scenario,
-                deadline => Deadline},
-    Result = try levels(St, [], Ctx)
+                deadline => Deadline, watched => Watched,
+                token => integer_to_binary(erlang:system_time(millisecond))},
+    Result = try resume(Before, Ctx)
              after ok = file:close(Fd)
              end,
     case Result of
         {ok, Outcome, Levels} -> finish(Outcome, Levels, Ctx#{started => Started});
         {error, _} = Error -> Error
+    end.
+
+%% A rerun with the same directory goes on from the levels already in levels.csv.
+resume(Before, #{mode := Mode} = Ctx) ->
+    St0 = beamscale_saturate_mode:new(Mode, maps:get(search, Ctx)),
+    case beamscale_saturate_mode:replay(Mode, St0, Before) of
+        {ok, St} ->
+            _ = Before =:= [] orelse
+                say(Ctx, io_lib:format("~b levels from an earlier run of ~ts~n",
+                                       [length(Before), maps:get(dir, Ctx)])),
+            levels(St, lists:reverse(Before), Ctx);
+        {error, {mismatch, Expected, Got}} ->
+            {error, {?MODULE, {resume, maps:get(dir, Ctx), Expected, Got}}}
     end.
 
 slo(_Scenario, #{slo := Slo}) -> Slo;
@@ -98,79 +132,114 @@ slo(_, _) ->
     {ok, Slo} = beamscale_stats_slo:parse(beamscale_stats_slo:default()),
     Slo.
 
-levels(St, Done, Ctx) ->
-    case beamscale_stats_search:next(St) of
+levels(St, Done, #{mode := Mode} = Ctx) ->
+    case beamscale_saturate_mode:next(Mode, St) of
         {done, Outcome} -> {ok, Outcome, lists:reverse(Done)};
-        {run, Rate} ->
-            case fits(Ctx) of
-                false -> {ok, (beamscale_stats_search:bracket(St))#{why => budget},
-                          lists:reverse(Done)};
+        {run, X} ->
+            Level = Ctx#{level_s := length_s(beamscale_saturate_mode:phase(Mode, St), Ctx)},
+            case fits(Level) of
+                false -> {ok, beamscale_saturate_mode:stopped(Mode, St), lists:reverse(Done)};
                 true ->
-                    case level(Rate, Ctx) of
-                        {ok, #{held := Held} = F} ->
-                            levels(beamscale_stats_search:record(St, Rate, Held), [F | Done],
+                    case level(X, Level) of
+                        {ok, F} ->
+                            levels(beamscale_saturate_mode:record(Mode, St, X, F), [F | Done],
                                    Ctx);
                         {error, _} = Error -> Error
                     end
             end
     end.
 
+%% While climbing, levels are half as long: the rates are far below the edge or far above it
+%% until the first not held, and the time is better spent on the levels near the edge.
+length_s(climb, #{level_s := L, warmup_s := W}) -> min(L, max(W + ?MIN_MEASURED_S, L div 2));
+length_s(_Phase, #{level_s := L}) -> L.
+
 %% Whether one more level ends within the budget.
 fits(#{deadline := D, level_s := L, drain_s := Dr}) ->
     erlang:monotonic_time(millisecond) + (L + Dr) * ?MS =< D.
 
-level(Rate, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd} = Ctx) ->
+%% One level: a rate (open) or a number of users (closed).
+level(X, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd, mode := Mode} = Ctx) ->
     #{level_s := L, drain_s := Dr, warmup_s := W, seed := Seed} = Ctx,
-    [First | _] = maps:get(phases, Sc),
-    Level = Sc#{phases := [First#{name := level, duration_s := L, rate := Rate}],
-                drain_s := Dr, time_limit_s := L + Dr},
+    Level = beamscale_saturate_mode:level(Mode, Sc, X, L, Dr),
     T0 = erlang:monotonic_time(millisecond),
-    case beamscale_load_run:run(Level, Targets, (live(Level, Rate, Ctx))#{seed => Seed}) of
-        {ok, #{rows := Rows}} ->
-            F0 = beamscale_stats_saturate:figures(Rows, #{rate => Rate, hold_s => L,
-                                                          warmup_s => W}),
-            Broken = beamscale_stats_slo:broken(Slo, F0),
-            F = F0#{held => Broken =:= [], broken => Broken,
-                    limited_by => beamscale_stats_slo:limited_by(Slo, F0, Broken),
-                    wall_s => (erlang:monotonic_time(millisecond) - T0) / ?MS},
+    RunOpts = (live(Level, X, Ctx))#{seed => Seed},
+    case beamscale_load_sampled:run(Level, Targets, maps:get(watched, Ctx), meta(X, Ctx),
+                                    RunOpts) of
+        {ok, #{rows := Rows}, Samples} ->
+            Point = case Mode of
+                        open -> #{rate => X};
+                        closed -> #{users => X}
+                    end,
+            F0 = beamscale_stats_saturate:figures(Rows, Point#{hold_s => L, warmup_s => W,
+                                                               samples => Samples}),
+            F = (beamscale_saturate_mode:judge(Mode, Slo, F0))#{
+                  wall_s => (erlang:monotonic_time(millisecond) - T0) / ?MS},
             ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_saturate:row(F))),
             say(Ctx, line(F)),
-            Broken =:= [] orelse timer:sleep(maps:get(cooldown_s, Ctx) * ?MS),
+            maps:get(held, F) orelse Mode =:= closed orelse rest(F, Ctx),
             {ok, F};
-        {error, Reason} -> {error, {?MODULE, {level, Rate, Reason}}}
+        {error, Reason} -> {error, {?MODULE, {level, Mode, X, Reason}}}
     end.
 
+%% The level's key in samples.csv: its rate and this run's token (a resumed run adds rows).
+meta(X, #{dir := Dir, token := Token, mode := Mode}) ->
+    Key = case Mode of
+              open -> "rate=";
+              closed -> "users="
+          end,
+    #{dir => Dir, bench => <<"saturate">>, env => <<"sut">>, interval => ?SAMPLE_MS,
+      args => iolist_to_binary([Key, beamscale_report_svg:fmt(X), ";run=", Token])}.
+
+%% After a level not held, the target still works through the sessions it was sent and did not
+%% finish (the generator let go of them at the level's end): rest long enough for that backlog
+%% at the rate the target achieved, so it does not weigh on the next level.
+rest(#{backlog := Backlog, achieved_per_s := A}, #{cooldown_s := C, deadline := D}) ->
+    Clear = min(?MAX_REST_MS, round(?MS * max(Backlog, 0) / max(A, 1.0))),
+    Left = D - erlang:monotonic_time(millisecond),
+    timer:sleep(max(0, min(Left, C * ?MS + Clear))).
+
 %% With --web, the level is shown on the live page as a load run of its own.
-live(Level, Rate, #{web := Web, dir := Dir}) ->
-    Label = iolist_to_binary(io_lib:format("saturate: level ~ts users/s",
-                                           [beamscale_report_svg:fmt(Rate)])),
+live(Level, X, #{web := Web, dir := Dir, mode := Mode}) ->
+    Label = iolist_to_binary(io_lib:format("saturate: level ~ts ~ts",
+                                           [beamscale_report_svg:fmt(X),
+                                            case Mode of
+                                                open -> "users/s";
+                                                closed -> "users in a loop"
+                                            end])),
     ok = beamscale_web_load:start_run(Web, Level, #{dir => Dir, label => Label, msacc => 0}),
     #{on_second => fun(Row) -> beamscale_web_load:second(Web, Row) end};
-live(_Level, _Rate, _Ctx) -> #{}.
+live(_Level, _X, _Ctx) -> #{}.
 
-line(#{offered_per_s := R, achieved_per_s := A, p99_ms := P99, p99_sent_ms := U99,
-       error_ratio := E, broken := Broken}) ->
-    io_lib:format("offered ~8.1f/s  achieved ~8.1f/s  p99 ~9.1f ms (from send ~9.1f)  "
-                  "errors ~5.2f%  ~ts~n",
-                  [R, A, float(P99), float(U99), 100 * E,
-                   case Broken of
-                       [] -> "held";
-                       _ -> ["NOT held: ", lists:join(",", Broken)]
-                   end]).
+line(#{offered_per_s := R, users := N, achieved_per_s := A, requests_per_s := Q, p99_ms := P99,
+       p99_sent_ms := U99, error_ratio := E, broken := Broken}) ->
+    Verdict = case Broken of
+                  [] -> "held";
+                  _ -> ["NOT held: ", lists:join(",", Broken)]
+              end,
+    case N of
+        null -> io_lib:format("offered ~8.1f/s  achieved ~8.1f/s  p99 ~9.1f ms (from send ~9.1f)"
+                              "  errors ~5.2f%  ~ts~n",
+                              [R, A, float(P99), float(U99), 100 * E, Verdict]);
+        _ -> io_lib:format("users ~6b  requests ~9.1f/s  p99 ~9.1f ms  errors ~5.2f%  ~ts~n",
+                           [N, float(Q), float(P99), 100 * E, Verdict])
+    end.
 
-finish(Outcome, Levels, #{dir := Dir, slo := Slo, scenario := Sc} = Ctx) ->
-    Summary = beamscale_stats_saturate:summary(beamscale_stats_slo:text(Slo), Outcome, Levels,
-                                               #{level_s => maps:get(level_s, Ctx),
-                                                 warmup_s => maps:get(warmup_s, Ctx)}),
+finish(Outcome, Levels, #{dir := Dir, slo := Slo, scenario := Sc, mode := Mode} = Ctx) ->
+    Summary = beamscale_saturate_mode:summary(Mode, beamscale_stats_slo:text(Slo), Outcome,
+                                              Levels, #{level_s => maps:get(level_s, Ctx),
+                                                        warmup_s => maps:get(warmup_s, Ctx)}),
     ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
                                     beamscale_format_json:encode(Summary)),
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     beamscale_format_json:encode(run_info(Sc, Ctx))),
-    Index = filename:join(Dir, "index.html"),
-    ok = beamscale_store:write_file(Index, beamscale_report_saturate:index(Summary, Levels)),
+    {ok, Index} = beamscale_writer:write(Dir),
     say(Ctx, closing(Dir, Summary, Index)),
     {ok, Dir, Summary}.
 
+closing(Dir, #{mode := closed, peak_per_s := P, peak_users := N, stopped := Why}, Index) ->
+    io_lib:format("~nSaturate run directory: ~ts~nmost throughput ~ts requests/s with ~ts users; "
+                  "search stopped: ~ts~n~ts~n", [Dir, txt(P), txt(N), txt(Why), Index]);
 closing(Dir, #{capacity_per_s := C, capacity_high_per_s := H, limited_by := By,
                stopped := Why}, Index) ->
     io_lib:format("~nSaturate run directory: ~ts~ncapacity ~ts/s (not held at ~ts/s), limited "
@@ -180,17 +249,22 @@ closing(Dir, #{capacity_per_s := C, capacity_high_per_s := H, limited_by := By,
 txt(null) -> "-";
 txt(V) when is_float(V) -> float_to_list(V, [{decimals, 1}]);
 txt(V) when is_atom(V) -> atom_to_list(V);
+txt(V) when is_integer(V) -> integer_to_list(V);
 txt(V) -> V.
 
 run_info(#{file := File}, #{started := Started} = Ctx) ->
     {ok, Host} = inet:gethostname(),
-    #{tool => <<"beamscale">>, kind => saturate, scenario => {string, File},
+    #{tool => <<"beamscale">>, kind => saturate, mode => maps:get(mode, Ctx),
+      scenario => {string, File},
       host => list_to_binary(Host), logical_cores => erlang:system_info(logical_processors),
       otp_release => list_to_binary(erlang:system_info(otp_release)), started => Started,
       ended => beamscale_runinfo:now_iso(), budget_s => maps:get(budget_s, Ctx),
       level_s => maps:get(level_s, Ctx), warmup_s => maps:get(warmup_s, Ctx),
       drain_s => maps:get(drain_s, Ctx), cooldown_s => maps:get(cooldown_s, Ctx),
-      search => maps:merge(beamscale_stats_search:defaults(), maps:get(search, Ctx))}.
+      search => maps:merge(case maps:get(mode, Ctx) of
+                               open -> beamscale_stats_search:defaults();
+                               closed -> beamscale_stats_closed:defaults()
+                           end, maps:get(search, Ctx))}.
 
 say(#{quiet := true}, _Text) -> ok;
 say(_Ctx, Text) -> io:put_chars(Text).

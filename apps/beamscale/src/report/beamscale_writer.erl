@@ -13,37 +13,56 @@
 %% @doc Write the summaries and `index.html' of run directory `Dir'; returns the page's path.
 %% A load run directory (`run.json' says `kind: load', or a `load.csv' without
 %% `measurements.csv') gets its own page from its `summary.json', `samples.csv' and `lcnt.csv';
-%% a load cut short (no `summary.json') from its `load.csv' and `errors.csv'.
+%% a load cut short (no `summary.json') from its `load.csv' and `errors.csv'; a saturate run
+%% directory (`kind: saturate') from its `summary.json' and `levels.csv'.
 -spec write(file:filename()) -> {ok, file:filename()} | {error, {?MODULE, term()}}.
 write(Dir) ->
     case {run_json(Dir), is_load(Dir)} of
+        {{ok, #{<<"kind">> := <<"saturate">>}}, _} -> write_saturate(Dir);
         {{ok, #{<<"kind">> := <<"load">>} = Run}, _} -> write_load(Dir, Run);
         {{ok, Run}, true} -> write_load(Dir, Run);
         _ -> write_bench(Dir)
     end.
 
 write_load(Dir, Run) ->
-    File = filename:join(Dir, "summary.json"),
-    case file:read_file(File) of
-        {ok, Bin} ->
-            case beamscale_format_json:decode(Bin) of
-                {ok, Summary} when is_map(Summary) -> write_load(Dir, Run, Summary);
-                _ -> {error, {?MODULE, {summary_json, File, not_an_object}}}
-            end;
-        {error, enoent} ->
+    case summary(Dir) of
+        {ok, Summary} -> write_load(Dir, Run, Summary);
+        {error, {?MODULE, {summary_json, _, enoent}}} ->
             Stopped = iolist_to_binary(["cut short: no ", lists:join(", ", cut_short(Dir)),
                                         " (the load did not end); shown from load.csv and "
                                         "errors.csv"]),
             write_load(Dir, Run, beamscale_report_load_extra:cut_short_summary(
                                    rows(Dir, "load.csv"), rows(Dir, "errors.csv"), Stopped));
-        {error, Why} -> {error, {?MODULE, {summary_json, File, Why}}}
+        {error, _} = Error -> Error
     end.
 
 write_load(Dir, Run, Summary) ->
-    Index = filename:join(Dir, "index.html"),
     Data = #{run => Run, summary => Summary,
              samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv")},
-    ok = beamscale_store:write_file(Index, beamscale_report_load:index(Data)),
+    write_index(Dir, beamscale_report_load:index(Data)).
+
+write_saturate(Dir) ->
+    case summary(Dir) of
+        {ok, Summary} ->
+            Levels = [beamscale_stats_saturate:from_row(R) || R <- rows(Dir, "levels.csv")],
+            write_index(Dir, beamscale_report_saturate:index(Summary, Levels));
+        {error, _} = Error -> Error
+    end.
+
+summary(Dir) ->
+    File = filename:join(Dir, "summary.json"),
+    case file:read_file(File) of
+        {ok, Bin} ->
+            case beamscale_format_json:decode(Bin) of
+                {ok, Summary} when is_map(Summary) -> {ok, Summary};
+                _ -> {error, {?MODULE, {summary_json, File, not_an_object}}}
+            end;
+        {error, Why} -> {error, {?MODULE, {summary_json, File, Why}}}
+    end.
+
+write_index(Dir, Page) ->
+    Index = filename:join(Dir, "index.html"),
+    ok = beamscale_store:write_file(Index, Page),
     {ok, Index}.
 
 %% @doc The files a load run directory lacks that a load writes at its end (none for a load
@@ -120,7 +139,7 @@ format_error({?MODULE, Reason}) -> format_error(Reason);
 format_error({not_a_run_directory, Dir}) ->
     io_lib:format("~ts: not a run directory (no measurements.csv, nor a load's load.csv)", [Dir]);
 format_error({summary_json, File, Why}) ->
-    io_lib:format("~ts: cannot read the load run's summary: ~ts", [File, why(Why)]);
+    io_lib:format("~ts: cannot read the run's summary: ~ts", [File, why(Why)]);
 format_error({run_json, File, Why}) ->
     io_lib:format("~ts: cannot read run.json: ~ts", [File, why(Why)]).
 

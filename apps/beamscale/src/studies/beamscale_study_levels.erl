@@ -145,34 +145,14 @@ level(Cell, L, #{rate := Rate, hold_s := Hold} = Level, Handles, Targets, Run) -
         {error, _} -> beamscale_stats_levels:skipped(CellKey, {Level, bad_scenario})
     end.
 
-%% The one place a load runs and is sampled: the load generator against the targets, the
-%% sampler on the nodes, the sample summary of the level back.
-exec(Scenario, Targets, Handles, #{bench := B, env := E} = Meta, #{dir := Dir} = Run) ->
-    case beamscale_sampler:start(#{dir => Dir, bench => B, env => E, interval => ?SAMPLE_MS}) of
-        {ok, S} -> exec(Scenario, Targets, Handles, Meta, Run, S);
-        {error, Reason} -> {error, {sampler, Reason}}
-    end.
-
-exec(Scenario, Targets, Handles, #{bench := B, env := E, args := A} = Meta, #{dir := Dir} = Run,
-     S) ->
-    ok = beamscale_sampler:set_args(S, A),
-    ok = beamscale_sampler:watch(S, Handles),
+%% The load generator against the targets, the sampler on the nodes, the sample summary of
+%% the level back (`beamscale_load_sampled').
+exec(Scenario, Targets, Handles, Meta, #{dir := Dir} = Run) ->
     Live = live(Scenario, Meta, Run),
-    Result = try beamscale_load_run:run(Scenario, Targets, Live#{seed => maps:get(seed, Run)})
-             after beamscale_sampler:stop(S)
-             end,
-    case Result of
-        {ok, R} ->
-            Rows = [X || X <- beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
-                         maps:get(benchmark, X) =:= B, maps:get(env, X) =:= E,
-                         maps:get(args, X) =:= A],
-            Summary = case beamscale_stats_samples:summarise(Rows) of
-                          [Sum | _] -> Sum;
-                          [] -> undefined
-                      end,
-            {ok, R, Summary};
-        {error, _} = Error -> Error
-    end.
+    beamscale_load_sampled:run(Scenario, Targets, Handles,
+                               (maps:with([bench, env, args], Meta))#{dir => Dir,
+                                                                       interval => ?SAMPLE_MS},
+                               Live#{seed => maps:get(seed, Run)}).
 
 %% The level as a scenario, written as terms and checked like a scenario file.
 scenario(#{steps := Steps} = Cell, Rate, Hold) ->

@@ -1,9 +1,10 @@
 %% @doc `index.html' of a `beamscale saturate' run, as a pure formatter: the objective and the
 %% capacity found (with its bracket and the term that limited it), latency against offered load
 %% (corrected percentiles, p99 from the send dashed), achieved against offered throughput (with
-%% the line where they are equal), the knee marked on both as a dashed vertical line at the
-%% capacity, and the levels in the order they ran. Input: `summary.json''s map and the levels'
-%% figures (`beamscale_stats_saturate:figures()' with held, broken).
+%% the line where they are equal), the target's CPU, scheduler utilisation and busy-wait per
+%% level, the knee marked on each as a dashed vertical line at the capacity, and the levels in
+%% the order they ran. Input: `summary.json' as decoded (binary keys) and the levels' figures
+%% (`beamscale_stats_saturate:from_row/1' of `levels.csv').
 -module(beamscale_report_saturate).
 
 -export([index/2, graphs/2]).
@@ -12,6 +13,8 @@
 -type graph() :: {binary(), binary(), binary(), [beamscale_report_svg:series()]}.
 
 -define(PCTS, [{p50_ms, <<"p50">>}, {p99_ms, <<"p99">>}, {p999_ms, <<"p99.9">>}]).
+-define(TARGET, [{cpu_pct, <<"OS CPU">>}, {util_pct, <<"scheduler utilisation">>},
+                 {busy_wait_pct, <<"busy-wait">>}]).
 
 %% @doc The whole page.
 -spec index(map(), [map()]) -> iodata().
@@ -27,9 +30,27 @@ index(Summary, Levels) ->
 
 %% @doc The charts drawn, in order; exposed so tests can count their series.
 -spec graphs(map(), [map()]) -> [graph()].
+graphs(#{<<"mode">> := <<"closed">>} = Summary, Levels) ->
+    Sorted = lists:sort(fun(A, B) -> users(A) =< users(B) end, Levels),
+    Pts = fun(K) -> [{users(L), V} || L <- Sorted, V <- [maps:get(K, L, null)], is_number(V)]
+          end,
+    Top = fun(Ks) -> lists:max([1.0 | [V || K <- Ks, {_, V} <- Pts(K)]]) end,
+    Peak = peak(Summary),
+    [{<<"latency against users in a loop">>, <<"ms">>, <<" ms">>,
+      [#{name => N, points => Pts(K)} || {K, N} <- ?PCTS]
+      ++ Peak(Top([K || {K, _} <- ?PCTS]))},
+     {<<"throughput against users in a loop">>, <<"requests/s">>, <<"/s">>,
+      [#{name => <<"requests/s">>, points => Pts(requests_per_s)}]
+      ++ Peak(Top([requests_per_s]))},
+     {<<"the target per level (100 % = one core)">>, <<"%">>, <<" %">>,
+      [#{name => N, points => Pts(K)} || {K, N} <- ?TARGET]
+      ++ Peak(Top([K || {K, _} <- ?TARGET]))}];
 graphs(Summary, Levels) ->
     Sorted = lists:sort(fun(A, B) -> offered(A) =< offered(B) end, Levels),
     Pts = fun(K) -> [{offered(L), num(maps:get(K, L))} || L <- Sorted] end,
+    Has = fun(K) -> [{offered(L), V} || L <- Sorted, V <- [maps:get(K, L, null)], is_number(V)]
+          end,
+    MaxPct = lists:max([1.0 | [V || {K, _} <- ?TARGET, {_, V} <- Has(K)]]),
     MaxLat = lists:max([1.0 | [num(maps:get(K, L)) || L <- Levels, {K, _} <- ?PCTS]]),
     MaxRate = lists:max([1.0 | [offered(L) || L <- Levels]]),
     [{<<"latency against offered load (from the intended start; p99 from the send dashed)">>,
@@ -40,39 +61,58 @@ graphs(Summary, Levels) ->
      {<<"achieved against offered">>, <<"sessions/s">>, <<"/s">>,
       [#{name => <<"achieved">>, points => Pts(achieved_per_s)},
        #{name => <<"offered (ideal)">>, dashed => true, points => [{0, 0}, {MaxRate, MaxRate}]}]
-      ++ knee(Summary, MaxRate)}].
+      ++ knee(Summary, MaxRate)},
+     {<<"the target per level (100 % = one core)">>, <<"%">>, <<" %">>,
+      [#{name => N, points => Has(K)} || {K, N} <- ?TARGET] ++ knee(Summary, MaxPct)}].
 
 %% The knee: a vertical dashed line at the capacity, when there is one.
-knee(#{capacity_per_s := C}, Top) when is_number(C) ->
+knee(#{<<"capacity_per_s">> := C}, Top) when is_number(C) ->
     [#{name => <<"capacity">>, dashed => true, points => [{C, 0}, {C, Top}]}];
 knee(_, _) -> [].
 
+%% Closed mode's knee: where the throughput peaked.
+peak(#{<<"peak_users">> := N}) when is_number(N) ->
+    fun(Top) -> [#{name => <<"peak">>, dashed => true, points => [{N, 0}, {N, Top}]}] end;
+peak(_) -> fun(_) -> [] end.
+
+users(#{users := N}) -> num(N).
+
 charts(Summary, Levels) ->
-    Charts = [beamscale_report_svg:line_chart(Series, #{title => T, x_label => "offered /s",
+    X = case maps:get(<<"mode">>, Summary, null) of
+            <<"closed">> -> "users";
+            _ -> "offered /s"
+        end,
+    Charts = [beamscale_report_svg:line_chart(Series, #{title => T, x_label => X,
                                                         y_label => Y, unit => U,
                                                         x_ticks => auto})
               || {T, Y, U, Series} <- graphs(Summary, Levels)],
     beamscale_report_html:el(section, [{class, "charts"}], {safe, Charts}).
 
 facts(S) ->
-    Facts = [{"Objective", maps:get(slo, S)},
-             {"Capacity (/s): the highest rate held", maps:get(capacity_per_s, S)},
-             {"Lowest rate not held (/s)", maps:get(capacity_high_per_s, S)},
-             {"Limited by (broken first while rising)", maps:get(limited_by, S)},
-             {"Terms broken at that level", lists:join(", ", maps:get(broken_first, S))},
-             {"Search stopped", maps:get(stopped, S)},
-             {"Levels run", maps:get(levels, S)},
+    G = fun(K) -> maps:get(K, S, null) end,
+    Facts = [{"Mode", G(<<"mode">>)},
+             {"Objective", G(<<"slo">>)},
+             {"Most throughput, closed mode (requests/s)", G(<<"peak_per_s">>)},
+             {"Users at the peak, closed mode", G(<<"peak_users">>)},
+             {"Capacity (/s): the highest rate held, confirmed", G(<<"capacity_per_s">>)},
+             {"Bracket (/s): highest held, lowest not held (closed mode: ~95 % interval)",
+              [text(G(<<"capacity_low_per_s">>)), " - ", text(G(<<"capacity_high_per_s">>))]},
+             {"Limited by (broken first while rising)", G(<<"limited_by">>)},
+             {"Terms broken at that level", lists:join(", ", maps:get(<<"broken_first">>, S, []))},
+             {"Search stopped", G(<<"stopped">>)},
+             {"Levels run", G(<<"levels">>)},
              {"Level length, warm-up dropped (s)",
-              io_lib:format("~b, ~b", [maps:get(level_s, S), maps:get(warmup_s, S)])}],
+              [text(G(<<"level_s">>)), ", ", text(G(<<"warmup_s">>))]}],
     beamscale_report_html:table(["", ""], [[K, cell(V)] || {K, V} <- Facts]).
 
 table(Levels) ->
-    Cols = [offered_per_s, achieved_per_s, p50_ms, p99_ms, p999_ms, p99_sent_ms, requests,
-            errors],
-    Head = ["offered /s", "achieved /s", "p50 ms", "p99 ms", "p99.9 ms", "p99 from send ms",
-            "requests", "errors", "held", "broken"],
+    Cols = [offered_per_s, users, achieved_per_s, requests_per_s, p50_ms, p99_ms, p999_ms,
+            p99_sent_ms, requests, errors, errors_by_reason, cpu_pct, util_pct, busy_wait_pct],
+    Head = ["offered /s", "users", "achieved /s", "requests/s", "p50 ms", "p99 ms", "p99.9 ms",
+            "p99 from send ms", "requests", "errors", "errors by reason", "CPU %",
+            "utilisation %", "busy-wait %", "held", "broken"],
     beamscale_report_html:table(
-      Head, [{held_class(L), [cell(maps:get(C, L)) || C <- Cols]
+      Head, [{held_class(L), [cell(maps:get(C, L, null)) || C <- Cols]
                              ++ [cell(maps:get(held, L)),
                                  cell(lists:join(", ", maps:get(broken, L)))]}
              || L <- Levels]).
@@ -84,6 +124,9 @@ offered(#{offered_per_s := R}) -> num(R).
 
 num(V) when is_number(V) -> V;
 num(_) -> 0.
+
+text(V) when is_integer(V) -> integer_to_list(V);
+text(V) -> cell(V).
 
 cell(null) -> "-";
 cell(V) when is_float(V) -> beamscale_report_svg:fmt(V);
