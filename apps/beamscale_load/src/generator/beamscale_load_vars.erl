@@ -49,9 +49,17 @@ mark(L) when is_list(L) ->
         false -> marks(L, fun(Xs) -> Xs end)
     end;
 mark(T) when is_tuple(T) -> marks(tuple_to_list(T), fun list_to_tuple/1);
+%% A map whose keys hold no placeholder (a request spec's): its static part is kept whole and
+%% only its dynamic values are filled per request, with no walk over the rest.
 mark(M) when is_map(M) ->
-    {Dyn, Pairs} = marks([[K, V] || {K, V} <- maps:to_list(M)], fun(X) -> X end),
-    {Dyn, maps:from_list([{K, V} || [K, V] <- Pairs])};
+    case lists:any(fun(K) -> element(1, mark(K)) end, maps:keys(M)) of
+        false ->
+            Dyn = [{K, T} || {K, V} <- maps:to_list(M), {true, T} <- [mark(V)]],
+            {Dyn =/= [], {'$map', maps:without([K || {K, _} <- Dyn], M), Dyn}};
+        true ->
+            {Dyn, Pairs} = marks([[K, V] || {K, V} <- maps:to_list(M)], fun(X) -> X end),
+            {Dyn, maps:from_list([{K, V} || [K, V] <- Pairs])}
+    end;
 mark(X) -> {false, X}.
 
 marks(Xs, Build) ->
@@ -131,6 +139,7 @@ names({dynamic, T}) -> lists:usort(used(T)).
 
 used({'$var', N}) -> [N];
 used({'$tpl', _, Parts}) -> [N || {var, N} <- Parts];
+used({'$map', _, Dyn}) -> lists:flatmap(fun({_, T}) -> used(T) end, Dyn);
 used(L) when is_list(L) -> lists:flatmap(fun used/1, L);
 used(T) when is_tuple(T) -> used(tuple_to_list(T));
 used(M) when is_map(M) -> used(maps:to_list(M));
@@ -148,6 +157,11 @@ walk({'$tpl', bin, Parts}, Vars, U) -> fill(Parts, Vars, U);
 walk({'$tpl', str, Parts}, Vars, U0) ->
     {B, U1} = fill(Parts, Vars, U0),
     {unicode:characters_to_list(B), U1};
+walk({'$map', Static, Dyn}, Vars, U) ->
+    lists:foldl(fun({K, T}, {M, A}) ->
+                        {V, A1} = walk(T, Vars, A),
+                        {M#{K => V}, A1}
+                end, {Static, U}, Dyn);
 walk(L, Vars, U) when is_list(L) -> lists:mapfoldl(fun(X, A) -> walk(X, Vars, A) end, U, L);
 walk(T, Vars, U0) when is_tuple(T) ->
     {L, U1} = walk(tuple_to_list(T), Vars, U0),

@@ -22,8 +22,8 @@ check(Spec, #{host := Host, port := Port}) ->
                      respond => false, version => "1.1"}, Spec),
     #{method := M, path := P, headers := H, body := B, status := St, respond := R,
       version := V} = S,
-    Bad = [K || K <- maps:keys(S),
-                not lists:member(K, [method, path, headers, body, status, respond, version])],
+    %% A dynamic request is checked again each time it is filled: no list walk per key.
+    Bad = maps:keys(maps:without([method, path, headers, body, status, respond, version], S)),
     if Bad =/= [] -> {error, hd(Bad), "unknown key (known: method, path, headers, body, status, "
                                       "respond, version)"};
        V =/= "1.1", V =/= "1.0" -> {error, version, "expected \"1.1\" or \"1.0\""};
@@ -41,11 +41,16 @@ check(_Spec, _Target) -> {error, target, "http needs a host:port target"}.
 bytes(Method, {Path, Version}, Headers, Body, Host, Port) ->
     Len = iolist_size(Body),
     iolist_to_binary(
-      [string:uppercase(atom_to_list(Method)), " ", Path, " HTTP/", Version, "\r\n",
+      [method(Method), " ", Path, " HTTP/", Version, "\r\n",
        "Host: ", Host, ":", integer_to_list(Port), "\r\n",
        [[N, ": ", V, "\r\n"] || {N, V} <- Headers],
        case Len of 0 -> []; _ -> ["Content-Length: ", integer_to_list(Len), "\r\n"] end,
        "\r\n", Body]).
+
+%% The common methods without a Unicode-aware case change per request.
+method(get) -> <<"GET">>;
+method(post) -> <<"POST">>;
+method(M) -> string:uppercase(atom_to_binary(M)).
 
 %% @doc Open the user's connection.
 -spec connect(map()) -> {ok, beamscale_load_tcp:conn()} | {error, term()}.
@@ -130,11 +135,10 @@ ows_end(V) ->
         _ -> V
     end.
 
-%% Headers are kept only for a request whose response the user needs.
+%% Headers are kept only for a request whose response the user needs, named as received.
 keep(_, #{respond := false}, Acc) -> Acc;
-keep({http_header, _, Name, _, V}, _, #{headers := Hs} = Acc) ->
-    N = case is_atom(Name) of true -> atom_to_binary(Name); false -> Name end,
-    Acc#{headers := [{N, ows_end(V)} | Hs]}.
+keep({http_header, _, _, Name, V}, _, #{headers := Hs} = Acc) ->
+    Acc#{headers := [{Name, ows_end(V)} | Hs]}.
 
 body(_S, Buf, _Deadline, #{head := true}, Acc) -> {ok, Acc#{rest => Buf}};
 body(S, Buf, Deadline, Spec, #{chunked := true} = Acc) ->
