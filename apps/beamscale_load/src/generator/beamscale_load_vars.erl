@@ -4,13 +4,14 @@
 %% `for'. Names and values are binaries: nothing from a scenario or a response becomes an atom.
 -module(beamscale_load_vars).
 
--export([compile/1, render/2, names/1, parse/1, fill/2, source/4, test/2, value/1,
+-export([compile/1, render/2, names/1, text_keys/1, parse/1, fill/2, source/4, test/2, value/1,
          new_ctx/1, read_lines/2, format_error/1]).
 -export_type([vars/0, template/0, source/0, cond_/0, ctx/0]).
 
 -type vars() :: #{binary() => binary()}.
 %% A term with its dynamic parts marked: `{'$tpl', bin | str, Parts}' for a binary or string
-%% holding `%%_name%%', `{'$var', Name}' for a `{var, Name}'; `static' when there is none.
+%% holding `%%_name%%', `{'$var', Name}' for a `{var, Name}', `{'$map', Static, [{Key, T}]}'
+%% for a map; `static' when there is none.
 -type template() :: static | {dynamic, term()}.
 -type parts() :: [binary() | {var, binary()} | {call, {module(), atom()}}].
 -type source() :: {random_number, integer(), integer()} | {random_string, pos_integer()}
@@ -131,6 +132,24 @@ is_name(Name) ->
     lists:all(fun(C) -> C >= $a andalso C =< $z orelse C >= $A andalso C =< $Z orelse
                             C >= $0 andalso C =< $9 orelse C =:= $_ orelse C =:= $- orelse
                             C =:= $. end, binary_to_list(Name)).
+
+%% @doc The keys of a compiled map whose values hold placeholders, when these are all inside
+%% texts; `terms' for a `{var, Name}' (a value of another type) or a template of another term.
+-spec text_keys(template()) -> [term()] | terms.
+text_keys(static) -> [];
+text_keys({dynamic, {'$map', _, Dyn}}) ->
+    case lists:all(fun({_, T}) -> no_var(T) end, Dyn) of
+        true -> [K || {K, _} <- Dyn];
+        false -> terms
+    end;
+text_keys({dynamic, _}) -> terms.
+
+no_var({'$var', _}) -> false;
+no_var({'$tpl', _, _}) -> true;
+no_var(L) when is_list(L) -> lists:all(fun no_var/1, L);
+no_var(T) when is_tuple(T) -> no_var(tuple_to_list(T));
+no_var(M) when is_map(M) -> no_var(maps:to_list(M));
+no_var(_) -> true.
 
 %% @doc The variable names a template uses.
 -spec names(template()) -> [binary()].

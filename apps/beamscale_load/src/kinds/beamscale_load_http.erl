@@ -6,7 +6,7 @@
 -module(beamscale_load_http).
 -behaviour(beamscale_load_request).
 
--export([check/2, connect/1, request/3, close/1]).
+-export([check/2, connect/1, request/3, close/1, head_body/1]).
 
 -import(beamscale_load_http_chunked, [chunk/3, recv/4]).
 
@@ -46,6 +46,13 @@ bytes(Method, {Path, Version}, Headers, Body, Host, Port) ->
        [[N, ": ", V, "\r\n"] || {N, V} <- Headers],
        case Len of 0 -> []; _ -> ["Content-Length: ", integer_to_list(Len), "\r\n"] end,
        "\r\n", Body]).
+
+%% @doc A checked request's bytes split before the blank line that ends its head: headers a
+%% dynamic request adds per request (cookies, credentials) go between the two.
+-spec head_body(map()) -> {binary(), binary()}.
+head_body(#{bytes := Bytes}) ->
+    {At, 4} = binary:match(Bytes, <<"\r\n\r\n">>),
+    {binary:part(Bytes, 0, At + 2), binary:part(Bytes, At + 4, byte_size(Bytes) - At - 4)}.
 
 %% The common methods without a Unicode-aware case change per request.
 method(get) -> <<"GET">>;
