@@ -115,9 +115,10 @@ headers(S, Buf, Deadline, Spec, Acc) ->
     end.
 
 header('Content-Length', V, Acc) ->
-    case string:to_integer(V) of
-        {Len, <<>>} when Len >= 0 -> Acc#{length := Len};
+    try binary_to_integer(ows_end(V)) of
+        Len when Len >= 0 -> Acc#{length := Len};
         _ -> Acc#{length := {bad, V}}
+    catch error:badarg -> Acc#{length := {bad, V}}
     end;
 header('Connection', V, Acc) ->
     Acc#{conn := case is(<<"close">>, V) of true -> close; false -> keep end};
