@@ -10,8 +10,10 @@
 #   (SECONDS at least 20; defaults 20, 100 and "+sbwt none")
 # Steady rates: beamscale's from load.csv without its first 2 seconds (ramp); Tsung's from its
 # largest full 10 s statistics interval (tsung.log); wrk's own Requests/sec.
-# Each tool's own CPU time (user + system, GNU time) per request is printed too: on a shared
-# 2-core host, where client and server compete for the cores, it is the steadier figure.
+# Each tool's own CPU time (user + system of the whole process, GNU time; beamscale's includes
+# its start) per request it completed is printed too, with the ratios beamscale/wrk
+# (goal <= 1.3, issue 19) and beamscale/tsung: on a shared 2-core host, where client and server
+# compete for the cores, it is the steadier figure.
 # Installs Debian's tsung, wrk and time if missing (they are not needed by make test).
 set -eu
 cd "$(dirname "$0")/.."
@@ -35,7 +37,7 @@ trap cleanup EXIT
 
 # The server: a plain erl (2 schedulers), its port written to a file.
 # shellcheck disable=SC2086
-erl $sflags -noshell -pa _build/default/lib/beamscale_bench/ebin -eval "
+erl $sflags -noshell -pa _build/default/lib/beamscale_targets/ebin -eval "
     {ok, S} = beamscale_target_http:start(#{}),
     ok = file:write_file(\"$out/port\", integer_to_list(beamscale_target_http:port(S))),
     receive after $(( (secs * 3 + 120) * 1000 )) -> halt() end." >/dev/null 2>&1 &
@@ -103,4 +105,7 @@ awk -v bs="$bs" -v ts="$ts" -v wrk="$wrk" -v u="$users" -v s="$secs" \
     printf "server CPU per request (us) while serving beamscale %.1f, tsung %.1f, wrk %.1f\n",
         1e6 * (s1 - s0) / bsn, 1e6 * (s2 - s1) / tsn, 1e6 * (s3 - s2) / wrkn
     printf "beamscale/tsung: %.2f (goal >= 2)\n", (ts > 0 ? bs / ts : 0)
-    printf "beamscale/wrk:   %.2f (goal >= 0.75)\n", (wrk > 0 ? bs / wrk : 0) }'
+    printf "beamscale/wrk:   %.2f (goal >= 0.75)\n", (wrk > 0 ? bs / wrk : 0)
+    bcpu = bsc / bsn; tcpu = tsc / tsn; wcpu = wrkc / wrkn
+    printf "client CPU per request beamscale/wrk:   %.2f (goal <= 1.3)\n", bcpu / wcpu
+    printf "client CPU per request beamscale/tsung: %.2f\n", bcpu / tcpu }'

@@ -23,6 +23,7 @@ nginx
 websocketd
 postgresql
 tsung
+wrk
 "
 missing=""
 for p in $packages; do

@@ -83,3 +83,39 @@ cookies_test() ->
     ?assertEqual(#{<<"old">> => <<"1">>, <<"sid">> => <<"abc">>}, Jar),
     Gone = #{status => 200, headers => [{<<"set-cookie">>, <<"sid=x; Max-Age=0">>}], body => <<>>},
     ?assertEqual(#{<<"old">> => <<"1">>}, beamscale_load_dynreq:set_cookies(Gone, Jar)).
+
+%% An http request with placeholders only in its path and headers is filled in its head built
+%% at validation: the same bytes as the spec rendered and built again; the request's cookies
+%% and credentials go before the blank line. A `{var, Name}' or a placeholder in the body keeps
+%% the rebuild.
+prebuilt_head_test() ->
+    Target = #{host => "h", port => 80},
+    Check = fun(S) -> {ok, C} = beamscale_load_http:check(S, Target), C end,
+    Dyn = fun(Spec) ->
+                  {dyn, D, {request, _, _, C, _}} = beamscale_load_scenario_dyn:request(
+                                                      {request, beamscale_load_http, t, 1000},
+                                                      Spec, Check, []),
+                  {D, C}
+          end,
+    Send = fun({D, C}, Vars) ->
+                   {ok, #{bytes := B}, _, Unset} =
+                       beamscale_load_dynreq:prepare(D, beamscale_load_http, C, Target,
+                                                     {Vars, #{}}),
+                   {iolist_to_binary(B), Unset}
+           end,
+    Spec = #{method => post, path => "/a?x=%%_x%%", headers => [{"X-Y", "v%%_y%%"}],
+             body => <<"b">>},
+    {D1, _} = R1 = Dyn(Spec),
+    ?assertMatch({_, {dynamic, _}, <<"b">>}, maps:get(head, D1)),
+    Vars = #{<<"x">> => <<"1">>},
+    {ok, #{bytes := Want}} = beamscale_load_http:check(Spec#{path => "/a?x=1",
+                                                             headers => [{"X-Y", "v"}]}, Target),
+    ?assertEqual({Want, [<<"y">>]}, Send(R1, Vars)),
+    {D2, _} = R2 = Dyn(Spec#{basic_auth => {"u", "%%_x%%"}}),
+    ?assertNotEqual(none, maps:get(head, D2)),
+    {Auth, []} = Send(R2, #{<<"x">> => <<"p">>, <<"y">> => <<>>}),
+    ?assertMatch({_, _}, binary:match(Auth, <<"Authorization: Basic dTpw\r\n\r\nb">>)),
+    ?assertEqual(none, maps:get(head, element(1, Dyn(#{path => "/", body => <<"%%_x%%">>})))),
+    ?assertEqual(none, maps:get(head, element(1, Dyn(#{path => "/", extract => [{status, s}],
+                                                        status => 200,
+                                                        headers => [{"A", {var, x}}]})))).

@@ -7,9 +7,11 @@
 -export_type([dyn/0, jar/0]).
 
 %% Built by `beamscale_load_scenario_dyn': the raw spec as a template (`static' when the checked
-%% spec is sent as it is), what to take from the response, the checks, whether cookies are kept,
-%% the cookies and the credentials the request adds.
+%% spec is sent as it is), an http request's head built with its placeholders (or `none'), what
+%% to take from the response, the checks, whether cookies are kept, the cookies and the
+%% credentials the request adds.
 -type dyn() :: #{template := beamscale_load_vars:template(), raw := map(),
+                 head := none | {binary(), beamscale_load_vars:template(), binary()},
                  extract := [beamscale_load_extract:extract()],
                  match := [beamscale_load_match:match()], cookies := boolean(),
                  add_cookies := [{binary(), binary()}],
@@ -23,24 +25,42 @@
 -spec prepare(dyn(), module(), map(), map(), {beamscale_load_vars:vars(), jar()}) ->
     {ok, map(), jar(), [binary()]} | {error, term(), jar(), [binary()]}.
 prepare(#{add_cookies := Add} = Dyn, Mod, Spec, Target, {Vars, Jar0}) ->
-    Jar = maps:merge(Jar0, maps:from_list(Add)),
+    Jar = case Add of
+              [] -> Jar0;
+              _ -> maps:merge(Jar0, maps:from_list(Add))
+          end,
     Cookie = cookie_header(Dyn, Jar),
     case {maps:get(template, Dyn), Cookie, maps:get(auth, Dyn)} of
         {static, [], none} -> {ok, Spec, Jar, []};
-        {Template, _, _} ->
-            {Raw, Unset} = case Template of
-                               static -> {maps:get(raw, Dyn), []};
-                               _ -> beamscale_load_vars:render(Template, Vars)
-                           end,
-            Headers = Cookie ++ auth_header(Dyn, Vars, {Raw, Target}),
-            Raw1 = case Headers of
-                       [] -> Raw;
-                       _ -> Raw#{headers => maps:get(headers, Raw, []) ++ Headers}
+        {_, _, Auth} when Auth =:= none; element(1, Auth) =:= basic ->
+            fill(Dyn, Mod, Spec, {Target, Vars, Jar, Cookie});
+        _ -> build(Dyn, Mod, Target, {Vars, Jar, Cookie})
+    end.
+
+%% The head built at validation filled, the request's own headers put before the blank line.
+fill(#{head := {Head, Template, Body}} = Dyn, _Mod, Spec, {_, Vars, Jar, Cookie}) ->
+    {Filled, Unset} = case Template of
+                          static -> {Head, []};
+                          _ -> beamscale_load_vars:render(Template, Vars)
+                      end,
+    Added = [[N, ": ", V, "\r\n"] || {N, V} <- Cookie ++ auth_header(Dyn, Vars, none)],
+    {ok, Spec#{bytes := [Filled, Added, "\r\n", Body]}, Jar, Unset};
+fill(Dyn, Mod, _Spec, {Target, Vars, Jar, Cookie}) -> build(Dyn, Mod, Target, {Vars, Jar, Cookie}).
+
+%% The spec filled and checked again by its kind.
+build(#{template := Template} = Dyn, Mod, Target, {Vars, Jar, Cookie}) ->
+    {Raw, Unset} = case Template of
+                       static -> {maps:get(raw, Dyn), []};
+                       _ -> beamscale_load_vars:render(Template, Vars)
                    end,
-            case Mod:check(Raw1, Target) of
-                {ok, Checked} -> {ok, Checked, Jar, Unset};
-                {error, Key, Msg} -> {error, {bad_request, Key, lists:flatten(Msg)}, Jar, Unset}
-            end
+    Headers = Cookie ++ auth_header(Dyn, Vars, {Raw, Target}),
+    Raw1 = case Headers of
+               [] -> Raw;
+               _ -> Raw#{headers => maps:get(headers, Raw, []) ++ Headers}
+           end,
+    case Mod:check(Raw1, Target) of
+        {ok, Checked} -> {ok, Checked, Jar, Unset};
+        {error, Key, Msg} -> {error, {bad_request, Key, lists:flatten(Msg)}, Jar, Unset}
     end.
 
 cookie_header(#{cookies := true}, Jar) when map_size(Jar) > 0 ->

@@ -4,13 +4,14 @@
 %% `for'. Names and values are binaries: nothing from a scenario or a response becomes an atom.
 -module(beamscale_load_vars).
 
--export([compile/1, render/2, names/1, parse/1, fill/2, source/4, test/2, value/1,
+-export([compile/1, render/2, names/1, text_keys/1, parse/1, fill/2, source/4, test/2, value/1,
          new_ctx/1, read_lines/2, format_error/1]).
 -export_type([vars/0, template/0, source/0, cond_/0, ctx/0]).
 
 -type vars() :: #{binary() => binary()}.
 %% A term with its dynamic parts marked: `{'$tpl', bin | str, Parts}' for a binary or string
-%% holding `%%_name%%', `{'$var', Name}' for a `{var, Name}'; `static' when there is none.
+%% holding `%%_name%%', `{'$var', Name}' for a `{var, Name}', `{'$map', Static, [{Key, T}]}'
+%% for a map; `static' when there is none.
 -type template() :: static | {dynamic, term()}.
 -type parts() :: [binary() | {var, binary()} | {call, {module(), atom()}}].
 -type source() :: {random_number, integer(), integer()} | {random_string, pos_integer()}
@@ -49,9 +50,17 @@ mark(L) when is_list(L) ->
         false -> cons(L)
     end;
 mark(T) when is_tuple(T) -> marks(tuple_to_list(T), fun list_to_tuple/1);
+%% A map whose keys hold no placeholder (a request spec's): its static part is kept whole and
+%% only its dynamic values are filled per request, with no walk over the rest.
 mark(M) when is_map(M) ->
-    {Dyn, Pairs} = marks([[K, V] || {K, V} <- maps:to_list(M)], fun(X) -> X end),
-    {Dyn, maps:from_list([{K, V} || [K, V] <- Pairs])};
+    case lists:any(fun(K) -> element(1, mark(K)) end, maps:keys(M)) of
+        false ->
+            Dyn = [{K, T} || {K, V} <- maps:to_list(M), {true, T} <- [mark(V)]],
+            {Dyn =/= [], {'$map', maps:without([K || {K, _} <- Dyn], M), Dyn}};
+        true ->
+            {Dyn, Pairs} = marks([[K, V] || {K, V} <- maps:to_list(M)], fun(X) -> X end),
+            {Dyn, maps:from_list([{K, V} || [K, V] <- Pairs])}
+    end;
 mark(X) -> {false, X}.
 
 %% A list walked cell by cell: an rpc's expect pattern may be improper (`[a | '_']').
@@ -132,6 +141,24 @@ is_name(Name) ->
                             C >= $0 andalso C =< $9 orelse C =:= $_ orelse C =:= $- orelse
                             C =:= $. end, binary_to_list(Name)).
 
+%% @doc The keys of a compiled map whose values hold placeholders, when these are all inside
+%% texts; `terms' for a `{var, Name}' (a value of another type) or a template of another term.
+-spec text_keys(template()) -> [term()] | terms.
+text_keys(static) -> [];
+text_keys({dynamic, {'$map', _, Dyn}}) ->
+    case lists:all(fun({_, T}) -> no_var(T) end, Dyn) of
+        true -> [K || {K, _} <- Dyn];
+        false -> terms
+    end;
+text_keys({dynamic, _}) -> terms.
+
+no_var({'$var', _}) -> false;
+no_var({'$tpl', _, _}) -> true;
+no_var(L) when is_list(L) -> lists:all(fun no_var/1, L);
+no_var(T) when is_tuple(T) -> no_var(tuple_to_list(T));
+no_var(M) when is_map(M) -> no_var(maps:to_list(M));
+no_var(_) -> true.
+
 %% @doc The variable names a template uses.
 -spec names(template()) -> [binary()].
 names(static) -> [];
@@ -139,6 +166,7 @@ names({dynamic, T}) -> lists:usort(used(T)).
 
 used({'$var', N}) -> [N];
 used({'$tpl', _, Parts}) -> [N || {var, N} <- Parts];
+used({'$map', _, Dyn}) -> lists:flatmap(fun({_, T}) -> used(T) end, Dyn);
 used(L) when is_list(L) -> lists:flatmap(fun used/1, L);
 used(T) when is_tuple(T) -> used(tuple_to_list(T));
 used(M) when is_map(M) -> used(maps:to_list(M));
@@ -156,6 +184,11 @@ walk({'$tpl', bin, Parts}, Vars, U) -> fill(Parts, Vars, U);
 walk({'$tpl', str, Parts}, Vars, U0) ->
     {B, U1} = fill(Parts, Vars, U0),
     {unicode:characters_to_list(B), U1};
+walk({'$map', Static, Dyn}, Vars, U) ->
+    lists:foldl(fun({K, T}, {M, A}) ->
+                        {V, A1} = walk(T, Vars, A),
+                        {M#{K => V}, A1}
+                end, {Static, U}, Dyn);
 walk(L, Vars, U) when is_list(L) -> lists:mapfoldl(fun(X, A) -> walk(X, Vars, A) end, U, L);
 walk(T, Vars, U0) when is_tuple(T) ->
     {L, U1} = walk(tuple_to_list(T), Vars, U0),

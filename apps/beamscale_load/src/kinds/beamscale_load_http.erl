@@ -6,7 +6,7 @@
 -module(beamscale_load_http).
 -behaviour(beamscale_load_request).
 
--export([check/2, connect/1, request/3, close/1]).
+-export([check/2, connect/1, request/3, close/1, head_body/1]).
 
 -import(beamscale_load_http_chunked, [chunk/3, recv/4]).
 
@@ -22,8 +22,8 @@ check(Spec, #{host := Host, port := Port}) ->
                      respond => false, version => "1.1"}, Spec),
     #{method := M, path := P, headers := H, body := B, status := St, respond := R,
       version := V} = S,
-    Bad = [K || K <- maps:keys(S),
-                not lists:member(K, [method, path, headers, body, status, respond, version])],
+    %% A dynamic request is checked again each time it is filled: no list walk per key.
+    Bad = maps:keys(maps:without([method, path, headers, body, status, respond, version], S)),
     if Bad =/= [] -> {error, hd(Bad), "unknown key (known: method, path, headers, body, status, "
                                       "respond, version)"};
        V =/= "1.1", V =/= "1.0" -> {error, version, "expected \"1.1\" or \"1.0\""};
@@ -41,11 +41,23 @@ check(_Spec, _Target) -> {error, target, "http needs a host:port target"}.
 bytes(Method, {Path, Version}, Headers, Body, Host, Port) ->
     Len = iolist_size(Body),
     iolist_to_binary(
-      [string:uppercase(atom_to_list(Method)), " ", Path, " HTTP/", Version, "\r\n",
+      [method(Method), " ", Path, " HTTP/", Version, "\r\n",
        "Host: ", Host, ":", integer_to_list(Port), "\r\n",
        [[N, ": ", V, "\r\n"] || {N, V} <- Headers],
        case Len of 0 -> []; _ -> ["Content-Length: ", integer_to_list(Len), "\r\n"] end,
        "\r\n", Body]).
+
+%% @doc A checked request's bytes split before the blank line that ends its head: headers a
+%% dynamic request adds per request (cookies, credentials) go between the two.
+-spec head_body(map()) -> {binary(), binary()}.
+head_body(#{bytes := Bytes}) ->
+    {At, 4} = binary:match(Bytes, <<"\r\n\r\n">>),
+    {binary:part(Bytes, 0, At + 2), binary:part(Bytes, At + 4, byte_size(Bytes) - At - 4)}.
+
+%% The common methods without a Unicode-aware case change per request.
+method(get) -> <<"GET">>;
+method(post) -> <<"POST">>;
+method(M) -> string:uppercase(atom_to_binary(M)).
 
 %% @doc Open the user's connection.
 -spec connect(map()) -> {ok, beamscale_load_tcp:conn()} | {error, term()}.
@@ -103,21 +115,38 @@ headers(S, Buf, Deadline, Spec, Acc) ->
     end.
 
 header('Content-Length', V, Acc) ->
-    case string:to_integer(V) of
-        {Len, <<>>} when Len >= 0 -> Acc#{length := Len};
+    try binary_to_integer(ows_end(V)) of
+        Len when Len >= 0 -> Acc#{length := Len};
         _ -> Acc#{length := {bad, V}}
+    catch error:badarg -> Acc#{length := {bad, V}}
     end;
 header('Connection', V, Acc) ->
-    Acc#{conn := case string:lowercase(V) of <<"close">> -> close; _ -> keep end};
-header('Transfer-Encoding', V, Acc) ->
-    Acc#{chunked := string:lowercase(string:trim(V)) =:= <<"chunked">>};
+    Acc#{conn := case is(<<"close">>, V) of true -> close; false -> keep end};
+header('Transfer-Encoding', V, Acc) -> Acc#{chunked := is(<<"chunked">>, V)};
 header(_, _, Acc) -> Acc.
 
-%% Headers are kept only for a request whose response the user needs.
+%% Whether a header value is `Lower' in any case. ASCII matching on the binary: the string
+%% module's Unicode-aware trim and lowercase were the costliest steps of reading a reply
+%% (eprof; docs/scenario.md, "Client CPU").
+is(Lower, V) ->
+    W = ows_end(V),
+    byte_size(W) =:= byte_size(Lower) andalso << <<(lower(C))>> || <<C>> <= W >> =:= Lower.
+
+lower(C) when C >= $A, C =< $Z -> C + 32;
+lower(C) -> C.
+
+%% A value without its trailing blanks (RFC 9110 OWS; `decode_packet' drops the leading ones).
+ows_end(<<>>) -> <<>>;
+ows_end(V) ->
+    case binary:last(V) of
+        C when C =:= $\s; C =:= $\t -> ows_end(binary:part(V, 0, byte_size(V) - 1));
+        _ -> V
+    end.
+
+%% Headers are kept only for a request whose response the user needs, named as received.
 keep(_, #{respond := false}, Acc) -> Acc;
-keep({http_header, _, Name, _, V}, _, #{headers := Hs} = Acc) ->
-    N = case is_atom(Name) of true -> atom_to_binary(Name); false -> Name end,
-    Acc#{headers := [{N, string:trim(V)} | Hs]}.
+keep({http_header, _, _, Name, V}, _, #{headers := Hs} = Acc) ->
+    Acc#{headers := [{Name, ows_end(V)} | Hs]}.
 
 body(_S, Buf, _Deadline, #{head := true}, Acc) -> {ok, Acc#{rest => Buf}};
 body(S, Buf, Deadline, Spec, #{chunked := true} = Acc) ->

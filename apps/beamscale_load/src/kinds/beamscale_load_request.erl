@@ -27,10 +27,11 @@
 -callback request(Spec :: map(), conn(), TimeoutMs :: pos_integer()) -> result().
 -callback close(conn()) -> ok.
 
-%% The tally's process-dictionary keys. A user is one process that runs its requests one after
-%% the other, so a tally of its own needs no lock, and the kinds need no metrics argument: the
-%% shared counters are touched once per request, not once per packet.
--define(TALLY(Name), {?MODULE, Name}).
+%% The tally's process-dictionary key: `{BytesSent, BytesReceived, Rows}'. A user is one
+%% process that runs its requests one after the other, so a tally of its own needs no lock, and
+%% the kinds need no metrics argument: the shared counters are touched once per request, not
+%% once per packet. One key, not one per name: read and reset with one call per request.
+-define(TALLY, {?MODULE, tally}).
 
 %% @doc Run one request on a connection (`closed': connect first), recording the connect time
 %% and the bytes into `Metrics'.
@@ -48,18 +49,30 @@ run(Mod, _Target, Conn, {Spec, Timeout}, M) ->
     tally(M, Mod:request(Spec, Conn, Timeout)).
 
 tally(M, Result) ->
-    [beamscale_load_metrics:add(M, Name, N)
-     || Name <- [bytes_sent, bytes_received, rows], N <- [erase(?TALLY(Name))],
-        N =/= undefined],
+    case erase(?TALLY) of
+        undefined -> ok;
+        {Sent, Received, Rows} ->
+            add(M, bytes_sent, Sent),
+            add(M, bytes_received, Received),
+            add(M, rows, Rows)
+    end,
     Result.
+
+add(_M, _Name, 0) -> ok;
+add(M, Name, N) -> beamscale_load_metrics:add(M, Name, N).
 
 %% @doc Count `N' bytes sent or received, or rows returned, by this user's current request.
 -spec count(bytes_sent | bytes_received | rows, non_neg_integer()) -> ok.
 count(Name, N) ->
-    case get(?TALLY(Name)) of
-        undefined -> put(?TALLY(Name), N);
-        Old -> put(?TALLY(Name), Old + N)
-    end,
+    {S, R, Rows} = case get(?TALLY) of
+                       undefined -> {0, 0, 0};
+                       T -> T
+                   end,
+    put(?TALLY, case Name of
+                    bytes_sent -> {S + N, R, Rows};
+                    bytes_received -> {S, R + N, Rows};
+                    rows -> {S, R, Rows + N}
+                end),
     ok.
 
 %% @doc Close a connection if it is open.

@@ -123,7 +123,8 @@ request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
                     end),
     case {Template, Respond} of
         {static, false} -> {request, Mod, Target, Checked, Timeout};
-        _ -> {dyn, Dyn0#{template => Template, raw => Raw1},
+        _ -> {dyn, Dyn0#{template => Template, raw => Raw1,
+                         head => head(Mod, Template, Raw1, Check)},
               {request, Mod, Target, Checked, Timeout}}
     end.
 
@@ -135,6 +136,25 @@ kind_keys(Mod) ->
      || K <- [cookies, add_cookies, basic_auth, digest_auth, oauth]]
     ++ [{K, "applies to http and websocket requests only"}
         || K <- [extract, match], Mod =/= beamscale_load_websocket].
+
+%% An http request whose placeholders are all texts in its path and headers: its bytes built
+%% once with the placeholders in them, and its head compiled as one text to fill per request,
+%% as Tsung substitutes in the built request (a spec rebuilt and checked per request cost more
+%% than the request itself; docs/scenario.md, "Client CPU"). `none' for any other request: a
+%% `{var, Name}' (a value of another type) or a placeholder in the body (its length).
+head(beamscale_load_http, Template, Raw, Check) ->
+    Keys = beamscale_load_vars:text_keys(Template),
+    case is_list(Keys) andalso Keys -- [path, headers] =:= [] of
+        true ->
+            try Check(Raw) of
+                Built ->
+                    {Head, Body} = beamscale_load_http:head_body(Built),
+                    {Head, beamscale_load_vars:compile(Head), Body}
+            catch throw:{bad, _, _} -> none
+            end;
+        false -> none
+    end;
+head(_, _, _, _) -> none.
 
 extracts(L, Path) when is_list(L) -> [extract(E, Path ++ [extract]) || E <- L];
 extracts(_, Path) -> bad(Path ++ [extract], "expected a list").
