@@ -7,12 +7,24 @@
 
 %% The longest timetrap a suite or case may set: `make test' as a whole stays under 15 minutes.
 -define(MAX_TIMETRAP_MS, 10 * 60 * 1000).
+-define(MAX_COLUMNS, 100).
 
 suites_test_() ->
     Root = root(),
     Files = filelib:wildcard(filename:join([Root, "apps", "*", "test", "*_SUITE.erl"])),
     [{"suites found under " ++ Root, ?_assertNotEqual([], Files)}
      | [{filename:basename(F, ".erl"), fun() -> check(Root, F) end} || F <- Files]].
+
+%% The style's 100-column lines, in every Erlang source and test (a long line hides its end in
+%% side-by-side diffs); columns are characters, not bytes.
+line_length_test() ->
+    Root = root(),
+    Files = filelib:wildcard(filename:join([Root, "apps", "*", "{src,test}", "**", "*.erl"])),
+    Long = [{filename:basename(F), N, string:length(L)}
+            || F <- Files, {ok, B} <- [file:read_file(F)],
+               {N, L} <- lists:enumerate(string:split(unicode:characters_to_list(B), "\n", all)),
+               string:length(L) > ?MAX_COLUMNS],
+    ?assertEqual([], Long).
 
 check(Root, File) ->
     Mod = load(Root, File),

@@ -35,7 +35,8 @@ prop_cut_keeps_whole_rows() ->
                 At = Cut rem (byte_size(Bin) + 1),
                 {Parsed, Size} = beamscale_format_csv:parse(binary:part(Bin, 0, At)),
                 lists:prefix(Parsed, Rows) andalso Size =< At
-                    andalso element(1, beamscale_format_csv:parse(binary:part(Bin, 0, Size))) =:= Parsed
+                    andalso element(1, beamscale_format_csv:parse(binary:part(Bin, 0, Size)))
+                            =:= Parsed
             end).
 
 properties_test_() ->

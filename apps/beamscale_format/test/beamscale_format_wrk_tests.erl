@@ -28,5 +28,6 @@ parse_test() ->
     ?assertEqual(3, maps:get(socket_errors, F)).
 
 no_result_test() ->
-    ?assertEqual({error, no_result}, beamscale_format_wrk:parse("unable to connect to 127.0.0.1:1\n")),
+    ?assertEqual({error, no_result},
+                 beamscale_format_wrk:parse("unable to connect to 127.0.0.1:1\n")),
     ?assertEqual({error, no_result}, beamscale_format_wrk:parse("")).

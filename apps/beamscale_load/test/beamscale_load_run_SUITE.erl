@@ -41,7 +41,8 @@ rpc_call_and_cast(_Config) ->
     try
         S = scenario("{targets, [{n, #{node => 'x@h'}}]}.\n"
                      "{phases, [{p, #{duration_s => 1, rate => 50}}]}.\n"
-                     "{sessions, [{s, #{steps => [{rpc, #{call => {beamscale_target_echo, echo, [1]}}},"
+                     "{sessions, [{s, #{steps => "
+                     "[{rpc, #{call => {beamscale_target_echo, echo, [1]}}},"
                      " {rpc, #{cast => {beamscale_target_echo, noop, []}}},"
                      " {rpc, #{call => {erlang, error, [boom]}}},"
                      " {rpc, #{call => {timer, sleep, [500]}, timeout_ms => 50}}]}}]}.\n"),
@@ -66,7 +67,8 @@ http_keepalive(_Config) ->
             "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
             "{phases, [{p, #{duration_s => 1, rate => 40}}]}.\n"
             "{sessions, [{ok, #{steps => [{loop, 20, [{http, #{path => \"/x\"}}]}]}},\n"
-            "            {bad, #{steps => [{http, #{method => post, body => <<\"abc\">>, status => 404}}]}}]}.\n",
+            "            {bad, #{steps => [{http, #{method => post, body => <<\"abc\">>,"
+            " status => 404}}]}}]}.\n",
             [Port])),
         #{total := T} = run(S, #{w => #{host => "127.0.0.1", port => Port}}),
         Req = maps:get(requests, T),
@@ -88,7 +90,8 @@ tcp_length_and_delimiter(_Config) ->
         S = scenario(io_lib:format(
             "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
             "{phases, [{p, #{duration_s => 1, rate => 30}}]}.\n"
-            "{sessions, [{s, #{steps => [{loop, 5, [{tcp, #{send => <<\"ping\\n\">>, reply => {length, 4}}},"
+            "{sessions, [{s, #{steps => [{loop, 5, "
+            "[{tcp, #{send => <<\"ping\\n\">>, reply => {length, 4}}},"
             " {tcp, #{send => <<\"x\\n\">>, reply => {until, <<\"ok\\n\">>}}}]}]}}]}.\n", [Port])),
         #{total := T} = run(S, #{t => #{host => "127.0.0.1", port => Port}}),
         ?assertEqual(0, maps:get(errors, T)),

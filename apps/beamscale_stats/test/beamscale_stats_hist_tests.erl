@@ -42,7 +42,8 @@ prop_count_mean_max() ->
                 S = snap(Values),
                 beamscale_stats_hist:count(S) =:= length(Values)
                     andalso beamscale_stats_hist:max(S) =:= lists:max(Values)
-                    andalso lists:min(Values) - beamscale_stats_hist:min(S) =< lists:min(Values) / 1000
+                    andalso lists:min(Values) - beamscale_stats_hist:min(S)
+                            =< lists:min(Values) / 1000
                     andalso beamscale_stats_hist:mean(S) == lists:sum(Values) / length(Values)
             end).
 

@@ -42,9 +42,9 @@ exec(Erl, Args, Ssh, Home) ->
 %% cookie), else through ssh.
 -spec forget(beamscale_node:ssh(), string(), node() | none) -> ok.
 forget(Ssh, Dir, none) ->
+    Args = ["-o", "ConnectTimeout=10" | args(Ssh)] ++ ["rm -rf -- " ++ quote(Dir)],
     Port = open_port({spawn_executable, exe()},
-                     [{args, ["-o", "ConnectTimeout=10" | args(Ssh)] ++ ["rm -rf -- " ++ quote(Dir)]},
-                      exit_status, binary, stderr_to_stdout, hide]),
+                     [{args, Args}, exit_status, binary, stderr_to_stdout, hide]),
     _ = collect(Port, ?COOKIE_TIMEOUT, <<>>),
     ok;
 forget(Ssh, Dir, Node) ->

@@ -10,8 +10,8 @@
 -include_lib("xmerl/include/xmerl.hrl").
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, req/3, number/3,
-                                   integer/3, positive/3, positive_integer/3, non_negative/3, bool/4, line/2,
-                                   fail/4]).
+                                   integer/3, positive/3, positive_integer/3, non_negative/3,
+                                   bool/4, line/2, fail/4]).
 
 %% The line of each element (and processing instruction), keyed by its path in the tree.
 -type lines() :: #{[{atom(), pos_integer()}] => pos_integer()}.
