@@ -7,6 +7,10 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+
+%% A handshake on loopback takes milliseconds; a loaded host, seconds.
+-define(HANDSHAKE_TIMEOUT, 15000).
+-export([tls_system_cas/1, tls_system_cas/0]).
 -export([raw_xml_tcp/1, raw_udp/1, https_nginx/1, raw_tls/1, websocket_xml/1,
          websocket_terms/1, websocket_fragments_ping/1, websocket_tls/1]).
 -export([raw_xml_tcp/0, raw_udp/0, https_nginx/0, raw_tls/0, websocket_xml/0,
@@ -17,7 +21,8 @@
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [raw_xml_tcp, raw_udp, https_nginx, raw_tls, websocket_xml, websocket_terms,
+all() -> [raw_xml_tcp, raw_udp, https_nginx, raw_tls, tls_system_cas, websocket_xml,
+          websocket_terms,
           websocket_fragments_ping, websocket_tls].
 
 init_per_suite(Config) ->
@@ -148,6 +153,30 @@ raw_tls(Config) ->
         ?assert(Done >= 1),
         ?assertEqual(0, maps:get(errors, T)),
         ?assertEqual(23 * Done, maps:get(bytes_received, T))
+    after
+        Stop()
+    end.
+
+tls_system_cas() ->
+    [{doc, "tls => true verifies against the system's CAs, read at the handshake: a test-made "
+           "certificate is refused as unknown; with its CA file it is taken."}].
+tls_system_cas(Config) ->
+    Dir = tmp_dir(Config, "protocols_cas"),
+    {Ca, Cert, Key} = certificate(Dir),
+    {Port, Stop} = beamscale_load_servers:tls_echo(Cert, Key),
+    Handshake = fun(Tls) ->
+                        {ok, Opts} = beamscale_load_tls:check(Tls),
+                        {ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+                        Result = beamscale_load_tls:handshake(S, {"127.0.0.1", Port}, Opts,
+                                                              ?HANDSHAKE_TIMEOUT),
+                        _ = [ssl:close(T) || {ok, T} <- [Result]],
+                        gen_tcp:close(S),
+                        Result
+                end,
+    try
+        ?assertMatch({error, {beamscale_load_tls, {handshake, {tls_alert, {unknown_ca, _}}}}},
+                     Handshake(true)),
+        ?assertMatch({ok, _}, Handshake(#{cacertfile => Ca}))
     after
         Stop()
     end.

@@ -153,13 +153,19 @@ accept(L, Recv, Send) ->
             ok = controlling(S, Pid),
             Pid ! go,
             accept(L, Recv, Send);
+        %% A client that refused the certificate ends its handshake, not the server.
+        handshake_failed -> accept(L, Recv, Send);
         {error, _} -> ok
     end.
 
 accept_one(L) when is_port(L) -> gen_tcp:accept(L);
 accept_one(L) ->
     case ssl:transport_accept(L) of
-        {ok, S} -> ssl:handshake(S);
+        {ok, S} ->
+            case ssl:handshake(S) of
+                {ok, _} = Ok -> Ok;
+                {error, _} -> handshake_failed
+            end;
         Error -> Error
     end.
 

@@ -15,8 +15,9 @@
 %% connections come and go with errors, so the session must outlive any one connection.
 -define(SESSIONS, {?MODULE, sessions}).
 
-%% @doc `true' (verify against the system's CAs) or `#{verify => verify_peer | verify_none,
-%% cacertfile => Path, server_name_indication => Name | disable}' into ssl options for a server.
+%% @doc `true' (verify against the system's CAs, read at the handshake) or `#{verify =>
+%% verify_peer | verify_none, cacertfile => Path, server_name_indication => Name | disable}' into
+%% ssl options for a server.
 -spec check(true | map()) -> {ok, [ssl:tls_client_option()]} | {error, atom(), string()}.
 check(true) -> check(#{});
 check(M) when is_map(M) ->
@@ -34,8 +35,7 @@ opts(_, Ca, _) when Ca =/= system, not is_list(Ca) ->
 opts(_, _, Sni) when Sni =/= host, Sni =/= disable, not is_list(Sni) ->
     {error, server_name_indication, "expected a host name or disable"};
 opts(verify_none, _, Sni) -> {ok, [{verify, verify_none} | sni(Sni)]};
-opts(verify_peer, system, Sni) ->
-    {ok, [{verify, verify_peer}, {cacerts, public_key:cacerts_get()} | sni(Sni)]};
+opts(verify_peer, system, Sni) -> {ok, [{verify, verify_peer} | sni(Sni)]};
 opts(verify_peer, Ca, Sni) ->
     {ok, [{verify, verify_peer}, {cacertfile, Ca} | sni(Sni)]}.
 
@@ -60,10 +60,19 @@ handshake(S, {Host, _} = Server, Opts, Timeout) ->
     %% TLS 1.2: its session ids resume per user; TLS 1.3 tickets would need a round trip after
     %% the handshake before the first request could go, which a request-timed load cannot hide.
     %% Failed handshakes are counted by reason; ssl's own log line per alert would flood.
-    case ssl:connect(S, Sni ++ Opts ++ Reuse ++ [{versions, ['tlsv1.2']}, {active, true},
-                                                 {log_level, error}], Timeout) of
+    Fixed = [{versions, ['tlsv1.2']}, {active, true}, {log_level, error}],
+    case ssl:connect(S, Sni ++ trusted(Opts) ++ Reuse ++ Fixed, Timeout) of
         {ok, T} -> save(T, Server), {ok, T};
         {error, Reason} -> {error, {?MODULE, {handshake, Reason}}}
+    end.
+
+%% Verifying with no CA file given trusts the system's CAs: read where the handshake runs (the
+%% load node's host), once per node (`public_key' keeps them), not when the scenario is checked.
+trusted(Opts) ->
+    Given = lists:keymember(cacertfile, 1, Opts) orelse lists:keymember(cacerts, 1, Opts),
+    case lists:member({verify, verify_peer}, Opts) andalso not Given of
+        true -> [{cacerts, public_key:cacerts_get()} | Opts];
+        false -> Opts
     end.
 
 is_ip(Host) -> element(1, inet:parse_address(Host)) =:= ok.
