@@ -201,6 +201,12 @@ cookie_hidden(Config) ->
                 "{sessions, [{s, #{steps => [{rpc, #{call => {erlang, node, []}}}]}}]}.\n"
                 "{load_nodes, 1}.\n"),
     Dir = filename:join(?config(priv_dir, Config), "cookie"),
+    %% A cookie directory left by a command killed while a node booted (its pid is gone) is
+    %% removed by the next node start; one of a live command (this emulator) stays.
+    Tmp = case os:getenv("TMPDIR") of false -> "/tmp"; "" -> "/tmp"; T -> T end,
+    Stale = filename:join(Tmp, "beamscale-cookie-" ++ dead_pid() ++ "-errsuite"),
+    Live = filename:join(Tmp, "beamscale-cookie-" ++ os:getpid() ++ "-errsuite"),
+    [ok = file:make_dir(D) || D <- [Stale, Live]],
     {ok, S} = beamscale_load_scenario:load(Path),
     Self = self(),
     Spy = spawn_link(fun() -> Self ! {self(), spy(atom_to_list(erlang:get_cookie()), [], 0)} end),
@@ -212,7 +218,16 @@ cookie_hidden(Config) ->
             %% This node, the target node and the load node.
             ?assert(Seen >= 3),
             ?assertEqual([], Holding)
-    end.
+    end,
+    ?assertNot(filelib:is_dir(Stale)),
+    ?assert(filelib:is_dir(Live)),
+    ok = file:del_dir(Live).
+
+%% The pid of a process that has ended (a shell that printed its pid and exited).
+dead_pid() ->
+    Pid = string:trim(os:cmd("sh -c 'echo $$'")),
+    false = filelib:is_dir("/proc/" ++ Pid),
+    Pid.
 
 %% Read every process's command line until told to stop: how many emulators it saw
 %% at most at once, and the command lines that held the cookie.

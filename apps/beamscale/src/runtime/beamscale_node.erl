@@ -22,6 +22,9 @@
 %% A plain emulator start and halt takes a fraction of a second; a loaded host may take seconds.
 -define(PREFLIGHT_TIMEOUT, 15000).
 -define(LOOPBACK, "127.0.0.1").
+%% A node's private HOME holding the run's cookie while it boots: this prefix, then the OS pid of
+%% the command that made it.
+-define(COOKIE_PREFIX, "beamscale-cookie-").
 %% beamscale registers no global names: global's guard against overlapping partitions would only
 %% disconnect the nodes still up when one dies (a killed load node or target), in warning reports
 %% on the terminal. The command's own node has the same flag (rebar.config's escript_emu_args).
@@ -174,8 +177,11 @@ started({error, Reason}, _Spec) -> {error, {?MODULE, {node_start, Reason}}}.
 %% once the node is up. The environment is private (/proc/PID/environ is 0400); BEAMSCALE_RUN
 %% names the command's node so that tests can find a run's emulators. Through ssh the same is
 %% made on the node's host (beamscale_node_ssh:home/1).
+%% The directory's name holds this emulator's OS pid: one left by a command killed while a node
+%% booted (the only moment it exists) is removed by the next command, once its owner is gone.
 cookie() ->
-    Dir = filename:join(tmp_dir(), "beamscale-cookie-" ++ random_name()),
+    remove_stale_cookies(),
+    Dir = filename:join(tmp_dir(), ?COOKIE_PREFIX ++ os:getpid() ++ "-" ++ random_name()),
     ok = file:make_dir(Dir),
     ok = file:change_mode(Dir, 8#700),
     File = filename:join(Dir, ".erlang.cookie"),
@@ -184,6 +190,16 @@ cookie() ->
     ok = file:write_file(File, atom_to_list(erlang:get_cookie())),
     ok = file:change_mode(File, 8#400),
     {[{"HOME", Dir}, {"BEAMSCALE_RUN", atom_to_list(node())}], Dir}.
+
+%% Another user's directory cannot be entered (0700) and stays; a reused pid keeps it a while.
+remove_stale_cookies() ->
+    _ = [file:del_dir_r(D)
+         || D <- filelib:wildcard(filename:join(tmp_dir(), ?COOKIE_PREFIX ++ "*")),
+            [Pid | _] <- [string:split(lists:nthtail(length(?COOKIE_PREFIX),
+                                                     filename:basename(D)), "-")],
+            Pid =/= "", lists:all(fun(C) -> C >= $0 andalso C =< $9 end, Pid),
+            not beamscale_os:alive(Pid)],
+    ok.
 
 tmp_dir() ->
     case os:getenv("TMPDIR") of
