@@ -119,3 +119,20 @@ prebuilt_head_test() ->
     ?assertEqual(none, maps:get(head, element(1, Dyn(#{path => "/", extract => [{status, s}],
                                                         status => 200,
                                                         headers => [{"A", {var, x}}]})))).
+
+%% An http request whose headers nothing reads gets its status and body only; cookies, a header
+%% taken or a check on the headers keep them.
+respond_body_only_test() ->
+    Target = #{host => "h", port => 80},
+    Check = fun(S) -> {ok, C} = beamscale_load_http:check(S, Target), C end,
+    Respond = fun(Spec) ->
+                      {dyn, _, {request, _, _, C, _}} = beamscale_load_scenario_dyn:request(
+                                                          {request, beamscale_load_http, t, 1000},
+                                                          Spec, Check, []),
+                      maps:get(respond, C)
+              end,
+    ?assertEqual(body, Respond(#{path => "/", extract => [{re, t, "<t>(.*)</t>"}, {status, s}]})),
+    ?assertEqual(body, Respond(#{path => "/", match => [#{name => m, re => "x", text => body}]})),
+    ?assertEqual(true, Respond(#{path => "/", cookies => true})),
+    ?assertEqual(true, Respond(#{path => "/", extract => [{header, l, "location"}]})),
+    ?assertEqual(true, Respond(#{path => "/", match => [#{name => m, re => "x"}]})).

@@ -113,7 +113,7 @@ request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
     Respond = Dyn0 =/= #{extract => [], match => [], cookies => false, add_cookies => [],
                          auth => none},
     Raw1 = case Respond of
-               true -> Raw#{respond => true};
+               true -> Raw#{respond => respond(Mod, Dyn0)};
                false -> Raw
            end,
     Template = beamscale_load_vars:compile(Raw1),
@@ -127,6 +127,18 @@ request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
                          head => head(Mod, Template, Raw1, Check)},
               {request, Mod, Target, Checked, Timeout}}
     end.
+
+%% An http request whose headers nothing reads (no cookies, no header taken, no check on the
+%% headers) gets its status and body only: its headers are not kept (docs/scenario.md, "Client
+%% CPU").
+respond(beamscale_load_http, #{cookies := false, extract := Ex, match := Ms}) ->
+    Headers = [E || E <- Ex, element(1, E) =:= header]
+        ++ [M || #{text := headers} = M <- Ms],
+    case Headers of
+        [] -> body;
+        _ -> true
+    end;
+respond(_, _) -> true.
 
 %% The keys a kind cannot serve, said when the scenario is read: only `http' has headers and
 %% cookies; only `http' and `websocket' return a reply to take variables from or check.
