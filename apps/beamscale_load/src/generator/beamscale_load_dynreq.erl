@@ -41,10 +41,13 @@ prepare(#{add_cookies := Add} = Dyn, Mod, Spec, Target, {Vars, Jar0}) ->
 fill(#{head := {Head, Template, Body}} = Dyn, _Mod, Spec, {_, Vars, Jar, Cookie}) ->
     {Filled, Unset} = case Template of
                           static -> {Head, []};
-                          _ -> beamscale_load_vars:render(Template, Vars)
+                          _ -> beamscale_load_vars:fill_head(Template, Vars)
                       end,
-    Added = [[N, ": ", V, "\r\n"] || {N, V} <- Cookie ++ auth_header(Dyn, Vars, none)],
-    {ok, Spec#{bytes := [Filled, Added, "\r\n", Body]}, Jar, Unset};
+    Bytes = case Cookie ++ auth_header(Dyn, Vars, none) of
+                [] -> [Filled, "\r\n", Body];
+                Hs -> [Filled, [[N, ": ", V, "\r\n"] || {N, V} <- Hs], "\r\n", Body]
+            end,
+    {ok, Spec#{bytes := Bytes}, Jar, Unset};
 fill(Dyn, Mod, _Spec, {Target, Vars, Jar, Cookie}) -> build(Dyn, Mod, Target, {Vars, Jar, Cookie}).
 
 %% The spec filled and checked again by its kind.
