@@ -136,3 +136,18 @@ respond_body_only_test() ->
     ?assertEqual(true, Respond(#{path => "/", cookies => true})),
     ?assertEqual(true, Respond(#{path => "/", extract => [{header, l, "location"}]})),
     ?assertEqual(true, Respond(#{path => "/", match => [#{name => m, re => "x"}]})).
+
+%% An ASCII expression runs on bytes (a body that is not UTF-8 is read too); one with a character
+%% beyond ASCII runs in UTF-8 mode, where `.' is one character.
+regex_mode_test() ->
+    Check = fun(S) -> {ok, C} = beamscale_load_http:check(S, #{host => "h", port => 80}), C end,
+    Take = fun(Re, Body) ->
+                   {dyn, #{extract := Ex}, _} = beamscale_load_scenario_dyn:request(
+                                                  {request, beamscale_load_http, t, 1000},
+                                                  #{path => "/", extract => [{re, v, Re}]},
+                                                  Check, []),
+                   maps:get(<<"v">>, beamscale_load_extract:apply(Ex, #{body => Body}, #{}), none)
+           end,
+    ?assertEqual(<<"a", 255, "b">>, Take("<t>(.*)</t>", <<"<t>a", 255, "b</t>">>)),
+    ?assertEqual(<<"é"/utf8>>, Take(<<"é(.)"/utf8>>, <<"éé"/utf8>>)),
+    ?assertEqual(<<"é"/utf8>>, Take([233, $(, $., $)], <<"éé"/utf8>>)).

@@ -192,8 +192,17 @@ extract(_, Path) -> bad(Path, "expected {re, Var, Regex}, {header, Var, Name}, {
                                "Name, Param}, {jsonpath, Var, Path}, {xpath, Var, Path} or "
                                "{status, Var}").
 
+%% Compiled once, here. In bytes, as Tsung runs them, unless the expression holds a character
+%% beyond ASCII: in UTF-8 mode every run first checks that the whole response is valid UTF-8
+%% (5 of the 16 reductions of a run on a 50-byte body, more on larger ones; docs/scenario.md,
+%% "Client CPU"), and a response that is not would stop the user.
 re(Re, Path) ->
-    case re:compile(beamscale_load_vars:value(Re), [unicode]) of
+    Bin = beamscale_load_vars:value(Re),
+    Mode = case lists:all(fun(C) -> C < 128 end, binary_to_list(Bin)) of
+               true -> [];
+               false -> [unicode]
+           end,
+    case re:compile(Bin, Mode) of
         {ok, MP} -> MP;
         {error, {Why, At}} -> bad(Path, io_lib:format("regular expression: ~ts at ~b",
                                                       [Why, At]))
