@@ -113,6 +113,8 @@ text({dynamic, _} = T, Vars) -> element(1, beamscale_load_vars:render(T, Vars)).
 -spec after_response(dyn(), beamscale_load_extract:response(),
                      {beamscale_load_vars:vars(), jar()}) ->
     {beamscale_load_vars:vars(), jar(), [binary()], beamscale_load_match:action()}.
+after_response(#{extract := Ex, match := [], cookies := false}, Resp, {Vars, Jar}) ->
+    {beamscale_load_extract:apply(Ex, Resp, Vars), Jar, [], continue};
 after_response(#{extract := Ex, match := Ms, cookies := C}, Resp, {Vars, Jar}) ->
     Vars1 = beamscale_load_extract:apply(Ex, Resp, Vars),
     Jar1 = case C of

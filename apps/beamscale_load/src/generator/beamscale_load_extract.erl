@@ -7,6 +7,7 @@
 -module(beamscale_load_extract).
 
 -export([apply/3, header/2, header_param/2, response_text/2]).
+-compile({no_auto_import, [apply/3]}).
 
 %% `key="quoted"' or `key=token' in an authentication header (RFC 7235 auth-param).
 -define(PARAM_RE, <<"([A-Za-z0-9_-]+)\\s*=\\s*(?:\"((?:[^\"\\\\]|\\\\.)*)\"|([^\\s,\"]*))">>).
@@ -26,8 +27,8 @@
 
 %% @doc The user's variables after taking `Extracts' from `Response'.
 -spec apply([extract()], response(), beamscale_load_vars:vars()) -> beamscale_load_vars:vars().
-apply(Extracts, Response, Vars) ->
-    lists:foldl(fun(E, V) -> one(E, Response, V) end, Vars, Extracts).
+apply([E | Extracts], Response, Vars) -> apply(Extracts, Response, one(E, Response, Vars));
+apply([], _Response, Vars) -> Vars.
 
 one({re, Name, MP}, #{body := Body}, Vars) ->
     case re:run(Body, MP, [{capture, all_but_first, binary}]) of
