@@ -24,6 +24,12 @@
 %% cookie jar with the request's own cookies, and the variables that were unset.
 -spec prepare(dyn(), module(), map(), map(), {beamscale_load_vars:vars(), jar()}) ->
     {ok, map(), jar(), [binary()]} | {error, term(), jar(), [binary()]}.
+prepare(#{template := {dynamic, _}, head := {_, {dynamic, _} = Template, Body}, auth := none,
+          add_cookies := [], cookies := false}, _Mod, Spec, _Target, {Vars, Jar}) ->
+    %% The common case (placeholders in the path or headers, no cookie, no credentials) without
+    %% the general case's steps: the head filled and the request sent.
+    {Filled, Unset} = beamscale_load_vars:fill_head(Template, Vars),
+    {ok, Spec#{bytes := [Filled, "\r\n", Body]}, Jar, Unset};
 prepare(#{add_cookies := Add} = Dyn, Mod, Spec, Target, {Vars, Jar0}) ->
     Jar = case Add of
               [] -> Jar0;
