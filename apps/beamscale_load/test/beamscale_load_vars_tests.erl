@@ -138,7 +138,8 @@ respond_body_only_test() ->
     ?assertEqual(true, Respond(#{path => "/", match => [#{name => m, re => "x"}]})).
 
 %% An ASCII expression runs on bytes (a body that is not UTF-8 is read too); one with a character
-%% beyond ASCII runs in UTF-8 mode, where `.' is one character.
+%% beyond ASCII runs in UTF-8 mode, where `.' is one character and a body that is not UTF-8 does
+%% not match.
 regex_mode_test() ->
     Check = fun(S) -> {ok, C} = beamscale_load_http:check(S, #{host => "h", port => 80}), C end,
     Take = fun(Re, Body) ->
@@ -150,4 +151,5 @@ regex_mode_test() ->
            end,
     ?assertEqual(<<"a", 255, "b">>, Take("<t>(.*)</t>", <<"<t>a", 255, "b</t>">>)),
     ?assertEqual(<<"é"/utf8>>, Take(<<"é(.)"/utf8>>, <<"éé"/utf8>>)),
-    ?assertEqual(<<"é"/utf8>>, Take([233, $(, $., $)], <<"éé"/utf8>>)).
+    ?assertEqual(<<"é"/utf8>>, Take([233, $(, $., $)], <<"éé"/utf8>>)),
+    ?assertEqual(none, Take([233, $(, $., $)], <<"é", 255>>)).

@@ -6,7 +6,7 @@
 %% sending a stale value.
 -module(beamscale_load_extract).
 
--export([apply/3, header/2, header_param/2, response_text/2]).
+-export([apply/3, run/3, header/2, header_param/2, response_text/2]).
 -compile({no_auto_import, [apply/3]}).
 
 %% `key="quoted"' or `key=token' in an authentication header (RFC 7235 auth-param).
@@ -31,7 +31,11 @@ apply([E | Extracts], Response, Vars) -> apply(Extracts, Response, one(E, Respon
 apply([], _Response, Vars) -> Vars.
 
 one({re, Name, MP}, #{body := Body}, Vars) ->
-    case re:run(Body, MP, [{capture, all_but_first, binary}]) of
+    %% As run/3, without its call (the hot path of a dynamic request; docs/scenario.md).
+    Found = try re:run(Body, MP, [{capture, all_but_first, binary}])
+            catch error:badarg -> nomatch
+            end,
+    case Found of
         {match, [First | _]} -> Vars#{Name => First};
         {match, []} -> Vars#{Name => <<>>};
         nomatch -> maps:remove(Name, Vars)
@@ -59,6 +63,14 @@ one({jsonpath, Name, Path}, #{body := Body}, Vars) ->
     found(Name, beamscale_load_jsonpath:value(Path, Body), Vars);
 one({xpath, Name, X}, #{body := Body}, Vars) ->
     found(Name, beamscale_load_xpath:eval(X, Body), Vars).
+
+%% @doc `re:run/3' of a scenario's expression: one in UTF-8 mode (it holds a character beyond
+%% ASCII) does not match a response that is not valid UTF-8 (`re' raises badarg).
+-spec run(binary(), mp(), [term()]) -> {match, [binary()]} | match | nomatch.
+run(Subject, MP, Opts) ->
+    try re:run(Subject, MP, Opts)
+    catch error:badarg -> nomatch
+    end.
 
 found(Name, {ok, V}, Vars) -> Vars#{Name => V};
 found(Name, error, Vars) -> maps:remove(Name, Vars).
