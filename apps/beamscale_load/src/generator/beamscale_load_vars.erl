@@ -210,14 +210,14 @@ fill_head({dynamic, {'$tpl', bin, Parts}}, Vars) ->
 fill_head(Template, Vars) -> render(Template, Vars).
 
 %% Left-nested iodata: no list reversed.
-fill_io([B | Parts], Vars, Io, U) when is_binary(B) -> fill_io(Parts, Vars, [Io | B], U);
+fill_io([B | Parts], Vars, Io, U) when is_binary(B) -> fill_io(Parts, Vars, [Io, B], U);
 fill_io([{var, N} | Parts], Vars, Io, U) ->
     case Vars of
-        #{N := V} -> fill_io(Parts, Vars, [Io | V], U);
+        #{N := V} -> fill_io(Parts, Vars, [Io, V], U);
         _ -> fill_io(Parts, Vars, Io, [N | U])
     end;
 fill_io([{call, {M, F}} | Parts], Vars, Io, U) ->
-    fill_io(Parts, Vars, [Io | value(M:F(Vars))], U);
+    fill_io(Parts, Vars, [Io, value(M:F(Vars))], U);
 fill_io([], _Vars, Io, U) -> {Io, U}.
 
 %% @doc The text of parsed parts with the variables' values (unset ones empty).
