@@ -4,8 +4,8 @@
 %% `for'. Names and values are binaries: nothing from a scenario or a response becomes an atom.
 -module(beamscale_load_vars).
 
--export([compile/1, render/2, fill_head/2, names/1, text_keys/1, parse/1, fill/2, source/4, test/2, value/1,
-         new_ctx/1, read_lines/2, format_error/1]).
+-export([compile/1, render/2, fill_head/2, names/1, text_keys/1, parse/1, fill/2, source/4,
+         test/2, value/1, new_ctx/1, read_lines/2, format_error/1]).
 -export_type([vars/0, template/0, source/0, cond_/0, ctx/0]).
 
 -type vars() :: #{binary() => binary()}.
