@@ -90,13 +90,7 @@ cookies_test() ->
 %% the rebuild.
 prebuilt_head_test() ->
     Target = #{host => "h", port => 80},
-    Check = fun(S) -> {ok, C} = beamscale_load_http:check(S, Target), C end,
-    Dyn = fun(Spec) ->
-                  {dyn, D, {request, _, _, C, _}} = beamscale_load_scenario_dyn:request(
-                                                      {request, beamscale_load_http, t, 1000},
-                                                      Spec, Check, []),
-                  {D, C}
-          end,
+    Dyn = fun dyn_http/1,
     Send = fun({D, C}, Vars) ->
                    {ok, #{bytes := B}, _, Unset} =
                        beamscale_load_dynreq:prepare(D, beamscale_load_http, C, Target,
@@ -119,3 +113,33 @@ prebuilt_head_test() ->
     ?assertEqual(none, maps:get(head, element(1, Dyn(#{path => "/", extract => [{status, s}],
                                                         status => 200,
                                                         headers => [{"A", {var, x}}]})))).
+
+%% An http request whose headers nothing reads gets its status and body only; cookies, a header
+%% taken or a check on the headers keep them.
+respond_body_only_test() ->
+    Respond = fun(Spec) -> maps:get(respond, element(2, dyn_http(Spec))) end,
+    ?assertEqual(body, Respond(#{path => "/", extract => [{re, t, "<t>(.*)</t>"}, {status, s}]})),
+    ?assertEqual(body, Respond(#{path => "/", match => [#{name => m, re => "x", text => body}]})),
+    ?assertEqual(true, Respond(#{path => "/", cookies => true})),
+    ?assertEqual(true, Respond(#{path => "/", extract => [{header, l, "location"}]})),
+    ?assertEqual(true, Respond(#{path => "/", match => [#{name => m, re => "x"}]})).
+
+%% An ASCII expression runs on bytes (a body that is not UTF-8 is read too); one with a character
+%% beyond ASCII runs in UTF-8 mode, where `.' is one character and a body that is not UTF-8 does
+%% not match.
+regex_mode_test() ->
+    Take = fun(Re, Body) ->
+                   {#{extract := Ex}, _} = dyn_http(#{path => "/", extract => [{re, v, Re}]}),
+                   maps:get(<<"v">>, beamscale_load_extract:apply(Ex, #{body => Body}, #{}), none)
+           end,
+    ?assertEqual(<<"a", 255, "b">>, Take("<t>(.*)</t>", <<"<t>a", 255, "b</t>">>)),
+    ?assertEqual(<<"é"/utf8>>, Take(<<"é(.)"/utf8>>, <<"éé"/utf8>>)),
+    ?assertEqual(<<"é"/utf8>>, Take([233, $(, $., $)], <<"éé"/utf8>>)),
+    ?assertEqual(none, Take([233, $(, $., $)], <<"é", 255>>)).
+
+%% A dynamic http request to h:80 as the scenario's check leaves it: its dynamic part and spec.
+dyn_http(Spec) ->
+    Check = fun(S) -> {ok, C} = beamscale_load_http:check(S, #{host => "h", port => 80}), C end,
+    {dyn, D, {request, _, _, C, _}} = beamscale_load_scenario_dyn:request(
+                                        {request, beamscale_load_http, t, 1000}, Spec, Check, []),
+    {D, C}.

@@ -24,6 +24,12 @@
 %% cookie jar with the request's own cookies, and the variables that were unset.
 -spec prepare(dyn(), module(), map(), map(), {beamscale_load_vars:vars(), jar()}) ->
     {ok, map(), jar(), [binary()]} | {error, term(), jar(), [binary()]}.
+prepare(#{template := {dynamic, _}, head := {_, {dynamic, _} = Template, Body}, auth := none,
+          add_cookies := [], cookies := false}, _Mod, Spec, _Target, {Vars, Jar}) ->
+    %% The common case (placeholders in the path or headers, no cookie, no credentials) without
+    %% the general case's steps: the head filled and the request sent.
+    {Filled, Unset} = beamscale_load_vars:fill_head(Template, Vars),
+    {ok, Spec#{bytes := [Filled, "\r\n", Body]}, Jar, Unset};
 prepare(#{add_cookies := Add} = Dyn, Mod, Spec, Target, {Vars, Jar0}) ->
     Jar = case Add of
               [] -> Jar0;
@@ -41,10 +47,13 @@ prepare(#{add_cookies := Add} = Dyn, Mod, Spec, Target, {Vars, Jar0}) ->
 fill(#{head := {Head, Template, Body}} = Dyn, _Mod, Spec, {_, Vars, Jar, Cookie}) ->
     {Filled, Unset} = case Template of
                           static -> {Head, []};
-                          _ -> beamscale_load_vars:render(Template, Vars)
+                          _ -> beamscale_load_vars:fill_head(Template, Vars)
                       end,
-    Added = [[N, ": ", V, "\r\n"] || {N, V} <- Cookie ++ auth_header(Dyn, Vars, none)],
-    {ok, Spec#{bytes := [Filled, Added, "\r\n", Body]}, Jar, Unset};
+    Bytes = case Cookie ++ auth_header(Dyn, Vars, none) of
+                [] -> [Filled, "\r\n", Body];
+                Hs -> [Filled, [[N, ": ", V, "\r\n"] || {N, V} <- Hs], "\r\n", Body]
+            end,
+    {ok, Spec#{bytes := Bytes}, Jar, Unset};
 fill(Dyn, Mod, _Spec, {Target, Vars, Jar, Cookie}) -> build(Dyn, Mod, Target, {Vars, Jar, Cookie}).
 
 %% The spec filled and checked again by its kind.
@@ -110,6 +119,8 @@ text({dynamic, _} = T, Vars) -> element(1, beamscale_load_vars:render(T, Vars)).
 -spec after_response(dyn(), beamscale_load_extract:response(),
                      {beamscale_load_vars:vars(), jar()}) ->
     {beamscale_load_vars:vars(), jar(), [binary()], beamscale_load_match:action()}.
+after_response(#{extract := Ex, match := [], cookies := false}, Resp, {Vars, Jar}) ->
+    {beamscale_load_extract:apply(Ex, Resp, Vars), Jar, [], continue};
 after_response(#{extract := Ex, match := Ms, cookies := C}, Resp, {Vars, Jar}) ->
     Vars1 = beamscale_load_extract:apply(Ex, Resp, Vars),
     Jar1 = case C of

@@ -6,7 +6,8 @@
 %% sending a stale value.
 -module(beamscale_load_extract).
 
--export([apply/3, header/2, header_param/2, response_text/2]).
+-export([apply/3, run/3, header/2, header_param/2, response_text/2]).
+-compile({no_auto_import, [apply/3]}).
 
 %% `key="quoted"' or `key=token' in an authentication header (RFC 7235 auth-param).
 -define(PARAM_RE, <<"([A-Za-z0-9_-]+)\\s*=\\s*(?:\"((?:[^\"\\\\]|\\\\.)*)\"|([^\\s,\"]*))">>).
@@ -26,11 +27,15 @@
 
 %% @doc The user's variables after taking `Extracts' from `Response'.
 -spec apply([extract()], response(), beamscale_load_vars:vars()) -> beamscale_load_vars:vars().
-apply(Extracts, Response, Vars) ->
-    lists:foldl(fun(E, V) -> one(E, Response, V) end, Vars, Extracts).
+apply([E | Extracts], Response, Vars) -> apply(Extracts, Response, one(E, Response, Vars));
+apply([], _Response, Vars) -> Vars.
 
 one({re, Name, MP}, #{body := Body}, Vars) ->
-    case re:run(Body, MP, [{capture, all_but_first, binary}]) of
+    %% As run/3, without its call (the hot path of a dynamic request; docs/scenario.md).
+    Found = try re:run(Body, MP, [{capture, all_but_first, binary}])
+            catch error:badarg -> nomatch
+            end,
+    case Found of
         {match, [First | _]} -> Vars#{Name => First};
         {match, []} -> Vars#{Name => <<>>};
         nomatch -> maps:remove(Name, Vars)
@@ -58,6 +63,14 @@ one({jsonpath, Name, Path}, #{body := Body}, Vars) ->
     found(Name, beamscale_load_jsonpath:value(Path, Body), Vars);
 one({xpath, Name, X}, #{body := Body}, Vars) ->
     found(Name, beamscale_load_xpath:eval(X, Body), Vars).
+
+%% @doc `re:run/3' of a scenario's expression: one in UTF-8 mode (it holds a character beyond
+%% ASCII) does not match a response that is not valid UTF-8 (`re' raises badarg).
+-spec run(binary(), mp(), [term()]) -> {match, [binary()]} | match | nomatch.
+run(Subject, MP, Opts) ->
+    try re:run(Subject, MP, Opts)
+    catch error:badarg -> nomatch
+    end.
 
 found(Name, {ok, V}, Vars) -> Vars#{Name => V};
 found(Name, error, Vars) -> maps:remove(Name, Vars).

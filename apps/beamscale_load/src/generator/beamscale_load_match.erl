@@ -24,7 +24,7 @@ check(Matches, Response) ->
 
 one(#{name := Name, re := MP, 'when' := When, text := Text}, Response) ->
     Subject = beamscale_load_extract:response_text(Response, Text),
-    Outcome = case re:run(Subject, MP, [{capture, none}]) of
+    Outcome = case beamscale_load_extract:run(Subject, MP, [{capture, none}]) of
                   match -> match;
                   nomatch -> nomatch
               end,

@@ -117,6 +117,7 @@ dyn(Dyn, {request, Mod, Target, Spec, Timeout} = Req, St, Loops) ->
 
 %% An unset variable is counted under its name and as an error, so that it shows among the
 %% run's error reasons too.
+unset(_M, []) -> ok;
 unset(M, Names) ->
     [begin
          beamscale_load_metrics:count(M, <<"unset.", N/binary>>),

@@ -4,8 +4,8 @@
 %% `for'. Names and values are binaries: nothing from a scenario or a response becomes an atom.
 -module(beamscale_load_vars).
 
--export([compile/1, render/2, names/1, text_keys/1, parse/1, fill/2, source/4, test/2, value/1,
-         new_ctx/1, read_lines/2, format_error/1]).
+-export([compile/1, render/2, fill_head/2, names/1, text_keys/1, parse/1, fill/2, source/4,
+         test/2, value/1, new_ctx/1, read_lines/2, format_error/1]).
 -export_type([vars/0, template/0, source/0, cond_/0, ctx/0]).
 
 -type vars() :: #{binary() => binary()}.
@@ -197,6 +197,28 @@ walk(M, Vars, U0) when is_map(M) ->
     {L, U1} = walk(maps:to_list(M), Vars, U0),
     {maps:from_list(L), U1};
 walk(X, _, U) -> {X, U}.
+
+%% @doc A text template filled as iodata, with the names that were unset: an http head filled
+%% per request is sent as it is, with no walk of a term nor binary built (docs/scenario.md,
+%% "Client CPU").
+-spec fill_head(template(), vars()) -> {iodata(), [binary()]}.
+fill_head({dynamic, {'$tpl', bin, Parts}}, Vars) ->
+    case fill_io(Parts, Vars, [], []) of
+        {_, []} = Filled -> Filled;
+        {Io, Unset} -> {Io, lists:usort(Unset)}
+    end;
+fill_head(Template, Vars) -> render(Template, Vars).
+
+%% Left-nested iodata: no list reversed.
+fill_io([B | Parts], Vars, Io, U) when is_binary(B) -> fill_io(Parts, Vars, [Io, B], U);
+fill_io([{var, N} | Parts], Vars, Io, U) ->
+    case Vars of
+        #{N := V} -> fill_io(Parts, Vars, [Io, V], U);
+        _ -> fill_io(Parts, Vars, Io, [N | U])
+    end;
+fill_io([{call, {M, F}} | Parts], Vars, Io, U) ->
+    fill_io(Parts, Vars, [Io, value(M:F(Vars))], U);
+fill_io([], _Vars, Io, U) -> {Io, U}.
 
 %% @doc The text of parsed parts with the variables' values (unset ones empty).
 -spec fill(parts(), vars()) -> binary().

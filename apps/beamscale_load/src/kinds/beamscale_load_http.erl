@@ -2,7 +2,8 @@
 %% request bytes are built once, at validation; the reply is parsed with `erlang:decode_packet/3'
 %% (the emulator's own HTTP parser). Bodies have a Content-Length or are chunked. With
 %% `respond => true' the status, headers and body are returned to the user (for variables taken
-%% from responses, checks and cookies); otherwise they are read and dropped.
+%% from responses, checks and cookies), with `respond => body' the status and body only (what
+%% the user takes needs no header: none is kept); otherwise they are read and dropped.
 -module(beamscale_load_http).
 -behaviour(beamscale_load_request).
 
@@ -32,7 +33,7 @@ check(Spec, #{host := Host, port := Port}) ->
        not is_list(H) -> {error, headers, "expected a list of {Name, Value} strings"};
        not (is_binary(B) orelse is_list(B)) -> {error, body, "expected iodata"};
        not is_integer(St) -> {error, status, "expected the expected status code"};
-       not is_boolean(R) -> {error, respond, "expected true or false"};
+       not is_boolean(R), R =/= body -> {error, respond, "expected true, false or body"};
        true -> {ok, #{bytes => bytes(M, {P, V}, H, B, Host, Port), status => St,
                       head => M =:= head, respond => R}}
     end;
@@ -83,8 +84,15 @@ request(#{bytes := Bytes} = Spec, {S, Buf}, Timeout) ->
 
 result(#{status := Want, respond := false}, Want, Conn, _) -> {ok, Conn};
 result(#{respond := false}, Got, Conn, _) -> {error, {status, Got}, Conn};
-result(#{status := Want}, Got, Conn, #{headers := Hs, chunks := Body}) ->
-    Resp = #{status => Got, headers => lists:reverse(Hs), body => iolist_to_binary(Body)},
+result(#{status := Want, respond := R}, Got, Conn, #{headers := Hs, chunks := Chunks}) ->
+    %% One chunk (a Content-Length body) is kept as the part of the received bytes it is.
+    Body = if is_binary(Chunks) -> Chunks;
+              true -> iolist_to_binary(Chunks)
+           end,
+    Resp = case R of
+               body -> #{status => Got, body => Body};
+               true -> #{status => Got, headers => lists:reverse(Hs), body => Body}
+           end,
     case Got of
         Want -> {ok, Conn, Resp};
         _ -> {error, {status, Got}, Conn, Resp}
@@ -143,10 +151,10 @@ ows_end(V) ->
         _ -> V
     end.
 
-%% Headers are kept only for a request whose response the user needs, named as received.
-keep(_, #{respond := false}, Acc) -> Acc;
-keep({http_header, _, _, Name, V}, _, #{headers := Hs} = Acc) ->
-    Acc#{headers := [{Name, ows_end(V)} | Hs]}.
+%% Headers are kept only for a request whose headers the user needs, named as received.
+keep({http_header, _, _, Name, V}, #{respond := true}, #{headers := Hs} = Acc) ->
+    Acc#{headers := [{Name, ows_end(V)} | Hs]};
+keep(_, _, Acc) -> Acc.
 
 body(_S, Buf, _Deadline, #{head := true}, Acc) -> {ok, Acc#{rest => Buf}};
 body(S, Buf, Deadline, Spec, #{chunked := true} = Acc) ->

@@ -62,6 +62,7 @@ more(S, Buf, Deadline, Then) -> recv(S, Buf, Deadline, Then).
 %% @doc Keep a piece of the body when the user needs the response.
 -spec chunk(binary(), map(), map()) -> map().
 chunk(_Bin, #{respond := false}, Acc) -> Acc;
+chunk(Bin, _Spec, #{chunks := []} = Acc) -> Acc#{chunks := Bin};
 chunk(Bin, _Spec, #{chunks := Cs} = Acc) -> Acc#{chunks := [Cs, Bin]}.
 
 %% @doc Read more into `Buf' and go on with `Then', or the error.

@@ -113,7 +113,7 @@ request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
     Respond = Dyn0 =/= #{extract => [], match => [], cookies => false, add_cookies => [],
                          auth => none},
     Raw1 = case Respond of
-               true -> Raw#{respond => true};
+               true -> Raw#{respond => respond(Mod, Dyn0)};
                false -> Raw
            end,
     Template = beamscale_load_vars:compile(Raw1),
@@ -127,6 +127,18 @@ request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
                          head => head(Mod, Template, Raw1, Check)},
               {request, Mod, Target, Checked, Timeout}}
     end.
+
+%% An http request whose headers nothing reads (no cookies, no header taken, no check on the
+%% headers) gets its status and body only: its headers are not kept (docs/scenario.md, "Client
+%% CPU").
+respond(beamscale_load_http, #{cookies := false, extract := Ex, match := Ms}) ->
+    Headers = [E || E <- Ex, element(1, E) =:= header]
+        ++ [M || #{text := headers} = M <- Ms],
+    case Headers of
+        [] -> body;
+        _ -> true
+    end;
+respond(_, _) -> true.
 
 %% The keys a kind cannot serve, said when the scenario is read: only `http' has headers and
 %% cookies; only `http' and `websocket' return a reply to take variables from or check.
@@ -180,8 +192,17 @@ extract(_, Path) -> bad(Path, "expected {re, Var, Regex}, {header, Var, Name}, {
                                "Name, Param}, {jsonpath, Var, Path}, {xpath, Var, Path} or "
                                "{status, Var}").
 
+%% Compiled once, here. In bytes, as Tsung runs them, unless the expression holds a character
+%% beyond ASCII: in UTF-8 mode every run first checks that the whole response is valid UTF-8
+%% (5 of the 16 reductions of a run on a 50-byte body, more on larger ones; docs/scenario.md,
+%% "Client CPU"), and a response that is not would stop the user.
 re(Re, Path) ->
-    case re:compile(beamscale_load_vars:value(Re), [unicode]) of
+    Bin = beamscale_load_vars:value(Re),
+    Mode = case lists:all(fun(C) -> C < 128 end, binary_to_list(Bin)) of
+               true -> [];
+               false -> [unicode]
+           end,
+    case re:compile(Bin, Mode) of
         {ok, MP} -> MP;
         {error, {Why, At}} -> bad(Path, io_lib:format("regular expression: ~ts at ~b",
                                                       [Why, At]))
