@@ -51,14 +51,16 @@ EOT
                                        [#{dir => "$out/mnesia-$$-$(date +%s%N)"}]}}}}]}.
 {phases, [{p, #{duration_s => 1, rate => 1}}]}.
 {sessions, [{s, #{steps => [{rpc, #{target => sut, timeout_ms => 10000,
-                                    call => {beamscale_target_mnesia, write, [20, transaction]}}}]}}]}.
+                                    call => {beamscale_target_mnesia, write,
+                                             [20, transaction]}}}]}}]}.
 EOT
         ;;
     mariadb)
         cat > "$f" <<EOT
 {targets, [{sut, #{start => #{erl => "erl", flags => "$2",
                               init => {beamscale_target_mysql, start,
-                                       [#{db_file => "$out/db/connection.config", reset => true}]}}}}]}.
+                                       [#{db_file => "$out/db/connection.config",
+                                          reset => true}]}}}}]}.
 {phases, [{p, #{duration_s => 1, rate => 1}}]}.
 {sessions, [{s, #{steps => [{rpc, #{target => sut, timeout_ms => 10000,
                                     call => {beamscale_target_mysql, write, [10]}}}]}}]}.
@@ -101,8 +103,10 @@ for t in $targets; do
     awk -v t="$t" -v a="$c1" -v b="$cn" -v n="$cores" \
         -v ha="$(get capacity_high_per_s "$out/$t-s1")" \
         -v hb="$(get capacity_high_per_s "$out/$t-s$cores")" 'BEGIN {
-        if (a + 0 <= 0 || b == "null" || a == "null") { printf "%s: no ratio (a capacity is missing)\n", t; exit }
-        if (ha == "null" || hb == "null") { printf "%s: no ratio (a search found no rate not held)\n", t; exit }
+        if (a + 0 <= 0 || b == "null" || a == "null") {
+            printf "%s: no ratio (a capacity is missing)\n", t; exit }
+        if (ha == "null" || hb == "null") {
+            printf "%s: no ratio (a search found no rate not held)\n", t; exit }
         r = b / a
         printf "%s: ratio +S %d:%d / +S 1:1 = %.2f (predicted: 1 to %d; %s)\n", t, n, n, r, n,
                (r >= 0.9 && r <= n * 1.1) ? "within" : "OUTSIDE" }'

@@ -90,9 +90,11 @@ capacity_columns() ->
      stopped, levels].
 
 %% @doc A cell's `capacity.csv' row from its search's outcome and its levels, `{Rate, Held, Why}'
-%% in the order they ran; `limited_by' is why the first level not held was not.
+%% in the order they ran; `limited_by' is why the first level not held was not. `why' is the
+%% search's (`beamscale_stats_search:outcome()'), or `failed' for a cell whose node failed.
 -spec capacity_row(#{target := iodata(), op := iodata(), config := iodata(), atom() => term()},
-                   beamscale_stats_search:outcome(), [{number(), boolean(), term()}]) -> [term()].
+                   #{low := number() | none, high := number() | none, why := atom()},
+                   [{number(), boolean(), term()}]) -> [term()].
 capacity_row(#{target := T, op := O, config := C}, #{low := Low, high := High, why := Why},
              Levels) ->
     LimitedBy = case [W || {_, false, W} <- Levels] of

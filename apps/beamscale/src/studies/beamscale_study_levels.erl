@@ -120,11 +120,11 @@ with_node(I, Cell, Pending, Run) ->
 
 fail(I, Cell, Pending, Reason, Run) ->
     say(Run, "~s: failed: ~ts~n", [label(I, Cell, Run), format_error(Reason)]),
-    case Pending of
-        {search, St, Done} ->
-            capacity(Cell, (beamscale_stats_search:bracket(St))#{why => failed}, Done, Run);
-        _ -> [skip(Cell, L, Level, failed, Run) || {L, Level} <- Pending]
-    end,
+    _ = case Pending of
+            {search, St, Done} ->
+                capacity(Cell, (beamscale_stats_search:bracket(St))#{why => failed}, Done, Run);
+            _ -> [skip(Cell, L, Level, failed, Run) || {L, Level} <- Pending]
+        end,
     [{lists:flatten(label(I, Cell, Run)), Reason}].
 
 setup(Node, #{setup := Calls} = Cell) ->

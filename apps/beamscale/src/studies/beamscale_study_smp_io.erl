@@ -89,7 +89,7 @@ sizes(test) ->
 sizes(short) ->
     #{ops => 100, hold_s => 2, prefill => 2000, configs => all,
       rates => #{"mnesia" => [40], "mariadb" => [10]},
-      search => #{factor => 2, tolerance => 0.2, max_rate => 100000, budget_s => 20}};
+      search => #{factor => 3, tolerance => 0.2, max_rate => 100000, budget_s => 26}};
 sizes(intermediate) ->
     #{ops => 500, hold_s => 10, prefill => 10000, configs => all,
       rates => #{"mnesia" => [2], "mariadb" => [1]},
