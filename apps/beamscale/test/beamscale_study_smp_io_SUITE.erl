@@ -39,7 +39,7 @@ end_per_suite(Config) ->
 
 smp_io() ->
     [{doc, "The smp-io study writes a checked levels.csv row per cell (MariaDB also the direct "
-           "way) and 6 charts."}].
+           "way), a capacity per cell, 6 level charts and 5 capacity charts."}].
 smp_io(Config) ->
     ?assertMatch(P when is_list(P), ?config(db_pid, Config)),
     Opts = opts(Config, "smp"),
@@ -54,6 +54,7 @@ smp_io(Config) ->
                  lists:usort([{binary_to_list(T), binary_to_list(O)}
                               || #{target := T, op := O} <- Rows])),
     [check_row(R) || R <- Rows],
+    check_capacities(Dir, Rows),
     Html = read(Dir, "index.html"),
     %% The direct way: a login, the 20 statements and a close per session, no error.
     Direct = [R || #{config := <<"direct">>} = R <- Rows],
@@ -63,7 +64,10 @@ smp_io(Config) ->
      || #{done := D, requests := N, errors := E} <- Direct],
     %% One session chart per target and operation, and the transaction-vs-dirty chart; MariaDB's
     %% have the direct way as a third series.
-    ?assertEqual(6, count(Html, <<"<svg">>)),
+    %% One capacity chart per target and operation, a bar per configuration.
+    ?assertEqual(6 + 5, count(Html, <<"<svg">>)),
+    ?assertEqual(5, count(Html, <<"data-series=\"1\"">>)),
+    ?assertMatch({_, _}, binary:match(Html, <<"Capacity per configuration">>)),
     ?assertEqual(4, count(Html, <<"data-series=\"2\"">>)),
     ?assertEqual(2, count(Html, <<"data-series=\"3\"">>)),
     ?assertMatch({_, _}, binary:match(Html, <<"transaction / dirty">>)),
@@ -76,15 +80,17 @@ pollset(Config) ->
     ?assertEqual(2, length(Rows)),
     [check_row(R) || R <- Rows],
     [?assert(beamscale_format_csv:number(RPS) > 0) || #{requests_per_s := RPS} <- Rows],
+    check_capacities(Dir, Rows),
     Html = read(Dir, "index.html"),
     ?assertMatch({_, _}, binary:match(Html, <<"io_t2_p2/s1">>)),
+    ?assertMatch({_, _}, binary:match(Html, <<"Capacity per configuration">>)),
     %% requests/s and p99 charts, and wrk's when it is installed (else the report says so).
     case os:find_executable("wrk") of
         false ->
-            ?assertEqual(2, count(Html, <<"<svg">>)),
+            ?assertEqual(3, count(Html, <<"<svg">>)),
             ?assertMatch({_, _}, binary:match(Html, <<"wrk is not installed">>));
         _ ->
-            ?assertEqual(3, count(Html, <<"<svg">>)),
+            ?assertEqual(4, count(Html, <<"<svg">>)),
             Wrk = beamscale_store:read_rows(filename:join(Dir, "wrk.csv")),
             ?assertEqual([<<"io_t1/s1">>, <<"io_t2_p2/s1">>], [C || #{config := C} <- Wrk]),
             [?assert(beamscale_format_csv:number(RPS) > 0)
@@ -92,16 +98,21 @@ pollset(Config) ->
     end,
     no_strays(Config).
 
-%% A killed run leaves a half line: the rerun drops it and runs only the missing level.
+%% A killed run leaves a half line: the rerun drops it and runs only the missing level; the
+%% cell whose search ended (a row in capacity.csv) is not run again.
 pollset_resume() -> [{doc, "A rerun after a half-written line redoes only the missing level."}].
 pollset_resume(Config) ->
     Opts = opts(Config, "poll"),
-    File = filename:join([maps:get(out, Opts), "poll", "levels.csv"]),
+    [File, CapFile] = [filename:join([maps:get(out, Opts), "poll", F])
+                       || F <- ["levels.csv", "capacity.csv"]],
     [Header, First, _Second] = binary:split(read_file(File), <<"\n">>, [global, trim_all]),
     ok = file:write_file(File, [Header, "\n", First, "\n", "http,get,io_t2"]),
-    {ok, _} = beamscale_study_pollset:run(Opts#{quiet := true}, test),
+    [CapHeader, CapFirst, _] = binary:split(read_file(CapFile), <<"\n">>, [global, trim_all]),
+    ok = file:write_file(CapFile, [CapHeader, "\n", CapFirst, "\n"]),
+    {ok, Dir} = beamscale_study_pollset:run(Opts#{quiet := true}, test),
     Rows = beamscale_store:read_rows(File),
     ?assertEqual([<<"io_t1/s1">>, <<"io_t2_p2/s1">>], [C || #{config := C} <- Rows]),
+    check_capacities(Dir, Rows),
     no_strays(Config).
 
 %%% Helpers
@@ -120,6 +131,27 @@ check_row(#{held := Held, why := Why, offered_per_s := Off} = R) ->
             ?assert(is_number(beamscale_format_csv:number(maps:get(cpu_pct, R))));
         <<"false">> -> ?assertNotEqual(<<"ok">>, Why)
     end.
+
+%% One capacity.csv row per cell: the `test' size's search has its highest rate as its first,
+%% so a cell that held its one level has that rate as its capacity (search stopped at
+%% `max_rate', no rate not held above), one that did not has none (`below_start', the interval
+%% up to that rate).
+check_capacities(Dir, Rows) ->
+    Caps = beamscale_store:read_rows(filename:join(Dir, "capacity.csv")),
+    Key = fun(#{target := T, op := O, config := C}) -> {T, O, C} end,
+    ?assertEqual(lists:sort([Key(R) || R <- Rows]), lists:sort([Key(C) || C <- Caps])),
+    N = fun beamscale_format_csv:number/1,
+    [case maps:get(held, R) of
+         <<"true">> ->
+             ?assertMatch(#{stopped := <<"max_rate">>, capacity_high_per_s := <<>>}, C),
+             ?assertEqual(N(maps:get(offered_per_s, R)), N(maps:get(capacity_per_s, C))),
+             ?assertEqual(N(maps:get(capacity_per_s, C)), N(maps:get(capacity_low_per_s, C)));
+         <<"false">> ->
+             ?assertMatch(#{stopped := <<"below_start">>, capacity_per_s := <<>>}, C),
+             ?assertEqual(maps:get(why, R), maps:get(limited_by, C)),
+             ?assertEqual(N(maps:get(offered_per_s, R)), N(maps:get(capacity_high_per_s, C)))
+     end || R <- Rows, C <- Caps, Key(C) =:= Key(R)],
+    ?assert(lists:all(fun(#{levels := L}) -> L =:= <<"1">> end, Caps)).
 
 %% No emulator with this node's cookie (the nodes the studies start) and no mariadbd beyond the
 %% suite's own is left.

@@ -13,7 +13,8 @@
 %%
 %% `bar_chart(Categories, Series, Options)': one bar per series in each category, side by side,
 %% or stacked with `stacked => true'; each series has one value per category, or `none' for a
-%% missing bar (nothing drawn, counted as 0 when stacked).
+%% missing bar (nothing drawn, counted as 0 when stacked), or `{Value, Low, High}' for a bar with
+%% its interval drawn as a whisker (grouped bars; `High' may be `none' for an open interval).
 %% ```
 %% beamscale_report_svg:bar_chart(["user", "system"], [#{name => "s1", values => [3.0, 1.0]}],
 %%                         #{stacked => true, y_label => "CPU %"})
@@ -38,7 +39,8 @@
 -type series() :: #{name := beamscale_report_html:text(), points := [point()],
                     dashed => boolean(), color => string(), line => boolean(),
                     r => number(), dx => number()}.
--type bar_series() :: #{name := beamscale_report_html:text(), values := [number() | none],
+-type bar_series() :: #{name := beamscale_report_html:text(),
+                        values := [number() | none | {number(), number(), number() | none}],
                         color => string()}.
 -type options() :: #{title => beamscale_report_html:text(), x_label => beamscale_report_html:text(),
                      y_label => beamscale_report_html:text(), width => pos_integer(),
@@ -92,7 +94,7 @@ bar_chart(Categories, Series0, Opts0) ->
     Series = colored(Series0),
     Opts = defaults(Opts0),
     Stacked = maps:get(stacked, Opts),
-    Values = [V || #{values := Vs} <- Series, V <- Vs, V =/= none],
+    Values = [Y || #{values := Vs} <- Series, V <- Vs, Y <- bar_ys(V)],
     Tops = case Stacked of
                true -> [lists:sum(Col) || Col <- columns([[zero(V) || V <- Vs]
                                                           || #{values := Vs} <- Series])];
@@ -256,6 +258,16 @@ bars(Series, Categories, Slot, Sy, Y0, Stacked, Opts) ->
     lists:reverse(Out).
 
 bar(_Name, _Cat, none, _Base, _SlotX, _I, _Slot, _Width, _Stacked, _Sy, _C, _Opts) -> [];
+bar(Name, Cat, {V, L, H}, Base, SlotX, I, Slot, Width, Stacked, Sy, C, Opts) ->
+    Rect = bar(Name, Cat, V, Base, SlotX, I, Slot, Width, Stacked, Sy, C, Opts),
+    Mid = SlotX + Slot * 0.1 + Width * (I - 0.5),
+    Top = case H of none -> V; _ -> H end,
+    Cap = fun(Y) -> line(Mid - Width / 4, Sy(Y), Mid + Width / 4, Sy(Y), "#000") end,
+    [Rect, "<g class=\"whisker\">", line(Mid, Sy(L), Mid, Sy(Top), "#000"), Cap(L),
+     [Cap(H) || H =/= none], "<title>",
+     beamscale_report_html:escape([text_of(Name), " / ", text_of(Cat), ": [", fmt(L), ", ",
+                                   case H of none -> "-"; _ -> fmt(H) end, ")"]),
+     "</title></g>"];
 bar(Name, Cat, V, Base, SlotX, I, Slot, Width, Stacked, Sy, C, Opts) ->
     X = case Stacked of
             true -> SlotX + (Slot - Width) / 2;
@@ -268,7 +280,12 @@ bar(Name, Cat, V, Base, SlotX, I, Slot, Width, Stacked, Sy, C, Opts) ->
                             text_of(maps:get(unit, Opts))]), "</title></rect>"].
 
 zero(none) -> 0;
+zero({V, _, _}) -> V;
 zero(V) -> V.
+
+bar_ys(none) -> [];
+bar_ys({V, L, H}) -> [V, L | [H || H =/= none]];
+bar_ys(V) -> [V].
 
 legend(Series, #{w := W, h := H, cols := Cols}) ->
     Col = (W - ?ML) / Cols,

@@ -70,3 +70,21 @@ pollset_test() ->
     ?assertEqual(3, count(With, <<"<svg">>)),
     ?assertEqual(2 * 3 + 1, bars(With)),
     ?assertMatch({_, _}, binary:match(With, <<"<td>1000.5</td>">>)).
+
+%% The capacity section: a bar per configuration with its interval as a whisker (capped at both
+%% ends, or only below when no rate above was not held), and the table; none without rows.
+capacity_test() ->
+    Cap = fun(C, Low, High) ->
+                  #{target => <<"mnesia">>, op => <<"write">>, config => C, capacity_per_s => Low,
+                    capacity_low_per_s => Low, capacity_high_per_s => High,
+                    limited_by => <<"slow">>, stopped => <<"budget">>, levels => <<"5">>}
+          end,
+    H = iolist_to_binary(beamscale_report_smp_io:html(meta(), rows(),
+                                                      [Cap(<<"smp_auto">>, <<"160.0">>,
+                                                           <<"240.0">>),
+                                                       Cap(<<"smp_1">>, <<"80.0">>, <<>>)])),
+    ?assertEqual(3 + 1, count(H, <<"<svg">>)),
+    ?assertEqual(2, count(H, <<"class=\"whisker\"">>)),
+    ?assertMatch({_, _}, binary:match(H, <<"[160, 240)">>)),
+    ?assertMatch({_, _}, binary:match(H, <<"[80, -)">>)),
+    ?assertEqual(nomatch, binary:match(html(), <<"Capacity per configuration">>)).

@@ -8,7 +8,7 @@
 %% thesis's sign that a VM "could not handle that load".
 -module(beamscale_stats_levels).
 
--export([columns/0, row/4, skipped/2, held/1, is_held/1]).
+-export([columns/0, row/4, skipped/2, held/1, is_held/1, capacity_columns/0, capacity_row/3]).
 -export_type([level/0, cell/0, verdict/0]).
 
 -type level() :: #{rate := number(), hold_s := number(), ops := pos_integer()}.
@@ -81,6 +81,28 @@ held(_) -> {true, ok}.
 %% @doc Whether a `levels.csv' row (a map of binaries) is of a held level.
 -spec is_held(#{atom() => binary()}) -> boolean().
 is_held(Row) -> maps:get(held, Row, <<>>) =:= <<"true">>.
+
+%% @doc The columns of `capacity.csv': one row per cell whose capacity search ended (the
+%% capacity is the highest rate held, `capacity_high_per_s' the lowest not held above it).
+-spec capacity_columns() -> [atom()].
+capacity_columns() ->
+    [target, op, config, capacity_per_s, capacity_low_per_s, capacity_high_per_s, limited_by,
+     stopped, levels].
+
+%% @doc A cell's `capacity.csv' row from its search's outcome and its levels, `{Rate, Held, Why}'
+%% in the order they ran; `limited_by' is why the first level not held was not. `why' is the
+%% search's (`beamscale_stats_search:outcome()'), or `failed' for a cell whose node failed.
+-spec capacity_row(#{target := iodata(), op := iodata(), config := iodata(), atom() => term()},
+                   #{low := number() | none, high := number() | none, why := atom()},
+                   [{number(), boolean(), term()}]) -> [term()].
+capacity_row(#{target := T, op := O, config := C}, #{low := Low, high := High, why := Why},
+             Levels) ->
+    LimitedBy = case [W || {_, false, W} <- Levels] of
+                    [] -> <<>>;
+                    [W | _] -> W
+                end,
+    Opt = fun(none) -> <<>>; (V) -> r(V) end,
+    [T, O, C, Opt(Low), Opt(Low), Opt(High), LimitedBy, Why, length(Levels)].
 
 fields(#{target := T, op := O, config := C, level := L}, Values) ->
     All = Values#{target => T, op => O, config => C, level => L},

@@ -57,3 +57,16 @@ skipped_test() ->
     ?assert(beamscale_stats_levels:is_held(#{held => <<"true">>})).
 
 level() -> #{rate => 5, hold_s => 4, ops => 100}.
+
+%% A cell's capacity row: the bracket, why the first level not held was not, the levels run.
+capacity_row_test() ->
+    Cell = #{target => "mnesia", op => "write", config => "smp_1"},
+    ?assertEqual(["mnesia", "write", "smp_1", 20.0, 20.0, 40.0, slow, converged, 3],
+                 beamscale_stats_levels:capacity_row(Cell, #{low => 20.0, high => 40.0,
+                                                             why => converged},
+                                                     [{10.0, true, ok}, {40.0, false, slow},
+                                                      {20.0, true, ok}])),
+    ?assertMatch([_, _, _, <<>>, <<>>, 10.0, unfinished, below_start, 1],
+                 beamscale_stats_levels:capacity_row(Cell, #{low => none, high => 10.0,
+                                                             why => below_start},
+                                                     [{10.0, false, unfinished}])).

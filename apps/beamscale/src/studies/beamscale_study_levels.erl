@@ -4,6 +4,12 @@
 %% sampler watching the node. One row per level is appended to `levels.csv' as soon as the level
 %% ends (`beamscale_stats_levels'); a rerun skips the levels already there. Once a level is not
 %% held, the cell's higher levels are written as skipped rather than run.
+%%
+%% A cell with `search' has no fixed levels: the capacity search of `beamscale saturate'
+%% (`beamscale_stats_search') chooses each level's rate from the verdicts so far, within the
+%% cell's time budget, and the outcome (the highest rate held, the lowest not held above it) is
+%% appended to `capacity.csv'. A rerun replays the cell's levels into the search and goes on; a
+%% cell with a row in `capacity.csv' is done.
 -module(beamscale_study_levels).
 
 -export([run/2, format_error/1]).
@@ -18,9 +24,15 @@
                   flags := string(), schedulers := pos_integer(),
                   setup := [{module(), atom(), list()}], kind := rpc | http | mysql,
                   steps := [term()], levels := [beamscale_stats_levels:level()],
+                  search => search(),
                   db_file => file:filename(),
                   before_levels => fun((map()) -> term()),
                   after_levels => fun((map()) -> term())}.
+%% The search's options (`beamscale_stats_search:opts()'), each level's hold time and operations
+%% per session, and the seconds the cell's levels may take.
+-type search() :: #{start := number(), factor := number(), tolerance := number(),
+                    max_rate := number(), hold_s := pos_integer(), ops := pos_integer(),
+                    budget_s := pos_integer()}.
 %% web: the live page's server (--web), shown each level as a load run.
 -type ctx() :: #{dir := file:filename(), quiet := boolean(), seed := integer(),
                  web => beamscale_web:web()}.
@@ -29,6 +41,9 @@
 -define(SAMPLE_MS, 500).
 -define(MIN_DRAIN_S, 2).
 -define(LEVELS_FILE, "levels.csv").
+-define(CAPACITY_FILE, "capacity.csv").
+%% A level's cost beyond its hold and drain (the load run's start and end), for the budget.
+-define(LEVEL_OVERHEAD_S, 1).
 
 %% @doc Run every cell's missing levels; returns the cells that failed to start, with why.
 -spec run([cell()], ctx()) -> {ok, [{string(), term()}]} | {error, {?MODULE, term()}}.
@@ -37,10 +52,13 @@ run(Cells, #{dir := Dir} = Ctx) ->
         {ok, _} ->
             {Rows, Fd} = beamscale_store:open_csv(filename:join(Dir, ?LEVELS_FILE),
                                                   beamscale_stats_levels:columns()),
+            {Caps, CapFd} = beamscale_store:open_csv(filename:join(Dir, ?CAPACITY_FILE),
+                                                     beamscale_stats_levels:capacity_columns()),
             Token = integer_to_binary(erlang:system_time(millisecond)),
-            Run = Ctx#{fd => Fd, token => Token, rows => Rows, total => length(Cells)},
+            Run = Ctx#{fd => Fd, token => Token, rows => Rows, total => length(Cells),
+                       cap_fd => CapFd, caps => [key_of(C#{level => <<>>}) || C <- Caps]},
             try {ok, lists:append([cell(I, C, Run) || {I, C} <- enumerate(Cells)])}
-            after ok = file:close(Fd)
+            after ok = file:close(Fd), ok = file:close(CapFd)
             end;
         {error, Reason} -> {error, {?MODULE, Reason}}
     end.
@@ -56,6 +74,18 @@ format_error(Reason) -> beamscale_error:format(Reason).
 
 %%% A cell
 
+cell(I, #{search := Search} = Cell, #{rows := Rows, caps := Caps} = Run) ->
+    Mine = lists:sort([{binary_to_integer(L), R} || #{level := L} = R <- Rows,
+                                                    cell_of(R) =:= cell_of(Cell)]),
+    Done = [{num(O), H =:= <<"true">>, W} || {_, #{offered_per_s := O, held := H, why := W}}
+                                                 <- Mine],
+    St0 = beamscale_stats_search:new(maps:with([start, factor, tolerance, max_rate], Search)),
+    case {lists:member(key_of(cell_of(Cell)), Caps),
+          beamscale_stats_search:replay(St0, [{R, H} || {R, H, _} <- Done])} of
+        {true, _} -> say(Run, "~s: done before~n", [label(I, Cell, Run)]), [];
+        {false, {ok, St}} -> with_node(I, Cell, {search, St, Done}, Run);
+        {false, {error, Mismatch}} -> fail(I, Cell, {search, St0, Done}, {resume, Mismatch}, Run)
+    end;
 cell(I, #{levels := Levels} = Cell, #{rows := Rows} = Run) ->
     Before = maps:from_list([{key_of(R), R} || R <- Rows]),
     Done = [R || L <- lists:seq(1, length(Levels)), {ok, R} <- [maps:find(key(Cell, L), Before)]],
@@ -68,6 +98,7 @@ cell(I, #{levels := Levels} = Cell, #{rows := Rows} = Run) ->
         {_, false} -> with_node(I, Cell, Pending, Run)
     end.
 
+%% Work is the fixed levels still to run, or `{search, State, Done}'.
 with_node(I, Cell, Pending, Run) ->
     #{erl := Erl, flags := Flags, schedulers := S} = Cell,
     %% beamscale_targets starts one scheduler per core; a later +S wins.
@@ -78,7 +109,7 @@ with_node(I, Cell, Pending, Run) ->
             try setup(Node, Cell) of
                 {ok, Target} ->
                     _ = (maps:get(before_levels, Cell, fun(_) -> ok end))(Target),
-                    levels(I, Cell, Pending, Handles, #{sut => Target}, Run),
+                    work(I, Cell, Pending, Handles, #{sut => Target}, Run),
                     _ = (maps:get(after_levels, Cell, fun(_) -> ok end))(Target),
                     [];
                 {error, Reason} -> fail(I, Cell, Pending, Reason, Run)
@@ -89,7 +120,11 @@ with_node(I, Cell, Pending, Run) ->
 
 fail(I, Cell, Pending, Reason, Run) ->
     say(Run, "~s: failed: ~ts~n", [label(I, Cell, Run), format_error(Reason)]),
-    [skip(Cell, L, Level, failed, Run) || {L, Level} <- Pending],
+    _ = case Pending of
+            {search, St, Done} ->
+                capacity(Cell, (beamscale_stats_search:bracket(St))#{why => failed}, Done, Run);
+            _ -> [skip(Cell, L, Level, failed, Run) || {L, Level} <- Pending]
+        end,
     [{lists:flatten(label(I, Cell, Run)), Reason}].
 
 setup(Node, #{setup := Calls} = Cell) ->
@@ -116,18 +151,60 @@ target(Node, #{kind := http}) ->
     catch Class:Reason -> {error, {http_server, Class, Reason}}
     end.
 
+work(I, Cell, {search, St, Done}, Handles, Targets, Run) ->
+    #{budget_s := Budget} = maps:get(search, Cell),
+    Deadline = erlang:monotonic_time(second) + Budget,
+    search(I, Cell, St, lists:reverse(Done), Deadline, {Handles, Targets}, Run);
+work(I, Cell, Pending, Handles, Targets, Run) -> levels(I, Cell, Pending, Handles, Targets, Run).
+
+%% The search's levels, numbered on from those of an earlier run, until it ends or the next
+%% level would overrun the cell's budget; then the outcome to capacity.csv.
+search(I, Cell, St, Done, Deadline, {Handles, Targets} = Nodes, Run) ->
+    #{search := #{hold_s := Hold, ops := Ops}} = Cell,
+    Cost = Hold + max(?MIN_DRAIN_S, Hold) + ?LEVEL_OVERHEAD_S,
+    Fits = erlang:monotonic_time(second) + Cost =< Deadline,
+    case {beamscale_stats_search:next(St), Fits} of
+        {{done, Outcome}, _} -> capacity(Cell, Outcome, lists:reverse(Done), Run);
+        {{run, _}, false} ->
+            capacity(Cell, (beamscale_stats_search:bracket(St))#{why => budget},
+                     lists:reverse(Done), Run);
+        {{run, Rate}, true} ->
+            L = length(Done) + 1,
+            Row = level(Cell, L, #{rate => Rate, hold_s => Hold, ops => Ops}, Handles, Targets,
+                        Run),
+            Map = written(I, Cell, L, Row, Run),
+            Held = maps:get(held, Map) =:= true,
+            search(I, Cell, beamscale_stats_search:record(St, Rate, Held),
+                   [{Rate, Held, maps:get(why, Map)} | Done], Deadline, Nodes, Run)
+    end.
+
+capacity(Cell, Outcome, Done, #{cap_fd := Fd} = Run) ->
+    Row = beamscale_stats_levels:capacity_row(Cell, Outcome, Done),
+    say(Run, "~s ~s ~s: capacity ~ts/s, not held at ~ts/s (~s)~n",
+        [maps:get(K, Cell) || K <- [target, op, config]]
+        ++ [txt(lists:nth(N, Row)) || N <- [5, 6]] ++ [maps:get(why, Outcome)]),
+    ok = file:write(Fd, beamscale_format_csv:line(Row)).
+
 %% Levels run in order; once one is not held the higher ones are only written as skipped.
 levels(_I, _Cell, [], _Handles, _Targets, _Run) -> ok;
 levels(I, Cell, [{L, Level} | Rest], Handles, Targets, Run) ->
     Row = level(Cell, L, Level, Handles, Targets, Run),
-    ok = file:write(maps:get(fd, Run), beamscale_format_csv:line(Row)),
-    Map = maps:from_list(lists:zip(beamscale_stats_levels:columns(), Row)),
-    say(Run, "~s level ~b/~b: ~s~n", [label(I, Cell, Run), L, length(maps:get(levels, Cell)),
-                                       level_text(Map)]),
+    Map = written(I, Cell, L, Row, Run),
     case maps:get(held, Map) of
         true -> levels(I, Cell, Rest, Handles, Targets, Run);
         false -> [skip(Cell, L2, Lv, below_not_held, Run) || {L2, Lv} <- Rest], ok
     end.
+
+%% A level's row appended to levels.csv and said; back as a map.
+written(I, Cell, L, Row, Run) ->
+    ok = file:write(maps:get(fd, Run), beamscale_format_csv:line(Row)),
+    Map = maps:from_list(lists:zip(beamscale_stats_levels:columns(), Row)),
+    Of = case Cell of
+             #{search := _} -> "";
+             #{levels := Ls} -> ["/", integer_to_list(length(Ls))]
+         end,
+    say(Run, "~s level ~b~s: ~s~n", [label(I, Cell, Run), L, Of, level_text(Map)]),
+    Map.
 
 level(Cell, L, #{rate := Rate, hold_s := Hold} = Level, Handles, Targets, Run) ->
     CellKey = cell_key(Cell, L),
@@ -180,6 +257,18 @@ key(#{target := T, op := O, config := C}, L) ->
     {list_to_binary(T), list_to_binary(O), list_to_binary(C), integer_to_binary(L)}.
 
 key_of(#{target := T, op := O, config := C, level := L}) -> {T, O, C, L}.
+
+cell_of(#{target := T, op := O, config := C}) ->
+    #{target => bin(T), op => bin(O), config => bin(C), level => <<>>}.
+
+bin(B) when is_binary(B) -> B;
+bin(S) -> list_to_binary(S).
+
+num(B) ->
+    case beamscale_format_csv:number(B) of
+        undefined -> 0.0;
+        V -> V
+    end.
 
 label(I, #{target := T, op := O, config := C}, #{total := N}) ->
     io_lib:format("[~b/~b] ~s ~s ~s", [I, N, T, O, C]).

@@ -46,9 +46,11 @@ run(#{out := Out, name := Name, quiet := Quiet} = Opts, Size) ->
     case beamscale_study_levels:run(cells(P, polling(), Wrk), Ctx) of
         {ok, _Failed} ->
             Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
-            WrkRows = beamscale_store:read_rows(filename:join(Dir, ?WRK_FILE)),
+            [WrkRows, Caps] = [beamscale_store:read_rows(filename:join(Dir, F))
+                               || F <- [?WRK_FILE, "capacity.csv"]],
             ok = beamscale_store:write_file(filename:join(Dir, "index.html"),
-                                            beamscale_report_pollset:html(Meta, Rows, WrkRows)),
+                                            beamscale_report_pollset:html(Meta, Rows, WrkRows,
+                                                                          Caps)),
             {ok, Dir};
         {error, _} = Error -> Error
     end.
@@ -65,21 +67,26 @@ polling() ->
      {"io_t2_p2", "+IOt 2 +IOp 2", "two poll threads, two pollsets"},
      {"io_no_sched_poll", "+IOs false", "only the poll thread polls"}].
 
-%% @doc The sizes: requests per session (one keep-alive connection each), session rates, hold,
-%% scheduler counts.
+%% @doc The sizes: requests per session (one keep-alive connection each), the first session rate
+%% of each cell's capacity search, its hold, scheduler counts, and the search
+%% (`beamscale_study_levels'). `test' runs one level per cell (its highest rate is its first).
 -spec sizes(beamscale_study_smp_io:size()) -> map().
 sizes(test) ->
     #{requests => 20, rates => [20], hold_s => 1, schedulers => [1], polling => ["io_t1",
-                                                                               "io_t2_p2"]};
+                                                                               "io_t2_p2"],
+      search => #{factor => 2, tolerance => 0.2, max_rate => 20, budget_s => 30}};
 sizes(short) ->
-    #{requests => 50, rates => [40, 120, 240], hold_s => 3, schedulers => sched_counts(),
-      polling => all};
+    #{requests => 50, rates => [40], hold_s => 3, schedulers => sched_counts(),
+      polling => all,
+      search => #{factor => 2, tolerance => 0.2, max_rate => 100000, budget_s => 36}};
 sizes(intermediate) ->
-    #{requests => 100, rates => [20, 60, 120, 200], hold_s => 10, schedulers => sched_counts(),
-      polling => all};
+    #{requests => 100, rates => [20], hold_s => 10, schedulers => sched_counts(),
+      polling => all,
+      search => #{factor => 2, tolerance => 0.1, max_rate => 100000, budget_s => 180}};
 sizes(long) ->
-    #{requests => 100, rates => [20, 60, 120, 200, 300, 400], hold_s => 30,
-      schedulers => sched_counts(), polling => all}.
+    #{requests => 100, rates => [20], hold_s => 30, schedulers => sched_counts(),
+      polling => all,
+      search => #{factor => 2, tolerance => 0.05, max_rate => 100000, budget_s => 600}}.
 
 sched_counts() -> lists:usort([1, erlang:system_info(logical_processors)]).
 
@@ -87,16 +94,21 @@ sched_counts() -> lists:usort([1, erlang:system_info(logical_processors)]).
 %% also runs wrk once its levels are done.
 -spec cells(map(), [{string(), string(), string()}], none | {string(), file:filename()}) ->
     [beamscale_study_levels:cell()].
-cells(#{requests := N, rates := Rates, hold_s := Hold, schedulers := Scheds, polling := Names},
+cells(#{requests := N, rates := Rates, hold_s := Hold, schedulers := Scheds, polling := Names} = P,
       Polling, Wrk) ->
     Timeout = (Hold + max(2, Hold)) * 1000 + 5000,
-    [wrk_hook(Wrk, Hold,
+    [wrk_hook(Wrk, Hold, searched(P,
               #{target => "http", op => "get", config => Name ++ "/s" ++ integer_to_list(S),
                 erl => "erl", flags => Flags, schedulers => S, setup => [], kind => http,
                 steps => [{loop, N, [{http, #{path => "/", timeout_ms => Timeout}}]}],
-                levels => [#{rate => R, hold_s => Hold, ops => N} || R <- Rates]})
+                levels => [#{rate => R, hold_s => Hold, ops => N} || R <- Rates]}))
      || {Name, Flags, _} <- Polling, Names =:= all orelse lists:member(Name, Names),
         S <- Scheds].
+
+%% With a search, the first rate is where it starts; the cell's levels are the search's.
+searched(#{search := S, rates := [Start | _], hold_s := Hold, requests := N}, Cell) ->
+    Cell#{levels := [], search => S#{start => Start, hold_s => Hold, ops => N}};
+searched(_P, Cell) -> Cell.
 
 wrk_hook(none, _Hold, Cell) -> Cell;
 wrk_hook({Exe, Dir}, Hold, #{config := Config} = Cell) ->

@@ -77,21 +77,27 @@ configs(OneCore) ->
      #{config => "smp_off", erl => OneCore, schedulers => 1, flags => "+SDcpu 1:1 +SDio 1 +IOt 1",
        thesis => "SMP disabled (approximation)"}].
 
-%% @doc The sizes: operations per session, the levels (sessions/s) per target, the hold time,
-%% the records written before read levels, the configurations used.
+%% @doc The sizes: operations per session, the first rate (sessions/s) of each target's search,
+%% the hold time of a level, the records written before read levels, the configurations used,
+%% and the search (`beamscale_study_levels'): climb factor, bracket tolerance, highest rate and
+%% seconds per cell. `test' runs one level per cell (its highest rate is its first).
 -spec sizes(size()) -> map().
 sizes(test) ->
     #{ops => 20, hold_s => 1, prefill => 200, configs => ["smp_auto", "smp_off"],
-      rates => #{"mnesia" => [5], "mariadb" => [5]}};
+      rates => #{"mnesia" => [5], "mariadb" => [5]},
+      search => #{factor => 2, tolerance => 0.2, max_rate => 5, budget_s => 30}};
 sizes(short) ->
-    #{ops => 100, hold_s => 3, prefill => 2000, configs => all,
-      rates => #{"mnesia" => [10, 40, 120, 240], "mariadb" => [5, 20, 40, 80]}};
+    #{ops => 100, hold_s => 2, prefill => 2000, configs => all,
+      rates => #{"mnesia" => [40], "mariadb" => [10]},
+      search => #{factor => 3, tolerance => 0.2, max_rate => 100000, budget_s => 26}};
 sizes(intermediate) ->
-    #{ops => 500, hold_s => 15, prefill => 10000, configs => all,
-      rates => #{"mnesia" => [2, 8, 20, 40], "mariadb" => [1, 2, 4, 8, 12]}};
+    #{ops => 500, hold_s => 10, prefill => 10000, configs => all,
+      rates => #{"mnesia" => [2], "mariadb" => [1]},
+      search => #{factor => 2, tolerance => 0.1, max_rate => 100000, budget_s => 180}};
 sizes(long) ->
-    #{ops => 500, hold_s => 60, prefill => 50000, configs => all,
-      rates => #{"mnesia" => [2, 5, 10, 20, 40, 60], "mariadb" => [1, 2, 4, 5, 7, 8, 10, 12]}}.
+    #{ops => 500, hold_s => 30, prefill => 50000, configs => all,
+      rates => #{"mnesia" => [2], "mariadb" => [1]},
+      search => #{factor => 2, tolerance => 0.05, max_rate => 100000, budget_s => 600}}.
 
 %% @doc The cells of a size: every target and operation under every configuration, and
 %% MariaDB's operations the direct way.
@@ -108,12 +114,13 @@ cells(#{configs := Names} = P, Configs, Dir, DbFile) ->
 %% sends the same statements as the rpc way's target, one by one, and closes (Tsung's ts_mysql).
 %% A node still runs the setup (the table made afresh, the records of a read cell written), its
 %% pool closed before the levels; the statements come from `beamscale_study_smp_io_sql'.
-direct(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill}, Op, Dir, DbFile) ->
+direct(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill} = P, Op, Dir, DbFile) ->
     Call = fun(F) -> "%%beamscale_study_smp_io_sql:" ++ F ++ "%%" end,
     {Sql, Existing} = case Op of
                           "write" -> {Call("insert"), 0};
                           "read" -> {Call("select"), Prefill}
                       end,
+    searched(P, "mariadb",
     #{target => "mariadb", op => Op, config => "direct", erl => "erl",
       schedulers => erlang:system_info(logical_processors), flags => "", kind => mysql,
       db_file => DbFile,
@@ -124,17 +131,25 @@ direct(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill}, Op, Di
                           database => Call("database")}},
                 {loop, Ops, [{mysql, #{type => sql, 'query' => Sql}}]},
                 {mysql, #{type => close}}],
-      levels => [#{rate => R, hold_s => Hold, ops => Ops} || R <- maps:get("mariadb", Rates)]}.
+      levels => [#{rate => R, hold_s => Hold, ops => Ops} || R <- maps:get("mariadb", Rates)]}).
 
-cell(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill}, T, Op, C, Dir, DbFile) ->
+cell(#{ops := Ops, hold_s := Hold, rates := Rates, prefill := Prefill} = P, T, Op, C, Dir,
+     DbFile) ->
     #{config := Name, erl := Erl, schedulers := S, flags := Flags} = C,
     Timeout = (Hold + max(2, Hold)) * 1000 + 10000,
     {Mod, Fun, Extra} = operation(T, Op),
     Call = {beamscale_target_check, call, [Mod, Fun, [Ops | Extra]]},
-    #{target => T, op => Op, config => Name, erl => Erl, schedulers => S, flags => Flags,
-      kind => rpc, setup => setup(T, Op, Name, Prefill, {Dir, DbFile}),
-      steps => [{rpc, #{call => Call, timeout_ms => Timeout}}],
-      levels => [#{rate => R, hold_s => Hold, ops => Ops} || R <- maps:get(T, Rates)]}.
+    searched(P, T,
+             #{target => T, op => Op, config => Name, erl => Erl, schedulers => S, flags => Flags,
+               kind => rpc, setup => setup(T, Op, Name, Prefill, {Dir, DbFile}),
+               steps => [{rpc, #{call => Call, timeout_ms => Timeout}}],
+               levels => [#{rate => R, hold_s => Hold, ops => Ops} || R <- maps:get(T, Rates)]}).
+
+%% With a search, the cell's first rate is where it starts; its levels are the search's.
+searched(#{search := S, ops := Ops, hold_s := Hold, rates := Rates}, T, Cell) ->
+    [Start | _] = maps:get(T, Rates),
+    Cell#{levels := [], search => S#{start => Start, hold_s => Hold, ops => Ops}};
+searched(_P, _T, Cell) -> Cell.
 
 operation("mnesia", "write") -> {beamscale_target_mnesia, write, [transaction]};
 operation("mnesia", "read") -> {beamscale_target_mnesia, read, [transaction]};
@@ -216,6 +231,7 @@ meta(Size, #{ops := Ops, hold_s := Hold}, Configs) ->
                        flags => <<>>, erl => <<"-">>}]}.
 
 report(Dir, Meta) ->
-    Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
+    [Rows, Caps] = [beamscale_store:read_rows(filename:join(Dir, F))
+                    || F <- ["levels.csv", "capacity.csv"]],
     ok = beamscale_store:write_file(filename:join(Dir, "index.html"),
-                                    beamscale_report_smp_io:html(Meta, Rows)).
+                                    beamscale_report_smp_io:html(Meta, Rows, Caps)).

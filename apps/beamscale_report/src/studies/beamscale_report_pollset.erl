@@ -2,11 +2,16 @@
 %% IO-polling configuration and scheduler count, as bars and a table.
 -module(beamscale_report_pollset).
 
--export([html/3]).
+-export([html/3, html/4]).
 
 %% @doc The whole page from the study's metadata and the rows of `levels.csv' and `wrk.csv'.
 -spec html(map(), [#{atom() => binary()}], [#{atom() => binary()}]) -> iodata().
-html(Meta, Rows, WrkRows) ->
+html(Meta, Rows, WrkRows) -> html(Meta, Rows, WrkRows, []).
+
+%% @doc The whole page, with the capacity of each configuration from `capacity.csv'.
+-spec html(map(), [#{atom() => binary()}], [#{atom() => binary()}], [#{atom() => binary()}]) ->
+    iodata().
+html(Meta, Rows, WrkRows, Caps) ->
     Title = "beamscale study pollset",
     Levels = beamscale_report_smp_io:levels(Rows),
     Configs = beamscale_stats_samples:group(fun(#{config := C}) -> C end, Rows),
@@ -32,6 +37,7 @@ html(Meta, Rows, WrkRows) ->
                                                         logical_cores]]))),
          beamscale_report_html:section("Configurations",
                                 beamscale_report_smp_io:config_table(Meta, "what varies")),
+         beamscale_report_smp_io:capacity_section(Caps),
          beamscale_report_html:section("Requests per second and latency",
                                 beamscale_report_html:el('div', [{class, "charts"}],
                                                   {safe, [Chart(requests_per_s, "requests/s", ""),
@@ -88,8 +94,4 @@ wrk_note(#{wrk := true}) -> "wrk is installed but gave no result in this run.";
 wrk_note(_) -> "wrk is not installed here: skipped; the figures above are the built-in load "
                "generator's only.".
 
-find(Rows, L) ->
-    case [X || #{level := Y} = X <- Rows, Y =:= L] of
-        [] -> none;
-        Found -> lists:last(Found)
-    end.
+find(Rows, L) -> beamscale_report_smp_io:find(Rows, L).

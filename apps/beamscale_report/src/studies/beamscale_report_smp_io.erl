@@ -6,19 +6,24 @@
 %% reads in transactions against dirty reads; every level in one table.
 -module(beamscale_report_smp_io).
 
--export([html/2, groups/1, levels/1, value/2, config_table/2, metric_table/3, levels_table/1,
-         num/1, txt/1]).
+-export([html/2, html/3, groups/1, levels/1, find/2, value/2, config_table/2, metric_table/3,
+         levels_table/1, capacity_section/1, num/1, txt/1]).
 
 -type row() :: #{atom() => binary()}.
 
 %% @doc The whole page.
 -spec html(map(), [row()]) -> iodata().
-html(Meta, Rows) ->
+html(Meta, Rows) -> html(Meta, Rows, []).
+
+%% @doc The whole page, with the capacity of each configuration from `capacity.csv'.
+-spec html(map(), [row()], [row()]) -> iodata().
+html(Meta, Rows, Caps) ->
     Title = "beamscale study smp-io",
     Groups = groups(Rows),
     beamscale_report_html:page(Title, <<>>,
         [beamscale_report_html:el(h1, Title), intro(Meta),
          beamscale_report_html:section("Configurations", config_table(Meta, "thesis")),
+         capacity_section(Caps),
          beamscale_report_html:section(
            "Mean session duration per load level (thesis figures 5.1, 5.2)",
            [beamscale_report_html:el(p, "A missing bar: the configuration did not hold that load "
@@ -49,11 +54,55 @@ cpu_note() ->
 groups(Rows) ->
     beamscale_stats_samples:group(fun(#{target := T, op := O}) -> {T, O} end, Rows).
 
-%% @doc The level numbers of some rows with their offered rate, in order.
+%% @doc The offered rates of some rows, each once, in rising order, as `{Key, Label}' for
+%% `find/2' (a capacity search runs other rates in each configuration).
 -spec levels([row()]) -> [{binary(), binary()}].
 levels(Rows) ->
-    lists:usort(fun({A, _}, {B, _}) -> binary_to_integer(A) =< binary_to_integer(B) end,
-                [{L, O} || #{level := L, offered_per_s := O} <- Rows]).
+    Rates = lists:usort([{num(O), O} || #{offered_per_s := O} <- Rows]),
+    [{O, beamscale_report_svg:fmt(N)} || {N, O} <- lists:ukeysort(1, Rates), N =/= none].
+
+%% @doc The last row at offered rate `Key' (from `levels/1'), or `none'.
+-spec find([row()], binary()) -> row() | none.
+find(Rows, Key) ->
+    N = num(Key),
+    case [R || #{offered_per_s := O} = R <- Rows, num(O) == N] of
+        [] -> none;
+        Found -> lists:last(Found)
+    end.
+
+%% @doc The capacity of each configuration (`capacity.csv'): per target and operation a bar per
+%% configuration, the interval from the highest rate held to the lowest not held as a whisker;
+%% then every row as a table. Nothing without rows (a study of fixed levels).
+-spec capacity_section([row()]) -> iodata().
+capacity_section([]) -> [];
+capacity_section(Caps) ->
+    Groups = groups(Caps),
+    Bar = fun(#{capacity_per_s := C, capacity_low_per_s := L, capacity_high_per_s := H}) ->
+                  case {num(C), num(L), num(H)} of
+                      {none, _, _} -> none;
+                      {CN, none, HN} -> {CN, CN, HN};
+                      {CN, LN, HN} -> {CN, LN, HN}
+                  end
+          end,
+    Chart = fun({{T, O}, Rows}) ->
+                    beamscale_report_svg:bar_chart(
+                      [C || #{config := C} <- Rows],
+                      [#{name => "capacity", values => [Bar(R) || R <- Rows]}],
+                      #{title => [T, " ", O], y_label => "sessions/s", unit => " sessions/s",
+                        width => max(320, 110 * length(Rows))})
+            end,
+    Cols = [target, op, config, capacity_per_s, capacity_high_per_s, limited_by, stopped,
+            levels],
+    beamscale_report_html:section(
+      "Capacity per configuration",
+      [beamscale_report_html:el(p, "The highest session rate held (the bar), found by the "
+                                   "capacity search; the whisker runs to the lowest rate not "
+                                   "held above it (none: the search reached its highest rate "
+                                   "or its time). limited_by: why the first level not held "
+                                   "was not (unfinished, errors, slow)."),
+       charts([Chart(G) || G <- Groups]),
+       beamscale_report_html:table([atom_to_list(C) || C <- Cols],
+                                   [[field(maps:get(C, R, <<>>)) || C <- Cols] || R <- Caps])]).
 
 %% @doc The number in column `Key' of the row of a held level, else `none'.
 -spec value(atom(), row() | none) -> number() | none.
@@ -163,12 +212,6 @@ cell(V) -> V.
 by_config(Rows) -> beamscale_stats_samples:group(fun(#{config := C}) -> C end, Rows).
 
 by(Key, V, Rows) -> [R || R <- Rows, maps:get(Key, R) =:= V].
-
-find(Rows, L) ->
-    case [R || #{level := X} = R <- Rows, X =:= L] of
-        [] -> none;
-        Found -> lists:last(Found)
-    end.
 
 charts(Items) -> beamscale_report_html:el('div', [{class, "charts"}], {safe, Items}).
 
