@@ -96,9 +96,9 @@ def main():
     row = "%-44s %14s %14s"
     print(row % ("users in flight at the peak (of %d)" % users, bs["users"], ts["users"]))
     print(row % ("emulators holding users", bs["procs"], ts["procs"]))
-    print(row % ("their RSS at the peak (MB)", "%.1f" % (bs["rss"] / 1024),
+    print(row % ("their RSS at the peak (MiB)", "%.1f" % (bs["rss"] / 1024),
                  "%.1f" % (ts["rss"] / 1024)))
-    print(row % ("their RSS before the load (MB)", "%.1f" % (bs["start"] / 1024),
+    print(row % ("their RSS before the load (MiB)", "%.1f" % (bs["start"] / 1024),
                  "%.1f" % (ts["start"] / 1024)))
     print(row % ("memory per user (KB, RSS / users)", "%.1f" % per["bs"], "%.1f" % per["ts"]))
     print(row % ("above the RSS before the load (KB/user)", "%.1f" % above["bs"],
@@ -110,7 +110,7 @@ def main():
     for name, r in (("beamscale", bs), ("tsung", ts)):
         if r["errors"]:
             print("%s errors by reason: %s" % (name, r["reasons"]))
-    print("tsung's controller (holds no users) RSS at the peak: %.1f MB; RSS sampled %+.1f s "
+    print("tsung's controller (holds no users) RSS at the peak: %.1f MiB; RSS sampled %+.1f s "
           "from the peak's dump" % (ts["controller"] / 1024, ts["lag"]))
     if ts["missing_start"]:
         print("tsung client VMs started during the load (no RSS before it): %s"
