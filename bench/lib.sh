@@ -3,3 +3,67 @@
 # The median of the numbers in FILE, one a line.
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END {
     if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# A free TCP port on 127.0.0.1 (none listening on it), printed.
+free_port() {
+    for p in $(shuf -i 20000-32000 -n 50); do
+        if ! ss -ltnH "sport = :$p" | grep -q .; then echo "$p"; return 0; fi
+    done
+    echo "no free port found" >&2; return 1; }
+
+# nginx_start DIR USERS: nginx on a free port of 127.0.0.1 for USERS keep-alive connections, its
+# config and logs in DIR/nginx; sets nginx_pid and port (stop it with nginx_stop). Workers hold
+# the server side: at most 20 000 files each here, and connections do not spread evenly over
+# them: a worker per 10 000 users, plus one, each with its own listening socket (reuseport: the
+# kernel spreads the connections).
+nginx_start() {
+    nginx_dir=$1/nginx
+    nginx_workers=$(( ($2 + 9999) / 10000 + 1 ))
+    port=$(free_port)
+    mkdir -p "$nginx_dir/logs"
+    cat > "$nginx_dir/nginx.conf" <<NGINX
+daemon off;
+master_process on;
+worker_processes $nginx_workers;
+worker_rlimit_nofile 20000;
+error_log $nginx_dir/logs/error.log warn;
+pid $nginx_dir/nginx.pid;
+events { worker_connections 19500; }
+http {
+    access_log off;
+    keepalive_timeout 600s;
+    keepalive_requests 1000000;
+    client_body_temp_path $nginx_dir/body;
+    proxy_temp_path $nginx_dir/proxy;
+    fastcgi_temp_path $nginx_dir/fastcgi;
+    uwsgi_temp_path $nginx_dir/uwsgi;
+    scgi_temp_path $nginx_dir/scgi;
+    server {
+        listen 127.0.0.1:$port backlog=4096 reuseport;
+        location / { return 200 "ok"; }
+    }
+}
+NGINX
+    /usr/sbin/nginx -p "$nginx_dir" -c "$nginx_dir/nginx.conf" &
+    nginx_pid=$!
+    i=0
+    until curl -s -o /dev/null "http://127.0.0.1:$port/"; do
+        i=$((i + 1))
+        [ "$i" -lt 50 ] || { echo "nginx did not start:" >&2
+                             cat "$nginx_dir/logs/error.log" >&2; return 1; }
+        sleep 0.1
+    done; }
+
+# Stops the nginx of nginx_start (its master, by pid; the workers follow it).
+nginx_stop() {
+    if [ -n "${nginx_pid:-}" ]; then
+        kill -QUIT "$nginx_pid" 2>/dev/null || true
+        wait "$nginx_pid" 2>/dev/null || true
+        nginx_pid=
+    fi; }
+
+# What nginx complained of (worker_connections, files), most frequent first, without times.
+nginx_complaints() {
+    sed 's/^[^]]*] [0-9#]*: [*0-9]* *//; s/, client: .*//' "$nginx_dir/logs/error.log" \
+        | grep -v 'signal\|start worker\|exited with\|gracefully\|using the' | sort | uniq -c \
+        | sort -rn | head -n 5 | sed 's/^/nginx: /'; }

@@ -1,14 +1,19 @@
 #!/bin/sh
-# Many concurrent keep-alive users on one box (issue 19): starts nginx on 127.0.0.1 (a config
-# written here: several workers, high worker_connections, long keep-alive, on a free port),
-# drives USERS users that arrive at RATE/s and each hold one keep-alive connection through
-# three requests and two long think times, from several source addresses (127.0.0.2...) and
-# load nodes, and prints the users in flight at the peak, memory per user (load node RSS over
-# users in flight) and the achieved arrival rate. nginx is stopped by its pid.
+# Many concurrent keep-alive users on one box, beamscale and Tsung side by side (issue 19):
+# starts nginx on 127.0.0.1 (bench/lib.sh: several workers, reuseport, long keep-alive, a free
+# port), then drives USERS users that arrive at RATE/s (until USERS have started) and each hold
+# one keep-alive connection through three GETs and two long think times, from SOURCES source
+# addresses (127.0.0.2...) and LOAD_NODES emulators: first beamscale (load_nodes), then Tsung
+# (Debian's, `cpu` client VMs, its own SOURCES addresses) on the same scenario against the same
+# nginx. Prints, for both, the users in flight at the peak, the RSS of the emulators holding
+# users then and before the load, memory per user (that RSS over users in flight; and above the
+# RSS before the load), the achieved arrival rate and the ratio beamscale/tsung (goal <= 0.5).
+# nginx, Tsung and its VMs are stopped by their pids.
 #   bench/many_users.sh [USERS] [RATE] [LOAD_NODES] [SOURCES]
-# Defaults: 20000 users at 2000/s; a load node per 18 000 users and a source address per
-# 25 000 users (one address reaches a server port once per ephemeral port, 28 232 here), at
-# least 2 of each.
+# Defaults: 20000 users at 2000/s; an emulator per 18 000 users (files: 20 000 per process) and
+# a source address per 25 000 users (one address reaches a server port once per ephemeral port,
+# 28 232 here), at least 2 of each. 100 000 users: bench/many_users.sh 100000 2000 (6 emulators
+# of 16 667 users, 4 addresses of 25 000 connections each side, 11 nginx workers).
 set -e
 cd "$(dirname "$0")/.."
 users=${1:-20000}
@@ -17,69 +22,29 @@ nodes=${3:-$(( (users + 17999) / 18000 ))}
 sources=${4:-$(( (users + 24999) / 25000 ))}
 [ "$nodes" -ge 2 ] || nodes=2
 [ "$sources" -ge 2 ] || sources=2
-# nginx workers hold the server side: at most 20 000 files each here, and connections do not
-# spread evenly over them: a worker per 10 000 users, plus one, each with its own listening
-# socket (reuseport: the kernel spreads the connections).
-workers=$(( (users + 9999) / 10000 + 1 ))
 ramp=$(( (users + rate - 1) / rate ))
-# Each user thinks longer than the ramp, so that every user is in flight at once at its end.
-think_ms=$(( (ramp + 10) * 1000 ))
+# The phase lasts twice the ramp, so that a launcher that falls behind the rate (Tsung's, here)
+# still starts every user (max_users ends it), and each user thinks longer than that, so that
+# every user is in flight at once at its end.
+phase_s=$(( 2 * ramp + 1 ))
+think_ms=$(( (2 * ramp + 10) * 1000 ))
 out=$(mktemp -d /tmp/beamscale-many.XXXXXX)
-nginx_pid=
+. bench/lib.sh
+tsung_pid=
 cleanup() {
-    if [ -n "$nginx_pid" ]; then
-        kill -QUIT "$nginx_pid" 2>/dev/null || true
-        wait "$nginx_pid" 2>/dev/null || true
-    fi
+    if [ -n "$tsung_pid" ]; then kill "$tsung_pid" 2>/dev/null || true; wait "$tsung_pid" || true; fi
+    nginx_stop
     rm -rf "$out"
 }
 trap cleanup EXIT INT TERM
+nginx_start "$out" "$users"
 
-# A free port on 127.0.0.1 (none listening on it).
-port=
-for p in $(shuf -i 20000-32000 -n 50); do
-    if ! ss -ltnH "sport = :$p" | grep -q .; then port=$p; break; fi
-done
-[ -n "$port" ] || { echo "no free port found" >&2; exit 1; }
-
-mkdir -p "$out/nginx/logs"
-cat > "$out/nginx/nginx.conf" <<EOF
-daemon off;
-master_process on;
-worker_processes $workers;
-worker_rlimit_nofile 20000;
-error_log $out/nginx/logs/error.log warn;
-pid $out/nginx/nginx.pid;
-events { worker_connections 19500; }
-http {
-    access_log off;
-    keepalive_timeout 600s;
-    keepalive_requests 1000000;
-    client_body_temp_path $out/nginx/body;
-    proxy_temp_path $out/nginx/proxy;
-    fastcgi_temp_path $out/nginx/fastcgi;
-    uwsgi_temp_path $out/nginx/uwsgi;
-    scgi_temp_path $out/nginx/scgi;
-    server {
-        listen 127.0.0.1:$port backlog=4096 reuseport;
-        location / { return 200 "ok"; }
-    }
-}
-EOF
-/usr/sbin/nginx -p "$out/nginx" -c "$out/nginx/nginx.conf" &
-nginx_pid=$!
-i=0
-until curl -s -o /dev/null "http://127.0.0.1:$port/"; do
-    i=$((i + 1))
-    [ "$i" -lt 50 ] || { echo "nginx did not start:" >&2; cat "$out/nginx/logs/error.log" >&2
-                         exit 1; }
-    sleep 0.1
-done
-
+# Source addresses: beamscale's from 127.0.0.2, Tsung's the next SOURCES ones, as the ports of
+# one run's closed connections stay taken (TIME_WAIT, 60 s) for the addresses that closed them.
 ips=$(seq 2 $((sources + 1)) | sed 's/.*/"127.0.0.&"/' | paste -sd, -)
 cat > "$out/many.scenario" <<EOF
 {targets, [{web, #{address => "127.0.0.1:$port"}}]}.
-{phases, [{ramp, #{duration_s => $((ramp + 1)), rate => $rate, max_users => $users}}]}.
+{phases, [{ramp, #{duration_s => $phase_s, rate => $rate, max_users => $users}}]}.
 {sessions, [{s, #{steps => [{http, #{}}, {think, $think_ms}, {http, #{}},
                             {think, $think_ms}, {http, #{}}]}}]}.
 {load_nodes, $nodes}.
@@ -87,8 +52,8 @@ cat > "$out/many.scenario" <<EOF
 {sample, []}.
 {drain_s, $(( 2 * think_ms / 1000 + 30 ))}.
 EOF
-echo "nginx: $workers workers on 127.0.0.1:$port; $users users at $rate/s, $nodes load nodes," \
-     "$sources source addresses, think ${think_ms} ms"
+echo "nginx: $nginx_workers workers on 127.0.0.1:$port; $users users at $rate/s, $nodes load nodes" \
+     "(Tsung: client VMs), $sources source addresses each, think ${think_ms} ms"
 # The live lines go to a file (the last ones are shown if the run fails); the closing lines
 # (memory, errors by reason) are printed.
 if ! ./beamscale load "$out/many.scenario" --name run --out "$out" > "$out/live.log" 2>&1; then
@@ -98,26 +63,44 @@ if ! ./beamscale load "$out/many.scenario" --name run --out "$out" > "$out/live.
         "$out/run/errors.csv" | sort -rn | head -n 5 >&2
     exit 1
 fi
+echo "beamscale:"
 sed -n '/^Load run directory/,$p' "$out/live.log" | grep -v '^Load run directory\|index.html'
-python3 - "$out/run/summary.json" "$ramp" "$rate" <<'EOF'
-import json, sys
-s = json.load(open(sys.argv[1]))
-ramp, rate = float(sys.argv[2]), float(sys.argv[3])
-m = s["memory"]
-ramp_rows = [r for r in s["per_second"] if r["phase"] == "ramp"]
-started = sum(r["sessions_started"] for r in ramp_rows)
-print("users in flight at the peak: %d" % m["users_in_flight"])
-print("memory per user: %.1f KB (load node RSS %.1f MB in %d processes), %.1f KB above the "
-      "memory before the load" % (m["bytes_per_user"] / 1024, m["rss_bytes"] / 1e6,
-                                   m["processes"], m["marginal_bytes_per_user"] / 1024))
-print("errors: %d of %d requests %s" % (s["errors"], s["requests"], s["errors_by_reason"]))
-full = [r for r in ramp_rows if r["t_s"] <= int(ramp) - 1]
-if full:
-    got = sum(r["sessions_started"] for r in full) / len(full)
-    print("arrival rate over the first %d s (before max_users): %.1f/s offered %.0f/s "
-          "(%.2f %%)" % (len(full), got, rate, 100 * (got - rate) / rate))
+
+# Tsung on the same scenario: as many client VMs (`cpu`) as beamscale's load nodes, on this
+# host by its short name (slave:start runs a VM on the controller's own host without ssh, and
+# `erl -detached`: bench/emulators_rss.py, a subreaper, finds them by pid, samples their RSS
+# every second and stops what is left). maxusers per VM: the file limit (20 000) less a margin;
+# each VM gets USERS/VMS users. Statistics every second (dumpstats_interval); a warm time of 5 s
+# so that the VMs are up and idle before the load (their RSS before it); a controller id of
+# its own (-i), no web GUI (-n); distribution on loopback only.
+tsung_ips=$(seq $((sources + 2)) $((2 * sources + 1)) | sed 's/.*/<ip value="127.0.0.&"\/>/' \
+    | paste -sd' ' -)
+req='<request><http url="/" method="GET" version="1.1"/></request>'
+think="<thinktime value=\"$((think_ms / 1000))\" random=\"false\"/>"
+cat > "$out/tsung.xml" <<EOF
+<?xml version="1.0"?>
+<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
+<tsung loglevel="error" version="1.0">
+<clients><client host="$(hostname -s)" cpu="$nodes" maxusers="19500">$tsung_ips</client></clients>
+<servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
+<load><arrivalphase phase="1" duration="$phase_s" unit="second">
+  <users maxnumber="$users" arrivalrate="$rate" unit="second"/></arrivalphase></load>
+<sessions><session name="s" probability="100" type="ts_http">
+ $req $think $req $think $req
+</session></sessions>
+</tsung>
 EOF
-# What nginx complained of (worker_connections, files), most frequent first, without times.
-sed 's/^[^]]*] [0-9#]*: [*0-9]* *//; s/, client: .*//' "$out/nginx/logs/error.log" \
-    | grep -v 'signal\|start worker\|exited with\|gracefully\|using the' | sort | uniq -c \
-    | sort -rn | head -n 5 | sed 's/^/nginx: /'
+ERL_FLAGS="-tsung_controller dumpstats_interval 1000 -kernel inet_dist_use_interface {127,0,0,1}" \
+    bench/emulators_rss.py "$out/tsung.rss" tsung -n -w 5 -i "many$$" -f "$out/tsung.xml" \
+    -l "$out/tsung" start > "$out/tsung.out" 2>&1 &
+tsung_pid=$!
+# Tsung ends when its last user does; it is stopped (with its VMs) if it has not by then.
+deadline=$(( $(date +%s) + 5 + phase_s + 2 * think_ms / 1000 + 120 ))
+while kill -0 "$tsung_pid" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do sleep 1; done
+kill "$tsung_pid" 2>/dev/null || true
+wait "$tsung_pid" || { echo "tsung failed:" >&2; tail -n 15 "$out/tsung.out" >&2; exit 1; }
+tsung_pid=
+echo
+bench/many_users_report.py "$out/run/summary.json" "$out"/tsung/*/tsung.log "$out/tsung.rss" \
+    "$users" "$rate"
+nginx_complaints

@@ -7,14 +7,21 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([rpc_call_and_cast/1, http_keepalive/1, tcp_length_and_delimiter/1, loops_and_think/1,
-         coordinated_omission/1, hard_time_limit/1]).
+         coordinated_omission/1, hard_time_limit/1, hibernating_think/1, woken_think/1]).
 -export([rpc_call_and_cast/0, http_keepalive/0, tcp_length_and_delimiter/0, loops_and_think/0,
-         coordinated_omission/0, hard_time_limit/0]).
+         coordinated_omission/0, hard_time_limit/0, hibernating_think/0, woken_think/0]).
+
+%% The watcher of `hibernating_think' answers at once when told to stop; this is for a stall.
+-define(WATCH_TIMEOUT, 10000).
+%% How often that watcher samples the processes.
+-define(WATCH_EVERY_MS, 50).
+%% `woken_think''s server closes a connection this long after its reply: users think by then.
+-define(CLOSE_AFTER_MS, 300).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [rpc_call_and_cast, http_keepalive, tcp_length_and_delimiter, loops_and_think,
-          coordinated_omission, hard_time_limit].
+          coordinated_omission, hard_time_limit, hibernating_think, woken_think].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -167,3 +174,76 @@ hard_time_limit(_Config) ->
     ?assert(maps:get(sessions_started, T) > 5),
     timer:sleep(100),
     ?assert(erlang:system_info(process_count) =< Before + 2).
+
+%% A think of 1.2 s hibernates the user (call stack dropped, heap cut to its state) inside a
+%% loop and a transaction: it resumes where it was, at the intended time, and the steps after
+%% it run. A watcher sees hibernating users during the run.
+hibernating_think() -> [{doc, "Long thinks hibernate users; they resume on time, in order."}].
+hibernating_think(_Config) ->
+    S = scenario("{targets, [{n, #{node => 'x@h'}}]}.\n"
+                 "{phases, [{p, #{duration_s => 1, rate => 4}}]}.\n"
+                 "{sessions, [{s, #{steps => [{transaction, t, [{loop, 2, [{think, 1200},"
+                 " {rpc, #{call => {erlang, node, []}}}]}]}, {rpc, #{call => {erlang, node, []}}}"
+                 "]}}]}.\n"),
+    Self = self(),
+    Watcher = spawn_link(fun() -> watch_hibernating(Self, 0) end),
+    #{total := T} = run(S, #{n => #{node => node()}}),
+    Watcher ! {stop, Self},
+    Seen = receive {hibernating, N} -> N after ?WATCH_TIMEOUT -> 0 end,
+    Done = maps:get(sessions_done, T),
+    ?assert(Done > 0),
+    ?assert(Seen > 0),
+    ?assertEqual(3 * Done, maps:get(requests, T)),
+    ?assertEqual(Done, beamscale_stats_hist:count(maps:get({tx, t}, T))),
+    %% Two thinks of 1.2 s: the histogram's buckets and the timer's whole milliseconds may
+    %% show a little less than 2.4 s.
+    Sess = maps:get(session, T),
+    ?assert(beamscale_stats_hist:percentile(Sess, 50) >= 2350000),
+    ?assert(beamscale_stats_hist:percentile(Sess, 50) < 3500000).
+
+%% The most users seen hibernating at once, sampled every 50 ms until told to stop.
+watch_hibernating(Parent, Max) ->
+    N = length([P || P <- processes(),
+                     process_info(P, current_function) =:= {current_function,
+                                                            {erlang, hibernate, 3}}]),
+    receive {stop, Parent} -> Parent ! {hibernating, max(N, Max)}
+    after ?WATCH_EVERY_MS -> watch_hibernating(Parent, max(N, Max))
+    end.
+
+%% A server that answers one line and closes the connection 300 ms later: the `tcp_closed'
+%% message reaches users that hibernate through a 1.2 s think and wakes them early; they still
+%% wait out the think (the next request is at its intended time) and find the connection
+%% closed then.
+woken_think() -> [{doc, "A socket message during a long think: the user waits it out."}].
+woken_think(_Config) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}, {packet, line}]),
+    {ok, Port} = inet:port(L),
+    Acceptor = spawn_link(fun() -> answer_once_accept(L) end),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 5}}]}.\n"
+            "{sessions, [{s, #{steps => [{tcp, #{send => <<\"ping\\n\">>, reply => {length, 4}}},"
+            " {think, 1200}, {tcp, #{send => <<\"ping\\n\">>, reply => {length, 4}}}]}}]}.\n",
+            [Port])),
+        #{total := T} = run(S, #{t => #{host => "127.0.0.1", port => Port}}),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done > 0),
+        ?assertEqual(maps:get(sessions_started, T), Done),
+        ?assertEqual(2 * Done, maps:get(requests, T)),
+        %% Every second request finds its connection closed by the server.
+        ?assertEqual(Done, maps:get(errors, T)),
+        ?assert(beamscale_stats_hist:percentile(maps:get(session, T), 50) >= 1150000)
+    after
+        unlink(Acceptor), exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+answer_once_accept(L) ->
+    {ok, S} = gen_tcp:accept(L),
+    {ok, _} = gen_tcp:recv(S, 0),
+    ok = gen_tcp:send(S, <<"pong">>),
+    Closer = spawn(fun() -> receive {close, S} -> timer:sleep(?CLOSE_AFTER_MS),
+                                                  gen_tcp:close(S) end end),
+    ok = gen_tcp:controlling_process(S, Closer),
+    Closer ! {close, S},
+    answer_once_accept(L).

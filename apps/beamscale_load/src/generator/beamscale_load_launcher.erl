@@ -1,6 +1,11 @@
 %% @doc Starts the users of a load run: arrivals by a Poisson process at each phase's rate,
 %% scheduled against the clock (never after a previous user finishes), so a late target never
 %% slows them. Users are linked to the launcher: when it stops or dies, they die with it.
+%%
+%% What every user reads and none writes (the sessions' steps, the context) is kept once in a
+%% persistent term of the launcher's: a user is spawned with its key and a session's number, so
+%% that its heap holds only its own state (a closure capturing them would copy them into every
+%% user's heap: about 2 KB a user, measured).
 -module(beamscale_load_launcher).
 
 -export([start_link/4, stop/1]).
@@ -27,15 +32,23 @@ stop(Pid) ->
     after ?STOP_TIMEOUT -> exit(Pid, kill), ok
     end.
 
-init(Parent, #{phases := Phases, sessions := Sessions}, Ctx, Start, Rand) ->
-    St = #{parent => Parent, users => #{}, sessions => Sessions, all => Sessions, ctx => Ctx,
+init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
+    Key = {?MODULE, self()},
+    Sessions = [S#{slot => I} || {I, S} <- lists:enumerate(Sessions0)],
+    persistent_term:put(Key, {list_to_tuple(Sessions0), Ctx}),
+    St = #{parent => Parent, users => #{}, sessions => Sessions, all => Sessions, key => Key,
            rand => Rand},
-    St1 = lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
-                                           phase(P, From, S)} end,
-                      {Start, St}, Phases),
-    {_, St2} = St1,
-    Parent ! {arrivals_done, self()},
-    drain(St2).
+    try
+        St1 = lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
+                                               phase(P, From, S)} end,
+                          {Start, St}, Phases),
+        {_, St2} = St1,
+        Parent ! {arrivals_done, self()},
+        drain(St2)
+    after
+        %% Only this launcher's users read it, and they are gone (or killed with it).
+        persistent_term:erase(Key)
+    end.
 
 %% A phase picks from its own mix of sessions when it has one (`beamscale_load_scenario_mix').
 phase(#{duration_s := D, rate := Rate, max_users := Max} = P, From, #{all := All} = St) ->
@@ -54,12 +67,14 @@ arrive(T, End, Rate, Max, N, #{rand := R0} = St) ->
             wait(End, St#{rand := R1})
     end.
 
-spawn_user(Due, #{sessions := Sessions, ctx := Ctx, rand := R0, users := Users} = St) ->
-    {Session, R1} = beamscale_load_arrival:pick(Sessions, R0),
+spawn_user(Due, #{sessions := Sessions, key := Key, rand := R0, users := Users} = St) ->
+    {#{slot := Slot}, R1} = beamscale_load_arrival:pick(Sessions, R0),
     {Seed, R2} = rand:uniform_s(1 bsl 40, R1),
+    %% The closure captures only small terms (see the module's doc).
     Pid = spawn_link(fun() ->
+                             {Shared, Ctx} = persistent_term:get(Key),
                              UserRand = rand:seed_s(exsss, Seed),
-                             beamscale_load_user:run(Session, Ctx, Due, UserRand)
+                             beamscale_load_user:run(element(Slot, Shared), Ctx, Due, UserRand)
                      end),
     St#{users := Users#{Pid => true}, rand := R2}.
 

@@ -8,11 +8,12 @@
 %% previous one answers, keeping the lateness the user had.
 -module(beamscale_load_user).
 
--export([run/4]).
+-export([run/4, resume/4]).
 
 %% Tsung's default for `<match do="restart">': a session restarts at most this many times.
 -define(MAX_RESTARTS, 3).
-%% Waits from this long (ms) start with a garbage collection: the user keeps only its state.
+%% Waits from this long (ms) shrink the user to its state: a garbage collection, or at a think
+%% time hibernation (heap cut to the live data, call stack dropped).
 -define(COMPACT_MS, 1000).
 
 -type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
@@ -20,71 +21,120 @@
 -export_type([ctx/0]).
 
 %% @doc Run `Session' for a user that was due at monotonic time `Due' (native units).
+%%
+%% The steps run from an explicit stack of what is left (frames), not from nested calls, so that
+%% a long think time can hibernate (which drops the call stack) and resume where it was.
 -spec run(beamscale_load_scenario:session(), ctx(), integer(), rand:state()) -> ok.
 run(#{steps := Steps}, #{metrics := M} = Ctx, Due, Rand) ->
     beamscale_load_metrics:incr(M, sessions_started),
     ok = beamscale_load_source:choose(maps:get(sources, Ctx, beamscale_load_source:new([]))),
     St0 = #{ctx => Ctx, conns => #{}, base => Due, intended => Due, rand => Rand,
-            vars => #{}, jar => #{}, user => user_number(Ctx)},
-    #{conns := Conns} = session(Steps, St0, ?MAX_RESTARTS),
-    beamscale_load_metrics:record(M, session, erlang:monotonic_time() - Due),
-    beamscale_load_metrics:incr(M, sessions_done),
-    maps:foreach(fun({Mod, _}, C) -> beamscale_load_request:close(Mod, C) end, Conns).
+            vars => #{}, jar => #{}, user => user_number(Ctx), due => Due, steps => Steps},
+    session([{steps, Steps}], St0, ?MAX_RESTARTS).
+
+%% @doc Go on after a hibernating think: its timer wakes the user (a socket's message may wake
+%% it before: it then waits for the timer, that message left for the next request), then the
+%% frames left run.
+-spec resume({reference(), integer()}, [frame()], map(), non_neg_integer()) -> ok.
+resume({TRef, Next}, Frames, #{rand := R} = St, Restarts) ->
+    receive {timeout, TRef, think} -> ok end,
+    %% The timer counts whole milliseconds: the rest of the intended time, if any.
+    _ = wait_until(Next),
+    session(Frames, St#{rand := rand:seed_s(R)}, Restarts).
 
 user_number(#{vars := #{users := U}}) -> atomics:add_get(U, 1, 1);
 user_number(_) -> 0.
 
 %% A check's `abort' or `restart' ends the steps by a throw carrying the user's state.
-session(Steps, St, Restarts) ->
-    try steps(Steps, St)
-    catch
-        throw:{session, restart, St1} when Restarts > 0 -> session(Steps, St1, Restarts - 1);
-        throw:{session, _, St1} -> St1
+session(Frames, #{steps := Steps} = St, Restarts) ->
+    %% The restart runs outside the `try', so that a restarted session does not nest them.
+    St2 = try exec(Frames, St, Restarts)
+          catch
+              throw:{session, restart, St1} when Restarts > 0 -> {restart, St1};
+              throw:{session, _, St1} -> St1
+          end,
+    case St2 of
+        {restart, St3} -> session([{steps, Steps}], St3, Restarts - 1);
+        _ -> finish(St2)
     end.
 
-steps(Steps, St) -> lists:foldl(fun step/2, St, Steps).
+finish(#{ctx := #{metrics := M}, conns := Conns, due := Due}) ->
+    beamscale_load_metrics:record(M, session, erlang:monotonic_time() - Due),
+    beamscale_load_metrics:incr(M, sessions_done),
+    maps:foreach(fun({Mod, _}, C) -> beamscale_load_request:close(Mod, C) end, Conns).
 
+%% What is left to run: steps, and what to do when a block's steps are done.
+-type frame() :: {steps, [beamscale_load_scenario:step()]} | {loop, non_neg_integer(), list()}
+               | {repeat, pos_integer(), list(), term()}
+               | {for, term(), integer(), integer(), integer(), list()}
+               | {tx, term(), integer()}.
+
+exec([], St, _Restarts) -> St;
+exec([{steps, []} | Fs], St, Restarts) -> exec(Fs, St, Restarts);
+exec([{steps, [{think, Dist} | Rest]} | Fs], St, Restarts) ->
+    think(Dist, [{steps, Rest} | Fs], St, Restarts);
+exec([{steps, [Step | Rest]} | Fs], St, Restarts) ->
+    {Push, St1} = step(Step, St),
+    exec(Push ++ [{steps, Rest} | Fs], St1, Restarts);
+%% A counter, not a list of N elements: a loop may run "forever" until the time limit.
+exec([{loop, 0, _} | Fs], St, Restarts) -> exec(Fs, St, Restarts);
+exec([{loop, N, Steps} | Fs], St, Restarts) ->
+    exec([{steps, Steps}, {loop, N - 1, Steps} | Fs], St, Restarts);
+exec([{repeat, Max, Steps, {Kind, Cond}} | Fs], #{vars := Vars} = St, Restarts) ->
+    %% The body ran; the condition decides whether it runs again, at most `Max' times.
+    case Max > 1 andalso beamscale_load_vars:test(Cond, Vars) =:= (Kind =:= while) of
+        true -> exec([{steps, Steps}, {repeat, Max - 1, Steps, {Kind, Cond}} | Fs], St, Restarts);
+        false -> exec(Fs, St, Restarts)
+    end;
+exec([{for, Var, I, To, Incr, Steps} | Fs], St, Restarts) ->
+    %% As Tsung: the body runs with the variable at `From', then while it is at most `To'.
+    case I + Incr =< To of
+        true -> exec([{steps, Steps}, {for, Var, I + Incr, To, Incr, Steps} | Fs],
+                     set_var(Var, I + Incr, St), Restarts);
+        false -> exec(Fs, St, Restarts)
+    end;
+exec([{tx, Name, Start} | Fs], #{ctx := #{metrics := M}} = St, Restarts) ->
+    beamscale_load_metrics:record(M, {tx, Name}, erlang:monotonic_time() - Start),
+    exec(Fs, St, Restarts).
+
+%% A think time: a long one hibernates until a timer at its end (see `resume/4'), unless a
+%% message (from a socket) is already there, which would wake it at once: then it waits as a
+%% short one does. The random
+%% state sleeps in its exported form (its algorithm's functions would take 35 words more).
+think(Dist, Fs, #{base := Base, rand := R0} = St, Restarts) ->
+    {Ms, R1} = beamscale_load_arrival:think(Dist, R0),
+    Next = Base + erlang:convert_time_unit(round(Ms * 1000), microsecond, native),
+    St1 = St#{base := Next, intended := Next, rand := R1},
+    Left = erlang:convert_time_unit(Next - erlang:monotonic_time(), native, millisecond),
+    case Left >= ?COMPACT_MS andalso process_info(self(), message_queue_len) of
+        {message_queue_len, 0} ->
+            %% Hibernation waits for a message, with no timeout of its own.
+            TRef = erlang:start_timer(erlang:convert_time_unit(Next, native, millisecond),
+                                      self(), think, [{abs, true}]),
+            erlang:hibernate(?MODULE, resume, [{TRef, Next}, Fs,
+                                               St1#{rand := rand:export_seed_s(R1)}, Restarts]);
+        _ -> wait_until(Next), exec(Fs, St1, Restarts)
+    end.
+
+set_var(Var, I, #{vars := Vars} = St) -> St#{vars := Vars#{Var => integer_to_binary(I)}}.
+
+%% A step other than a think: its new state, and the frames it pushes (a block's steps).
 step({request, Mod, Target, Spec, Timeout}, St) ->
-    element(1, request(Mod, Target, Spec, Timeout, St));
-step({dyn, Dyn, Request}, St) -> dyn(Dyn, Request, St, 0);
+    {[], element(1, request(Mod, Target, Spec, Timeout, St))};
+step({dyn, Dyn, Request}, St) -> {[], dyn(Dyn, Request, St, 0)};
 step({setvars, Source, Names}, #{vars := Vars, rand := R0, user := U, ctx := Ctx} = St) ->
     {Values, R1} = beamscale_load_vars:source(Source, length(Names),
                                               {Vars, U, maps:get(vars, Ctx, #{})}, R0),
-    St#{vars := maps:merge(Vars, maps:from_list(lists:zip(Names, Values))), rand := R1};
+    {[], St#{vars := maps:merge(Vars, maps:from_list(lists:zip(Names, Values))), rand := R1}};
 step({'if', Cond, Steps}, #{vars := Vars} = St) ->
-    case beamscale_load_vars:test(Cond, Vars) of
-        true -> steps(Steps, St);
-        false -> St
-    end;
-step({repeat, Max, Steps, Cond}, St) -> repeat(Max, Steps, Cond, St);
-step({for, Var, From, To, Incr, Steps}, St) -> for(Var, From, To, Incr, Steps, St);
-step({think, Dist}, #{base := Base, rand := R0} = St) ->
-    {Ms, R1} = beamscale_load_arrival:think(Dist, R0),
-    Next = Base + erlang:convert_time_unit(round(Ms * 1000), microsecond, native),
-    wait_until(Next),
-    St#{base := Next, intended := Next, rand := R1};
-step({loop, N, Steps}, St) -> loop(N, Steps, St);
-step({transaction, Name, Steps}, #{ctx := #{metrics := M}} = St) ->
+    {[{steps, Steps} || beamscale_load_vars:test(Cond, Vars)], St};
+step({repeat, Max, Steps, Cond}, St) -> {[{steps, Steps}, {repeat, Max, Steps, Cond}], St};
+step({for, Var, From, To, Incr, Steps}, St) ->
+    {[{steps, Steps}, {for, Var, From, To, Incr, Steps}], set_var(Var, From, St)};
+step({loop, N, Steps}, St) -> {[{loop, N, Steps}], St};
+step({transaction, Name, Steps}, St) ->
     Start = min(maps:get(intended, St), erlang:monotonic_time()),
-    St1 = steps(Steps, St),
-    beamscale_load_metrics:record(M, {tx, Name}, erlang:monotonic_time() - Start),
-    St1.
-
-%% The body runs, then the condition decides whether it runs again, at most `Max' times.
-repeat(Max, Steps, {Kind, Cond}, St) ->
-    #{vars := Vars} = St1 = steps(Steps, St),
-    case Max > 1 andalso beamscale_load_vars:test(Cond, Vars) =:= (Kind =:= while) of
-        true -> repeat(Max - 1, Steps, {Kind, Cond}, St1);
-        false -> St1
-    end.
-
-%% As Tsung: the body runs with the variable at `From', then while it is at most `To'.
-for(Var, I, To, Incr, Steps, #{vars := Vars} = St) ->
-    St1 = steps(Steps, St#{vars := Vars#{Var => integer_to_binary(I)}}),
-    case I + Incr =< To of
-        true -> for(Var, I + Incr, To, Incr, Steps, St1);
-        false -> St1
-    end.
+    {[{steps, Steps}, {tx, Name, Start}], St}.
 
 request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St) ->
     #{metrics := M, targets := Targets} = Ctx,
@@ -138,10 +188,6 @@ react(Dyn, Req, Resp, #{ctx := #{metrics := M}, vars := V, jar := J} = St, Loops
             dyn(Dyn, Req, St1#{base := Next, intended := Next}, Loops + 1);
         Stop -> throw({session, Stop, St1})
     end.
-
-%% A counter, not a list of N elements: a loop may run "forever" until the time limit.
-loop(0, _Steps, St) -> St;
-loop(N, Steps, St) -> loop(N - 1, Steps, steps(Steps, St)).
 
 %% Replies (also error statuses and unexpected results) and timeouts are latencies; a failure to
 %% connect or send, or an exception, is not. Every error is counted under its reason.
