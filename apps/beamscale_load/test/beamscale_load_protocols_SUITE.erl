@@ -10,6 +10,9 @@
 
 %% A handshake on loopback takes milliseconds; a loaded host, seconds.
 -define(HANDSHAKE_TIMEOUT, 15000).
+%% How long nginx may take to write the access log lines of replies already sent.
+-define(LOG_WAIT_MS, 5000).
+-define(LOG_POLL_MS, 100).
 -export([tls_system_cas/1, tls_system_cas/0]).
 -export([raw_xml_tcp/1, raw_udp/1, https_nginx/1, raw_tls/1, websocket_xml/1,
          websocket_terms/1, websocket_fragments_ping/1, websocket_tls/1]).
@@ -110,8 +113,8 @@ https_nginx(Config) ->
         ?assert(beamscale_stats_hist:max(maps:get(connect, T)) > 0),
         ?assert(maps:get(bytes_received, T) > 6 * Done * 2),
         %% Per session: the first handshake is full, the two after it resumed.
-        {ok, Log} = file:read_file(filename:join(Dir, "access.log")),
-        Lines = string:split(string:trim(Log), "\n", all),
+        %% nginx logs a request after its reply: the last lines may come a moment later.
+        Lines = log_lines(filename:join(Dir, "access.log"), 6 * Done, ?LOG_WAIT_MS),
         Reused = length([L || L <- Lines, string:prefix(L, "r ") =/= nomatch]),
         ct:pal("~b requests, ~b on resumed sessions", [length(Lines), Reused]),
         ?assertEqual(6 * Done, length(Lines)),
@@ -155,6 +158,14 @@ raw_tls(Config) ->
         ?assertEqual(23 * Done, maps:get(bytes_received, T))
     after
         Stop()
+    end.
+
+log_lines(File, Want, Ms) ->
+    {ok, Log} = file:read_file(File),
+    Lines = string:split(string:trim(Log), "\n", all),
+    case length(Lines) < Want andalso Ms > 0 of
+        true -> timer:sleep(?LOG_POLL_MS), log_lines(File, Want, Ms - ?LOG_POLL_MS);
+        false -> Lines
     end.
 
 tls_system_cas() ->
