@@ -214,7 +214,14 @@ tls_scenario(#{port := Port}, Tls, Steps) ->
 %% ssl on by the superuser (ALTER SYSTEM, then a reload: PostgreSQL applies its ssl settings on
 %% reload), the key owned by the server's OS user as PostgreSQL requires; done when a client
 %% that requires TLS logs in.
-ssl_on(#{os_user := OsUser} = Info, Cert, Key) ->
+%% The files are copied beside the server's socket, in a directory the server's OS user owns:
+%% it may not reach the test's own directory (a checkout under a 0700 directory).
+ssl_on(#{os_user := OsUser, socket := Sock} = Info, Cert0, Key0) ->
+    [Cert, Key] = [filename:join(filename:dirname(Sock), "test_" ++ filename:basename(F))
+                   || F <- [Cert0, Key0]],
+    {ok, _} = file:copy(Cert0, Cert),
+    {ok, _} = file:copy(Key0, Key),
+    ok = file:change_mode(Key, 8#600),
     [ok = beamscale_os:chown(OsUser, F) || F <- [Cert, Key]],
     super_psql(Info, ["ALTER SYSTEM SET ssl = on",
                       "ALTER SYSTEM SET ssl_cert_file = '" ++ Cert ++ "'",
