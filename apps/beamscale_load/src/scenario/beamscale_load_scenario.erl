@@ -62,7 +62,7 @@ load(File) ->
         {ok, Text} ->
             %% Parsed and checked in a process of its own, bounded in heap and time (a term
             %% nested a million deep, a huge list): no file can grow or hang the node.
-            case beamscale_load_bounded:run(fun() -> parse(File, Text) end) of
+            case beamscale_load_bounded:run(fun() -> parse(File, Text) end, [beamscale_load]) of
                 {error, {beamscale_load_bounded, _} = Why} ->
                     {error, {?MODULE, {File, 1, [], beamscale_load_bounded:format_error(Why)}}};
                 Result -> Result

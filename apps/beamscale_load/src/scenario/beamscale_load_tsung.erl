@@ -21,7 +21,8 @@ load(File) ->
         {ok, Text} ->
             %% Parsed in a process of its own, bounded in heap and time: no file can grow or hang
             %% the node (docs/scenario.md, "What is refused").
-            case beamscale_load_bounded:run(fun() -> from_text(File, Text) end) of
+            case beamscale_load_bounded:run(fun() -> from_text(File, Text) end,
+                                            [xmerl, beamscale_load]) of
                 {error, {beamscale_load_bounded, _} = Why} ->
                     {error, {?MODULE, {File, 1, beamscale_load_bounded:format_error(Why)}}};
                 Result -> Result
