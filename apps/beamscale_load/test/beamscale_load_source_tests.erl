@@ -75,3 +75,10 @@ round_robin_test() ->
     ?assertEqual([], Pick(beamscale_load_source:new([]))),
     ?assertEqual([inet6, {ip, {0, 0, 0, 0, 0, 0, 0, 1}}],
                  Pick(beamscale_load_source:new([{0, 0, 0, 0, 0, 0, 0, 1}]))).
+
+%% An address written as text is connected to as an address; a name is left to the resolver.
+peer_test_() ->
+    [?_assertEqual({127, 0, 0, 1}, beamscale_load_source:peer("127.0.0.1")),
+     ?_assertEqual({0, 0, 0, 0, 0, 0, 0, 1}, beamscale_load_source:peer("::1")),
+     ?_assertEqual("localhost", beamscale_load_source:peer("localhost")),
+     ?_assertEqual("127.1", beamscale_load_source:peer("127.1"))].

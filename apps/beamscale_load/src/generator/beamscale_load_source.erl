@@ -9,7 +9,7 @@
 %% without an argument of their own.
 -module(beamscale_load_source).
 
--export([check/1, parse/1, new/1, choose/1, opts/0, to_text/1]).
+-export([check/1, parse/1, new/1, choose/1, opts/0, peer/1, to_text/1]).
 -export_type([sources/0]).
 
 %% The addresses and a counter shared by the users of one agent (no process, no lock).
@@ -73,6 +73,18 @@ opts() ->
         undefined -> [];
         {_, _, _, _} = A -> [{ip, A}];
         A -> [inet6, {ip, A}]
+    end.
+
+%% @doc The server's address to connect or send to: an IP address written as text is parsed
+%% here, so it never reaches the resolver. With OTP's default lookup (`native') every connect
+%% to "127.0.0.1" went through the `inet_gethost' port program, whose few OS processes, behind
+%% thousands of connects a second on a busy host, answered `nxdomain'. Host names still go to
+%% the resolver, at each connect, as the system's own lookup order says.
+-spec peer(string()) -> inet:ip_address() | string().
+peer(Host) ->
+    case inet:parse_strict_address(Host) of
+        {ok, IP} -> IP;
+        {error, einval} -> Host
     end.
 
 %% @doc An address as text, for run.json and the report.

@@ -52,7 +52,7 @@ too_big(Max) -> "at most " ++ integer_to_list(Max) ++ " bytes".
 -spec connect(map()) -> {ok, conn()} | {error, term()}.
 connect(#{transport := udp, host := Host, port := Port}) ->
     case gen_udp:open(0, beamscale_load_source:opts() ++ ?UDP_OPTS) of
-        {ok, S} -> {ok, {udp, S, Host, Port}};
+        {ok, S} -> {ok, {udp, S, beamscale_load_source:peer(Host), Port}};
         {error, Reason} -> {error, {connect, Reason}}
     end;
 connect(Target) -> beamscale_load_tcp:connect(Target).

@@ -53,7 +53,8 @@ connect(#{host := Host, port := Port} = Target) ->
                _ -> ?SOCKET_OPTS
            end,
     %% The user's source address (`source_ips'), if the scenario gives some.
-    case gen_tcp:connect(Host, Port, beamscale_load_source:opts() ++ Opts, ?CONNECT_TIMEOUT) of
+    case gen_tcp:connect(beamscale_load_source:peer(Host), Port,
+                         beamscale_load_source:opts() ++ Opts, ?CONNECT_TIMEOUT) of
         {ok, S} -> tls(S, Target);
         {error, Reason} -> {error, {connect, Reason}}
     end.
