@@ -4,7 +4,7 @@
 %% (docs/scenario.md, "What is refused").
 -module(beamscale_load_bounded).
 
--export([text/1, read_file/1, run/2, max_file_bytes/0, format_error/1]).
+-export([text/1, read_file/1, run/2, load_code/1, max_file_bytes/0, format_error/1]).
 
 %% Scenario and Tsung files are hand-written or recorded: a few kB, a recorded Tsung session a
 %% few hundred kB. 1 MB leaves room and bounds what one file can make the parse build, and the
@@ -59,9 +59,7 @@ read_file(File) ->
 %% bound is for the input's parse, not for them.
 -spec run(fun(() -> T), [atom()]) -> T | {error, {?MODULE, term()}}.
 run(Fun, Apps) ->
-    _ = [application:load(A) || A <- Apps],
-    _ = code:ensure_modules_loaded(
-           lists:append([Ms || A <- Apps, {ok, Ms} <- [application:get_key(A, modules)]])),
+    ok = load_code(Apps),
     Parent = self(),
     Ref = make_ref(),
     %% error_logger => false: the kill is reported here, in one line, not as a crash report.
@@ -80,6 +78,14 @@ run(Fun, Apps) ->
         receive {Ref, _} -> ok after 0 -> ok end,
         {error, {?MODULE, timeout}}
     end.
+
+%% @doc The modules of `Apps' loaded (those already loaded are left as they are).
+-spec load_code([atom()]) -> ok.
+load_code(Apps) ->
+    _ = [application:load(A) || A <- Apps],
+    _ = code:ensure_modules_loaded(
+           lists:append([Ms || A <- Apps, {ok, Ms} <- [application:get_key(A, modules)]])),
+    ok.
 
 result(Fun) ->
     try {ok, Fun()}
