@@ -13,6 +13,8 @@
 # some of "http mnesia mariadb" (default all three). The objective: p99<500ms, errors<1%,
 # achieved>95% (loose on latency: the capacity is where throughput gives out).
 # The command is a copy of the built escript, so editing the sources meanwhile changes nothing.
+# SATURATE_SMP_KEEP=DIR copies each search's levels.csv there as TARGET-sS.csv (the run
+# directories are removed at the end).
 set -eu
 cd "$(dirname "$0")/.."
 budget=${1:-120s}
@@ -79,6 +81,15 @@ start_rate() {
 
 get() { sed -n "s/.*\"$1\": *\([^,}]*\).*/\1/p" "$2/summary.json"; }
 
+# waits DIR: the seconds the search's levels waited for the target node to be idle (calls
+# abandoned by an overloaded level still running there), and how many started it still busy.
+waits() {
+    # The last two columns (errors_by_reason before them may hold quoted commas).
+    awk -F, 'NR > 1 { w += $(NF - 1); if ($NF == "true") t++ }
+             END { printf "waited %.1f s for idle, %d levels started busy", w, t }' \
+        "$1/levels.csv"
+}
+
 case " $targets " in *" mariadb "*)
     "$out/beamscale" db start --dir "$out/db" >/dev/null
     db_up=yes ;;
@@ -94,10 +105,12 @@ for t in $targets; do
             --quiet >/dev/null
         t1=$(date +%s)
         d="$out/$name"
-        printf '%s +S %s:%s: capacity %s/s [%s, %s) limited by %s, %s levels, stopped %s, %s s\n' \
+        printf '%s +S %s:%s: capacity %s/s [%s, %s) limited by %s, %s levels, stopped %s, %s s' \
             "$t" "$s" "$s" "$(get capacity_per_s "$d")" "$(get capacity_low_per_s "$d")" \
             "$(get capacity_high_per_s "$d")" "$(get limited_by "$d")" "$(get levels "$d")" \
             "$(get stopped "$d")" $((t1 - t0))
+        printf ' (%s)\n' "$(waits "$d")"
+        [ -z "${SATURATE_SMP_KEEP:-}" ] || cp "$d/levels.csv" "$SATURATE_SMP_KEEP/$name.csv"
     done
     c1=$(get capacity_per_s "$out/$t-s1")
     cn=$(get capacity_per_s "$out/$t-s$cores")

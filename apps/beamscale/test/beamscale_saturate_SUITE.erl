@@ -2,15 +2,15 @@
 %% for a fixed service time (capacity k / service time, set by the server, not by the shared
 %% CPU), and one that stalls in proportion to its load, limited by latency long before its
 %% workers' throughput. Also: a bad objective is refused before any node starts, a search cut
-%% by its budget is continued by a rerun into the same directory, and `beamscale report' rebuilds
-%% the page.
+%% by its budget is continued by a rerun into the same directory, `beamscale report' rebuilds
+%% the page, and a level after an overloaded one waits until the calls abandoned there are done.
 -module(beamscale_saturate_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([known_capacity/1, stalls_limit_p99/1, bad_slo/1, closed_peak/1]).
--export([known_capacity/0, stalls_limit_p99/0, bad_slo/0, closed_peak/0]).
+-export([known_capacity/1, stalls_limit_p99/1, bad_slo/1, closed_peak/1, waits_for_idle/1]).
+-export([known_capacity/0, stalls_limit_p99/0, bad_slo/0, closed_peak/0, waits_for_idle/0]).
 
 %% 10 workers x 50 ms: 200 sessions/s.
 -define(CAPACITY, 200).
@@ -20,10 +20,12 @@
 %% let the Poisson arrivals' count swing the verdict near the edge).
 -define(FIRST_BUDGET_S, 40).
 -define(KNOWN_BUDGET_S, 180).
+%% Three levels of the idle case: 5/s, 20/s, then one after the wait.
+-define(IDLE_BUDGET_S, 30).
 
 suite() -> [{timetrap, {minutes, 10}}].
 
-all() -> [bad_slo, known_capacity, stalls_limit_p99, closed_peak].
+all() -> [bad_slo, waits_for_idle, known_capacity, stalls_limit_p99, closed_peak].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -124,6 +126,37 @@ closed_peak(Config) ->
     ?assertEqual([<<"1">>, <<"2">>, <<"4">>], [U || #{users := U} <- lists:sublist(Rows, 3)]),
     {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
     ?assertMatch({_, _}, binary:match(Html, <<"data-name=\"peak\"">>)),
+    no_stray_nodes().
+
+waits_for_idle() ->
+    [{doc, "After a level not held, the calls the generator gave up on still queue on the target "
+           "node: the next level waits until they are done, and its row says how long."}].
+waits_for_idle(Config) ->
+    %% One worker of 100 ms: 10/s. 5/s holds; 20/s (the factor is 4) leaves about 10/s x 4 s
+    %% of calls queued on the node, which the generator abandoned after 500 ms (errors): some
+    %% 4 s of work left when the level ends, the 1 s drain included.
+    S0 = beamscale_test_load:scenario(Config, "idle.scenario", io_lib:format(
+        "{targets, [{sut, #{start => #{init => {beamscale_target_workers, start, [1, 100]}}}}]}.\n"
+        "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
+        "{sessions, [{s, #{steps => [{rpc, #{target => sut, timeout_ms => 500, call => "
+        "{beamscale_target_workers, request, []}}}]}}]}.\n"
+        "{slo, \"p99<1s,errors<1%\"}.\n", [])),
+    Dir = filename:join(?config(priv_dir, Config), "saturate_SUITE_idle"),
+    Opts = (opts(Dir, 5))#{level_s => 4, warmup_s => 1, drain_s => 1, cooldown_s => 0,
+                           budget_s => ?IDLE_BUDGET_S,
+                           search => #{start => 5, factor => 4, tolerance => 0.1}},
+    {ok, Dir, _Summary} = beamscale_saturate:run(S0, Opts),
+    Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
+    Waits = [{O, H, W, T} || #{offered_per_s := O, held := H, idle_wait_s := W,
+                               idle_timeout := T} <- Rows],
+    ct:pal("offered, held, idle_wait_s, idle_timeout: ~p", [Waits]),
+    ?assertMatch([{_, <<"true">>, _, <<"false">>}, {_, <<"false">>, _, _}, {_, _, _, _} | _],
+                 Waits),
+    [{_, _, First, _}, _, {_, _, After, AfterTimeout} | _] = Waits,
+    ?assert(binary_to_float(First) < 1.0),
+    %% The level after the overloaded one started only once the node had worked off its calls.
+    ?assert(binary_to_float(After) >= 1.5),
+    ?assertEqual(<<"false">>, AfterTimeout),
     no_stray_nodes().
 
 opts(Dir, Start) ->

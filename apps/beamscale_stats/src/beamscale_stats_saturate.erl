@@ -22,9 +22,9 @@
                   requests_per_s_sd, p50_ms, p99_ms, p999_ms,
                   p50_sent_ms, p99_sent_ms, p999_sent_ms, requests, errors, error_pct,
                   errors_by_reason, cpu_pct, util_pct, busy_wait_pct, held, broken, limited_by,
-                  backlog, seconds, wall_s]).
+                  backlog, seconds, wall_s, idle_wait_s, idle_timeout]).
 %% The columns read back as text; the others are numbers (or empty).
--define(TEXT, [errors_by_reason, held, broken, limited_by]).
+-define(TEXT, [errors_by_reason, held, broken, limited_by, idle_timeout]).
 %% The sample summary's figures kept, as columns (busy-wait and CPU over all schedulers).
 -define(SAMPLED, [{cpu_pct, os_cpu_all_pct}, {util_pct, util_pct},
                   {busy_wait_pct, busy_wait_all_pct}]).
@@ -99,7 +99,9 @@ reasons(Rows) ->
 columns() -> ?COLUMNS.
 
 %% @doc A level's row: its figures with `held', `broken' (the terms, `;'-separated),
-%% `limited_by' and `wall_s' (how long the level took, drain included).
+%% `limited_by', `wall_s' (how long the level took, drain included), `idle_wait_s' (how long
+%% it waited for the target nodes to be idle before it started) and `idle_timeout' (`true':
+%% it started with a node still busy; empty: no node polled).
 -spec row(figures()) -> [term()].
 row(#{broken := Broken} = F) ->
     All = F#{broken => iolist_to_binary(lists:join(";", Broken)),
@@ -128,6 +130,7 @@ from_row(Row) ->
                             By -> By
                         end,
           errors_by_reason => maps:get(errors_by_reason, Row, <<>>),
+          idle_timeout => maps:get(idle_timeout, Row, <<>>),
           error_ratio => ratio(maps:get(error_pct, Nums))}.
 
 ratio(null) -> null;

@@ -44,7 +44,7 @@ row_round_trip_test() ->
     F0 = beamscale_stats_saturate:figures([second(1, 10, 10, 5), second(2, 10, 10, 7)],
                                           #{rate => 10, hold_s => 2, warmup_s => 0}),
     F = F0#{held => false, broken => [<<"p99">>, <<"achieved">>], limited_by => <<"achieved">>,
-            wall_s => 3.5},
+            wall_s => 3.5, idle_wait_s => 1.25, idle_timeout => <<"true">>},
     Line = beamscale_format_csv:line(beamscale_stats_saturate:row(F)),
     Header = beamscale_format_csv:line(beamscale_stats_saturate:columns()),
     File = filename:join(test_dir(), "levels.csv"),
@@ -53,7 +53,8 @@ row_round_trip_test() ->
     Back = beamscale_stats_saturate:from_row(Row),
     ?assertMatch(#{offered_per_s := 10.0, held := false, broken := [<<"p99">>, <<"achieved">>],
                    limited_by := <<"achieved">>, cpu_pct := null, users := null, wall_s := 3.5,
-                   requests := 20, error_ratio := 0.0}, Back),
+                   requests := 20, error_ratio := 0.0, idle_wait_s := 1.25,
+                   idle_timeout := <<"true">>}, Back),
     ?assertEqual(maps:get(p99_ms, F), maps:get(p99_ms, Back)).
 
 %% levels.csv as beamscale_store:read_rows/1 reads it (that module is in an app above this one).

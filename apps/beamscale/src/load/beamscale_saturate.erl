@@ -47,6 +47,11 @@
 %% The longest rest after a level not held: a backlog that takes longer to clear than this
 %% comes from a target that nearly stopped, and the next level will say so anyway.
 -define(MAX_REST_MS, 30000).
+%% The longest wait before a level for the target nodes to be idle (beamscale_saturate_idle):
+%% a call the generator gave up on runs at most as long as the target's own timeouts let it
+%% (the MariaDB target's write(10): ten statements of at most 5 s each in its pool); a node
+%% still busy after this will not be idle soon, and the level starts with the timeout in its row.
+-define(MAX_IDLE_WAIT_MS, 60000).
 
 %% @doc The options' defaults (docs/saturate.md).
 -spec defaults() -> map().
@@ -104,6 +109,7 @@ search(Scenario, Targets, #{dir := Dir} = Opts) ->
     {Watched, _NotSampled} = beamscale_load_exec:watched(Scenario, Targets),
     Ctx = Opts#{slo => Slo, fd => Fd, targets => Targets, scenario => Scenario,
                 deadline => Deadline, watched => Watched,
+                idle_base => beamscale_saturate_idle:baseline(Targets),
                 token => integer_to_binary(erlang:system_time(millisecond))},
     Result = try resume(Before, Ctx)
              after ok = file:close(Fd)
@@ -137,10 +143,11 @@ levels(St, Done, #{mode := Mode} = Ctx) ->
         {done, Outcome} -> {ok, Outcome, lists:reverse(Done)};
         {run, X} ->
             Level = Ctx#{level_s := length_s(beamscale_saturate_mode:phase(Mode, St), Ctx)},
+            Idle = idle(Ctx),
             case fits(Level) of
                 false -> {ok, beamscale_saturate_mode:stopped(Mode, St), lists:reverse(Done)};
                 true ->
-                    case level(X, Level) of
+                    case level(X, Level#{idle => Idle}) of
                         {ok, F} ->
                             levels(beamscale_saturate_mode:record(Mode, St, X, F), [F | Done],
                                    Ctx);
@@ -153,6 +160,21 @@ levels(St, Done, #{mode := Mode} = Ctx) ->
 %% until the first not held, and the time is better spent on the levels near the edge.
 length_s(climb, #{level_s := L, warmup_s := W}) -> min(L, max(W + ?MIN_MEASURED_S, L div 2));
 length_s(_Phase, #{level_s := L}) -> L.
+
+%% Wait until the target nodes are idle (at most ?MAX_IDLE_WAIT_MS, never past the budget);
+%% a wait is said, and goes into the level's row.
+idle(#{idle_base := Base, deadline := D} = Ctx) ->
+    Limit = min(D, erlang:monotonic_time(millisecond) + ?MAX_IDLE_WAIT_MS),
+    W = beamscale_saturate_idle:wait(Base, Limit),
+    case W of
+        #{idle := timeout, waited_ms := Ms} ->
+            say(Ctx, io_lib:format("the target is still busy after ~.1f s: the level starts "
+                                   "anyway~n", [Ms / ?MS]));
+        #{waited_ms := Ms} when Ms >= ?MS ->
+            say(Ctx, io_lib:format("waited ~.1f s for the target to be idle~n", [Ms / ?MS]));
+        _ -> ok
+    end,
+    W.
 
 %% Whether one more level ends within the budget.
 fits(#{deadline := D, level_s := L, drain_s := Dr}) ->
@@ -173,8 +195,14 @@ level(X, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd, mode := Mod
                     end,
             F0 = beamscale_stats_saturate:figures(Rows, Point#{hold_s => L, warmup_s => W,
                                                                samples => Samples}),
+            #{idle := Idle, waited_ms := Waited} = maps:get(idle, Ctx),
             F = (beamscale_saturate_mode:judge(Mode, Slo, F0))#{
-                  wall_s => (erlang:monotonic_time(millisecond) - T0) / ?MS},
+                  wall_s => (erlang:monotonic_time(millisecond) - T0) / ?MS,
+                  idle_wait_s => Waited / ?MS,
+                  idle_timeout => case Idle of
+                                      none -> <<>>;
+                                      _ -> atom_to_binary(Idle =:= timeout)
+                                  end},
             ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_saturate:row(F))),
             say(Ctx, line(F)),
             maps:get(held, F) orelse Mode =:= closed orelse rest(F, Ctx),
@@ -192,10 +220,15 @@ meta(X, #{dir := Dir, token := Token, mode := Mode}) ->
       args => iolist_to_binary([Key, beamscale_report_svg:fmt(X), ";run=", Token])}.
 
 %% After a level not held, the target still works through the sessions it was sent and did not
-%% finish (the generator let go of them at the level's end): rest long enough for that backlog
-%% at the rate the target achieved, so it does not weigh on the next level.
-rest(#{backlog := Backlog, achieved_per_s := A}, #{cooldown_s := C, deadline := D}) ->
-    Clear = min(?MAX_REST_MS, round(?MS * max(Backlog, 0) / max(A, 1.0))),
+%% finish (the generator let go of them at the level's end). Target nodes are polled until they
+%% are idle before the next level (idle/1): rest only the cooldown. Others: rest long enough for
+%% the generator's backlog at the rate the target achieved (calls it timed out on, not counted,
+%% may still run there).
+rest(#{backlog := Backlog, achieved_per_s := A}, #{cooldown_s := C, deadline := D} = Ctx) ->
+    Clear = case map_size(maps:get(idle_base, Ctx)) of
+                0 -> min(?MAX_REST_MS, round(?MS * max(Backlog, 0) / max(A, 1.0)));
+                _ -> 0
+            end,
     Left = D - erlang:monotonic_time(millisecond),
     timer:sleep(max(0, min(Left, C * ?MS + Clear))).
 

@@ -11,8 +11,8 @@
 %% interval, at the window's share of the cost.
 -module(beamscale_bench_probe).
 
--export([start/2, stop/1, read/0, lcnt/0]).
--export_type([opts/0, info/0, reading/0]).
+-export([start/2, stop/1, read/0, lcnt/0, activity/0]).
+-export_type([opts/0, info/0, reading/0, activity/0]).
 
 %% `interval': the sampler's interval (ms); `msacc': the share (%) of it msacc is on, from its
 %% start (0: never, 100: always); `next_tick': ms until the sampler's next reading, where the
@@ -26,6 +26,9 @@
                      io := {non_neg_integer(), non_neg_integer()},
                      processes := non_neg_integer(), ports := non_neg_integer(),
                      memory := [{atom(), non_neg_integer()}]}.
+%% `rpc': erpc calls and casts running here (the caller's own left out); `active': processes
+%% running or ready to run (`total_active_tasks', the caller included).
+-type activity() :: #{rpc := non_neg_integer(), active := non_neg_integer()}.
 
 -define(ACK_TIMEOUT, 5000).
 
@@ -71,6 +74,20 @@ read() ->
       processes => erlang:system_info(process_count),
       ports => erlang:system_info(port_count),
       memory => erlang:memory()}.
+
+%% @doc What the node is still doing: a caller that gave up on an erpc call (its timeout, or
+%% the load generator's level ending) leaves the call running here, out of sight of its run
+%% queues while it waits (on a pool, a lock, a reply), so the calls are counted by their
+%% initial call as well as the processes ready to run.
+-spec activity() -> activity().
+activity() ->
+    Self = self(),
+    Rpc = [P || P <- erlang:processes(), P =/= Self,
+                case erlang:process_info(P, initial_call) of
+                    {initial_call, {erpc, F, _}} -> F =:= execute_call orelse F =:= execute_cast;
+                    _ -> false
+                end],
+    #{rpc => length(Rpc), active => erlang:statistics(total_active_tasks)}.
 
 %% @doc Lock counting data since the holder started, on an emulator built with lock counting.
 -spec lcnt() -> {ok, term()} | not_available.

@@ -110,12 +110,18 @@ table(Levels) ->
             p99_sent_ms, requests, errors, errors_by_reason, cpu_pct, util_pct, busy_wait_pct],
     Head = ["offered /s", "users", "achieved /s", "requests/s", "p50 ms", "p99 ms", "p99.9 ms",
             "p99 from send ms", "requests", "errors", "errors by reason", "CPU %",
-            "utilisation %", "busy-wait %", "held", "broken"],
+            "utilisation %", "busy-wait %", "held", "broken", "waited for idle s"],
     beamscale_report_html:table(
       Head, [{held_class(L), [cell(maps:get(C, L, null)) || C <- Cols]
                              ++ [cell(maps:get(held, L)),
-                                 cell(lists:join(", ", maps:get(broken, L)))]}
+                                 cell(lists:join(", ", maps:get(broken, L))), idle_cell(L)]}
              || L <- Levels]).
+
+%% How long the level waited for the target to be idle; a level that started with it still
+%% busy says so.
+idle_cell(#{idle_timeout := <<"true">>} = L) ->
+    iolist_to_binary([text(maps:get(idle_wait_s, L, null)), " (still busy)"]);
+idle_cell(L) -> cell(maps:get(idle_wait_s, L, null)).
 
 held_class(#{held := true}) -> "held";
 held_class(_) -> "not-held".
