@@ -14,7 +14,8 @@
 # achieved>95% (loose on latency: the capacity is where throughput gives out).
 # The command is a copy of the built escript, so editing the sources meanwhile changes nothing.
 # SATURATE_SMP_KEEP=DIR copies each search's levels.csv there as TARGET-sS.csv (the run
-# directories are removed at the end).
+# directories are removed at the end). SATURATE_SMP_FLAGS adds emulator flags to both
+# configurations (for example "+sbwt none" to turn the schedulers' busy wait off).
 set -eu
 cd "$(dirname "$0")/.."
 budget=${1:-120s}
@@ -95,12 +96,12 @@ case " $targets " in *" mariadb "*)
     db_up=yes ;;
 esac
 echo "host: $cores cores; load average $(cut -d' ' -f1-3 /proc/loadavg); budget $budget," \
-     "level $level"
+     "level $level; extra flags: ${SATURATE_SMP_FLAGS:-none}"
 for t in $targets; do
     for s in 1 "$cores"; do
         name="$t-s$s"
         t0=$(date +%s)
-        "$out/beamscale" saturate "$(scenario "$t" "+S $s:$s")" --out "$out" --name "$name" \
+        "$out/beamscale" saturate "$(scenario "$t" "+S $s:$s ${SATURATE_SMP_FLAGS:-}")" --out "$out" --name "$name" \
             --budget "$budget" --level "$level" --start "$(start_rate "$t")" --tolerance 10 \
             --quiet >/dev/null
         t1=$(date +%s)
