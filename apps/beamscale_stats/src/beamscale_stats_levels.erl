@@ -90,16 +90,17 @@ capacity_columns() ->
      stopped, levels].
 
 %% @doc A cell's `capacity.csv' row from its search's outcome and its levels, `{Rate, Held, Why}'
-%% in the order they ran; `limited_by' is why the first level not held was not. `why' is the
-%% search's (`beamscale_stats_search:outcome()'), or `failed' for a cell whose node failed.
+%% in the order they ran; `limited_by' is why the level at `capacity_high_per_s' was not
+%% held. `why' is the search's (`beamscale_stats_search:outcome()'), or `failed' for a cell
+%% whose node failed.
 -spec capacity_row(#{target := iodata(), op := iodata(), config := iodata(), atom() => term()},
                    #{low := number() | none, high := number() | none, why := atom()},
                    [{number(), boolean(), term()}]) -> [term()].
 capacity_row(#{target := T, op := O, config := C}, #{low := Low, high := High, why := Why},
              Levels) ->
-    LimitedBy = case [W || {_, false, W} <- Levels] of
-                    [] -> <<>>;
-                    [W | _] -> W
+    LimitedBy = case beamscale_stats_search:limited_at(High, Levels) of
+                    none -> <<>>;
+                    W -> W
                 end,
     Opt = fun(none) -> <<>>; (V) -> r(V) end,
     [T, O, C, Opt(Low), Opt(Low), Opt(High), LimitedBy, Why, length(Levels)].

@@ -146,15 +146,14 @@ number(B) ->
     end.
 
 %% @doc `summary.json' of a search: the objective, the bracket, the capacity (the highest rate
-%% held), which term limited it (that broken at the first level not held while rising) and why
-%% the search stopped.
+%% held), which term limited it (that broken at the level not held just above the capacity,
+%% `beamscale_stats_search:limited_at/2') and why the search stopped.
 -spec summary(binary(), beamscale_stats_search:outcome(), [figures()], map()) -> map().
 summary(Slo, #{low := Low, high := High, why := Why}, Levels, Extra) ->
-    NotHeld = [L || #{held := false} = L <- Levels],
-    {LimitedBy, Broken} = case NotHeld of
-                              [] -> {none, []};
-                              [First | _] -> {maps:get(limited_by, First),
-                                              maps:get(broken, First)}
+    Verdicts = [{maps:get(offered_per_s, L, null), Held, L} || #{held := Held} = L <- Levels],
+    {LimitedBy, Broken} = case beamscale_stats_search:limited_at(High, Verdicts) of
+                              none -> {none, []};
+                              Edge -> {maps:get(limited_by, Edge), maps:get(broken, Edge)}
                           end,
     Extra#{slo => Slo, capacity_per_s => opt(Low), capacity_low_per_s => opt(Low),
            capacity_high_per_s => opt(High), limited_by => opt(LimitedBy),

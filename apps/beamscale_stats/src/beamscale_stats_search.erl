@@ -11,7 +11,7 @@
 %% with `low =< C < high' and `(high - low) / low =< tolerance' (checked by PropEr).
 -module(beamscale_stats_search).
 
--export([new/1, defaults/0, next/1, record/3, bracket/1, replay/2, phase/1]).
+-export([new/1, defaults/0, next/1, record/3, bracket/1, replay/2, phase/1, limited_at/2]).
 -export_type([opts/0, state/0, outcome/0]).
 
 %% start: the first rate (/s); factor: the climb's ratio between rates (> 1); tolerance: the
@@ -103,6 +103,22 @@ replay(St, [{Rate, Held} | Rest]) ->
         {run, R} when abs(R - Rate) =< ?SAME + ?SAME * R -> replay(record(St, R, Held), Rest);
         {run, R} -> {error, {mismatch, R, Rate}};
         {done, _} -> {error, {mismatch, done, Rate}}
+    end.
+
+%% @doc What limited the capacity: `Why' of the level not held that bounds it from above (the
+%% outcome's `high'; its last run when it ran twice), from `{Rate, Held, Why}' in the order the
+%% levels ran. Not the first level not held: the climb may overshoot the edge by its factor,
+%% and there every term tends to break (beside CPU hogs a stalling target broke `achieved' and
+%% `p99' at twice its capacity, only `p99' at its edge). `none' when no level was not held.
+-spec limited_at(number() | none, [{number() | null, boolean(), T}]) -> T | none.
+limited_at(High, Levels) ->
+    NotHeld = [{Rate, Why} || {Rate, false, Why} <- Levels],
+    case [Why || {Rate, Why} <- NotHeld, is_number(Rate), is_number(High),
+                 abs(Rate - High) =< ?SAME + ?SAME * High] of
+        [_ | _] = AtHigh -> lists:last(AtHigh);
+        [] when NotHeld =:= [] -> none;
+        %% Levels from another search (a rerun with other options): the first one not held.
+        [] -> element(2, hd(NotHeld))
     end.
 
 held(#{held := Held} = St, R) -> St#{low := R, held := [R | Held]}.

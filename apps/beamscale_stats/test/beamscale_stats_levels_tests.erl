@@ -58,7 +58,8 @@ skipped_test() ->
 
 level() -> #{rate => 5, hold_s => 4, ops => 100}.
 
-%% A cell's capacity row: the bracket, why the first level not held was not, the levels run.
+%% A cell's capacity row: the bracket, why the level at its high end was not held, the levels
+%% run.
 capacity_row_test() ->
     Cell = #{target => "mnesia", op => "write", config => "smp_1"},
     ?assertEqual(["mnesia", "write", "smp_1", 20.0, 20.0, 40.0, slow, converged, 3],
@@ -69,4 +70,16 @@ capacity_row_test() ->
     ?assertMatch([_, _, _, <<>>, <<>>, 10.0, unfinished, below_start, 1],
                  beamscale_stats_levels:capacity_row(Cell, #{low => none, high => 10.0,
                                                              why => below_start},
-                                                     [{10.0, false, unfinished}])).
+                                                     [{10.0, false, unfinished}])),
+    %% The climb overshot to 40; the edge is at 30, where the level was slow.
+    ?assertMatch([_, _, _, 20.0, 20.0, 30.0, slow, converged, 4],
+                 beamscale_stats_levels:capacity_row(Cell, #{low => 20.0, high => 30.0,
+                                                             why => converged},
+                                                     [{10.0, true, ok}, {40.0, false, errors},
+                                                      {20.0, true, ok}, {30.0, false, slow}])),
+    %% Levels of another search (no level at the high end): the first one not held.
+    ?assertMatch([_, _, _, _, _, _, errors, budget, 2],
+                 beamscale_stats_levels:capacity_row(Cell, #{low => 20.0, high => 25.0,
+                                                             why => budget},
+                                                     [{40.0, false, errors},
+                                                      {30.0, false, slow}])).

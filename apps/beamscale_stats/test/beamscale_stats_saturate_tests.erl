@@ -68,11 +68,23 @@ test_dir() ->
     ok = filelib:ensure_path(Dir),
     Dir.
 
-%% limited_by is the term broken at the first level not held, in the order they ran.
+%% limited_by is the term broken at the level not held just above the capacity (its last run),
+%% not at the first level not held: the climb overshoots the edge, where every term breaks.
 summary_test() ->
-    Levels = [#{held => true}, #{held => false, limited_by => <<"p99">>, broken => [<<"p99">>]},
-              #{held => false, limited_by => <<"achieved">>, broken => [<<"achieved">>]}],
-    S = beamscale_stats_saturate:summary(<<"p99<1ms">>, #{low => 10.0, high => 20.0,
+    Level = fun(Rate, Held, Broken) -> #{offered_per_s => Rate, held => Held, broken => Broken,
+                                         limited_by => case Broken of
+                                                           [] -> none;
+                                                           _ -> lists:last(Broken)
+                                                       end} end,
+    Levels = [Level(10.0, true, []), Level(40.0, false, [<<"p99">>, <<"achieved">>]),
+              Level(20.0, true, []), Level(30.0, false, [<<"errors">>]), Level(20.0, true, []),
+              Level(30.0, false, [<<"p99">>])],
+    S = beamscale_stats_saturate:summary(<<"p99<1ms">>, #{low => 20.0, high => 30.0,
                                                            why => converged}, Levels, #{}),
-    ?assertMatch(#{capacity_per_s := 10.0, capacity_low_per_s := 10.0,
-                   capacity_high_per_s := 20.0, limited_by := <<"p99">>, levels := 3}, S).
+    ?assertMatch(#{capacity_per_s := 20.0, capacity_low_per_s := 20.0,
+                   capacity_high_per_s := 30.0, limited_by := <<"p99">>,
+                   broken_first := [<<"p99">>], levels := 6}, S),
+    Held = beamscale_stats_saturate:summary(<<"p99<1ms">>, #{low => 40.0, high => none,
+                                                              why => max_rate},
+                                            [Level(40.0, true, [])], #{}),
+    ?assertMatch(#{limited_by := null, broken_first := []}, Held).

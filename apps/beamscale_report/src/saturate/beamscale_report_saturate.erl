@@ -97,7 +97,7 @@ facts(S) ->
              {"Capacity (/s): the highest rate held, confirmed", G(<<"capacity_per_s">>)},
              {"Bracket (/s): highest held, lowest not held (closed mode: ~95 % interval)",
               [text(G(<<"capacity_low_per_s">>)), " - ", text(G(<<"capacity_high_per_s">>))]},
-             {"Limited by (broken first while rising)", G(<<"limited_by">>)},
+             {"Limited by (broken just above the capacity)", G(<<"limited_by">>)},
              {"Terms broken at that level", lists:join(", ", maps:get(<<"broken_first">>, S, []))},
              {"Search stopped", G(<<"stopped">>)},
              {"Levels run", G(<<"levels">>)},

@@ -98,8 +98,8 @@ capacity_section(Caps) ->
       [beamscale_report_html:el(p, "The highest session rate held (the bar), found by the "
                                    "capacity search; the whisker runs to the lowest rate not "
                                    "held above it (none: the search reached its highest rate "
-                                   "or its time). limited_by: why the first level not held "
-                                   "was not (unfinished, errors, slow)."),
+                                   "or its time). limited_by: why the level at the whisker's "
+                                   "end was not held (unfinished, errors, slow)."),
        charts([Chart(G) || G <- Groups]),
        beamscale_report_html:table([atom_to_list(C) || C <- Cols],
                                    [[field(maps:get(C, R, <<>>)) || C <- Cols] || R <- Caps])]).
