@@ -100,21 +100,26 @@ not_held(#{phase := confirm, held := Held} = St, R) ->
 replay(St, []) -> {ok, St};
 replay(St, [{Rate, Held} | Rest]) ->
     case next(St) of
-        {run, R} when abs(R - Rate) =< ?SAME + ?SAME * R -> replay(record(St, R, Held), Rest);
-        {run, R} -> {error, {mismatch, R, Rate}};
+        {run, R} ->
+            case same(R, Rate) of
+                true -> replay(record(St, R, Held), Rest);
+                false -> {error, {mismatch, R, Rate}}
+            end;
         {done, _} -> {error, {mismatch, done, Rate}}
     end.
+
+%% Whether a rate read back from levels.csv is `Rate'.
+same(Rate, Read) -> abs(Rate - Read) =< ?SAME + ?SAME * Rate.
 
 %% @doc What limited the capacity: `Why' of the level not held that bounds it from above (the
 %% outcome's `high'; its last run when it ran twice), from `{Rate, Held, Why}' in the order the
 %% levels ran. Not the first level not held: the climb may overshoot the edge by its factor,
 %% and there every term tends to break (beside CPU hogs a stalling target broke `achieved' and
-%% `p99' at twice its capacity, only `p99' at its edge). `none' when no level was not held.
+%% `p99' at 1.5 times its capacity, only `p99' at its edge). `none' when no level was not held.
 -spec limited_at(number() | none, [{number() | null, boolean(), T}]) -> T | none.
 limited_at(High, Levels) ->
     NotHeld = [{Rate, Why} || {Rate, false, Why} <- Levels],
-    case [Why || {Rate, Why} <- NotHeld, is_number(Rate), is_number(High),
-                 abs(Rate - High) =< ?SAME + ?SAME * High] of
+    case [Why || {Rate, Why} <- NotHeld, is_number(Rate), is_number(High), same(High, Rate)] of
         [_ | _] = AtHigh -> lists:last(AtHigh);
         [] when NotHeld =:= [] -> none;
         %% Levels from another search (a rerun with other options): the first one not held.
