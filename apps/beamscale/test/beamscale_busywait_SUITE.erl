@@ -13,9 +13,13 @@
 -define(INTERVAL, 500).
 -define(LOAD_PROCS, 8).
 -define(LOAD_PERIOD_MS, 1).
--define(TRIES, 2).
+-define(TRIES, 3).
+-define(VERY_LONG, "+sbwt very_long +sbwtdcpu very_long +sbwtdio very_long").
+-define(NONE, "+sbwt none +sbwtdcpu none +sbwtdio none").
+%% Busy-wait points that very_long must add over none: beside a CPU hog per core it added 5.9.
+-define(MIN_SPIN_PCT, 2.0).
 
-suite() -> [{timetrap, {minutes, 1}}].
+suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [very_long_spins, none_does_not_spin].
 
@@ -25,29 +29,36 @@ init_per_suite(Config) ->
 
 end_per_suite(_Config) -> ok.
 
-very_long_spins() -> [{doc, "Under +sbwt very_long an idle-ish node spins: busy-wait >> util."}].
+very_long_spins() ->
+    [{doc, "Under +sbwt very_long an idle-ish node spins: busy-wait >> util and >> +sbwt none's."}].
 very_long_spins(Config) ->
-    Flags = "+sbwt very_long +sbwtdcpu very_long +sbwtdio very_long",
-    M = spinning(Config, Flags, ?TRIES),
-    ct:comment("~p", [M]),
-    #{os_cpu_pct := Cpu, util_pct := Util, busy_wait_pct := Busy} = M,
-    true = Cpu > 20.0,
-    true = Busy > 3 * Util,
-    true = Busy > 15.0.
+    {Long, None} = spinning(Config, ?TRIES),
+    ct:comment("very_long ~p; none ~p", [Long, None]),
+    true = spins(Long, None).
 
-%% A spinning scheduler gets CPU only when the host has some to spare: on a host that other work
-%% keeps busy the OS runs it less. One more measurement, on a fresh node, tells that apart from a
-%% node that does not spin at all (seen once in a full `make test' on 2 cores).
-spinning(Config, Flags, Tries) ->
-    Label = "very_long" ++ integer_to_list(Tries),
-    case measure(Config, Label, Flags) of
-        #{os_cpu_pct := Cpu} = M when Cpu > 20.0; Tries =:= 1 -> M;
-        M -> ct:log("too little CPU on a busy host? ~p", [M]), spinning(Config, Flags, Tries - 1)
+%% Absolute percentages depend on what else runs: a spinning scheduler gets CPU only when the OS
+%% has some to spare, and beside a CPU hog per core it got 6 % once. So both settings are measured
+%% side by side under the same load and compared; a fresh pair is tried when the first does not
+%% show it, since one pair can straddle a change in the host's load.
+spinning(Config, Tries) ->
+    Suffix = integer_to_list(Tries),
+    Long = measure(Config, "very_long" ++ Suffix, ?VERY_LONG),
+    None = measure(Config, "none" ++ Suffix, ?NONE),
+    case spins(Long, None) orelse Tries =:= 1 of
+        true -> {Long, None};
+        false -> ct:log("no spin seen: ~p against ~p", [Long, None]),
+                 spinning(Config, Tries - 1)
     end.
+
+%% Spinning shows as busy-wait well above the work done and well above a node that never spins.
+spins(#{util_pct := Util, busy_wait_pct := Busy, os_cpu_pct := Cpu},
+      #{busy_wait_pct := NoneBusy, os_cpu_pct := NoneCpu}) ->
+    Busy > 3 * Util andalso Busy > 3 * NoneBusy andalso Busy - NoneBusy > ?MIN_SPIN_PCT
+        andalso Cpu > NoneCpu.
 
 none_does_not_spin() -> [{doc, "Under +sbwt none an idle-ish node keeps CPU and busy-wait low."}].
 none_does_not_spin(Config) ->
-    M = measure(Config, "none", "+sbwt none +sbwtdcpu none +sbwtdio none"),
+    M = measure(Config, "none", ?NONE),
     ct:comment("~p", [M]),
     #{os_cpu_pct := Cpu, busy_wait_pct := Busy} = M,
     true = Cpu < 20.0,
