@@ -18,6 +18,7 @@ run: build
 
 test: deps
 	$(REBAR) compile
+	$(REBAR) escriptize  # the escript ./beamscale runs; CT drives it as a user does
 	$(REBAR) xref
 	$(REBAR) dialyzer
 	$(REBAR) eunit

@@ -6,9 +6,11 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([bad_flag/1, bad_flag_load_target/1, closed_stdout/1, rerun_other_config/1,
-         sigterm_then_resume/1, report_after_kill/1, quiet_nodes/1, own_app/1]).
+         sigterm_then_resume/1, ctrl_c_then_resume/1, same_name_at_once/1, report_after_kill/1,
+         quiet_nodes/1, own_app/1]).
 -export([bad_flag/0, bad_flag_load_target/0, closed_stdout/0, rerun_other_config/0,
-         sigterm_then_resume/0, report_after_kill/0, quiet_nodes/0, own_app/0]).
+         sigterm_then_resume/0, ctrl_c_then_resume/0, same_name_at_once/0, report_after_kill/0,
+         quiet_nodes/0, own_app/0]).
 
 %% A node that cannot start is said by the emulator's preflight in well under a second on an
 %% idle host; 10 s leaves room for a loaded 2-core host and is still far below the 30 s boot
@@ -26,7 +28,8 @@
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [bad_flag, bad_flag_load_target, closed_stdout, rerun_other_config,
-          sigterm_then_resume, report_after_kill, quiet_nodes, own_app].
+          sigterm_then_resume, ctrl_c_then_resume, same_name_at_once, report_after_kill,
+          quiet_nodes, own_app].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -129,6 +132,46 @@ sigterm_then_resume(Config) ->
     {0, Again} = beamscale_test_cli:run(Args),
     Resuming = lists:flatten(io_lib:format("resuming: ~b of 8 iterations done", [N])),
     ?assertNotEqual(nomatch, string:find(Again, Resuming), Again).
+
+ctrl_c_then_resume() ->
+    [{doc, "Ctrl-C in a terminal (./beamscale): says interrupted, 130; the rerun resumes."}].
+ctrl_c_then_resume(Config) ->
+    Args = nap_run(Config, "ctrlc", ["--iterations", "8"]),
+    Cmd = lists:join(" ", [quote(A) || A <- [filename:join(root(), "beamscale") | Args]]),
+    %% script(1) runs the command on a terminal of its own; ETX written to that terminal is the
+    %% Ctrl-C key: the terminal signals SIGINT to its foreground processes.
+    Port = open_port({spawn_executable, os:find_executable("script")},
+                     [{args, ["-qfec", Cmd, "/dev/null"]}, exit_status, binary, stderr_to_stdout]),
+    Dir = filename:join(out(Config), "ctrlc"),
+    ok = wait_rows(filename:join(Dir, "measurements.csv"), 2, ?ROWS_TRIES),
+    true = port_command(Port, <<3>>),
+    {Status, Text} = beamscale_test_cli:wait(Port, ?RUN_TIMEOUT),
+    ?assertEqual(130, Status, Text),
+    ?assertNotEqual(nomatch, string:find(Text, "beamscale run: interrupted; run the same command "
+                                         "again to continue"), Text),
+    N = length(beamscale_store:measurements(Dir)),
+    ?assert(N < 8),
+    ok = no_nodes_naming(nap_dir(Config), ?ROWS_TRIES),
+    {0, Again} = beamscale_test_cli:run(Args),
+    Resuming = lists:flatten(io_lib:format("resuming: ~b of 8 iterations done", [N])),
+    ?assertNotEqual(nomatch, string:find(Again, Resuming), Again).
+
+same_name_at_once() ->
+    [{doc, "A second run of a --name still running exits 2 naming it; none measured twice."}].
+same_name_at_once(Config) ->
+    Args = nap_run(Config, "twice", ["--iterations", "8"]),
+    First = beamscale_test_cli:open(Args),
+    {os_pid, OsPid} = erlang:port_info(First, os_pid),
+    Dir = filename:join(out(Config), "twice"),
+    ok = wait_rows(filename:join(Dir, "measurements.csv"), 1, ?ROWS_TRIES),
+    {2, Text} = beamscale_test_cli:run(Args),
+    Holder = lists:flatten(io_lib:format("is in use by a run of OS pid ~b", [OsPid])),
+    ?assertNotEqual(nomatch, string:find(Text, Holder), Text),
+    {0, _} = beamscale_test_cli:wait(First, ?RUN_TIMEOUT),
+    ?assertEqual(lists:seq(1, 8), lists:sort([binary_to_integer(I) || #{iteration := I}
+                                                  <- beamscale_store:measurements(Dir)])),
+    {0, Again} = beamscale_test_cli:run(Args),
+    ?assertNotEqual(nomatch, string:find(Again, "resuming: 8 of 8 iterations done"), Again).
 
 report_after_kill() -> [{doc, "After kill -9 mid-run, report exits 0 naming what is missing."}].
 report_after_kill(Config) ->
@@ -256,6 +299,9 @@ wait_file(File, N) ->
     end.
 
 out(Config) -> filename:join(?config(priv_dir, Config), "cmd_run_runs").
+
+%% The repository (its `beamscale' script): four levels above this file, apps/beamscale/test.
+root() -> filename:dirname(filename:dirname(filename:dirname(filename:dirname(?FILE)))).
 
 write_config(Config, Name, Entries) ->
     File = filename:join(?config(priv_dir, Config), Name),

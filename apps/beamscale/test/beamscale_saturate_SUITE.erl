@@ -84,10 +84,12 @@ known_capacity(Config) ->
 stalls_limit_p99() ->
     [{doc, "A target stalling in proportion to its load is limited by p99, not throughput."}].
 stalls_limit_p99(Config) ->
-    %% 8 workers x 5 ms allow 1600/s; a stall of 2 ms per request every 0.5 s makes the p99
-    %% about the rate in ms, so p99<200ms breaks near 100-200/s.
-    Init = {beamscale_target_workers, start, [8, 5, #{period_ms => 500, pause_us => 2000}]},
-    S = scenario(Config, Init, "p99<200ms,errors<1%"),
+    %% 8 workers x 5 ms allow 1600/s; a stall of 2 ms per request every 2 s makes the p99 about
+    %% 4 ms per request/s, so p99<1s breaks near 250/s, where the stalls take half the time and
+    %% throughput still has room. The start, 50/s (p99 near 200 ms), holds with room even
+    %% beside a CPU hog per core, which added about 250 ms to a p99 here.
+    Init = {beamscale_target_workers, start, [8, 5, #{period_ms => 2000, pause_us => 2000}]},
+    S = scenario(Config, Init, "p99<1s,errors<1%"),
     Dir = filename:join(?config(priv_dir, Config), "saturate_SUITE_stalls"),
     {ok, Dir, Summary} = beamscale_saturate:run(S, opts(Dir, 50)),
     ct:pal("~p", [Summary]),

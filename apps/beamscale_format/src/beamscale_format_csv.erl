@@ -13,7 +13,7 @@ line(Fields) ->
 %% @doc One field, quoted when it needs to be.
 -spec field(unicode:chardata() | number() | atom()) -> binary().
 field(I) when is_integer(I) -> integer_to_binary(I);
-field(F) when is_float(F) -> float_to_binary(F, [short]);
+field(F) when is_float(F) -> beamscale_format_float:decimal(F);
 field(A) when is_atom(A) -> field(atom_to_binary(A));
 field(S) ->
     B = unicode:characters_to_binary(S),

@@ -21,7 +21,7 @@ encode(A) when is_atom(A) -> string(atom_to_binary(A));
 encode(B) when is_binary(B) -> string(B);
 encode({string, S}) -> string(unicode:characters_to_binary(S));
 encode(I) when is_integer(I) -> integer_to_binary(I);
-encode(F) when is_float(F) -> float_to_binary(F, [short]);
+encode(F) when is_float(F) -> beamscale_format_float:decimal(F);
 encode(L) when is_list(L) -> [$[, join([encode(E) || E <- L]), $]];
 encode(M) when is_map(M) ->
     Pairs = [[string(key(K)), $:, encode(V)] || {K, V} <- lists:sort(maps:to_list(M))],

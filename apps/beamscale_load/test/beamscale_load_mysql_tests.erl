@@ -6,10 +6,7 @@
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
 
-%% Reading a scenario first loads the parser's code (`beamscale_load_bounded:load_code/1'); on
-%% a busy host that alone can pass a test's 5 s, so this module's tests run once it is loaded.
-eunit_wrapper_(Tests) ->
-    {setup, fun() -> beamscale_load_bounded:load_code([xmerl, beamscale_load]) end, Tests}.
+-include("beamscale_load_code_first.hrl").
 
 -define(P, beamscale_load_mysql_proto).
 -define(MAX, 1 bsl 20).

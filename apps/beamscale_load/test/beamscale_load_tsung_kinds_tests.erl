@@ -4,10 +4,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
-%% Reading a scenario first loads the parser's code (`beamscale_load_bounded:load_code/1'); on
-%% a busy host that alone can pass a test's 5 s, so this module's tests run once it is loaded.
-eunit_wrapper_(Tests) ->
-    {setup, fun() -> beamscale_load_bounded:load_code([xmerl, beamscale_load]) end, Tests}.
+-include("beamscale_load_code_first.hrl").
 
 xml(Server, Type, Body) ->
     lists:flatten(["<?xml version=\"1.0\"?>\n<tsung loglevel=\"notice\">\n",

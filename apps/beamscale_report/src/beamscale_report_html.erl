@@ -22,7 +22,7 @@
 %% @doc Text with `& < > " '' replaced by entities, as UTF-8.
 -spec escape(text()) -> binary().
 escape(N) when is_integer(N) -> integer_to_binary(N);
-escape(F) when is_float(F) -> float_to_binary(F, [short]);
+escape(F) when is_float(F) -> beamscale_format_float:decimal(F);
 escape(A) when is_atom(A) -> escape(atom_to_binary(A));
 escape(Text) ->
     B = case unicode:characters_to_binary(Text) of

@@ -35,7 +35,7 @@ start(Opts0) ->
     #{dir := Dir, table_timeout := Timeout} = Opts = defaults(Opts0),
     _ = stop(),
     ok = filelib:ensure_path(Dir),
-    case lock(Dir, 2) of
+    case lock(Dir) of
         ok -> start(Dir, Opts, Timeout);
         {error, _} = Error -> Error
     end.
@@ -152,49 +152,21 @@ own_schema(Dir) ->
         false -> {error, {?MODULE, {foreign_schema, Dir, Nodes}}}
     end.
 
-%% The directory locked for this node: `Tries' allows one stale lock (its emulator gone) to be
-%% taken over. Locked by this emulator already (a restart) is locked.
-lock(Dir, Tries) ->
+%% The directory locked for this node (beamscale_target_lock); locked by this emulator already
+%% (a restart) is locked.
+lock(Dir) ->
     File = filename:join(Dir, ?LOCK),
     Me = io_lib:format("node ~ts (OS pid ~s)", [node(), os:getpid()]),
-    case file:open(File, [write, exclusive]) of
-        {ok, Fd} ->
-            ok = file:write(Fd, [os:getpid(), " ", Me]),
-            ok = file:close(Fd),
-            application:set_env(beamscale_targets, mnesia_lock, File);
-        {error, eexist} ->
-            %% A lock unreadable or without a pid is a broken one: stale.
-            {Pid, Holder} = case file:read_file(File) of
-                                {ok, Text} -> holder(string:split(Text, " "));
-                                {error, _} -> {"", ""}
-                            end,
-            case Pid =:= os:getpid() orelse not beam(Pid) of
-                true when Tries > 1 -> _ = file:delete(File), lock(Dir, Tries - 1);
-                _ -> {error, {?MODULE, {in_use, Dir, Holder}}}
-            end;
+    case beamscale_target_lock:take(File, Me) of
+        ok -> application:set_env(beamscale_targets, mnesia_lock, File);
+        {in_use, Holder} -> {error, {?MODULE, {in_use, Dir, Holder}}};
         {error, Reason} -> {error, {?MODULE, {start, {lock, File, Reason}}}}
-    end.
-
-holder([Pid, Holder]) -> {binary_to_list(Pid), unicode:characters_to_list(Holder)};
-holder(_) -> {"", ""}.
-
-%% Whether an OS process is a live Erlang emulator (not one gone or a zombie, nor another
-%% process that took its pid). /proc/PID/stat: `PID (COMM) STATE ...'.
-beam(Pid) ->
-    case file:read_file(["/proc/", Pid, "/stat"]) of
-        {ok, Stat} ->
-            case string:split(Stat, ") ") of
-                [Head, <<State, _/binary>>] ->
-                    State =/= $Z andalso string:find(Head, " (beam") =/= nomatch;
-                _ -> false
-            end;
-        _ -> false
     end.
 
 unlock() ->
     case application:get_env(beamscale_targets, mnesia_lock) of
         {ok, File} ->
-            _ = file:delete(File),
+            ok = beamscale_target_lock:release(File),
             application:unset_env(beamscale_targets, mnesia_lock);
         undefined -> ok
     end.

@@ -66,4 +66,4 @@ gate(Results, {ok, Pct}) ->
     end.
 
 pct(Pct) when is_integer(Pct) -> integer_to_list(Pct);
-pct(Pct) -> float_to_list(Pct, [short]).
+pct(Pct) -> beamscale_format_float:decimal(Pct).

@@ -58,6 +58,8 @@ do(#{args := []}) -> {error, no_scenario};
 do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
 
 saturate(Scenario, Exec) ->
+    %% A search resumes from its levels.csv, as a run from its measurements.
+    ok = beamscale_interrupt:install("beamscale saturate"),
     case beamscale_saturate:run(Scenario, Exec) of
         {ok, _Dir, _Summary} -> ok;
         %% A level that could not run is a failed measurement, not bad input.

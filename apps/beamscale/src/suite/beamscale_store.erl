@@ -18,39 +18,56 @@
 
 %% An iteration is identified by benchmark, args text and environment key.
 -type key() :: {Bench :: binary(), Args :: binary(), Env :: binary()}.
--opaque store() :: #{dir := file:filename(), measurements := file:io_device(),
+-opaque store() :: #{dir := file:filename(), lock := file:filename(),
+                     measurements := file:io_device(),
                      failures := file:io_device(), done := #{{key(), non_neg_integer()} => true}}.
 
 -define(MEASUREMENTS_HEADER,
         [benchmark, phase, args, otp, erl_args, schedulers, nodes, iteration, seconds, launch]).
+%% Held while a run appends to the directory (`open/1').
+-define(LOCK, "run.lock").
 -define(FAILURES_HEADER,
         [benchmark, args, otp, erl_args, schedulers, nodes, iteration, reason]).
 
-%% @doc Open (or create) the run directory `Dir'.
+%% @doc Open (or create) the run directory `Dir', held by this emulator until `close/1'
+%% (`beamscale_target_lock': a second run on it at once would measure its iterations twice).
 -spec open(file:filename()) -> {ok, store()} | {error, {?MODULE, term()}}.
 open(Dir) ->
+    Lock = filename:join(Dir, ?LOCK),
+    Me = io_lib:format("a run of OS pid ~s (node ~ts)", [os:getpid(), node()]),
     case filelib:ensure_path(filename:join(Dir, "output")) of
         ok ->
-            MFile = filename:join(Dir, "measurements.csv"),
-            ok = add_launch_column(MFile),
-            {MRows, M} = open_csv(MFile, ?MEASUREMENTS_HEADER),
-            {FRows, F} = open_csv(filename:join(Dir, "failures.csv"), ?FAILURES_HEADER),
-            Done = maps:from_list([{done_key(R), true} || R <- MRows ++ FRows]),
-            {ok, #{dir => Dir, measurements => M, failures => F, done => Done}};
+            case beamscale_target_lock:take(Lock, Me) of
+                ok -> {ok, open_files(Dir, Lock)};
+                {in_use, Holder} -> {error, {?MODULE, {in_use, Dir, Holder}}};
+                {error, Reason} -> {error, {?MODULE, {Lock, Reason}}}
+            end;
         {error, Reason} ->
             {error, {?MODULE, {Dir, Reason}}}
     end.
 
+open_files(Dir, Lock) ->
+    MFile = filename:join(Dir, "measurements.csv"),
+    ok = add_launch_column(MFile),
+    {MRows, M} = open_csv(MFile, ?MEASUREMENTS_HEADER),
+    {FRows, F} = open_csv(filename:join(Dir, "failures.csv"), ?FAILURES_HEADER),
+    Done = maps:from_list([{done_key(R), true} || R <- MRows ++ FRows]),
+    #{dir => Dir, lock => Lock, measurements => M, failures => F, done => Done}.
+
 %% @doc One line for an error of `open/1'.
 -spec format_error(term()) -> iodata().
-format_error({Dir, Posix}) when is_atom(Posix) ->
-    io_lib:format("cannot create the run directory ~ts: ~ts", [Dir, file:format_error(Posix)]).
+format_error({in_use, Dir, Holder}) ->
+    io_lib:format("~ts is in use by ~ts: wait for that run to end, or give another --name",
+                  [Dir, Holder]);
+format_error({Path, Posix}) when is_atom(Posix) ->
+    io_lib:format("cannot create the run directory ~ts: ~ts", [Path, file:format_error(Posix)]).
 
-%% @doc Close the files of a store.
+%% @doc Close the files of a store and let go of its directory.
 -spec close(store()) -> ok.
-close(#{measurements := M, failures := F}) ->
+close(#{measurements := M, failures := F, lock := Lock}) ->
     ok = file:close(M),
-    ok = file:close(F).
+    ok = file:close(F),
+    beamscale_target_lock:release(Lock).
 
 %% @doc The run directory.
 -spec dir(store()) -> file:filename().
