@@ -123,15 +123,7 @@ sigterm_then_resume(Config) ->
     {os_pid, OsPid} = erlang:port_info(Port, os_pid),
     ok = wait_rows(filename:join([out(Config), "term", "measurements.csv"]), 2, ?ROWS_TRIES),
     _ = os:cmd("kill -TERM " ++ integer_to_list(OsPid)),
-    {Status, Text} = beamscale_test_cli:wait(Port, ?RUN_TIMEOUT),
-    ?assertEqual(143, Status, Text),
-    ?assertNotEqual(nomatch, string:find(Text, "beamscale run: interrupted; run the same command "
-                                         "again to continue"), Text),
-    N = length(beamscale_store:measurements(filename:join(out(Config), "term"))),
-    ok = no_nodes_naming(nap_dir(Config), ?ROWS_TRIES),
-    {0, Again} = beamscale_test_cli:run(Args),
-    Resuming = lists:flatten(io_lib:format("resuming: ~b of 8 iterations done", [N])),
-    ?assertNotEqual(nomatch, string:find(Again, Resuming), Again).
+    interrupted_then_resumes(Config, "term", Port, 143, Args).
 
 ctrl_c_then_resume() ->
     [{doc, "Ctrl-C in a terminal (./beamscale): says interrupted, 130; the rerun resumes."}].
@@ -145,11 +137,16 @@ ctrl_c_then_resume(Config) ->
     Dir = filename:join(out(Config), "ctrlc"),
     ok = wait_rows(filename:join(Dir, "measurements.csv"), 2, ?ROWS_TRIES),
     true = port_command(Port, <<3>>),
-    {Status, Text} = beamscale_test_cli:wait(Port, ?RUN_TIMEOUT),
-    ?assertEqual(130, Status, Text),
+    interrupted_then_resumes(Config, "ctrlc", Port, 130, Args).
+
+%% The interrupted run `Name' (8 iterations) ends with `Status' saying how to continue, leaves
+%% no node, and its rerun says how far it had come.
+interrupted_then_resumes(Config, Name, Port, Status, Args) ->
+    {Got, Text} = beamscale_test_cli:wait(Port, ?RUN_TIMEOUT),
+    ?assertEqual(Status, Got, Text),
     ?assertNotEqual(nomatch, string:find(Text, "beamscale run: interrupted; run the same command "
                                          "again to continue"), Text),
-    N = length(beamscale_store:measurements(Dir)),
+    N = length(beamscale_store:measurements(filename:join(out(Config), Name))),
     ?assert(N < 8),
     ok = no_nodes_naming(nap_dir(Config), ?ROWS_TRIES),
     {0, Again} = beamscale_test_cli:run(Args),
