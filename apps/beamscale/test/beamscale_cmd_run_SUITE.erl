@@ -129,7 +129,10 @@ ctrl_c_then_resume() ->
     [{doc, "Ctrl-C in a terminal (./beamscale): says interrupted, 130; the rerun resumes."}].
 ctrl_c_then_resume(Config) ->
     Args = nap_run(Config, "ctrlc", ["--iterations", "8"]),
-    Cmd = lists:join(" ", [quote(A) || A <- [filename:join(root(), "beamscale") | Args]]),
+    %% A user's terminal delivers SIGINT; a runner started in the background (`make test &')
+    %% ignores it, and a shell cannot undo an ignored signal, so env(1) restores it first.
+    Cmd = lists:join(" ", [quote(A) || A <- ["env", "--default-signal=INT",
+                                             filename:join(root(), "beamscale") | Args]]),
     %% script(1) runs the command on a terminal of its own; ETX written to that terminal is the
     %% Ctrl-C key: the terminal signals SIGINT to its foreground processes.
     Port = open_port({spawn_executable, os:find_executable("script")},
