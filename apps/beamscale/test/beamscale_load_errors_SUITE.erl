@@ -8,14 +8,16 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([errors_by_reason/1, cli_gate_and_names/1, setup_failures/1, mnesia_dir_in_use/1,
-         target_dies/1, cookie_hidden/1, report_cut_short/1, load_node_killed/1]).
+         target_dies/1, cookie_hidden/1, report_cut_short/1, load_node_killed/1,
+         missing_call_nested/1]).
 -export([errors_by_reason/0, cli_gate_and_names/0, setup_failures/0, mnesia_dir_in_use/0,
-         target_dies/0, cookie_hidden/0, report_cut_short/0, load_node_killed/0]).
+         target_dies/0, cookie_hidden/0, report_cut_short/0, load_node_killed/0,
+         missing_call_nested/0]).
 
 suite() -> [{timetrap, {minutes, 4}}].
 
-all() -> [errors_by_reason, cli_gate_and_names, setup_failures, mnesia_dir_in_use, target_dies,
-          cookie_hidden, report_cut_short, load_node_killed].
+all() -> [errors_by_reason, cli_gate_and_names, setup_failures, missing_call_nested,
+          mnesia_dir_in_use, target_dies, cookie_hidden, report_cut_short, load_node_killed].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -130,6 +132,34 @@ setup_failures(Config) ->
          ?assertNot(filelib:is_file(filename:join([Out, Name, "load.csv"]))),
          ?assert(erlang:monotonic_time(millisecond) - T0 < 30000)
      end || {Name, Init, Call, Says} <- Cases],
+    beamscale_test_cli:no_strays().
+
+missing_call_nested() ->
+    [{doc, "An rpc step naming a missing function inside if, repeat, for or a dynamic "
+           "request: exit 2 before any load (issue 30)."}].
+missing_call_nested(Config) ->
+    Out = filename:join(?config(priv_dir, Config), "nested"),
+    Rpc = "{rpc, #{call => {beamscale_target_echo, nosuch, []}}}",
+    Cases = [{"if", "{'if', {x, eq, 1}, [" ++ Rpc ++ "]}", "nosuch/0"},
+             {"repeat", "{repeat, #{max => 2, while => {x, eq, 1}}, [" ++ Rpc ++ "]}",
+              "nosuch/0"},
+             {"for", "{for, i, #{from => 1, to => 2}, [" ++ Rpc ++ "]}", "nosuch/0"},
+             %% A placeholder in its arguments makes the request dynamic.
+             {"dyn", "{rpc, #{call => {beamscale_target_echo, nosuch, [{var, x}]}}}",
+              "nosuch/1"}],
+    [begin
+         Path = file(Config, Name ++ ".scenario",
+                     ["{targets, [{sut, #{start => #{}}}]}.\n"
+                      "{phases, [{p, #{duration_s => 1, rate => 5}}]}.\n"
+                      "{sessions, [{s, #{steps => [", Step, "]}}]}.\n"]),
+         {Code, Text} = beamscale_test_cli:run(["load", Path, "--out", Out, "--name", Name]),
+         ct:pal("~s: ~b ~ts", [Name, Code, Text]),
+         ?assertEqual(2, Code),
+         ?assertNotEqual(nomatch, string:find(Text, "beamscale_target_echo:" ++ Says ++
+                                                  " is not there")),
+         ?assertEqual(nomatch, string:find(Text, "requests")),
+         ?assertNot(filelib:is_file(filename:join([Out, Name, "load.csv"])))
+     end || {Name, Step, Says} <- Cases],
     beamscale_test_cli:no_strays().
 
 mnesia_dir_in_use() ->

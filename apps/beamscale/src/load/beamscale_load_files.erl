@@ -108,12 +108,7 @@ think_s(Steps) -> lists:sum([step_s(S) || S <- Steps]).
 step_s({think, {constant, Ms}}) -> Ms / 1000;
 step_s({think, {exponential, Ms}}) -> Ms / 1000;
 step_s({think, {uniform, A, B}}) -> (A + B) / 2000;
-step_s({loop, N, S}) -> N * think_s(S);
-step_s({repeat, N, S, _}) -> N * think_s(S);
-step_s({for, _, From, To, Incr, S}) -> max(0, (To - From) div Incr + 1) * think_s(S);
-step_s({transaction, _, S}) -> think_s(S);
-step_s({'if', _, S}) -> think_s(S);
-step_s(_) -> 0.
+step_s(S) -> beamscale_load_steps:times(S) * think_s(beamscale_load_steps:body(S)).
 
 %% @doc The sockets one user may hold at once: one per request kind and server its session
 %% talks to (rpc goes over distribution and holds none); the largest of the sessions.
@@ -121,17 +116,9 @@ step_s(_) -> 0.
 sockets_per_user(#{sessions := Sessions}) ->
     lists:max([length(lists:usort(conns(Steps))) || #{steps := Steps} <- Sessions]).
 
-conns(Steps) -> lists:flatmap(fun conn/1, Steps).
-
-conn({request, beamscale_load_rpc, _, _, _}) -> [];
-conn({request, Mod, Target, _, _}) -> [{Mod, Target}];
-conn({dyn, _, Request}) -> conn(Request);
-conn(Step) when is_tuple(Step), tuple_size(Step) >= 3 ->
-    case [S || S <- tuple_to_list(Step), is_list(S), S =/= [], is_tuple(hd(S))] of
-        [Body | _] -> conns(Body);
-        [] -> []
-    end;
-conn(_) -> [].
+conns(Steps) ->
+    [{Mod, Target} || {request, Mod, Target, _, _} <- beamscale_load_steps:all(Steps),
+                      Mod =/= beamscale_load_rpc].
 
 %% @doc The load nodes that `Sockets' need so that none passes `Limit' (at least `Nodes' + 1).
 -spec needed_nodes(non_neg_integer(), pos_integer(), non_neg_integer()) -> pos_integer().

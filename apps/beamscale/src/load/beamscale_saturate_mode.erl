@@ -100,17 +100,7 @@ summary(closed, Slo, #{peak_users := N, peak_per_s := P, why := Why}, Levels, Ex
            limited_by => null, broken_first => [], stopped => Why, levels => length(Levels)}.
 
 %% The session's think times left out, at every depth: users run back to back.
-no_think(Steps) -> [strip(S) || S <- Steps, not is_think(S)].
-
-is_think({think, _}) -> true;
-is_think(_) -> false.
-
-strip({loop, N, S}) -> {loop, N, no_think(S)};
-strip({transaction, Name, S}) -> {transaction, Name, no_think(S)};
-strip({'if', C, S}) -> {'if', C, no_think(S)};
-strip({repeat, N, S, W}) -> {repeat, N, no_think(S), W};
-strip({for, V, A, B, I, S}) -> {for, V, A, B, I, no_think(S)};
-strip(Step) -> Step.
+no_think(Steps) -> beamscale_load_steps:map(fun({think, _}) -> []; (S) -> [S] end, Steps).
 
 num(V) when is_number(V) -> V;
 num(_) -> 0.

@@ -116,13 +116,10 @@ check_calls(#{sessions := Sessions}, Targets) ->
         [First | _] -> {error, {?MODULE, First}}
     end.
 
+%% At any depth (`if', `repeat', `for', a dynamic request's: beamscale_load_steps).
 calls(Steps) ->
-    lists:flatmap(fun({request, beamscale_load_rpc, T, #{module := M, function := F, args := A},
-                       _}) -> [{T, M, F, A}];
-                     ({loop, _, S}) -> calls(S);
-                     ({transaction, _, S}) -> calls(S);
-                     (_) -> []
-                  end, Steps).
+    [{T, M, F, A} || {request, beamscale_load_rpc, T, #{module := M, function := F, args := A},
+                      _} <- beamscale_load_steps:all(Steps)].
 
 exported(Node, M, F, Arity) ->
     try erpc:call(Node, code, ensure_loaded, [M], ?INIT_TIMEOUT) of

@@ -318,16 +318,9 @@ request_kind(Mod) ->
                                                 "path)", [Mod, Why]))
     end.
 
-transactions(Sessions) -> lists:flatmap(fun(#{steps := S}) -> tx(S) end, Sessions).
-
-tx(Steps) ->
-    lists:flatmap(fun({transaction, N, S}) -> [N | tx(S)];
-                     ({loop, _, S}) -> tx(S);
-                     ({'if', _, S}) -> tx(S);
-                     ({repeat, _, S, _}) -> tx(S);
-                     ({for, _, _, _, _, S}) -> tx(S);
-                     (_) -> []
-                  end, Steps).
+transactions(Sessions) ->
+    [N || #{steps := Steps} <- Sessions,
+          {transaction, N, _} <- beamscale_load_steps:all(Steps)].
 
 %% Every node target (started or existing) is sampled unless the scenario says which.
 default_sample(Targets) ->

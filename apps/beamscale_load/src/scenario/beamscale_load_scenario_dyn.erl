@@ -287,14 +287,7 @@ keys({dyn, #{template := T, match := Ms, auth := A}, _}) ->
         ++ [<<"unset.", N/binary>> || N <- beamscale_load_vars:names(T) ++ Auth];
 keys(_) -> [].
 
-flat(Steps) -> lists:flatmap(fun(S) -> [S | flat(inner(S))] end, Steps).
-
-inner({loop, _, S}) -> S;
-inner({transaction, _, S}) -> S;
-inner({'if', _, S}) -> S;
-inner({repeat, _, S, _}) -> S;
-inner({for, _, _, _, _, S}) -> S;
-inner(_) -> [].
+flat(Steps) -> beamscale_load_steps:all(Steps).
 
 only(Map, Keys, Path) ->
     [bad(Path ++ [K], "unknown key") || K <- maps:keys(Map), not lists:member(K, Keys)],

@@ -1,0 +1,48 @@
+%% @doc The one walker of a checked scenario's step tree: the only module that knows which
+%% steps hold other steps (`loop', `transaction', `if', `repeat', `for', and a dynamic request
+%% holding its request). Every check and rewrite of the steps walks with it, so a check sees
+%% every step at any depth, and a new container is taught here once. Pure.
+-module(beamscale_load_steps).
+
+-export([fold/3, map/2, body/1, times/1, all/1]).
+
+-type step() :: beamscale_load_scenario:step().
+
+%% @doc `Fun(Step, Acc)' for every step of `Steps' at any depth, a container before its body.
+-spec fold(fun((step(), Acc) -> Acc), Acc, [step()]) -> Acc.
+fold(Fun, Acc, Steps) ->
+    lists:foldl(fun(S, A) -> fold(Fun, Fun(S, A), body(S)) end, Acc, Steps).
+
+%% @doc Every step, its body already mapped, replaced by the list of steps `Fun' gives (`[]'
+%% drops it, `[Step]' keeps it); a dynamic request's request must stay one request.
+-spec map(fun((step()) -> [step()]), [step()]) -> [step()].
+map(Fun, Steps) -> lists:flatmap(fun(S) -> Fun(set_body(S, map(Fun, body(S)))) end, Steps).
+
+%% @doc Every step of `Steps' at any depth, in order, a container before its body.
+-spec all([step()]) -> [step()].
+all(Steps) -> lists:reverse(fold(fun(S, Acc) -> [S | Acc] end, [], Steps)).
+
+%% @doc The steps a step holds (`[]' for one that holds none).
+-spec body(step()) -> [step()].
+body({loop, _, S}) -> S;
+body({transaction, _, S}) -> S;
+body({'if', _, S}) -> S;
+body({repeat, _, S, _}) -> S;
+body({for, _, _, _, _, S}) -> S;
+body({dyn, _, Request}) -> [Request];
+body(_) -> [].
+
+%% @doc How many times a step's body runs at most (an `if' counted as taken).
+-spec times(step()) -> non_neg_integer().
+times({loop, N, _}) -> N;
+times({repeat, N, _, _}) -> N;
+times({for, _, From, To, Incr, _}) -> max(0, (To - From) div Incr + 1);
+times(_) -> 1.
+
+set_body({loop, N, _}, S) -> {loop, N, S};
+set_body({transaction, Name, _}, S) -> {transaction, Name, S};
+set_body({'if', C, _}, S) -> {'if', C, S};
+set_body({repeat, N, _, W}, S) -> {repeat, N, S, W};
+set_body({for, V, A, B, I, _}, S) -> {for, V, A, B, I, S};
+set_body({dyn, D, _}, [Request]) -> {dyn, D, Request};
+set_body(Step, []) -> Step.
