@@ -49,7 +49,7 @@ do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
 maybe_run({error, _, Msg}, _Fresh, _File, _Dir, Opts) -> {error, {bad_name, name(Opts), Msg}};
 maybe_run(_Name, {error, _} = Error, _File, _Dir, _Opts) -> Error;
 maybe_run({ok, _}, ok, File, Dir, Opts) ->
-    case scenario(File) of
+    case beamscale_scenario_file:read(File) of
         {ok, Scenario} ->
             Exec = maps:merge(#{dir => Dir}, maps:with([seed, quiet, msacc], Opts)),
             Exec1 = case maps:find(cookie, Opts) of
@@ -104,20 +104,6 @@ gate(Dir, Max) ->
         true -> {failed, io_lib:format("~b of ~b requests failed (~.1f %), more than "
                                        "--max-error-rate ~b %", [Err, Req, Rate, Max])};
         false -> ok
-    end.
-
-%% A Tsung XML file (by its extension) or a terms file; the Tsung settings that do not change
-%% the load are listed in one warning line.
-scenario(File) ->
-    case beamscale_load_tsung:is_tsung(File) of
-        true ->
-            case beamscale_load_tsung:load(File) of
-                {ok, Scenario, Ignored} ->
-                    io:put_chars(standard_error, beamscale_load_tsung:warning_line(File, Ignored)),
-                    {ok, Scenario};
-                {error, _} = Error -> Error
-            end;
-        false -> beamscale_load_scenario:load(File)
     end.
 
 %% @doc One line for this command's own errors (`beamscale_error' sends others' elsewhere).

@@ -44,7 +44,7 @@ info() ->
 do(#{opts := Opts, args := [File]}) ->
     case options(Opts) of
         {ok, Exec} ->
-            case scenario(File) of
+            case beamscale_scenario_file:read(File) of
                 {ok, Scenario} ->
                     beamscale_web:with(maps:get(web, Opts, none),
                                        fun(none) -> saturate(Scenario, Exec);
@@ -66,18 +66,6 @@ saturate(Scenario, Exec) ->
         {error, {beamscale_saturate, {level, _, _, _}}} = Error ->
             {failed, beamscale_error:format(Error)};
         {error, _} = Error -> Error
-    end.
-
-scenario(File) ->
-    case beamscale_load_tsung:is_tsung(File) of
-        true ->
-            case beamscale_load_tsung:load(File) of
-                {ok, Scenario, Ignored} ->
-                    io:put_chars(standard_error, beamscale_load_tsung:warning_line(File, Ignored)),
-                    {ok, Scenario};
-                {error, _} = Error -> Error
-            end;
-        false -> beamscale_load_scenario:load(File)
     end.
 
 %% The options as `beamscale_saturate:opts()'; each bad value names its option.

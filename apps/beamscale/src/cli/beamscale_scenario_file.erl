@@ -1,0 +1,48 @@
+%% @doc The one reader of a scenario file for the commands that take one (`load', `saturate'):
+%% a Tsung XML file (by its `.xml' extension, or by its content starting with `<') or an
+%% Erlang-terms file (docs/scenario.md). The Tsung settings that do not change the load are
+%% listed in one warning line on standard error.
+-module(beamscale_scenario_file).
+
+-export([read/1, is_xml/1]).
+
+%% What is read of a file to tell XML from terms: a byte-order mark and blank lines at most.
+-define(HEAD_BYTES, 512).
+
+%% @doc Read and check the scenario `File'.
+-spec read(file:filename()) ->
+    {ok, beamscale_load_scenario:scenario()} | {error, {module(), term()}}.
+read(File) ->
+    case is_xml(File) of
+        true ->
+            case beamscale_load_tsung:load(File) of
+                {ok, Scenario, Ignored} ->
+                    io:put_chars(standard_error, beamscale_load_tsung:warning_line(File, Ignored)),
+                    {ok, Scenario};
+                {error, _} = Error -> Error
+            end;
+        false -> beamscale_load_scenario:load(File)
+    end.
+
+%% @doc Whether `File' is XML: its extension is `.xml' (any case), or its first character
+%% other than a byte-order mark and white space is `<' (a terms file starts with `{' or `%').
+-spec is_xml(file:filename()) -> boolean().
+is_xml(File) ->
+    beamscale_load_tsung:is_tsung(File) orelse
+        case file:open(File, [read, binary, raw]) of
+            {ok, Fd} ->
+                Head = file:read(Fd, ?HEAD_BYTES),
+                ok = file:close(Fd),
+                case Head of
+                    {ok, <<16#EF, 16#BB, 16#BF, Rest/binary>>} -> starts_with_lt(Rest);
+                    {ok, Bin} -> starts_with_lt(Bin);
+                    _ -> false
+                end;
+            {error, _} -> false
+        end.
+
+starts_with_lt(Bin) ->
+    case string:trim(Bin, leading) of
+        <<"<", _/binary>> -> true;
+        _ -> false
+    end.
