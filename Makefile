@@ -3,12 +3,18 @@ REBAR ?= rebar3
 RUN_NAME ?= default
 RUN_OUT ?= runs
 
-.PHONY: all deps build run test eunit ct dialyzer xref clean
+.PHONY: all deps test-deps build run test eunit ct dialyzer xref clean
 
 all: build
 
+# What building and the default run need (OTP's libraries, rebar3): `make run' on a fresh
+# machine installs no test server (MariaDB, Chromium, PostgreSQL, nginx...).
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh run
+
+# That and the real servers the tests start.
+test-deps:
+	@scripts/install-deps.sh test
 
 build: deps
 	$(REBAR) escriptize
@@ -20,9 +26,9 @@ run: build
 # do not busy-wait. Beside one `yes' per core, spinning schedulers made `rebar3 eunit' take 432 s
 # against 67 s without (quiet: 31 s). ERL_AFLAGS comes first on the command line, so explicit
 # flags win, and the nodes beamscale measures empty it (beamscale_node).
-test: export ERL_AFLAGS := +sbwt none +sbwtdcpu none +sbwtdio none $(ERL_AFLAGS)
+test eunit ct: export ERL_AFLAGS := +sbwt none +sbwtdcpu none +sbwtdio none $(ERL_AFLAGS)
 
-test: deps
+test: test-deps
 	$(REBAR) compile
 	$(REBAR) escriptize  # the escript ./beamscale runs; CT drives it as a user does
 	$(REBAR) xref
@@ -30,6 +36,28 @@ test: deps
 	$(REBAR) eunit
 	$(REBAR) ct
 	@echo "make test: all checks passed"
+
+# One EUnit module or several: `make eunit MODULE=m1,m2' (all of them without MODULE).
+eunit: test-deps
+	$(REBAR) eunit $(if $(MODULE),--module=$(MODULE))
+
+# One suite: `make ct SUITE=beamscale_load_errors_SUITE [CASE=c1,c2]' (the _SUITE suffix may be
+# left out; a path works too). Without SUITE, every suite.
+ct: test-deps
+	$(REBAR) escriptize
+	$(REBAR) ct $(if $(SUITE),--suite=$(call suite_path,$(SUITE))) $(if $(CASE),--case=$(CASE))
+
+dialyzer: deps
+	$(REBAR) dialyzer
+
+xref: deps
+	$(REBAR) xref
+
+# A suite's name (with or without _SUITE, or a path) to its path under apps/*/test, without
+# `.erl', as rebar3 ct takes it.
+suite_name = $(patsubst %_SUITE,%,$(basename $(notdir $(1))))_SUITE
+suite_path = $(basename $(or $(firstword $(wildcard apps/*/test/$(call suite_name,$(1)).erl)),\
+                             $(error make ct: no suite $(call suite_name,$(1)) under apps/*/test)))
 
 clean:
 	rm -rf _build

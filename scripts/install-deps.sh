@@ -1,9 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages beamscale needs, only those missing. Needs root (apt-get);
 # otherwise names the packages to install.
+#   scripts/install-deps.sh run   what building and the default `make run' need (Erlang/OTP's
+#                                 libraries and rebar3: `make run', `make build')
+#   scripts/install-deps.sh       that and the real servers the tests start (`make test', `ct')
 set -e
-# One package a line.
-packages="
+# One package a line. Building and running: OTP's libraries the code and the benchmarks call.
+run_packages="
 rebar3
 erlang-common-test
 erlang-dialyzer
@@ -15,6 +18,10 @@ erlang-dev
 erlang-crypto
 erlang-p1-mysql
 erlang-xmerl
+"
+# The servers and clients the tests start or compare with (CONTRIBUTING.md says which suite
+# needs which); the default run uses none of them.
+test_packages="
 mariadb-server
 chromium
 openssh-client
@@ -25,6 +32,11 @@ postgresql
 tsung
 wrk
 "
+case "${1:-test}" in
+    run) packages="$run_packages" ;;
+    test) packages="$run_packages $test_packages" ;;
+    *) echo "usage: $0 [run|test]" >&2; exit 2 ;;
+esac
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
