@@ -52,7 +52,7 @@ distribute(Address) ->
             {ok, Ip} = inet:parse_ipv4strict_address(Address),
             %% epmd answers the other hosts' nodes on that address, and ours on loopback.
             Addresses = case Address of ?LOOPBACK -> Address; _ -> ?LOOPBACK ++ "," ++ Address end,
-            _ = os:cmd("epmd -daemon -address " ++ Addresses),
+            ok = start_epmd(Addresses),
             case epmd_reached(Ip) of
                 true ->
                     ok = application:set_env(kernel, inet_dist_use_interface, Ip),
@@ -60,6 +60,14 @@ distribute(Address) ->
                 false -> {error, {distribution, {?MODULE, {epmd_address, Address}}}}
             end;
         Node -> {ok, Node}
+    end.
+
+%% An epmd already running on the port answers as it is (`epmd -daemon' then exits at once).
+start_epmd(Addresses) ->
+    case os:find_executable("epmd") of
+        false -> ok;
+        Epmd -> _ = beamscale_os:cmd(Epmd, ["-daemon", "-address", Addresses], ?EPMD_TIMEOUT),
+                ok
     end.
 
 start_distribution(Name) ->

@@ -17,11 +17,8 @@
 home(Ssh) ->
     Script = "umask 077 && d=$(mktemp -d) && IFS= read -r c && printf '%s' \"$c\" > "
              "\"$d/.erlang.cookie\" && chmod 400 \"$d/.erlang.cookie\" && echo \"HOME=$d\"",
-    Port = open_port({spawn_executable, exe()},
-                     [{args, ["-o", "ConnectTimeout=10" | args(Ssh)] ++ [Script]},
-                      exit_status, binary, stderr_to_stdout, hide]),
-    true = port_command(Port, [atom_to_list(erlang:get_cookie()), $\n]),
-    case collect(Port, ?COOKIE_TIMEOUT, <<>>) of
+    case beamscale_os:cmd_input(exe(), ["-o", "ConnectTimeout=10" | args(Ssh)] ++ [Script],
+                                [atom_to_list(erlang:get_cookie()), $\n], ?COOKIE_TIMEOUT) of
         {0, Out} ->
             case re:run(Out, "^HOME=(/\\S+)$", [multiline, {capture, [1], list}]) of
                 {match, [Dir]} -> {ok, Dir};
@@ -43,9 +40,7 @@ exec(Erl, Args, Ssh, Home) ->
 -spec forget(beamscale_node:ssh(), string(), node() | none) -> ok.
 forget(Ssh, Dir, none) ->
     Args = ["-o", "ConnectTimeout=10" | args(Ssh)] ++ ["rm -rf -- " ++ quote(Dir)],
-    Port = open_port({spawn_executable, exe()},
-                     [{args, Args}, exit_status, binary, stderr_to_stdout, hide]),
-    _ = collect(Port, ?COOKIE_TIMEOUT, <<>>),
+    _ = beamscale_os:cmd(exe(), Args, ?COOKIE_TIMEOUT),
     ok;
 forget(Ssh, Dir, Node) ->
     try erpc:call(Node, file, del_dir_r, [Dir], ?COOKIE_TIMEOUT) of
@@ -67,24 +62,10 @@ kill(Ssh, OsPid, Node) ->
     Wait = fun(N) -> "for i in $(seq " ++ integer_to_list(N) ++ "); do " ++ Is
                          ++ " || exit 0; sleep 0.2; done; " end,
     Script = Wait(10) ++ Is ++ " && kill -9 " ++ OsPid ++ "; " ++ Wait(25) ++ "exit 1",
-    try open_port({spawn_executable, exe()},
-                  [{args, ["-o", "ConnectTimeout=5" | args(Ssh)] ++ [Script]},
-                   exit_status, binary, stderr_to_stdout, hide]) of
-        Port -> _ = collect(Port, ?KILL_TIMEOUT, <<>>), ok
+    try beamscale_os:cmd(exe(), ["-o", "ConnectTimeout=5" | args(Ssh)] ++ [Script],
+                         ?KILL_TIMEOUT) of
+        _ -> ok
     catch error:_ -> ok
-    end.
-
-collect(Port, Timeout, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, Timeout, <<Acc/binary, D/binary>>);
-        {Port, {exit_status, S}} -> {S, Acc}
-    after Timeout ->
-        _ = case erlang:port_info(Port, os_pid) of
-            {os_pid, Pid} -> beamscale_os:signal(integer_to_list(Pid), "KILL");
-            undefined -> ok
-        end,
-        catch port_close(Port),
-        {timeout, Acc}
     end.
 
 words(Out) -> string:trim(binary_to_list(Out)).

@@ -3,7 +3,7 @@
 %% ports and the host's logical cores.
 -module(beamscale_os).
 
--export([cmd/3, cmd/4, spawn_detached/2, free_port/0, can_connect/1, logical_cores/0]).
+-export([cmd/3, cmd/4, cmd_input/4, spawn_detached/2, free_port/0, can_connect/1, logical_cores/0]).
 -export([is_process/2, alive/1, signal/2, wait_gone/2]).
 -export([user_name/0, user_exists/1, chown/2, writable_by/2, enterable_by/2]).
 
@@ -18,10 +18,19 @@ cmd(Exe, Args, Timeout) -> cmd(Exe, Args, [], Timeout).
 %% @doc `cmd/3' with these environment variables set (over this node's environment).
 -spec cmd(string(), [string()], [{string(), string()}], pos_integer()) ->
     {non_neg_integer() | timeout, binary()}.
-cmd(Exe, Args, Env, Timeout) ->
+cmd(Exe, Args, Env, Timeout) -> run(Exe, Args, Env, [], Timeout).
+
+%% @doc `cmd/3' with `Input' written to the command's standard input first (a secret kept off
+%% every command line: the run's cookie, sent through ssh).
+-spec cmd_input(string(), [string()], iodata(), pos_integer()) ->
+    {non_neg_integer() | timeout, binary()}.
+cmd_input(Exe, Args, Input, Timeout) -> run(Exe, Args, [], Input, Timeout).
+
+run(Exe, Args, Env, Input, Timeout) ->
     Port = open_port({spawn_executable, Exe},
-                     [{args, Args}, {env, Env}, exit_status, binary, stderr_to_stdout]),
+                     [{args, Args}, {env, Env}, exit_status, binary, stderr_to_stdout, hide]),
     {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    true = iolist_size(Input) =:= 0 orelse port_command(Port, Input),
     collect(Port, OsPid, erlang:monotonic_time(millisecond) + Timeout, <<>>).
 
 collect(Port, OsPid, Deadline, Acc) ->

@@ -42,6 +42,8 @@
 %% Init only creates the directory, opens samples.csv and asks getconf for CLK_TCK; slower than
 %% this means a hung file system, and the job fails instead of waiting on it.
 -define(START_TIMEOUT, 30000).
+%% `getconf CLK_TCK' answers at once; the bound only guards a stuck one.
+-define(GETCONF_TIMEOUT, 5000).
 -define(PROBE, beamscale_bench_probe).
 -define(LCNT_HEADER,
         [benchmark, env, node, status, lock, tries, collisions, collision_pct, wait_us]).
@@ -276,7 +278,14 @@ now_ms() -> erlang:monotonic_time(millisecond).
 
 %% Linux's USER_HZ, the unit of the CPU times in /proc.
 clock_ticks() ->
-    case string:to_integer(os:cmd("getconf CLK_TCK")) of
-        {N, _} when is_integer(N), N > 0 -> N;
-        _ -> 100
+    case os:find_executable("getconf") of
+        false -> 100;
+        Getconf ->
+            case beamscale_os:cmd(Getconf, ["CLK_TCK"], ?GETCONF_TIMEOUT) of
+                {0, Out} -> case string:to_integer(Out) of
+                                {N, _} when is_integer(N), N > 0 -> N;
+                                _ -> 100
+                            end;
+                _ -> 100
+            end
     end.

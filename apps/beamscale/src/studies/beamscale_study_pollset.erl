@@ -12,6 +12,8 @@
 
 -define(WRK_CONNECTIONS, 50).
 -define(WRK_FILE, "wrk.csv").
+%% A wrk run ends after its -d seconds; beyond this many more it is stuck and is killed.
+-define(WRK_GRACE_S, 30).
 
 %% @doc This study's name and summary.
 -spec info() -> beamscale_study:info().
@@ -116,16 +118,20 @@ wrk_hook({Exe, Dir}, Hold, #{config := Config} = Cell) ->
 
 %% One wrk run of `Secs' seconds against the server, appended to wrk.csv.
 wrk(Exe, Dir, Config, Secs, #{host := Host, port := Port}) ->
-    Cmd = io_lib:format("'~s' -t1 -c~b -d~bs --timeout 2s --latency http://~s:~b/ 2>&1",
-                        [Exe, ?WRK_CONNECTIONS, Secs, Host, Port]),
-    Row = case beamscale_format_wrk:parse(os:cmd(lists:flatten(Cmd))) of
-              {ok, F} -> [Config, ok | [maps:get(K, F, <<>>) || K <- wrk_columns()]];
-              {error, _} -> [Config, failed | [<<>> || _ <- wrk_columns()]]
+    Args = ["-t1", "-c" ++ integer_to_list(?WRK_CONNECTIONS),
+            "-d" ++ integer_to_list(Secs) ++ "s", "--timeout", "2s", "--latency",
+            "http://" ++ Host ++ ":" ++ integer_to_list(Port) ++ "/"],
+    Row = case beamscale_os:cmd(Exe, Args, (Secs + ?WRK_GRACE_S) * 1000) of
+              {0, Out} -> wrk_row(Config, beamscale_format_wrk:parse(Out));
+              _ -> wrk_row(Config, {error, no_result})
           end,
     {_, Fd} = beamscale_store:open_csv(filename:join(Dir, ?WRK_FILE),
                                        [config, status | beamscale_format_wrk:columns()]),
     ok = file:write(Fd, beamscale_format_csv:line(Row)),
     file:close(Fd).
+
+wrk_row(Config, {ok, F}) -> [Config, ok | [maps:get(K, F, <<>>) || K <- wrk_columns()]];
+wrk_row(Config, {error, _}) -> [Config, failed | [<<>> || _ <- wrk_columns()]].
 
 meta(Size, #{requests := N, hold_s := Hold}) ->
     #{study => <<"pollset">>, size => Size, ops_per_session => N, hold_s => Hold,

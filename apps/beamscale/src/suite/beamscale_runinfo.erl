@@ -5,6 +5,8 @@
 -export([collect/1, erl_info/1, to_json/1, now_iso/0]).
 
 -define(ERL_PROBE_TIMEOUT, 30000).
+%% `git rev-parse HEAD' reads a file or two.
+-define(GIT_TIMEOUT, 10000).
 
 %% @doc The facts about this host and the configured erls.
 -spec collect(beamscale_config:config()) -> map().
@@ -26,9 +28,7 @@ erl_info(Erl) ->
     Eval = "io:format(\"~s ~s ~s ~s\", [erlang:system_info(otp_release), "
            "erlang:system_info(version), erlang:system_info(emu_flavor), "
            "erlang:system_info(emu_type)]), halt().",
-    Port = open_port({spawn_executable, Erl},
-                     [{args, ["-noshell", "-eval", Eval]}, exit_status, binary, stderr_to_stdout]),
-    case collect_port(Port, <<>>) of
+    case beamscale_os:cmd(Erl, ["-noshell", "-eval", Eval], ?ERL_PROBE_TIMEOUT) of
         {0, Out} ->
             case string:lexemes(Out, " \n") of
                 [Otp, Erts, Flavor, Type] ->
@@ -61,25 +61,13 @@ now_iso() ->
 is_pair({K, _}) -> is_atom(K);
 is_pair(_) -> false.
 
-collect_port(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect_port(Port, <<Acc/binary, D/binary>>);
-        {Port, {exit_status, S}} -> {S, Acc}
-    after ?ERL_PROBE_TIMEOUT ->
-        catch port_close(Port),
-        {timeout, Acc}
-    end.
-
 git_revision() ->
     Root = filename:dirname(filename:dirname(filename:dirname(
              filename:dirname(filename:absname(escript_or_cwd()))))),
     case os:find_executable("git") of
         false -> null;
         Git ->
-            Port = open_port({spawn_executable, Git},
-                             [{args, ["-C", Root, "rev-parse", "HEAD"]}, exit_status, binary,
-                              stderr_to_stdout]),
-            case collect_port(Port, <<>>) of
+            case beamscale_os:cmd(Git, ["-C", Root, "rev-parse", "HEAD"], ?GIT_TIMEOUT) of
                 {0, Out} -> string:trim(Out);
                 _ -> null
             end
