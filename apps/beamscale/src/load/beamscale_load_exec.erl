@@ -89,18 +89,15 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes) ->
     end.
 
 measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0) ->
-    ok = beamscale_sampler:set_args(Sampler, phase_name(Scenario, 0.5)),
+    Phase = beamscale_seconds_phase:start(Sampler, Scenario),
     ok = beamscale_sampler:watch(Sampler, Watched),
-    Csv = open_csv(Dir, "load.csv", beamscale_load_results:csv_header()),
-    Errors = open_csv(Dir, "errors.csv", beamscale_load_results:errors_header()),
     Quiet = maps:get(quiet, Opts, false),
     {LoadNodes, #{os_pids := OsPids} = Procs} = Nodes,
     Memory = beamscale_load_memory:start(OsPids),
-    Web = web_start(Scenario, Opts),
-    OnSecond0 = on_second(Scenario, {Csv, Errors}, Sampler, Quiet, Web),
-    OnSecond = fun(Row) -> ok = beamscale_load_memory:second(Memory, Row), OnSecond0(Row) end,
+    Seconds = seconds(Scenario, Opts, Phase, Memory),
     OnDown = fun(Down) -> Quiet orelse io:put_chars(load_node_down_line(Down)) end,
-    RunOpts = maps:merge(#{on_second => OnSecond, on_load_node_down => OnDown},
+    RunOpts = maps:merge(#{on_second => beamscale_seconds:on_second(Seconds),
+                           on_load_node_down => OnDown},
                          maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
@@ -113,9 +110,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
              after
                  ok = beamscale_sampler:stop(Sampler),
-                 _ = Web =:= none orelse beamscale_web_load:done(Web),
-                 ok = file:close(Csv),
-                 ok = file:close(Errors)
+                 ok = beamscale_seconds:stop(Seconds)
              end,
     Downs = beamscale_targets:downs(Watch),
     case Result of
@@ -128,23 +123,21 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
         {error, _} = Error -> unlink(Memory), exit(Memory, kill), Error
     end.
 
-open_csv(Dir, Name, Header) ->
-    {ok, F} = file:open(filename:join(Dir, Name), [write]),
-    ok = file:write(F, beamscale_format_csv:line(Header)),
-    F.
-
-%% Each second: a load.csv line, the live line, and the sampler told the coming second's phase.
-on_second(Scenario, {Csv, Errors}, Sampler, Quiet, Web) ->
-    fun(#{t_s := T} = Row) ->
-            _ = Web =:= none orelse beamscale_web_load:second(Web, Row),
-            ok = file:write(Csv, beamscale_format_csv:line(beamscale_load_results:csv_row(Row))),
-            ok = file:write(Errors, [beamscale_format_csv:line(E)
-                                     || E <- beamscale_load_results:errors_rows(Row)]),
-            Next = phase_name(Scenario, T + 0.5),
-            _ = Next =:= phase_name(Scenario, T - 0.5)
-                orelse beamscale_sampler:set_args(Sampler, Next),
-            Quiet orelse io:put_chars(beamscale_load_results:live_line(Row))
-    end.
+%% Each second, in turn: load.csv and errors.csv rows, the memory tracker, the sampler told the
+%% coming second's phase, the live page (--web), the live line (unless quiet).
+seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
+    Csv = fun(Name, Header, Rows) ->
+                  {beamscale_seconds_csv,
+                   beamscale_seconds_csv:start(filename:join(Dir, Name), Header, Rows)}
+          end,
+    [Csv("load.csv", beamscale_load_results:csv_header(),
+         fun(Row) -> [beamscale_load_results:csv_row(Row)] end),
+     Csv("errors.csv", beamscale_load_results:errors_header(),
+         fun beamscale_load_results:errors_rows/1),
+     {beamscale_load_memory, Memory},
+     {beamscale_seconds_phase, Phase}]
+        ++ [{beamscale_web_load, Web} || Web <- [web_start(Scenario, Opts)], Web =/= none]
+        ++ [{beamscale_seconds_line, none} || not maps:get(quiet, Opts, false)].
 
 %% The live page (--web) told a run begins: its phases, label and directory.
 web_start(Scenario, #{web := Web, dir := Dir} = Opts) ->
@@ -152,12 +145,6 @@ web_start(Scenario, #{web := Web, dir := Dir} = Opts) ->
                                                        msacc => msacc(Opts)}),
     Web;
 web_start(_Scenario, _Opts) -> none.
-
-phase_name(Scenario, T) ->
-    case beamscale_load_scenario:phase_at(Scenario, T) of
-        drain -> <<"drain">>;
-        #{name := Name} -> atom_to_binary(Name)
-    end.
 
 label(_Scenario, #{label := L}) -> L;
 label(#{file := File}, _) ->

@@ -7,7 +7,9 @@
 %% only when the users in flight reach a new peak (a few small files, once a second at most).
 -module(beamscale_load_memory).
 
--export([start/1, second/2, peak/1, vm_rss/1, summary/3, closing_line/1]).
+-behaviour(beamscale_seconds).
+
+-export([start/1, second/2, stop/1, peak/1, vm_rss/1, summary/3, closing_line/1]).
 -export_type([peak/0]).
 
 %% users_in_flight: at the busiest second; rss_bytes: the processes' VmRSS summed then;
@@ -33,6 +35,10 @@ start(OsPids) ->
 second(Pid, #{sessions_started := S, sessions_done := D}) ->
     Pid ! {second, S - D},
     ok.
+
+%% @doc Nothing yet when the run's seconds end: the tracker ends with `peak/1'.
+-spec stop(pid()) -> ok.
+stop(_Pid) -> ok.
 
 %% @doc The figures at the peak; the tracker ends.
 -spec peak(pid()) -> peak().

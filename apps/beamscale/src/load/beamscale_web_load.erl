@@ -5,7 +5,9 @@
 %% from the run directory. Runs one after another (saturate's levels) each start afresh.
 -module(beamscale_web_load).
 
--export([start_run/3, second/2, done/1]).
+-behaviour(beamscale_seconds).
+
+-export([start_run/3, second/2, stop/1]).
 
 %% label: shown in the title; msacc: the share of each interval msacc was on.
 -type info() :: #{dir := file:filename(), label := binary(), msacc := 0..100}.
@@ -28,8 +30,8 @@ start_run(Web, Scenario, #{dir := Dir, label := Label, msacc := Msacc}) ->
 second(Web, Row) -> beamscale_web:feed(Web, fun(F) -> render(add(F, Row)) end).
 
 %% @doc The run is over: the page says so and stops asking.
--spec done(beamscale_web:web()) -> ok.
-done(Web) ->
+-spec stop(beamscale_web:web()) -> ok.
+stop(Web) ->
     beamscale_web:feed(Web, fun(#{state := _} = F) -> render(F#{state := done});
                                (F) -> {F, #{page => <<"no run">>, json => <<"{}">>}}
                             end).
