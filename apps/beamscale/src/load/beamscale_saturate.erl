@@ -241,7 +241,7 @@ live(Level, X, #{web := Web, dir := Dir, mode := Mode}) ->
                                                 closed -> "users in a loop"
                                             end])),
     ok = beamscale_web_load:start_run(Web, Level, #{dir => Dir, label => Label, msacc => 0}),
-    #{on_second => fun(Row) -> beamscale_web_load:second(Web, Row) end};
+    #{on_second => beamscale_seconds:on_second([{beamscale_web_load, Web}])};
 live(_Level, _X, _Ctx) -> #{}.
 
 line(#{offered_per_s := R, users := N, achieved_per_s := A, requests_per_s := Q, p99_ms := P99,

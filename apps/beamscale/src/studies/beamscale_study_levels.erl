@@ -297,5 +297,5 @@ live(Scenario, #{bench := B, env := E, args := A}, #{web := Web, dir := Dir}) ->
     Msacc = maps:get(msacc, beamscale_sampler:defaults()),
     ok = beamscale_web_load:start_run(Web, Scenario, #{dir => Dir, label => Label,
                                                        msacc => Msacc}),
-    #{on_second => fun(Row) -> beamscale_web_load:second(Web, Row) end};
+    #{on_second => beamscale_seconds:on_second([{beamscale_web_load, Web}])};
 live(_Scenario, _Meta, _Run) -> #{}.
