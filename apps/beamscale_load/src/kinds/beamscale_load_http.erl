@@ -138,7 +138,12 @@ response(S, Buf, Deadline, Spec) ->
                       chunked => false, head => ?MAX_HEAD - (byte_size(Buf) - byte_size(Rest)),
                       max => beamscale_load_reader:max(S)});
         {more, _} when byte_size(Buf) > ?MAX_HEAD -> {error, ?READER({head_too_big, ?MAX_HEAD})};
-        {more, _} -> recv(S, Buf, Deadline, fun(B) -> response(S, B, Deadline, Spec) end);
+        {more, _} ->
+            %% Bytes that cannot begin "HTTP/" fail now, not at the deadline or the bound.
+            case binary:longest_common_prefix([Buf, <<"HTTP/">>]) of
+                N when N < byte_size(Buf), N < 5 -> {error, ?READER({bad_response, "HTTP"})};
+                _ -> recv(S, Buf, Deadline, fun(B) -> response(S, B, Deadline, Spec) end)
+            end;
         _ -> {error, ?READER({bad_response, "HTTP"})}
     end.
 
