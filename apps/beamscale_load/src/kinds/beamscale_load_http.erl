@@ -47,7 +47,7 @@ check(_Spec, _Target) -> {error, target, "http needs a host:port target"}.
 checked(#{method := M, path := P, headers := H, body := B, status := St, respond := R,
           version := V}, Host, Port) ->
     case crlf([{method, atom_to_list(M)}, {path, P} | [{headers, [N, V1]} || {N, V1} <- H]]) of
-        {bad, Key} -> {error, Key, "CR or LF in it would split the request (not sent)"};
+        {bad, Key} -> {error, Key, "CR or LF would split the request line or header (injection)"};
         ok -> {ok, #{bytes => bytes(M, {P, V}, H, B, Host, Port), status => St,
                       head => M =:= head, respond => R}}
     end.

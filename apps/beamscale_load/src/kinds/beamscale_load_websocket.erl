@@ -57,7 +57,7 @@ respond(Error, _) -> Error.
 
 connect_spec(Spec, Host, Port) ->
     case [K || K <- [path, subprotocols], crlf(maps:get(K, Spec, ""))] of
-        [K | _] -> {error, K, "CR or LF in it would split the request (not sent)"};
+        [K | _] -> {error, K, "CR or LF would split the request line or header (injection)"};
         [] -> connect_spec_(Spec, Host, Port)
     end.
 
