@@ -10,6 +10,8 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([endless_header/1, huge_length/1, huge_chunk/1, stream_during_think/1,
          ws_flood_load_node/1]).
+-export([endless_header/0, huge_length/0, huge_chunk/0, stream_during_think/0,
+         ws_flood_load_node/0]).
 
 %% The issue's bound for all beamscale processes.
 -define(MAX_RSS_KB, 300 * 1024).
@@ -28,6 +30,12 @@ init_per_suite(Config) ->
 end_per_suite(_Config) -> ok.
 
 -define(HTTP, "[{http, #{timeout_ms => 1000}}]").
+
+endless_header() -> [{doc, "An endless header line: under 300 MB, one reason, exit 1."}].
+huge_length() -> [{doc, "Content-Length 10^32: under 300 MB, one reason, exit 1."}].
+huge_chunk() -> [{doc, "A chunk of 2^64-1 bytes: under 300 MB, one reason, exit 1."}].
+stream_during_think() -> [{doc, "Bytes streamed through a think: under 300 MB, exit 1."}].
+ws_flood_load_node() -> [{doc, "Frames flooding a load node's user: under 300 MB, exit 1."}].
 
 endless_header(C) -> cli(C, http_endless_header, ?HTTP, 0, 1000).
 huge_length(C) -> cli(C, http_huge_length, ?HTTP, 0, 1000).

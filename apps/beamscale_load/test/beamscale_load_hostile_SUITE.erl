@@ -8,6 +8,13 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([http_endless_header/0, http_header_lines/0, http_huge_length/0, http_length_2gb/0,
+         http_body_until_close/0, http_huge_chunk/0, http_chunk_flood/0, http_short_body/0,
+         http_long_body/0, http_garbage/0, http_not_http/0, http_reset/0, http_stream_after/0,
+         http_slowloris/0, http_bad_chunk/0, http_bad_length/0, http_injection/0, ws_pong_flood/0,
+         ws_giant_frame/0, ws_masked_frame/0, ws_garbage_handshake/0, ws_flood_think/0,
+         mysql_garbage/0, mysql_endless_packet/0, pgsql_notices/0, pgsql_garbage/0,
+         pgsql_endless_rows/0, tcp_until_endless/0, raw_stream_think/0, udp_foreign/0]).
 -export([http_endless_header/1, http_header_lines/1, http_huge_length/1, http_length_2gb/1,
          http_body_until_close/1, http_huge_chunk/1, http_chunk_flood/1, http_short_body/1,
          http_long_body/1, http_garbage/1, http_not_http/1, http_reset/1, http_stream_after/1,
@@ -38,6 +45,37 @@ all() -> beamscale_load_hostile_servers:names().
 init_per_suite(Config) -> Config.
 
 end_per_suite(_Config) -> ok.
+
+http_endless_header() -> [{doc, "An endless header line: cut at 64 KiB of head."}].
+http_header_lines() -> [{doc, "Header lines without end: cut at 64 KiB of head."}].
+http_huge_length() -> [{doc, "Content-Length 10^32: refused at once, nothing buffered."}].
+http_length_2gb() -> [{doc, "Content-Length 2 GB: refused at once, nothing buffered."}].
+http_body_until_close() -> [{doc, "A body without length streamed on: bytes nobody asked for."}].
+http_huge_chunk() -> [{doc, "A chunk of 2^64-1 bytes: refused at once."}].
+http_chunk_flood() -> [{doc, "Endless one-byte chunks: bounded by bytes or by the deadline."}].
+http_short_body() -> [{doc, "A body shorter than its Content-Length: the deadline holds."}].
+http_long_body() -> [{doc, "A body longer than its Content-Length: the rest is unsolicited."}].
+http_garbage() -> [{doc, "Random bytes for a reply: one named reason, not one per reply."}].
+http_not_http() -> [{doc, "Another protocol's greeting: bad response (not HTTP)."}].
+http_reset() -> [{doc, "A reset in the middle of a reply: connection closed."}].
+http_stream_after() -> [{doc, "A server streaming after its reply, through the think."}].
+http_slowloris() -> [{doc, "A byte every 100 ms: the deadline holds."}].
+http_bad_chunk() -> [{doc, "A chunk size that is not hexadecimal: bad chunk."}].
+http_bad_length() -> [{doc, "A Content-Length that is not a number: named reason."}].
+http_injection() -> [{doc, "CR LF from a reply into a variable: request not sent, none smuggled."}].
+ws_pong_flood() -> [{doc, "Pong frames without end after the handshake: bounded."}].
+ws_giant_frame() -> [{doc, "A frame of 2^62 bytes: refused at its header."}].
+ws_masked_frame() -> [{doc, "A masked server frame: a protocol error, named."}].
+ws_garbage_handshake() -> [{doc, "Garbage for the 101 response: named reason."}].
+ws_flood_think() -> [{doc, "Frames flooding through a think: no memory held."}].
+mysql_garbage() -> [{doc, "Garbage for the MySQL greeting: named reason."}].
+mysql_endless_packet() -> [{doc, "An endless MySQL packet: bounded."}].
+pgsql_notices() -> [{doc, "PostgreSQL notices before and after authentication: accepted."}].
+pgsql_garbage() -> [{doc, "Garbage after the startup message: named reason."}].
+pgsql_endless_rows() -> [{doc, "Endless DataRows to a query: bounded by max_reply_bytes."}].
+tcp_until_endless() -> [{doc, "tcp {until, Delimiter} against an endless stream: bounded."}].
+raw_stream_think() -> [{doc, "raw over a stream that never stops: memory bounded."}].
+udp_foreign() -> [{doc, "UDP replies from a foreign port: not counted as replies."}].
 
 http_endless_header(C) -> hostile(?FUNCTION_NAME, C).
 http_header_lines(C) -> hostile(?FUNCTION_NAME, C).
