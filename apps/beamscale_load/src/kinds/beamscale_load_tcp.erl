@@ -14,9 +14,9 @@
 -type conn() :: {socket(), binary()}.
 
 -define(CONNECT_TIMEOUT, 5000).
-%% Passive, always: a server streaming while the user thinks fills the kernel's buffer, not the
-%% user's mailbox (it held 3 GB with `{active, true}'); `beamscale_load_reader' reads.
--define(SOCKET_OPTS, [binary, {active, false}, {nodelay, true}, {packet, raw}]).
+%% Never `{active, true}': a server streaming while the user thinks filled its mailbox (3 GB);
+%% `beamscale_load_reader' keeps a few messages at most, the rest in the kernel's buffer.
+-define(SOCKET_OPTS, [binary, {nodelay, true}, {packet, raw}]).
 
 %% @doc `#{send => Bytes, reply => {length, N} | {until, Delimiter} | none}' against host:port.
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
@@ -46,9 +46,15 @@ iodata(D) ->
 %% it takes is the connect time that `beamscale_load_request' records.
 -spec connect(map()) -> {ok, conn()} | {error, term()}.
 connect(#{host := Host, port := Port} = Target) ->
+    %% Passive until TLS takes the socket over (ssl wants it so); TLS arms it again.
+    Active = case Target of
+                 #{tls := _} -> {active, false};
+                 _ -> beamscale_load_reader:active()
+             end,
     %% The user's source address (`source_ips'), if the scenario gives some.
     case gen_tcp:connect(beamscale_load_source:peer(Host), Port,
-                         beamscale_load_source:opts() ++ ?SOCKET_OPTS, ?CONNECT_TIMEOUT) of
+                         beamscale_load_source:opts() ++ [Active | ?SOCKET_OPTS],
+                         ?CONNECT_TIMEOUT) of
         {ok, S} -> tls(S, Target);
         {error, Reason} -> {error, {connect, Reason}}
     end.
@@ -127,10 +133,9 @@ close({S, _}) -> drop(S).
 %% @doc Close a socket and drop what it delivered but nobody read.
 -spec drop(socket()) -> ok.
 drop(S) when is_port(S) ->
-    ok = beamscale_load_reader:closed(S),
-    gen_tcp:close(S);
+    ok = gen_tcp:close(S),
+    beamscale_load_reader:closed(S);
 drop(S) ->
-    ok = beamscale_load_reader:closed(S),
     %% A TLS close may fail when the peer has gone already: the socket is gone either way.
     _ = ssl:close(S),
-    ok.
+    beamscale_load_reader:closed(S).
