@@ -6,7 +6,7 @@
 %%   most the socket's `buffer' each (1460 bytes by default) wait in the user's mailbox; past them
 %%   the socket turns passive, what comes stays in the kernel's receive buffer, and TCP's flow
 %%   control stops the server there. The socket is armed again only by a read that wants more.
-%%   Messages, not a passive `recv' per read: that cost 30 to 70 % more CPU per HTTP request.
+%%   Messages, not a passive `recv' per read: that cost 60 % more reductions per HTTP request.
 %% - The deadline is absolute, from the request's start (`start/1'): a server that sends a byte
 %%   at a time, or an endless stream, is cut at the deadline as one that sends nothing.
 %% - A request reads at most `max_reply_bytes' (the target's, default ?DEFAULT_MAX): past it the
