@@ -28,8 +28,10 @@ prepare(#{template := {dynamic, _}, head := {_, {dynamic, _} = Template, Body}, 
           add_cookies := [], cookies := false}, _Mod, Spec, _Target, {Vars, Jar}) ->
     %% The common case (placeholders in the path or headers, no cookie, no credentials) without
     %% the general case's steps: the head filled and the request sent.
-    {Filled, Unset} = beamscale_load_vars:fill_head(Template, Vars),
-    {ok, Spec#{bytes := [Filled, "\r\n", Body]}, Jar, Unset};
+    case beamscale_load_vars:fill_head(Template, Vars) of
+        {crlf, Name} -> {error, crlf(Name), Jar, []};
+        {Filled, Unset} -> {ok, Spec#{bytes := [Filled, "\r\n", Body]}, Jar, Unset}
+    end;
 prepare(#{add_cookies := Add} = Dyn, Mod, Spec, Target, {Vars, Jar0}) ->
     Jar = case Add of
               [] -> Jar0;
@@ -44,17 +46,27 @@ prepare(#{add_cookies := Add} = Dyn, Mod, Spec, Target, {Vars, Jar0}) ->
     end.
 
 %% The head built at validation filled, the request's own headers put before the blank line.
-fill(#{head := {Head, Template, Body}} = Dyn, _Mod, Spec, {_, Vars, Jar, Cookie}) ->
-    {Filled, Unset} = case Template of
-                          static -> {Head, []};
-                          _ -> beamscale_load_vars:fill_head(Template, Vars)
-                      end,
+fill(#{head := {Head, Template, _}} = Dyn, _Mod, Spec, {_, Vars, Jar, _} = Ctx) ->
+    case Template of
+        static -> fill_head(Dyn, Spec, Ctx, {Head, []});
+        _ -> case beamscale_load_vars:fill_head(Template, Vars) of
+                 {crlf, Name} -> {error, crlf(Name), Jar, []};
+                 Filled -> fill_head(Dyn, Spec, Ctx, Filled)
+             end
+    end;
+fill(Dyn, Mod, _Spec, {Target, Vars, Jar, Cookie}) -> build(Dyn, Mod, Target, {Vars, Jar, Cookie}).
+
+%% A variable's value with CR or LF is not sent (the request it would split is counted).
+crlf(Name) ->
+    {bad_request, head, lists:flatten(io_lib:format("variable ~ts holds CR or LF: it would split "
+                                                    "the request", [Name]))}.
+
+fill_head(#{head := {_, _, Body}} = Dyn, Spec, {_, Vars, Jar, Cookie}, {Filled, Unset}) ->
     Bytes = case Cookie ++ auth_header(Dyn, Vars, none) of
                 [] -> [Filled, "\r\n", Body];
                 Hs -> [Filled, [[N, ": ", V, "\r\n"] || {N, V} <- Hs], "\r\n", Body]
             end,
-    {ok, Spec#{bytes := Bytes}, Jar, Unset};
-fill(Dyn, Mod, _Spec, {Target, Vars, Jar, Cookie}) -> build(Dyn, Mod, Target, {Vars, Jar, Cookie}).
+    {ok, Spec#{bytes := Bytes}, Jar, Unset}.
 
 %% The spec filled and checked again by its kind.
 build(#{template := Template} = Dyn, Mod, Target, {Vars, Jar, Cookie}) ->

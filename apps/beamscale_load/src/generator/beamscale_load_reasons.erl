@@ -32,6 +32,8 @@ text({status, N}) when is_integer(N) -> <<"http status ", (integer_to_binary(N))
 text({unset_variable, Name}) when is_binary(Name) ->
     fmt("variable ~ts unset (no value when the request was sent)", [Name]);
 text({connect, econnrefused}) -> <<"connection refused">>;
+%% A request filled from variables that its kind refuses (CR LF from a reply, say): not sent.
+text({bad_request, Key, Msg}) when is_atom(Key) -> fmt("request not sent: ~ts: ~ts", [Key, Msg]);
 text({connect, timeout}) -> <<"connect timeout">>;
 %% A process out of files: its own reason, which the closing lines name with the limit.
 text({connect, emfile}) -> <<"connect: emfile (too many open files)">>;
@@ -52,7 +54,8 @@ text({Class, R}) when Class =:= error; Class =:= exit; Class =:= throw ->
 %% A request kind's own error in its words; a closed list, so no module a reason names is
 %% called unless it is one of these.
 text({Mod, R}) when Mod =:= beamscale_load_websocket; Mod =:= beamscale_load_mysql;
-                    Mod =:= beamscale_load_pgsql; Mod =:= beamscale_load_tls ->
+                    Mod =:= beamscale_load_pgsql; Mod =:= beamscale_load_tls;
+                    Mod =:= beamscale_load_reader ->
     fmt("~ts", [Mod:format_error(R)]);
 %% A MySQL server's ERR packet (the mysql kind) in the server's own words.
 text({mysql_error, Code, State, Msg}) when is_integer(Code) ->

@@ -201,24 +201,33 @@ walk(X, _, U) -> {X, U}.
 %% @doc A text template filled as iodata, with the names that were unset: an http head filled
 %% per request is sent as it is, with no walk of a term nor binary built (docs/scenario.md,
 %% "Client CPU").
--spec fill_head(template(), vars()) -> {iodata(), [binary()]}.
+-spec fill_head(template(), vars()) -> {iodata(), [binary()]} | {crlf, binary()}.
 fill_head({dynamic, {'$tpl', bin, Parts}}, Vars) ->
     case fill_io(Parts, Vars, [], []) of
+        {crlf, _} = Bad -> Bad;
         {_, []} = Filled -> Filled;
         {Io, Unset} -> {Io, lists:usort(Unset)}
     end;
 fill_head(Template, Vars) -> render(Template, Vars).
 
-%% Left-nested iodata: no list reversed.
+%% Left-nested iodata: no list reversed. A value holding CR or LF would end the request line
+%% or header it is in (what follows: a header or a second request of its choosing, as a hostile
+%% server's reply put in a variable can choose): `{crlf, Name}' instead.
 fill_io([B | Parts], Vars, Io, U) when is_binary(B) -> fill_io(Parts, Vars, [Io, B], U);
 fill_io([{var, N} | Parts], Vars, Io, U) ->
     case Vars of
-        #{N := V} -> fill_io(Parts, Vars, [Io, V], U);
+        #{N := V} -> head_value(N, V, Parts, Vars, Io, U);
         _ -> fill_io(Parts, Vars, Io, [N | U])
     end;
 fill_io([{call, {M, F}} | Parts], Vars, Io, U) ->
-    fill_io(Parts, Vars, [Io, value(M:F(Vars))], U);
+    head_value(atom_to_binary(F), value(M:F(Vars)), Parts, Vars, Io, U);
 fill_io([], _Vars, Io, U) -> {Io, U}.
+
+head_value(N, V, Parts, Vars, Io, U) ->
+    case binary:match(V, [<<"\r">>, <<"\n">>]) of
+        nomatch -> fill_io(Parts, Vars, [Io, V], U);
+        _ -> {crlf, N}
+    end.
 
 %% @doc The text of parsed parts with the variables' values (unset ones empty).
 -spec fill(parts(), vars()) -> binary().

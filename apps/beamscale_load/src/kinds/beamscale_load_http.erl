@@ -12,6 +12,10 @@
 -import(beamscale_load_http_chunked, [chunk/3, recv/4]).
 
 -define(METHODS, [get, head, post, put, delete, patch, options]).
+%% The most bytes of a response's status line and headers (nginx's large_client_header_buffers
+%% allow 32 KiB per line).
+-define(MAX_HEAD, 64 * 1024).
+-define(READER(R), {beamscale_load_reader, R}).
 
 %% @doc `#{method => get, path => "/", headers => [{Name, Value}], body => Bytes,
 %% status => 200, respond => false, version => "1.1"}' (all optional) against host:port;
@@ -34,10 +38,26 @@ check(Spec, #{host := Host, port := Port}) ->
        not (is_binary(B) orelse is_list(B)) -> {error, body, "expected iodata"};
        not is_integer(St) -> {error, status, "expected the expected status code"};
        not is_boolean(R), R =/= body -> {error, respond, "expected true, false or body"};
-       true -> {ok, #{bytes => bytes(M, {P, V}, H, B, Host, Port), status => St,
-                      head => M =:= head, respond => R}}
+       true -> checked(S, Host, Port)
     end;
 check(_Spec, _Target) -> {error, target, "http needs a host:port target"}.
+
+%% CR or LF in a request line or header would end it there: what follows would be a header, or a
+%% second (smuggled) request, of the scenario's or of a hostile server's choosing (a variable).
+checked(#{method := M, path := P, headers := H, body := B, status := St, respond := R,
+          version := V}, Host, Port) ->
+    case crlf([{method, atom_to_list(M)}, {path, P} | [{headers, [N, V1]} || {N, V1} <- H]]) of
+        {bad, Key} -> {error, Key, "CR or LF would split the request line or header (injection)"};
+        ok -> {ok, #{bytes => bytes(M, {P, V}, H, B, Host, Port), status => St,
+                      head => M =:= head, respond => R}}
+    end.
+
+crlf([]) -> ok;
+crlf([{Key, Text} | More]) ->
+    case binary:match(iolist_to_binary(Text), [<<"\r">>, <<"\n">>]) of
+        nomatch -> crlf(More);
+        _ -> {bad, Key}
+    end.
 
 bytes(Method, {Path, Version}, Headers, Body, Host, Port) ->
     Len = iolist_size(Body),
@@ -68,9 +88,15 @@ connect(Target) -> beamscale_load_tcp:connect(Target).
 -spec request(map(), beamscale_load_tcp:conn(), pos_integer()) ->
     beamscale_load_request:result().
 request(#{bytes := Bytes} = Spec, {S, Buf}, Timeout) ->
+    case beamscale_load_reader:idle(S, Buf) of
+        ok -> send(Spec, S, Bytes, Timeout);
+        {error, Reason} -> gone(S, Reason)
+    end.
+
+send(Spec, S, Bytes, Timeout) ->
     case beamscale_load_tcp:send(S, Bytes) of
         ok ->
-            case response(S, Buf, beamscale_load_tcp:deadline(Timeout), Spec) of
+            case response(S, <<>>, beamscale_load_tcp:deadline(Timeout), Spec) of
                 {ok, #{status := Got, conn := Keep, rest := Rest} = Acc} ->
                     Conn = case Keep of
                                keep -> {S, Rest};
@@ -102,28 +128,41 @@ gone(S, Reason) ->
     ok = beamscale_load_tcp:drop(S),
     {error, Reason, closed}.
 
+%% The status line and headers: at most ?MAX_HEAD bytes in all (an endless header line is cut
+%% there, not buffered until the deadline); reasons named, never the bytes received.
 response(S, Buf, Deadline, Spec) ->
     case erlang:decode_packet(http_bin, Buf, []) of
         {ok, {http_response, _Version, Status, _}, Rest} ->
-            headers(S, Rest, Deadline, Spec, #{status => Status, length => 0, conn => keep,
-                                               headers => [], chunks => [], chunked => false});
-        {ok, Other, _} -> {error, {bad_response, Other}};
-        {more, _} -> recv(S, Buf, Deadline, fun(B) -> response(S, B, Deadline, Spec) end);
-        {error, Reason} -> {error, {bad_response, Reason}}
+            headers(S, Rest, Deadline, Spec,
+                    #{status => Status, length => 0, conn => keep, headers => [], chunks => [],
+                      chunked => false, head => ?MAX_HEAD - (byte_size(Buf) - byte_size(Rest)),
+                      max => beamscale_load_reader:max(S)});
+        {more, _} when byte_size(Buf) > ?MAX_HEAD -> {error, ?READER({head_too_big, ?MAX_HEAD})};
+        {more, _} ->
+            %% Bytes that cannot begin "HTTP/" fail now, not at the deadline or the bound.
+            case binary:longest_common_prefix([Buf, <<"HTTP/">>]) of
+                N when N < byte_size(Buf), N < 5 -> {error, ?READER({bad_response, "HTTP"})};
+                _ -> recv(S, Buf, Deadline, fun(B) -> response(S, B, Deadline, Spec) end)
+            end;
+        _ -> {error, ?READER({bad_response, "HTTP"})}
     end.
 
-headers(S, Buf, Deadline, Spec, Acc) ->
+headers(_S, _Buf, _Deadline, _Spec, #{head := Left}) when Left < 0 ->
+    {error, ?READER({head_too_big, ?MAX_HEAD})};
+headers(S, Buf, Deadline, Spec, #{head := Left} = Acc) ->
     case erlang:decode_packet(httph_bin, Buf, []) of
         {ok, http_eoh, Rest} -> body(S, Rest, Deadline, Spec, Acc);
         {ok, {http_header, _, Name, _, V} = H, Rest} ->
-            headers(S, Rest, Deadline, Spec, header(Name, V, keep(H, Spec, Acc)));
+            Acc1 = Acc#{head := Left - (byte_size(Buf) - byte_size(Rest))},
+            headers(S, Rest, Deadline, Spec, header(Name, V, keep(H, Spec, Acc1)));
+        {more, _} when byte_size(Buf) > Left -> {error, ?READER({head_too_big, ?MAX_HEAD})};
         {more, _} -> recv(S, Buf, Deadline, fun(B) -> headers(S, B, Deadline, Spec, Acc) end);
-        {ok, Other, _} -> {error, {bad_header, Other}};
-        {error, Reason} -> {error, {bad_header, Reason}}
+        _ -> {error, ?READER(bad_header)}
     end.
 
-header('Content-Length', V, Acc) ->
+header('Content-Length', V, #{max := Max} = Acc) ->
     try binary_to_integer(ows_end(V)) of
+        Len when Len > Max -> Acc#{length := {too_big, Max}};
         Len when Len >= 0 -> Acc#{length := Len};
         _ -> Acc#{length := {bad, V}}
     catch error:badarg -> Acc#{length := {bad, V}}
@@ -159,10 +198,15 @@ keep(_, _, Acc) -> Acc.
 body(_S, Buf, _Deadline, #{head := true}, Acc) -> {ok, Acc#{rest => Buf}};
 body(S, Buf, Deadline, Spec, #{chunked := true} = Acc) ->
     beamscale_load_http_chunked:body(S, Buf, Deadline, Spec, Acc);
-body(_S, _Buf, _Deadline, _Spec, #{length := {bad, V}}) -> {error, {bad_length, V}};
+body(_S, _Buf, _Deadline, _Spec, #{length := {too_big, Max}}) -> {error, ?READER({too_big, Max})};
+body(_S, _Buf, _Deadline, _Spec, #{length := {bad, _}}) -> {error, ?READER(bad_length)};
 body(_S, Buf, _Deadline, Spec, #{length := Len} = Acc) when byte_size(Buf) >= Len ->
     <<Body:Len/binary, Rest/binary>> = Buf,
     {ok, (chunk(Body, Spec, Acc))#{rest => Rest}};
+%% A body nobody needs is dropped as it comes: the user holds one read of it at a time.
+body(S, Buf, Deadline, #{respond := false} = Spec, #{length := Len} = Acc) ->
+    Acc1 = Acc#{length := Len - byte_size(Buf)},
+    recv(S, <<>>, Deadline, fun(B) -> body(S, B, Deadline, Spec, Acc1) end);
 body(S, Buf, Deadline, Spec, Acc) ->
     recv(S, Buf, Deadline, fun(B) -> body(S, B, Deadline, Spec, Acc) end).
 

@@ -7,18 +7,21 @@
 
 %% A chunk-size line longer than this is not HTTP: refused rather than buffered without end.
 -define(MAX_LINE, 4096).
+-define(READER(R), {beamscale_load_reader, R}).
 
 %% @doc Read the chunks in `Buf' (and from the socket until `Deadline'); `{ok, Acc}' with the
 %% bytes after the body in `rest'.
 -spec body(gen_tcp:socket(), binary(), integer(), map(), map()) ->
     {ok, map()} | {error, term()}.
-body(S, Buf, Deadline, Spec, Acc) ->
+body(S, Buf, Deadline, Spec, #{max := Max} = Acc) ->
     case line(Buf) of
         {ok, Line, Rest} ->
             case chunk_size(Line) of
                 {ok, 0} -> trailers(S, Rest, Deadline, Acc);
+                %% A chunk the reply's bound cannot hold fails now, not when its bytes have come.
+                {ok, N} when N > Max -> {error, ?READER({too_big, Max})};
                 {ok, N} -> data(S, Rest, N, Deadline, Spec, Acc);
-                error -> {error, {bad_chunk, Line}}
+                error -> {error, ?READER(bad_chunk)}
             end;
         more -> more(S, Buf, Deadline, fun(B) -> body(S, B, Deadline, Spec, Acc) end);
         {error, _} = E -> E
@@ -28,8 +31,11 @@ data(S, Buf, N, Deadline, Spec, Acc) when byte_size(Buf) >= N + 2 ->
     case Buf of
         <<Data:N/binary, "\r\n", Rest/binary>> ->
             body(S, Rest, Deadline, Spec, chunk(Data, Spec, Acc));
-        _ -> {error, {bad_chunk, no_crlf}}
+        _ -> {error, ?READER(bad_chunk)}
     end;
+%% Data nobody needs is dropped as it comes (its CR LF waits for the check above).
+data(S, Buf, N, Deadline, #{respond := false} = Spec, Acc) when byte_size(Buf) < N ->
+    more(S, <<>>, Deadline, fun(B) -> data(S, B, N - byte_size(Buf), Deadline, Spec, Acc) end);
 data(S, Buf, N, Deadline, Spec, Acc) ->
     more(S, Buf, Deadline, fun(B) -> data(S, B, N, Deadline, Spec, Acc) end).
 
@@ -44,7 +50,7 @@ trailers(S, Buf, Deadline, Acc) ->
 line(Buf) ->
     case binary:match(Buf, <<"\r\n">>) of
         {At, 2} -> {ok, binary:part(Buf, 0, At), binary:part(Buf, At + 2, byte_size(Buf) - At - 2)};
-        nomatch when byte_size(Buf) > ?MAX_LINE -> {error, {bad_chunk, line_too_long}};
+        nomatch when byte_size(Buf) > ?MAX_LINE -> {error, ?READER(bad_chunk)};
         nomatch -> more
     end.
 

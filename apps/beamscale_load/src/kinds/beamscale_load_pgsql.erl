@@ -248,8 +248,11 @@ until_ready(S, Buf, Deadline, {Rows, Err}) ->
         {error, Reason} -> gone(S, Reason)
     end.
 
+%% NoticeResponse, ParameterStatus and NotificationResponse may come at any time (the protocol's
+%% "asynchronous operations"), before authentication ends too: skipped wherever they come.
 next(S, Buf, Deadline) ->
     case ?C:decode(Buf, ?MAX_MESSAGE) of
+        {ok, {T, _}, Rest} when T =:= $N; T =:= $S; T =:= $A -> next(S, Rest, Deadline);
         {ok, _, _} = Msg -> Msg;
         more -> case beamscale_load_tcp:recv_more(S, Buf, Deadline) of
                     {ok, B} -> next(S, B, Deadline);
@@ -280,7 +283,9 @@ format_error(not_authenticated) -> "a pgsql request before authenticate";
 format_error({auth_method, N}) -> io_lib:format("unsupported authentication request ~b", [N]);
 format_error({sasl_mechanisms, Ms}) -> ["no SCRAM-SHA-256 among ", lists:join(", ", Ms)];
 format_error({scram, Why}) -> io_lib:format("SCRAM failed: ~tp", [Why]);
-format_error({unexpected, T}) -> io_lib:format("unexpected message ~c", [T]);
+format_error({unexpected, T}) when T >= $\s, T =< $~ ->
+    io_lib:format("unexpected message ~c", [T]);
+format_error({unexpected, T}) -> io_lib:format("unexpected message (byte ~b)", [T]);
 format_error(ssl_refused) -> "the server refused TLS (its SSLRequest answer was N: ssl is off)";
 format_error(bad_ssl_answer) -> "not S or N in answer to the SSLRequest";
 format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).

@@ -8,14 +8,15 @@
 -export([check/2, connect/1, request/3, close/1]).
 -export_type([conn/0]).
 
--type conn() :: beamscale_load_tcp:conn() | {udp, gen_udp:socket(), string(), inet:port_number()}.
+-type conn() :: beamscale_load_tcp:conn() | {udp, gen_udp:socket()}.
 
 %% The largest `datasize': the bytes are built once per request spec and held by every user, so
 %% a size from the scenario must not ask for unbounded memory. A UDP datagram holds at most 65507.
 -define(MAX_DATASIZE, 16 * 1024 * 1024).
 -define(MAX_UDP, 65507).
-%% Active as for tcp (replies as messages); the socket is the user's own.
--define(UDP_OPTS, [binary, {active, true}]).
+%% Passive as for tcp (beamscale_load_reader): datagrams wait in the kernel's buffer, not in the
+%% user's mailbox.
+-define(UDP_OPTS, [binary, {active, false}]).
 
 %% @doc `#{data => Bytes} or #{datasize => N}, ack => local | no_ack' against host:port (a
 %% target with `transport => udp' sends datagrams).
@@ -51,17 +52,24 @@ too_big(Max) -> "at most " ++ integer_to_list(Max) ++ " bytes".
 %% @doc Open the user's TCP connection (TLS if the target says so) or UDP socket.
 -spec connect(map()) -> {ok, conn()} | {error, term()}.
 connect(#{transport := udp, host := Host, port := Port}) ->
+    %% Bound to the user's source address (or the one its route gives) and connected to the
+    %% server: the kernel then drops datagrams from any other address or port, which a socket
+    %% on 0.0.0.0 counted as replies.
     case gen_udp:open(0, beamscale_load_source:opts() ++ ?UDP_OPTS) of
-        {ok, S} -> {ok, {udp, S, beamscale_load_source:peer(Host), Port}};
+        {ok, S} ->
+            case gen_udp:connect(S, beamscale_load_source:peer(Host), Port) of
+                ok -> {ok, {udp, S}};
+                {error, Reason} -> ok = gen_udp:close(S), {error, {connect, Reason}}
+            end;
         {error, Reason} -> {error, {connect, Reason}}
     end;
 connect(Target) -> beamscale_load_tcp:connect(Target).
 
 %% @doc Send, and wait for the first bytes back unless `no_ack'.
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
-request(#{send := B, ack := Ack}, {udp, S, Host, Port} = Conn, Timeout) ->
+request(#{send := B, ack := Ack}, {udp, S} = Conn, Timeout) ->
     beamscale_load_request:count(bytes_sent, byte_size(B)),
-    case gen_udp:send(S, Host, Port, B) of
+    case gen_udp:send(S, B) of
         ok when Ack =:= no_ack -> {ok, Conn};
         ok -> datagram(S, Conn, Timeout);
         {error, Reason} -> close(Conn), {error, Reason, closed}
@@ -79,29 +87,20 @@ request(#{send := B, ack := Ack}, {S, Buf} = Conn, Timeout) ->
         {error, Reason} -> gone(S, Reason)
     end.
 
-%% A datagram from anyone answers: UDP has no connection, and an echo answers from its port.
+%% The server's next datagram (the socket is connected: no other sender's reaches it).
 datagram(S, Conn, Timeout) ->
-    receive
-        {udp, S, _Ip, _Port, Data} ->
+    case gen_udp:recv(S, 0, Timeout) of
+        {ok, {_Ip, _Port, Data}} ->
             beamscale_load_request:count(bytes_received, byte_size(Data)),
             {ok, Conn};
-        {udp_error, S, Reason} -> {error, Reason, Conn}
-    after Timeout -> {error, timeout, Conn}
+        {error, Reason} -> {error, Reason, Conn}
     end.
 
 gone(S, Reason) ->
     ok = beamscale_load_tcp:drop(S),
     {error, Reason, closed}.
 
-%% @doc Close the user's connection or socket, dropping datagrams nobody read.
+%% @doc Close the user's connection or socket.
 -spec close(conn()) -> ok.
-close({udp, S, _, _}) ->
-    ok = gen_udp:close(S),
-    flush(S);
+close({udp, S}) -> gen_udp:close(S);
 close(Conn) -> beamscale_load_tcp:close(Conn).
-
-flush(S) ->
-    receive
-        {udp, S, _, _, _} -> flush(S)
-    after 0 -> ok
-    end.

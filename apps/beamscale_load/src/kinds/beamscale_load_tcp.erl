@@ -14,10 +14,9 @@
 -type conn() :: {socket(), binary()}.
 
 -define(CONNECT_TIMEOUT, 5000).
-%% Active: replies arrive as messages, with no call into the socket per read (measured cheaper
-%% than passive gen_tcp:recv/3 on the hot path; bench/load_http_vs_tsung_wrk.sh). Only the
-%% user that opened the socket gets them, and it reads them only while it waits for a reply.
--define(SOCKET_OPTS, [binary, {active, true}, {nodelay, true}, {packet, raw}]).
+%% Never `{active, true}': a server streaming while the user thinks filled its mailbox (3 GB);
+%% `beamscale_load_reader' keeps a few messages at most, the rest in the kernel's buffer.
+-define(SOCKET_OPTS, [binary, {nodelay, true}, {packet, raw}]).
 
 %% @doc `#{send => Bytes, reply => {length, N} | {until, Delimiter} | none}' against host:port.
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
@@ -47,14 +46,15 @@ iodata(D) ->
 %% it takes is the connect time that `beamscale_load_request' records.
 -spec connect(map()) -> {ok, conn()} | {error, term()}.
 connect(#{host := Host, port := Port} = Target) ->
-    %% Passive until TLS takes the socket over (ssl wants it so); TLS makes it active again.
-    Opts = case Target of
-               #{tls := _} -> ?SOCKET_OPTS ++ [{active, false}];
-               _ -> ?SOCKET_OPTS
-           end,
+    %% Passive until TLS takes the socket over (ssl wants it so); TLS arms it again.
+    Active = case Target of
+                 #{tls := _} -> {active, false};
+                 _ -> beamscale_load_reader:active()
+             end,
     %% The user's source address (`source_ips'), if the scenario gives some.
     case gen_tcp:connect(beamscale_load_source:peer(Host), Port,
-                         beamscale_load_source:opts() ++ Opts, ?CONNECT_TIMEOUT) of
+                         beamscale_load_source:opts() ++ [Active | ?SOCKET_OPTS],
+                         ?CONNECT_TIMEOUT) of
         {ok, S} -> tls(S, Target);
         {error, Reason} -> {error, {connect, Reason}}
     end.
@@ -62,12 +62,14 @@ connect(#{host := Host, port := Port} = Target) ->
 %% @doc The TLS handshake over an open TCP socket, in passive mode, when the target has `tls'
 %% (for a protocol that starts TLS inside itself, as PostgreSQL does, after its own request).
 -spec tls(gen_tcp:socket(), map()) -> {ok, conn()} | {error, term()}.
-tls(S, #{tls := Opts, host := Host, port := Port}) ->
+tls(S, #{tls := Opts, host := Host, port := Port} = Target) ->
     case beamscale_load_tls:handshake(S, {Host, Port}, Opts, ?CONNECT_TIMEOUT) of
-        {ok, T} -> {ok, {T, <<>>}};
+        {ok, T} -> ok = beamscale_load_reader:opened(T, Target), {ok, {T, <<>>}};
         {error, {_, Reason}} -> _ = drop(S), {error, Reason}
     end;
-tls(S, _Target) -> {ok, {S, <<>>}}.
+tls(S, Target) ->
+    ok = beamscale_load_reader:opened(S, Target),
+    {ok, {S, <<>>}}.
 
 %% @doc Send bytes, counted for the run's `bytes_sent'.
 -spec send(socket(), iodata()) -> ok | {error, term()}.
@@ -90,39 +92,34 @@ request(#{send := Bytes, reply := Reply}, {S, Buf} = Conn, Timeout) ->
 reply({length, N}, S, Buf, _Deadline) when byte_size(Buf) >= N ->
     <<_:N/binary, Rest/binary>> = Buf,
     {ok, {S, Rest}};
-reply({until, D}, S, Buf, Deadline) ->
-    case binary:match(Buf, D) of
-        {At, Len} -> {ok, {S, binary:part(Buf, At + Len, byte_size(Buf) - At - Len)}};
-        nomatch -> more({until, D}, S, Buf, Deadline)
-    end;
-reply(Reply, S, Buf, Deadline) -> more(Reply, S, Buf, Deadline).
-
-more(Reply, S, Buf, Deadline) ->
+reply({until, D}, S, Buf, Deadline) -> until(D, S, Buf, 0, Deadline);
+reply(Reply, S, Buf, Deadline) ->
     case recv_more(S, Buf, Deadline) of
         {ok, Buf1} -> reply(Reply, S, Buf1, Deadline);
         {error, Reason} -> gone(S, Reason)
     end.
 
-%% @doc Append what the socket has (waiting until `Deadline' at most) to `Buf'; counted for the
-%% run's `bytes_received'.
--spec recv_more(socket(), binary(), integer()) -> {ok, binary()} | {error, term()}.
-recv_more(S, Buf, Deadline) ->
-    Left = Deadline - erlang:monotonic_time(millisecond),
-    receive
-        {Tag, S, Data} when Tag =:= tcp; Tag =:= ssl ->
-            beamscale_load_request:count(bytes_received, byte_size(Data)),
-            case Buf of
-                <<>> -> {ok, Data};
-                _ -> {ok, <<Buf/binary, Data/binary>>}
-            end;
-        {Tag, S} when Tag =:= tcp_closed; Tag =:= ssl_closed -> {error, closed};
-        {Tag, S, Reason} when Tag =:= tcp_error; Tag =:= ssl_error -> {error, Reason}
-    after max(Left, 0) -> {error, timeout}
+%% The delimiter searched for from `From' only: the bytes before were searched already (a reply
+%% without it would cost a scan of all its bytes per read otherwise).
+until(D, S, Buf, From, Deadline) ->
+    case binary:match(Buf, D, [{scope, {From, byte_size(Buf) - From}}]) of
+        {At, Len} -> {ok, {S, binary:part(Buf, At + Len, byte_size(Buf) - At - Len)}};
+        nomatch ->
+            Next = max(0, byte_size(Buf) - byte_size(D) + 1),
+            case recv_more(S, Buf, Deadline) of
+                {ok, Buf1} -> until(D, S, Buf1, Next, Deadline);
+                {error, Reason} -> gone(S, Reason)
+            end
     end.
+
+%% @doc Append what the socket has (waiting until `Deadline' at most) to `Buf'; counted for the
+%% run's `bytes_received' and bounded by the reply's maximum (`beamscale_load_reader').
+-spec recv_more(socket(), binary(), integer()) -> {ok, binary()} | {error, term()}.
+recv_more(S, Buf, Deadline) -> beamscale_load_reader:recv(S, Buf, Deadline).
 
 %% @doc The monotonic time (ms) a request of `Timeout' ms started now must end by.
 -spec deadline(pos_integer()) -> integer().
-deadline(Timeout) -> erlang:monotonic_time(millisecond) + Timeout.
+deadline(Timeout) -> beamscale_load_reader:start(Timeout).
 
 %% A failed or timed-out exchange leaves the stream in an unknown state: drop the connection.
 gone(S, Reason) ->
@@ -137,15 +134,8 @@ close({S, _}) -> drop(S).
 -spec drop(socket()) -> ok.
 drop(S) when is_port(S) ->
     ok = gen_tcp:close(S),
-    flush(S);
+    beamscale_load_reader:closed(S);
 drop(S) ->
     %% A TLS close may fail when the peer has gone already: the socket is gone either way.
     _ = ssl:close(S),
-    flush(S).
-
-flush(S) ->
-    receive
-        {Tag, S, _} when Tag =:= tcp; Tag =:= ssl; Tag =:= tcp_error; Tag =:= ssl_error -> flush(S);
-        {Tag, S} when Tag =:= tcp_closed; Tag =:= ssl_closed -> flush(S)
-    after 0 -> ok
-    end.
+    beamscale_load_reader:closed(S).

@@ -44,7 +44,7 @@ sni(disable) -> [{server_name_indication, disable}];
 sni(Name) -> [{server_name_indication, Name}].
 
 %% @doc The TLS handshake over the TCP socket `S' connected to `Host:Port', offering the
-%% session this user saved for that server. The socket is active as the stream kinds want.
+%% session this user saved for that server. The socket is armed as beamscale_load_reader wants.
 -spec handshake(gen_tcp:socket(), {string(), inet:port_number()}, [ssl:tls_client_option()],
                 timeout()) -> {ok, ssl:sslsocket()} | {error, {?MODULE, term()}}.
 handshake(S, {Host, _} = Server, Opts, Timeout) ->
@@ -60,7 +60,7 @@ handshake(S, {Host, _} = Server, Opts, Timeout) ->
     %% TLS 1.2: its session ids resume per user; TLS 1.3 tickets would need a round trip after
     %% the handshake before the first request could go, which a request-timed load cannot hide.
     %% Failed handshakes are counted by reason; ssl's own log line per alert would flood.
-    Fixed = [{versions, ['tlsv1.2']}, {active, true}, {log_level, error}],
+    Fixed = [{versions, ['tlsv1.2']}, beamscale_load_reader:active(), {log_level, error}],
     case ssl:connect(S, Sni ++ trusted(Opts) ++ Reuse ++ Fixed, Timeout) of
         {ok, T} -> save(T, Server), {ok, T};
         {error, Reason} -> {error, {?MODULE, {handshake, Reason}}}

@@ -14,9 +14,6 @@
 %% The stream, the bytes received but not used, and whether the handshake is done.
 -type conn() :: {ws, beamscale_load_tcp:socket(), binary(), boolean()}.
 
-%% The largest message (and frame) a server may send: a reply is held whole, and its size comes
-%% from the network.
--define(MAX_MESSAGE, 16 * 1024 * 1024).
 %% The largest handshake response: headers are read before any length is known.
 -define(MAX_HEADERS, 64 * 1024).
 %% Status 1000: a normal closure (RFC 6455, 7.4.1).
@@ -59,6 +56,16 @@ respond({ok, _}, _) -> {error, respond, "expected true or false"};
 respond(Error, _) -> Error.
 
 connect_spec(Spec, Host, Port) ->
+    case [K || K <- [path, subprotocols], crlf(maps:get(K, Spec, ""))] of
+        [K | _] -> {error, K, "CR or LF would split the request line or header (injection)"};
+        [] -> connect_spec_(Spec, Host, Port)
+    end.
+
+%% Whether a string of the handshake holds CR or LF (it would end its line: header injection).
+crlf(Str) when is_list(Str) -> lists:member($\r, Str) orelse lists:member($\n, Str);
+crlf(_) -> false.
+
+connect_spec_(Spec, Host, Port) ->
     case {maps:get(path, Spec, "/"), maps:get(subprotocols, Spec, "")} of
         {"/" ++ _ = Path, Sub} when is_list(Sub) ->
             Offered = [string:trim(P) || P <- string:split(Sub, ",", all), string:trim(P) =/= ""],
@@ -105,7 +112,7 @@ request(#{type := message, data := D, frame := F, ack := Ack} = Spec, {ws, S, Bu
         Timeout) ->
     case send(S, {F, true}, D) of
         ok when Ack =:= no_ack -> {ok, {ws, S, Buf, true}};
-        ok -> replied(reply(S, Buf, deadline(Timeout), []), Spec);
+        ok -> replied(reply(S, Buf, deadline(Timeout), {0, []}), Spec);
         {error, Reason} -> gone(S, Reason)
     end;
 request(#{type := close}, {ws, S, Buf, true}, Timeout) ->
@@ -189,15 +196,18 @@ more(S, Buf, Deadline, Then) ->
     end.
 
 %% The server's next whole message (returned with the connection): fragments (a text or binary
-%% frame, then continuations) joined; pings answered and pongs skipped between them; a close
-%% answered and the connection ended.
-reply(S, Buf, Deadline, Parts) ->
-    case beamscale_load_ws_frame:decode(Buf, ?MAX_MESSAGE - iolist_size(Parts)) of
+%% frame, then continuations) joined, with their size so far; pings answered and pongs skipped
+%% between them; a close answered and the connection ended. A message above the connection's
+%% `max_reply_bytes' (beamscale_load_reader) fails as soon as a frame header says so.
+reply(S, Buf, Deadline, {Size, _} = Parts) ->
+    Max = beamscale_load_reader:max(S),
+    case beamscale_load_ws_frame:decode(Buf, Max - Size) of
         {ok, Frame, Rest} -> frame(Frame, S, Rest, Deadline, Parts);
         more -> case beamscale_load_tcp:recv_more(S, Buf, Deadline) of
                     {ok, B} -> reply(S, B, Deadline, Parts);
                     {error, Reason} -> gone(S, Reason)
                 end;
+        {error, {frame_too_big, _}} -> gone(S, {beamscale_load_reader, {too_big, Max}});
         {error, Reason} -> gone(S, {?MODULE, Reason})
     end.
 
@@ -210,14 +220,14 @@ frame(#{opcode := pong}, S, Rest, Deadline, Parts) -> reply(S, Rest, Deadline, P
 frame(#{opcode := close, payload := P}, S, _Rest, _Deadline, _Parts) ->
     _ = send(S, {close, true}, P),
     gone(S, {?MODULE, {closed_by_server, close_code(P)}});
-frame(#{opcode := Op}, S, _Rest, _Deadline, Parts)
+frame(#{opcode := Op}, S, _Rest, _Deadline, {_, Parts})
   when (Op =:= continuation) =:= (Parts =:= []) ->
     %% A continuation with nothing to continue, or a new message in the middle of one.
     gone(S, {?MODULE, bad_fragment});
-frame(#{fin := false, payload := P}, S, Rest, Deadline, Parts) ->
-    reply(S, Rest, Deadline, [Parts, P]);
-frame(#{fin := true, payload := P}, S, Rest, _Deadline, []) -> {ok, {ws, S, Rest, true}, P};
-frame(#{fin := true, payload := P}, S, Rest, _Deadline, Parts) ->
+frame(#{fin := false, payload := P}, S, Rest, Deadline, {Size, Parts}) ->
+    reply(S, Rest, Deadline, {Size + byte_size(P), [Parts, P]});
+frame(#{fin := true, payload := P}, S, Rest, _Deadline, {_, []}) -> {ok, {ws, S, Rest, true}, P};
+frame(#{fin := true, payload := P}, S, Rest, _Deadline, {_, Parts}) ->
     {ok, {ws, S, Rest, true}, iolist_to_binary([Parts, P])}.
 
 close_code(<<Code:16, _/binary>>) -> Code;
@@ -226,7 +236,7 @@ close_code(_) -> none.
 %% After our close: the server's close ends the connection (RFC 6455, 7.1.1: the client waits
 %% for the server to close the TCP connection first; a deadline bounds that wait).
 closing(S, Buf, Deadline) ->
-    case beamscale_load_ws_frame:decode(Buf, ?MAX_MESSAGE) of
+    case beamscale_load_ws_frame:decode(Buf, beamscale_load_reader:max(S)) of
         {ok, #{opcode := close}, _} -> done(S);
         {ok, _Other, Rest} -> closing(S, Rest, Deadline);
         more -> case beamscale_load_tcp:recv_more(S, Buf, Deadline) of

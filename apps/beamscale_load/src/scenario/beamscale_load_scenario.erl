@@ -9,7 +9,8 @@
                 | #{start := #{erl := string(), flags := string(), code_path := [string()],
                                init => {module(), atom(), list()}}}
                 | #{host := string(), port := inet:port_number(),
-                    tls => [ssl:tls_client_option()], transport => tcp | udp}.
+                    tls => [ssl:tls_client_option()], transport => tcp | udp,
+                    max_reply_bytes => pos_integer()}.
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
                    max_users := pos_integer() | infinity,
                    sessions => [{atom() | binary(), number()}]}.

@@ -9,6 +9,8 @@
 -define(HOST_KEYS, "args, user, erl, nodes, weight").
 %% Load nodes per host: each is an emulator; more than this on one host is a typing error.
 -define(MAX_HOST_NODES, 256).
+%% The largest `max_reply_bytes': 4 GiB, past which one user's reply alone is a machine's memory.
+-define(MAX_REPLY, 1 bsl 32).
 
 %% @doc A target, with defaults filled in.
 -spec target(term()) -> beamscale_load_scenario:target().
@@ -32,7 +34,7 @@ target(#{start := S} = T) when is_map(S) ->
     end,
     #{start => Start};
 target(#{address := A} = T) ->
-    only(T, [address, tls, transport]),
+    only(T, [address, tls, transport, max_reply_bytes]),
     Tcp = case maps:get(transport, T, tcp) of
               tcp -> #{};
               udp when is_map_key(tls, T) -> bad([tls], "TLS over udp is not supported");
@@ -40,7 +42,8 @@ target(#{address := A} = T) ->
               _ -> bad([transport], "expected tcp or udp")
           end,
     case address(A) of
-        {ok, Host, Port} -> maps:merge(Tcp#{host => Host, port => Port}, tls(T));
+        {ok, Host, Port} ->
+            maps:merge(Tcp#{host => Host, port => Port}, maps:merge(tls(T), max(T)));
         error -> bad([address], "expected \"host:port\" or \"https://host:port\"")
     end;
 target(_) ->
@@ -55,6 +58,12 @@ tls(#{tls := Tls}) ->
     end;
 tls(#{address := "https://" ++ _}) -> tls(#{tls => true});
 tls(_) -> #{}.
+
+%% `max_reply_bytes => N': the most bytes one request may read (beamscale_load_reader).
+max(#{max_reply_bytes := N}) when is_integer(N), N > 0, N =< ?MAX_REPLY -> #{max_reply_bytes => N};
+max(#{max_reply_bytes := _}) ->
+    bad([max_reply_bytes], io_lib:format("expected a number of bytes from 1 to ~b", [?MAX_REPLY]));
+max(_) -> #{}.
 
 %% @private "host:port" with a port number ("https://host:port" too: `tls/2' reads the scheme).
 address("https://" ++ A) -> address(A);
