@@ -21,7 +21,7 @@ do(#{opts := Opts}) ->
         [] ->
             Cores = beamscale_os:logical_cores(),
             lists:foreach(fun(Name) -> print(Name, Path, Cores) end,
-                          beamscale_bench:available(Path))
+                          beamscale_handlers:available(Path))
     end.
 
 %% @doc One line for this command's errors.
@@ -29,25 +29,25 @@ do(#{opts := Opts}) ->
 format_error({no_such_directory, D}) -> ["--bench-path: no such directory: ", D].
 
 print(Name, Path, Cores) ->
-    Mod = module(Name, Path),
-    io:format("~s~n    ~ts~n", [Name, describe(Mod)]),
+    {ok, Handler} = beamscale_handlers:lookup(Name, Path),
+    Mod = module(Handler),
+    io:format("~s  (~ts)~n    ~ts~n", [Name, origin(Handler), describe(Mod)]),
     Conf = [{number_of_cores, Cores}, {slaves, []}],
     [io:format("    ~-13s ~ts~n", [V, sizes(Mod, V, Conf)]) || V <- [short, intermediate, long]].
 
-%% A handler on the bench path is compiled here only to ask it for its description and sizes.
-module(Name, Path) ->
-    Mod = beamscale_bench:module(Name),
-    case code:ensure_loaded(Mod) of
-        {module, _} -> Mod;
-        {error, _} ->
-            Files = [F || D <- Path, F <- [filename:join(D, atom_to_list(Name) ++ ".erl")],
-                          filelib:is_regular(F)],
-            _ = [catch load_source(F) || F <- Files],
-            Mod
-    end.
+%% Where a benchmark comes from: built in, or a handler in a directory of the bench path.
+origin(#{origin := builtin}) -> "built-in";
+origin(#{origin := {path, Dir}}) -> ["handler in ", Dir].
+
+%% A handler on the bench path is compiled here (with the sources beside it) only to ask it for
+%% its description and sizes.
+module(#{module := Mod, origin := builtin}) -> Mod;
+module(#{module := Mod, sources := Sources}) ->
+    _ = [catch load_source(F) || F <- Sources],
+    Mod.
 
 load_source(File) ->
-    {ok, Mod, Bin} = compile:file(File, [binary]),
+    {ok, Mod, Bin} = compile:file(File, [binary, {i, filename:dirname(File)}]),
     code:load_binary(Mod, File, Bin).
 
 describe(Mod) ->

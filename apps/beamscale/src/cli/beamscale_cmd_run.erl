@@ -128,7 +128,10 @@ run(Config, Opts) ->
 
 report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
     io:format("~nRun directory: ~ts (~b jobs)~nSanity check:~n", [Dir, Jobs]),
-    [io:format("  ~-16s ~ts~n", [B, beamscale_sanity:format(V)]) || {B, V} <- Sanity],
+    %% A field width would cut longer names: pad to the longest instead.
+    Width = lists:max([16 | [string:length(B) || {B, _} <- Sanity]]),
+    [io:format("  ~ts ~ts~n", [string:pad(B, Width), beamscale_sanity:format(V)])
+     || {B, V} <- Sanity],
     SanityFailed = [B || {B, {failed, _}} <- Sanity],
     %% The report's path is the last line printed, for scripts and `make run'.
     {ok, Index} = beamscale_writer:write(Dir),

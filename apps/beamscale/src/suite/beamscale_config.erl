@@ -334,14 +334,34 @@ override_settings(_, _) -> bad("a list of {Key, Value}").
 %% with the user's application; `all' takes only the bench path's, not every module there).
 check_benchmarks(_Source, #{benchmarks := all}) -> ok;
 check_benchmarks(Source, #{benchmarks := Names, bench_path := Path, code_path := Code}) ->
-    Known = beamscale_bench:available(Path ++ Code),
+    Known = lists:usort(beamscale_handlers:available(Path) ++ beamscale_bench:available(Code)),
     case [N || N <- Names, not lists:member(N, Known)] of
         [] -> ok;
         [N | _] ->
-            KnownText = lists:join(", ", [atom_to_list(K) || K <- Known]),
-            fail(Source, [benchmarks],
-                 io_lib:format("unknown benchmark ~p (known: ~s)", [N, KnownText]))
+            fail(Source, [benchmarks], ["unknown benchmark ", atom_to_list(N), near(N, Known)])
     end.
+
+%% A few known names close to a wrong one, not the hundreds a code path may hold.
+near(Name, Known) ->
+    Text = atom_to_list(Name),
+    Scored = lists:sort([{distance(Text, K), K} || A <- Known, K <- [atom_to_list(A)]]),
+    Close = [K || {D, K} <- Scored, D =< max(2, length(Text) div 3)],
+    case lists:sublist(Close, 5) of
+        [] -> " (beamscale list shows the benchmarks)";
+        Some -> [" (did you mean ", lists:join(", ", Some), "?)"]
+    end.
+
+%% Edit distance (Levenshtein), one row at a time.
+distance(A, B) ->
+    First = lists:seq(0, length(B)),
+    {Last, _} = lists:foldl(fun(CA, {Prev, I}) -> {row(CA, B, Prev, [I]), I + 1} end,
+                            {First, 1}, A),
+    lists:last(Last).
+
+row(_CA, [], _Prev, Acc) -> lists:reverse(Acc);
+row(CA, [CB | Bs], [Diag, Up | _] = Prev, [Left | _] = Acc) ->
+    Cost = case CA =:= CB of true -> 0; false -> 1 end,
+    row(CA, Bs, tl(Prev), [min(min(Up + 1, Left + 1), Diag + Cost) | Acc]).
 
 %% An erl is a path, or a command found on PATH; it must be there and executable.
 resolve_erls(Source, #{erls := Erls} = Config) ->

@@ -53,6 +53,7 @@ start(Dir, Store, Config, Mode, Info0) ->
     Info = Info0#{start_time => maps:get(start_time, State), runs => maps:get(runs, State)},
     write_run_json(Dir, Info#{end_time => null}),
     Benchmarks = benchmarks(Config),
+    shadow_notes(Mode, Benchmarks, maps:get(bench_path, Config)),
     Jobs = beamscale_plan:jobs(Config, Benchmarks),
     write_plan(Dir, Jobs),
     resuming(Mode, Store, Jobs),
@@ -152,8 +153,18 @@ resuming(_Mode, Store, Jobs) ->
                        [length(Done), ["at least " || Unseen =/= []], Total])
     end.
 
-benchmarks(#{benchmarks := all, bench_path := Path}) -> beamscale_bench:available(Path);
+%% `all' is the bench path's handlers and the built-ins they do not shadow (not `builtin:NAME').
+benchmarks(#{benchmarks := all, bench_path := Path}) ->
+    [N || N <- beamscale_handlers:available(Path),
+          not lists:prefix("builtin:", atom_to_list(N))];
 benchmarks(#{benchmarks := Names}) -> Names.
+
+%% The user's handler wins over a built-in of the same name: one line says so.
+shadow_notes(quiet, _Benchmarks, _Path) -> ok;
+shadow_notes(_Mode, Benchmarks, Path) ->
+    [io:format("note: ~s is the handler in ~ts, not the built-in (that one is builtin:~s)~n",
+               [N, Dir, N]) || {N, Dir} <- beamscale_handlers:shadowed(Benchmarks, Path)],
+    ok.
 
 %% Start time and how many times the run was started survive reruns of the same directory.
 read_state(Dir) ->
