@@ -39,6 +39,25 @@ run(#{bench := Bench} = Job, Ctx0, Store) ->
               {ok, H} -> Ctx0#{handler => H};
               error -> Ctx0
           end,
+    case hook(pre_bench, Job, Ctx) of
+        ok ->
+            try sampled(Job, Ctx, Store)
+            after post_bench(Job, Ctx)
+            end;
+        {error, Reason} -> job_failed(Reason, Job, Ctx, Store)
+    end.
+
+%% bencherl's hooks around a job (beamscale_hooks); a failed post_bench is said, not recorded.
+hook(Which, #{env := Env}, Ctx) ->
+    beamscale_hooks:run(Which, handler(Ctx), Env, maps:get(code_path, Ctx, [])).
+
+post_bench(Job, #{notify := Notify} = Ctx) ->
+    case hook(post_bench, Job, Ctx) of
+        ok -> ok;
+        {error, Reason} -> Notify({failed, Reason})
+    end.
+
+sampled(Job, Ctx, Store) ->
     case start_sampler(Job, Ctx, Store) of
         {ok, Sampler} ->
             try run_job(Job, Ctx#{sampler => Sampler}, Store)
