@@ -1,0 +1,101 @@
+%% bencherl's own tree as it is: handlers of this suite's own, in bencherl's layout
+%% (bench/NAME/src, data, conf), run through the real command line; one case per class of
+%% bencherl benchmark (synthetic, multi-phase, data file, peers, pre/post hooks).
+-module(beamscale_bencherl_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([users_big_wins/1, multi_phase/1, data_file/1, peers_per_env/1, hooks/1]).
+-export([users_big_wins/0, multi_phase/0, data_file/0, peers_per_env/0, hooks/0]).
+
+suite() -> [{timetrap, {minutes, 3}}].
+
+all() -> [users_big_wins, multi_phase, data_file, peers_per_env, hooks].
+
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Root = filename:join(?config(priv_dir, Config), "bencherl"),
+    ok = filelib:ensure_path(Root),
+    {0, _} = beamscale_os:cmd("/bin/cp", ["-r", filename:join(?config(data_dir, Config), "bench"),
+                                          Root], 30000),
+    %% Kept as .erl.src so that rebar3 does not take them for test modules of beamscale.
+    [ok = file:rename(F, filename:rootname(F))
+     || F <- filelib:wildcard(filename:join(Root, "bench/*/src/*.erl.src"))],
+    [{bench, filename:join(Root, "bench")} | Config].
+
+end_per_suite(_Config) -> ok.
+
+users_big_wins() -> [{doc, "A handler named big on the bench path runs, not the built-in."}].
+users_big_wins(Config) ->
+    Bench = ?config(bench, Config),
+    {0, Text} = run(Config, "big", ["--bench", "big", "--bench-path", Bench]),
+    ?assertNotEqual(nomatch, string:find(Text, "note: big is the handler in "), Text),
+    ?assertEqual([<<"the user's big 3\n">>], outputs(Config, "big")),
+    %% The built-in is still there under its qualified name, with its own arguments.
+    {0, _} = run(Config, "builtin", ["--bench", "builtin:big", "--bench-path", Bench]),
+    ?assertMatch([#{args := <<"[128]">>} | _], measurements(Config, "builtin")),
+    {0, List} = beamscale_test_cli:run(["list", "--bench-path", Bench]),
+    ?assertNotEqual(nomatch, string:find(List, "big  (handler in " ++ Bench ++ "/big)"), List),
+    ?assertNotEqual(nomatch, string:find(List, "builtin:big  (built-in)"), List).
+
+multi_phase() -> [{doc, "Phases of a handler in bench/NAME are timed apart."}].
+multi_phase(Config) ->
+    {0, _} = run(Config, "phases", ["--bench", "bl_phases",
+                                    "--bench-path", filename:join(?config(bench, Config),
+                                                                  "bl_phases")]),
+    Phases = lists:usort([P || #{phase := P} <- measurements(Config, "phases")]),
+    ?assertEqual([<<"setup">>, <<"work">>], Phases).
+
+data_file() -> [{doc, "datadir is bench/NAME/data; src/*.hrl found; bench.conf flags added."}].
+data_file(Config) ->
+    Conf = filename:join(?config(priv_dir, Config), "data.config"),
+    ok = file:write_file(Conf, "{erl_args, [{calm, \"+sbwt none\"}]}.\n"),
+    {0, _} = run(Config, "data", ["--bench", "bl_data", "--bench-path", ?config(bench, Config),
+                                  "--config", Conf]),
+    ?assertMatch([#{erl_args := <<"calm">>}], measurements(Config, "data")),
+    [Out] = outputs(Config, "data"),
+    {match, [Limit]} = re:run(Out, "^5 words, process limit ([0-9]+)", [{capture, all_but_first,
+                                                                         list}]),
+    %% +P 400000 from bench.conf, rounded up by the emulator; the default is 262144.
+    ?assert(list_to_integer(Limit) >= 400000).
+
+peers_per_env() -> [{doc, "Argument sets per node count: a finished run is no 'did not finish'."}].
+peers_per_env(Config) ->
+    {0, _} = run(Config, "peers", ["--bench", "bl_peers", "--bench-path", ?config(bench, Config),
+                                   "--nodes", "1,2"]),
+    Dir = dir(Config, "peers"),
+    ?assertEqual([<<"[0]">>, <<"[1]">>],
+                 lists:usort([A || #{args := A} <- measurements(Config, "peers")])),
+    ?assertMatch({2, 2, []}, beamscale_writer:missing(Dir)),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertEqual(nomatch, string:find(Html, "did not finish")).
+
+hooks() -> [{doc, "pre_bench and post_bench run around each job with bencherl's arguments."}].
+hooks(Config) ->
+    Log = filename:join(?config(priv_dir, Config), "hooks.log"),
+    true = os:putenv("BL_HOOKS_LOG", Log),
+    try run(Config, "hooks", ["--bench", "bl_hooks", "--bench-path", ?config(bench, Config),
+                              "--launches", "2"]) of
+        {0, _} -> ok
+    after os:unsetenv("BL_HOOKS_LOG")
+    end,
+    {ok, Text} = file:read_file(Log),
+    ?assertEqual(<<"pre 1 0 bencherl bencherl\npost 1 0\npre 1 0 bencherl bencherl\npost 1 0\n">>,
+                 Text),
+    ?assertEqual(2, length(measurements(Config, "hooks"))).
+
+%%% Helpers
+
+run(Config, Name, Args) ->
+    beamscale_test_cli:run(["run", "--schedulers", "1", "--iterations", "1", "--launches", "1",
+                            "--warmups", "0", "--no-sample", "--name", Name,
+                            "--out", ?config(priv_dir, Config) | Args]).
+
+dir(Config, Name) -> filename:join(?config(priv_dir, Config), Name).
+
+measurements(Config, Name) -> beamscale_store:measurements(dir(Config, Name)).
+
+outputs(Config, Name) ->
+    [B || F <- filelib:wildcard(filename:join([dir(Config, Name), "output", "*.txt"])),
+          {ok, B} <- [file:read_file(F)]].
