@@ -60,16 +60,27 @@ data_file(Config) ->
     %% +P 400000 from bench.conf, rounded up by the emulator; the default is 262144.
     ?assert(list_to_integer(Limit) >= 400000).
 
-peers_per_env() -> [{doc, "Argument sets per node count: a finished run is no 'did not finish'."}].
+peers_per_env() ->
+    [{doc, "Peers named by role, a fixed cookie from a file; argument sets per node count "
+           "make no 'did not finish'."}].
 peers_per_env(Config) ->
+    Priv = ?config(priv_dir, Config),
+    Cookie = filename:join(Priv, "cookie"),
+    ok = file:write_file(Cookie, "bl_fixed_cookie\n"),
+    Conf = filename:join(Priv, "peers.config"),
+    ok = file:write_file(Conf, io_lib:format("{node_names, [\"client\", \"server\"]}.~n"
+                                             "{cookie_file, ~p}.~n", [Cookie])),
     {0, _} = run(Config, "peers", ["--bench", "bl_peers", "--bench-path", ?config(bench, Config),
-                                   "--nodes", "1,2"]),
+                                   "--nodes", "1,3", "--config", Conf]),
     Dir = dir(Config, "peers"),
-    ?assertEqual([<<"[0]">>, <<"[1]">>],
-                 lists:usort([A || #{args := A} <- measurements(Config, "peers")])),
+    ?assertEqual([<<"peers , cookie bl_fixed_cookie\n">>,
+                  <<"peers client,server, cookie bl_fixed_cookie\n">>],
+                 lists:sort(outputs(Config, "peers"))),
     ?assertMatch({2, 2, []}, beamscale_writer:missing(Dir)),
     {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
-    ?assertEqual(nomatch, string:find(Html, "did not finish")).
+    ?assertEqual(nomatch, string:find(Html, "did not finish")),
+    {ok, Json} = file:read_file(filename:join(Dir, "run.json")),
+    ?assertEqual(nomatch, string:find(Json, "bl_fixed_cookie")).
 
 hooks() -> [{doc, "pre_bench and post_bench run around each job with bencherl's arguments."}].
 hooks(Config) ->

@@ -16,12 +16,21 @@ run(Config, Mode) ->
     Dir = run_dir(Config),
     case beamscale_node:distribute() of
         {ok, _} ->
+            ok = fixed_cookie(Config),
             case beamscale_store:open(Dir) of
                 {ok, Store} -> run(Dir, Store, Config, Mode);
                 {error, Reason} -> {error, {?MODULE, Reason}}
             end;
         {error, Reason} -> {error, {?MODULE, Reason}}
     end.
+
+%% A fixed cookie (handlers that reach nodes of their own with it) is read from its file and
+%% given to the nodes as this node's own is: in a private file, never on a command line.
+fixed_cookie(#{cookie_file := File}) when File =/= none ->
+    {ok, Bin} = file:read_file(File),
+    true = erlang:set_cookie(node(), binary_to_atom(string:trim(Bin))),
+    ok;
+fixed_cookie(_Config) -> ok.
 
 %% @doc One line for an error of `run/2'.
 -spec format_error(term()) -> iodata().

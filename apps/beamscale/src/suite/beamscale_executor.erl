@@ -22,7 +22,8 @@
                      msacc => 0..100,
                      clock => beamscale_bench_runner:clock(),
                      sampler => beamscale_sampler:sampler(),
-                     handler => beamscale_handlers:handler()}.
+                     handler => beamscale_handlers:handler(),
+                     node_names => [string()]}.
 -type event() :: {iteration, warmup | pos_integer(), pos_integer()} | {failed, term()}.
 
 -define(RPC_TIMEOUT, 60000).
@@ -102,8 +103,9 @@ job_failed(Reason, #{bench := Bench, env := Env}, #{notify := Notify}, Store) ->
     Key = {atom_to_binary(Bench), <<>>, beamscale_format_env:key(Env)},
     beamscale_store:record_failure(Store, Key, 0, beamscale_error:format(Reason)).
 
-start_env(#{env := #{nodes := N} = Env}, Ctx) ->
-    case start_nodes(lists:seq(1, N), Env, Ctx, []) of
+start_env(#{env := #{nodes := N} = Env} = Job, Ctx) ->
+    case start_nodes(lists:seq(1, N), Env, Ctx#{node_names => maps:get(node_names, Job, [])},
+                     []) of
         {ok, Nodes} -> ok = beamscale_sampler:watch(sampler(Ctx), Nodes), {ok, Nodes};
         {error, _} = Error -> Error
     end.
@@ -132,7 +134,8 @@ start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ct
                 H -> #{erl => maps:get(erl, H, "erl"), ssh => maps:with([host, args, user], H)}
             end,
     Spec = maps:merge(Spec0#{flags => join_flags(Flags, extra_flags(Ctx)), schedulers => S},
-                      maps:from_list([{output, O} || #{node_output := O} <- [Ctx]])),
+                      maps:from_list([{output, O} || #{node_output := O} <- [Ctx]]
+                                     ++ name_prefix(I, maps:get(node_names, Ctx, [])))),
     case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
         {ok, Handle} ->
             case load_code(Handle, Ctx) of
@@ -149,6 +152,11 @@ start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ct
 host(1, _Hosts) -> here;
 host(_I, []) -> here;
 host(I, Hosts) -> lists:nth((I - 2) rem length(Hosts) + 1, Hosts).
+
+%% Nodes 2..N take the configured name prefixes in turn (client, server, router, client...).
+name_prefix(1, _Names) -> [];
+name_prefix(_I, []) -> [];
+name_prefix(I, Names) -> [{name_prefix, lists:nth((I - 2) rem length(Names) + 1, Names)}].
 
 stop_env(Nodes) ->
     lists:foreach(fun beamscale_node:stop/1, Nodes).

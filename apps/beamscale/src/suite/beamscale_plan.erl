@@ -18,7 +18,7 @@
 -type job() :: #{bench := atom(), version := beamscale_bench:version(), env := env(),
                  iterations := pos_integer(), warmups := non_neg_integer(),
                  timeout := pos_integer(), launch := pos_integer(),
-                 launches := pos_integer()}.
+                 launches := pos_integer(), node_names => [string()]}.
 
 %% @doc Every job of a run in the order they will run: one job is one launch of a point,
 %% round-robin over the points (benchmark by benchmark within a launch).
@@ -60,7 +60,8 @@ job(Bench, Settings, Env) ->
     #{bench => Bench, env => Env, version => maps:get(version, Settings),
       iterations => maps:get(iterations, Settings), warmups => maps:get(warmups, Settings),
       timeout => maps:get(timeout, Settings), launch => 1,
-      launches => maps:get(launches, Settings, 1)}.
+      launches => maps:get(launches, Settings, 1),
+      node_names => maps:get(node_names, Settings, [])}.
 
 %% Keep the first of equal points, in order.
 unique(L) -> unique(L, #{}).
