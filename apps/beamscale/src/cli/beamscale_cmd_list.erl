@@ -30,25 +30,41 @@ format_error({no_such_directory, D}) -> ["--bench-path: no such directory: ", D]
 
 print(Name, Path, Cores) ->
     {ok, Handler} = beamscale_handlers:lookup(Name, Path),
-    Mod = module(Handler),
-    io:format("~s  (~ts)~n    ~ts~n", [Name, origin(Handler), describe(Mod)]),
-    Conf = [{number_of_cores, Cores}, {slaves, []}],
-    [io:format("    ~-13s ~ts~n", [V, sizes(Mod, V, Conf)]) || V <- [short, intermediate, long]].
+    case module(Handler) of
+        {ok, Mod} ->
+            io:format("~s  (~ts)~n    ~ts~n", [Name, origin(Handler), describe(Mod)]),
+            Conf = [{number_of_cores, Cores}, {slaves, []}],
+            [io:format("    ~-13s ~ts~n", [V, sizes(Mod, V, Conf)])
+             || V <- [short, intermediate, long]];
+        {error, Why} ->
+            io:format("~s  (~ts)~n    does not compile here: ~ts~n", [Name, origin(Handler), Why])
+    end.
 
 %% Where a benchmark comes from: built in, or a handler in a directory of the bench path.
 origin(#{origin := builtin}) -> "built-in";
 origin(#{origin := {path, Dir}}) -> ["handler in ", Dir].
 
 %% A handler on the bench path is compiled here (with the sources beside it) only to ask it for
-%% its description and sizes.
-module(#{module := Mod, origin := builtin}) -> Mod;
+%% its description and sizes; the first compile error is what list says of it.
+module(#{module := Mod, origin := builtin}) -> {ok, Mod};
 module(#{module := Mod, sources := Sources}) ->
-    _ = [catch load_source(F) || F <- Sources],
-    Mod.
+    case [E || F <- Sources, {error, E} <- [load_source(F)]] of
+        [] -> {ok, Mod};
+        [First | _] -> {error, First}
+    end.
 
 load_source(File) ->
-    {ok, Mod, Bin} = compile:file(File, [binary, {i, filename:dirname(File)}]),
-    code:load_binary(Mod, File, Bin).
+    case compile:file(File, [binary, return_errors, {i, filename:dirname(File)}]) of
+        {ok, Mod, Bin} ->
+            {module, Mod} = code:load_binary(Mod, File, Bin),
+            ok;
+        {error, [{F, [{Loc, M, Desc} | _]} | _], _} ->
+            {error, io_lib:format("~ts:~w: ~ts", [F, line(Loc), M:format_error(Desc)])};
+        _ -> {error, [File, ": does not compile"]}
+    end.
+
+line({Line, _Col}) -> Line;
+line(Line) -> Line.
 
 describe(Mod) ->
     case catch beamscale_bench:describe(Mod) of
@@ -59,6 +75,7 @@ describe(Mod) ->
 
 sizes(Mod, Version, Conf) ->
     case beamscale_bench_runner:args(Mod, Version, Conf) of
-        {ok, Sets} -> lists:join(" ", [io_lib:format("~0tp", [S]) || S <- Sets]);
+        %% `l': [32, 32] is two numbers, not a string of two spaces.
+        {ok, Sets} -> lists:join(" ", [io_lib:format("~0tlp", [S]) || S <- Sets]);
         {error, Reason} -> ["(bench_args failed: ", beamscale_error:format(Reason), ")"]
     end.
