@@ -6,12 +6,12 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([users_big_wins/1, multi_phase/1, data_file/1, peers_per_env/1, hooks/1]).
--export([users_big_wins/0, multi_phase/0, data_file/0, peers_per_env/0, hooks/0]).
+-export([users_big_wins/1, multi_phase/1, data_file/1, peers_per_env/1, hooks/1, run_conf/1]).
+-export([users_big_wins/0, multi_phase/0, data_file/0, peers_per_env/0, hooks/0, run_conf/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [users_big_wins, multi_phase, data_file, peers_per_env, hooks].
+all() -> [users_big_wins, multi_phase, data_file, peers_per_env, hooks, run_conf].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -95,6 +95,26 @@ hooks(Config) ->
     ?assertEqual(<<"pre 1 0 bencherl bencherl\npost 1 0\npre 1 0 bencherl bencherl\npost 1 0\n">>,
                  Text),
     ?assertEqual(2, length(measurements(Config, "hooks"))).
+
+run_conf() -> [{doc, "bencherl's run.conf: keys mapped, bench/ found, refusals by line."}].
+run_conf(Config) ->
+    Conf = filename:join([filename:dirname(?config(bench, Config)), "conf", "run.conf"]),
+    ok = filelib:ensure_dir(Conf),
+    Text = "# as bencherl's\nITERATIONS=2\nNUMBER_OF_SCHEDULERS=1\nNUMBER_OF_SLAVE_NODES=0\n"
+           "INCLUDE_BENCH=bl_phases,big\nEXCLUDE_BENCH=big\nCHECK_SANITY=1\n"
+           "ERL_ARGS=\"CALM=+sbwt none\"\n",
+    ok = file:write_file(Conf, Text),
+    {0, _} = beamscale_test_cli:run(["run", "--bencherl-conf", Conf, "--launches", "1",
+                                     "--warmups", "0", "--no-sample", "--name", "runconf",
+                                     "--out", ?config(priv_dir, Config)]),
+    Rows = measurements(Config, "runconf"),
+    ?assertEqual([{<<"bl_phases">>, <<"CALM">>}],
+                 lists:usort([{B, E} || #{benchmark := B, erl_args := E} <- Rows])),
+    ?assertEqual(4, length(Rows)),  % two phases, two iterations
+    ok = file:write_file(Conf, Text ++ "USE_LONG_NAMES=0\n"),
+    {2, Refused} = beamscale_test_cli:run(["run", "--bencherl-conf", Conf, "--name", "refused",
+                                           "--out", ?config(priv_dir, Config)]),
+    ?assertNotEqual(nomatch, string:find(Refused, Conf ++ ":9: USE_LONG_NAMES: "), Refused).
 
 %%% Helpers
 
