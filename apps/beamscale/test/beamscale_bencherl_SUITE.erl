@@ -6,12 +6,15 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([users_big_wins/1, multi_phase/1, data_file/1, peers_per_env/1, hooks/1, run_conf/1]).
--export([users_big_wins/0, multi_phase/0, data_file/0, peers_per_env/0, hooks/0, run_conf/0]).
+-export([users_big_wins/1, multi_phase/1, data_file/1, peers_per_env/1, hooks/1, run_conf/1,
+         missing_module/1]).
+-export([users_big_wins/0, multi_phase/0, data_file/0, peers_per_env/0, hooks/0, run_conf/0,
+         missing_module/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [users_big_wins, multi_phase, data_file, peers_per_env, hooks, run_conf].
+all() -> [users_big_wins, multi_phase, data_file, peers_per_env, hooks, run_conf,
+          missing_module].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -115,6 +118,21 @@ run_conf(Config) ->
     {2, Refused} = beamscale_test_cli:run(["run", "--bencherl-conf", Conf, "--name", "refused",
                                            "--out", ?config(priv_dir, Config)]),
     ?assertNotEqual(nomatch, string:find(Refused, Conf ++ ":9: USE_LONG_NAMES: "), Refused).
+
+missing_module() -> [{doc, "A module that cannot be loaded is named; a wrong name, near ones."}].
+missing_module(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "ghosts"),
+    ok = filelib:ensure_path(Dir),
+    %% A .beam that is not object code (an Elixir module built for another release, say).
+    ok = file:write_file(filename:join(Dir, "ghost.beam"), "not object code"),
+    {1, _} = run(Config, "ghost", ["--bench", "ghost", "--bench-path", Dir]),
+    [#{reason := Reason}] = beamscale_store:failures(dir(Config, "ghost")),
+    ?assertNotEqual(nomatch, string:find(Reason, "module ghost is not on the node under test"),
+                    Reason),
+    {2, Text} = run(Config, "typo", ["--bench", "bl_phase", "--bench-path",
+                                     ?config(bench, Config)]),
+    ?assertNotEqual(nomatch, string:find(Text, "unknown benchmark bl_phase (did you mean "
+                                               "bl_phases"), Text).
 
 %%% Helpers
 
