@@ -39,8 +39,9 @@ users_big_wins(Config) ->
     {0, _} = run(Config, "builtin", ["--bench", "builtin:big", "--bench-path", Bench]),
     ?assertMatch([#{args := <<"[128]">>} | _], measurements(Config, "builtin")),
     {0, List} = beamscale_test_cli:run(["list", "--bench-path", Bench]),
-    ?assertNotEqual(nomatch, string:find(List, "big  (handler in " ++ Bench ++ "/big)"), List),
-    ?assertNotEqual(nomatch, string:find(List, "builtin:big  (built-in)"), List).
+    ?assertNotEqual(nomatch, string:find(List, "big\n    [handler in " ++ Bench ++ "/big] "),
+                    List),
+    ?assertNotEqual(nomatch, string:find(List, "builtin:big\n    [built-in] "), List).
 
 multi_phase() -> [{doc, "Phases of a handler in bench/NAME are timed apart."}].
 multi_phase(Config) ->

@@ -32,12 +32,13 @@ print(Name, Path, Cores) ->
     {ok, Handler} = beamscale_handlers:lookup(Name, Path),
     case module(Handler) of
         {ok, Mod} ->
-            io:format("~s  (~ts)~n    ~ts~n", [Name, origin(Handler), describe(Mod)]),
+            %% The name alone on its line: scripts read the names from it.
+            io:format("~s~n    [~ts] ~ts~n", [Name, origin(Handler), describe(Mod)]),
             Conf = [{number_of_cores, Cores}, {slaves, []}],
             [io:format("    ~-13s ~ts~n", [V, sizes(Mod, V, Conf)])
              || V <- [short, intermediate, long]];
         {error, Why} ->
-            io:format("~s  (~ts)~n    does not compile here: ~ts~n", [Name, origin(Handler), Why])
+            io:format("~s~n    [~ts] does not compile here: ~ts~n", [Name, origin(Handler), Why])
     end.
 
 %% Where a benchmark comes from: built in, or a handler in a directory of the bench path.
