@@ -7,6 +7,8 @@
 # CLOCK is the runs' --clock: cpu (the emulator's CPU time, the default here) or wall. The CPU
 # clock counts milliseconds, so with it the iterations are `intermediate' (about 0.4 s of CPU;
 # a 60 ms one would be a few ticks); VERSION overrides.
+# CI_GATE_OUT=DIR keeps the runs in DIR; with CI_GATE_REUSE=1 the runs already there are only
+# compared again (a change to `compare' measured on the same runs).
 #   bench/ci_gate.sh [PAIRS] [LAUNCHES] [ITERATIONS] [THRESHOLD_PCT] [SLOWDOWN_PCT] [CLOCK]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,14 +20,20 @@ threshold=${4:-5}
 slowdown=${5:-10}
 clock=${6:-cpu}
 if [ "$clock" = cpu ]; then version=${VERSION:-intermediate}; else version=${VERSION:-short}; fi
-out=$(mktemp -d /tmp/beamscale-ci-gate.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+if [ -n "${CI_GATE_OUT:-}" ]; then
+    out=$CI_GATE_OUT
+    mkdir -p "$out"
+else
+    out=$(mktemp -d /tmp/beamscale-ci-gate.XXXXXX)
+    trap 'rm -rf "$out"' EXIT
+fi
 ./beamscale list >/dev/null
 # A copy of the built command: a source edited (and rebuilt) meanwhile changes no measurement.
 cp _build/default/bin/beamscale "$out/beamscale"
 bs="$out/beamscale"
 
 run() { # NAME SLOWDOWN
+    if [ -n "${CI_GATE_REUSE:-}" ]; then return 0; fi
     CI_GATE_SLOWDOWN=$2 "$bs" run --bench ci_work --bench-path bench/ci_gate \
         --schedulers 1 --iterations "$iterations" --warmups 1 --launches "$launches" \
         --clock "$clock" --version "$version" \

@@ -6,13 +6,14 @@
 
 -export([all/0, suite/0]).
 -export([same_data/1, other_noise/1, slowed/1, bad_input/1, nothing_in_common/1,
-         decimal_gate/1]).
+         decimal_gate/1, other_clock/1]).
 -export([same_data/0, other_noise/0, slowed/0, bad_input/0, nothing_in_common/0,
-         decimal_gate/0]).
+         decimal_gate/0, other_clock/0]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [same_data, other_noise, slowed, bad_input, nothing_in_common, decimal_gate].
+all() -> [same_data, other_noise, slowed, bad_input, nothing_in_common, decimal_gate,
+          other_clock].
 
 benches() -> [{<<"big">>, <<"[128]">>, 0.2}, {<<"ets_test">>, <<"[8,2,20000]">>, 0.1}].
 
@@ -88,3 +89,14 @@ decimal_gate(Config) ->
     ?assertEqual(1, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "25.5"])),
     ?assertEqual(0, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "40.5"])),
     ?assertEqual(2, beamscale_cli:dispatch(["compare", A, B, "--fail-if-slower", "ten"])).
+
+other_clock() -> [{doc, "CPU clock against wall clock: refused (exit 2); another host: noted."}].
+other_clock(Config) ->
+    A = run(Config, "clock-a", #{clock => cpu}),
+    B = run(Config, "clock-b", #{clock => wall}),
+    {2, Text} = beamscale_test_cli:run(["compare", A, B]),
+    ?assertNotEqual(nomatch, string:find(Text, "by the cpu clock"), Text),
+    C = run(Config, "clock-c", #{clock => cpu, host => <<"elsewhere">>}),
+    {0, Noted} = beamscale_test_cli:run(["compare", A, C]),
+    ?assertNotEqual(nomatch, string:find(Noted, "note: host differs (A: test-host, B: elsewhere)"),
+                    Noted).

@@ -25,6 +25,15 @@ bencherl_sweeps_test() ->
     ?assertEqual([{a, nobw}, {a, plain}, {b, nobw}, {b, plain}],
                  lists:usort([{maps:get(otp, E), maps:get(erl_args, E)} || #{env := E} <- Jobs])).
 
+%% A benchmark's flag sets merge with the run's by alias, not replace the whole list.
+erl_args_merge_test() ->
+    C = (config(cross))#{overrides => #{big => #{erl_args => [{nobw, "+sbwt very_short"},
+                                                              {extra, "+P 400000"}]}}},
+    ?assertEqual([{plain, ""}, {nobw, "+sbwt very_short"}, {extra, "+P 400000"}],
+                 maps:get(erl_args, beamscale_plan:settings(C, big))),
+    ?assertEqual([{plain, ""}, {nobw, "+sbwt none"}],
+                 maps:get(erl_args, beamscale_plan:settings(C, ets_test))).
+
 overrides_test() ->
     C = (config(cross))#{overrides => #{big => #{iterations => 9, schedulers => [2]}}},
     [Big | _] = Jobs = beamscale_plan:jobs(C, [big, ets_test]),

@@ -7,7 +7,7 @@
 nasty() -> <<"<script>alert('x')</script>&\"<b>"/utf8>>.
 
 %% Spec keys: benches [{Name, Args, Seconds}], otps, flags, schedulers (lists), iterations,
-%% noise (relative half-width), seed, slow (#{Name => Factor}), failures, sanity, host.
+%% noise (relative half-width), seed, slow (#{Name => Factor}), failures, sanity, host, clock.
 write(Dir, Spec0) ->
     Spec = maps:merge(#{otps => [<<"otp">>], flags => [<<"default">>], schedulers => [1, 2],
                         iterations => 10, noise => 0.05, seed => 1, slow => #{},
@@ -35,6 +35,7 @@ write(Dir, Spec0) ->
                           | [beamscale_format_csv:line(V) || V <- maps:get(sanity, Spec)]]),
     Run = #{host => maps:get(host, Spec), cpu_model => <<"Test CPU">>, logical_cores => 2,
             config => #{name => filename:basename(list_to_binary(Dir)),
+                        clock => maps:get(clock, Spec, wall),
                         erl_args => maps:from_list([{F, <<"+sbt db">>} || F <- Flags])},
             erls => maps:from_list([{O, #{otp_release => <<"25">>, emu_flavor => <<"jit">>}}
                                     || O <- Otps])},

@@ -32,3 +32,15 @@ failures_beside_graphs_test() ->
                 reason => <<"deliberate_crash">>},
     Beside = aaa_graphs(page([], [Failure])),
     ?assertNotEqual(nomatch, binary:match(Beside, <<"1 iteration failed">>)).
+
+%% Only the flag sets measured are named; a benchmark's own flags for an alias name it.
+flag_sets_used_test() ->
+    Run = #{<<"config">> => #{<<"erl_args">> => #{<<"default">> => <<"+sbwt none">>,
+                                                 <<"dropped">> => <<"+sbt db">>}},
+            <<"overrides">> => #{<<"zzz">> => #{<<"erl_args">> =>
+                                                    #{<<"default">> => <<"+P 400000">>}}}},
+    Html = iolist_to_binary(beamscale_report_run:index(#{run => Run, rows => rows(),
+                                                         sanity => [], failures => []})),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"+sbwt none">>)),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"flags default (zzz)">>)),
+    ?assertEqual(nomatch, binary:match(Html, <<"dropped">>)).

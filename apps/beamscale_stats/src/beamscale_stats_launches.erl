@@ -100,11 +100,13 @@ resampled_median(Launches, S0) ->
     {beamscale_stats_base:median(Samples), S}.
 
 
+%% Never 0: no resampled ratio across 1 says only that p is below what N resamples can show,
+%% so it is given as 1 / N (read: p < 1 / N).
 p_value(Sorted) ->
     N = length(Sorted),
     Below = length([x || X <- Sorted, X =< 1.0]),
     Above = length([x || X <- Sorted, X >= 1.0]),
-    min(1.0, 2 * min(Below, Above) / N).
+    min(1.0, max(1 / N, 2 * min(Below, Above) / N)).
 
 safe_div(_A, B) when B == 0 -> 0.0;
 safe_div(A, B) -> A / B.

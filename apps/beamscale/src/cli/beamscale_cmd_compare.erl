@@ -30,9 +30,17 @@ do(#{opts := Opts, args := [A, B]}) ->
     case [D || D <- [A, B], not filelib:is_regular(filename:join(D, "measurements.csv"))] of
         [D | _] -> {error, {not_a_run_directory, D}};
         [] ->
-            Results = beamscale_stats_compare:compare(beamscale_store:measurements(A),
-                                                      beamscale_store:measurements(B)),
-            compared(A, B, Results, Opts)
+            {InfoA, InfoB} = {run_info(A), run_info(B)},
+            case clock(InfoA) =:= clock(InfoB) of
+                false -> {error, {clocks_differ, A, clock(InfoA), B, clock(InfoB)}};
+                true ->
+                    [io:format("note: ~s differs (A: ~ts, B: ~ts); a ratio may be the machine's, "
+                               "not the code's~n", [What, VA, VB])
+                     || {What, VA, VB} <- differences(InfoA, InfoB)],
+                    Results = beamscale_stats_compare:compare(beamscale_store:measurements(A),
+                                                              beamscale_store:measurements(B)),
+                    compared(A, B, Results, Opts)
+            end
     end;
 do(#{args := Args}) ->
     {error, {usage, length(Args)}}.
@@ -54,6 +62,9 @@ format_error({not_a_run_directory, D}) -> [D, ": not a run directory (no measure
 format_error({nothing_in_common, A, B}) ->
     ["no result was measured in both runs ", A, " and ", B, " (a result is a benchmark, phase, "
      "args, erl alias, flag set alias, schedulers and nodes): nothing to compare"];
+format_error({clocks_differ, A, CA, B, CB}) ->
+    [A, " was timed by the ", CA, " clock, ", B, " by the ", CB, " clock: their times are not "
+     "comparable (run both with the same --clock)"];
 format_error({usage, N}) ->
     io_lib:format("compare needs two run directories, got ~b arguments", [N]).
 
@@ -67,3 +78,35 @@ gate(Results, {ok, Pct}) ->
 
 pct(Pct) when is_integer(Pct) -> integer_to_list(Pct);
 pct(Pct) -> beamscale_format_float:decimal(Pct).
+
+%% What run.json says of a run; an unreadable or missing one says nothing.
+run_info(Dir) ->
+    case file:read_file(filename:join(Dir, "run.json")) of
+        {ok, Bin} ->
+            case beamscale_format_json:decode(Bin) of
+                {ok, Info} when is_map(Info) -> Info;
+                _ -> #{}
+            end;
+        {error, _} -> #{}
+    end.
+
+%% Runs from before --clock were timed by the wall clock.
+clock(#{<<"config">> := #{<<"clock">> := C}}) when is_binary(C) -> binary_to_list(C);
+clock(_) -> "wall".
+
+%% The environment beside the code: host, CPU, cores and each erl's release.
+differences(InfoA, InfoB) ->
+    Facts = [{"host", [<<"host">>]}, {"CPU model", [<<"cpu_model">>]},
+             {"logical cores", [<<"logical_cores">>]}],
+    Erls = [{["erl ", E, " release"], [<<"erls">>, E, <<"otp_release">>]}
+            || E <- lists:usort(maps:keys(maps:get(<<"erls">>, InfoA, #{})))],
+    [{What, text(VA), text(VB)} || {What, Path} <- Facts ++ Erls,
+                                   VA <- [get(Path, InfoA)], VB <- [get(Path, InfoB)],
+                                   VA =/= none, VB =/= none, VA =/= VB].
+
+get([], V) -> V;
+get([K | Rest], #{} = M) when is_map_key(K, M) -> get(Rest, maps:get(K, M));
+get(_, _) -> none.
+
+text(V) when is_binary(V) -> V;
+text(V) -> io_lib:format("~0p", [V]).

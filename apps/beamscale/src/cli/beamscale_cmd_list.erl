@@ -21,7 +21,7 @@ do(#{opts := Opts}) ->
         [] ->
             Cores = beamscale_os:logical_cores(),
             lists:foreach(fun(Name) -> print(Name, Path, Cores) end,
-                          beamscale_bench:available(Path))
+                          beamscale_handlers:available(Path))
     end.
 
 %% @doc One line for this command's errors.
@@ -29,26 +29,43 @@ do(#{opts := Opts}) ->
 format_error({no_such_directory, D}) -> ["--bench-path: no such directory: ", D].
 
 print(Name, Path, Cores) ->
-    Mod = module(Name, Path),
-    io:format("~s~n    ~ts~n", [Name, describe(Mod)]),
-    Conf = [{number_of_cores, Cores}, {slaves, []}],
-    [io:format("    ~-13s ~ts~n", [V, sizes(Mod, V, Conf)]) || V <- [short, intermediate, long]].
+    {ok, Handler} = beamscale_handlers:lookup(Name, Path),
+    case module(Handler) of
+        {ok, Mod} ->
+            %% The name alone on its line: scripts read the names from it.
+            io:format("~s~n    [~ts] ~ts~n", [Name, origin(Handler), describe(Mod)]),
+            Conf = [{number_of_cores, Cores}, {slaves, []}],
+            [io:format("    ~-13s ~ts~n", [V, sizes(Mod, V, Conf)])
+             || V <- [short, intermediate, long]];
+        {error, Why} ->
+            io:format("~s~n    [~ts] does not compile here: ~ts~n", [Name, origin(Handler), Why])
+    end.
 
-%% A handler on the bench path is compiled here only to ask it for its description and sizes.
-module(Name, Path) ->
-    Mod = beamscale_bench:module(Name),
-    case code:ensure_loaded(Mod) of
-        {module, _} -> Mod;
-        {error, _} ->
-            Files = [F || D <- Path, F <- [filename:join(D, atom_to_list(Name) ++ ".erl")],
-                          filelib:is_regular(F)],
-            _ = [catch load_source(F) || F <- Files],
-            Mod
+%% Where a benchmark comes from: built in, or a handler in a directory of the bench path.
+origin(#{origin := builtin}) -> "built-in";
+origin(#{origin := {path, Dir}}) -> ["handler in ", Dir].
+
+%% A handler on the bench path is compiled here (with the sources beside it) only to ask it for
+%% its description and sizes; the first compile error is what list says of it.
+module(#{module := Mod, origin := builtin}) -> {ok, Mod};
+module(#{module := Mod, sources := Sources}) ->
+    case [E || F <- Sources, {error, E} <- [load_source(F)]] of
+        [] -> {ok, Mod};
+        [First | _] -> {error, First}
     end.
 
 load_source(File) ->
-    {ok, Mod, Bin} = compile:file(File, [binary]),
-    code:load_binary(Mod, File, Bin).
+    case compile:file(File, [binary, return_errors, {i, filename:dirname(File)}]) of
+        {ok, Mod, Bin} ->
+            {module, Mod} = code:load_binary(Mod, File, Bin),
+            ok;
+        {error, [{F, [{Loc, M, Desc} | _]} | _], _} ->
+            {error, io_lib:format("~ts:~w: ~ts", [F, line(Loc), M:format_error(Desc)])};
+        _ -> {error, [File, ": does not compile"]}
+    end.
+
+line({Line, _Col}) -> Line;
+line(Line) -> Line.
 
 describe(Mod) ->
     case catch beamscale_bench:describe(Mod) of
@@ -59,6 +76,7 @@ describe(Mod) ->
 
 sizes(Mod, Version, Conf) ->
     case beamscale_bench_runner:args(Mod, Version, Conf) of
-        {ok, Sets} -> lists:join(" ", [io_lib:format("~0tp", [S]) || S <- Sets]);
+        %% `l': [32, 32] is two numbers, not a string of two spaces.
+        {ok, Sets} -> lists:join(" ", [io_lib:format("~0tlp", [S]) || S <- Sets]);
         {error, Reason} -> ["(bench_args failed: ", beamscale_error:format(Reason), ")"]
     end.

@@ -16,6 +16,8 @@ info() ->
       options => [
           {config, "--config", string, "the run configuration (docs/config.md)"},
           {preset, "--preset", string, "a built-in configuration instead of a file: quick"},
+          {bencherl_conf, "--bencherl-conf", string,
+           "bencherl's conf/run.conf, read as settings (options override it)"},
           {benchmarks, "--bench", {list, string}, "benchmarks to run (comma-separated, or all)"},
           {version, "--version", string, "short, intermediate or long"},
           {schedulers, "--schedulers", string, "scheduler counts: 1,2,4 or 1..8 or all or 1,all"},
@@ -49,12 +51,21 @@ do(#{opts := Opts, args := []}) ->
                  #{preset := Name} -> {preset, Name};
                  _ -> maps:get(config, Opts, undefined)
              end,
-    case beamscale_config:load(Source, overrides(Opts)) of
-        {ok, Config} -> run(named(Config), Opts);
+    case bencherl_conf(Opts) of
+        {ok, Bencherl} ->
+            case beamscale_config:load(Source, Bencherl ++ overrides(Opts)) of
+                {ok, Config} -> run(named(Config), Opts);
+                {error, _} = Error -> Error
+            end;
         {error, _} = Error -> Error
     end;
 do(#{args := [Extra | _]}) ->
     {error, {unexpected_argument, Extra}}.
+
+%% bencherl's run.conf comes between the configuration file and the options.
+bencherl_conf(#{bencherl_conf := File} = Opts) ->
+    beamscale_bencherl_conf:read(File, maps:get(bench_path, Opts, []));
+bencherl_conf(_Opts) -> {ok, []}.
 
 %% @doc One line for this command's own errors (`beamscale_error' sends others' elsewhere).
 -spec format_error(term()) -> iodata().
@@ -128,7 +139,10 @@ run(Config, Opts) ->
 
 report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
     io:format("~nRun directory: ~ts (~b jobs)~nSanity check:~n", [Dir, Jobs]),
-    [io:format("  ~-16s ~ts~n", [B, beamscale_sanity:format(V)]) || {B, V} <- Sanity],
+    %% A field width would cut longer names: pad to the longest instead.
+    Width = lists:max([16 | [string:length(B) || {B, _} <- Sanity]]),
+    [io:format("  ~ts ~ts~n", [string:pad(B, Width), beamscale_sanity:format(V)])
+     || {B, V} <- Sanity],
     SanityFailed = [B || {B, {failed, _}} <- Sanity],
     %% The report's path is the last line printed, for scripts and `make run'.
     {ok, Index} = beamscale_writer:write(Dir),

@@ -116,7 +116,8 @@ load(Dir) ->
 %% @doc What `plan.csv' asked for against what `measurements.csv' and `failures.csv' hold:
 %% iterations done and expected in all, and per job not finished its benchmark, environment
 %% key, iterations done and expected. Argument sets are known only from the rows (the node
-%% under test gives them), so a benchmark never measured counts as one set.
+%% under test gives them, and may give other sets in another environment: they are counted per
+%% environment), so an environment never measured counts as one set.
 -spec missing(file:filename()) ->
     {non_neg_integer(), non_neg_integer(),
      [{binary(), binary(), non_neg_integer(), pos_integer()}]}.
@@ -125,9 +126,11 @@ missing(Dir) ->
                         || #{benchmark := B, args := A, iteration := I} = R
                                <- beamscale_store:measurements(Dir)
                                ++ beamscale_store:failures(Dir), I =/= <<"0">>]),
-    Sets = fun(B) -> max(1, length(lists:usort([A || {B1, A, _, _} <- Done, B1 =:= B]))) end,
+    Sets = fun(B, Env) ->
+                   max(1, length(lists:usort([A || {B1, A, E1, _} <- Done, B1 =:= B, E1 =:= Env])))
+           end,
     Jobs = [{B, Env, length([x || {B1, _, E1, _} <- Done, B1 =:= B, E1 =:= Env]),
-             binary_to_integer(I) * Sets(B)}
+             binary_to_integer(I) * Sets(B, Env)}
             || #{benchmark := B, iterations := I} = Row <- rows(Dir, "plan.csv"),
                Env <- [beamscale_format_env:key(Row)]],
     {lists:sum([min(D, E) || {_, _, D, E} <- Jobs]), lists:sum([E || {_, _, _, E} <- Jobs]),

@@ -12,7 +12,8 @@
 %% its standard output and error reports go to (default: the caller's group leader, as `peer'
 %% relays them: the terminal).
 -type spec() :: #{erl := string(), flags := string(), schedulers => pos_integer(),
-                  code_path => [string()], ssh => ssh(), output => pid()}.
+                  code_path => [string()], ssh => ssh(), output => pid(),
+                  name_prefix => string()}.
 %% `host': the node's host name or address, as this node reaches it; `args': the `ssh' options
 %% before the destination (port, identity, `-o' options); `user': the login, when not ours.
 -type ssh() :: #{host := string(), args := [string()], user => string()}.
@@ -110,7 +111,11 @@ dist_args() ->
 %% so every caller (suite, load targets, load nodes, study cells) says it in the same words.
 -spec start(string(), spec()) -> {ok, handle()} | {error, {?MODULE, {node_start, term()}}}.
 start(Label, #{erl := Erl, flags := Flags} = Spec) ->
-    Name = "bs_" ++ Label ++ "_" ++ random_name(),
+    %% A handler may find its peers by the start of their names (bencherl's im_bench).
+    Name = case Spec of
+               #{name_prefix := Prefix} -> Prefix ++ "_" ++ random_name();
+               _ -> "bs_" ++ Label ++ "_" ++ random_name()
+           end,
     Paths = lists:append([["-pa", P] || P <- maps:get(code_path, Spec, [])]),
     Scheds = [A || #{schedulers := S} <- [Spec], A <- ["+S", io_lib:format("~b:~b", [S, S])]],
     Emulator = [lists:flatten(A) || A <- ?NO_PARTITION_GUARD ++ Scheds ++ Paths

@@ -26,6 +26,8 @@
     sample := pos_integer() | false,
     msacc := 0..100,
     hosts := [beamscale_load_scenario:ssh_host()],
+    node_names := [string()],
+    cookie_file := none | string(),
     name => string()}.
 %% Where a value came from: a file and line, or the command line.
 -type source() :: {file:filename(), non_neg_integer()} | command_line.
@@ -33,7 +35,7 @@
 
 %% Keys a per-benchmark override may set.
 -define(OVERRIDABLE, [version, schedulers, nodes, erl_args, iterations, warmups, launches,
-                      timeout]).
+                      timeout, node_names]).
 %% Shorter intervals than this would measure the sampler more than the node.
 -define(MIN_SAMPLE_MS, 100).
 %% Fresh emulators per environment point: the variation between launches is sampled, which
@@ -47,7 +49,7 @@ defaults() ->
     #{benchmarks => all, version => short, schedulers => lists:seq(1, beamscale_os:logical_cores()),
       nodes => [1], erls => [{default, "erl"}], erl_args => [{default, ""}], iterations => 3,
       warmups => 1, launches => ?LAUNCHES, clock => wall, sweep => cross, timeout => 300,
-      bench_path => [], code_path => [], hosts => [],
+      bench_path => [], code_path => [], hosts => [], node_names => [], cookie_file => none,
       overrides => #{},
       out => "runs", sample => 1000, msacc => maps:get(msacc, beamscale_sampler:defaults())}.
 
@@ -113,6 +115,22 @@ check(code_path, L) when is_list(L) ->
     end;
 check(code_path, _) -> bad("a directory, a glob or a list of them");
 check(out, S) -> string(S, "a directory name");
+check(node_names, L) when is_list(L) ->
+    Ok = fun(N) -> is_string(N) andalso N =/= "" andalso
+                       lists:all(fun(C) -> lists:member(C, ?NAME_CHARS -- ".-") end, N) end,
+    case lists:all(Ok, L) of
+        true -> {ok, L};
+        false -> bad("a list of name prefixes of letters, digits and '_' for nodes 2..N")
+    end;
+check(node_names, _) -> bad("a list of name prefixes for nodes 2..N");
+check(cookie_file, none) -> {ok, none};
+check(cookie_file, F) ->
+    case is_string(F) andalso file:read_file(F) of
+        {ok, Bin} when byte_size(Bin) > 0 -> {ok, F};
+        {ok, _} -> {error, [], "the cookie file is empty: " ++ F};
+        {error, Why} -> {error, [], F ++ ": " ++ file:format_error(Why)};
+        false -> bad("a file holding the run's cookie, or none")
+    end;
 check(name, S) ->
     Allowed = fun(C) -> lists:member(C, ?NAME_CHARS) end,
     %% "." and ".." are made of allowed characters but name no directory of their own.
@@ -334,14 +352,34 @@ override_settings(_, _) -> bad("a list of {Key, Value}").
 %% with the user's application; `all' takes only the bench path's, not every module there).
 check_benchmarks(_Source, #{benchmarks := all}) -> ok;
 check_benchmarks(Source, #{benchmarks := Names, bench_path := Path, code_path := Code}) ->
-    Known = beamscale_bench:available(Path ++ Code),
+    Known = lists:usort(beamscale_handlers:available(Path) ++ beamscale_bench:available(Code)),
     case [N || N <- Names, not lists:member(N, Known)] of
         [] -> ok;
         [N | _] ->
-            KnownText = lists:join(", ", [atom_to_list(K) || K <- Known]),
-            fail(Source, [benchmarks],
-                 io_lib:format("unknown benchmark ~p (known: ~s)", [N, KnownText]))
+            fail(Source, [benchmarks], ["unknown benchmark ", atom_to_list(N), near(N, Known)])
     end.
+
+%% A few known names close to a wrong one, not the hundreds a code path may hold.
+near(Name, Known) ->
+    Text = atom_to_list(Name),
+    Scored = lists:sort([{distance(Text, K), K} || A <- Known, K <- [atom_to_list(A)]]),
+    Close = [K || {D, K} <- Scored, D =< max(2, length(Text) div 3)],
+    case lists:sublist(Close, 5) of
+        [] -> " (beamscale list shows the benchmarks)";
+        Some -> [" (did you mean ", lists:join(", ", Some), "?)"]
+    end.
+
+%% Edit distance (Levenshtein), one row at a time.
+distance(A, B) ->
+    First = lists:seq(0, length(B)),
+    {Last, _} = lists:foldl(fun(CA, {Prev, I}) -> {row(CA, B, Prev, [I]), I + 1} end,
+                            {First, 1}, A),
+    lists:last(Last).
+
+row(_CA, [], _Prev, Acc) -> lists:reverse(Acc);
+row(CA, [CB | Bs], [Diag, Up | _] = Prev, [Left | _] = Acc) ->
+    Cost = case CA =:= CB of true -> 0; false -> 1 end,
+    row(CA, Bs, tl(Prev), [min(min(Up + 1, Left + 1), Diag + Cost) | Acc]).
 
 %% An erl is a path, or a command found on PATH; it must be there and executable.
 resolve_erls(Source, #{erls := Erls} = Config) ->

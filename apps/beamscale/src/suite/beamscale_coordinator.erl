@@ -16,12 +16,21 @@ run(Config, Mode) ->
     Dir = run_dir(Config),
     case beamscale_node:distribute() of
         {ok, _} ->
+            ok = fixed_cookie(Config),
             case beamscale_store:open(Dir) of
                 {ok, Store} -> run(Dir, Store, Config, Mode);
                 {error, Reason} -> {error, {?MODULE, Reason}}
             end;
         {error, Reason} -> {error, {?MODULE, Reason}}
     end.
+
+%% A fixed cookie (handlers that reach nodes of their own with it) is read from its file and
+%% given to the nodes as this node's own is: in a private file, never on a command line.
+fixed_cookie(#{cookie_file := File}) when File =/= none ->
+    {ok, Bin} = file:read_file(File),
+    true = erlang:set_cookie(node(), binary_to_atom(string:trim(Bin))),
+    ok;
+fixed_cookie(_Config) -> ok.
 
 %% @doc One line for an error of `run/2'.
 -spec format_error(term()) -> iodata().
@@ -53,6 +62,7 @@ start(Dir, Store, Config, Mode, Info0) ->
     Info = Info0#{start_time => maps:get(start_time, State), runs => maps:get(runs, State)},
     write_run_json(Dir, Info#{end_time => null}),
     Benchmarks = benchmarks(Config),
+    shadow_notes(Mode, Benchmarks, maps:get(bench_path, Config)),
     Jobs = beamscale_plan:jobs(Config, Benchmarks),
     write_plan(Dir, Jobs),
     resuming(Mode, Store, Jobs),
@@ -152,8 +162,18 @@ resuming(_Mode, Store, Jobs) ->
                        [length(Done), ["at least " || Unseen =/= []], Total])
     end.
 
-benchmarks(#{benchmarks := all, bench_path := Path}) -> beamscale_bench:available(Path);
+%% `all' is the bench path's handlers and the built-ins they do not shadow (not `builtin:NAME').
+benchmarks(#{benchmarks := all, bench_path := Path}) ->
+    [N || N <- beamscale_handlers:available(Path),
+          not lists:prefix("builtin:", atom_to_list(N))];
 benchmarks(#{benchmarks := Names}) -> Names.
+
+%% The user's handler wins over a built-in of the same name: one line says so.
+shadow_notes(quiet, _Benchmarks, _Path) -> ok;
+shadow_notes(_Mode, Benchmarks, Path) ->
+    [io:format("note: ~s is the handler in ~ts, not the built-in (that one is builtin:~s)~n",
+               [N, Dir, N]) || {N, Dir} <- beamscale_handlers:shadowed(Benchmarks, Path)],
+    ok.
 
 %% Start time and how many times the run was started survive reruns of the same directory.
 read_state(Dir) ->

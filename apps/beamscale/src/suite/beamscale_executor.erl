@@ -5,7 +5,7 @@
 %% hang past the timeout or a dead node is recorded as that iteration's failure and the job goes on.
 -module(beamscale_executor).
 
--export([run/3, code/0]).
+-export([run/3, code/0, format_error/1]).
 -export_type([context/0, event/0]).
 
 %% What every job needs: the code to load, where handlers live, the machine's cores, and a
@@ -21,7 +21,9 @@
                      node_output => pid(),  % where the nodes' output goes (--quiet)
                      msacc => 0..100,
                      clock => beamscale_bench_runner:clock(),
-                     sampler => beamscale_sampler:sampler()}.
+                     sampler => beamscale_sampler:sampler(),
+                     handler => beamscale_handlers:handler(),
+                     node_names => [string()]}.
 -type event() :: {iteration, warmup | pos_integer(), pos_integer()} | {failed, term()}.
 
 -define(RPC_TIMEOUT, 60000).
@@ -33,7 +35,30 @@ code() -> beamscale_code:apps([beamscale_bench]).
 %% @doc Run `Job' and return the store with its iterations recorded. A sampler watches the
 %% job's nodes while they are up (docs/samples.md), unless the context's `sample' is `false'.
 -spec run(beamscale_plan:job(), context(), beamscale_store:store()) -> beamscale_store:store().
-run(Job, Ctx, Store) ->
+run(#{bench := Bench} = Job, Ctx0, Store) ->
+    Ctx = case beamscale_handlers:lookup(Bench, maps:get(bench_path, Ctx0)) of
+              {ok, H} -> Ctx0#{handler => H};
+              error -> Ctx0
+          end,
+    case hook(pre_bench, Job, Ctx) of
+        ok ->
+            try sampled(Job, Ctx, Store)
+            after post_bench(Job, Ctx)
+            end;
+        {error, Reason} -> job_failed(Reason, Job, Ctx, Store)
+    end.
+
+%% bencherl's hooks around a job (beamscale_hooks); a failed post_bench is said, not recorded.
+hook(Which, #{env := Env}, Ctx) ->
+    beamscale_hooks:run(Which, handler(Ctx), Env, maps:get(code_path, Ctx, [])).
+
+post_bench(Job, #{notify := Notify} = Ctx) ->
+    case hook(post_bench, Job, Ctx) of
+        ok -> ok;
+        {error, Reason} -> Notify({failed, Reason})
+    end.
+
+sampled(Job, Ctx, Store) ->
     case start_sampler(Job, Ctx, Store) of
         {ok, Sampler} ->
             try run_job(Job, Ctx#{sampler => Sampler}, Store)
@@ -61,6 +86,12 @@ run_job(#{bench := Bench, env := Env} = Job, Ctx, Store) ->
             job_failed(Reason, Job, Ctx, Store)
     end.
 
+%% @doc One line for this module's errors.
+-spec format_error(term()) -> iodata().
+format_error({no_module, Bench, Mod}) ->
+    io_lib:format("benchmark ~s: module ~s is not on the node under test (not built in, not on "
+                  "the bench path nor the code path)", [Bench, Mod]).
+
 %%% Internals
 
 %% A job that could not start (its nodes, its sampler, its bench_args/2) is one row of
@@ -72,8 +103,9 @@ job_failed(Reason, #{bench := Bench, env := Env}, #{notify := Notify}, Store) ->
     Key = {atom_to_binary(Bench), <<>>, beamscale_format_env:key(Env)},
     beamscale_store:record_failure(Store, Key, 0, beamscale_error:format(Reason)).
 
-start_env(#{env := #{nodes := N} = Env}, Ctx) ->
-    case start_nodes(lists:seq(1, N), Env, Ctx, []) of
+start_env(#{env := #{nodes := N} = Env} = Job, Ctx) ->
+    case start_nodes(lists:seq(1, N), Env, Ctx#{node_names => maps:get(node_names, Job, [])},
+                     []) of
         {ok, Nodes} -> ok = beamscale_sampler:watch(sampler(Ctx), Nodes), {ok, Nodes};
         {error, _} = Error -> Error
     end.
@@ -101,8 +133,9 @@ start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ct
                 here -> #{erl => Erl, code_path => bench_path(Ctx) ++ maps:get(code_path, Ctx, [])};
                 H -> #{erl => maps:get(erl, H, "erl"), ssh => maps:with([host, args, user], H)}
             end,
-    Spec = maps:merge(Spec0#{flags => Flags, schedulers => S},
-                      maps:from_list([{output, O} || #{node_output := O} <- [Ctx]])),
+    Spec = maps:merge(Spec0#{flags => join_flags(Flags, extra_flags(Ctx)), schedulers => S},
+                      maps:from_list([{output, O} || #{node_output := O} <- [Ctx]]
+                                     ++ name_prefix(I, maps:get(node_names, Ctx, [])))),
     case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
         {ok, Handle} ->
             case load_code(Handle, Ctx) of
@@ -120,15 +153,30 @@ host(1, _Hosts) -> here;
 host(_I, []) -> here;
 host(I, Hosts) -> lists:nth((I - 2) rem length(Hosts) + 1, Hosts).
 
+%% Nodes 2..N take the configured name prefixes in turn (client, server, router, client...).
+name_prefix(1, _Names) -> [];
+name_prefix(_I, []) -> [];
+name_prefix(I, Names) -> [{name_prefix, lists:nth((I - 2) rem length(Names) + 1, Names)}].
+
 stop_env(Nodes) ->
     lists:foreach(fun beamscale_node:stop/1, Nodes).
 
 bench_path(#{bench_path := Path}) -> [filename:absname(D) || D <- Path].
 
-%% Load beamscale's node-side modules, then compile the handlers of the bench path on the node
-%% itself, so they are built by the erl under test.
+%% The job's handler (set by run/3): its sources, data directory and bench.conf.
+handler(Ctx) -> maps:get(handler, Ctx, #{sources => []}).
+
+%% A bencherl bench.conf's EXTRA_ERL_ARGS come after the run's flags, as bencherl puts them.
+extra_flags(Ctx) -> beamscale_handlers:extra_flags(handler(Ctx)).
+
+join_flags(Flags, "") -> Flags;
+join_flags("", Extra) -> Extra;
+join_flags(Flags, Extra) -> Flags ++ " " ++ Extra.
+
+%% Load beamscale's node-side modules, then compile the job's handler (with the sources beside
+%% it) on the node itself, so it is built by the erl under test.
 load_code(#{node := Node}, #{code := Code} = Ctx) ->
-    Sources = [F || D <- bench_path(Ctx), F <- filelib:wildcard(filename:join(D, "*.erl"))],
+    #{sources := Sources} = handler(Ctx),
     Steps = [fun() -> beamscale_code:load(Node, Code) end
              | [fun() -> beamscale_code:compile_load(Node, F) end || F <- Sources]],
     lists:foldl(fun(Step, ok) -> Step();
@@ -136,14 +184,23 @@ load_code(#{node := Node}, #{code := Code} = Ctx) ->
                 end, ok, Steps).
 
 %% bench_args/2 runs on the node under test with bencherl's keys.
-arg_sets(#{bench := Bench, version := Version}, #{cores := Cores}, [#{node := Main} | _] = Nodes) ->
+arg_sets(#{bench := Bench, version := Version}, #{cores := Cores} = Ctx,
+         [#{node := Main} | _] = Nodes) ->
     Conf = [{number_of_cores, Cores}, {slaves, peers(Nodes)}],
-    Mod = beamscale_bench:module(Bench),
+    Mod = module(Bench, Ctx),
     try erpc:call(Main, beamscale_bench_runner, args, [Mod, Version, Conf], ?RPC_TIMEOUT) of
         {ok, Sets} -> {ok, Sets};
+        {error, {error, undef} = Undef} -> {error, missing(Main, Bench, Mod, Undef), Nodes};
         {error, Reason} -> {error, {bench_args, Reason}, Nodes}
     catch
         error:{erpc, Why} -> {error, {bench_args, Why}, Nodes}
+    end.
+
+%% `undef' from bench_args/2 names the module when the module itself is what is missing.
+missing(Node, Bench, Mod, Undef) ->
+    case catch erpc:call(Node, code, ensure_loaded, [Mod], ?RPC_TIMEOUT) of
+        {module, Mod} -> {bench_args, Undef};
+        _ -> {?MODULE, {no_module, Bench, Mod}}
     end.
 
 peers([_Main | Rest]) -> [N || #{node := N} <- Rest].
@@ -209,7 +266,7 @@ call(_Args, _Job, _Ctx, []) ->
 call(Args, #{bench := Bench, timeout := Timeout, env := #{schedulers := S}}, Ctx,
      [#{node := Main} | _] = Nodes) ->
     Conf = [{datadir, datadir(Bench, Ctx)}, {master, Main}, {schedulers, S}],
-    Mod = beamscale_bench:module(Bench),
+    Mod = module(Bench, Ctx),
     Clock = maps:get(clock, Ctx, wall),
     try erpc:call(Main, beamscale_bench_runner, iteration,
                   [Bench, Mod, Args, peers(Nodes), Conf, Clock], Timeout * 1000)
@@ -228,18 +285,24 @@ restart(Job, Ctx, Nodes) ->
         {error, _} -> []
     end.
 
-%% bencherl's data directory: DIR/data for a handler on the bench path, else a scratch directory.
+module(Bench, Ctx) ->
+    maps:get(module, handler(Ctx), beamscale_bench:module(Bench)).
+
+%% bencherl's data directory: the handler's `data' (bench/NAME/data, or DIR/data beside a flat
+%% handler) when there is one, else a scratch directory.
 datadir(Bench, #{scratch := Scratch} = Ctx) ->
-    Candidates = [filename:join(D, "data") || D <- bench_path(Ctx),
-                  filelib:is_regular(filename:join(D, atom_to_list(Bench) ++ ".erl"))
-                  orelse filelib:is_regular(filename:join(D, atom_to_list(Bench) ++ ".beam"))],
-    case [D || D <- Candidates, filelib:is_dir(D)] of
-        [D | _] -> D;
-        [] ->
-            D = filename:absname(filename:join(Scratch, atom_to_list(Bench))),
-            ok = filelib:ensure_path(D),
-            D
+    case maps:get(datadir, handler(Ctx), none) of
+        none -> scratch(Bench, Scratch);
+        D -> case filelib:is_dir(D) of
+                 true -> D;
+                 false -> scratch(Bench, Scratch)
+             end
     end.
+
+scratch(Bench, Scratch) ->
+    D = filename:absname(filename:join(Scratch, atom_to_list(Bench))),
+    ok = filelib:ensure_path(D),
+    D.
 
 args_text(Args) ->
     unicode:characters_to_binary(io_lib:format("~0tp", [Args])).

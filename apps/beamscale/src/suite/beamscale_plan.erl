@@ -18,7 +18,7 @@
 -type job() :: #{bench := atom(), version := beamscale_bench:version(), env := env(),
                  iterations := pos_integer(), warmups := non_neg_integer(),
                  timeout := pos_integer(), launch := pos_integer(),
-                 launches := pos_integer()}.
+                 launches := pos_integer(), node_names => [string()]}.
 
 %% @doc Every job of a run in the order they will run: one job is one launch of a point,
 %% round-robin over the points (benchmark by benchmark within a launch).
@@ -52,15 +52,28 @@ environments(#{erls := Erls, erl_args := ArgSets, schedulers := Ss, nodes := Ns,
      || {Otp, Erl} <- Erls, {Alias, Flags} <- ArgSets, {S, N} <- Points].
 
 %% @doc The configuration as it applies to one benchmark: its overrides laid over the rest.
+%% Flag sets merge by alias (a benchmark's own flags for an alias replace the run's, its new
+%% aliases are added, the run's others stay), as bencherl adds a bench.conf's to the run's.
 -spec settings(beamscale_config:config(), atom()) -> beamscale_config:config().
 settings(#{overrides := Overrides} = Config, Bench) ->
-    maps:merge(Config, maps:get(Bench, Overrides, #{})).
+    Own = case maps:get(Bench, Overrides, #{}) of
+              #{erl_args := Sets} = O -> O#{erl_args := merge(maps:get(erl_args, Config), Sets)};
+              O -> O
+          end,
+    maps:merge(Config, Own).
+
+merge(Run, Own) ->
+    [case lists:keyfind(A, 1, Own) of
+         {A, F} -> {A, F};
+         false -> {A, F0}
+     end || {A, F0} <- Run] ++ [S || {A, _} = S <- Own, not lists:keymember(A, 1, Run)].
 
 job(Bench, Settings, Env) ->
     #{bench => Bench, env => Env, version => maps:get(version, Settings),
       iterations => maps:get(iterations, Settings), warmups => maps:get(warmups, Settings),
       timeout => maps:get(timeout, Settings), launch => 1,
-      launches => maps:get(launches, Settings, 1)}.
+      launches => maps:get(launches, Settings, 1),
+      node_names => maps:get(node_names, Settings, [])}.
 
 %% Keep the first of equal points, in order.
 unique(L) -> unique(L, #{}).

@@ -20,7 +20,7 @@ text(Results) ->
 -spec html([beamscale_stats_compare:result()],
            #{a := unicode:chardata(), b := unicode:chardata()}) -> iodata().
 html(Results, #{a := A, b := B}) ->
-    Rows = [{direction(R), [label(K), fmt(MA), fmt(MB), ratio_text(R), [fmt(P), test(R)],
+    Rows = [{direction(R), [label(K), fmt(MA), fmt(MB), ratio_text(R), [p(P), test(R)],
                             verdict(R)]}
             || #{key := K, median_a := MA, median_b := MB, p := P} = R <- Results],
     Table = beamscale_report_html:table(["benchmark / phase / args @ environment",
@@ -47,18 +47,22 @@ ratio_text(#{ratio := R, ratio_low := L, ratio_high := H}) ->
     [fmt(R), "x [", fmt(L), ", ", fmt(H), "]"].
 
 verdict(#{significant := false, p := P} = Res) ->
-    ["no significant difference (p=", fmt(P), test(Res), ")"];
+    ["no significant difference (p", p(P), test(Res), ")"];
 verdict(#{ratio := R} = Res) ->
     Pct = fmt(abs(R - 1) * 100),
-    [atom_to_list(direction(Res)), " by ", Pct, " % (significant, p=", fmt(maps:get(p, Res)),
+    [atom_to_list(direction(Res)), " by ", Pct, " % (significant, p", p(maps:get(p, Res)),
      test(Res), ")"].
 
 %% Which test gave p: over launches (and how many a side), or Mann-Whitney over iterations.
 test(#{test := launches, launches_a := LA, launches_b := LB}) ->
-    io_lib:format(" over ~b and ~b launches", [LA, LB]);
+    io_lib:format(" over ~b and ~b launches, t on their medians", [LA, LB]);
 test(#{test := mann_whitney}) -> ", Mann-Whitney over iterations";
 test(#{}) -> "".
 
+
+%% A p this small is not read more finely: said as a bound, never as 0.
+p(P) when P < 0.001 -> " < 0.001";
+p(P) -> ["=", fmt(P)].
 
 direction(#{significant := false}) -> same;
 direction(#{ratio := R}) when R > 1 -> slower;
@@ -69,8 +73,9 @@ count(Dir, Results) -> length([R || R <- Results, direction(R) =:= Dir]).
 text_summary(Results) ->
     io_lib:format("~b compared, ~b significantly slower in B, ~b significantly faster in B. "
                   "Significant: p < 0.05 and the 95 % interval of the ratio leaves out 1 "
-                  "(hierarchical bootstrap over launches, then iterations; with one launch a "
-                  "side, p of Mann-Whitney over iterations).",
+                  "(Welch's t over the launches' medians, a launch being the unit that repeats; "
+                  "with one launch a side, bootstrap interval and p of Mann-Whitney over "
+                  "iterations).",
                   [length(Results), count(slower, Results), count(faster, Results)]).
 
 fmt(V) -> beamscale_report_svg:fmt(V).

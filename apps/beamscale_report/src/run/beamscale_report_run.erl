@@ -40,7 +40,7 @@ index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data
     beamscale_report_html:page(
       ["beamscale run ", text(Name)], <<>>,
       [beamscale_report_html:el(h1, ["beamscale run ", text(Name)]),
-       metadata(Run),
+       metadata(Run, lists:usort([E || #{erl_args := E} <- Rows])),
        missing(maps:get(missing, Data, [])),
        Lead,
        beamscale_report_html:section("Graphs",
@@ -65,9 +65,16 @@ series_label(#{otp := O, erl_args := E, nodes := N}) ->
 
 %%% Internals
 
-metadata(Run) ->
+%% Only the flag sets measured are named (all of them before anything is); a benchmark's own
+%% flags for an alias (its overrides) are named with the benchmark.
+metadata(Run, Used) ->
     Erls = maps:to_list(get_map(Run, [<<"erls">>])),
-    Flags = maps:to_list(get_map(Run, [<<"config">>, <<"erl_args">>])),
+    IsUsed = fun(A) -> Used =:= [] orelse lists:member(A, Used) end,
+    Own = [{[A, " (", B, ")"], F}
+           || {B, O} <- lists:sort(maps:to_list(get_map(Run, [<<"overrides">>]))), is_map(O),
+              {A, F} <- lists:sort(maps:to_list(maps:get(<<"erl_args">>, O, #{}))), IsUsed(A)],
+    Flags = [{A, F} || {A, F} <- maps:to_list(get_map(Run, [<<"config">>, <<"erl_args">>])),
+                       IsUsed(A)] ++ Own,
     Plain = [{"Host", host}, {"CPU", cpu_model}, {"Logical cores", logical_cores},
              {"Started", start_time}, {"Ended", end_time}],
     %% Values are HTML already (escaped here), keys are escaped by the table.

@@ -1,0 +1,1 @@
+-define(INPUT, "words.txt").
