@@ -24,6 +24,7 @@ websocketd
 postgresql
 tsung
 wrk
+linux-perf
 "
 missing=""
 for p in $packages; do

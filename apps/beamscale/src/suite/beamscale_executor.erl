@@ -21,6 +21,7 @@
                      node_output => pid(),  % where the nodes' output goes (--quiet)
                      msacc => 0..100,
                      clock => beamscale_bench_runner:clock(),
+                     profile => beamscale_profile:opts() | false,
                      sampler => beamscale_sampler:sampler()}.
 -type event() :: {iteration, warmup | pos_integer(), pos_integer()} | {failed, term()}.
 
@@ -101,7 +102,7 @@ start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ct
                 here -> #{erl => Erl, code_path => bench_path(Ctx) ++ maps:get(code_path, Ctx, [])};
                 H -> #{erl => maps:get(erl, H, "erl"), ssh => maps:with([host, args, user], H)}
             end,
-    Spec = maps:merge(Spec0#{flags => Flags, schedulers => S},
+    Spec = maps:merge(Spec0#{flags => profile_flags(Flags, Ctx), schedulers => S},
                       maps:from_list([{output, O} || #{node_output := O} <- [Ctx]])),
     case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
         {ok, Handle} ->
@@ -119,6 +120,11 @@ start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ct
 host(1, _Hosts) -> here;
 host(_I, []) -> here;
 host(I, Hosts) -> lists:nth((I - 2) rem length(Hosts) + 1, Hosts).
+
+%% A profiled node's JIT names its code for perf.
+profile_flags(Flags, #{profile := #{}}) ->
+    string:trim(Flags ++ " " ++ beamscale_profile:node_flags());
+profile_flags(Flags, _Ctx) -> Flags.
 
 stop_env(Nodes) ->
     lists:foreach(fun beamscale_node:stop/1, Nodes).
@@ -152,8 +158,22 @@ run_sets(Sets, Key, Job, Ctx, Nodes, Store) ->
     {Nodes1, Store1} =
         lists:foldl(fun(Args, {Ns, St}) -> run_set(Args, Key, Job, Ctx, Ns, St) end,
                     {Nodes, Store}, Sets),
+    ok = profile(Sets, Job, Ctx, Nodes1, Store1),
     stop_env(Ctx, Nodes1),
     Store1.
+
+%% The point's profile (docs/profiles.md), with its first argument set, after the iterations.
+profile([Args | _], #{bench := Bench, env := Env} = Job, #{profile := #{} = Opts} = Ctx,
+        [Main | _] = Nodes, Store) ->
+    Call = fun() -> case call(Args, Job, Ctx, Nodes) of
+                        {ok, Timings, _} -> {ok, lists:sum([T || {_, T} <- Timings])};
+                        _ -> error
+                    end
+           end,
+    beamscale_profile:point(#{dir => beamscale_store:dir(Store), bench => atom_to_binary(Bench),
+                              env => Env, os_pid => beamscale_node:os_pid(Main), opts => Opts},
+                            Call);
+profile(_Sets, _Job, _Ctx, _Nodes, _Store) -> ok.
 
 run_set(Args, Key0, Job, Ctx, Nodes, Store) ->
     Key = Key0(args_text(Args)),
