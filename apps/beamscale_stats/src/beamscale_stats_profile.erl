@@ -4,8 +4,11 @@
 %%
 %% A sample's category is that of the first frame from the leaf that has one: a mutex taken
 %% inside an ETS insert is a lock, the insert's own code is ETS, Erlang code that calls neither
-%% is `erlang'. Frames that say nothing (unresolved addresses, the kernel's syscall entry,
-%% futex, which both locks and sleeping schedulers use) are passed over.
+%% is `erlang'. Waiting (`sched_yield', futex, the emulator's thread events) is the caller's:
+%% waiting in the scheduler's loop is `scheduler', waiting anywhere else (in a BIF, in a lock)
+%% is `locks', waiting with no caller known (stacks cut short) is `scheduler'. Frames that say
+%% nothing (unresolved addresses, the kernel's syscall entry and task switch) are passed over.
+%% The emulator's other C code and the kernel's count only when no caller has a category.
 -module(beamscale_stats_profile).
 
 -export([category/1, categories/0, category_shares/1, top/2, grew/3, samples/1]).
@@ -22,11 +25,12 @@
 -define(RULES,
         [{locks, [<<"mtx">>, <<"mutex">>, <<"rwlock">>, <<"spin_lock">>, <<"spinlock">>,
                   <<"ethr_rw">>, <<"lll_lock">>, <<"_lock_wait">>, <<"erts_lc_">>]},
-         {scheduler, [<<"sched_yield">>, <<"scheduler_wait">>, <<"erts_schedule">>,
-                      <<"ethr_event">>, <<"thr_progress">>, <<"sched_spin">>,
-                      <<"erts_sched_">>, <<"wake_scheduler">>, <<"steal">>]},
+         {wait, [<<"sched_yield">>, <<"ethr_event">>, <<"futex">>]},
+         {scheduler, [<<"scheduler_wait">>, <<"erts_schedule">>, <<"thr_progress">>,
+                      <<"sched_spin">>, <<"erts_sched_">>, <<"wake_scheduler">>,
+                      <<"steal">>, <<"sched_thread_func">>]},
          {gc, [<<"garbage_collect">>, <<"erts_gc">>, <<"gc_">>, <<"_gc">>, <<"sweep">>,
-               <<"minor_collection">>, <<"major_collection">>, <<"copy_struct">>,
+               <<"minor_collection">>, <<"major_collection">>,
                <<"erts_hibernate">>]},
          {ets, [<<"ets:">>, <<"ets_">>, <<"db_">>, <<"erts_db">>, <<"dbtable">>,
                 <<"tree_">>, <<"hash_">>]},
@@ -38,7 +42,7 @@
          {alloc, [<<"alloc">>, <<"malloc">>, <<"free">>, <<"mmap">>, <<"munmap">>, <<"mseg">>,
                   <<"carrier">>, <<"page_fault">>, <<"erts_mbc">>, <<"erts_sbc">>]}]).
 %% Frames that say nothing about the work: the next frame towards the root decides.
--define(SILENT, [<<"[">>, <<"futex">>, <<"entry_syscall">>, <<"do_syscall">>,
+-define(SILENT, [<<"[">>, <<"entry_syscall">>, <<"do_syscall">>,
                  <<"syscall_64">>, <<"__schedule">>, <<"schedule [k]">>,
                  <<"finish_task_switch">>]).
 
@@ -47,13 +51,33 @@
 categories() ->
     [erlang, gc, ets, messages, io, scheduler, locks, alloc, emulator, kernel].
 
-%% @doc One frame's category on its own, `none' for a frame that says nothing.
--spec category(binary()) -> category() | none.
+%% @doc One frame's category on its own, `none' for a frame that says nothing, `wait' for a
+%% frame of waiting (whose category is its caller's).
+-spec category(binary()) -> category() | wait | none.
 category(Frame) ->
     Lower = string:lowercase(Frame),
-    case silent(Lower) of
-        true -> none;
-        false -> rule(Lower, ?RULES, Frame)
+    case {silent(Lower), erlang_module(Frame)} of
+        {true, _} -> none;
+        {false, none} -> rule(Lower, ?RULES, Frame);
+        {false, Mod} -> module_category(Mod)
+    end.
+
+%% A JIT frame of Erlang code, `mod:fun/arity', has its module's category; the JIT's shared
+%% code (`global::...') is named as C is.
+erlang_module(<<"global::", _/binary>>) -> none;
+erlang_module(Frame) ->
+    case binary:split(Frame, <<":">>) of
+        [Mod, _] -> Mod;
+        [_] -> none
+    end.
+
+module_category(<<"ets">>) -> ets;
+module_category(Mod) ->
+    Io = [<<"gen_tcp">>, <<"gen_udp">>, <<"inet">>, <<"prim_inet">>, <<"socket">>,
+          <<"prim_socket">>, <<"ssl">>, <<"file">>, <<"prim_file">>],
+    case lists:member(Mod, Io) of
+        true -> io;
+        false -> erlang
     end.
 
 silent(Lower) ->
@@ -88,12 +112,25 @@ erlang_or_emulator(Frame) ->
 -spec stack_category([binary()]) -> category().
 stack_category([_Thread | Frames]) -> first_category(lists:reverse(Frames)).
 
-first_category([]) -> emulator;
-first_category([F | Rest]) ->
-    case category(F) of
-        none -> first_category(Rest);
-        Cat -> Cat
+first_category(Frames) -> first_category(Frames, false, emulator).
+
+%% `emulator' and `kernel' frames are weak: C code inside ETS's (a copy into the table) or an
+%% interrupt in it is ETS's; they count only when no caller has a category.
+first_category([], true, _Weak) -> scheduler;
+first_category([], false, Weak) -> Weak;
+first_category([F | Rest], Waiting, Weak) ->
+    case {category(F), Waiting} of
+        {none, _} -> first_category(Rest, Waiting, Weak);
+        {wait, _} -> first_category(Rest, true, Weak);
+        {W, _} when W =:= emulator; W =:= kernel ->
+            first_category(Rest, Waiting, first_weak(Weak, W));
+        {scheduler, _} -> scheduler;
+        {_Cat, true} -> locks;
+        {Cat, false} -> Cat
     end.
+
+first_weak(emulator, W) -> W;
+first_weak(Weak, _W) -> Weak.
 
 %% @doc Samples in all.
 -spec samples(beamscale_format_perf:folded()) -> non_neg_integer().

@@ -38,6 +38,8 @@ info() ->
           {profile_rate, "--profile-rate", integer, "perf's sampling rate, Hz (default 999)"},
           {profile_window, "--profile-window", integer,
            "ms of profiled calls per point (default 2000; as long again unprofiled)"},
+          {profile_stacks, "--profile-stacks", string,
+           "dwarf (callers through the emulator's C code; default) or fp (cheaper)"},
           {quiet, "--quiet", flag, "print no progress"},
           {dist_address, "--dist-address", string,
            "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
@@ -77,8 +79,9 @@ overrides(Opts) ->
 
 %% --profile-rate or --profile-window imply --profile.
 profile(Opts) ->
-    Set = maps:from_list([{K, V} || {O, K} <- [{profile_rate, rate}, {profile_window, window_ms}],
-                                    {ok, V} <- [maps:find(O, Opts)]]),
+    Named = [{profile_rate, rate}, {profile_window, window_ms}, {profile_stacks, stacks}],
+    Set = maps:from_list([{K, profile_term(K, V)} || {O, K} <- Named,
+                                                     {ok, V} <- [maps:find(O, Opts)]]),
     case maps:get(profile, Opts, false) orelse map_size(Set) > 0 of
         true -> [{profile, Set}];
         false -> []
@@ -98,6 +101,10 @@ known_atom(Text) ->
         [A] -> A;
         [] -> Text
     end.
+
+profile_term(stacks, "dwarf") -> dwarf;
+profile_term(stacks, "fp") -> fp;
+profile_term(_K, V) -> V.
 
 %% "all", "1..8" or "1,2,4" ("1,all": one and all); anything else is passed on as text for the
 %% config check to refuse.

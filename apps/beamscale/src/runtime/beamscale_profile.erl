@@ -10,13 +10,17 @@
 -export([defaults/0, node_flags/0, point/2, read/1, summary/1]).
 -export_type([opts/0, call/0]).
 
--type opts() :: #{rate := pos_integer(), window_ms := pos_integer()}.
+-type opts() :: #{rate := pos_integer(), window_ms := pos_integer(), stacks := dwarf | fp}.
 %% One call of the benchmark: its time in seconds, or `error' (the profile stops there).
 -type call() :: fun(() -> {ok, float()} | error).
 
 %% 999 Hz rather than 1000: not in step with the emulator's millisecond timers.
 -define(RATE, 999).
 -define(WINDOW_MS, 2000).
+%% How perf walks stacks: `dwarf' (a copy of 8 KiB of each sampled stack, unwound by
+%% `perf script') sees through beam.smp's C functions, built without frame pointers; `fp'
+%% costs less but loses their callers (a lock's wait is then not told from a scheduler's).
+-define(DWARF_STACK, "dwarf,8192").
 %% perf's start and its writing of the data file, beyond the window.
 -define(PERF_SLACK_MS, 30000).
 -define(SCRIPT_TIMEOUT_MS, 120000).
@@ -25,7 +29,7 @@
 
 %% @doc The sampling rate (Hz) and window (ms per point) when the configuration gives none.
 -spec defaults() -> opts().
-defaults() -> #{rate => ?RATE, window_ms => ?WINDOW_MS}.
+defaults() -> #{rate => ?RATE, window_ms => ?WINDOW_MS, stacks => dwarf}.
 
 %% @doc Emulator flags a profiled node gets: the JIT writes /tmp/perf-PID.map for perf.
 -spec node_flags() -> string().
@@ -56,7 +60,7 @@ write(File, Data) ->
     file:write_file(File, Data).
 
 profile(#{os_pid := OsPid, opts := #{rate := Rate, window_ms := Window} = Opts}, Base, Call) ->
-    Figures = #{rate_hz => Rate, window_ms => Window},
+    Figures = #{rate_hz => Rate, window_ms => Window, stacks => maps:get(stacks, Opts)},
     case os:find_executable("perf") of
         false ->
             Figures#{error => <<"perf not found: install linux-perf (scripts/install-deps.sh)">>};
@@ -87,10 +91,14 @@ calls(Call, Deadline, Acc) ->
             end
     end.
 
-record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window}, Call, Without) ->
+record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window} = Opts, Call, Without) ->
     Self = self(),
-    Args = ["record", "-F", integer_to_list(Rate), "-g", "-p", OsPid, "-o", Data, "--",
-            "sleep", io_lib:format("~.3f", [Window / 1000])],
+    Stacks = case Opts of
+                 #{stacks := fp} -> ["-g"];
+                 #{stacks := dwarf} -> ["--call-graph", ?DWARF_STACK]
+             end,
+    Args = ["record", "-F", integer_to_list(Rate)] ++ Stacks
+        ++ ["-p", OsPid, "-o", Data, "--", "sleep", io_lib:format("~.3f", [Window / 1000])],
     Pid = spawn(fun() -> Self ! {perf, self(),
                                  beamscale_os:cmd(Perf, flat(Args), Window + ?PERF_SLACK_MS)}
                 end),

@@ -132,7 +132,7 @@ check(msacc, _) -> bad("the share (%) of each sampling interval msacc is on, 0 t
 check(profile, false) -> {ok, false};
 check(profile, true) -> {ok, beamscale_profile:defaults()};
 check(profile, M) when is_map(M) -> profile(maps:merge(beamscale_profile:defaults(), M));
-check(profile, _) -> bad("false, true or #{rate => Hz, window_ms => Ms} (docs/profiles.md)");
+check(profile, _) -> bad("false, true or a map of rate, window_ms, stacks (docs/profiles.md)");
 check(hosts, L) when is_list(L) -> hosts(L);
 check(hosts, _) -> bad("a list of hosts reached by ssh for nodes 2..N (bencherl's slave nodes)");
 check(Key, _) -> {error, [], "unknown key " ++ atom_to_list(Key) ++ " (known: " ++ known() ++ ")"}.
@@ -234,11 +234,13 @@ path_text(Path) ->
                          _ -> io_lib:format("~0p", [P])
                      end || P <- Path]).
 
-profile(#{rate := R, window_ms := W} = M) when is_integer(R), R > 0, R =< 10000,
-                                               is_integer(W), W >= 100, map_size(M) =:= 2 ->
+profile(#{rate := R, window_ms := W, stacks := S} = M)
+  when is_integer(R), R > 0, R =< 10000, is_integer(W), W >= 100, map_size(M) =:= 3,
+       (S =:= dwarf orelse S =:= fp) ->
     {ok, M};
 profile(_) ->
-    bad("#{rate => Hz (1 to 10000), window_ms => Ms (at least 100)} (docs/profiles.md)").
+    bad("#{rate => Hz (1 to 10000), window_ms => Ms (at least 100), stacks => dwarf | fp} "
+        "(docs/profiles.md)").
 
 %% The command-line option that sets a key, where its name differs.
 option(benchmarks) -> bench;

@@ -77,6 +77,7 @@ label(Name, W) ->
 frame_category(Name) ->
     case beamscale_stats_profile:category(Name) of
         none -> emulator;
+        wait -> scheduler;
         C -> C
     end.
 
