@@ -1,7 +1,7 @@
 %% @doc CPU profiles of the node under test (docs/profiles.md): at each point, after its timed
-%% iterations, calls of the benchmark are timed for a window without perf, then for a window
-%% under `perf record -F RATE -g -p PID' (the node runs with `+JPperf true', so JIT code has
-%% names); the ratio of the medians is the overhead. `perf script' is folded
+%% iterations, calls of the benchmark are timed for a window under `perf record -F RATE -p PID'
+%% (the node runs with `+JPperf true', so JIT code has names), and for half a window before and
+%% after it without perf; the ratio of the medians is the overhead. `perf script' is folded
 %% (`beamscale_format_perf') into `profiles/BENCH/ENV.folded', the figures go to `ENV.json'.
 %% The profiled calls are not measurements: the run's results never carry perf's overhead.
 %% Every step runs through `beamscale_os' with a time limit.
@@ -65,12 +65,12 @@ profile(#{os_pid := OsPid, opts := #{rate := Rate, window_ms := Window} = Opts},
         false ->
             Figures#{error => <<"perf not found: install linux-perf (scripts/install-deps.sh)">>};
         Perf ->
-            case calls(Call, deadline(Window), []) of
+            case calls(Call, deadline(Window div 2), []) of
                 error -> Figures#{error => <<"a call without perf failed">>};
-                Without ->
+                Before ->
                     Data = Base ++ ".perf.data",
                     ok = filelib:ensure_dir(Data),
-                    try maps:merge(Figures, record(Perf, Data, OsPid, Opts, Call, Without))
+                    try maps:merge(Figures, record(Perf, Data, OsPid, Opts, Call, Before))
                     after
                         _ = file:delete(Data),
                         _ = file:delete("/tmp/perf-" ++ OsPid ++ ".map")
@@ -91,7 +91,7 @@ calls(Call, Deadline, Acc) ->
             end
     end.
 
-record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window} = Opts, Call, Without) ->
+record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window} = Opts, Call, Before) ->
     Self = self(),
     Stacks = case Opts of
                  #{stacks := fp} -> ["-g"];
@@ -104,6 +104,16 @@ record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window} = Opts, Call, Wit
                 end),
     timer:sleep(?ATTACH_MS),
     With = profiled_calls(Call, Pid, []),
+    %% Unprofiled calls on both sides of perf's window: a drift of the host's load over the
+    %% point is not taken for perf's overhead.
+    After = case With of
+                error -> [];
+                _ -> calls(Call, deadline(Window div 2), [])
+            end,
+    Without = case After of
+                  error -> error;
+                  _ -> Before ++ After
+              end,
     receive
         {perf, Pid, {0, _}} -> script(Perf, Data, With, Without);
         {perf, Pid, {Status, Out}} -> #{error => perf_failed(Status, Out)}
@@ -128,6 +138,7 @@ perf_failed(Status, Out) ->
     iolist_to_binary(io_lib:format("perf record failed (~p): ~ts", [Status, First])).
 
 script(_Perf, _Data, error, _Without) -> #{error => <<"a profiled call failed">>};
+script(_Perf, _Data, _With, error) -> #{error => <<"a call without perf failed">>};
 script(Perf, Data, With, Without) ->
     Sh = "exec \"$0\" script -i \"$1\" 2>/dev/null",
     case beamscale_os:cmd("/bin/sh", ["-c", Sh, Perf, Data], ?SCRIPT_TIMEOUT_MS) of
