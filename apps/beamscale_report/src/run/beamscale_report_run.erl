@@ -1,10 +1,10 @@
 %% @doc `index.html' of a run directory, as a pure formatter: one self-contained page (inline
-%% style and SVG, no external file; a script only for a profile's search box) with the run's metadata, per benchmark, phase and
-%% args a time graph with 95 % interval bars and the raw iterations beside the medians, a
-%% speedup graph with the ideal line, the combined graphs per erl installation and per flag set
-%% (as bencherl's plotter drew them), the summary table with noisy rows marked, the sanity
-%% verdicts and the failures. Sections of its own (a study's figures) are given by the caller in
-%% `sections': this page names no study.
+%% style and SVG, no external file; a script only for a profile's search box) with the run's
+%% metadata, per benchmark, phase and args a time graph with 95 % interval bars and the raw
+%% iterations beside the medians, a speedup graph with the ideal line, the combined graphs per
+%% erl installation and per flag set (as bencherl's plotter drew them), the summary table with
+%% noisy rows marked, the sanity verdicts and the failures. Sections of its own (a study's
+%% figures) are given by the caller in `sections': this page names no study.
 -module(beamscale_report_run).
 
 -export([index/1, graphs/1, series_label/1]).
