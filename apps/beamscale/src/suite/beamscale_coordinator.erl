@@ -128,9 +128,10 @@ config_diffs(Old, New) ->
                                       end, M, Path)
           end,
     %% The keys run.json has: a key added to beamscale since that run was started had its
-    %% default then, so it is no difference.
+    %% default then, so it is no difference. Profiles change no measurement: a rerun may add
+    %% them.
     Paths = [[<<"config">>, K] || K <- maps:keys(Get([<<"config">>], Old)),
-                                  not lists:member(K, [<<"out">>, <<"name">>])]
+                                  not lists:member(K, [<<"out">>, <<"name">>, <<"profile">>])]
         ++ [[<<"overrides">>]],
     [{lists:last(P), beamscale_format_json:encode(Get(P, Old)),
       beamscale_format_json:encode(Get(P, New))}
