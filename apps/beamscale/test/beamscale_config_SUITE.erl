@@ -35,7 +35,7 @@ cases() ->
      {"{timeout, soon}.\n", "1: timeout: expected a positive number of seconds"},
      {"{colour, blue}.\n",
       "1: colour: unknown key colour (known: bench_path, benchmarks, clock, code_path, erl_args, "
-      "erls, hosts, iterations, launches, msacc, name, nodes, out, overrides, sample, "
+      "erls, hosts, iterations, launches, msacc, name, nodes, out, overrides, profile, sample, "
       "schedulers, sweep, timeout, version, warmups)"},
      {"{clock, sundial}.\n",
       "1: clock: expected wall (elapsed time, as bencherl) or cpu (the emulator's CPU time)"},

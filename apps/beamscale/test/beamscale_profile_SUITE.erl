@@ -76,9 +76,10 @@ mbrot_parallel(Config) ->
     [One, Two] = points(Dir, "mbrot"),
     #{categories := [{Top, _, _, Growth} | _]} = beamscale_stats_profile:grew(One, Two, 5),
     ct:log("most grown category: ~p, ~.1f points", [Top, Growth]),
-    %% Each worker computes its own rows: the same work in the same code at both points. A
-    %% busy host's preemptions may move a few points around; contention would move tens.
-    ?assert(Growth < 15.0, {Top, Growth}).
+    %% Each worker computes its own rows: the same work in the same code at both points. On
+    %% the loaded 2-core VM the most grown category grew 5.8 (erlang) and 11.3 (gc) points in
+    %% two runs; the contended ETS table's locks grow by 80 and more.
+    ?assert(Growth < 20.0, {Top, Growth}).
 
 %%% Helpers
 
