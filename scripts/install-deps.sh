@@ -31,6 +31,7 @@ websocketd
 postgresql
 tsung
 wrk
+linux-perf
 "
 case "${1:-test}" in
     run) packages="$run_packages" ;;

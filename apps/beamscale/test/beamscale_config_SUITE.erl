@@ -38,7 +38,7 @@ cases() ->
      {"{colour, blue}.\n",
       "1: colour: unknown key colour (known: bench_path, benchmarks, clock, code_path, "
       "cookie_file, erl_args, erls, hosts, iterations, launches, msacc, name, node_names, "
-      "nodes, out, overrides, sample, "
+      "nodes, out, overrides, profile, sample, "
       "schedulers, sweep, timeout, version, warmups)"},
      {"{clock, sundial}.\n",
       "1: clock: expected wall (elapsed time, as bencherl) or cpu (the emulator's CPU time)"},

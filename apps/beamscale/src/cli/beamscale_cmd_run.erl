@@ -35,6 +35,13 @@ info() ->
           {out, "--out", string, "where run directories go (default: runs)"},
           {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"},
           {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
+          {profile, "--profile", flag,
+           "a perf CPU profile of each point, flame graphs, what grew (docs/profiles.md)"},
+          {profile_rate, "--profile-rate", integer, "perf's sampling rate, Hz (default 999)"},
+          {profile_window, "--profile-window", integer,
+           "ms of profiled calls per point (default 2000; as long again unprofiled)"},
+          {profile_stacks, "--profile-stacks", string,
+           "dwarf (callers through the emulator's C code; default) or fp (cheaper)"},
           {quiet, "--quiet", flag, "print no progress"},
           {dist_address, "--dist-address", string,
            "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
@@ -78,7 +85,18 @@ overrides(Opts) ->
     Keys = [benchmarks, version, schedulers, nodes, iterations, warmups, launches, clock, sweep,
             timeout, bench_path, code_path, name, out, msacc],
     NoSample = [{sample, false} || maps:get(no_sample, Opts, false)],
-    [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample.
+    [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample
+        ++ profile(Opts).
+
+%% --profile-rate or --profile-window imply --profile.
+profile(Opts) ->
+    Named = [{profile_rate, rate}, {profile_window, window_ms}, {profile_stacks, stacks}],
+    Set = maps:from_list([{K, profile_term(K, V)} || {O, K} <- Named,
+                                                     {ok, V} <- [maps:find(O, Opts)]]),
+    case maps:get(profile, Opts, false) orelse map_size(Set) > 0 of
+        true -> [{profile, Set}];
+        false -> []
+    end.
 
 term(benchmarks, ["all"]) -> all;
 term(benchmarks, Names) -> [list_to_atom(N) || N <- Names];
@@ -94,6 +112,10 @@ known_atom(Text) ->
         [A] -> A;
         [] -> Text
     end.
+
+profile_term(stacks, "dwarf") -> dwarf;
+profile_term(stacks, "fp") -> fp;
+profile_term(_K, V) -> V.
 
 %% "all", "1..8" or "1,2,4" ("1,all": one and all); anything else is passed on as text for the
 %% config check to refuse.
@@ -145,6 +167,7 @@ report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
      || {B, V} <- Sanity],
     SanityFailed = [B || {B, {failed, _}} <- Sanity],
     %% The report's path is the last line printed, for scripts and `make run'.
+    io:format("~ts", [beamscale_profile:summary(Dir)]),
     {ok, Index} = beamscale_writer:write(Dir),
     io:format("Report:~n~ts~n", [Index]),
     case {Failures, SanityFailed} of

@@ -110,6 +110,7 @@ load(Dir) ->
                    samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
                    lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv")),
                    sections => beamscale_study:report_sections(Rows),
+                   profiles => beamscale_profile:read(Dir),
                    iterations => beamscale_report_iterations:by_key(Measurements)}}
     end.
 

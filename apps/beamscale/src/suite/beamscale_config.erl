@@ -25,6 +25,7 @@
     out := string(),
     sample := pos_integer() | false,
     msacc := 0..100,
+    profile := beamscale_profile:opts() | false,
     hosts := [beamscale_load_scenario:ssh_host()],
     node_names := [string()],
     cookie_file := none | string(),
@@ -51,7 +52,8 @@ defaults() ->
       warmups => 1, launches => ?LAUNCHES, clock => wall, sweep => cross, timeout => 300,
       bench_path => [], code_path => [], hosts => [], node_names => [], cookie_file => none,
       overrides => #{},
-      out => "runs", sample => 1000, msacc => maps:get(msacc, beamscale_sampler:defaults())}.
+      out => "runs", sample => 1000, msacc => maps:get(msacc, beamscale_sampler:defaults()),
+      profile => false}.
 
 %% @doc Every key a configuration file may hold.
 -spec keys() -> [atom()].
@@ -145,6 +147,10 @@ check(sample, Ms) when is_integer(Ms), Ms >= ?MIN_SAMPLE_MS -> {ok, Ms};
 check(sample, _) -> bad("a sampling interval in milliseconds (at least 100) or false");
 check(msacc, Pct) when is_integer(Pct), Pct >= 0, Pct =< 100 -> {ok, Pct};
 check(msacc, _) -> bad("the share (%) of each sampling interval msacc is on, 0 to 100");
+check(profile, false) -> {ok, false};
+check(profile, true) -> {ok, beamscale_profile:defaults()};
+check(profile, M) when is_map(M) -> profile(maps:merge(beamscale_profile:defaults(), M));
+check(profile, _) -> bad("false, true or a map of rate, window_ms, stacks (docs/profiles.md)");
 check(hosts, L) when is_list(L) -> hosts(L);
 check(hosts, _) -> bad("a list of hosts reached by ssh for nodes 2..N (bencherl's slave nodes)");
 check(Key, _) -> {error, [], "unknown key " ++ atom_to_list(Key) ++ " (known: " ++ known() ++ ")"}.
@@ -245,6 +251,14 @@ path_text(Path) ->
                          "--" ++ _ -> P;
                          _ -> io_lib:format("~0p", [P])
                      end || P <- Path]).
+
+profile(#{rate := R, window_ms := W, stacks := S} = M)
+  when is_integer(R), R > 0, R =< 10000, is_integer(W), W >= 100, map_size(M) =:= 3,
+       (S =:= dwarf orelse S =:= fp) ->
+    {ok, M};
+profile(_) ->
+    bad("#{rate => Hz (1 to 10000), window_ms => Ms (at least 100), stacks => dwarf | fp} "
+        "(docs/profiles.md)").
 
 %% The command-line option that sets a key, where its name differs.
 option(benchmarks) -> bench;

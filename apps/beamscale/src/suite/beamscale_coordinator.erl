@@ -82,7 +82,8 @@ run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log}) ->
              code_path => maps:get(code_path, Config), hosts => maps:get(hosts, Config),
              cores => beamscale_os:logical_cores(), scratch => filename:join(Dir, "scratch"),
              sample => maps:get(sample, Config), msacc => maps:get(msacc, Config),
-             clock => maps:get(clock, Config), node_output => Log},
+             clock => maps:get(clock, Config), node_output => Log,
+             profile => maps:get(profile, Config, false)},
     FailedBefore = length(beamscale_store:failures(Dir)),
     {_, Store1} = lists:foldl(fun(Job, {K, St}) -> {K + 1, job(Job, K, Progress, Ctx0, St)} end,
                               {1, Store}, Jobs),
@@ -137,9 +138,10 @@ config_diffs(Old, New) ->
                                       end, M, Path)
           end,
     %% The keys run.json has: a key added to beamscale since that run was started had its
-    %% default then, so it is no difference.
+    %% default then, so it is no difference. Profiles change no measurement: a rerun may add
+    %% them.
     Paths = [[<<"config">>, K] || K <- maps:keys(Get([<<"config">>], Old)),
-                                  not lists:member(K, [<<"out">>, <<"name">>])]
+                                  not lists:member(K, [<<"out">>, <<"name">>, <<"profile">>])]
         ++ [[<<"overrides">>]],
     [{lists:last(P), beamscale_format_json:encode(Get(P, Old)),
       beamscale_format_json:encode(Get(P, New))}

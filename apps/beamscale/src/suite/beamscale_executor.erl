@@ -21,6 +21,7 @@
                      node_output => pid(),  % where the nodes' output goes (--quiet)
                      msacc => 0..100,
                      clock => beamscale_bench_runner:clock(),
+                     profile => beamscale_profile:opts() | false,
                      sampler => beamscale_sampler:sampler(),
                      handler => beamscale_handlers:handler(),
                      node_names => [string()]}.
@@ -133,7 +134,8 @@ start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ct
                 here -> #{erl => Erl, code_path => bench_path(Ctx) ++ maps:get(code_path, Ctx, [])};
                 H -> #{erl => maps:get(erl, H, "erl"), ssh => maps:with([host, args, user], H)}
             end,
-    Spec = maps:merge(Spec0#{flags => join_flags(Flags, extra_flags(Ctx)), schedulers => S},
+    Spec = maps:merge(Spec0#{flags => profile_flags(join_flags(Flags, extra_flags(Ctx)), Ctx),
+                             schedulers => S},
                       maps:from_list([{output, O} || #{node_output := O} <- [Ctx]]
                                      ++ name_prefix(I, maps:get(node_names, Ctx, [])))),
     case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
@@ -157,6 +159,11 @@ host(I, Hosts) -> lists:nth((I - 2) rem length(Hosts) + 1, Hosts).
 name_prefix(1, _Names) -> [];
 name_prefix(_I, []) -> [];
 name_prefix(I, Names) -> [{name_prefix, lists:nth((I - 2) rem length(Names) + 1, Names)}].
+
+%% A profiled node's JIT names its code for perf.
+profile_flags(Flags, #{profile := #{}}) ->
+    string:trim(Flags ++ " " ++ beamscale_profile:node_flags());
+profile_flags(Flags, _Ctx) -> Flags.
 
 stop_env(Nodes) ->
     lists:foreach(fun beamscale_node:stop/1, Nodes).
@@ -209,8 +216,22 @@ run_sets(Sets, Key, Job, Ctx, Nodes, Store) ->
     {Nodes1, Store1} =
         lists:foldl(fun(Args, {Ns, St}) -> run_set(Args, Key, Job, Ctx, Ns, St) end,
                     {Nodes, Store}, Sets),
+    ok = profile(Sets, Job, Ctx, Nodes1, Store1),
     stop_env(Ctx, Nodes1),
     Store1.
+
+%% The point's profile (docs/profiles.md), with its first argument set, after the iterations.
+profile([Args | _], #{bench := Bench, env := Env} = Job, #{profile := #{} = Opts} = Ctx,
+        [Main | _] = Nodes, Store) ->
+    Call = fun() -> case call(Args, Job, Ctx, Nodes) of
+                        {ok, Timings, _} -> {ok, lists:sum([T || {_, T} <- Timings])};
+                        _ -> error
+                    end
+           end,
+    beamscale_profile:point(#{dir => beamscale_store:dir(Store), bench => atom_to_binary(Bench),
+                              env => Env, os_pid => beamscale_node:os_pid(Main), opts => Opts},
+                            Call);
+profile(_Sets, _Job, _Ctx, _Nodes, _Store) -> ok.
 
 run_set(Args, Key0, Job, Ctx, Nodes, Store) ->
     Key = Key0(args_text(Args)),

@@ -1,10 +1,10 @@
 %% @doc `index.html' of a run directory, as a pure formatter: one self-contained page (inline
-%% style and SVG, no script, no external file) with the run's metadata, per benchmark, phase and
-%% args a time graph with 95 % interval bars and the raw iterations beside the medians, a
-%% speedup graph with the ideal line, the combined graphs per erl installation and per flag set
-%% (as bencherl's plotter drew them), the summary table with noisy rows marked, the sanity
-%% verdicts and the failures. Sections of its own (a study's figures) are given by the caller in
-%% `sections': this page names no study.
+%% style and SVG, no external file; a script only for a profile's search box) with the run's
+%% metadata, per benchmark, phase and args a time graph with 95 % interval bars and the raw
+%% iterations beside the medians, a speedup graph with the ideal line, the combined graphs per
+%% erl installation and per flag set (as bencherl's plotter drew them), the summary table with
+%% noisy rows marked, the sanity verdicts and the failures. Sections of its own (a study's
+%% figures) are given by the caller in `sections': this page names no study.
 -module(beamscale_report_run).
 
 -export([index/1, graphs/1, series_label/1]).
@@ -14,12 +14,14 @@
 %% sanity.csv; failures: rows of failures.csv (maps of binaries); missing: jobs of the plan not
 %% finished (benchmark, environment, iterations done and expected).
 %% samples, lcnt: rows of samples.csv and lcnt.csv (absent: no such section); sections: extra
-%% sections, each a title and its HTML; iterations: the raw seconds drawn beside the medians.
+%% sections, each a title and its HTML; iterations: the raw seconds drawn beside the medians;
+%% profiles: the points' CPU profiles (beamscale_report_profile).
 -type data() :: #{run := beamscale_format_json:object(), rows := [beamscale_stats:row()],
                   sanity := [{binary(), binary(), binary()}], failures := [csv_row()],
                   samples => [csv_row()], lcnt => [csv_row()], sections => [section()],
                   missing => [{binary(), binary(), non_neg_integer(), pos_integer()}],
-                  iterations => beamscale_report_iterations:iterations()}.
+                  iterations => beamscale_report_iterations:iterations(),
+                  profiles => [beamscale_report_profile:point()]}.
 -type csv_row() :: #{atom() => binary()}.
 -type section() :: {Title :: unicode:chardata(), Body :: iodata()}.
 %% A graph to draw: title, kind, and its series of summary rows (label and rows).
@@ -29,7 +31,10 @@
 -spec index(data()) -> iodata().
 index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data) ->
     Name = get(Run, [<<"config">>, <<"name">>]),
-    Extra = [beamscale_report_html:section(T, B) || {T, B} <- maps:get(sections, Data, [])],
+    Extra = sections(maps:get(sections, Data, [])),
+    %% "What grew" is read first when efficiency falls; the points' profiles follow the rest.
+    {Grew, Profiles} = beamscale_report_profile:sections(maps:get(profiles, Data, []),
+                                                         maps:get(lcnt, Data, [])),
     %% Extra sections lead the page of a one-benchmark run (a study's run), else follow the rest.
     {Lead, Follow} = case lists:usort([B || #{benchmark := B} <- Rows]) of
                          [_] -> {Extra, []};
@@ -42,15 +47,19 @@ index(#{run := Run, rows := Rows, sanity := Sanity, failures := Failures} = Data
       [beamscale_report_html:el(h1, ["beamscale run ", text(Name)]),
        metadata(Run, lists:usort([E || #{erl_args := E} <- Rows])),
        missing(maps:get(missing, Data, [])),
+       sections(Grew),
        Lead,
        beamscale_report_html:section("Graphs",
                                      graph_sections(Rows, Sanity, Failures,
                                                     maps:get(iterations, Data, #{}))),
        beamscale_report_html:section("Summary", summary_table(Rows)),
        Follow,
+       sections(Profiles),
        beamscale_report_html:section("The node under test: CPU, schedulers, msacc", Cpu),
        beamscale_report_html:section("Sanity check", sanity_table(Sanity)),
        beamscale_report_html:section("Failures", failures_table(Failures))]).
+
+sections(Sections) -> [beamscale_report_html:section(T, B) || {T, B} <- Sections].
 
 %% @doc The graphs of every benchmark, phase and args, in order: per graph its title, kind and
 %% series. Exposed so tests can tell how many series each drawn graph must have.

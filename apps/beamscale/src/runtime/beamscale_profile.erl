@@ -1,0 +1,194 @@
+%% @doc CPU profiles of the node under test (docs/profiles.md): at each point, after its timed
+%% iterations, calls of the benchmark are timed for a window under `perf record -F RATE -p PID'
+%% (the node runs with `+JPperf true', so JIT code has names), and for half a window before and
+%% after it without perf; the ratio of the medians is the overhead. `perf script' is folded
+%% (`beamscale_format_perf') into `profiles/BENCH/ENV.folded', the figures go to `ENV.json'.
+%% The profiled calls are not measurements: the run's results never carry perf's overhead.
+%% Every step runs through `beamscale_os' with a time limit.
+-module(beamscale_profile).
+
+-export([defaults/0, node_flags/0, point/2, read/1, summary/1]).
+-export_type([opts/0, call/0]).
+
+-type opts() :: #{rate := pos_integer(), window_ms := pos_integer(), stacks := dwarf | fp}.
+%% One call of the benchmark: its time in seconds, or `error' (the profile stops there).
+-type call() :: fun(() -> {ok, float()} | error).
+
+%% 999 Hz rather than 1000: not in step with the emulator's millisecond timers.
+-define(RATE, 999).
+-define(WINDOW_MS, 2000).
+%% How perf walks stacks: `dwarf' (a copy of 8 KiB of each sampled stack, unwound by
+%% `perf script') sees through beam.smp's C functions, built without frame pointers; `fp'
+%% costs less but loses their callers (a lock's wait is then not told from a scheduler's).
+-define(DWARF_STACK, "dwarf,8192").
+%% perf's start and its writing of the data file, beyond the window.
+-define(PERF_SLACK_MS, 30000).
+-define(SCRIPT_TIMEOUT_MS, 120000).
+%% Time for perf to attach before the first profiled call.
+-define(ATTACH_MS, 100).
+
+%% @doc The sampling rate (Hz) and window (ms per point) when the configuration gives none.
+-spec defaults() -> opts().
+defaults() -> #{rate => ?RATE, window_ms => ?WINDOW_MS, stacks => dwarf}.
+
+%% @doc Emulator flags a profiled node gets: the JIT writes /tmp/perf-PID.map for perf.
+-spec node_flags() -> string().
+node_flags() -> "+JPperf true".
+
+%% @doc Profile one point unless its profile exists (a rerun keeps it). `Point' names the run
+%% directory, benchmark, environment and the node's OS pid.
+-spec point(#{dir := file:filename(), bench := binary(), env := beamscale_format_env:env(),
+              os_pid := string(), opts := opts()}, call()) -> ok.
+point(#{dir := Dir, bench := Bench, env := Env} = Point, Call) ->
+    Base = base(Dir, Bench, beamscale_format_env:key(Env)),
+    case filelib:is_regular(Base ++ ".json") of
+        true -> ok;
+        false ->
+            Meta0 = #{bench => Bench, env => beamscale_format_env:key(Env)},
+            Meta = maps:merge(Meta0, profile(Point, Base, Call)),
+            Folded = maps:get(folded, Meta, #{}),
+            ok = write(Base ++ ".folded", beamscale_format_perf:text(Folded)),
+            ok = write(Base ++ ".json", beamscale_format_json:encode(maps:remove(folded, Meta)))
+    end.
+
+base(Dir, Bench, EnvKey) ->
+    File = binary:replace(EnvKey, <<"/">>, <<"-">>, [global]),
+    filename:join([Dir, "profiles", binary_to_list(Bench), binary_to_list(File)]).
+
+write(File, Data) ->
+    ok = filelib:ensure_dir(File),
+    file:write_file(File, Data).
+
+profile(#{os_pid := OsPid, opts := #{rate := Rate, window_ms := Window} = Opts}, Base, Call) ->
+    Figures = #{rate_hz => Rate, window_ms => Window, stacks => maps:get(stacks, Opts)},
+    case os:find_executable("perf") of
+        false ->
+            Figures#{error => <<"perf not found: install linux-perf (scripts/install-deps.sh)">>};
+        Perf ->
+            case calls(Call, deadline(Window div 2), []) of
+                error -> Figures#{error => <<"a call without perf failed">>};
+                Before ->
+                    Data = Base ++ ".perf.data",
+                    ok = filelib:ensure_dir(Data),
+                    try maps:merge(Figures, record(Perf, Data, OsPid, Opts, Call, Before))
+                    after
+                        _ = file:delete(Data),
+                        _ = file:delete("/tmp/perf-" ++ OsPid ++ ".map")
+                    end
+            end
+    end.
+
+deadline(Ms) -> erlang:monotonic_time(millisecond) + Ms.
+
+%% Calls until the deadline, at least one.
+calls(Call, Deadline, Acc) ->
+    case Call() of
+        error -> error;
+        {ok, S} ->
+            case erlang:monotonic_time(millisecond) >= Deadline of
+                true -> [S | Acc];
+                false -> calls(Call, Deadline, [S | Acc])
+            end
+    end.
+
+record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window} = Opts, Call, Before) ->
+    Self = self(),
+    Stacks = case Opts of
+                 #{stacks := fp} -> ["-g"];
+                 #{stacks := dwarf} -> ["--call-graph", ?DWARF_STACK]
+             end,
+    Args = ["record", "-F", integer_to_list(Rate)] ++ Stacks
+        ++ ["-p", OsPid, "-o", Data, "--", "sleep", io_lib:format("~.3f", [Window / 1000])],
+    Pid = spawn(fun() -> Self ! {perf, self(),
+                                 beamscale_os:cmd(Perf, flat(Args), Window + ?PERF_SLACK_MS)}
+                end),
+    timer:sleep(?ATTACH_MS),
+    With = profiled_calls(Call, Pid, []),
+    %% Unprofiled calls on both sides of perf's window: a drift of the host's load over the
+    %% point is not taken for perf's overhead.
+    After = case With of
+                error -> [];
+                _ -> calls(Call, deadline(Window div 2), [])
+            end,
+    Without = case After of
+                  error -> error;
+                  _ -> Before ++ After
+              end,
+    receive
+        {perf, Pid, {0, _}} -> script(Perf, Data, With, Without);
+        {perf, Pid, {Status, Out}} -> #{error => perf_failed(Status, Out)}
+    after Window + ?PERF_SLACK_MS -> #{error => <<"perf record did not end">>}
+    end.
+
+flat(Args) -> [lists:flatten(A) || A <- Args].
+
+%% Calls while perf records: those started before it ended.
+profiled_calls(Call, Pid, Acc) ->
+    case Call() of
+        error -> error;
+        {ok, S} ->
+            receive
+                {perf, Pid, _} = Done -> self() ! Done, [S | Acc]
+            after 0 -> profiled_calls(Call, Pid, [S | Acc])
+            end
+    end.
+
+perf_failed(Status, Out) ->
+    [First | _] = string:split(string:trim(Out), "\n"),
+    iolist_to_binary(io_lib:format("perf record failed (~p): ~ts", [Status, First])).
+
+script(_Perf, _Data, error, _Without) -> #{error => <<"a profiled call failed">>};
+script(_Perf, _Data, _With, error) -> #{error => <<"a call without perf failed">>};
+script(Perf, Data, With, Without) ->
+    Sh = "exec \"$0\" script -i \"$1\" 2>/dev/null",
+    case beamscale_os:cmd("/bin/sh", ["-c", Sh, Perf, Data], ?SCRIPT_TIMEOUT_MS) of
+        {0, Text} ->
+            Folded = beamscale_format_perf:fold(Text),
+            {MWith, MWithout} = {median(With), median(Without)},
+            #{folded => Folded, samples => beamscale_stats_profile:samples(Folded),
+              calls_with => length(With), calls_without => length(Without),
+              median_with_s => MWith, median_without_s => MWithout,
+              overhead_pct => 100 * (MWith / max(MWithout, 1.0e-9) - 1)};
+        {Status, _} ->
+            #{error => iolist_to_binary(io_lib:format("perf script failed (~p)", [Status]))}
+    end.
+
+median(L) -> beamscale_stats:median(L).
+
+%% @doc The profiles of a run directory, for its page.
+-spec read(file:filename()) -> [beamscale_report_profile:point()].
+read(Dir) ->
+    Metas = filelib:wildcard(filename:join([Dir, "profiles", "*", "*.json"])),
+    [point_of(M, Meta) || M <- lists:sort(Metas),
+                          {ok, Bin} <- [file:read_file(M)],
+                          {ok, #{<<"bench">> := _, <<"env">> := _} = Meta}
+                              <- [beamscale_format_json:decode(Bin)]].
+
+point_of(MetaFile, #{<<"bench">> := Bench, <<"env">> := Env} = Meta) ->
+    [Otp, Args, S, N] = beamscale_format_env:fields(Env),
+    Folded = case file:read_file(filename:rootname(MetaFile) ++ ".folded") of
+                 {ok, Bin} -> beamscale_format_perf:parse_folded(Bin);
+                 {error, _} -> #{}
+             end,
+    #{bench => Bench, env => Env, schedulers => S, folded => Folded, meta => Meta,
+      group => iolist_to_binary([Otp, $/, Args, "/nodes ", integer_to_binary(N)])}.
+
+%% @doc Lines to print after a run: each point's samples and overhead, and the median overhead.
+-spec summary(file:filename()) -> iodata().
+summary(Dir) ->
+    case read(Dir) of
+        [] -> [];
+        Points ->
+            Lines = [line(P) || P <- Points],
+            Overs = [O || #{meta := #{<<"overhead_pct">> := O}} <- Points, is_number(O)],
+            ["Profiles (", filename:join(Dir, "profiles"), "):\n", Lines,
+             [io_lib:format("  overhead of perf: median ~.1f % over ~b points~n",
+                            [float(median(Overs)), length(Overs)]) || Overs =/= []]]
+    end.
+
+line(#{bench := B, env := E, meta := #{<<"error">> := Why}}) ->
+    io_lib:format("  ~-16ts ~-28ts no profile: ~ts~n", [B, E, Why]);
+line(#{bench := B, env := E, meta := Meta}) ->
+    io_lib:format("  ~-16ts ~-28ts ~b samples, overhead ~.1f %~n",
+                  [B, E, maps:get(<<"samples">>, Meta, 0),
+                   float(maps:get(<<"overhead_pct">>, Meta, 0.0))]).
