@@ -70,7 +70,7 @@ shadowed(Names, Path) ->
                  lists:member(N, Builtin)].
 
 %% @doc The emulator flags a bencherl `conf/bench.conf' adds (EXTRA_ERL_ARGS), "" without one.
--spec extra_flags(handler()) -> string().
+-spec extra_flags(handler() | #{sources := []}) -> string().
 extra_flags(#{bench_conf := File}) ->
     case file:read_file(File) of
         {ok, Bin} -> extra_erl_args(string:split(binary_to_list(Bin), "\n", all));
