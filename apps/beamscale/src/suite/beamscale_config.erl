@@ -370,30 +370,9 @@ check_benchmarks(Source, #{benchmarks := Names, bench_path := Path, code_path :=
     case [N || N <- Names, not lists:member(N, Known)] of
         [] -> ok;
         [N | _] ->
-            fail(Source, [benchmarks], ["unknown benchmark ", atom_to_list(N), near(N, Known)])
+            fail(Source, [benchmarks], ["unknown benchmark ", atom_to_list(N),
+                                         beamscale_handlers:near(N, Known)])
     end.
-
-%% A few known names close to a wrong one, not the hundreds a code path may hold.
-near(Name, Known) ->
-    Text = atom_to_list(Name),
-    Scored = lists:sort([{distance(Text, K), K} || A <- Known, K <- [atom_to_list(A)]]),
-    Close = [K || {D, K} <- Scored, D =< max(2, length(Text) div 3)],
-    case lists:sublist(Close, 5) of
-        [] -> " (beamscale list shows the benchmarks)";
-        Some -> [" (did you mean ", lists:join(", ", Some), "?)"]
-    end.
-
-%% Edit distance (Levenshtein), one row at a time.
-distance(A, B) ->
-    First = lists:seq(0, length(B)),
-    {Last, _} = lists:foldl(fun(CA, {Prev, I}) -> {row(CA, B, Prev, [I]), I + 1} end,
-                            {First, 1}, A),
-    lists:last(Last).
-
-row(_CA, [], _Prev, Acc) -> lists:reverse(Acc);
-row(CA, [CB | Bs], [Diag, Up | _] = Prev, [Left | _] = Acc) ->
-    Cost = case CA =:= CB of true -> 0; false -> 1 end,
-    row(CA, Bs, tl(Prev), [min(min(Up + 1, Left + 1), Diag + Cost) | Acc]).
 
 %% An erl is a path, or a command found on PATH; it must be there and executable.
 resolve_erls(Source, #{erls := Erls} = Config) ->

@@ -10,7 +10,7 @@
 %% built-in stays reachable as `builtin:NAME'.
 -module(beamscale_handlers).
 
--export([find/1, available/1, lookup/2, module/2, shadowed/2, extra_flags/1]).
+-export([find/1, available/1, lookup/2, module/2, shadowed/2, extra_flags/1, near/2]).
 -export_type([handler/0]).
 
 -type handler() :: #{name := atom(), module := module(),
@@ -70,13 +70,37 @@ shadowed(Names, Path) ->
                  lists:member(N, Builtin)].
 
 %% @doc The emulator flags a bencherl `conf/bench.conf' adds (EXTRA_ERL_ARGS), "" without one.
--spec extra_flags(handler()) -> string().
+-spec extra_flags(handler() | #{sources := []}) -> string().
 extra_flags(#{bench_conf := File}) ->
     case file:read_file(File) of
         {ok, Bin} -> extra_erl_args(string:split(binary_to_list(Bin), "\n", all));
         {error, _} -> ""
     end;
 extra_flags(_) -> "".
+
+%% @doc A few known names close to a wrong one, as text for an error (not the hundreds of names
+%% a code path may hold).
+-spec near(atom(), [atom()]) -> iodata().
+near(Name, Known) ->
+    Text = atom_to_list(Name),
+    Scored = lists:sort([{distance(Text, K), K} || A <- Known, K <- [atom_to_list(A)]]),
+    Close = [K || {D, K} <- Scored, D =< max(2, length(Text) div 3)],
+    case lists:sublist(Close, 5) of
+        [] -> " (beamscale list shows the benchmarks)";
+        Some -> [" (did you mean ", lists:join(", ", Some), "?)"]
+    end.
+
+%% Edit distance (Levenshtein), one row at a time.
+distance(A, B) ->
+    First = lists:seq(0, length(B)),
+    {Last, _} = lists:foldl(fun(CA, {Prev, I}) -> {row(CA, B, Prev, [I]), I + 1} end,
+                            {First, 1}, A),
+    lists:last(Last).
+
+row(_CA, [], _Prev, Acc) -> lists:reverse(Acc);
+row(CA, [CB | Bs], [Diag, Up | _] = Prev, [Left | _] = Acc) ->
+    Cost = case CA =:= CB of true -> 0; false -> 1 end,
+    row(CA, Bs, tl(Prev), [min(min(Up + 1, Left + 1), Diag + Cost) | Acc]).
 
 %%% Internals
 
