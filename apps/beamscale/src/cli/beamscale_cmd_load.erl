@@ -17,8 +17,6 @@ info() ->
       options => [
           {name, "--name", string, "the run's name (default: load-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
-          {cookie, "--cookie", string, "cookie of existing target nodes (default: the "
-                                       "scenario's, else ~/.erlang.cookie)"},
           {seed, "--seed", integer, "seed of the arrivals and think times"},
           {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
           {quiet, "--quiet", flag, "print no live view"},
@@ -29,7 +27,8 @@ info() ->
                                   "port; the address is printed first)"},
           {max_error_rate, "--max-error-rate", integer,
            "exit 1 when more than PCT % of the requests failed"},
-          {replace, "--replace", flag, "replace an existing load run directory of that name"}]}.
+          {replace, "--replace", flag, "replace an existing load run directory of that name"}]
+          ++ beamscale_cli_cookie:options()}.
 
 %% @doc Load the scenario and run it (`beamscale_load_exec').
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
@@ -41,21 +40,18 @@ do(#{opts := Opts, args := [File]}) ->
     Name = name(Opts),
     Dir = filename:join(maps:get(out, Opts, "runs"), Name),
     maybe_run(beamscale_config:check(name, Name), fresh(Dir, maps:get(replace, Opts, false)),
-              File, Dir, Opts);
+              beamscale_cli_cookie:exec(Opts, #{dir => Dir}), File, Opts);
 do(#{args := []}) -> {error, no_scenario};
 do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
 
 %% The scenario is read (and the targets started) only once the name and directory are good.
-maybe_run({error, _, Msg}, _Fresh, _File, _Dir, Opts) -> {error, {bad_name, name(Opts), Msg}};
-maybe_run(_Name, {error, _} = Error, _File, _Dir, _Opts) -> Error;
-maybe_run({ok, _}, ok, File, Dir, Opts) ->
+maybe_run({error, _, Msg}, _Fresh, _Cookie, _File, Opts) -> {error, {bad_name, name(Opts), Msg}};
+maybe_run(_Name, {error, _} = Error, _Cookie, _File, _Opts) -> Error;
+maybe_run(_Name, ok, {error, _} = Error, _File, _Opts) -> Error;
+maybe_run({ok, _}, ok, {ok, #{dir := Dir} = Exec0}, File, Opts) ->
     case scenario(File) of
         {ok, Scenario} ->
-            Exec = maps:merge(#{dir => Dir}, maps:with([seed, quiet, msacc], Opts)),
-            Exec1 = case maps:find(cookie, Opts) of
-                        {ok, C} -> Exec#{cookie => list_to_atom(C)};
-                        error -> Exec
-                    end,
+            Exec1 = maps:merge(Exec0, maps:with([seed, quiet, msacc], Opts)),
             Run = fun(none) -> beamscale_load_exec:run(Scenario, Exec1);
                      (Web) -> beamscale_load_exec:run(Scenario, Exec1#{web => Web})
                   end,
