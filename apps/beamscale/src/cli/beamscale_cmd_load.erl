@@ -39,16 +39,34 @@ do(#{opts := #{max_error_rate := Pct}}) when Pct < 0; Pct > 100 ->
 do(#{opts := Opts, args := [File]}) ->
     Name = name(Opts),
     Dir = filename:join(maps:get(out, Opts, "runs"), Name),
-    maybe_run(beamscale_config:check(name, Name), fresh(Dir, maps:get(replace, Opts, false)),
-              beamscale_cli_cookie:exec(Opts, #{dir => Dir}), File, Opts);
+    case beamscale_config:check(name, Name) of
+        {error, _, Msg} -> {error, {bad_name, Name, Msg}};
+        {ok, _} ->
+            held(Dir, fun() -> maybe_run(fresh(Dir, maps:get(replace, Opts, false)),
+                                         beamscale_cli_cookie:exec(Opts, #{dir => Dir}),
+                                         File, Opts)
+                      end)
+    end;
 do(#{args := []}) -> {error, no_scenario};
 do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
 
+%% The run directory is held by one `load' at a time, as `run' holds its own: two at once wrote
+%% one directory and both exited 0. The lock is beside the directory (`OUT/.NAME.lock'), so a
+%% load refused before it starts leaves no directory; one killed leaves a lock taken over.
+held(Dir, Fun) ->
+    Lock = filename:join(filename:dirname(Dir), "." ++ filename:basename(Dir) ++ ".lock"),
+    Me = io_lib:format("a load of OS pid ~s", [os:getpid()]),
+    case filelib:ensure_dir(Lock) =:= ok andalso beamscale_target_lock:take(Lock, Me) of
+        ok -> try Fun() after beamscale_target_lock:release(Lock) end;
+        {in_use, Holder} -> {error, {in_use, Dir, Holder}};
+        false -> {error, {lock, Lock, filelib:ensure_dir(Lock)}};
+        {error, Reason} -> {error, {lock, Lock, Reason}}
+    end.
+
 %% The scenario is read (and the targets started) only once the name and directory are good.
-maybe_run({error, _, Msg}, _Fresh, _Cookie, _File, Opts) -> {error, {bad_name, name(Opts), Msg}};
-maybe_run(_Name, {error, _} = Error, _Cookie, _File, _Opts) -> Error;
-maybe_run(_Name, ok, {error, _} = Error, _File, _Opts) -> Error;
-maybe_run({ok, _}, ok, {ok, #{dir := Dir} = Exec0}, File, Opts) ->
+maybe_run({error, _} = Error, _Cookie, _File, _Opts) -> Error;
+maybe_run(ok, {error, _} = Error, _File, _Opts) -> Error;
+maybe_run(ok, {ok, #{dir := Dir} = Exec0}, File, Opts) ->
     case scenario(File) of
         {ok, Scenario} ->
             Exec1 = maps:merge(Exec0, maps:with([seed, quiet, msacc], Opts)),
@@ -124,6 +142,12 @@ format_error({bad_max_error_rate, Pct}) ->
     io_lib:format("option --max-error-rate: ~b is not a share from 0 to 100 (%)", [Pct]);
 format_error({bad_name, Name, Msg}) ->
     io_lib:format("option --name ~0tp: expected ~ts", [Name, Msg]);
+format_error({in_use, Dir, Holder}) ->
+    io_lib:format("~ts is in use by ~ts: wait for that load to end, or give another --name",
+                  [Dir, Holder]);
+format_error({lock, Lock, {error, Reason}}) -> format_error({lock, Lock, Reason});
+format_error({lock, Lock, Reason}) ->
+    io_lib:format("cannot create ~ts: ~ts", [Lock, file:format_error(Reason)]);
 format_error({exists, Dir}) ->
     io_lib:format("~ts exists: give another --name, or --replace to replace it", [Dir]);
 format_error({exists, Dir, Reason}) ->
