@@ -1,13 +1,14 @@
 %% `beamscale load' under faults (issue 31), through the command line as a user runs it against
-%% a real HTTP server on 127.0.0.1: a second load of the same --name at once.
+%% a real HTTP server on 127.0.0.1: a second load of the same --name at once, SIGTERM, and
+%% Ctrl-C in a terminal (script(1), through the ./beamscale script).
 -module(beamscale_cmd_load_faults_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
--export([same_name_at_once/1]).
--export([same_name_at_once/0]).
+-export([same_name_at_once/1, sigterm_drains/1, ctrl_c_drains/1]).
+-export([same_name_at_once/0, sigterm_drains/0, ctrl_c_drains/0]).
 
 %% A load of a few seconds, its emulator's start included, on a loaded host.
 -define(RUN_TIMEOUT, 60000).
@@ -16,7 +17,7 @@
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [same_name_at_once].
+all() -> [same_name_at_once, sigterm_drains, ctrl_c_drains].
 
 init_per_testcase(_Case, Config) ->
     {ok, Srv} = beamscale_target_http:start(#{}),
@@ -51,6 +52,51 @@ same_name_at_once(Config) ->
     %% The lock went with the first load: the name is free again (--replace: the directory is
     %% that load's).
     {0, _} = beamscale_test_cli:run(Args ++ ["--replace"]).
+
+sigterm_drains() ->
+    [{doc, "kill -TERM: arrivals stop, sessions in flight end, summary and page written, "
+      "\"interrupted\", exit 143."}].
+sigterm_drains(Config) ->
+    Out = ?config(priv_dir, Config),
+    Port = beamscale_test_cli:open(["load", scenario(Config, 60), "--name", "term",
+                                    "--out", Out]),
+    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    ok = wait_rows(filename:join([Out, "term", "load.csv"]), 2, ?ROWS_TRIES),
+    _ = os:cmd("kill -TERM " ++ integer_to_list(OsPid)),
+    drained(filename:join(Out, "term"), 143, beamscale_test_cli:wait(Port, ?RUN_TIMEOUT)).
+
+ctrl_c_drains() ->
+    [{doc, "Ctrl-C in a terminal (./beamscale): as SIGTERM, but exit 130."}].
+ctrl_c_drains(Config) ->
+    Out = ?config(priv_dir, Config),
+    Args = ["load", scenario(Config, 60), "--name", "ctrlc", "--out", Out],
+    %% As cmd_run_SUITE:ctrl_c_then_resume: env(1) restores a SIGINT a background runner
+    %% ignores; script(1) gives the command a terminal, where ETX is the Ctrl-C key.
+    Cmd = lists:join(" ", [[$', A, $'] || A <- ["env", "--default-signal=INT",
+                                                filename:join(root(), "beamscale") | Args]]),
+    Port = open_port({spawn_executable, os:find_executable("script")},
+                     [{args, ["-qfec", Cmd, "/dev/null"]}, exit_status, binary, stderr_to_stdout]),
+    ok = wait_rows(filename:join([Out, "ctrlc", "load.csv"]), 2, ?ROWS_TRIES),
+    true = port_command(Port, <<3>>),
+    drained(filename:join(Out, "ctrlc"), 130, beamscale_test_cli:wait(Port, ?RUN_TIMEOUT)).
+
+%% The load ended with `Status', said so, and wrote its summary and page: every session started
+%% ended (each takes 200 ms, the drain 5 s), long before the 60 s the phase asks.
+drained(Dir, Status, {Got, Text}) ->
+    ct:log("~ts", [Text]),
+    ?assertEqual(Status, Got, Text),
+    ?assertNotEqual(nomatch, string:find(Text, "beamscale load: interrupted"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, "interrupted after"), Text),
+    #{<<"stopped">> := <<"interrupted">>, <<"duration_s">> := Secs,
+      <<"sessions_started">> := Started, <<"sessions_done">> := Done} =
+        beamscale_test_load:json(Dir, "summary.json"),
+    ?assert(Started > 0),
+    ?assertEqual(Started, Done),
+    ?assert(Secs < 40),
+    ?assert(filelib:is_regular(filename:join(Dir, "index.html"))).
+
+%% The repository (its `beamscale' script): four levels above this file, apps/beamscale/test.
+root() -> filename:dirname(filename:dirname(filename:dirname(filename:dirname(?FILE)))).
 
 %% Wait until `File' has `N' rows after its header.
 wait_rows(_File, _N, 0) -> {error, no_rows};

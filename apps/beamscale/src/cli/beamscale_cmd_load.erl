@@ -73,8 +73,9 @@ maybe_run(ok, {ok, #{dir := Dir} = Exec0}, File, Opts) ->
             Run = fun(none) -> beamscale_load_exec:run(Scenario, Exec1);
                      (Web) -> beamscale_load_exec:run(Scenario, Exec1#{web => Web})
                   end,
+            ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
             case beamscale_web:with(maps:get(web, Opts, none), Run) of
-                {ok, _Dir} -> whole(Dir, maps:get(max_error_rate, Opts, none));
+                {ok, _Dir} -> interrupted(Dir, maps:get(max_error_rate, Opts, none));
                 {error, _} = Error -> Error
             end;
         {error, _} = Error -> Error
@@ -95,6 +96,15 @@ fresh(Dir, Replace) ->
                                end;
                 {error, Reason} -> {error, {exists, Dir, Reason}}
             end
+    end.
+
+%% A load stopped by SIGTERM (or Ctrl-C, which the ./beamscale script turns into one) wrote all
+%% its files; it ends with the signal's status (the script makes it 130 for Ctrl-C).
+interrupted(Dir, Max) ->
+    {ok, Bin} = file:read_file(filename:join(Dir, "summary.json")),
+    case beamscale_format_json:decode(Bin) of
+        {ok, #{<<"stopped">> := <<"interrupted">>}} -> {interrupted, 143};
+        _ -> whole(Dir, Max)
     end.
 
 %% A load node that went down (run.json says which) took its share of the load with it: the

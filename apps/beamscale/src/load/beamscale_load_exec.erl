@@ -223,6 +223,10 @@ closing(Dir, Index, Summary,
     _ = maps:get(stopped, Summary) =:= time_limit andalso
         io:format("cut by the time limit after ~.1f s: ~b sessions started, ~b done~n",
                   [maps:get(duration_s, Summary), Started, Done]),
+    _ = maps:get(stopped, Summary) =:= interrupted andalso
+        io:format("interrupted after ~.1f s: arrivals stopped, sessions in flight given the "
+                  "drain; ~b sessions started, ~b done~n",
+                  [maps:get(duration_s, Summary), Started, Done]),
     [io:format("target ~p: node ~p went down at ~.1f s~n", [T, N, At])
      || #{target := T, node := N, at_s := At} <- Downs],
     [io:put_chars(load_node_down_line(D)) || D <- maps:get(load_nodes_down, Info)],
