@@ -1,14 +1,15 @@
 %% `beamscale load' under faults (issue 31), through the command line as a user runs it against
 %% a real HTTP server on 127.0.0.1: a second load of the same --name at once, SIGTERM, and
-%% Ctrl-C in a terminal (script(1), through the ./beamscale script).
+%% Ctrl-C in a terminal (script(1), through the ./beamscale script), a full disk (a small tmpfs
+%% mounted here; the suite runs as root) and a read-only output directory.
 -module(beamscale_cmd_load_faults_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
--export([same_name_at_once/1, sigterm_drains/1, ctrl_c_drains/1]).
--export([same_name_at_once/0, sigterm_drains/0, ctrl_c_drains/0]).
+-export([same_name_at_once/1, sigterm_drains/1, ctrl_c_drains/1, full_disk/1, read_only/1]).
+-export([same_name_at_once/0, sigterm_drains/0, ctrl_c_drains/0, full_disk/0, read_only/0]).
 
 %% A load of a few seconds, its emulator's start included, on a loaded host.
 -define(RUN_TIMEOUT, 60000).
@@ -17,7 +18,7 @@
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [same_name_at_once, sigterm_drains, ctrl_c_drains].
+all() -> [same_name_at_once, sigterm_drains, ctrl_c_drains, full_disk, read_only].
 
 init_per_testcase(_Case, Config) ->
     {ok, Srv} = beamscale_target_http:start(#{}),
@@ -94,6 +95,59 @@ drained(Dir, Status, {Got, Text}) ->
     ?assertEqual(Started, Done),
     ?assert(Secs < 40),
     ?assert(filelib:is_regular(filename:join(Dir, "index.html"))).
+
+full_disk() ->
+    [{doc, "A disk that fills at different files: exit 2, one line naming the file and "
+      "\"no space left on device\"."}].
+full_disk(Config) ->
+    File = scenario(Config, 1),
+    %% 4 kB pages: the disk fills at samples.csv, load.csv, ..., index.html as it grows.
+    [begin
+         Out = mounted(Config, "full" ++ Size, "size=" ++ Size),
+         try
+             {Code, Text} = beamscale_test_cli:run(["load", File, "--out", Out, "--quiet"]),
+             one_line(2, Code, Text, Out, "no space left on device")
+         after
+             umount(Out)
+         end
+     end || Size <- ["4k", "12k", "24k", "32k"]].
+
+read_only() ->
+    [{doc, "A read-only output directory: exit 2, one line naming the file and the reason."}].
+read_only(Config) ->
+    Out = mounted(Config, "ro", "size=64k,ro"),
+    try
+        {Code, Text} = beamscale_test_cli:run(["load", scenario(Config, 1), "--out", Out]),
+        one_line(2, Code, Text, Out, "read-only file system")
+    after
+        umount(Out)
+    end.
+
+%% A tmpfs of these options on a fresh directory of priv_dir.
+mounted(Config, Name, Opts) ->
+    Dir = filename:join(?config(priv_dir, Config), Name),
+    ok = filelib:ensure_path(Dir),
+    {0, Out} = os_cmd(["mount", "-t", "tmpfs", "-o", Opts, "tmpfs", Dir]),
+    ct:log("mounted ~ts (~ts): ~ts", [Dir, Opts, Out]),
+    Dir.
+
+umount(Dir) -> {0, _} = os_cmd(["umount", Dir]).
+
+os_cmd([Exe | Args]) ->
+    Port = open_port({spawn_executable, os:find_executable(Exe)},
+                     [{args, Args}, exit_status, stderr_to_stdout, binary]),
+    beamscale_test_cli:wait(Port, ?RUN_TIMEOUT).
+
+%% The command ended with `Status' and said one line naming a file under `Dir' and `Reason',
+%% not an internal error.
+one_line(Status, Code, Text, Dir, Reason) ->
+    ct:log("~ts", [Text]),
+    ?assertEqual(Status, Code, Text),
+    ?assertMatch([_], string:lexemes(Text, "\n"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, ": cannot "), Text),
+    ?assertNotEqual(nomatch, string:find(Text, Dir ++ "/"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, Reason), Text),
+    ?assertEqual(nomatch, string:find(Text, "badmatch"), Text).
 
 %% The repository (its `beamscale' script): four levels above this file, apps/beamscale/test.
 root() -> filename:dirname(filename:dirname(filename:dirname(filename:dirname(?FILE)))).

@@ -3,7 +3,7 @@
 %% refused before it is opened, so nothing waits or grows), and at most `Max' bytes are read.
 -module(beamscale_format_file).
 
--export([read/2, format_error/1]).
+-export([read/2, written/2, format_error/1]).
 
 %% @doc The contents of the regular file `File', at most `Max' bytes; `{error, Reason}' (see
 %% `format_error/1') when it is not a regular file, is larger, or cannot be read.
@@ -35,6 +35,14 @@ read_at_most(File, Max) ->
         {error, Reason} -> {error, {?MODULE, Reason}}
     end.
 
+%% @doc `ok' when a write of `File' (or the making of its directory) succeeded; otherwise an
+%% exception `{beamscale_format_file, {write, File, Reason}}', which the command line says in one
+%% line naming the file ("no space left on device"), not as `{badmatch, {error, enospc}}'.
+-spec written(ok | {ok, term()} | {error, term()}, file:filename()) -> ok.
+written(ok, _File) -> ok;
+written({ok, _}, _File) -> ok;
+written({error, Reason}, File) -> error({?MODULE, {write, File, Reason}}).
+
 %% @doc The reason, in words.
 -spec format_error({?MODULE, term()} | term()) -> string().
 format_error({?MODULE, R}) -> format_error(R);
@@ -42,6 +50,8 @@ format_error({too_big, more, Max}) ->
     lists:flatten(io_lib:format("more than ~b bytes: refused", [Max]));
 format_error({too_big, Size, Max}) ->
     lists:flatten(io_lib:format("~b bytes, more than the ~b read: refused", [Size, Max]));
+format_error({write, File, Reason}) ->
+    lists:flatten(io_lib:format("cannot write ~ts: ~ts", [File, file:format_error(Reason)]));
 format_error({not_regular, Type}) ->
     lists:flatten(io_lib:format("not a regular file (~ts): refused", [type(Type)]));
 format_error(Reason) -> file:format_error(Reason).

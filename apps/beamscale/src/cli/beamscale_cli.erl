@@ -60,6 +60,9 @@ run(Mod, Parsed) ->
                 false -> closed_output;
                 true -> crash(error, terminated, Stack)
             end;
+        %% A file that could not be written (a full disk, a read-only directory): one line
+        %% naming it, not an internal error.
+        error:{beamscale_format_file, _} = Why -> {error, Why};
         Class:Reason:Stack -> crash(Class, Reason, Stack)
     end.
 

@@ -47,7 +47,7 @@ resolve(Scenario, Opts) ->
     {ok, file:filename()} | {error, {module(), term()}}.
 run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
     {ok, _} = beamscale_node:distribute(),
-    ok = filelib:ensure_path(Dir),
+    ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),
     case beamscale_load_nodes:start(N) of
         {ok, LoadNodes} ->
             Nodes = [Node || #{node := Node} <- LoadNodes],
@@ -114,8 +114,8 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
              after
                  ok = beamscale_sampler:stop(Sampler),
                  _ = Web =:= none orelse beamscale_web_load:done(Web),
-                 ok = file:close(Csv),
-                 ok = file:close(Errors)
+                 ok = file:close(element(1, Csv)),
+                 ok = file:close(element(1, Errors))
              end,
     Downs = beamscale_targets:downs(Watch),
     case Result of
@@ -129,16 +129,21 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     end.
 
 open_csv(Dir, Name, Header) ->
-    {ok, F} = file:open(filename:join(Dir, Name), [write]),
-    ok = file:write(F, beamscale_format_csv:line(Header)),
-    F.
+    File = filename:join(Dir, Name),
+    Opened = file:open(File, [write]),
+    ok = beamscale_format_file:written(Opened, File),
+    {ok, F} = Opened,
+    ok = beamscale_format_file:written(file:write(F, beamscale_format_csv:line(Header)), File),
+    {F, File}.
+
+write({Fd, File}, Data) -> beamscale_format_file:written(file:write(Fd, Data), File).
 
 %% Each second: a load.csv line, the live line, and the sampler told the coming second's phase.
 on_second(Scenario, {Csv, Errors}, Sampler, Quiet, Web) ->
     fun(#{t_s := T} = Row) ->
             _ = Web =:= none orelse beamscale_web_load:second(Web, Row),
-            ok = file:write(Csv, beamscale_format_csv:line(beamscale_load_results:csv_row(Row))),
-            ok = file:write(Errors, [beamscale_format_csv:line(E)
+            ok = write(Csv, beamscale_format_csv:line(beamscale_load_results:csv_row(Row))),
+            ok = write(Errors, [beamscale_format_csv:line(E)
                                      || E <- beamscale_load_results:errors_rows(Row)]),
             Next = phase_name(Scenario, T + 0.5),
             _ = Next =:= phase_name(Scenario, T - 0.5)

@@ -42,6 +42,8 @@ run(Scenario, Targets, Opts0) ->
     Limit = round(maps:get(time_limit_s, Scenario) * 1000) + ?GRACE_MS,
     receive
         {Pid, Result} -> demonitor(Ref, [flush]), {ok, Result};
+        %% A file that could not be written (a full disk) is said as such, naming it.
+        {'DOWN', Ref, process, Pid, {{beamscale_format_file, _} = Why, _}} -> {error, Why};
         {'DOWN', Ref, process, Pid, Reason} -> {error, {?MODULE, {crashed, Reason}}}
     after Limit ->
         exit(Pid, kill),
