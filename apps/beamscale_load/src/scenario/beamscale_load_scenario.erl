@@ -160,10 +160,12 @@ with(#{value := V, key := K} = E, Check) ->
 with_default({missing, _, _}, Default, _Check) -> Default;
 with_default(E, _Default, Check) -> with(E, Check).
 
-where(File, none, Path, Msg) -> {File, 0, Path, Msg};
+%% A key missing from the file is said at its line 1 (no line is 0); an entry's own error names
+%% its key (an unknown key, one given twice).
+where(File, none, Path, Msg) -> {File, 1, Path, Msg};
 where(File, Entry, [_ | Sub] = Path, Msg) ->
     {File, beamscale_format_terms:line(Entry, Sub), Path, Msg};
-where(File, #{line := L}, [], Msg) -> {File, L, [], Msg}.
+where(File, #{line := L, key := K}, [], Msg) -> {File, L, [K], Msg}.
 
 -spec bad([term()], string()) -> no_return().
 bad(Path, Msg) -> throw({bad, Path, Msg}).
