@@ -44,8 +44,9 @@ compile(Expr0) ->
 eval(_, Body) when byte_size(Body) > ?MAX_BODY_BYTES -> error;
 eval({xpath, Expr}, Body) ->
     case binary:match(Body, [<<"<!DOCTYPE">>, <<"<!ENTITY">>]) of
-        nomatch -> beamscale_load_bounded:call(fun() -> first(xmerl_xpath:string(Expr, tree(Body))) end,
-                                              ?MAX_HEAP_WORDS, ?EVAL_TIMEOUT_MS);
+        nomatch ->
+            beamscale_load_bounded:call(fun() -> first(xmerl_xpath:string(Expr, tree(Body))) end,
+                                        ?MAX_HEAP_WORDS, ?EVAL_TIMEOUT_MS);
         _ -> error
     end.
 
