@@ -6,12 +6,14 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([http_and_rpc/1, started_node/1, nothing_listens/1, unsupported_element/1]).
--export([http_and_rpc/0, started_node/0, nothing_listens/0, unsupported_element/0]).
+-export([http_and_rpc/1, started_node/1, nothing_listens/1, unsupported_element/1,
+         cookie_file_shared/1]).
+-export([http_and_rpc/0, started_node/0, nothing_listens/0, unsupported_element/0,
+         cookie_file_shared/0]).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [http_and_rpc, started_node, nothing_listens, unsupported_element].
+all() -> [http_and_rpc, started_node, nothing_listens, unsupported_element, cookie_file_shared].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -63,8 +65,11 @@ http_and_rpc(Config) ->
         File = write(Config, "t.xml", tsung(Top, server(beamscale_target_http:port(Srv)),
                                             Sessions)),
         Out = ?config(priv_dir, Config),
+        %% The cookie comes from a private file, never the command line (issue 31).
+        Cookie = write(Config, "cookie", atom_to_list(erlang:get_cookie())),
+        ok = file:change_mode(Cookie, 8#600),
         {Code, Output} = beamscale_test_cli:run(["load", File, "--name", "t", "--out", Out,
-                                                 "--cookie", atom_to_list(erlang:get_cookie())]),
+                                                 "--cookie-file", Cookie]),
         ct:log("~ts", [Output]),
         ?assertEqual(0, Code),
         %% The live view, and the one warning line naming the ignored settings.
@@ -86,6 +91,23 @@ http_and_rpc(Config) ->
         beamscale_node:stop(H),
         beamscale_target_http:stop(Srv)
     end.
+
+%% A cookie file other users may read is refused before anything starts, as the emulator
+%% refuses such a ~/.erlang.cookie; --cookie still works, with a warning that ps shows it.
+cookie_file_shared() -> [{doc, "--cookie-file of mode 0644 refused (exit 2, named); --cookie "
+                               "warns."}].
+cookie_file_shared(Config) ->
+    Cookie = write(Config, "shared_cookie", "secret"),
+    ok = file:change_mode(Cookie, 8#644),
+    File = write(Config, "c.xml", tsung("", server(1), "<session name=\"web\" probability="
+                                        "\"100\" type=\"ts_http\"><request><http url=\"/\" "
+                                        "method=\"GET\"/></request></session>\n")),
+    Out = ?config(priv_dir, Config),
+    {2, Output} = beamscale_test_cli:run(["load", File, "--out", Out, "--cookie-file", Cookie]),
+    ?assertEqual(["beamscale load: --cookie-file " ++ Cookie ++ ": other users may read it "
+                  "(mode 644): chmod 600 it"], string:lexemes(Output, "\n")),
+    {2, Warned} = beamscale_test_cli:run(["load", File, "--out", Out, "--cookie", "secret"]),
+    ?assertNotEqual(nomatch, string:find(Warned, "--cookie shows the cookie to every local user")).
 
 %% A node beamscale starts from `<?beamscale target ...?>' serves HTTP on the `<server>' port;
 %% it is stopped at the end.

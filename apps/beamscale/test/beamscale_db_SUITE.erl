@@ -24,6 +24,9 @@ start_status_stop(Config) ->
     ?assert(beamscale_os:can_connect(Port)),
     ?assertMatch({running, #{pid := Pid}}, beamscale_db:status(Opts)),
     #{user := U, password := P, database := D} = Info,
+    %% They hold the password: another local user must not read them (issue 31).
+    ?assertEqual(ok, beamscale_test_private:check(filename:join(Dir, "connection.config"))),
+    ?assertEqual(ok, beamscale_test_private:check(filename:join(Dir, "client.cnf"))),
     ?assertEqual(ok, beamscale_db:mysql_ping("127.0.0.1", Port, U, P, D)),
     ?assertNotEqual(ok, beamscale_db:mysql_ping("127.0.0.1", Port, U, "wrong", D)),
     ?assertMatch({error, {beamscale_db, {already_running, _, Pid}}}, beamscale_db:start(Opts)),

@@ -27,6 +27,8 @@ start_status_stop(Config) ->
     %% Without --engine, status and stop find the engine in the connection file.
     ?assertMatch({running, #{pid := Pid}}, beamscale_db:status(Opts)),
     #{md5_user := U5, md5_password := P5} = Info,
+    %% It holds the passwords: another local user must not read it (issue 31).
+    ?assertEqual(ok, beamscale_test_private:check(filename:join(Dir, "connection.config"))),
     ?assertEqual(ok, beamscale_db_pg:ping(Info)),
     ?assertEqual(ok, beamscale_db_pg:ping(Info#{user := U5, password := P5})),
     {error, Wrong} = beamscale_db_pg:ping(Info#{password := "wrong"}),

@@ -6,8 +6,10 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([phased_load_live/1, refusals/1, suite_run_live/1, saturate_live/1, study_live/1]).
--export([phased_load_live/0, refusals/0, suite_run_live/0, saturate_live/0, study_live/0]).
+-export([phased_load_live/1, refusals/1, suite_run_live/1, saturate_live/1, study_live/1,
+         slow_clients/1]).
+-export([phased_load_live/0, refusals/0, suite_run_live/0, saturate_live/0, study_live/0,
+         slow_clients/0]).
 
 %% A step of the test that waits for the run: bounded, so a run that never gets there fails.
 -define(WAIT_MS, 30000).
@@ -18,7 +20,7 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [phased_load_live, refusals, suite_run_live, saturate_live, study_live].
+all() -> [phased_load_live, refusals, suite_run_live, saturate_live, study_live, slow_clients].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -109,6 +111,50 @@ refusals(_Config) ->
         ok = beamscale_web:stop(Web)
     end,
     ?assertEqual({error, econnrefused}, gen_tcp:connect({127, 0, 0, 1}, Port, [])).
+
+%% Slow clients (issue 31): 20 connections each sending a request a byte a second held the
+%% server's 16 slots and kept the page from answering for 20 s.
+slow_clients() -> [{doc, "20 clients sending a byte a second: a normal GET answers in 1 s; "
+                         "they are closed by the request deadline."}].
+slow_clients(_Config) ->
+    {ok, Web} = beamscale_web:start(#{port => 0, bodies => #{page => <<"p">>, json => <<"{}">>}}),
+    Port = beamscale_web:port(Web),
+    Self = self(),
+    Slow = [spawn_link(fun() -> slow_client(Port, Self) end) || _ <- lists:seq(1, 20)],
+    try
+        [receive {connected, P} -> ok after ?RECV_TIMEOUT_MS -> ct:fail(not_connected) end
+         || P <- Slow],
+        T0 = erlang:monotonic_time(millisecond),
+        ?assertMatch({200, <<"{}">>},
+                     get(Port, "GET /live.json HTTP/1.1\r\nHost: 127.0.0.1:~b\r\n\r\n",
+                         [Port])),
+        Ms = erlang:monotonic_time(millisecond) - T0,
+        ct:log("answered in ~b ms beside 20 slow clients", [Ms]),
+        ?assert(Ms < 1000),
+        %% Each slow one is closed by its deadline (2 s), not left to hold a slot.
+        [receive {closed, P} -> ok after ?RECV_TIMEOUT_MS -> ct:fail(not_closed) end
+         || P <- Slow]
+    after
+        [begin unlink(P), exit(P, kill) end || P <- Slow],
+        ok = beamscale_web:stop(Web)
+    end.
+
+%% Send "GET / HTTP/1.1..." a byte a second until the server closes the connection.
+slow_client(Port, Parent) ->
+    {ok, S} = gen_tcp:connect({127, 0, 0, 1}, Port, [binary, {active, true}]),
+    Parent ! {connected, self()},
+    Request = <<"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ",
+                (binary:copy(<<"a">>, 100))/binary>>,
+    slow_send(S, Request, Parent).
+
+slow_send(S, <<B, Rest/binary>>, Parent) ->
+    _ = gen_tcp:send(S, <<B>>),
+    receive
+        {tcp_closed, S} -> Parent ! {closed, self()};
+        {tcp, S, _} -> slow_send(S, <<B, Rest/binary>>, Parent)
+    after 1000 -> slow_send(S, Rest, Parent)
+    end;
+slow_send(_S, <<>>, Parent) -> Parent ! {done, self()}.
 
 %%% Helpers
 

@@ -5,25 +5,52 @@
 -export([read/1, parse/1, line/2, term/1]).
 -export_type([entry/0]).
 
+%% A config or scenario file is hand-written: a few kB. 1 MB bounds what a hostile one costs.
+-define(MAX_FILE_BYTES, 1024 * 1024).
+%% The longest run of digits read as a number: 2^64 has 20, a float's 17 and an exponent;
+%% 300 leaves room for any value a file means, and converts in microseconds.
+-define(MAX_DIGITS, 300).
+
 %% An entry: its key, its value, the line it starts on and its abstract form for `line/2'.
 -type entry() :: #{key := atom(), value := term(), line := pos_integer(),
                    abs := erl_parse:abstract_expr()}.
 
 %% @doc Read and parse a file of entries.
--spec read(file:filename()) -> {ok, [entry()]} | {error, {Line :: non_neg_integer(), string()}}.
+-spec read(file:filename()) -> {ok, [entry()]} | {error, {Line :: pos_integer(), string()}}.
 read(File) ->
-    case file:read_file(File) of
+    case beamscale_format_file:read(File, ?MAX_FILE_BYTES) of
         {ok, Bin} ->
             case unicode:characters_to_list(Bin) of
                 Text when is_list(Text) -> parse(Text);
-                _ -> {error, {0, "not valid UTF-8 text"}}
+                {_, Good, _} -> {error, {lines(Good), "not valid UTF-8 text"}}
             end;
-        {error, Reason} -> {error, {0, file:format_error(Reason)}}
+        %% A whole-file error is said at line 1: every message names a line that exists.
+        {error, Why} -> {error, {1, beamscale_format_file:format_error(Why)}}
     end.
+
+lines(Good) -> 1 + length(binary:matches(unicode:characters_to_binary(Good), <<"\n">>)).
 
 %% @doc Parse the text of a file of entries.
 -spec parse(string()) -> {ok, [entry()]} | {error, {non_neg_integer(), string()}}.
 parse(Text) ->
+    case long_number(Text) of
+        {Line, Digits} ->
+            {error, {Line, lists:flatten(io_lib:format("a number of more than ~b digits (~b): "
+                                                       "refused", [?MAX_DIGITS, Digits]))}};
+        none -> scan(Text)
+    end.
+
+%% Turning N digits into a number takes time quadratic in N (a 900 000-digit rate took 7 s):
+%% a run of digits longer than any value a file needs is refused before it is scanned.
+long_number(Text) ->
+    Bin = unicode:characters_to_binary(Text),
+    case re:run(Bin, "[0-9][0-9_]{" ++ integer_to_list(?MAX_DIGITS) ++ ",}") of
+        {match, [{At, Len}]} ->
+            {1 + length(binary:matches(binary:part(Bin, 0, At), <<"\n">>)), Len};
+        nomatch -> none
+    end.
+
+scan(Text) ->
     case erl_scan:string(Text, 1) of
         {ok, Tokens, EndLine} -> forms(split(Tokens), EndLine, []);
         {error, {Line, Mod, Desc}, _} -> {error, {Line, lists:flatten(Mod:format_error(Desc))}}

@@ -91,3 +91,26 @@ mix_test() ->
                  beamscale_load_scenario_mix:check([#{name => p, sessions => [{c, 1}]}], S)).
 
 root() -> lists:foldl(fun(_, D) -> filename:dirname(D) end, ?FILE, [1, 2, 3, 4]).
+
+%% Issue 31: a hostile body is decoded within bounds of heap and time, in a process of its
+%% own: 1 MB of nested arrays (30 MB and 2 s unbounded) gives no value, and the caller's heap
+%% stays small.
+hostile_body_test_() ->
+    {timeout, 30, fun() ->
+        N = 500000,
+        Nested = iolist_to_binary([lists:duplicate(N, $[), lists:duplicate(N, $])]),
+        {ok, P} = beamscale_load_jsonpath:parse("$.a"),
+        true = erlang:garbage_collect(),
+        {memory, Before} = process_info(self(), memory),
+        T0 = erlang:monotonic_time(millisecond),
+        ?assertEqual(error, beamscale_load_jsonpath:value(P, Nested)),
+        ct_or_io("nested arrays refused in ~b ms",
+                 [erlang:monotonic_time(millisecond) - T0]),
+        true = erlang:garbage_collect(),
+        {memory, After} = process_info(self(), memory),
+        ?assert(After - Before < 1024 * 1024),
+        %% An ordinary body still gives its value.
+        ?assertEqual({ok, <<"x">>}, beamscale_load_jsonpath:value(P, <<"{\"a\":\"x\"}">>))
+    end}.
+
+ct_or_io(Fmt, Args) -> io:format(user, Fmt ++ "~n", Args).

@@ -45,7 +45,7 @@ interarrival_test() ->
 errors_test_() ->
     Sess = "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n",
     [?_assertEqual({error, "s.scenario:4: key phases.p1.rate: expected users per second "
-                           "above 0, at most 1000000"},
+                           "from 2.32831e-7 (one per 2^32-1 ms) to 1000000"},
                    check(?TARGETS ++ "{phases, [{p1, #{duration_s => 2,\n rate => -1}}]}.\n"
                          ++ Sess)),
      ?_assertEqual({error, "s.scenario:4: key sessions.s.steps.rpc.target: unknown target"},
@@ -55,13 +55,14 @@ errors_test_() ->
                            "host:port target"},
                    check(?TARGETS ++ ?PHASES ++
                          "{sessions, [{s, #{steps => [{http, #{target => sut}}]}}]}.\n")),
-     ?_assertEqual({error, "s.scenario:4: unknown key (known: targets, phases, sessions, "
+     ?_assertEqual({error, "s.scenario:4: key sesions: unknown key (known: targets, phases, "
+                           "sessions, "
                            "drain_s, time_limit_s, sample, load_nodes, slo, files, source_ips)"},
                    check(?TARGETS ++ ?PHASES ++ "{sesions, []}.\n")),
      ?_assertMatch({error, "s.scenario:5: key slo: bad term \"p98<5ms\"" ++ _},
                    check(?TARGETS ++ ?PHASES ++ "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n"
                          "{slo, \"p99<5ms,p98<5ms\"}.\n")),
-     ?_assertEqual({error, "s.scenario:0: key sessions: missing"}, check(?TARGETS ++ ?PHASES)),
+     ?_assertEqual({error, "s.scenario:1: key sessions: missing"}, check(?TARGETS ++ ?PHASES)),
      ?_assertEqual({error, "s.scenario:5: key sample: unknown target nope"},
                    check(?TARGETS ++ ?PHASES ++ Sess ++ "{sample, [sut, nope]}.\n")),
      ?_assertEqual({error, "s.scenario:5: key load_nodes: 127.0.0.1: user: expected a string "
@@ -71,6 +72,32 @@ errors_test_() ->
      ?_assertEqual({error, "s.scenario:1: key targets.web.address: expected \"host:port\" or "
                            "\"https://host:port\""},
                    check("{targets, [{web, #{address => \"nohost\"}}]}.\n" ++ ?PHASES ++ Sess))].
+
+%% Issue 31: a rate the arrival process cannot compute, and names the status line cannot show.
+hostile_values_test_() ->
+    Sess = "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n",
+    Name = "a name of printable Latin-1 characters (the status line and the page show it): "
+           "refused",
+    [?_assertMatch({error, "s.scenario:3: key phases.p1.rate: expected users per second from"
+                           ++ _},
+                   check(?TARGETS ++ "{phases, [{p1, #{duration_s => 2, rate => 5.0e-324}}]}.\n"
+                         ++ Sess)),
+     %% The name itself is shown as ~tp shows it (escaped or not, by the emulator's +pc).
+     ?_assertMatch({error, "s.scenario:3: key phases.'p" ++ _},
+                   check(?TARGETS ++ "{phases, [{'p\x{444}', #{duration_s => 2, rate => 1}}]}.\n"
+                         ++ Sess)),
+     ?_assert(lists:suffix(Name, element(2, check(?TARGETS ++ "{phases, [{'p\x{444}', "
+                                                   "#{duration_s => 2, rate => 1}}]}.\n"
+                                                   ++ Sess)))),
+     ?_assertEqual({error, "s.scenario:4: key sessions.s.steps.transaction.'a\\tb': " ++ Name},
+                   check(?TARGETS ++ ?PHASES ++ "{sessions, [{s, #{steps => [{transaction, "
+                         "'a\\tb', [{think, 1}]}]}}]}.\n")),
+     ?_assertEqual({error, {4, "a number of more than 300 digits (301): refused"}},
+                   beamscale_format_terms:parse(?TARGETS ++ ?PHASES ++ "{x, "
+                                                ++ lists:duplicate(301, $1) ++ "}.\n")),
+     %% Latin-1 names are shown as written: kept.
+     ?_assertMatch({ok, _}, check(?TARGETS ++ "{phases, [{'fase_ñ', #{duration_s => 2, "
+                                  "rate => 1.0e-6}}]}.\n" ++ Sess))].
 
 phase_at_test() ->
     {ok, S} = check("{targets, [{t, #{node => n@h}}]}.\n"

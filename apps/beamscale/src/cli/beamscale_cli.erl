@@ -60,6 +60,9 @@ run(Mod, Parsed) ->
                 false -> closed_output;
                 true -> crash(error, terminated, Stack)
             end;
+        %% A file that could not be written (a full disk, a read-only directory): one line
+        %% naming it, not an internal error.
+        error:{beamscale_format_file, _} = Why -> {error, Why};
         Class:Reason:Stack -> crash(Class, Reason, Stack)
     end.
 
@@ -72,6 +75,8 @@ crash(Class, Reason, Stack) ->
 
 outcome(_Mod, ok) -> 0;
 outcome(_Mod, closed_output) -> ?EXIT_CLOSED_OUTPUT;
+%% Stopped by a signal, with its work written (`load'): said, with the signal's status.
+outcome(Mod, {interrupted, Status}) -> error_line(Mod, "interrupted"), Status;
 outcome(Mod, {failed, Text}) -> error_line(Mod, Text), 1;
 outcome(Mod, {crash, Reason}) ->
     error_line(Mod, io_lib:format("internal error: ~0tp", [Reason], [{chars_limit, 500}])),

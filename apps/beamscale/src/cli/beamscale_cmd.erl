@@ -10,7 +10,7 @@
                   options := beamscale_args:spec(), details => string()}.
 %% `failed': a benchmark or check failed (exit 1); `error': bad usage or bad input (exit 2),
 %% unless the reason is `{failed, _}'.
--type outcome() :: ok | {failed, iodata()} | {error, term()}.
+-type outcome() :: ok | {failed, iodata()} | {error, term()} | {interrupted, 130 | 143}.
 
 -callback info() -> info().
 -callback do(beamscale_args:parsed()) -> outcome().

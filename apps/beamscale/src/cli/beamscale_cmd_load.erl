@@ -17,8 +17,6 @@ info() ->
       options => [
           {name, "--name", string, "the run's name (default: load-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
-          {cookie, "--cookie", string, "cookie of existing target nodes (default: the "
-                                       "scenario's, else ~/.erlang.cookie)"},
           {seed, "--seed", integer, "seed of the arrivals and think times"},
           {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
           {quiet, "--quiet", flag, "print no live view"},
@@ -29,7 +27,8 @@ info() ->
                                   "port; the address is printed first)"},
           {max_error_rate, "--max-error-rate", integer,
            "exit 1 when more than PCT % of the requests failed"},
-          {replace, "--replace", flag, "replace an existing load run directory of that name"}]}.
+          {replace, "--replace", flag, "replace an existing load run directory of that name"}]
+          ++ beamscale_cli_cookie:options()}.
 
 %% @doc Load the scenario and run it (`beamscale_load_exec').
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
@@ -40,27 +39,43 @@ do(#{opts := #{max_error_rate := Pct}}) when Pct < 0; Pct > 100 ->
 do(#{opts := Opts, args := [File]}) ->
     Name = name(Opts),
     Dir = filename:join(maps:get(out, Opts, "runs"), Name),
-    maybe_run(beamscale_config:check(name, Name), fresh(Dir, maps:get(replace, Opts, false)),
-              File, Dir, Opts);
+    case beamscale_config:check(name, Name) of
+        {error, _, Msg} -> {error, {bad_name, Name, Msg}};
+        {ok, _} ->
+            held(Dir, fun() -> maybe_run(fresh(Dir, maps:get(replace, Opts, false)),
+                                         beamscale_cli_cookie:exec(Opts, #{dir => Dir}),
+                                         File, Opts)
+                      end)
+    end;
 do(#{args := []}) -> {error, no_scenario};
 do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
 
+%% The run directory is held by one `load' at a time, as `run' holds its own: two at once wrote
+%% one directory and both exited 0. The lock is beside the directory (`OUT/.NAME.lock'), so a
+%% load refused before it starts leaves no directory; one killed leaves a lock taken over.
+held(Dir, Fun) ->
+    Lock = filename:join(filename:dirname(Dir), "." ++ filename:basename(Dir) ++ ".lock"),
+    Me = io_lib:format("a load of OS pid ~s", [os:getpid()]),
+    case filelib:ensure_dir(Lock) =:= ok andalso beamscale_target_lock:take(Lock, Me) of
+        ok -> try Fun() after beamscale_target_lock:release(Lock) end;
+        {in_use, Holder} -> {error, {in_use, Dir, Holder}};
+        false -> {error, {lock, Lock, filelib:ensure_dir(Lock)}};
+        {error, Reason} -> {error, {lock, Lock, Reason}}
+    end.
+
 %% The scenario is read (and the targets started) only once the name and directory are good.
-maybe_run({error, _, Msg}, _Fresh, _File, _Dir, Opts) -> {error, {bad_name, name(Opts), Msg}};
-maybe_run(_Name, {error, _} = Error, _File, _Dir, _Opts) -> Error;
-maybe_run({ok, _}, ok, File, Dir, Opts) ->
+maybe_run({error, _} = Error, _Cookie, _File, _Opts) -> Error;
+maybe_run(ok, {error, _} = Error, _File, _Opts) -> Error;
+maybe_run(ok, {ok, #{dir := Dir} = Exec0}, File, Opts) ->
     case beamscale_scenario_file:read(File) of
         {ok, Scenario} ->
-            Exec = maps:merge(#{dir => Dir}, maps:with([seed, quiet, msacc], Opts)),
-            Exec1 = case maps:find(cookie, Opts) of
-                        {ok, C} -> Exec#{cookie => list_to_atom(C)};
-                        error -> Exec
-                    end,
+            Exec1 = maps:merge(Exec0, maps:with([seed, quiet, msacc], Opts)),
             Run = fun(none) -> beamscale_load_exec:run(Scenario, Exec1);
                      (Web) -> beamscale_load_exec:run(Scenario, Exec1#{web => Web})
                   end,
+            ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
             case beamscale_web:with(maps:get(web, Opts, none), Run) of
-                {ok, _Dir} -> whole(Dir, maps:get(max_error_rate, Opts, none));
+                {ok, _Dir} -> interrupted(Dir, maps:get(max_error_rate, Opts, none));
                 {error, _} = Error -> Error
             end;
         {error, _} = Error -> Error
@@ -81,6 +96,15 @@ fresh(Dir, Replace) ->
                                end;
                 {error, Reason} -> {error, {exists, Dir, Reason}}
             end
+    end.
+
+%% A load stopped by SIGTERM (or Ctrl-C, which the ./beamscale script turns into one) wrote all
+%% its files; it ends with the signal's status (the script makes it 130 for Ctrl-C).
+interrupted(Dir, Max) ->
+    {ok, Bin} = file:read_file(filename:join(Dir, "summary.json")),
+    case beamscale_format_json:decode(Bin) of
+        {ok, #{<<"stopped">> := <<"interrupted">>}} -> {interrupted, 143};
+        _ -> whole(Dir, Max)
     end.
 
 %% A load node that went down (run.json says which) took its share of the load with it: the
@@ -114,6 +138,12 @@ format_error({bad_max_error_rate, Pct}) ->
     io_lib:format("option --max-error-rate: ~b is not a share from 0 to 100 (%)", [Pct]);
 format_error({bad_name, Name, Msg}) ->
     io_lib:format("option --name ~0tp: expected ~ts", [Name, Msg]);
+format_error({in_use, Dir, Holder}) ->
+    io_lib:format("~ts is in use by ~ts: wait for that load to end, or give another --name",
+                  [Dir, Holder]);
+format_error({lock, Lock, {error, Reason}}) -> format_error({lock, Lock, Reason});
+format_error({lock, Lock, Reason}) ->
+    io_lib:format("cannot create ~ts: ~ts", [Lock, file:format_error(Reason)]);
 format_error({exists, Dir}) ->
     io_lib:format("~ts exists: give another --name, or --replace to replace it", [Dir]);
 format_error({exists, Dir, Reason}) ->

@@ -30,14 +30,14 @@ info() ->
           {tolerance, "--tolerance", integer, "bracket width at which to stop, % (default 5)"},
           {name, "--name", string, "the run's name (default: saturate-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
-          {cookie, "--cookie", string, "cookie of existing target nodes"},
           {seed, "--seed", integer, "seed of the arrivals and think times"},
           {quiet, "--quiet", flag, "print no line per level"},
           {dist_address, "--dist-address", string,
            "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
            "the hosts of ssh load or benchmark nodes reach"},
           {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
-                                  "port; the address is printed first)"}]}.
+                                  "port; the address is printed first)"}]
+          ++ beamscale_cli_cookie:options()}.
 
 %% @doc Read the scenario and options, run the search (`beamscale_saturate').
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
@@ -83,7 +83,8 @@ options(Opts) ->
         Exec = Exec0#{dir => Dir, mode => Mode, search => search(Mode, Opts)},
         {ok, lists:foldl(fun(F, Acc) -> F(Opts, Acc) end, Exec,
                          [fun slo/2, fun cookie/2, fun plain/2])}
-    catch throw:{bad, Opt, Value, Why} -> {error, {bad_option, Opt, Value, Why}}
+    catch throw:{bad, Opt, Value, Why} -> {error, {bad_option, Opt, Value, Why}};
+          throw:{error, _} = Error -> Error
     end.
 
 key(budget) -> budget_s;
@@ -112,8 +113,11 @@ slo(#{slo := Text}, Exec) ->
     end;
 slo(_, Exec) -> Exec.
 
-cookie(#{cookie := C}, Exec) -> Exec#{cookie => list_to_atom(C)};
-cookie(_, Exec) -> Exec.
+cookie(Opts, Exec) ->
+    case beamscale_cli_cookie:exec(Opts, Exec) of
+        {ok, Exec1} -> Exec1;
+        {error, Why} -> throw({error, Why})
+    end.
 
 plain(Opts, Exec) -> maps:merge(Exec, maps:with([seed, quiet], Opts)).
 

@@ -9,7 +9,7 @@
 -module(beamscale_interrupt).
 -behaviour(gen_event).
 
--export([install/1]).
+-export([install/1, install/2]).
 -export([init/1, handle_event/2, handle_call/2]).
 
 -define(EXIT_SIGTERM, 143).
@@ -22,12 +22,29 @@ install(Who) ->
     _ = gen_event:delete_handler(erl_signal_server, ?MODULE, remove),
     ok = gen_event:add_handler(erl_signal_server, ?MODULE, Who).
 
-%% @private
--spec init(string()) -> {ok, string()}.
-init(Who) -> {ok, Who}.
+%% @doc From now on the first SIGTERM calls `OnTerm()' (`load': stop the arrivals, drain, write
+%% the run directory, then end saying "interrupted"); when it returns `false' (nothing to stop
+%% yet), or at a second SIGTERM, the emulator ends at once as with `install/1'.
+-spec install(string(), fun(() -> term())) -> ok.
+install(Who, OnTerm) ->
+    ok = os:set_signal(sigterm, handle),
+    %% OTP's own handler would stop the emulator (init:stop/0) while the load drains.
+    _ = gen_event:delete_handler(erl_signal_server, erl_signal_handler, remove),
+    _ = gen_event:delete_handler(erl_signal_server, ?MODULE, remove),
+    ok = gen_event:add_handler(erl_signal_server, ?MODULE, {Who, OnTerm}).
 
 %% @private
--spec handle_event(term(), string()) -> {ok, string()}.
+-spec init(State) -> {ok, State} when State :: string() | {string(), fun(() -> term())}.
+init(State) -> {ok, State}.
+
+%% @private
+-spec handle_event(term(), State) -> {ok, State}
+          when State :: string() | {string(), fun(() -> term())}.
+handle_event(sigterm, {Who, OnTerm}) ->
+    case OnTerm() of
+        false -> handle_event(sigterm, Who);
+        _ -> {ok, Who}
+    end;
 handle_event(sigterm, Who) ->
     io:put_chars(standard_error,
                  [Who, ": interrupted; run the same command again to continue\n"]),
@@ -36,5 +53,5 @@ handle_event(_Signal, Who) ->
     {ok, Who}.
 
 %% @private
--spec handle_call(term(), string()) -> {ok, ok, string()}.
+-spec handle_call(term(), State) -> {ok, ok, State}.
 handle_call(_Request, Who) -> {ok, ok, Who}.

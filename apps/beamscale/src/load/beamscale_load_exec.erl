@@ -47,7 +47,7 @@ resolve(Scenario, Opts) ->
     {ok, file:filename()} | {error, {module(), term()}}.
 run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
     {ok, _} = beamscale_node:distribute(),
-    ok = filelib:ensure_path(Dir),
+    ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),
     case beamscale_load_nodes:start(N) of
         {ok, LoadNodes} ->
             Nodes = [Node || #{node := Node} <- LoadNodes],
@@ -209,6 +209,10 @@ closing(Dir, Index, Summary,
                    end]),
     _ = maps:get(stopped, Summary) =:= time_limit andalso
         io:format("cut by the time limit after ~.1f s: ~b sessions started, ~b done~n",
+                  [maps:get(duration_s, Summary), Started, Done]),
+    _ = maps:get(stopped, Summary) =:= interrupted andalso
+        io:format("interrupted after ~.1f s: arrivals stopped, sessions in flight given the "
+                  "drain; ~b sessions started, ~b done~n",
                   [maps:get(duration_s, Summary), Started, Done]),
     [io:format("target ~p: node ~p went down at ~.1f s~n", [T, N, At])
      || #{target := T, node := N, at_s := At} <- Downs],

@@ -234,10 +234,11 @@ ping(#{host := H, port := Port, user := U, password := P, database := D}) ->
 
 write_info(Dir, #{host := H, port := Port, socket := S, user := U, password := P,
                   database := D} = Info) ->
-    ok = file:write_file(filename:join(Dir, ?INFO_FILE), io_lib:format("~tp.~n", [Info])),
+    ok = beamscale_db_files:write_private(filename:join(Dir, ?INFO_FILE),
+                                          io_lib:format("~tp.~n", [Info])),
     Cnf = io_lib:format("[client]~nhost=~s~nport=~b~nsocket=~s~nuser=~s~npassword=~s~n"
                         "database=~s~n", [H, Port, S, U, P, D]),
-    ok = file:write_file(filename:join(Dir, ?CLIENT_FILE), Cnf).
+    ok = beamscale_db_files:write_private(filename:join(Dir, ?CLIENT_FILE), Cnf).
 
 %%% Who runs the server
 

@@ -4,7 +4,8 @@
 %% by its pid.
 -module(beamscale_db_files).
 
--export([tmp_dir/0, remove_tmp_dir/2, read_text/1, last_line/1, password/0, stop_pid/3]).
+-export([tmp_dir/0, remove_tmp_dir/2, read_text/1, last_line/1, password/0, stop_pid/3,
+         write_private/2]).
 
 %% Every private directory's name starts so: only such a directory is ever removed.
 -define(TMP_PREFIX, "beamscale-db-").
@@ -38,6 +39,24 @@ last_line(Text) ->
                string:trim(L) =/= ""] of
         [] -> "(no output)";
         Lines -> lists:last(Lines)
+    end.
+
+%% @doc Write `Data' to `File' readable by its owner only (0600): it holds a password, and a
+%% file of the default mode (0644) let another local user log in to the database. An older
+%% file is removed first (another user may hold it open); the new one is empty until its mode
+%% is set, so no one else ever opens it with the password in it.
+-spec write_private(file:filename(), iodata()) -> ok | {error, file:posix()}.
+write_private(File, Data) ->
+    _ = file:delete(File),
+    maybe_ok([fun() -> file:write_file(File, <<>>, [exclusive]) end,
+              fun() -> file:change_mode(File, 8#600) end,
+              fun() -> file:write_file(File, Data) end]).
+
+maybe_ok([]) -> ok;
+maybe_ok([F | Rest]) ->
+    case F() of
+        ok -> maybe_ok(Rest);
+        {error, _} = E -> E
     end.
 
 %% @doc Letters and digits only, so it needs no quoting in SQL, shell or config files.

@@ -125,7 +125,8 @@ do_start(#{dir := Dir, start_timeout := Timeout}) ->
              pid => Pid, os_user => OsUser, dir => Dir},
     setup(Info, Home),
     wait_ready(Info, Deadline, Timeout),
-    ok = file:write_file(filename:join(Dir, ?INFO_FILE), io_lib:format("~tp.~n", [Info])),
+    ok = beamscale_db_files:write_private(filename:join(Dir, ?INFO_FILE),
+                                          io_lib:format("~tp.~n", [Info])),
     Info.
 
 bin(Name) ->

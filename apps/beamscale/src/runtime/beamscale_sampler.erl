@@ -25,7 +25,7 @@
 -type watched() :: #{node := node(), os_pid := string(), atom() => term()}.
 -type state() :: #{opts := map(), fd := file:io_device(), owner := reference(),
                    nodes := #{node() => map()}, args := binary(), next := integer(),
-                   cores := pos_integer(), ticks := pos_integer()}.
+                   cores := pos_integer(), ticks := pos_integer(), failed => term()}.
 
 -define(DEFAULT_INTERVAL, 1000).
 -define(DEFAULT_MSACC_PCT, 10).
@@ -59,7 +59,11 @@ defaults() ->
 start(Opts) ->
     %% Not linked, so a sampler that crashes never takes the run down; it monitors its caller
     %% instead, to end with it.
-    gen_server:start(?MODULE, {self(), options(Opts)}, [{timeout, ?START_TIMEOUT}]).
+    case gen_server:start(?MODULE, {self(), options(Opts)}, [{timeout, ?START_TIMEOUT}]) of
+        %% Said by the caller in one line, not by a crash report of init/1 as well.
+        {error, {shutdown, Reason}} -> {error, Reason};
+        Started -> Started
+    end.
 
 %% @doc Start sampling these nodes (handles of `beamscale_node', or nodes with their OS pid).
 -spec watch(sampler(), [watched()]) -> ok.
@@ -73,9 +77,14 @@ unwatch(Sampler, Handles) -> call(Sampler, {unwatch, Handles}).
 -spec set_args(sampler(), binary()) -> ok.
 set_args(Sampler, Args) -> call(Sampler, {args, Args}).
 
-%% @doc Unwatch every node, close the files and rewrite `samples_summary.csv'.
+%% @doc Unwatch every node, close the files and rewrite `samples_summary.csv'. A file that could
+%% not be written (a full disk) is raised here, naming it (`beamscale_format_file:written/2').
 -spec stop(sampler()) -> ok.
-stop(Sampler) -> call(Sampler, stop).
+stop(Sampler) ->
+    case call(Sampler, stop) of
+        {error, Why} -> error(Why);
+        ok -> ok
+    end.
 
 %% @doc Rewrite `samples_summary.csv' of a run directory from its `samples.csv'.
 -spec write_summary(file:filename()) -> ok.
@@ -101,15 +110,17 @@ init({Owner, #{dir := Dir, interval := Interval} = Opts}) ->
                    next => Next, cores => beamscale_os:logical_cores(),
                    ticks => clock_ticks()}};
         {error, Reason} ->
-            {stop, Reason}
+            {stop, {shutdown, Reason}}
     end.
 
 %% @private
 -spec handle_call(term(), gen_server:from(), state()) ->
-    {reply, ok, state()} | {stop, normal, ok, state()}.
+    {reply, ok, state()} | {stop, normal, ok | {error, term()}, state()}.
 handle_call(stop, _From, State) ->
-    finish(State),
-    {stop, normal, ok, State};
+    try finish(State) of
+        _ -> {stop, normal, maps:get(failed, State, ok), State}
+    catch error:{beamscale_format_file, _} = Why -> {stop, normal, {error, Why}, State}
+    end;
 handle_call(Request, _From, State) ->
     {reply, ok, handle(Request, State)}.
 
@@ -120,7 +131,11 @@ handle_cast(_Request, State) -> {noreply, State}.
 %% @private
 -spec handle_info(term(), state()) -> {noreply, state()} | {stop, normal, state()}.
 handle_info(tick, State) ->
-    {noreply, tick(State)};
+    %% A samples.csv that cannot be written (a full disk) ends the sampling, not the sampler: the
+    %% failure is told by `stop/1', in one line, rather than by a crash report.
+    try {noreply, tick(State)}
+    catch error:{beamscale_format_file, _} = Why -> {noreply, State#{failed => {error, Why}}}
+    end;
 handle_info({'DOWN', OwnerRef, process, _, _}, #{owner := OwnerRef} = State) ->
     finish(State),
     {stop, normal, State};
@@ -136,6 +151,8 @@ open_samples(Dir) ->
             try beamscale_store:open_csv(File, beamscale_sample_calc:columns()) of
                 {_, Fd} -> {ok, Fd}
             catch
+                error:{badmatch, {error, Posix}} when is_atom(Posix) ->
+                    {error, {beamscale_format_file, {write, File, Posix}}};
                 error:Reason -> {error, {File, Reason}}
             end;
         {error, Reason} ->
@@ -154,9 +171,9 @@ finish(#{nodes := Nodes, fd := Fd, opts := #{dir := Dir}} = State) ->
     write_summary(Dir).
 
 %% Readings are taken on a fixed schedule; a late tick skips the intervals it missed.
-tick(#{nodes := Nodes, fd := Fd, next := Next, opts := #{interval := Interval}} = State) ->
+tick(#{nodes := Nodes, next := Next, opts := #{interval := Interval}} = State) ->
     {Rows, Nodes1} = maps:fold(fun sample/3, {[], Nodes}, Nodes),
-    ok = file:write(Fd, [beamscale_format_csv:line(R) || R <- lists:reverse(Rows)]),
+    ok = write(State, [beamscale_format_csv:line(R) || R <- lists:reverse(Rows)]),
     Now = now_ms(),
     Next1 = Next + Interval * (1 + max(0, (Now - Next) div Interval)),
     _ = erlang:send_after(Next1, self(), tick, [{abs, true}]),
@@ -195,12 +212,12 @@ add_node(#{node := Node} = H, #{nodes := Nodes, fd := Fd} = State) ->
             State
     end.
 
-drop_node(#{node := Node}, #{nodes := Nodes, fd := Fd} = State) ->
+drop_node(#{node := Node}, #{nodes := Nodes} = State) ->
     case maps:take(Node, Nodes) of
         {#{holder := Holder, meta := Meta} = N, Rest} ->
             %% The part interval since the last tick is kept too: short jobs get a row.
             {Rows, _} = sample(Node, N, {[], Nodes}),
-            ok = file:write(Fd, [beamscale_format_csv:line(R) || R <- Rows]),
+            ok = write(State, [beamscale_format_csv:line(R) || R <- Rows]),
             record_lcnt(Node, Meta, State),
             _ = catch erpc:call(Node, ?PROBE, stop, [Holder], ?RPC_TIMEOUT),
             State#{nodes := Rest};
@@ -269,6 +286,9 @@ call(Pid, Request) ->
     catch
         exit:_ -> ok
     end.
+
+write(#{fd := Fd, opts := #{dir := Dir}}, Data) ->
+    beamscale_format_file:written(file:write(Fd, Data), filename:join(Dir, "samples.csv")).
 
 stamp() -> #{mono => now_us(), wall => erlang:system_time(microsecond)}.
 

@@ -18,12 +18,16 @@
 %% `publish/2'.
 -type opts() :: #{port := inet:port_number(), bodies => bodies()}.
 
-%% A client that sends no complete request within this time is closed: it holds a slot.
--define(REQUEST_TIMEOUT_MS, 5000).
+%% A client that sends no complete request (line and headers) within this time is closed: it
+%% holds a slot. One deadline for the whole request, not a wait per line: a client sending a
+%% header line every few seconds held its slot for minutes.
+-define(REQUEST_TIMEOUT_MS, 2000).
 %% A handler asks the server for the bodies; the server only hands out binaries it holds.
 -define(CALL_TIMEOUT_MS, 5000).
-%% More connections wait in the listen backlog: a browser polling once a second needs one.
--define(MAX_CONNECTIONS, 16).
+%% More connections wait in the listen backlog. A browser polling once a second needs one; 20
+%% slow clients holding 16 slots kept the page from answering for 20 s: each connection is its
+%% own process, bounded in time, so many slots cost little (a process and a descriptor each).
+-define(MAX_CONNECTIONS, 256).
 %% Headers of a request beyond this many are refused (431): nothing from a client is unbounded.
 -define(MAX_HEADERS, 64).
 -define(LOOPBACK, {127, 0, 0, 1}).
@@ -176,9 +180,10 @@ drain(Sock, Deadline, Left) ->
 %% The request line and the headers: `{ok, {Method, Path, Host}}', an error status, or none when
 %% the client went away or said nothing in time.
 request(Sock) ->
-    case gen_tcp:recv(Sock, 0, ?REQUEST_TIMEOUT_MS) of
+    Deadline = erlang:monotonic_time(millisecond) + ?REQUEST_TIMEOUT_MS,
+    case gen_tcp:recv(Sock, 0, left(Deadline)) of
         {ok, {http_request, Method, {abs_path, Path}, _Vsn}} ->
-            case headers(Sock, 0, none) of
+            case headers(Sock, 0, none, Deadline) of
                 {ok, Host} -> {ok, {Method, Path, Host}};
                 Error -> Error
             end;
@@ -187,15 +192,17 @@ request(Sock) ->
         {error, _} -> {error, none}
     end.
 
-headers(_Sock, N, _Host) when N > ?MAX_HEADERS -> {error, 431};
-headers(Sock, N, Host) ->
-    case gen_tcp:recv(Sock, 0, ?REQUEST_TIMEOUT_MS) of
-        {ok, {http_header, _, 'Host', _, Value}} -> headers(Sock, N + 1, Value);
-        {ok, {http_header, _, _, _, _}} -> headers(Sock, N + 1, Host);
+headers(_Sock, N, _Host, _Deadline) when N > ?MAX_HEADERS -> {error, 431};
+headers(Sock, N, Host, Deadline) ->
+    case gen_tcp:recv(Sock, 0, left(Deadline)) of
+        {ok, {http_header, _, 'Host', _, Value}} -> headers(Sock, N + 1, Value, Deadline);
+        {ok, {http_header, _, _, _, _}} -> headers(Sock, N + 1, Host, Deadline);
         {ok, http_eoh} -> {ok, Host};
         {ok, _} -> {error, 400};
         {error, _} -> {error, none}
     end.
+
+left(Deadline) -> max(0, Deadline - erlang:monotonic_time(millisecond)).
 
 %% Only our own address as Host: a page elsewhere that resolves a name to 127.0.0.1 (DNS
 %% rebinding) gets nothing.

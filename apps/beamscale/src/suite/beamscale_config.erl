@@ -237,7 +237,8 @@ source_of(File, Entries, Overrides, Key) ->
         {true, _} -> command_line;
         {false, [L | _]} -> {File, L};
         {false, []} when File =:= undefined -> command_line;
-        {false, []} -> {File, 0}
+        %% A default that fails a check: the file, at its first line (no line is 0).
+        {false, []} -> {File, 1}
     end.
 
 bad(Expected) -> {error, [], "expected " ++ Expected}.

@@ -147,10 +147,10 @@ read_rows(File) ->
 %% @doc Write a whole file so that a reader sees the old or the new content, never a mix.
 -spec write_file(file:filename(), iodata()) -> ok.
 write_file(File, Data) ->
-    ok = filelib:ensure_dir(File),
+    ok = beamscale_format_file:written(filelib:ensure_dir(File), File),
     Tmp = File ++ ".tmp",
-    ok = file:write_file(Tmp, Data),
-    ok = file:rename(Tmp, File).
+    ok = beamscale_format_file:written(file:write_file(Tmp, Data), File),
+    ok = beamscale_format_file:written(file:rename(Tmp, File), File).
 
 %% @doc Open a CSV for appending: write its header if new, drop an unfinished last line if cut
 %% short. Returns the complete rows already there (as maps) and the file, positioned at its end.

@@ -74,6 +74,7 @@ tick(N, #{controller := C, cref := CRef, start := Start, launcher := L, metrics 
             C ! {done, self(), N, beamscale_load_metrics:take(M)},
             ok = beamscale_load_launcher:stop(L);
         {arrivals_done, L} -> tick(N, St);
+        stop_arrivals -> ok = beamscale_load_launcher:stop_arrivals(L), tick(N, St);
         stop -> beamscale_load_launcher:stop(L);
         {'DOWN', CRef, process, _, _} -> beamscale_load_launcher:stop(L)
     after max(Wait, 0) ->

@@ -1,7 +1,7 @@
 %% @doc JSONPath's common subset (docs/scenario.md, "Taken from responses"): `$' then `.name',
 %% `['name']', `[N]' (from 0; negative from the end), `[*]' and `.*'; Tsung's form without
 %% `$.' (`uid', `a.b[0]') too. The value of the first node selected: a string as it is, any
-%% other value as JSON text. Pure.
+%% other value as JSON text. A body is decoded within bounds of size, heap and time.
 -module(beamscale_load_jsonpath).
 
 -export([parse/1, select/2, value/2, format/1]).
@@ -14,6 +14,11 @@
 -define(MAX_EXPR, 1000).
 %% Responses read for a variable: larger ones are not decoded.
 -define(MAX_BODY_BYTES, 1024 * 1024).
+%% The body is hostile: it is decoded in a process of its own, killed past this heap or time.
+%% 1 MB of nested arrays or of small numbers took 30 to 56 MB and up to 6 s per user; 32 MB
+%% holds the decoding of 400 kB of small objects (16 MB does not), and 8 users stay in 300 MB.
+-define(MAX_HEAP_WORDS, 4 * 1024 * 1024).
+-define(EVAL_TIMEOUT_MS, 1000).
 
 %% @doc The steps of an expression, or why it is not one.
 -spec parse(string() | binary()) -> {ok, path()} | {error, string()}.
@@ -79,6 +84,10 @@ select(_, _) -> [].
 -spec value(path(), binary()) -> {ok, binary()} | error.
 value(_, Body) when byte_size(Body) > ?MAX_BODY_BYTES -> error;
 value(Path, Body) ->
+    beamscale_load_bounded:call(fun() -> first(Path, Body) end, ?MAX_HEAP_WORDS,
+                                ?EVAL_TIMEOUT_MS).
+
+first(Path, Body) ->
     case beamscale_format_json:decode(Body) of
         {ok, Json} ->
             case select(Path, Json) of

@@ -8,12 +8,13 @@
 %% user's heap: about 2 KB a user, measured).
 -module(beamscale_load_launcher).
 
--export([start_link/4, stop/1]).
+-export([start_link/4, stop/1, stop_arrivals/1]).
 
 -define(STOP_TIMEOUT, 5000).
 
 %% @doc Start launching at monotonic time `Start' (native); tells its parent
-%% `{arrivals_done, Pid}' after the last phase and `{users_done, Pid}' when no user is left.
+%% `{arrivals_done, Pid}' after the last phase (or `stop_arrivals/1') and `{users_done, Pid}'
+%% when no user is left.
 -spec start_link(beamscale_load_scenario:scenario(), beamscale_load_user:ctx(), integer(),
                  rand:state()) -> pid().
 start_link(Scenario, Ctx, Start, Rand) ->
@@ -32,6 +33,12 @@ stop(Pid) ->
     after ?STOP_TIMEOUT -> exit(Pid, kill), ok
     end.
 
+%% @doc No more arrivals (the load was interrupted): the users started go on to their end.
+-spec stop_arrivals(pid()) -> ok.
+stop_arrivals(Pid) ->
+    Pid ! stop_arrivals,
+    ok.
+
 init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     Key = {?MODULE, self()},
     Sessions = [S#{slot => I} || {I, S} <- lists:enumerate(Sessions0)],
@@ -39,10 +46,12 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     St = #{parent => Parent, users => #{}, sessions => Sessions, all => Sessions, key => Key,
            rand => Rand},
     try
-        St1 = lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
-                                               phase(P, From, S)} end,
-                          {Start, St}, Phases),
-        {_, St2} = St1,
+        St2 = try lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
+                                                    phase(P, From, S)} end,
+                              {Start, St}, Phases) of
+                  {_, S2} -> S2
+              catch throw:{stop_arrivals, S2} -> S2
+              end,
         Parent ! {arrivals_done, self()},
         drain(St2)
     after
@@ -89,12 +98,16 @@ wait(T, St) ->
 drain(#{users := Users, parent := Parent}) when map_size(Users) =:= 0 ->
     Parent ! {users_done, self()};
 drain(St) ->
-    receive Msg -> drain(handle(Msg, St)) end.
+    receive
+        stop_arrivals -> drain(St);
+        Msg -> drain(handle(Msg, St))
+    end.
 
 handle({'EXIT', Pid, _}, #{users := Users} = St) when is_map_key(Pid, Users) ->
     St#{users := maps:remove(Pid, Users)};
 handle({'EXIT', Parent, Reason}, #{parent := Parent} = St) -> halt_users(St, Reason);
 handle(stop, St) -> halt_users(St, normal);
+handle(stop_arrivals, St) -> throw({stop_arrivals, St});
 handle(_, St) -> St.
 
 -spec halt_users(map(), term()) -> no_return().

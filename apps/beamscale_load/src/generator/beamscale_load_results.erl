@@ -26,7 +26,7 @@
 %% `summary.json': the run's totals (counts as in `second()'), its seconds and its load nodes.
 -type summary() :: #{per_second := [second()], load_nodes := [#{node := binary(),
                                                                 atom() => non_neg_integer()}],
-                     duration_s := float(), stopped := done | time_limit,
+                     duration_s := float(), stopped := done | time_limit | interrupted,
                      requests_per_s := float(), latency_corrected := percentiles(),
                      latency_uncorrected := percentiles(), session_duration := percentiles(),
                      connect_time := percentiles(), transactions := #{binary() => percentiles()},

@@ -6,12 +6,12 @@
 %% it: the others go on, and the run says which went down and when (`on_load_node_down').
 -module(beamscale_load_run).
 
--export([run/3, defaults/0, format_error/1]).
+-export([run/3, interrupt/0, defaults/0, format_error/1]).
 -export_type([row/0, result/0, opts/0, down/0]).
 
 -type row() :: beamscale_load_metrics:row().
 -type result() :: #{rows := [row()], total := beamscale_load_metrics:interval(),
-                    duration_s := float(), stopped := done | time_limit,
+                    duration_s := float(), stopped := done | time_limit | interrupted,
                     load_nodes := [#{node := node(), atom() => non_neg_integer()}],
                     load_nodes_down => [down()]}.
 %% A load node gone during the load: when (seconds into it) and why (its agent's exit reason).
@@ -42,10 +42,22 @@ run(Scenario, Targets, Opts0) ->
     Limit = round(maps:get(time_limit_s, Scenario) * 1000) + ?GRACE_MS,
     receive
         {Pid, Result} -> demonitor(Ref, [flush]), {ok, Result};
+        %% A file that could not be written (a full disk) is said as such, naming it.
+        {'DOWN', Ref, process, Pid, {{beamscale_format_file, _} = Why, _}} -> {error, Why};
         {'DOWN', Ref, process, Pid, Reason} -> {error, {?MODULE, {crashed, Reason}}}
     after Limit ->
         exit(Pid, kill),
         {error, {?MODULE, not_stopped}}
+    end.
+
+%% @doc Interrupt the load running in this node (SIGTERM, Ctrl-C): arrivals stop, the users in
+%% flight have the scenario's drain to end, then the run ends as any other (`stopped' is
+%% `interrupted'). `false' when no load runs.
+-spec interrupt() -> boolean().
+interrupt() ->
+    case whereis(?MODULE) of
+        undefined -> false;
+        Pid -> Pid ! interrupt, true
     end.
 
 %% @doc One line for an error of `run/3'.
@@ -58,6 +70,9 @@ format_error(not_stopped) ->
                   [?GRACE_MS div 1000]).
 
 control(Scenario, Targets, #{seed := Seed} = Opts) ->
+    %% The one load of this node, found by `interrupt/0' (a load of a study's earlier level
+    %% that is still going would keep the name: then that one is interrupted).
+    _ = catch register(?MODULE, self()),
     Nodes = maps:get(load_nodes, Opts, [node()]),
     N = length(Nodes),
     Weights = maps:get(weights, Opts, lists:duplicate(N, 1)),
@@ -104,7 +119,10 @@ collect(N, #{live := Live, pending := P} = St) ->
                                    tick -> St1
                                end);
                 {'DOWN', _, process, A, Reason} when is_map_key(A, Live) ->
-                    collect(N, agent_down(A, Reason, St))
+                    collect(N, agent_down(A, Reason, St));
+                interrupt when not is_map_key(interrupted_at, St) ->
+                    maps:foreach(fun(A, _) -> A ! stop_arrivals end, Live),
+                    collect(N, St#{interrupted_at => N})
             after max(Wait, 0) -> second(N, St)
             end
     end.
@@ -117,9 +135,11 @@ agent_down(A, Reason, #{live := Live, start := Start, downs := Downs, opts := Op
     _ = (maps:get(on_load_node_down, Opts))(Down),
     St#{live := maps:remove(A, Live), downs := [Down | Downs]}.
 
-second(N, #{live := Live, scenario := #{time_limit_s := Limit}} = St) ->
+second(N, #{live := Live, scenario := #{time_limit_s := Limit, drain_s := Drain}} = St) ->
     St1 = row(N, St),
-    if map_size(Live) =:= 0 -> finish(done, St1);
+    Interrupted = maps:get(interrupted_at, St, infinity),
+    if map_size(Live) =:= 0, Interrupted =:= infinity -> finish(done, St1);
+       map_size(Live) =:= 0; N >= Interrupted + Drain -> finish(interrupted, St1);
        N >= Limit -> finish(time_limit, St1);
        true -> collect(N + 1, St1)
     end.

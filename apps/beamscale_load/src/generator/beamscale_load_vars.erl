@@ -309,24 +309,18 @@ random_string(Len, R0, Acc) ->
     {ok, [binary()]} | {error, {?MODULE, term()}}.
 read_lines(Path, RelativeTo) ->
     Full = filename:absname(Path, filename:dirname(filename:absname(RelativeTo))),
-    case filelib:file_size(Full) of
-        Size when Size > ?MAX_FILE_BYTES -> {error, {?MODULE, {too_big, Full, Size}}};
-        _ ->
-            case file:read_file(Full) of
-                {ok, Bin} ->
-                    case [L || L <- binary:split(Bin, [<<"\r\n">>, <<"\n">>], [global]),
-                               L =/= <<>>] of
-                        [] -> {error, {?MODULE, {empty, Full}}};
-                        Lines -> {ok, Lines}
-                    end;
-                {error, Reason} -> {error, {?MODULE, {read, Full, Reason}}}
-            end
+    case beamscale_format_file:read(Full, ?MAX_FILE_BYTES) of
+        {ok, Bin} ->
+            case [L || L <- binary:split(Bin, [<<"\r\n">>, <<"\n">>], [global]), L =/= <<>>] of
+                [] -> {error, {?MODULE, {empty, Full}}};
+                Lines -> {ok, Lines}
+            end;
+        {error, Why} -> {error, {?MODULE, {read, Full, Why}}}
     end.
 
 %% @doc Text of an error.
 -spec format_error({?MODULE, term()} | term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
-format_error({too_big, F, Size}) ->
-    io_lib:format("~ts: ~b bytes, above the limit of ~b", [F, Size, ?MAX_FILE_BYTES]);
 format_error({empty, F}) -> io_lib:format("~ts: no line", [F]);
-format_error({read, F, Reason}) -> io_lib:format("~ts: ~ts", [F, file:format_error(Reason)]).
+format_error({read, F, Why}) ->
+    io_lib:format("~ts: ~ts", [F, beamscale_format_file:format_error(Why)]).

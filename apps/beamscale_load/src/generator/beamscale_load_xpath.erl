@@ -44,26 +44,10 @@ compile(Expr0) ->
 eval(_, Body) when byte_size(Body) > ?MAX_BODY_BYTES -> error;
 eval({xpath, Expr}, Body) ->
     case binary:match(Body, [<<"<!DOCTYPE">>, <<"<!ENTITY">>]) of
-        nomatch -> bounded(fun() -> first(xmerl_xpath:string(Expr, tree(Body))) end);
+        nomatch ->
+            beamscale_load_bounded:call(fun() -> first(xmerl_xpath:string(Expr, tree(Body))) end,
+                                        ?MAX_HEAP_WORDS, ?EVAL_TIMEOUT_MS);
         _ -> error
-    end.
-
-bounded(Fun) ->
-    {Self, Tag} = {self(), make_ref()},
-    {Pid, Ref} = spawn_opt(fun() -> Self ! {Tag, catch Fun()} end,
-                           [monitor, {max_heap_size, #{size => ?MAX_HEAP_WORDS, kill => true,
-                                                        error_logger => false}}]),
-    receive
-        {Tag, Result} ->
-            demonitor(Ref, [flush]),
-            case Result of
-                {ok, V} -> {ok, V};
-                _ -> error
-            end;
-        {'DOWN', Ref, process, Pid, _} -> error
-    after ?EVAL_TIMEOUT_MS ->
-            exit(Pid, kill),
-            receive {'DOWN', Ref, process, Pid, _} -> error end
     end.
 
 first([#xmlText{value = V} | _]) -> {ok, unicode:characters_to_binary(V)};

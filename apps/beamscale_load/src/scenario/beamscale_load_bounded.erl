@@ -4,7 +4,7 @@
 %% (docs/scenario.md, "What is refused").
 -module(beamscale_load_bounded).
 
--export([text/1, read_file/1, run/2, load_code/1, max_file_bytes/0, format_error/1]).
+-export([text/1, read_file/1, run/2, call/3, load_code/1, max_file_bytes/0, format_error/1]).
 
 %% Scenario and Tsung files are hand-written or recorded: a few kB, a recorded Tsung session a
 %% few hundred kB. 1 MB leaves room and bounds what one file can make the parse build, and the
@@ -22,7 +22,7 @@ max_file_bytes() -> ?MAX_FILE_BYTES.
 
 %% @doc A file's text (UTF-8), or the line and reason it cannot be read: too large, not UTF-8
 %% (the line of the first byte that is not).
--spec text(file:filename()) -> {ok, string()} | {error, {non_neg_integer(), string()}}.
+-spec text(file:filename()) -> {ok, string()} | {error, {pos_integer(), string()}}.
 text(File) ->
     case read_file(File) of
         {ok, Bin} ->
@@ -32,24 +32,17 @@ text(File) ->
                     Line = 1 + length([C || C <- unicode:characters_to_list(Good), C =:= $\n]),
                     {error, {Line, "not valid UTF-8 text (beamscale reads UTF-8 files)"}}
             end;
-        {error, Msg} -> {error, {0, Msg}}
+        %% A whole-file error is said at line 1: every message names a line that exists.
+        {error, Msg} -> {error, {1, Msg}}
     end.
 
-%% @doc A file's contents, or `{error, Message}' when it cannot be read or is too large.
+%% @doc A file's contents, or `{error, Message}' when it cannot be read, is not a regular file
+%% or is too large (beamscale_format_file: a FIFO or /dev/zero is refused, not read).
 -spec read_file(file:filename()) -> {ok, binary()} | {error, string()}.
 read_file(File) ->
-    case file:read_file_info(File) of
-        {ok, {file_info, Size, regular, _, _, _, _, _, _, _, _, _, _, _}}
-          when Size > ?MAX_FILE_BYTES ->
-            {error, lists:flatten(io_lib:format("~b bytes, more than a scenario may have (~b)",
-                                                [Size, ?MAX_FILE_BYTES]))};
-        _ ->
-            case file:read_file(File) of
-                {ok, Bin} when byte_size(Bin) > ?MAX_FILE_BYTES ->
-                    {error, "more bytes than a scenario may have"};
-                {ok, Bin} -> {ok, Bin};
-                {error, Reason} -> {error, file:format_error(Reason)}
-            end
+    case beamscale_format_file:read(File, ?MAX_FILE_BYTES) of
+        {ok, Bin} -> {ok, Bin};
+        {error, Why} -> {error, beamscale_format_file:format_error(Why)}
     end.
 
 %% @doc `Fun()' in a process of its own, bounded in heap and time: its value, or
@@ -77,6 +70,29 @@ run(Fun, Apps) ->
         %% A result sent just before the kill is dropped with the timeout.
         receive {Ref, _} -> ok after 0 -> ok end,
         {error, {?MODULE, timeout}}
+    end.
+
+%% @doc `Fun()' on hostile data (a response body) in a process of its own, killed past
+%% `HeapWords' of heap or `TimeoutMs': `{ok, V}' when it returns `{ok, V}', else `error'.
+-spec call(fun(() -> {ok, T} | term()), pos_integer(), timeout()) -> {ok, T} | error.
+call(Fun, HeapWords, TimeoutMs) ->
+    {Self, Tag} = {self(), make_ref()},
+    {Pid, Ref} = spawn_opt(fun() -> Self ! {Tag, catch Fun()} end,
+                           [monitor, {max_heap_size, #{size => HeapWords, kill => true,
+                                                        error_logger => false}}]),
+    receive
+        {Tag, Result} ->
+            demonitor(Ref, [flush]),
+            case Result of
+                {ok, V} -> {ok, V};
+                _ -> error
+            end;
+        {'DOWN', Ref, process, Pid, _} -> error
+    after TimeoutMs ->
+            exit(Pid, kill),
+            receive {'DOWN', Ref, process, Pid, _} -> ok end,
+            receive {Tag, _} -> ok after 0 -> ok end,
+            error
     end.
 
 %% @doc The modules of `Apps' loaded (those already loaded are left as they are).

@@ -47,6 +47,9 @@
 %% Users per second in one phase: far above what one load generator starts (about 10^4/s on
 %% this host); more is a typo, and would make the arrival schedule of one second unbounded.
 -define(MAX_RATE, 1.0e6).
+%% The fewest: one user in the longest wait. Below it a gap (-ln U / rate) overflows a float
+%% (5.0e-324 made the arrival process fail with badarith).
+-define(MIN_RATE, (1000 / ?MAX_MS)).
 -define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
                files, source_ips]).
 
@@ -158,10 +161,12 @@ with(#{value := V, key := K} = E, Check) ->
 with_default({missing, _, _}, Default, _Check) -> Default;
 with_default(E, _Default, Check) -> with(E, Check).
 
-where(File, none, Path, Msg) -> {File, 0, Path, Msg};
+%% A key missing from the file is said at its line 1 (no line is 0); an entry's own error names
+%% its key (an unknown key, one given twice).
+where(File, none, Path, Msg) -> {File, 1, Path, Msg};
 where(File, Entry, [_ | Sub] = Path, Msg) ->
     {File, beamscale_format_terms:line(Entry, Sub), Path, Msg};
-where(File, #{line := L}, [], Msg) -> {File, L, [], Msg}.
+where(File, #{line := L, key := K}, [], Msg) -> {File, L, [K], Msg}.
 
 -spec bad([term()], string()) -> no_return().
 bad(Path, Msg) -> throw({bad, Path, Msg}).
@@ -174,12 +179,26 @@ named(List, What, Fun, IsName) when is_list(List), List =/= [] ->
     [case Item of
          {Name, V} when is_atom(Name); is_binary(Name) ->
              IsName(Name) orelse bad([], "expected a list of {Name, " ++ What ++ "}"),
+             shown([Name], Name),
              try Fun(Name, V)
              catch throw:{bad, Path, Msg} -> bad([Name | Path], Msg)
              end;
          _ -> bad([], "expected a list of {Name, " ++ What ++ "}")
      end || Item <- List];
 named(_, What, _, _) -> bad([], "expected a non-empty list of {Name, " ++ What ++ "}").
+
+%% A name is shown by the status line, the page and the tables: printable Latin-1 (what every
+%% one of them shows as written); control characters, right-to-left marks and the like refused.
+shown(Path, Name) ->
+    Chars = case Name of
+                _ when is_atom(Name) -> atom_to_list(Name);
+                _ -> binary_to_list(Name)
+            end,
+    case [C || C <- Chars, not (C >= 32 andalso C =< 126 orelse C >= 160 andalso C =< 255)] of
+        [] -> ok;
+        _ -> bad(Path, "a name of printable Latin-1 characters (the status line and the "
+                         "page show it): refused")
+    end.
 
 slo(V) ->
     case beamscale_stats_slo:parse(V) of
@@ -203,11 +222,12 @@ phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 100
     Rate = case P of
                #{rate := R, interarrival_ms := _} when R =/= none ->
                    bad([rate], "give rate or interarrival_ms, not both");
-               #{rate := R} when is_number(R), R > 0, R =< ?MAX_RATE -> float(R);
+               #{rate := R} when is_number(R), R >= ?MIN_RATE, R =< ?MAX_RATE -> float(R);
                #{interarrival_ms := I} when is_number(I), I >= 1000 / ?MAX_RATE,
                                             I =< ?MAX_MS -> 1000 / I;
-               #{rate := _} -> bad([rate], io_lib:format("expected users per second above 0, at "
-                                                         "most ~b", [round(?MAX_RATE)]));
+               #{rate := _} -> bad([rate], io_lib:format("expected users per second from ~g (one "
+                                                         "per 2^32-1 ms) to ~b",
+                                                         [?MIN_RATE, round(?MAX_RATE)]));
                #{interarrival_ms := _} ->
                    bad([interarrival_ms], io_lib:format("expected ms from ~g to ~b",
                                                         [1000 / ?MAX_RATE, ?MAX_MS]));
@@ -259,6 +279,7 @@ step({think, D}, _) ->
 step({loop, N, Steps}, T) when is_integer(N), N > 0 -> {loop, N, steps(Steps, T)};
 step({loop, _, _}, _) -> bad([steps, loop], "expected {loop, N, Steps} with N > 0");
 step({transaction, Name, Steps}, T) when is_atom(Name); is_binary(Name) ->
+    shown([steps, transaction, Name], Name),
     {transaction, Name, steps(Steps, T)};
 step(S, T) when element(1, S) =:= setvars; element(1, S) =:= 'if'; element(1, S) =:= repeat;
                 element(1, S) =:= for ->
