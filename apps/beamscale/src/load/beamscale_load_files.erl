@@ -115,15 +115,18 @@ step_s({transaction, _, S}) -> think_s(S);
 step_s({'if', _, S}) -> think_s(S);
 step_s(_) -> 0.
 
-%% @doc The sockets one user may hold at once: one per request kind and server its session
-%% talks to (rpc goes over distribution and holds none); the largest of the sessions.
+%% @doc The sockets one user may hold at once: per request kind and server its session talks
+%% to, what the kind's `sockets/1' says (rpc goes over distribution and holds none); the
+%% largest of the sessions.
 -spec sockets_per_user(beamscale_load_scenario:scenario()) -> non_neg_integer().
-sockets_per_user(#{sessions := Sessions}) ->
-    lists:max([length(lists:usort(conns(Steps))) || #{steps := Steps} <- Sessions]).
+sockets_per_user(#{sessions := Sessions} = Scenario) ->
+    Targets = maps:get(targets, Scenario, #{}),
+    lists:max([lists:sum([Mod:sockets(maps:get(T, Targets, #{}))
+                          || {Mod, T} <- lists:usort(conns(Steps))])
+               || #{steps := Steps} <- Sessions]).
 
 conns(Steps) -> lists:flatmap(fun conn/1, Steps).
 
-conn({request, beamscale_load_rpc, _, _, _}) -> [];
 conn({request, Mod, Target, _, _}) -> [{Mod, Target}];
 conn({dyn, _, Request}) -> conn(Request);
 conn(Step) when is_tuple(Step), tuple_size(Step) >= 3 ->

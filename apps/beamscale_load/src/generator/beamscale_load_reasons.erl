@@ -49,11 +49,13 @@ text({exit, {exception, R}}) -> fmt("exception exit: ~0tp", [R]);
 text({exit, {signal, R}}) -> fmt("exit signal: ~0tp", [R]);
 text({Class, R}) when Class =:= error; Class =:= exit; Class =:= throw ->
     fmt("exception ~ts: ~0tp", [Class, R]);
-%% A request kind's own error in its words; a closed list, so no module a reason names is
-%% called unless it is one of these.
-text({Mod, R}) when Mod =:= beamscale_load_websocket; Mod =:= beamscale_load_mysql;
-                    Mod =:= beamscale_load_pgsql; Mod =:= beamscale_load_tls ->
-    fmt("~ts", [Mod:format_error(R)]);
+%% A request kind's own error in its words (its `format_error/1'); only a registered kind, or
+%% the TLS helper they share, is called: a reason naming any other module is not.
+text({Mod, R} = Reason) when is_atom(Mod) ->
+    case Mod =:= beamscale_load_tls orelse beamscale_load_kinds:is_kind(Mod) of
+        true -> fmt("~ts", [Mod:format_error(R)]);
+        false -> fmt("~0tp", [Reason])
+    end;
 %% A MySQL server's ERR packet (the mysql kind) in the server's own words.
 text({mysql_error, Code, State, Msg}) when is_integer(Code) ->
     fmt("mysql error ~b (~ts): ~ts", [Code, State, Msg]);

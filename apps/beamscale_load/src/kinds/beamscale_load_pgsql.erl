@@ -12,7 +12,11 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, format_error/1]).
+-export([name/0, features/0, sockets/1, tsung/0, from_tsung/3]).
+
 -export_type([conn/0]).
+
+-include_lib("xmerl/include/xmerl.hrl").
 
 -define(C, beamscale_load_pgsql_codec).
 %% The largest message a server may send: one is held whole, and its length comes from the
@@ -284,3 +288,29 @@ format_error({unexpected, T}) -> io_lib:format("unexpected message ~c", [T]);
 format_error(ssl_refused) -> "the server refused TLS (its SSLRequest answer was N: ssl is off)";
 format_error(bad_ssl_answer) -> "not S or N in answer to the SSLRequest";
 format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).
+
+%% @doc The kind's step name.
+-spec name() -> pgsql.
+name() -> pgsql.
+
+%% @doc Nothing dynamic.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [].
+
+%% @doc One connection per target.
+-spec sockets(map()) -> 1.
+sockets(_Target) -> 1.
+
+%% @doc Tsung's `ts_pgsql' sessions and their `<pgsql>' element.
+-spec tsung() -> map().
+tsung() -> #{type => "ts_pgsql", element => pgsql, servers => ["tcp", "ssl"],
+             attributes => [type, database, username, password, name_portal, name_prepared, query,
+                            parameters, max_rows, formats, formats_results]}.
+
+%% @doc `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp, or ssl (the
+%% SSLRequest then TLS, the certificate not checked, as Tsung does).
+-spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
+from_tsung(_Req, E, Ctx) ->
+    Spec = beamscale_load_tsung_pgsql:spec(E, Ctx),
+    {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
+    {Spec#{target => Name}, [{Name, Target}]}.

@@ -49,11 +49,10 @@
 -define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
                files, source_ips]).
 
-%% @doc The request kinds built in: the step name and the module behind it.
+%% @doc The request kinds built in: the step name and the module behind it
+%% (`beamscale_load_kinds').
 -spec kinds() -> #{atom() => module()}.
-kinds() -> #{rpc => beamscale_load_rpc, http => beamscale_load_http, tcp => beamscale_load_tcp,
-             raw => beamscale_load_raw, websocket => beamscale_load_websocket,
-             mysql => beamscale_load_mysql, pgsql => beamscale_load_pgsql}.
+kinds() -> maps:from_list([{M:name(), M} || M <- beamscale_load_kinds:all()]).
 
 %% @doc Read and validate a scenario file.
 -spec load(file:filename()) -> {ok, scenario()} | {error, {?MODULE, term()}}.
@@ -265,16 +264,19 @@ step(S, T) when element(1, S) =:= setvars; element(1, S) =:= 'if'; element(1, S)
     catch throw:{bad, Path, Msg} when hd(Path) =/= steps -> bad([steps | Path], Msg)
     end;
 step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
-    case maps:find(Kind, kinds()) of
+    case beamscale_load_kinds:by_name(Kind) of
         {ok, Mod} -> request(Kind, Mod, Spec, Targets);
-        error -> bad([steps, Kind], "unknown step")
+        error -> bad([steps, Kind], lists:flatten(["unknown step (request kinds: ",
+                                                   lists:join(", ", kind_names()), ")"]))
     end;
 step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
     request_kind(Mod),
     request(Mod, Mod, Spec, Targets);
 step(_, _) ->
-    bad([steps], "expected {rpc|http|tcp|raw|websocket|mysql|pgsql, #{...}}, {think, T}, "
-                 "{loop, N, Steps} or {transaction, Name, Steps}").
+    bad([steps], lists:flatten(["expected {", lists:join("|", kind_names()), ", #{...}}, "
+                                "{think, T}, {loop, N, Steps} or {transaction, Name, Steps}"])).
+
+kind_names() -> [atom_to_list(N) || N <- beamscale_load_kinds:names()].
 
 request(Kind, Mod, Spec, Targets) ->
     Target = case {maps:get(target, Spec, undefined), maps:keys(Targets)} of
@@ -305,9 +307,7 @@ request(Kind, Mod, Spec, Targets) ->
 request_kind(Mod) ->
     case code:ensure_loaded(Mod) of
         {module, Mod} ->
-            Missing = [io_lib:format("~ts/~b", [F, A])
-                       || {F, A} <- [{check, 2}, {connect, 1}, {request, 3}, {close, 1}],
-                          not erlang:function_exported(Mod, F, A)],
+            Missing = beamscale_load_request:missing_callbacks(Mod),
             [bad([steps, request], io_lib:format("~0tp is not a request kind: it does not export "
                                                  "~ts (behaviour beamscale_load_request)",
                                                  [Mod, lists:join(", ", Missing)]))
