@@ -13,6 +13,7 @@ all() ->
     [beamscale_load_http,
      beamscale_load_rpc,
      beamscale_load_tcp,
+     beamscale_load_raw,
      beamscale_load_websocket,
      beamscale_load_mysql,
      beamscale_load_pgsql].

@@ -6,6 +6,11 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1]).
+-export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, positive_integer/3, fail/4]).
 -export_type([conn/0]).
 
 -type conn() :: beamscale_load_tcp:conn() | {udp, gen_udp:socket(), string(), inet:port_number()}.
@@ -105,3 +110,55 @@ flush(S) ->
         {udp, S, _, _, _} -> flush(S)
     after 0 -> ok
     end.
+
+%% @doc The kind's step name.
+-spec name() -> raw.
+name() -> raw.
+
+%% @doc Nothing dynamic.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [].
+
+%% @doc One connection or socket per target.
+-spec sockets(map()) -> 1.
+sockets(_Target) -> 1.
+
+%% @doc Its reasons are the shared ones (`beamscale_load_reasons').
+-spec format_error(term()) -> iodata().
+format_error(R) -> io_lib:format("~0tp", [R]).
+
+%% @doc Tsung's `ts_raw' sessions and their `<raw>' element, to a tcp, ssl or udp server.
+-spec tsung() -> map().
+tsung() -> #{type => "ts_raw", element => raw, servers => ["tcp", "ssl", "udp"],
+             attributes => [data, datasize, ack]}.
+
+%% @doc A `<raw>' element (below).
+-spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
+from_tsung(_Req, E, Ctx) -> tsung_raw(E, Ctx).
+
+%% `ts_raw': `data' or `datasize' bytes to the `<server>' (tcp, ssl or udp); `ack' local waits
+%% for the first bytes back, no_ack does not. Tsung's `global' ack (a barrier across users) has
+%% no counterpart here and is refused.
+tsung_raw(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Bytes = case {attr(E, data), attr(E, datasize)} of
+                {undefined, undefined} -> fail(E, Ctx, "<raw> needs data or datasize", []);
+                {D, undefined} -> #{data => unicode:characters_to_binary(D)};
+                {undefined, _} -> #{datasize => positive_integer(E, datasize, Ctx)};
+                _ -> fail(E, Ctx, "<raw> has both data and datasize", [])
+            end,
+    Ack = case attr(E, ack, "local") of
+              "local" -> local;
+              "no_ack" -> no_ack;
+              "global" -> fail(E, Ctx, "ack=\"global\" is not supported (a barrier across "
+                                       "users; use local or no_ack)", []);
+              A -> fail(E, Ctx, "ack=\"~ts\" (expected local or no_ack)", [A])
+          end,
+    {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
+    Spec = Bytes#{ack => Ack},
+    %% Checked here too, so that a size too big names the <raw> element's line.
+    case check(Spec, maps:merge(#{host => "", port => 0}, maps:with([transport], Target))) of
+        {ok, _} -> {Spec#{target => Name}, [{Name, Target}]};
+        {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
+    end.
+

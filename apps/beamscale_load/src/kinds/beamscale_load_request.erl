@@ -49,8 +49,6 @@
 -callback from_tsung(Request :: tuple(), Element :: tuple(), Ctx :: map()) ->
     {Spec :: map(), [{atom(), map()}]}.
 -optional_callbacks([from_tsung/3]).
-%% Optional until every kind is moved into the shape.
--optional_callbacks([name/0, features/0, sockets/1, format_error/1, tsung/0]).
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.
 -callback connect(Target :: map()) -> {ok, conn()} | {error, term()}.
