@@ -45,3 +45,12 @@ reasons_delegate_test() ->
     ?assertEqual(<<"connect on a WebSocket already open">>,
                  beamscale_load_reasons:text({beamscale_load_websocket, already_connected})),
     ?assertEqual(<<"{lists,reverse}">>, beamscale_load_reasons:text({lists, reverse})).
+
+wait_step_checked_test() ->
+    Targets = #{t => #{host => "h", port => 1}},
+    ?assertEqual({wait, beamscale_load_raw, t, 100},
+                 beamscale_load_push:check(#{kind => raw, timeout_ms => 100}, Targets)),
+    ?assertThrow({bad, [wait, kind], "http takes no pushed data (kinds that do: raw)"},
+                 beamscale_load_push:check(#{kind => http, timeout_ms => 100}, Targets)),
+    ?assertThrow({bad, [wait, timeout_ms], _},
+                 beamscale_load_push:check(#{kind => raw}, Targets)).

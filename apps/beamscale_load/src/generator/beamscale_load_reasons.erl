@@ -31,6 +31,7 @@ text(closed) -> <<"connection closed">>;
 text({status, N}) when is_integer(N) -> <<"http status ", (integer_to_binary(N))/binary>>;
 text({unset_variable, Name}) when is_binary(Name) ->
     fmt("variable ~ts unset (no value when the request was sent)", [Name]);
+text({no_push, Ms}) when is_integer(Ms) -> fmt("no pushed message within ~b ms", [Ms]);
 text({connect, econnrefused}) -> <<"connection refused">>;
 text({connect, timeout}) -> <<"connect timeout">>;
 %% A process out of files: its own reason, which the closing lines name with the limit.

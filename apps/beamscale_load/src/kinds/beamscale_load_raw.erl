@@ -7,6 +7,7 @@
 
 -export([check/2, connect/1, request/3, close/1]).
 -export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+-export([push_socket/1, handle_push/3]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -162,3 +163,23 @@ tsung_raw(E, Ctx) ->
         {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
     end.
 
+%% @doc The socket whose messages are this connection's pushes.
+-spec push_socket(conn()) -> term().
+push_socket({udp, S, _, _}) -> S;
+push_socket({S, _Buf}) -> S.
+
+%% @doc Bytes the server sent unasked (in a `bidi' session's wait): counted as received and as
+%% one push, then dropped (not added to the connection's buffer); `Store' counts the pushes.
+-spec handle_push(term(), conn(), non_neg_integer() | undefined) ->
+    {push | ignore, conn() | closed, non_neg_integer()}.
+handle_push(Msg, Conn, undefined) -> handle_push(Msg, Conn, 0);
+handle_push({udp, _S, _Ip, _Port, Data}, Conn, N) -> pushed(Data, Conn, N);
+handle_push({T, _S, Data}, Conn, N) when T =:= tcp; T =:= ssl -> pushed(Data, Conn, N);
+handle_push(_Closed, {udp, _, _, _} = Conn, N) -> {ignore, Conn, N};
+handle_push(_Closed, {S, _}, N) ->
+    ok = beamscale_load_tcp:drop(S),
+    {ignore, closed, N}.
+
+pushed(Data, Conn, N) ->
+    beamscale_load_request:count(bytes_received, byte_size(Data)),
+    {push, Conn, N + 1}.

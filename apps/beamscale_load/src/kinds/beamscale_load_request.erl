@@ -25,6 +25,12 @@
 %% <li>`tsung/0': `none', or the Tsung session type, element, attributes and `<server>' types it
 %%     reads; then `from_tsung/3' translates its element (with `beamscale_load_tsung_request''s
 %%     shared helpers) into a spec and the targets it uses.</li>
+%% <li>Optionally `handle_push/3' and `push_socket/1': in a session with `bidi => true', what a
+%%     server sends unasked while the user waits (a think, a `wait' step) is handed to
+%%     `handle_push(Msg, Conn, Store)', which may answer it (a ping), and says `push' (counted
+%%     as `pushed', kept in `Store' as the kind likes, ends a `wait' step) or `ignore', with the
+%%     connection (`closed' if the message closed it). `push_socket/1' names the socket whose
+%%     messages (`element(2, Msg)') are the connection's (`beamscale_load_push').</li>
 %% </ul>
 -module(beamscale_load_request).
 
@@ -48,7 +54,10 @@
 %% The `<request>' element, the kind's element inside it and the reader's context.
 -callback from_tsung(Request :: tuple(), Element :: tuple(), Ctx :: map()) ->
     {Spec :: map(), [{atom(), map()}]}.
--optional_callbacks([from_tsung/3]).
+-callback handle_push(Msg :: term(), conn(), Store :: term()) ->
+    {push | ignore, conn() | closed, Store :: term()}.
+-callback push_socket(conn()) -> term().
+-optional_callbacks([from_tsung/3, handle_push/3, push_socket/1]).
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.
 -callback connect(Target :: map()) -> {ok, conn()} | {error, term()}.

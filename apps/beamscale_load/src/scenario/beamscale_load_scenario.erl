@@ -21,8 +21,10 @@
               | {setvars, beamscale_load_vars:source(), [binary()]}
               | {'if', beamscale_load_vars:cond_(), [step()]}
               | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
-              | {for, binary(), integer(), integer(), pos_integer(), [step()]}.
--type session() :: #{name := atom() | binary(), weight := number(), steps := [step()]}.
+              | {for, binary(), integer(), integer(), pos_integer(), [step()]}
+              | {wait, module(), atom(), pos_integer()}.
+-type session() :: #{name := atom() | binary(), weight := number(), steps := [step()],
+                     bidi => boolean()}.
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
                       phases := [phase()], sessions := [session()], drain_s := number(),
                       time_limit_s := number(), transactions := [atom() | binary()],
@@ -107,7 +109,9 @@ check(File, Entries) ->
                   transactions => lists:usort(transactions(Sessions)),
                   sample => Sample, load_nodes => LoadNodes, files => Files,
                   source_ips => Sources,
-                  counts => beamscale_load_scenario_dyn:count_keys(Sessions)}}
+                  counts => beamscale_load_scenario_dyn:count_keys(Sessions)
+                      ++ [beamscale_load_push:count_key()
+                          || lists:member(true, [B || #{bidi := B} <- Sessions])]}}
     catch
         throw:{Entry, Path, Msg} -> {error, {?MODULE, where(File, Entry, Path, Msg)}}
     end.
@@ -227,13 +231,18 @@ max_s_text(What) ->
 sessions(V, Targets) ->
     named(V, "#{weight => W, steps => [...]}",
           fun(Name, S) when is_map(S) ->
-                  only(S, [weight, steps]),
+                  only(S, [weight, steps, bidi]),
+                  Bidi = case maps:get(bidi, S, false) of
+                             B when is_boolean(B) -> #{bidi => B};
+                             _ -> bad([bidi], "expected true or false")
+                         end,
                   W = case maps:get(weight, S, 1) of
                           X when is_number(X), X >= 0 -> X;
                           _ -> bad([weight], "expected a number, 0 or more (0: only in "
                                              "the phases that name it)")
                       end,
-                  #{name => Name, weight => W, steps => steps(maps:get(steps, S, []), Targets)};
+                  Bidi#{name => Name, weight => W,
+                        steps => steps(maps:get(steps, S, []), Targets)};
              (_, _) -> bad([], "expected #{weight => W, steps => [...]}")
           end, fun(N) -> is_atom(N) orelse is_binary(N) end).
 
@@ -262,6 +271,10 @@ step(S, T) when element(1, S) =:= setvars; element(1, S) =:= 'if'; element(1, S)
                 element(1, S) =:= for ->
     try beamscale_load_scenario_dyn:step(S, fun(Steps) -> steps(Steps, T) end)
     catch throw:{bad, Path, Msg} when hd(Path) =/= steps -> bad([steps | Path], Msg)
+    end;
+step({wait, Spec}, Targets) when is_map(Spec) ->
+    try beamscale_load_push:check(Spec, Targets)
+    catch throw:{bad, Path, Msg} -> bad([steps | Path], Msg)
     end;
 step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
     case beamscale_load_kinds:by_name(Kind) of

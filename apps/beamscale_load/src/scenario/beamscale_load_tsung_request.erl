@@ -31,11 +31,11 @@ request(E, #{type := Mod} = Ctx) ->
     case [K || #xmlElement{name = N} = K <- Kids, N =/= dyn_variable, N =/= match] of
         [#xmlElement{name = El} = R] ->
             [literal(R, Ctx) || not Subst],
-            [static(E, R, Ctx) || not beamscale_load_kinds:allows(Mod, subst)],
             [fail(E, Ctx, "subst=\"true\" with %%...%% is supported on ~ts requests only",
                   [kinds_with(subst)])
              || Subst, not beamscale_load_kinds:allows(Mod, subst),
                 string:find(values(R), "%%") =/= nomatch],
+            [static(E, R, Ctx) || not beamscale_load_kinds:allows(Mod, subst)],
             {Spec, Used} = Mod:from_tsung(E, R, Ctx),
             {{Mod:name(), Spec}, Used};
         [#xmlElement{name = Other} = R] ->
