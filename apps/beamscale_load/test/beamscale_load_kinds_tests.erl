@@ -44,6 +44,9 @@ unknown_kind_lists_registry_test() ->
 reasons_delegate_test() ->
     ?assertEqual(<<"connect on a WebSocket already open">>,
                  beamscale_load_reasons:text({beamscale_load_websocket, already_connected})),
+    ?assertEqual(<<"pgsql 42P01: relation \"nope\" does not exist">>,
+                 beamscale_load_reasons:text({pgsql, <<"42P01">>,
+                                              <<"relation \"nope\" does not exist">>})),
     ?assertEqual(<<"{lists,reverse}">>, beamscale_load_reasons:text({lists, reverse})).
 
 wait_step_checked_test() ->

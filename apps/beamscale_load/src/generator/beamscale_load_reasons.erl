@@ -37,8 +37,6 @@ text({connect, timeout}) -> <<"connect timeout">>;
 %% A process out of files: its own reason, which the closing lines name with the limit.
 text({connect, emfile}) -> <<"connect: emfile (too many open files)">>;
 text({connect, R}) -> fmt("connect: ~0tp", [R]);
-%% A database's error: its SQLSTATE and its own message.
-text({pgsql, Code, Msg}) when is_binary(Code), is_binary(Msg) -> fmt("pgsql ~ts: ~ts", [Code, Msg]);
 text({rpc_error, E}) -> fmt("rpc returned {error, ~0tp}", [E]);
 text({unexpected, R}) -> fmt("rpc result not as expected: ~0tp", [R]);
 text({error, {erpc, noconnection}}) -> <<"node down (noconnection)">>;
@@ -60,6 +58,12 @@ text({Mod, R} = Reason) when is_atom(Mod) ->
 %% A MySQL server's ERR packet (the mysql kind) in the server's own words.
 text({mysql_error, Code, State, Msg}) when is_integer(Code) ->
     fmt("mysql error ~b (~ts): ~ts", [Code, State, Msg]);
+%% A reason tagged with a kind's step name (`{pgsql, SQLSTATE, Message}'): in the kind's words.
+text(R) when is_tuple(R), tuple_size(R) > 2, is_atom(element(1, R)) ->
+    case beamscale_load_kinds:by_name(element(1, R)) of
+        {ok, Mod} -> fmt("~ts", [Mod:format_error(R)]);
+        error -> fmt("~0tp", [R])
+    end;
 text(R) -> fmt("~0tp", [R]).
 
 fmt(Format, Args) ->

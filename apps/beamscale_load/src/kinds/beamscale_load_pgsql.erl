@@ -277,6 +277,9 @@ close({pg, S, _, _}) -> beamscale_load_tcp:drop(S).
 %% @doc The text of a PostgreSQL protocol error.
 -spec format_error({?MODULE, term()} | term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
+%% A server's ErrorResponse (`{pgsql, SQLSTATE, Message}'), in PostgreSQL's own words.
+format_error({pgsql, Code, Msg}) when is_binary(Code), is_binary(Msg) ->
+    io_lib:format("pgsql ~ts: ~ts", [Code, Msg]);
 format_error(already_connected) -> "pgsql connect on a session already started";
 format_error(not_connected) -> "a pgsql request before connect";
 format_error(no_auth_asked) -> "pgsql authenticate but the server asked for no password";
