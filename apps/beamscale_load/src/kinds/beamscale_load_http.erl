@@ -195,7 +195,7 @@ format_error(R) -> io_lib:format("~0tp", [R]).
 -define(TSUNG_METHODS, [get, head, post, put, delete, options, patch, trace, connect]).
 
 %% @doc Tsung's `ts_http' sessions and their `<http>' element.
--spec tsung() -> map().
+-spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_http", element => http, servers => ["tcp", "ssl"],
              attributes => [url, method, version, contents, content_type, if_modified_since]}.
 

@@ -231,7 +231,7 @@ features() -> [].
 sockets(_Target) -> 1.
 
 %% @doc Tsung's `ts_mysql' sessions and their `<mysql>' element.
--spec tsung() -> map().
+-spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_mysql", element => mysql, servers => ["tcp"],
              attributes => [type, database, username, password]}.
 

@@ -305,7 +305,7 @@ features() -> [].
 sockets(_Target) -> 1.
 
 %% @doc Tsung's `ts_pgsql' sessions and their `<pgsql>' element.
--spec tsung() -> map().
+-spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_pgsql", element => pgsql, servers => ["tcp", "ssl"],
              attributes => [type, database, username, password, name_portal, name_prepared, query,
                             parameters, max_rows, formats, formats_results]}.

@@ -129,7 +129,7 @@ sockets(_Target) -> 1.
 format_error(R) -> io_lib:format("~0tp", [R]).
 
 %% @doc Tsung's `ts_raw' sessions and their `<raw>' element, to a tcp, ssl or udp server.
--spec tsung() -> map().
+-spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_raw", element => raw, servers => ["tcp", "ssl", "udp"],
              attributes => [data, datasize, ack]}.
 

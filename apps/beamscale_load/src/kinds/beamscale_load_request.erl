@@ -35,7 +35,7 @@
 -module(beamscale_load_request).
 
 -export([run/5, close/2, count/2, missing_callbacks/1]).
--export_type([conn/0, result/0, feature/0]).
+-export_type([conn/0, result/0, feature/0, tsung/0]).
 
 -type conn() :: term().
 %% A kind asked for the response (`http' with `respond => true') returns it as a third element.
@@ -49,8 +49,11 @@
 -callback features() -> [feature()].
 -callback sockets(Target :: map()) -> non_neg_integer().
 -callback format_error(Reason :: term()) -> iodata().
--callback tsung() -> none | #{type := string(), element := atom(), attributes := [atom()],
-                              servers := [string()]}.
+%% The Tsung session type, element, its attributes and the `<server>' types a kind reads.
+-type tsung() :: none | #{type := string(), element := atom(), attributes := [atom()],
+                          servers := [string()]}.
+
+-callback tsung() -> tsung().
 %% The `<request>' element, the kind's element inside it and the reader's context.
 -callback from_tsung(Request :: tuple(), Element :: tuple(), Ctx :: map()) ->
     {Spec :: map(), [{atom(), map()}]}.

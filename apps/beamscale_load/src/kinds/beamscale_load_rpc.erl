@@ -81,7 +81,7 @@ sockets(_Target) -> 0.
 format_error(R) -> io_lib:format("~0tp", [R]).
 
 %% @doc The SMP-for-IO thesis's `ts_rpc' sessions and their `<rpc>' element.
--spec tsung() -> map().
+-spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_rpc", element => rpc, servers => [],
              attributes => [type, module, function, arguments, node, expect]}.
 

@@ -285,7 +285,7 @@ features() -> [extract, match, subst].
 sockets(_Target) -> 1.
 
 %% @doc Tsung's `ts_websocket' sessions and their `<websocket>' element.
--spec tsung() -> map().
+-spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_websocket", element => websocket, servers => ["tcp", "ssl"],
              attributes => [type, path, subprotocols, frame, ack]}.
 
