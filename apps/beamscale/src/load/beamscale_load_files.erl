@@ -110,15 +110,18 @@ step_s({think, {exponential, Ms}}) -> Ms / 1000;
 step_s({think, {uniform, A, B}}) -> (A + B) / 2000;
 step_s(S) -> beamscale_load_steps:times(S) * think_s(beamscale_load_steps:body(S)).
 
-%% @doc The sockets one user may hold at once: one per request kind and server its session
-%% talks to (rpc goes over distribution and holds none); the largest of the sessions.
+%% @doc The sockets one user may hold at once: per request kind and server its session talks
+%% to, what the kind's `sockets/1' says (rpc goes over distribution and holds none); the
+%% largest of the sessions.
 -spec sockets_per_user(beamscale_load_scenario:scenario()) -> non_neg_integer().
-sockets_per_user(#{sessions := Sessions}) ->
-    lists:max([length(lists:usort(conns(Steps))) || #{steps := Steps} <- Sessions]).
+sockets_per_user(#{sessions := Sessions} = Scenario) ->
+    Targets = maps:get(targets, Scenario, #{}),
+    lists:max([lists:sum([Mod:sockets(maps:get(T, Targets, #{}))
+                          || {Mod, T} <- lists:usort(conns(Steps))])
+               || #{steps := Steps} <- Sessions]).
 
 conns(Steps) ->
-    [{Mod, Target} || {request, Mod, Target, _, _} <- beamscale_load_steps:all(Steps),
-                      Mod =/= beamscale_load_rpc].
+    [{Mod, Target} || {request, Mod, Target, _, _} <- beamscale_load_steps:all(Steps)].
 
 %% @doc The load nodes that `Sockets' need so that none passes `Limit' (at least `Nodes' + 1).
 -spec needed_nodes(non_neg_integer(), pos_integer(), non_neg_integer()) -> pos_integer().

@@ -31,6 +31,7 @@ text(closed) -> <<"connection closed">>;
 text({status, N}) when is_integer(N) -> <<"http status ", (integer_to_binary(N))/binary>>;
 text({unset_variable, Name}) when is_binary(Name) ->
     fmt("variable ~ts unset (no value when the request was sent)", [Name]);
+text({no_push, Ms}) when is_integer(Ms) -> fmt("no pushed message within ~b ms", [Ms]);
 text({connect, econnrefused}) -> <<"connection refused">>;
 %% A request filled from variables that its kind refuses (CR LF from a reply, say): not sent.
 text({bad_request, Key, Msg}) when is_atom(Key) -> fmt("request not sent: ~ts: ~ts", [Key, Msg]);
@@ -38,8 +39,6 @@ text({connect, timeout}) -> <<"connect timeout">>;
 %% A process out of files: its own reason, which the closing lines name with the limit.
 text({connect, emfile}) -> <<"connect: emfile (too many open files)">>;
 text({connect, R}) -> fmt("connect: ~0tp", [R]);
-%% A database's error: its SQLSTATE and its own message.
-text({pgsql, Code, Msg}) when is_binary(Code), is_binary(Msg) -> fmt("pgsql ~ts: ~ts", [Code, Msg]);
 text({rpc_error, E}) -> fmt("rpc returned {error, ~0tp}", [E]);
 text({unexpected, R}) -> fmt("rpc result not as expected: ~0tp", [R]);
 text({error, {erpc, noconnection}}) -> <<"node down (noconnection)">>;
@@ -51,15 +50,24 @@ text({exit, {exception, R}}) -> fmt("exception exit: ~0tp", [R]);
 text({exit, {signal, R}}) -> fmt("exit signal: ~0tp", [R]);
 text({Class, R}) when Class =:= error; Class =:= exit; Class =:= throw ->
     fmt("exception ~ts: ~0tp", [Class, R]);
-%% A request kind's own error in its words; a closed list, so no module a reason names is
-%% called unless it is one of these.
-text({Mod, R}) when Mod =:= beamscale_load_websocket; Mod =:= beamscale_load_mysql;
-                    Mod =:= beamscale_load_pgsql; Mod =:= beamscale_load_tls;
-                    Mod =:= beamscale_load_reader ->
-    fmt("~ts", [Mod:format_error(R)]);
+%% A request kind's own error in its words (its `format_error/1'); only a registered kind, or
+%% the TLS helper and the bounded reader they share, is called: a reason naming any other
+%% module is not.
+text({Mod, R} = Reason) when is_atom(Mod) ->
+    case Mod =:= beamscale_load_tls orelse Mod =:= beamscale_load_reader
+         orelse beamscale_load_kinds:is_kind(Mod) of
+        true -> fmt("~ts", [Mod:format_error(R)]);
+        false -> fmt("~0tp", [Reason])
+    end;
 %% A MySQL server's ERR packet (the mysql kind) in the server's own words.
 text({mysql_error, Code, State, Msg}) when is_integer(Code) ->
     fmt("mysql error ~b (~ts): ~ts", [Code, State, Msg]);
+%% A reason tagged with a kind's step name (`{pgsql, SQLSTATE, Message}'): in the kind's words.
+text(R) when is_tuple(R), tuple_size(R) > 2, is_atom(element(1, R)) ->
+    case beamscale_load_kinds:by_name(element(1, R)) of
+        {ok, Mod} -> fmt("~ts", [Mod:format_error(R)]);
+        error -> fmt("~0tp", [R])
+    end;
 text(R) -> fmt("~0tp", [R]).
 
 fmt(Format, Args) ->

@@ -25,11 +25,12 @@
 %% The steps run from an explicit stack of what is left (frames), not from nested calls, so that
 %% a long think time can hibernate (which drops the call stack) and resume where it was.
 -spec run(beamscale_load_scenario:session(), ctx(), integer(), rand:state()) -> ok.
-run(#{steps := Steps}, #{metrics := M} = Ctx, Due, Rand) ->
+run(#{steps := Steps} = Session, #{metrics := M} = Ctx, Due, Rand) ->
     beamscale_load_metrics:incr(M, sessions_started),
     ok = beamscale_load_source:choose(maps:get(sources, Ctx, beamscale_load_source:new([]))),
     St0 = #{ctx => Ctx, conns => #{}, base => Due, intended => Due, rand => Rand,
-            vars => #{}, jar => #{}, user => user_number(Ctx), due => Due, steps => Steps},
+            vars => #{}, jar => #{}, user => user_number(Ctx), due => Due, steps => Steps,
+            bidi => maps:get(bidi, Session, false)},
     session([{steps, Steps}], St0, ?MAX_RESTARTS).
 
 %% @doc Go on after a hibernating think: its timer wakes the user (a socket's message may wake
@@ -106,6 +107,14 @@ think(Dist, Fs, #{base := Base, rand := R0} = St, Restarts) ->
     Next = Base + erlang:convert_time_unit(round(Ms * 1000), microsecond, native),
     St1 = St#{base := Next, intended := Next, rand := R1},
     Left = erlang:convert_time_unit(Next - erlang:monotonic_time(), native, millisecond),
+    case St of
+        %% A bidi session's think takes what the servers push meanwhile.
+        #{bidi := true} -> exec(Fs, element(2, beamscale_load_push:wait(Next, none, St1)),
+                                Restarts);
+        _ -> think_wait(Left, Next, Fs, St1, Restarts)
+    end.
+
+think_wait(Left, Next, Fs, #{rand := R1} = St1, Restarts) ->
     case Left >= ?COMPACT_MS andalso process_info(self(), message_queue_len) of
         {message_queue_len, 0} ->
             %% Hibernation waits for a message, with no timeout of its own.
@@ -132,6 +141,12 @@ step({repeat, Max, Steps, Cond}, St) -> {[{steps, Steps}, {repeat, Max, Steps, C
 step({for, Var, From, To, Incr, Steps}, St) ->
     {[{steps, Steps}, {for, Var, From, To, Incr, Steps}], set_var(Var, From, St)};
 step({loop, N, Steps}, St) -> {[{loop, N, Steps}], St};
+step({wait, Mod, Target, Ms}, #{ctx := #{metrics := M}} = St) ->
+    Until = erlang:monotonic_time() + erlang:convert_time_unit(Ms, millisecond, native),
+    {Got, St1} = beamscale_load_push:wait(Until, {Mod, Target}, St),
+    [beamscale_load_metrics:error(M, {no_push, Ms}) || Got =:= timeout],
+    Now = erlang:monotonic_time(),
+    {[], St1#{base := Now, intended := Now}};
 step({transaction, Name, Steps}, St) ->
     Start = min(maps:get(intended, St), erlang:monotonic_time()),
     {[{steps, Steps}, {tx, Name, Start}], St}.

@@ -8,6 +8,11 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, head_body/1]).
+-export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, req/3, fail/4]).
 
 -import(beamscale_load_http_chunked, [chunk/3, recv/4]).
 
@@ -213,3 +218,101 @@ body(S, Buf, Deadline, Spec, Acc) ->
 %% @doc Close the user's connection.
 -spec close(beamscale_load_tcp:conn()) -> ok.
 close(Conn) -> beamscale_load_tcp:close(Conn).
+
+%% @doc The kind's step name.
+-spec name() -> http.
+name() -> http.
+
+%% @doc Everything dynamic: variables, checks, cookies, authentication, a compiled head.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [extract, match, cookies, auth, subst, headers, head].
+
+%% @doc One connection per target.
+-spec sockets(map()) -> 1.
+sockets(_Target) -> 1.
+
+%% @doc Its reasons are the shared ones (`beamscale_load_reasons').
+-spec format_error(term()) -> iodata().
+format_error(R) -> io_lib:format("~0tp", [R]).
+
+%% Tsung's HTTP methods: a closed set, so that no atom is made of a file's text.
+-define(TSUNG_METHODS, [get, head, post, put, delete, options, patch, trace, connect]).
+
+%% @doc Tsung's `ts_http' sessions and their `<http>' element.
+-spec tsung() -> beamscale_load_request:tsung().
+tsung() -> #{type => "ts_http", element => http, servers => ["tcp", "ssl"],
+             attributes => [url, method, version, contents, content_type, if_modified_since]}.
+
+%% @doc `<http url method version contents content_type>' with its `<http_header>'s, its
+%% `<soap>' and the request's `<dyn_variable>'s and `<match>'es; Tsung keeps every HTTP user's
+%% cookies.
+-spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
+from_tsung(Req, E, Ctx) ->
+    {Spec, Used} = tsung_http(E, Ctx),
+    Keys = beamscale_load_tsung_dyn:request_keys(Req, E, Ctx),
+    {maps:merge(Spec#{cookies => true}, Keys), Used}.
+
+tsung_http(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Version = case attr(E, version, "1.1") of
+                  V when V =:= "1.1"; V =:= "1.0" -> V;
+                  V -> fail(E, Ctx, "version \"~ts\" is not supported (1.1 or 1.0)", [V])
+              end,
+    {Target, Path} = url(E, Ctx),
+    Kids = children(E, beamscale_load_tsung_dyn:http_children(), Ctx),
+    Headers = [{"Content-Type", CT} || CT <- [attr(E, content_type)], CT =/= undefined]
+              ++ [{"If-Modified-Since", D} || D <- [attr(E, if_modified_since)], D =/= undefined]
+              ++ [header(H, Ctx) || H <- Kids, H#xmlElement.name =:= http_header]
+              ++ [soap(H, Ctx) || H <- Kids, H#xmlElement.name =:= soap],
+    beamscale_load_tsung_dyn:calls(E, beamscale_load_tsung_request:values(E), Ctx),
+    Spec0 = #{method => method(E, Ctx), path => Path,
+             headers => Headers,
+             body => unicode:characters_to_binary(attr(E, contents, "")),
+             target => element(1, Target)},
+    Spec = case Version of
+               "1.1" -> Spec0;
+               _ -> Spec0#{version => Version}
+           end,
+    {Spec, [Target]}.
+
+%% `<soap action>': the SOAPAction header of a SOAP request.
+soap(H, Ctx) ->
+    check_attrs(H, Ctx),
+    {"SOAPAction", req(H, action, Ctx)}.
+
+method(E, Ctx) ->
+    M = attr(E, method, "GET"),
+    case [A || A <- ?TSUNG_METHODS, atom_to_list(A) =:= string:lowercase(M)] of
+        [A] -> A;
+        [] -> fail(E, Ctx, "method \"~ts\" (known: ~ts)",
+                   [lists:sublist(M, 40), lists:join(", ", [string:uppercase(atom_to_list(A))
+                                                            || A <- ?TSUNG_METHODS])])
+    end.
+
+header(H, Ctx) ->
+    check_attrs(H, Ctx),
+    {req(H, name, Ctx), req(H, value, Ctx)}.
+
+%% A relative URL goes to the `<server>'; an absolute one (http[s]://host[:port]/path) to its
+%% host (https: TLS, the certificate not checked, as Tsung does).
+url(E, Ctx) ->
+    case req(E, url, Ctx) of
+        "/" ++ _ = Path -> {beamscale_load_tsung_request:server(E, Ctx), Path};
+        "http://" ++ Rest -> absolute(E, Ctx, Rest, "80", "", #{});
+        "https://" ++ Rest -> absolute(E, Ctx, Rest, "443", "https://",
+                                         #{tls => beamscale_load_tsung_request:tls()});
+        Url -> fail(E, Ctx, "url \"~ts\" is not supported (a path, or http[s]://host:port/path)",
+                    [Url])
+    end.
+
+absolute(E, Ctx, Rest, DefaultPort, Scheme, Extra) ->
+    {HostPort, Path} = case string:split(Rest, "/") of
+                           [HP, P] -> {HP, "/" ++ P};
+                           [HP] -> {HP, "/"}
+                       end,
+    Address = case string:split(HostPort, ":") of
+                  [_, _] -> HostPort;
+                  [_] -> HostPort ++ ":" ++ DefaultPort
+              end,
+    {{beamscale_load_tsung_request:atom(E, url, Scheme ++ Address, Ctx),
+      Extra#{address => Address}}, Path}.

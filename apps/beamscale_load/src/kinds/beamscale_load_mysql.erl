@@ -8,6 +8,11 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, format_error/1]).
+-export([name/0, features/0, sockets/1, tsung/0, from_tsung/3]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [check_attrs/2, attr/3, req/3, fail/4]).
 -export_type([conn/0]).
 
 %% The stream, the bytes received but not used, and where the session is: TCP open with the
@@ -213,3 +218,47 @@ format_error(bad_error_packet) -> "a malformed MySQL error packet";
 format_error({packet_too_big, _}) ->
     io_lib:format("a MySQL packet above the limit of ~b bytes", [?MAX_PACKET]);
 format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).
+
+%% @doc The kind's step name.
+-spec name() -> mysql.
+name() -> mysql.
+
+%% @doc Nothing dynamic.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [].
+
+%% @doc One connection per target.
+-spec sockets(map()) -> 1.
+sockets(_Target) -> 1.
+
+%% @doc Tsung's `ts_mysql' sessions and their `<mysql>' element.
+-spec tsung() -> beamscale_load_request:tsung().
+tsung() -> #{type => "ts_mysql", element => mysql, servers => ["tcp"],
+             attributes => [type, database, username, password]}.
+
+%% @doc A `<mysql>' element (below).
+-spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
+from_tsung(_Req, E, Ctx) -> tsung_mysql(E, Ctx).
+
+%% `ts_mysql': `<mysql type="connect">' (the server's handshake), `<mysql type="authenticate"
+%% database username password>', `<mysql type="sql">SQL</mysql>', `<mysql type="close">', to the
+%% `<server>' (tcp).
+tsung_mysql(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Spec = case req(E, type, Ctx) of
+               "connect" -> #{type => connect};
+               "authenticate" -> #{type => authenticate, user => req(E, username, Ctx),
+                                   password => attr(E, password, ""),
+                                   database => attr(E, database, "")};
+               "sql" -> #{type => sql, 'query' => unicode:characters_to_binary(
+                                                    beamscale_load_tsung_request:text(E))};
+               "close" -> #{type => close};
+               T -> fail(E, Ctx, "type=\"~ts\" (expected connect, authenticate, sql or close)",
+                         [T])
+           end,
+    {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
+    %% Checked here too, so that an empty query names the <mysql> element's line.
+    case check(Spec, #{host => "", port => 0}) of
+        {ok, _} -> {Spec#{target => Name}, [{Name, Target}]};
+        {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
+    end.

@@ -12,7 +12,11 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, format_error/1]).
+-export([name/0, features/0, sockets/1, tsung/0, from_tsung/3]).
+
 -export_type([conn/0]).
+
+-include_lib("xmerl/include/xmerl.hrl").
 
 -define(C, beamscale_load_pgsql_codec).
 %% The largest message a server may send: one is held whole, and its length comes from the
@@ -276,6 +280,9 @@ close({pg, S, _, _}) -> beamscale_load_tcp:drop(S).
 %% @doc The text of a PostgreSQL protocol error.
 -spec format_error({?MODULE, term()} | term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
+%% A server's ErrorResponse (`{pgsql, SQLSTATE, Message}'), in PostgreSQL's own words.
+format_error({pgsql, Code, Msg}) when is_binary(Code), is_binary(Msg) ->
+    io_lib:format("pgsql ~ts: ~ts", [Code, Msg]);
 format_error(already_connected) -> "pgsql connect on a session already started";
 format_error(not_connected) -> "a pgsql request before connect";
 format_error(no_auth_asked) -> "pgsql authenticate but the server asked for no password";
@@ -289,3 +296,29 @@ format_error({unexpected, T}) -> io_lib:format("unexpected message (byte ~b)", [
 format_error(ssl_refused) -> "the server refused TLS (its SSLRequest answer was N: ssl is off)";
 format_error(bad_ssl_answer) -> "not S or N in answer to the SSLRequest";
 format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).
+
+%% @doc The kind's step name.
+-spec name() -> pgsql.
+name() -> pgsql.
+
+%% @doc Nothing dynamic.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [].
+
+%% @doc One connection per target.
+-spec sockets(map()) -> 1.
+sockets(_Target) -> 1.
+
+%% @doc Tsung's `ts_pgsql' sessions and their `<pgsql>' element.
+-spec tsung() -> beamscale_load_request:tsung().
+tsung() -> #{type => "ts_pgsql", element => pgsql, servers => ["tcp", "ssl"],
+             attributes => [type, database, username, password, name_portal, name_prepared, query,
+                            parameters, max_rows, formats, formats_results]}.
+
+%% @doc `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp, or ssl (the
+%% SSLRequest then TLS, the certificate not checked, as Tsung does).
+-spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
+from_tsung(_Req, E, Ctx) ->
+    Spec = beamscale_load_tsung_pgsql:spec(E, Ctx),
+    {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
+    {Spec#{target => Name}, [{Name, Target}]}.

@@ -6,6 +6,12 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1]).
+-export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+-export([push_socket/1, handle_push/3]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, positive_integer/3, fail/4]).
 -export_type([conn/0]).
 
 -type conn() :: beamscale_load_tcp:conn() | {udp, gen_udp:socket()}.
@@ -104,3 +110,80 @@ gone(S, Reason) ->
 -spec close(conn()) -> ok.
 close({udp, S}) -> gen_udp:close(S);
 close(Conn) -> beamscale_load_tcp:close(Conn).
+
+%% @doc The kind's step name.
+-spec name() -> raw.
+name() -> raw.
+
+%% @doc Nothing dynamic.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [].
+
+%% @doc One connection or socket per target.
+-spec sockets(map()) -> 1.
+sockets(_Target) -> 1.
+
+%% @doc Its reasons are the shared ones (`beamscale_load_reasons').
+-spec format_error(term()) -> iodata().
+format_error(R) -> io_lib:format("~0tp", [R]).
+
+%% @doc Tsung's `ts_raw' sessions and their `<raw>' element, to a tcp, ssl or udp server.
+-spec tsung() -> beamscale_load_request:tsung().
+tsung() -> #{type => "ts_raw", element => raw, servers => ["tcp", "ssl", "udp"],
+             attributes => [data, datasize, ack]}.
+
+%% @doc A `<raw>' element (below).
+-spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
+from_tsung(_Req, E, Ctx) -> tsung_raw(E, Ctx).
+
+%% `ts_raw': `data' or `datasize' bytes to the `<server>' (tcp, ssl or udp); `ack' local waits
+%% for the first bytes back, no_ack does not. Tsung's `global' ack (a barrier across users) has
+%% no counterpart here and is refused.
+tsung_raw(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Bytes = case {attr(E, data), attr(E, datasize)} of
+                {undefined, undefined} -> fail(E, Ctx, "<raw> needs data or datasize", []);
+                {D, undefined} -> #{data => unicode:characters_to_binary(D)};
+                {undefined, _} -> #{datasize => positive_integer(E, datasize, Ctx)};
+                _ -> fail(E, Ctx, "<raw> has both data and datasize", [])
+            end,
+    Ack = case attr(E, ack, "local") of
+              "local" -> local;
+              "no_ack" -> no_ack;
+              "global" -> fail(E, Ctx, "ack=\"global\" is not supported (a barrier across "
+                                       "users; use local or no_ack)", []);
+              A -> fail(E, Ctx, "ack=\"~ts\" (expected local or no_ack)", [A])
+          end,
+    {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
+    Spec = Bytes#{ack => Ack},
+    %% Checked here too, so that a size too big names the <raw> element's line.
+    case check(Spec, maps:merge(#{host => "", port => 0}, maps:with([transport], Target))) of
+        {ok, _} -> {Spec#{target => Name}, [{Name, Target}]};
+        {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
+    end.
+
+%% @doc The socket whose messages are this connection's pushes.
+-spec push_socket(conn()) -> term().
+push_socket({udp, S}) -> S;
+push_socket({S, _Buf}) -> S.
+
+%% @doc Bytes the server sent unasked (in a `bidi' session's wait): counted as received and as
+%% one push, then dropped (not added to the connection's buffer); `Store' counts the pushes.
+-spec handle_push(term(), conn(), non_neg_integer() | undefined) ->
+    {push | ignore, conn() | closed, non_neg_integer()}.
+handle_push(Msg, Conn, undefined) -> handle_push(Msg, Conn, 0);
+handle_push({udp, _S, _Ip, _Port, Data}, Conn, N) -> pushed(Data, Conn, N);
+handle_push({T, _S, Data}, Conn, N) when T =:= tcp; T =:= ssl -> pushed(Data, Conn, N);
+%% A socket of `{active, N}' that delivered its N messages: armed again, nothing dropped.
+handle_push({Passive, S}, {S, _} = Conn, N) when Passive =:= tcp_passive;
+                                                   Passive =:= ssl_passive ->
+    ok = beamscale_load_reader:arm(S),
+    {ignore, Conn, N};
+handle_push(_Closed, {udp, _} = Conn, N) -> {ignore, Conn, N};
+handle_push(_Closed, {S, _}, N) ->
+    ok = beamscale_load_tcp:drop(S),
+    {ignore, closed, N}.
+
+pushed(Data, Conn, N) ->
+    beamscale_load_request:count(bytes_received, byte_size(Data)),
+    {push, Conn, N + 1}.

@@ -16,7 +16,7 @@
 %%   connection dropped: a reply nobody asked for.
 -module(beamscale_load_reader).
 
--export([opened/2, closed/1, start/1, recv/3, max/1, idle/2, default_max/0, active/0,
+-export([opened/2, closed/1, start/1, recv/3, max/1, idle/2, default_max/0, active/0, arm/1,
          format_error/1]).
 
 -define(DEFAULT_MAX, 16 * 1024 * 1024).
@@ -95,7 +95,9 @@ recv(S, Buf, Deadline) ->
             end
     end.
 
-%% A closed socket's error is found by the next read.
+%% @doc A socket of `{active, N}' that delivered its N messages armed again (a closed socket's
+%% error is found by the next read).
+-spec arm(beamscale_load_tcp:socket()) -> ok.
 arm(S) when is_port(S) -> _ = inet:setopts(S, [active()]), ok;
 arm(S) -> _ = ssl:setopts(S, [active()]), ok.
 

@@ -1,5 +1,5 @@
-%% @doc The behaviour of a request kind (rpc, http, tcp, raw, websocket, mysql): one module per
-%% kind.
+%% @doc The behaviour of a request kind: one module per kind (`beamscale_load_kinds' lists
+%% them).
 %%
 %% `check/2' validates a request's spec from the scenario (keys other than `target' and
 %% `timeout_ms') against its target. A user opens one connection per kind and target with
@@ -11,16 +11,56 @@
 %% `connect' histogram, as Tsung reports its connect time. Kinds count the bytes they send and
 %% receive (and a database kind the rows returned) with `count/2'; `run/5' moves the tally into
 %% the run's counters after each request.
+%%
+%% A kind's module is the whole plugin; `beamscale_load_kinds:all/0' lists them, and nothing
+%% else names a kind. Besides the four calls above, it declares:
+%% <ul>
+%% <li>`name/0': its terms step name (`{Name, #{...}}').</li>
+%% <li>`features/0': the dynamic request keys it serves (`feature()'): `extract' and `match' need
+%%     a reply to read, `cookies' and `auth' an HTTP head, `subst' placeholders in a Tsung
+%%     element; `headers' and `head' are HTTP's reply headers and compiled head.</li>
+%% <li>`sockets/1': the sockets one user holds to a target of it (0 for `rpc', which goes over
+%%     distribution), for the file-limit estimate.</li>
+%% <li>`format_error/1': the text of its own reasons `{Module, Reason}'.</li>
+%% <li>`tsung/0': `none', or the Tsung session type, element, attributes and `<server>' types it
+%%     reads; then `from_tsung/3' translates its element (with `beamscale_load_tsung_request''s
+%%     shared helpers) into a spec and the targets it uses.</li>
+%% <li>Optionally `handle_push/3' and `push_socket/1': in a session with `bidi => true', what a
+%%     server sends unasked while the user waits (a think, a `wait' step) is handed to
+%%     `handle_push(Msg, Conn, Store)', which may answer it (a ping), and says `push' (counted
+%%     as `pushed', kept in `Store' as the kind likes, ends a `wait' step) or `ignore', with the
+%%     connection (`closed' if the message closed it). `push_socket/1' names the socket whose
+%%     messages (`element(2, Msg)') are the connection's (`beamscale_load_push').</li>
+%% </ul>
 -module(beamscale_load_request).
 
--export([run/5, close/2, count/2]).
--export_type([conn/0, result/0]).
+-export([run/5, close/2, count/2, missing_callbacks/1]).
+-export_type([conn/0, result/0, feature/0, tsung/0]).
 
 -type conn() :: term().
 %% A kind asked for the response (`http' with `respond => true') returns it as a third element.
 -type result() :: {ok, conn()} | {error, timeout | term(), conn() | closed}
                 | {ok, conn() | closed, map()} | {error, term(), conn() | closed, map()}.
 
+%% The dynamic request keys a kind serves (docs/scenario.md, "Dynamic scenarios").
+-type feature() :: extract | match | cookies | auth | subst | headers | head.
+
+-callback name() -> atom().
+-callback features() -> [feature()].
+-callback sockets(Target :: map()) -> non_neg_integer().
+-callback format_error(Reason :: term()) -> iodata().
+%% The Tsung session type, element, its attributes and the `<server>' types a kind reads.
+-type tsung() :: none | #{type := string(), element := atom(), attributes := [atom()],
+                          servers := [string()]}.
+
+-callback tsung() -> tsung().
+%% The `<request>' element, the kind's element inside it and the reader's context.
+-callback from_tsung(Request :: tuple(), Element :: tuple(), Ctx :: map()) ->
+    {Spec :: map(), [{atom(), map()}]}.
+-callback handle_push(Msg :: term(), conn(), Store :: term()) ->
+    {push | ignore, conn() | closed, Store :: term()}.
+-callback push_socket(conn()) -> term().
+-optional_callbacks([from_tsung/3, handle_push/3, push_socket/1]).
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.
 -callback connect(Target :: map()) -> {ok, conn()} | {error, term()}.
@@ -81,3 +121,12 @@ count(Name, N) ->
 -spec close(module(), conn() | closed) -> ok.
 close(_Mod, closed) -> ok;
 close(Mod, Conn) -> Mod:close(Conn).
+
+%% @doc The behaviour's required callbacks a loaded module does not export (`name/arity').
+-spec missing_callbacks(module()) -> [string()].
+missing_callbacks(Mod) ->
+    _ = code:ensure_loaded(Mod),
+    [lists:flatten(io_lib:format("~ts/~b", [F, A]))
+     || {F, A} <- ?MODULE:behaviour_info(callbacks)
+            -- ?MODULE:behaviour_info(optional_callbacks),
+        not erlang:function_exported(Mod, F, A)].

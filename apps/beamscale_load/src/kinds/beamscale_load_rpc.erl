@@ -6,6 +6,11 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1]).
+-export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, req/3, fail/4]).
 
 %% @doc `#{call => {M, F, Args}, expect => Pattern}' (`expect' optional) or
 %% `#{cast => {M, F, Args}}' against a node target.
@@ -58,3 +63,69 @@ result({pattern, P}, Result, Node) ->
 %% @doc Nothing to close.
 -spec close(node()) -> ok.
 close(_Node) -> ok.
+
+%% @doc The kind's step name.
+-spec name() -> rpc.
+name() -> rpc.
+
+%% @doc Nothing dynamic.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [].
+
+%% @doc None: calls go over distribution.
+-spec sockets(map()) -> 0.
+sockets(_Target) -> 0.
+
+%% @doc Its reasons are the shared ones (`beamscale_load_reasons').
+-spec format_error(term()) -> iodata().
+format_error(R) -> io_lib:format("~0tp", [R]).
+
+%% @doc The SMP-for-IO thesis's `ts_rpc' sessions and their `<rpc>' element.
+-spec tsung() -> beamscale_load_request:tsung().
+tsung() -> #{type => "ts_rpc", element => rpc, servers => [],
+             attributes => [type, module, function, arguments, node, expect]}.
+
+%% @doc An `<rpc>' element (below).
+-spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
+from_tsung(_Req, E, Ctx) -> tsung_rpc(E, Ctx).
+
+%% The thesis's `<rpc type module function arguments node>': `arguments' are the terms between
+%% the parentheses of the call (arguments="500" is write(500)); beamscale's `expect' is the
+%% pattern a call's result must match (`beamscale_load_expect:parse/1').
+tsung_rpc(E, #{pis := Pis} = Ctx) ->
+    check_attrs(E, Ctx),
+    Type = case req(E, type, Ctx) of
+               "call" -> call;
+               "cast" -> cast;
+               T -> fail(E, Ctx, "type \"~ts\" (expected call or cast)", [T])
+           end,
+    Args = case beamscale_format_terms:term("[" ++ attr(E, arguments, "") ++ "]") of
+               {ok, A} -> A;
+               error -> fail(E, Ctx, "arguments \"~ts\" are not Erlang terms separated by commas",
+                             [attr(E, arguments)])
+           end,
+    Mfa = {beamscale_load_tsung_request:atom(E, module, req(E, module, Ctx), Ctx),
+           beamscale_load_tsung_request:atom(E, function, req(E, function, Ctx), Ctx), Args},
+    NodeText = req(E, node, Ctx),
+    %% The targets of processing instructions are found by name, without making an atom.
+    Short = beamscale_load_tsung_request:node_name(NodeText),
+    {Name, Used} = case [N || {N, _} <- Pis, atom_to_list(N) =:= Short] of
+                       [PiName | _] -> {PiName, []};
+                       [] ->
+                           [fail(E, Ctx, "node \"~ts\" is not name@host", [NodeText])
+                            || not lists:member($@, NodeText)],
+                           Node = beamscale_load_tsung_request:atom(E, node, NodeText, Ctx),
+                           {Node, [{Node, #{node => Node}}]}
+                   end,
+    {maps:merge(#{Type => Mfa, target => Name}, expect(E, Type, Ctx)), Used}.
+
+expect(E, Type, Ctx) ->
+    case {attr(E, expect), Type} of
+        {undefined, _} -> #{};
+        {_, cast} -> fail(E, Ctx, "expect on a cast: a cast has no result (type=\"call\")", []);
+        {Text, call} ->
+            case beamscale_load_expect:parse(Text) of
+                {ok, P} -> #{expect => P};
+                {error, Msg} -> fail(E, Ctx, "expect \"~ts\": ~ts", [lists:sublist(Text, 60), Msg])
+            end
+    end.

@@ -6,6 +6,7 @@
 
 -export([check/2, connect/1, request/3, close/1, recv_more/3, deadline/1, drop/1, send/2,
          tls/2]).
+-export([name/0, features/0, sockets/1, format_error/1, tsung/0]).
 -export_type([conn/0, socket/0]).
 
 %% A TCP port, or a TLS socket over one.
@@ -139,3 +140,23 @@ drop(S) ->
     %% A TLS close may fail when the peer has gone already: the socket is gone either way.
     _ = ssl:close(S),
     beamscale_load_reader:closed(S).
+
+%% @doc The kind's step name.
+-spec name() -> tcp.
+name() -> tcp.
+
+%% @doc Nothing dynamic.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [].
+
+%% @doc One connection per target.
+-spec sockets(map()) -> 1.
+sockets(_Target) -> 1.
+
+%% @doc Its reasons are the shared ones (`beamscale_load_reasons').
+-spec format_error(term()) -> iodata().
+format_error(R) -> io_lib:format("~0tp", [R]).
+
+%% @doc No Tsung element: Tsung's `<tcp>' is a server type, not a request.
+-spec tsung() -> none.
+tsung() -> none.

@@ -9,6 +9,11 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, format_error/1]).
+-export([name/0, features/0, sockets/1, tsung/0, from_tsung/3]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, req/3, fail/4]).
 -export_type([conn/0]).
 
 %% The stream, the bytes received but not used, and whether the handshake is done.
@@ -276,3 +281,60 @@ format_error(unoffered_subprotocol) -> "the server chose a subprotocol not offer
 format_error(bad_fragment) -> "a fragment out of order";
 format_error({closed_by_server, Code}) -> io_lib:format("closed by the server (~tp)", [Code]);
 format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).
+
+%% @doc The kind's step name.
+-spec name() -> websocket.
+name() -> websocket.
+
+%% @doc Variables and checks on the reply; placeholders in a Tsung element.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [extract, match, subst].
+
+%% @doc One connection per target.
+-spec sockets(map()) -> 1.
+sockets(_Target) -> 1.
+
+%% @doc Tsung's `ts_websocket' sessions and their `<websocket>' element.
+-spec tsung() -> beamscale_load_request:tsung().
+tsung() -> #{type => "ts_websocket", element => websocket, servers => ["tcp", "ssl"],
+             attributes => [type, path, subprotocols, frame, ack]}.
+
+%% @doc A `<websocket>' element (below) and the request's `<dyn_variable>'s and `<match>'es,
+%% which need a reply.
+-spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
+from_tsung(Req, E, Ctx) ->
+    beamscale_load_tsung_dyn:calls(E, beamscale_load_tsung_request:values(E), Ctx),
+    {Spec, Used} = tsung_websocket(E, Ctx),
+    Keys = beamscale_load_tsung_dyn:request_keys(Req, none, Ctx),
+    [fail(Req, Ctx, "<dyn_variable> and <match> need a reply: not on a close or a message "
+                    "with ack=\"no_ack\"", [])
+     || Keys =/= #{}, maps:get(type, Spec) =:= close orelse
+            maps:get(ack, Spec, reply) =:= no_ack],
+    {maps:merge(Spec, Keys), Used}.
+
+%% `ts_websocket': `<websocket type="connect" path subprotocols>', `<websocket type="message"
+%% frame="text|binary" ack="no_ack">DATA</websocket>' (without no_ack: wait for the reply),
+%% `<websocket type="close">', to the `<server>' (tcp or ssl).
+tsung_websocket(E, Ctx) ->
+    check_attrs(E, Ctx),
+    Spec = case req(E, type, Ctx) of
+               "connect" -> maps:merge(#{type => connect, path => attr(E, path, "/")},
+                                       maps:from_list([{subprotocols, P}
+                                                       || P <- [attr(E, subprotocols)],
+                                                          P =/= undefined]));
+               "message" -> #{type => message,
+                              data => unicode:characters_to_binary(
+                                        beamscale_load_tsung_request:text(E)),
+                              frame => beamscale_load_tsung_request:choice(
+                                         E, frame, ["text", "binary"], Ctx),
+                              ack => case attr(E, ack) of
+                                         "no_ack" -> no_ack;
+                                         undefined -> reply;
+                                         A -> fail(E, Ctx, "ack=\"~ts\" (expected no_ack, or "
+                                                           "none to wait for the reply)", [A])
+                                     end};
+               "close" -> #{type => close};
+               T -> fail(E, Ctx, "type=\"~ts\" (expected connect, message or close)", [T])
+           end,
+    {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
+    {Spec#{target => Name}, [{Name, Target}]}.

@@ -22,8 +22,10 @@
               | {setvars, beamscale_load_vars:source(), [binary()]}
               | {'if', beamscale_load_vars:cond_(), [step()]}
               | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
-              | {for, binary(), integer(), integer(), pos_integer(), [step()]}.
--type session() :: #{name := atom() | binary(), weight := number(), steps := [step()]}.
+              | {for, binary(), integer(), integer(), pos_integer(), [step()]}
+              | {wait, module(), atom(), pos_integer()}.
+-type session() :: #{name := atom() | binary(), weight := number(), steps := [step()],
+                     bidi => boolean()}.
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
                       phases := [phase()], sessions := [session()], drain_s := number(),
                       time_limit_s := number(), transactions := [atom() | binary()],
@@ -53,11 +55,10 @@
 -define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
                files, source_ips]).
 
-%% @doc The request kinds built in: the step name and the module behind it.
+%% @doc The request kinds built in: the step name and the module behind it
+%% (`beamscale_load_kinds').
 -spec kinds() -> #{atom() => module()}.
-kinds() -> #{rpc => beamscale_load_rpc, http => beamscale_load_http, tcp => beamscale_load_tcp,
-             raw => beamscale_load_raw, websocket => beamscale_load_websocket,
-             mysql => beamscale_load_mysql, pgsql => beamscale_load_pgsql}.
+kinds() -> maps:from_list([{M:name(), M} || M <- beamscale_load_kinds:all()]).
 
 %% @doc Read and validate a scenario file.
 -spec load(file:filename()) -> {ok, scenario()} | {error, {?MODULE, term()}}.
@@ -112,7 +113,9 @@ check(File, Entries) ->
                   transactions => lists:usort(transactions(Sessions)),
                   sample => Sample, load_nodes => LoadNodes, files => Files,
                   source_ips => Sources,
-                  counts => beamscale_load_scenario_dyn:count_keys(Sessions)}}
+                  counts => beamscale_load_scenario_dyn:count_keys(Sessions)
+                      ++ [beamscale_load_push:count_key()
+                          || lists:member(true, [B || #{bidi := B} <- Sessions])]}}
     catch
         throw:{Entry, Path, Msg} -> {error, {?MODULE, where(File, Entry, Path, Msg)}}
     end.
@@ -249,13 +252,18 @@ max_s_text(What) ->
 sessions(V, Targets) ->
     named(V, "#{weight => W, steps => [...]}",
           fun(Name, S) when is_map(S) ->
-                  only(S, [weight, steps]),
+                  only(S, [weight, steps, bidi]),
+                  Bidi = case maps:get(bidi, S, false) of
+                             B when is_boolean(B) -> #{bidi => B};
+                             _ -> bad([bidi], "expected true or false")
+                         end,
                   W = case maps:get(weight, S, 1) of
                           X when is_number(X), X >= 0 -> X;
                           _ -> bad([weight], "expected a number, 0 or more (0: only in "
                                              "the phases that name it)")
                       end,
-                  #{name => Name, weight => W, steps => steps(maps:get(steps, S, []), Targets)};
+                  Bidi#{name => Name, weight => W,
+                        steps => steps(maps:get(steps, S, []), Targets)};
              (_, _) -> bad([], "expected #{weight => W, steps => [...]}")
           end, fun(N) -> is_atom(N) orelse is_binary(N) end).
 
@@ -286,17 +294,24 @@ step(S, T) when element(1, S) =:= setvars; element(1, S) =:= 'if'; element(1, S)
     try beamscale_load_scenario_dyn:step(S, fun(Steps) -> steps(Steps, T) end)
     catch throw:{bad, Path, Msg} when hd(Path) =/= steps -> bad([steps | Path], Msg)
     end;
+step({wait, Spec}, Targets) when is_map(Spec) ->
+    try beamscale_load_push:check(Spec, Targets)
+    catch throw:{bad, Path, Msg} -> bad([steps | Path], Msg)
+    end;
 step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
-    case maps:find(Kind, kinds()) of
+    case beamscale_load_kinds:by_name(Kind) of
         {ok, Mod} -> request(Kind, Mod, Spec, Targets);
-        error -> bad([steps, Kind], "unknown step")
+        error -> bad([steps, Kind], lists:flatten(["unknown step (request kinds: ",
+                                                   lists:join(", ", kind_names()), ")"]))
     end;
 step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
     request_kind(Mod),
     request(Mod, Mod, Spec, Targets);
 step(_, _) ->
-    bad([steps], "expected {rpc|http|tcp|raw|websocket|mysql|pgsql, #{...}}, {think, T}, "
-                 "{loop, N, Steps} or {transaction, Name, Steps}").
+    bad([steps], lists:flatten(["expected {", lists:join("|", kind_names()), ", #{...}}, "
+                                "{think, T}, {loop, N, Steps} or {transaction, Name, Steps}"])).
+
+kind_names() -> [atom_to_list(N) || N <- beamscale_load_kinds:names()].
 
 request(Kind, Mod, Spec, Targets) ->
     Target = case {maps:get(target, Spec, undefined), maps:keys(Targets)} of
@@ -327,9 +342,7 @@ request(Kind, Mod, Spec, Targets) ->
 request_kind(Mod) ->
     case code:ensure_loaded(Mod) of
         {module, Mod} ->
-            Missing = [io_lib:format("~ts/~b", [F, A])
-                       || {F, A} <- [{check, 2}, {connect, 1}, {request, 3}, {close, 1}],
-                          not erlang:function_exported(Mod, F, A)],
+            Missing = beamscale_load_request:missing_callbacks(Mod),
             [bad([steps, request], io_lib:format("~0tp is not a request kind: it does not export "
                                                  "~ts (behaviour beamscale_load_request)",
                                                  [Mod, lists:join(", ", Missing)]))

@@ -128,45 +128,50 @@ request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
               {request, Mod, Target, Checked, Timeout}}
     end.
 
-%% An http request whose headers nothing reads (no cookies, no header taken, no check on the
-%% headers) gets its status and body only: its headers are not kept (docs/scenario.md, "Client
-%% CPU").
-respond(beamscale_load_http, #{cookies := false, extract := Ex, match := Ms}) ->
+%% A request of a kind with reply headers (`headers' feature) whose headers nothing reads (no
+%% cookies, no header taken, no check on the headers) gets its status and body only: its
+%% headers are not kept (docs/scenario.md, "Client CPU").
+respond(Mod, #{cookies := false, extract := Ex, match := Ms}) ->
     Headers = [E || E <- Ex, element(1, E) =:= header]
         ++ [M || #{text := headers} = M <- Ms],
-    case Headers of
-        [] -> body;
-        _ -> true
+    case Headers =:= [] andalso beamscale_load_kinds:allows(Mod, headers) of
+        true -> body;
+        false -> true
     end;
 respond(_, _) -> true.
 
-%% The keys a kind cannot serve, said when the scenario is read: only `http' has headers and
-%% cookies; only `http' and `websocket' return a reply to take variables from or check.
-kind_keys(beamscale_load_http) -> [];
+%% The keys a kind cannot serve, said when the scenario is read (the kind's `features/0').
 kind_keys(Mod) ->
-    [{K, "applies to http requests only"}
-     || K <- [cookies, add_cookies, basic_auth, digest_auth, oauth]]
-    ++ [{K, "applies to http and websocket requests only"}
-        || K <- [extract, match], Mod =/= beamscale_load_websocket].
+    Fs = Mod:features(),
+    [{K, only_text(F)} || {K, F} <- [{cookies, cookies}, {add_cookies, cookies},
+                                     {basic_auth, auth}, {digest_auth, auth}, {oauth, auth},
+                                     {extract, extract}, {match, match}],
+                          not lists:member(F, Fs)].
 
-%% An http request whose placeholders are all texts in its path and headers: its bytes built
+only_text(Feature) ->
+    Names = [atom_to_list(M:name()) || M <- beamscale_load_kinds:all(),
+                                       beamscale_load_kinds:allows(M, Feature)],
+    ["applies to ", lists:join(" and ", Names), " requests only"].
+
+%% A request with a compiled head (`head' feature: http) whose placeholders are all texts in
+%% its path and headers: its bytes built
 %% once with the placeholders in them, and its head compiled as one text to fill per request,
 %% as Tsung substitutes in the built request (a spec rebuilt and checked per request cost more
 %% than the request itself; docs/scenario.md, "Client CPU"). `none' for any other request: a
 %% `{var, Name}' (a value of another type) or a placeholder in the body (its length).
-head(beamscale_load_http, Template, Raw, Check) ->
+head(Mod, Template, Raw, Check) ->
     Keys = beamscale_load_vars:text_keys(Template),
-    case is_list(Keys) andalso Keys -- [path, headers] =:= [] of
+    case beamscale_load_kinds:allows(Mod, head) andalso is_list(Keys)
+        andalso Keys -- [path, headers] =:= [] of
         true ->
             try Check(Raw) of
                 Built ->
-                    {Head, Body} = beamscale_load_http:head_body(Built),
+                    {Head, Body} = Mod:head_body(Built),
                     {Head, beamscale_load_vars:compile(Head), Body}
             catch throw:{bad, _, _} -> none
             end;
         false -> none
-    end;
-head(_, _, _, _) -> none.
+    end.
 
 extracts(L, Path) when is_list(L) -> [extract(E, Path ++ [extract]) || E <- L];
 extracts(_, Path) -> bad(Path ++ [extract], "expected a list").

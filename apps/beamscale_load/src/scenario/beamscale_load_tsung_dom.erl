@@ -80,15 +80,13 @@ spec(www_authenticate) -> {[userid, passwd, type, nonce, opaque, cnonce, nc, rea
 spec(oauth) -> {[consumer_key, consumer_secret, method, access_token, access_token_secret], []};
 spec(thinktime) -> {[value, random, min, max], []};
 spec(request) -> {[subst], [tag]};
-spec(http) -> {[url, method, version, contents, content_type, if_modified_since], []};
 spec(http_header) -> {[name, value], []};
-spec(rpc) -> {[type, module, function, arguments, node, expect], []};
-spec(raw) -> {[data, datasize, ack], []};
-spec(websocket) -> {[type, path, subprotocols, frame, ack], []};
-spec(mysql) -> {[type, database, username, password], []};
-spec(pgsql) -> {[type, database, username, password, name_portal, name_prepared, query,
-                 parameters, max_rows, formats, formats_results], []};
-spec(_) -> {[], []}.
+%% A request kind's element: the attributes its `tsung/0' lists.
+spec(Name) ->
+    case beamscale_load_kinds:by_element(Name) of
+        {ok, Mod} -> {maps:get(attributes, Mod:tsung()), []};
+        error -> {[], []}
+    end.
 
 %% @doc The element children of `E', which must be among `Allowed' (or ignored ones); blank
 %% text, comments and processing instructions (checked elsewhere) are skipped.
@@ -110,6 +108,7 @@ children(#xmlElement{content = C} = E, Allowed, Ctx) ->
 
 -spec unsupported(#xmlElement{}, #xmlElement{}, ctx()) -> no_return().
 unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
+    Kinds = beamscale_load_kinds:tsung_elements(),
     Why = case N of
               foreach -> "beamscale has no list variables";
               _ when N =:= oauth; N =:= soap -> "not yet";
@@ -117,7 +116,8 @@ unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
               user -> "only <users> arrivals are supported";
               _ when N =:= jabber; N =:= ldap; N =:= fs;
                      N =:= shell; N =:= job; N =:= amqp; N =:= mqtt; N =:= tcp; N =:= udp ->
-                  "beamscale sends http, rpc, raw, websocket, mysql and pgsql requests";
+                  ["beamscale sends ", lists:join(", ", [atom_to_list(K) || K <- Kinds]),
+                   " requests"];
               _ -> io_lib:format("not expected in <~ts>", [Parent#xmlElement.name])
           end,
     fail(X, Ctx, "<~ts> is not supported: ~ts", [N, Why]).

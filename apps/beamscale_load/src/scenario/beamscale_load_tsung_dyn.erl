@@ -127,8 +127,7 @@ callback(E, Text, Ctx) ->
 %% `<http>''s `<add_cookie>' and `<www_authenticate>' children.
 -spec request_keys(#xmlElement{}, #xmlElement{} | none, map()) -> map().
 request_keys(Req, Http, Ctx) ->
-    Kids = children(Req, [dyn_variable, match, http, rpc, raw, websocket, mysql, pgsql],
-                    Ctx),
+    Kids = children(Req, [dyn_variable, match | beamscale_load_kinds:tsung_elements()], Ctx),
     Extract = [dyn_variable(D, Ctx) || #xmlElement{name = dyn_variable} = D <- Kids],
     Match = [match(M, Ctx) || #xmlElement{name = match} = M <- Kids],
     HttpKids = case Http of

@@ -234,15 +234,11 @@ session(E, Ctx) ->
     check_attrs(E, Ctx),
     %% Names from the file stay binaries: no atom is made of input.
     Name = unicode:characters_to_binary(req(E, name, Ctx)),
-    Type = case req(E, type, Ctx) of
-               "ts_http" -> http;
-               "ts_rpc" -> rpc;
-               "ts_raw" -> raw;
-               "ts_websocket" -> websocket;
-               "ts_mysql" -> mysql;
-               "ts_pgsql" -> pgsql;
-               T -> fail(E, Ctx, "session type \"~ts\" is not supported (beamscale sends ts_http, "
-                                 "ts_rpc, ts_raw, ts_websocket, ts_mysql and ts_pgsql)", [T])
+    Type = case beamscale_load_kinds:by_tsung_type(req(E, type, Ctx)) of
+               {ok, Mod} -> Mod;
+               error -> fail(E, Ctx, "session type \"~ts\" is not supported (beamscale sends ~ts)",
+                             [req(E, type, Ctx), lists:join(", ",
+                                                           beamscale_load_kinds:tsung_types())])
            end,
     {Kind, W} = case {attr(E, probability), attr(E, weight)} of
                     {undefined, undefined} -> fail(E, Ctx, "<session> needs a probability", []);
