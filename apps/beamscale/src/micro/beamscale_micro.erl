@@ -29,8 +29,17 @@
 %% @doc Measure every point of `Plan': `{ok, Results}' with one map per point.
 -spec run(plan()) -> {ok, #{mode := atom(), rows := [map()]}} | {error, term()}.
 run(#{mode := time} = Plan) ->
-    case collect(time, [fun() -> time_point(Plan, B, I) end
-                        || B <- benches(Plan), I <- inputs(Plan)]) of
+    Points = [{B, I} || B <- benches(Plan), I <- inputs(Plan)],
+    %% The nodes boot at once (a boot is most of a point's time), then are measured in turn:
+    %% the others are idle meanwhile.
+    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, default_s(Plan)) end
+                                           || _ <- Points])),
+    Result = collect(time, [fun() -> time_point(Plan, B, I, S) end
+                            || {{B, I}, S} <- lists:zip(Points, Started)]),
+    %% After an error, the nodes of the points not measured.
+    _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
+    _ = [H ! release || H <- Holders],
+    case Result of
         {ok, #{rows := Rows}} -> {ok, #{mode => time, rows => ratios(Rows)}};
         Error -> Error
     end;
@@ -60,6 +69,17 @@ collect(Mode, [Point | Rest], Acc) ->
         {error, _} = Error -> Error
     end.
 
+%% Each fun run at once in a process of its own that stays until released: a node's `peer'
+%% process is linked to the process that started it.
+hold(Funs) ->
+    Self = self(),
+    Pids = [spawn(fun() ->
+                          Ref = monitor(process, Self),
+                          Self ! {self(), F()},
+                          receive release -> ok; {'DOWN', Ref, _, _, _} -> ok end
+                  end) || F <- Funs],
+    [receive {P, Result} -> {P, Result} end || P <- Pids].
+
 %% Speedup and efficiency within each benchmark and input.
 scaled(Rows) ->
     Groups = lists:usort([{L, I} || #{label := L, input := I} <- Rows]),
@@ -67,8 +87,8 @@ scaled(Rows) ->
                                                       {L1, I1} =:= G])
                   || G <- Groups]).
 
-time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input) ->
-    on_node(Plan, default_s(Plan), Bench, Input, Label, fun(Node) ->
+time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, Started) ->
+    on_node(Plan, Started, Bench, Input, Label, fun(Node) ->
         maybe_progress(Plan, [Label, " ", InputName]),
         {ok, Empty} = call(Node, time, [?EMPTY, ?EMPTY_BUDGET]),
         {ok, Samples} = call(Node, time, [?MOD, Budget]),
@@ -81,7 +101,7 @@ time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input) -
     end).
 
 callers_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, S, C) ->
-    on_node(Plan, S, Bench, Input, Label, fun(Node) ->
+    on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
         maybe_progress(Plan, io_lib:format("~ts ~ts schedulers ~p callers ~b",
                                            [Label, InputName, S, C])),
         {ok, Rates} = call(Node, throughput, [?MOD, C, Budget]),
@@ -90,7 +110,7 @@ callers_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input
     end).
 
 squeeze_point(Plan, {Label, Bench}, {InputName, _} = Input, S) ->
-    on_node(Plan, S, Bench, Input, Label, fun(Node) ->
+    on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
         Steps = squeeze(Plan, Node, Label, 1, []),
         {peak, Peak, Rate} = beamscale_stats_micro:squeeze(
                                [{C, R} || {C, R, _} <- Steps], maps:get(tolerance, Plan),
@@ -116,16 +136,13 @@ maybe_progress(#{progress := P}, Text) -> P(Text).
 
 %% A fresh node with the user's code, the runner and the two modules (benchmark and empty
 %% loop); stopped whatever happens.
-on_node(Plan, S, Bench, {_, InputText}, Label, Measure) ->
+on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
     Spec0 = maps:get(spec, Plan),
     Spec = case InputText of
                none -> Spec0;
                _ -> Spec0#{input => InputText}
            end,
-    NodeSpec = maps:merge(#{erl => maps:get(erl, Plan), flags => maps:get(flags, Plan),
-                            code_path => maps:get(code_path, Plan)},
-                          maps:from_list([{schedulers, S} || is_integer(S)])),
-    case beamscale_node:start("micro", NodeSpec) of
+    case Started of
         {ok, Handle} ->
             Node = maps:get(node, Handle),
             try
@@ -139,6 +156,12 @@ on_node(Plan, S, Bench, {_, InputText}, Label, Measure) ->
             end;
         {error, _} = Error -> Error
     end.
+
+start(Plan, S) ->
+    beamscale_node:start("micro", maps:merge(#{erl => maps:get(erl, Plan),
+                                               flags => maps:get(flags, Plan),
+                                               code_path => maps:get(code_path, Plan)},
+                                             maps:from_list([{schedulers, S} || is_integer(S)]))).
 
 ok(ok) -> ok;
 ok({error, _} = Error) -> throw(Error).
