@@ -24,6 +24,7 @@ websocketd
 postgresql
 tsung
 wrk
+elixir
 "
 missing=""
 for p in $packages; do

@@ -176,8 +176,11 @@ load_files(Node, #{files := Files} = Plan) ->
 load_file(Node, File) ->
     case filename:extension(File) of
         ".erl" -> beamscale_code:compile_load(Node, File);
-        _ -> elixir_call(Node, 'Elixir.Code', compile_file, [unicode:characters_to_binary(File)],
-                         File)
+        _ -> case elixir_call(Node, 'Elixir.Code', compile_file,
+                              [unicode:characters_to_binary(File)], File) of
+                 {ok, _} -> ok;
+                 Error -> Error
+             end
     end.
 
 start_elixir(Node, #{elixir := true}) ->
@@ -192,7 +195,7 @@ compile(Node, Mod, Bench, Spec, Label) ->
         true ->
             Src = beamscale_micro_source:elixir(Mod, Bench, Spec),
             case elixir_call(Node, 'Elixir.Code', compile_string, [Src], Label) of
-                ok -> imports_there(Node, code_of(Node, Mod), Label);
+                {ok, Compiled} -> imports_there(Node, proplists:get_value(Mod, Compiled), Label);
                 Error -> Error
             end;
         false ->
@@ -219,10 +222,6 @@ load_checked(Node, Mod, Bin, Label) ->
         Error -> Error
     end.
 
-code_of(Node, Mod) ->
-    {Mod, Bin, _} = erpc:call(Node, code, get_object_code, [Mod]),
-    Bin.
-
 %% The modules a benchmark calls must be on the node: named when one is not.
 imports_there(Node, Bin, Label) ->
     {ok, {_, [{imports, Imports}]}} = beam_lib:chunks(Bin, [imports]),
@@ -235,7 +234,7 @@ imports_there(Node, Bin, Label) ->
 %% Elixir compiles and loads modules on the node; its exception is told in its own words.
 elixir_call(Node, M, F, Args, What) ->
     try erpc:call(Node, M, F, Args) of
-        _ -> ok
+        Result -> {ok, Result}
     catch error:{exception, E, _} ->
         Words = try erpc:call(Node, 'Elixir.Exception', message, [E])
                 catch _:_ -> io_lib:format("~0tp", [E])

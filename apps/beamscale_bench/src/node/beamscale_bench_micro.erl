@@ -81,21 +81,27 @@ memory(Mod, Calls) ->
     receive {ready, Worker} -> ok end,
     1 = erlang:trace(Worker, true, [garbage_collection, {tracer, self()}]),
     Worker ! go,
-    collect(Worker, []).
+    collect(Worker, [], none).
 
 %% Words used on the young heap and in heap fragments.
 used() ->
     {garbage_collection_info, Info} = process_info(self(), garbage_collection_info),
     proplists:get_value(heap_size, Info) + proplists:get_value(mbuf_size, Info).
 
-collect(Worker, Events) ->
+%% Trace messages may come after the worker's last message: all of them are awaited
+%% (`erlang:trace_delivered/1') before the sum.
+collect(Worker, Events, Done) ->
     receive
         {trace, Worker, Event, Info} when Event =:= gc_minor_start; Event =:= gc_major_start ->
-            collect(Worker, [{start, used(Info)} | Events]);
+            collect(Worker, [{start, used(Info)} | Events], Done);
         {trace, Worker, Event, Info} when Event =:= gc_minor_end; Event =:= gc_major_end ->
-            collect(Worker, [{'end', used(Info)} | Events]);
-        {trace, Worker, _, _} -> collect(Worker, Events);
-        {done, Worker, H0, H1} -> {ok, allocated(H0, lists:reverse(Events), H1)}
+            collect(Worker, [{'end', used(Info)} | Events], Done);
+        {trace, Worker, _, _} -> collect(Worker, Events, Done);
+        {done, Worker, H0, H1} ->
+            collect(Worker, Events, {erlang:trace_delivered(Worker), H0, H1});
+        {trace_delivered, Worker, Ref} when element(1, Done) =:= Ref ->
+            {_, H0, H1} = Done,
+            {ok, allocated(H0, lists:reverse(Events), H1)}
     after 600000 -> {error, memory_timeout}
     end.
 
