@@ -25,14 +25,15 @@ init_per_suite(Config) ->
 
 end_per_suite(_Config) -> beamscale_test_cli:no_strays().
 
-%% A server doing a fixed amount of work per call: its callers serialise on it.
+%% A server doing a fixed amount of work per call (a sum of 30000 integers, some 100 us), much
+%% more than a caller's own part of a call: its callers serialise on it.
 serial_server() ->
     "-module(bs_serial).\n"
     "-behaviour(gen_server).\n"
     "-export([start/0, call/0, init/1, handle_call/3, handle_cast/2]).\n"
     "start() -> gen_server:start({local, ?MODULE}, ?MODULE, [], []).\n"
     "call() -> gen_server:call(?MODULE, work).\n"
-    "init([]) -> {ok, lists:seq(1, 3000)}.\n"
+    "init([]) -> {ok, lists:seq(1, 30000)}.\n"
     "handle_call(work, _From, L) -> {reply, lists:sum(L), L}.\n"
     "handle_cast(_, S) -> {noreply, S}.\n".
 
@@ -77,17 +78,44 @@ scaling_table(_Config) ->
     [?assert(Sp == 1.0) || #{<<"callers">> := 1, <<"speedup">> := Sp} <- Rows],
     [?assert(is_float(E)) || #{<<"efficiency">> := E} <- Rows].
 
+%% Growth counts from 20 %: a step's noise on a loaded host is not growth, while a second core
+%% gives 1.5x or more beside a CPU hog per core (4 threads on 2 cores against 3).
 squeeze_serial(Config) ->
-    [#{<<"peak">> := Peak}] =
-        bench(["bs_serial:call().", "--init", "bs_serial:start().", "--callers", "squeeze",
-               "--max-callers", "4", "--time", "0.3", "--code-path", ?config(priv_dir, Config)]),
-    ?assertEqual(1, Peak).
-
-squeeze_parallel(_Config) ->
     [#{<<"peak">> := Peak, <<"steps">> := Steps}] =
-        bench(["lists:sum(lists:seq(1, 300)).", "--callers", "squeeze", "--schedulers", "2",
-               "--max-callers", "4", "--time", "0.5"]),
-    ?assert(Peak >= 2, {peak, Peak, Steps}).
+        bench(["bs_serial:call().", "--init", "bs_serial:start().", "--callers", "squeeze",
+               "--max-callers", "4", "--tolerance", "20", "--time", "0.5",
+               "--code-path", ?config(priv_dir, Config)]),
+    ?assertEqual({1, Steps}, {Peak, Steps}).
+
+%% Only where this session gets two cores' worth of CPU: with Linux's autogroup, other sessions'
+%% load caps the whole session at its share, however many threads it runs (a hog per core
+%% started from the same session does not), and then no function scales.
+squeeze_parallel(_Config) ->
+    case two_cores() of
+        {true, _} ->
+            [#{<<"peak">> := Peak, <<"steps">> := Steps}] =
+                bench(["lists:sum(lists:seq(1, 300)).", "--callers", "squeeze",
+                       "--schedulers", "2", "--max-callers", "4", "--tolerance", "20",
+                       "--time", "1"]),
+            ?assert(Peak >= 2, {peak, Peak, Steps});
+        {false, Speedup} ->
+            {skip, io_lib:format("two busy processes run only ~.2fx as fast as one here: "
+                                 "this session gets one core's worth of CPU", [Speedup])}
+    end.
+
+%% The same work in one process, then split over two, in this emulator.
+two_cores() ->
+    Work = fun W(0) -> ok; W(N) -> _ = erlang:phash2(N), W(N - 1) end,
+    Time = fun(P) ->
+                   {Us, ok} = timer:tc(fun() ->
+                       Refs = [element(2, spawn_monitor(fun() -> Work(4000000 div P) end))
+                               || _ <- lists:seq(1, P)],
+                       lists:foreach(fun(R) -> receive {'DOWN', R, _, _, _} -> ok end end, Refs)
+                   end),
+                   Us
+           end,
+    Speedup = Time(1) / Time(2),
+    {Speedup > 1.4, Speedup}.
 
 run_directory(Config) ->
     Out = ?config(priv_dir, Config),

@@ -64,15 +64,15 @@ efficiency(S, C) -> S / C.
 %% @doc Whether a squeeze goes on: given the median calls per second at 1, 2, .. callers so
 %% far (in order), `continue', or the peak once `Patience' steps in a row did not beat the best
 %% by more than `Tolerance' (a fraction: 0.05), as erlperf's squeeze stops. A step within the
-%% tolerance of the best is no growth: the peak is the fewest callers reaching it.
--spec squeeze([{pos_integer(), float()}], float(), pos_integer()) ->
-    continue | {peak, pos_integer(), float()}.
-squeeze([], _Tolerance, _Patience) -> continue;
+%% tolerance of the best is no growth: the peak is the fewest callers reaching it. `continue'
+%% comes with the best so far (the peak when no more callers are tried).
+-spec squeeze([{pos_integer(), float()}, ...], float(), pos_integer()) ->
+    {continue, pos_integer(), float()} | {peak, pos_integer(), float()}.
 squeeze([First | Rest], Tolerance, Patience) ->
     squeeze(Rest, First, 0, Tolerance, Patience).
 
 squeeze(_Rest, {C, R}, Stale, _Tol, Patience) when Stale >= Patience -> {peak, C, R};
-squeeze([], _Best, _Stale, _Tol, _Patience) -> continue;
+squeeze([], {C, R}, _Stale, _Tol, _Patience) -> {continue, C, R};
 squeeze([{_, R} = Step | Rest], {_, Best} = B, Stale, Tol, Patience) ->
     case R > Best * (1 + Tol) of
         true -> squeeze(Rest, Step, 0, Tol, Patience);

@@ -14,9 +14,9 @@ per_call_subtracts_the_empty_loop_test() ->
 squeeze_stops_after_patience_steps_test() ->
     S = fun(Rs) -> beamscale_stats_micro:squeeze(lists:zip(lists:seq(1, length(Rs)), Rs),
                                                   0.05, 2) end,
-    ?assertEqual(continue, S([]) ),
-    ?assertEqual(continue, S([100.0, 190.0])),
-    ?assertEqual(continue, S([100.0, 190.0, 195.0])),
+    ?assertEqual({continue, 1, 100.0}, S([100.0])),
+    ?assertEqual({continue, 2, 190.0}, S([100.0, 190.0])),
+    ?assertEqual({continue, 2, 190.0}, S([100.0, 190.0, 195.0])),
     %% 2 and 3 within 5 % of 1: the peak is 1 caller.
     ?assertEqual({peak, 1, 100.0}, S([100.0, 104.0, 103.0])),
     ?assertEqual({peak, 2, 190.0}, S([100.0, 190.0, 195.0, 150.0])).

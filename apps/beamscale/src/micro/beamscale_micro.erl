@@ -29,13 +29,12 @@
 %% @doc Measure every point of `Plan': `{ok, Results}' with one map per point.
 -spec run(plan()) -> {ok, #{mode := atom(), rows := [map()]}} | {error, term()}.
 run(#{mode := time} = Plan) ->
-    Points = [{B, I} || B <- benches(Plan), I <- inputs(Plan)],
+    Points = [{B, I, S} || B <- benches(Plan), I <- inputs(Plan), S <- maps:get(schedulers, Plan)],
     %% The nodes boot at once (a boot is most of a point's time), then are measured in turn:
     %% the others are idle meanwhile.
-    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, default_s(Plan)) end
-                                           || _ <- Points])),
-    Result = collect(time, [fun() -> time_point(Plan, B, I, S) end
-                            || {{B, I}, S} <- lists:zip(Points, Started)]),
+    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, S) end || {_, _, S} <- Points])),
+    Result = collect(time, [fun() -> time_point(Plan, B, I, Node) end
+                            || {{B, I, _}, Node} <- lists:zip(Points, Started)]),
     %% After an error, the nodes of the points not measured.
     _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
     _ = [H ! release || H <- Holders],
@@ -112,7 +111,7 @@ callers_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input
 squeeze_point(Plan, {Label, Bench}, {InputName, _} = Input, S) ->
     on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
         Steps = squeeze(Plan, Node, Label, 1, []),
-        {peak, Peak, Rate} = beamscale_stats_micro:squeeze(
+        {_, Peak, Rate} = beamscale_stats_micro:squeeze(
                                [{C, R} || {C, R, _} <- Steps], maps:get(tolerance, Plan),
                                ?PATIENCE),
         #{label => Label, input => InputName, schedulers => schedulers(Node), peak => Peak,
@@ -126,11 +125,9 @@ squeeze(#{budget := Budget, max_callers := Max, tolerance := Tol} = Plan, Node, 
     maybe_progress(Plan, io_lib:format("~ts callers ~b: ~.1f calls/s",
                                        [Label, C, beamscale_stats:median(Rates)])),
     case beamscale_stats_micro:squeeze([{X, R} || {X, R, _} <- Steps], Tol, ?PATIENCE) of
-        continue when C < Max -> squeeze(Plan, Node, Label, C + 1, Steps);
+        {continue, _, _} when C < Max -> squeeze(Plan, Node, Label, C + 1, Steps);
         _ -> Steps
     end.
-
-default_s(#{schedulers := [S | _]}) -> S.
 
 maybe_progress(#{progress := P}, Text) -> P(Text).
 

@@ -10,7 +10,13 @@
 text(#{mode := time, rows := Rows}) ->
     Header = ["benchmark", "input", "ns/call", "95 % interval", "calls/s", "reds/call",
               "words/call", "ratio (95 %)"],
-    table(Header, [time_row(R) || R <- Rows]);
+    %% Several scheduler counts: the benchmark's name says which.
+    Named = case lists:usort([S || #{schedulers := S} <- Rows]) of
+                [_] -> Rows;
+                _ -> [R#{label := [L, io_lib:format(" @ ~b schedulers", [S])]}
+                      || #{label := L, schedulers := S} = R <- Rows]
+            end,
+    table(Header, [time_row(R) || R <- Named]);
 text(#{mode := scaling, rows := Rows}) ->
     Header = ["benchmark", "input", "schedulers", "callers", "calls/s", "95 % interval",
               "speedup", "efficiency"],
