@@ -78,26 +78,36 @@ scaling_table(_Config) ->
     [?assert(Sp == 1.0) || #{<<"callers">> := 1, <<"speedup">> := Sp} <- Rows],
     [?assert(is_float(E)) || #{<<"efficiency">> := E} <- Rows].
 
-%% Growth counts from 20 %: a step's noise on a loaded host is not growth, while a second core
-%% gives 1.5x or more beside a CPU hog per core (4 threads on 2 cores against 3).
+%% Growth counts from 20 %: a step's noise is not growth, while a second core gives 1.5x or
+%% more beside a CPU hog per core (4 threads on 2 cores against 3). Both squeezes need the
+%% session to get its cores (two_cores/0): on a host loaded by other sessions even the serial
+%% server's throughput rose with callers (189, 335, 265, 415 calls/s at load average 28).
 squeeze_serial(Config) ->
-    [#{<<"peak">> := Peak, <<"steps">> := Steps}] =
-        bench(["bs_serial:call().", "--init", "bs_serial:start().", "--callers", "squeeze",
-               "--max-callers", "4", "--tolerance", "20", "--time", "0.5",
-               "--code-path", ?config(priv_dir, Config)]),
-    ?assertEqual({1, Steps}, {Peak, Steps}).
+    when_two_cores(
+      fun() ->
+              [#{<<"peak">> := Peak, <<"steps">> := Steps}] =
+                  bench(["bs_serial:call().", "--init", "bs_serial:start().",
+                         "--callers", "squeeze", "--max-callers", "4", "--tolerance", "20",
+                         "--time", "0.5", "--code-path", ?config(priv_dir, Config)]),
+              ?assertEqual({1, Steps}, {Peak, Steps})
+      end).
 
 %% Only where this session gets two cores' worth of CPU: with Linux's autogroup, other sessions'
 %% load caps the whole session at its share, however many threads it runs (a hog per core
 %% started from the same session does not), and then no function scales.
 squeeze_parallel(_Config) ->
+    when_two_cores(
+      fun() ->
+              [#{<<"peak">> := Peak, <<"steps">> := Steps}] =
+                  bench(["lists:sum(lists:seq(1, 300)).", "--callers", "squeeze",
+                         "--schedulers", "2", "--max-callers", "4", "--tolerance", "20",
+                         "--time", "1"]),
+              ?assert(Peak >= 2, {peak, Peak, Steps})
+      end).
+
+when_two_cores(Test) ->
     case two_cores() of
-        {true, _} ->
-            [#{<<"peak">> := Peak, <<"steps">> := Steps}] =
-                bench(["lists:sum(lists:seq(1, 300)).", "--callers", "squeeze",
-                       "--schedulers", "2", "--max-callers", "4", "--tolerance", "20",
-                       "--time", "1"]),
-            ?assert(Peak >= 2, {peak, Peak, Steps});
+        {true, _} -> Test();
         {false, Speedup} ->
             {skip, io_lib:format("two busy processes run only ~.2fx as fast as one here: "
                                  "this session gets one core's worth of CPU", [Speedup])}

@@ -24,7 +24,8 @@ info() ->
           {args, "--args", string, "M:F/A: EXPR giving the argument list (as --init-runner)"},
           {time, "--time", number, "seconds measured per benchmark or point (default "
                                    "0.5, callers 1, squeeze per step 0.5)"},
-          {samples, "--samples", integer, "samples in that time (default 20; callers: 10)"},
+          {samples, "--samples", integer,
+           "samples in that time (default 20; callers 10, squeeze 5)"},
           {warmup, "--warmup", number, "seconds of warm-up (default 0.2)"},
           {calls, "--calls", integer, "calls per sample instead of calibrating"},
           {callers, "--callers", string, "concurrent callers: 1,2,4,8 or squeeze"},

@@ -164,8 +164,9 @@ wait_down([Ref | Rest]) ->
 %% Run `Fun' in a fresh process (a clean heap and reduction count); a crash in the user's code
 %% comes back as its reason.
 isolated(Fun) ->
-    {Pid, Ref} = spawn_monitor(fun() -> exit({result, Fun()}) end),
+    Self = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), result, Fun()} end),
     receive
-        {'DOWN', Ref, process, Pid, {result, Result}} -> {ok, Result};
+        {Pid, result, Result} -> demonitor(Ref, [flush]), {ok, Result};
         {'DOWN', Ref, process, Pid, Reason} -> {error, Reason}
     end.
