@@ -7,6 +7,9 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([two_expressions/0, memory_words/0, mfa_inputs/0, scaling_table/0, squeeze_serial/0,
+         squeeze_parallel/0, run_directory/0, bad_input/0, elixir_expression/0,
+         elixir_mix_module/0]).
 -export([two_expressions/1, memory_words/1, mfa_inputs/1, scaling_table/1, squeeze_serial/1,
          squeeze_parallel/1, run_directory/1, bad_input/1, elixir_expression/1,
          elixir_mix_module/1]).
@@ -44,6 +47,7 @@ bench(Args) ->
     {ok, #{<<"results">> := Results}} = beamscale_format_json:decode(Json),
     Results.
 
+two_expressions() -> [{doc, "Two expressions: ns/call, intervals, reductions, the ratio."}].
 two_expressions(_Config) ->
     [A, B] = bench(["rand:uniform().", "rand:uniform(1000).", "--time", "0.2"]),
     [?assertMatch(#{<<"ns">> := Ns, <<"calls_s">> := Cs, <<"ns_low">> := Lo,
@@ -55,11 +59,13 @@ two_expressions(_Config) ->
     %% rand:uniform/0 goes through the process dictionary: a few reductions per call.
     ?assert(maps:get(<<"reductions">>, A) >= 1).
 
+memory_words() -> [{doc, "lists:duplicate(100, x) reads back 200 words per call within 5 %."}].
 memory_words(_Config) ->
     %% lists:duplicate/2 builds its list of 100 cells: 200 words, nothing else.
     [#{<<"words">> := W}] = bench(["lists:duplicate(100, x).", "--time", "0.1"]),
     ?assert(abs(W - 200) =< 10, {words, W}).
 
+mfa_inputs() -> [{doc, "M:F/A with two inputs: words per call of each, the big one slower."}].
 mfa_inputs(_Config) ->
     Rows = bench(["lists:reverse/1", "--input", "small=lists:seq(1, 10)",
                   "--input", "big=lists:seq(1, 1000)", "--time", "0.1"]),
@@ -70,6 +76,7 @@ mfa_inputs(_Config) ->
     ?assert(abs(maps:get(<<"words">>, B) - 2000) =< 100),
     ?assert(maps:get(<<"ns">>, B) > maps:get(<<"ns">>, S)).
 
+scaling_table() -> [{doc, "--callers 1,2 --schedulers 1,2 gives the 4-point table with speedups."}].
 scaling_table(_Config) ->
     Rows = bench(["erlang:phash2(make_ref()).", "--callers", "1,2", "--schedulers", "1,2",
                   "--time", "0.2", "--warmup", "0.05"]),
@@ -82,6 +89,7 @@ scaling_table(_Config) ->
 %% more beside a CPU hog per core (4 threads on 2 cores against 3). Both squeezes need the
 %% session to get its cores (two_cores/0): on a host loaded by other sessions even the serial
 %% server's throughput rose with callers (189, 335, 265, 415 calls/s at load average 28).
+squeeze_serial() -> [{doc, "A gen_server:call to one busy server peaks at 1 caller."}].
 squeeze_serial(Config) ->
     when_two_cores(
       fun() ->
@@ -95,6 +103,7 @@ squeeze_serial(Config) ->
 %% Only where this session gets two cores' worth of CPU: with Linux's autogroup, other sessions'
 %% load caps the whole session at its share, however many threads it runs (a hog per core
 %% started from the same session does not), and then no function scales.
+squeeze_parallel() -> [{doc, "A parallel function peaks at 2 callers or more on 2 cores."}].
 squeeze_parallel(_Config) ->
     when_two_cores(
       fun() ->
@@ -127,6 +136,7 @@ two_cores() ->
     Speedup = Time(1) / Time(2),
     {Speedup > 1.4, Speedup}.
 
+run_directory() -> [{doc, "--name keeps a run directory that report reads."}].
 run_directory(Config) ->
     Out = ?config(priv_dir, Config),
     _ = bench(["lists:seq(1, 10).", "--time", "0.1", "--name", "micro", "--out", Out]),
@@ -135,6 +145,7 @@ run_directory(Config) ->
     ?assertMatch({0, _}, beamscale_test_cli:run(["report", Dir])),
     ?assert(filelib:is_regular(filename:join(Dir, "index.html"))).
 
+bad_input() -> [{doc, "A syntax error and a missing module are one line each, exit 2."}].
 bad_input(_Config) ->
     {2, Syntax} = beamscale_test_cli:run(["bench", "lists:seq(1,"]),
     ?assertMatch({match, _}, re:run(Syntax, "lists:seq\\(1,: syntax error")),
@@ -142,6 +153,7 @@ bad_input(_Config) ->
     ?assertMatch({match, _}, re:run(Missing, "not on the node's code path: bs_no_such_module")),
     ?assertEqual(1, length(string:lexemes(Missing, "\n"))).
 
+elixir_expression() -> [{doc, "An Elixir expression with --elixir, Elixir found without flags."}].
 elixir_expression(_Config) ->
     [#{<<"ns">> := Ns, <<"words">> := W}] =
         bench(["--elixir", "Enum.sum(1..1000)", "--time", "0.1"]),
@@ -149,6 +161,7 @@ elixir_expression(_Config) ->
     ?assert(W >= 0).
 
 %% A mix-style project compiled with elixirc into _build/dev/lib/APP/ebin (no hex, no mix).
+elixir_mix_module() -> [{doc, "A module of a mix-style project through --mix."}].
 elixir_mix_module(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "bs_demo"),
     Ebin = filename:join([Dir, "_build", "dev", "lib", "bs_demo", "ebin"]),
