@@ -32,6 +32,7 @@ postgresql
 tsung
 wrk
 linux-perf
+elixir
 "
 case "${1:-test}" in
     run) packages="$run_packages" ;;

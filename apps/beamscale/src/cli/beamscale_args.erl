@@ -1,14 +1,14 @@
 %% @doc Command-line options, parsed against a spec. Pure.
 %%
 %% An option spec is `{Key, "--long", Type, Help}' with Type `flag' (no value), `string',
-%% `integer', `number' (an integer or a decimal: 10, 2.5) or `{list, string}' (repeatable;
-%% commas also separate values).
+%% `integer', `number' (an integer or a decimal: 10, 2.5), `{list, string}' (repeatable;
+%% commas also separate values) or `{list, text}' (repeatable, each value whole: expressions).
 -module(beamscale_args).
 
 -export([parse/2, usage/1, format_error/1]).
 -export_type([spec/0, parsed/0]).
 
--type type() :: flag | string | integer | number | {list, string}.
+-type type() :: flag | string | integer | number | {list, string} | {list, text}.
 -type spec() :: [{atom(), string(), type(), string()}].
 -type parsed() :: #{opts := #{atom() => term()}, args := [string()]}.
 
@@ -71,7 +71,8 @@ value(number, Name, V, _Old) ->
         catch error:badarg -> {error, {?MODULE, {not_a_number, Name, V}}}
         end
     end;
-value({list, string}, _Name, V, Old) -> {ok, Old ++ string:lexemes(V, ",")}.
+value({list, string}, _Name, V, Old) -> {ok, Old ++ string:lexemes(V, ",")};
+value({list, text}, _Name, V, Old) -> {ok, Old ++ [V]}.
 
 left(Long, flag) -> Long;
 left(Long, integer) -> Long ++ " N";

@@ -21,6 +21,7 @@
 commands() ->
     [beamscale_cmd_list,
      beamscale_cmd_run,
+     beamscale_cmd_bench,
      beamscale_cmd_report,
      beamscale_cmd_compare,
      beamscale_cmd_load,

@@ -1,0 +1,215 @@
+%% @doc `beamscale bench EXPR...': microbenchmarks of expressions, `Module:Function/Arity' or
+%% Elixir code, each point in a fresh node (`beamscale_micro'), printed as a table (or JSON),
+%% optionally kept as a run directory that `beamscale report' reads (docs/micro.md).
+-module(beamscale_cmd_bench).
+-behaviour(beamscale_cmd).
+
+-export([info/0, do/1, format_error/1]).
+
+%% @doc This command's name, summary and options.
+-spec info() -> beamscale_cmd:info().
+info() ->
+    #{name => "bench", summary => "microbenchmark expressions: ns/call, memory, scaling",
+      usage => "beamscale bench EXPR|M:F/A|FILE.erl|FILE.ex... [OPTIONS]",
+      details => "Each expression runs as a compiled tight loop in a fresh node; the empty\n"
+                 "loop's cost is subtracted. --callers 1,2,4 or squeeze measures calls/s of\n"
+                 "concurrent callers instead. See docs/micro.md.",
+      options => [
+          {elixir, "--elixir", flag, "the expressions are Elixir"},
+          {input, "--input", {list, text}, "NAME=EXPR: an input (`Input', Elixir `input'), "
+                                           "each benchmark runs once per input (repeatable)"},
+          {init, "--init", string, "EXPR run once per node before measuring (`Init')"},
+          {init_runner, "--init-runner", string, "EXPR run once per caller (`State'); for "
+                                                 "M:F/A the argument list"},
+          {args, "--args", string, "M:F/A: EXPR giving the argument list (as --init-runner)"},
+          {time, "--time", number, "seconds measured per benchmark or point (default "
+                                   "0.5, callers 1, squeeze per step 0.5)"},
+          {samples, "--samples", integer,
+           "samples in that time (default 20; callers 10, squeeze 5)"},
+          {warmup, "--warmup", number, "seconds of warm-up (default 0.2)"},
+          {calls, "--calls", integer, "calls per sample instead of calibrating"},
+          {callers, "--callers", string, "concurrent callers: 1,2,4,8 or squeeze"},
+          {schedulers, "--schedulers", string, "scheduler counts of the nodes: 1,2 (default: "
+                                               "the host's)"},
+          {max_callers, "--max-callers", integer, "squeeze: most callers tried (default 64)"},
+          {tolerance, "--tolerance", number, "squeeze: % a step must beat the best by "
+                                             "(default 5)"},
+          {code_path, "--code-path", {list, string}, "your compiled code: ebin dir, glob or "
+                                                     "lib dir (repeatable)"},
+          {mix, "--mix", string, "a mix project: its _build/*/lib/*/ebin"},
+          {elixir_lib, "--elixir-lib", string, "Elixir's lib dir (default: found from elixir)"},
+          {erl, "--erl", string, "the erl of the nodes (default: erl)"},
+          {flags, "--flags", string, "emulator flags of the nodes"},
+          {json, "--json", flag, "print JSON instead of the table"},
+          {name, "--name", string, "keep a run directory OUT/NAME (report, compare)"},
+          {out, "--out", string, "where run directories go (default: runs)"},
+          {quiet, "--quiet", flag, "print no progress"}]}.
+
+%% @doc Measure, print, keep the run directory when asked.
+-spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
+do(#{args := []}) -> {error, no_expression};
+do(#{opts := Opts, args := Args}) ->
+    try
+        Plan = plan(Opts, Args),
+        {ok, _} = ok(beamscale_node:distribute()),
+        {ok, Result} = ok(beamscale_micro:run(Plan)),
+        io:put_chars(case Opts of
+                         #{json := true} -> [beamscale_report_micro:json(Result), $\n];
+                         _ -> beamscale_report_micro:text(Result)
+                     end),
+        keep(Opts, Plan, Result)
+    catch throw:{error, _} = Error -> Error
+    end.
+
+ok({error, _} = Error) -> throw(Error);
+ok(Ok) -> Ok.
+
+plan(Opts, Args) ->
+    {Files, Texts} = lists:partition(fun is_file/1, Args),
+    Elixir = maps:get(elixir, Opts, false) orelse is_map_key(mix, Opts)
+        orelse lists:any(fun(F) -> filename:extension(F) =/= ".erl" end, Files),
+    Lang = case maps:get(elixir, Opts, false) of true -> elixir; false -> erlang end,
+    Benches = [{unicode:characters_to_binary(T),
+                element(2, ok(beamscale_micro_source:parse(T, Lang)))} || T <- Texts],
+    Benches =:= [] andalso throw({error, no_expression}),
+    Mode = mode(maps:get(callers, Opts, none)),
+    #{benches => Benches, inputs => inputs(maps:get(input, Opts, [])),
+      spec => maps:from_list([{K, V} || {K, V} <- [{init, maps:get(init, Opts, none)},
+                                                   {init_runner, init_runner(Opts)}],
+                                        V =/= none]),
+      budget => budget(Opts, Mode), mode => Mode,
+      schedulers => schedulers(maps:get(schedulers, Opts, none)),
+      code_path => code_path(Opts, Elixir), erl => erl(maps:get(erl, Opts, "erl")),
+      flags => maps:get(flags, Opts, ""), elixir => Elixir, files => Files,
+      max_callers => maps:get(max_callers, Opts, 64),
+      tolerance => maps:get(tolerance, Opts, 5) / 100,
+      progress => progress(Opts)}.
+
+is_file(A) -> lists:member(filename:extension(A), [".erl", ".ex", ".exs"])
+                  andalso filelib:is_regular(A).
+
+init_runner(#{args := A}) -> A;
+init_runner(Opts) -> maps:get(init_runner, Opts, none).
+
+inputs([]) -> [{<<"-">>, none}];
+inputs(Texts) ->
+    [case string:split(T, "=") of
+         [Name, Expr] when Name =/= "" -> {unicode:characters_to_binary(Name), Expr};
+         _ -> throw({error, {?MODULE, {input, T}}})
+     end || T <- Texts].
+
+mode(none) -> time;
+mode("squeeze") -> squeeze;
+mode(Text) -> {callers, counts(callers, Text)}.
+
+schedulers(none) -> [default];
+schedulers(Text) -> counts(schedulers, Text).
+
+counts(What, Text) ->
+    try [list_to_integer(string:trim(N)) || N <- string:lexemes(Text, ",")] of
+        Ns -> [throw({error, {?MODULE, {counts, What, Text}}}) || N <- Ns, N < 1] ++ Ns
+    catch error:badarg -> throw({error, {?MODULE, {counts, What, Text}}})
+    end.
+
+budget(Opts, Mode) ->
+    {Time, Samples} = case Mode of
+                          time -> {0.5, 20};
+                          {callers, _} -> {1, 10};
+                          squeeze -> {0.5, 5}
+                      end,
+    B = #{time => ms(maps:get(time, Opts, Time)), samples => maps:get(samples, Opts, Samples),
+          warmup => ms(maps:get(warmup, Opts, 0.2))},
+    maps:merge(B, maps:with([calls], Opts)).
+
+ms(Seconds) -> max(1, round(Seconds * 1000)).
+
+%% The user's code, a mix project's applications and Elixir's own libraries.
+code_path(Opts, Elixir) ->
+    User = maps:get(code_path, Opts, []),
+    Mix = [mix_ebins(P) || {ok, P} <- [maps:find(mix, Opts)]],
+    Lib = [L || Elixir, L <- elixir_lib(maps:get(elixir_lib, Opts, none))],
+    element(2, ok(beamscale_code:expand_path(User ++ lists:append(Mix) ++ Lib))).
+
+%% The first build profile of the project (dev before test, as mix builds dev by default).
+mix_ebins(Path) ->
+    Profiles = lists:sort(fun(A, _) -> filename:basename(A) =:= "dev" end,
+                          filelib:wildcard(filename:join([Path, "_build", "*"]))),
+    case [P || P <- Profiles, filelib:wildcard(filename:join([P, "lib", "*", "ebin"])) =/= []] of
+        [P | _] -> [filename:join([P, "lib", "*", "ebin"])];
+        [] -> throw({error, {?MODULE, {mix, Path}}})
+    end.
+
+elixir_lib(none) ->
+    case os:find_executable("elixir") of
+        false -> throw({error, {?MODULE, no_elixir}});
+        Exe ->
+            {ok, Real} = real_path(Exe),
+            [filename:join([filename:dirname(filename:dirname(Real)), "lib", "*", "ebin"])]
+    end;
+elixir_lib(Dir) -> [filename:join([Dir, "*", "ebin"])].
+
+%% The elixir script is usually a link into the installation's bin directory.
+real_path(Path) ->
+    case file:read_link(Path) of
+        {ok, Target} -> real_path(filename:absname(Target, filename:dirname(Path)));
+        {error, _} -> {ok, Path}
+    end.
+
+progress(#{quiet := true}) -> fun(_) -> ok end;
+progress(#{json := true}) -> fun(_) -> ok end;
+progress(_) -> fun(Text) -> io:format(standard_error, "measuring ~ts~n", [Text]) end.
+
+%% The run directory: one row per sample in measurements.csv (seconds per call; for callers,
+%% the aggregate seconds per call), so that `report' and `compare' read it as a run's.
+keep(#{name := Name} = Opts, Plan, Result) ->
+    Dir = filename:join(maps:get(out, Opts, "runs"), Name),
+    {ok, Store} = ok(beamscale_store:open(Dir)),
+    Store1 = lists:foldl(fun(R, S) -> record(S, R) end, Store, rows(Result)),
+    ok = beamscale_store:close(Store1),
+    Run = #{kind => micro, benchmarks => [L || {L, _} <- maps:get(benches, Plan)],
+            mode => maps:get(mode, Result)},
+    ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
+                                    beamscale_format_json:encode(Run)),
+    ok = beamscale_store:write_file(filename:join(Dir, "micro.json"),
+                                    beamscale_report_micro:json(Result)),
+    {ok, Index} = ok(beamscale_writer:write(Dir)),
+    io:format("~ts~n", [Index]);
+keep(_Opts, _Plan, _Result) -> ok.
+
+%% Seconds per call, one list per key.
+rows(#{mode := time, rows := Rows}) ->
+    [{key(R, <<"default">>), [Ns / 1.0e9 || Ns <- P]} || #{per_call := P} = R <- Rows];
+rows(#{mode := scaling, rows := Rows}) ->
+    [{key(R, callers(C)), per_call(Rs)} || #{callers := C, rates := Rs} = R <- Rows];
+rows(#{mode := squeeze, rows := Rows}) ->
+    [{key(R, callers(C)), per_call(Rs)} || #{steps := Steps} = R <- Rows,
+                                           #{callers := C, rates := Rs} <- Steps].
+
+callers(C) -> <<"callers", (integer_to_binary(C))/binary>>.
+
+per_call(Rates) -> [1 / X || X <- Rates, X > 0].
+
+key(#{label := L, input := I, otp := Otp, schedulers := S}, ErlArgs) ->
+    {L, I, beamscale_format_env:key(#{otp => Otp, erl_args => ErlArgs, schedulers => S,
+                                      nodes => 1})}.
+
+record(Store, {Key, Samples}) ->
+    lists:foldl(fun({N, Sec}, S) -> beamscale_store:record(S, Key, N, 1, [{"call", Sec}]) end,
+                Store, lists:zip(lists:seq(1, length(Samples)), Samples)).
+
+%% @doc One line for this command's errors.
+-spec format_error(term()) -> iodata().
+format_error(no_expression) -> "bench needs at least one expression (or M:F/A)";
+format_error({input, T}) -> ["--input ", T, ": expected NAME=EXPR"];
+format_error({counts, What, T}) ->
+    io_lib:format("--~s ~ts: expected positive integers separated by commas", [What, T]);
+format_error({mix, P}) -> [P, ": no _build/*/lib/*/ebin (run mix compile there first)"];
+format_error(no_elixir) -> "elixir is not installed (no elixir on PATH): give --elixir-lib DIR";
+format_error({no_erl, E}) -> ["--erl ", E, ": no such executable"].
+
+%% The nodes' erl, as the shell would find it.
+erl(Name) ->
+    case os:find_executable(Name) of
+        false -> throw({error, {?MODULE, {no_erl, Name}}});
+        Path -> Path
+    end.

@@ -1,0 +1,267 @@
+%% @doc `beamscale bench' at work: each point (a benchmark and input, or a number of callers and
+%% schedulers) in a fresh node under test (`beamscale_node'), its module compiled there by that
+%% node's compiler (`beamscale_micro_source'), timed by `beamscale_bench_micro' on the node, the
+%% statistics from `beamscale_stats_micro'. Results are maps the report module prints.
+-module(beamscale_micro).
+
+-export([run/1, format_error/1]).
+-export_type([plan/0]).
+
+-type plan() :: #{benches := [{binary(), beamscale_micro_source:bench()}],
+                  inputs := [{binary(), string() | none}],
+                  spec := beamscale_micro_source:spec(),
+                  budget := beamscale_bench_micro:budget(),
+                  mode := time | {callers, [pos_integer()]} | squeeze,
+                  schedulers := [pos_integer() | default],
+                  code_path := [file:filename()], erl := string(), flags := string(),
+                  elixir := boolean(), files := [file:filename()],
+                  max_callers := pos_integer(), tolerance := float(),
+                  progress := fun((iodata()) -> ok)}.
+
+%% The empty loop is timed briefly: it only needs a stable floor.
+-define(EMPTY_BUDGET, #{time => 200, samples => 10, warmup => 20}).
+%% At most this many calls are traced for memory (the figure is per call).
+-define(MEMORY_CALLS, 20000).
+-define(MOD, bs_micro_bench).
+-define(EMPTY, bs_micro_empty).
+-define(PATIENCE, 2).
+
+%% @doc Measure every point of `Plan': `{ok, Results}' with one map per point.
+-spec run(plan()) -> {ok, #{mode := atom(), rows := [map()]}} | {error, term()}.
+run(#{mode := time} = Plan) ->
+    Points = [{B, I, S} || B <- benches(Plan), I <- inputs(Plan), S <- maps:get(schedulers, Plan)],
+    %% The nodes boot at once (a boot is most of a point's time), then are measured in turn:
+    %% the others are idle meanwhile.
+    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, S) end || {_, _, S} <- Points])),
+    Result = collect(time, [fun() -> time_point(Plan, B, I, Node) end
+                            || {{B, I, _}, Node} <- lists:zip(Points, Started)]),
+    %% After an error, the nodes of the points not measured.
+    _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
+    _ = [H ! release || H <- Holders],
+    case Result of
+        {ok, #{rows := Rows}} -> {ok, #{mode => time, rows => ratios(Rows)}};
+        Error -> Error
+    end;
+run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
+    case collect(scaling, [fun() -> callers_point(Plan, B, I, S, C) end
+                           || B <- benches(Plan), I <- inputs(Plan), S <- Ss, C <- Cs]) of
+        {ok, #{rows := Rows}} -> {ok, #{mode => scaling, rows => scaled(Rows)}};
+        Error -> Error
+    end;
+run(#{mode := squeeze, schedulers := Ss} = Plan) ->
+    collect(squeeze, [fun() -> squeeze_point(Plan, B, I, S) end
+                      || B <- benches(Plan), I <- inputs(Plan), S <- Ss]).
+
+%% Each row's time per call against the first row's.
+ratios([#{per_call := Base} = First | Rest]) ->
+    [First | [R#{ratio => beamscale_stats_micro:ratio(P, Base)} || #{per_call := P} = R <- Rest]].
+
+benches(#{benches := Bs}) -> Bs.
+inputs(#{inputs := Is}) -> Is.
+
+collect(Mode, Points) -> collect(Mode, Points, []).
+
+collect(Mode, [], Acc) -> {ok, #{mode => Mode, rows => lists:reverse(Acc)}};
+collect(Mode, [Point | Rest], Acc) ->
+    case Point() of
+        {ok, Row} -> collect(Mode, Rest, [Row | Acc]);
+        {error, _} = Error -> Error
+    end.
+
+%% Each fun run at once in a process of its own that stays until released: a node's `peer'
+%% process is linked to the process that started it.
+hold(Funs) ->
+    Self = self(),
+    Pids = [spawn(fun() ->
+                          Ref = monitor(process, Self),
+                          Self ! {self(), F()},
+                          receive release -> ok; {'DOWN', Ref, _, _, _} -> ok end
+                  end) || F <- Funs],
+    [receive {P, Result} -> {P, Result} end || P <- Pids].
+
+%% Speedup and efficiency within each benchmark and input.
+scaled(Rows) ->
+    Groups = lists:usort([{L, I} || #{label := L, input := I} <- Rows]),
+    lists:append([beamscale_stats_micro:scaling([R || #{label := L1, input := I1} = R <- Rows,
+                                                      {L1, I1} =:= G])
+                  || G <- Groups]).
+
+time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, Started) ->
+    on_node(Plan, Started, Bench, Input, Label, fun(Node) ->
+        maybe_progress(Plan, [Label, " ", InputName]),
+        {ok, Empty} = call(Node, time, [?EMPTY, ?EMPTY_BUDGET]),
+        {ok, Samples} = call(Node, time, [?MOD, Budget]),
+        Calls = min(?MEMORY_CALLS, element(1, hd(Samples))),
+        {ok, W} = call(Node, memory, [?MOD, Calls]),
+        {ok, W0} = call(Node, memory, [?EMPTY, Calls]),
+        Summary = beamscale_stats_micro:summary(Samples, Empty, #{}),
+        Summary#{label => Label, input => InputName, words => max(0, W - W0) / Calls,
+                 otp => otp(Node), schedulers => schedulers(Node)}
+    end).
+
+callers_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, S, C) ->
+    on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
+        maybe_progress(Plan, io_lib:format("~ts ~ts schedulers ~p callers ~b",
+                                           [Label, InputName, S, C])),
+        {ok, Rates} = call(Node, throughput, [?MOD, C, Budget]),
+        #{label => Label, input => InputName, schedulers => schedulers(Node), callers => C,
+          rates => Rates, otp => otp(Node)}
+    end).
+
+squeeze_point(Plan, {Label, Bench}, {InputName, _} = Input, S) ->
+    on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
+        Steps = squeeze(Plan, Node, Label, 1, []),
+        {_, Peak, Rate} = beamscale_stats_micro:squeeze(
+                               [{C, R} || {C, R, _} <- Steps], maps:get(tolerance, Plan),
+                               ?PATIENCE),
+        #{label => Label, input => InputName, schedulers => schedulers(Node), peak => Peak,
+          rate => Rate, steps => [#{callers => C, rate => R, rates => Rs} || {C, R, Rs} <- Steps],
+          otp => otp(Node)}
+    end).
+
+squeeze(#{budget := Budget, max_callers := Max, tolerance := Tol} = Plan, Node, Label, C, Acc) ->
+    {ok, Rates} = call(Node, throughput, [?MOD, C, Budget]),
+    Steps = Acc ++ [{C, beamscale_stats:median(Rates), Rates}],
+    maybe_progress(Plan, io_lib:format("~ts callers ~b: ~.1f calls/s",
+                                       [Label, C, beamscale_stats:median(Rates)])),
+    case beamscale_stats_micro:squeeze([{X, R} || {X, R, _} <- Steps], Tol, ?PATIENCE) of
+        {continue, _, _} when C < Max -> squeeze(Plan, Node, Label, C + 1, Steps);
+        _ -> Steps
+    end.
+
+maybe_progress(#{progress := P}, Text) -> P(Text).
+
+%% A fresh node with the user's code, the runner and the two modules (benchmark and empty
+%% loop); stopped whatever happens.
+on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
+    Spec0 = maps:get(spec, Plan),
+    Spec = case InputText of
+               none -> Spec0;
+               _ -> Spec0#{input => InputText}
+           end,
+    case Started of
+        {ok, Handle} ->
+            Node = maps:get(node, Handle),
+            try
+                ok = ok(beamscale_code:ensure(Node, beamscale_bench_micro)),
+                ok = ok(load_files(Node, Plan)),
+                ok = ok(compile(Node, ?MOD, Bench, Spec, Label)),
+                ok = ok(compile(Node, ?EMPTY, {empty, Bench}, Spec, Label)),
+                {ok, Measure(Node)}
+            catch throw:{error, _} = Error -> Error
+            after beamscale_node:stop(Handle)
+            end;
+        {error, _} = Error -> Error
+    end.
+
+start(Plan, S) ->
+    beamscale_node:start("micro", maps:merge(#{erl => maps:get(erl, Plan),
+                                               flags => maps:get(flags, Plan),
+                                               code_path => maps:get(code_path, Plan)},
+                                             maps:from_list([{schedulers, S} || is_integer(S)]))).
+
+ok(ok) -> ok;
+ok({error, _} = Error) -> throw(Error).
+
+%% Erlang and Elixir source files the benchmarks call, compiled on the node.
+load_files(Node, #{files := Files} = Plan) ->
+    ok = start_elixir(Node, Plan),
+    lists:foldl(fun(F, ok) -> load_file(Node, F);
+                   (_, Error) -> Error
+                end, ok, Files).
+
+load_file(Node, File) ->
+    case filename:extension(File) of
+        ".erl" -> beamscale_code:compile_load(Node, File);
+        _ -> case elixir_call(Node, 'Elixir.Code', compile_file,
+                              [unicode:characters_to_binary(File)], File) of
+                 {ok, _} -> ok;
+                 Error -> Error
+             end
+    end.
+
+start_elixir(Node, #{elixir := true}) ->
+    case erpc:call(Node, application, ensure_all_started, [elixir]) of
+        {ok, _} -> ok;
+        {error, Why} -> throw({error, {?MODULE, {elixir, Why}}})
+    end;
+start_elixir(_Node, _Plan) -> ok.
+
+compile(Node, Mod, Bench, Spec, Label) ->
+    case is_elixir(Bench) of
+        true ->
+            Src = beamscale_micro_source:elixir(Mod, Bench, Spec),
+            case elixir_call(Node, 'Elixir.Code', compile_string, [Src], Label) of
+                {ok, Compiled} -> imports_there(Node, proplists:get_value(Mod, Compiled), Label);
+                Error -> Error
+            end;
+        false ->
+            case beamscale_micro_source:erlang(Mod, Bench, Spec) of
+                {ok, Forms} -> compile_forms(Node, Mod, Forms, Label);
+                Error -> Error
+            end
+    end.
+
+is_elixir({empty, B}) -> is_elixir(B);
+is_elixir({elixir, _}) -> true;
+is_elixir(_) -> false.
+
+compile_forms(Node, Mod, Forms, Label) ->
+    case erpc:call(Node, compile, forms, [Forms, [binary, return_errors]]) of
+        {ok, Mod, Bin, _} -> load_checked(Node, Mod, Bin, Label);
+        {ok, Mod, Bin} -> load_checked(Node, Mod, Bin, Label);
+        {error, Errors, _} -> {error, {?MODULE, {compile, Label, Errors}}}
+    end.
+
+load_checked(Node, Mod, Bin, Label) ->
+    case beamscale_code:load(Node, [{Mod, atom_to_list(Mod) ++ ".erl", Bin}]) of
+        ok -> imports_there(Node, Bin, Label);
+        Error -> Error
+    end.
+
+%% The modules a benchmark calls must be on the node: named when one is not.
+imports_there(Node, Bin, Label) ->
+    {ok, {_, [{imports, Imports}]}} = beam_lib:chunks(Bin, [imports]),
+    Mods = lists:usort([M || {M, _, _} <- Imports]),
+    case [M || M <- Mods, erpc:call(Node, code, ensure_loaded, [M]) =/= {module, M}] of
+        [] -> ok;
+        Missing -> {error, {?MODULE, {missing, Label, Missing}}}
+    end.
+
+%% Elixir compiles and loads modules on the node; its exception is told in its own words.
+elixir_call(Node, M, F, Args, What) ->
+    try erpc:call(Node, M, F, Args) of
+        Result -> {ok, Result}
+    catch error:{exception, E, _} ->
+        Words = try erpc:call(Node, 'Elixir.Exception', message, [E])
+                catch _:_ -> io_lib:format("~0tp", [E])
+                end,
+        {error, {?MODULE, {elixir_compile, What, Words}}}
+    end.
+
+call(Node, F, Args) ->
+    case erpc:call(Node, beamscale_bench_micro, F, Args, infinity) of
+        {ok, _} = Ok -> Ok;
+        {error, Why} -> throw({error, {?MODULE, {crashed, Why}}})
+    end.
+
+otp(Node) -> list_to_binary(erpc:call(Node, erlang, system_info, [otp_release])).
+schedulers(Node) -> erpc:call(Node, erlang, system_info, [schedulers_online]).
+
+%% @doc One line for an error.
+-spec format_error(term()) -> iodata().
+format_error({missing, Label, Mods}) ->
+    io_lib:format("~ts calls module(s) not on the node's code path: ~ts (give --code-path DIR, "
+                  "--mix PATH, or the source file)",
+                  [Label, lists:join(", ", [atom_to_list(M) || M <- Mods])]);
+format_error({compile, Label, Errors}) ->
+    io_lib:format("~ts does not compile: ~ts",
+                  [Label, lists:join("; ", [M:format_error(D) || {_, Es} <- Errors,
+                                                                 {_, M, D} <- Es])]);
+format_error({elixir_compile, What, Words}) ->
+    io_lib:format("~ts: Elixir says: ~ts", [What, Words]);
+format_error({elixir, Why}) ->
+    io_lib:format("Elixir does not start on the node (is it installed? --elixir-lib): ~0tp",
+                  [Why]);
+format_error({crashed, Why}) ->
+    io_lib:format("the benchmark crashed: ~0tp", [Why]).

@@ -1,0 +1,151 @@
+%% @doc The benchmark modules of `beamscale bench', made from the user's text (pure): an
+%% expression (Erlang or Elixir) or a `Module:Function/Arity' becomes the body of a tight loop
+%% in a module of its own, compiled on the node under test, so a call costs what it costs in
+%% compiled code (not `erl_eval' per call). The module exports `input/0' (the `--input'
+%% text), `init/1' (the `--init' text,
+%% `Input' bound), `init_runner/2' (the `--init-runner' text, `Init' and `Input' bound; its
+%% result is `State') and `run/3' (N calls, `State' and `Input' bound). The same module with the
+%% body `ok' is the empty loop whose cost is subtracted.
+-module(beamscale_micro_source).
+
+-export([parse/2, erlang/3, elixir/3, format_error/1]).
+-export_type([bench/0, spec/0]).
+
+%% What one benchmark calls: parsed Erlang expressions, a function, or Elixir text.
+-type bench() :: {exprs, [erl_parse:abstract_expr()]} | {mfa, atom(), atom(), arity()}
+               | {elixir, string()}.
+-type spec() :: #{input => string(), init => string(), init_runner => string()}.
+
+-define(BODY, '__beamscale_body__').
+-define(BODY_TEXT(K), ["'", atom_to_list(?BODY), "'(", atom_to_list(K), ")"]).
+
+%% @doc The benchmark of one command-line argument: `erlang' or `elixir'.
+-spec parse(string(), erlang | elixir) -> {ok, bench()} | {error, {?MODULE, term()}}.
+parse(Text, Lang) ->
+    case re:run(Text, "^\\s*([a-z][A-Za-z0-9_]*):([a-z][A-Za-z0-9_]*)/([0-9]+)\\s*$",
+                [{capture, all_but_first, list}]) of
+        {match, [M, F, A]} when Lang =:= erlang ->
+            {ok, {mfa, list_to_atom(M), list_to_atom(F), list_to_integer(A)}};
+        _ when Lang =:= elixir -> {ok, {elixir, Text}};
+        _ -> exprs(Text)
+    end.
+
+exprs(Text) ->
+    case erl_scan:string(Text) of
+        {ok, Tokens, End} ->
+            Dotted = case lists:last([{dot, End} | Tokens]) of
+                         {dot, _} when Tokens =/= [] -> Tokens;
+                         _ -> Tokens ++ [{dot, End}]
+                     end,
+            case erl_parse:parse_exprs(Dotted) of
+                {ok, Exprs} -> {ok, {exprs, Exprs}};
+                {error, {Loc, M, Why}} -> syntax(Text, Loc, M, Why)
+            end;
+        {error, {Loc, M, Why}, _} -> syntax(Text, Loc, M, Why)
+    end.
+
+syntax(Text, Loc, M, Why) -> {error, {?MODULE, {syntax, Text, Loc, M:format_error(Why)}}}.
+
+%% @doc The forms of module `Mod' looping over `Bench' (`empty': the same loop calling nothing).
+-spec erlang(module(), bench() | {empty, bench()}, spec()) ->
+    {ok, [erl_parse:abstract_form()]} | {error, {?MODULE, term()}}.
+erlang(Mod, Bench, Spec) ->
+    {Empty, B} = case Bench of
+                     {empty, Inner} -> {true, Inner};
+                     _ -> {false, Bench}
+                 end,
+    try
+        Parsed = [{K, exprs_or_throw(T)}
+                  || K <- [input, init, init_runner], {ok, T} <- [maps:find(K, Spec)]],
+        {ok, forms(Mod, B, Empty, maps:from_list(Parsed))}
+    catch throw:Error -> Error
+    end.
+
+exprs_or_throw(Text) ->
+    case exprs(Text) of
+        {ok, {exprs, E}} -> E;
+        Error -> throw(Error)
+    end.
+
+forms(Mod, Bench, Empty, Parsed) ->
+    Args = args(Bench),
+    Source = ["-module(", atom_to_list(Mod), ").\n",
+              "-export([input/0, init/1, init_runner/2, run/3]).\n",
+              "input() -> ", ?BODY_TEXT(input), ".\n",
+              "init(Input) -> ", ?BODY_TEXT(init), ".\n",
+              "init_runner(Init, Input) -> ", ?BODY_TEXT(init_runner), ".\n",
+              run(Bench, Args),
+              "loop(0, ", ["_, " || _ <- Args], "BsR__) -> BsR__;\n",
+              "loop(BsN__, ", [[A, ", "] || A <- Args], "_) ->\n",
+              "    BsR__ = ", ?BODY_TEXT(body), ",\n",
+              "    loop(BsN__ - 1, ", [[A, ", "] || A <- Args], "BsR__).\n"],
+    {ok, Tokens, _} = erl_scan:string(lists:flatten(Source)),
+    Forms = [F || Ts <- split_forms(Tokens), {ok, F} <- [erl_parse:parse_form(Ts)]],
+    Default = #{input => [{atom, 1, undefined}], init => [{atom, 1, undefined}],
+                init_runner => init_runner(Bench), body => body(Bench, Empty)},
+    Bodies = maps:merge(Default, Parsed),
+    fill(Forms, Bodies).
+
+%% The loop's own arguments: State and Input for an expression, the function's arguments for
+%% a `Module:Function/Arity' (taken from the list `State' once, not per call).
+args({mfa, _, _, A}) -> ["BsA" ++ integer_to_list(I) ++ "__" || I <- lists:seq(1, A)];
+args(_) -> ["State", "Input"].
+
+run({mfa, _, _, _}, Args) ->
+    ["run(BsN__, [", lists:join(", ", Args), "], _Input) -> loop(BsN__, ",
+     [[A, ", "] || A <- Args], "ok).\n"];
+run(_, Args) ->
+    ["run(BsN__, State, Input) -> loop(BsN__, ", [[A, ", "] || A <- Args], "ok).\n"].
+
+%% Without --init-runner a function of one argument takes the input, of none nothing.
+init_runner({mfa, _, _, 0}) -> [{nil, 1}];
+init_runner({mfa, _, _, 1}) -> [{cons, 1, {var, 1, 'Input'}, {nil, 1}}];
+init_runner(_) -> [{var, 1, 'Init'}].
+
+body(_, true) -> [{atom, 1, ok}];
+body({exprs, Exprs}, false) -> Exprs;
+body({mfa, M, F, A}, false) ->
+    [{call, 1, {remote, 1, {atom, 1, M}, {atom, 1, F}},
+      [{var, 1, list_to_atom("BsA" ++ integer_to_list(I) ++ "__")} || I <- lists:seq(1, A)]}].
+
+split_forms(Tokens) -> split_forms(Tokens, [], []).
+
+split_forms([], [], Acc) -> lists:reverse(Acc);
+split_forms([{dot, _} = D | Rest], Cur, Acc) ->
+    split_forms(Rest, [], [lists:reverse([D | Cur]) | Acc]);
+split_forms([T | Rest], Cur, Acc) -> split_forms(Rest, [T | Cur], Acc).
+
+%% The placeholders '__beamscale_body__'(K) become blocks of the parsed expressions.
+fill({call, _, {atom, _, ?BODY}, [{atom, _, K}]}, Bodies) ->
+    {block, 1, maps:get(K, Bodies)};
+fill(T, Bodies) when is_tuple(T) -> list_to_tuple(fill(tuple_to_list(T), Bodies));
+fill(L, Bodies) when is_list(L) -> [fill(X, Bodies) || X <- L];
+fill(X, _Bodies) -> X.
+
+%% @doc The Elixir source of module `Mod' looping over Elixir text (`{empty, _}': the empty
+%% loop); the variables are `input', `init' and `state'.
+-spec elixir(module(), {elixir, string()} | {empty, {elixir, string()}}, spec()) -> binary().
+elixir(Mod, Bench, Spec) ->
+    Body = case Bench of
+               {empty, _} -> ":ok";
+               {elixir, Text} -> Text
+           end,
+    Src = ["defmodule :", atom_to_list(Mod), " do\n",
+           "  def input(), do: (\n", maps:get(input, Spec, "nil"), "\n  )\n",
+           "  def init(input) do\n    _ = input\n    (\n", maps:get(init, Spec, "nil"),
+           "\n    )\n  end\n",
+           "  def init_runner(init, input) do\n    _ = {init, input}\n    (\n",
+           maps:get(init_runner, Spec, "init"), "\n    )\n  end\n",
+           "  def run(bs_n, state, input), do: loop(bs_n, state, input, :ok)\n",
+           "  defp loop(0, _, _, bs_r), do: bs_r\n",
+           "  defp loop(bs_n, state, input, _) do\n    _ = {state, input}\n    bs_r = (\n",
+           Body, "\n    )\n    loop(bs_n - 1, state, input, bs_r)\n  end\nend\n"],
+    unicode:characters_to_binary(Src).
+
+%% @doc One line for an error.
+-spec format_error(term()) -> iodata().
+format_error({syntax, Text, Loc, Words}) ->
+    io_lib:format("~ts: ~ts (at ~ts)", [Text, Words, loc(Loc)]).
+
+loc({L, C}) -> io_lib:format("line ~b, column ~b", [L, C]);
+loc(L) -> io_lib:format("line ~b", [L]).

@@ -1,0 +1,31 @@
+-module(beamscale_micro_source_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+%% The generated module compiles and loops; the empty one returns ok.
+loop_test() ->
+    {ok, B} = beamscale_micro_source:parse("X = 2, X * 21", erlang),
+    Spec = #{input => "3", init => "Input + 1", init_runner => "Init * 10"},
+    ?assertEqual(42, run(bs_src_t1, B, Spec, 5)),
+    ?assertEqual(ok, run(bs_src_t2, {empty, B}, Spec, 5)),
+    ?assertEqual(40, state(bs_src_t1)).
+
+mfa_test() ->
+    {ok, {mfa, lists, reverse, 1} = B} = beamscale_micro_source:parse("lists:reverse/1", erlang),
+    ?assertEqual([3, 2, 1], run(bs_src_t3, B, #{input => "[1, 2, 3]"}, 2)),
+    {ok, B2} = beamscale_micro_source:parse("lists:seq/2", erlang),
+    ?assertEqual([2, 3], run(bs_src_t4, B2, #{init_runner => "[2, 3]"}, 1)).
+
+syntax_error_test() ->
+    ?assertMatch({error, {beamscale_micro_source, {syntax, _, _, _}}},
+                 beamscale_micro_source:parse("lists:seq(1,", erlang)),
+    ?assertMatch({error, {beamscale_micro_source, {syntax, _, _, _}}},
+                 beamscale_micro_source:erlang(m, {exprs, []}, #{init => "(("})).
+
+run(Mod, Bench, Spec, N) ->
+    {ok, Forms} = beamscale_micro_source:erlang(Mod, Bench, Spec),
+    {ok, Mod, Bin} = compile:forms(Forms, [binary]),
+    {module, Mod} = code:load_binary(Mod, "x.erl", Bin),
+    Input = Mod:input(),
+    Mod:run(N, Mod:init_runner(Mod:init(Input), Input), Input).
+
+state(Mod) -> Input = Mod:input(), Mod:init_runner(Mod:init(Input), Input).
