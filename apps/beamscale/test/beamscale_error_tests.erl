@@ -41,7 +41,7 @@ nested_test() ->
     ?assertEqual("not valid JSON at byte 1",
                  text({beamscale_store, {beamscale_format_json, {syntax, 1}}})),
     ?assertEqual("cannot start load nodes: {no_host,\"h\"}",
-                 text({beamscale_load_exec, {load_nodes, {no_host, "h"}}})).
+                 text({beamscale_loadtest, {load_nodes, {no_host, "h"}}})).
 
 %% A command's own reasons go to the command, other modules' to those modules.
 owner_test() ->
@@ -112,9 +112,9 @@ node_start_words_test() ->
     Words = "bad scheduler busy wait threshold: x",
     Node = {beamscale_node, {node_start, {emulator, 1, list_to_binary(Words)}}},
     Wrapped = [Node,
-               {beamscale_targets, {sut, Node}},
-               {beamscale_load_exec, {load_nodes, Node}},
-               {beamscale_study_levels, {beamscale_targets, {sut, Node}}}],
+               {beamscale_loadtest_targets, {sut, Node}},
+               {beamscale_loadtest, {load_nodes, Node}},
+               {beamscale_study_levels, {beamscale_loadtest_targets, {sut, Node}}}],
     [?assertNotEqual(nomatch, string:find(text(W), Words)) || W <- Wrapped],
     ?assertEqual("the node did not boot within 30 s",
                  text({beamscale_node, {node_start, {exit, timeout}}})).

@@ -50,7 +50,7 @@ errors_by_reason(Config) ->
     try
         Path = file(Config, "reasons.scenario", errors_scenario(beamscale_target_http:port(Srv))),
         {ok, S} = beamscale_load_scenario:load(Path),
-        {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 5}),
+        {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 5}),
         Sum = beamscale_test_load:json(Dir, "summary.json"),
         #{<<"requests">> := Req, <<"errors">> := Err, <<"sessions_done">> := Done,
           <<"errors_by_reason">> := ByReason} = Sum,
@@ -240,7 +240,7 @@ cookie_hidden(Config) ->
     {ok, S} = beamscale_load_scenario:load(Path),
     Self = self(),
     Spy = spawn_link(fun() -> Self ! {self(), spy(atom_to_list(erlang:get_cookie()), [], 0)} end),
-    {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true}),
+    {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true}),
     Spy ! stop,
     receive
         {Spy, {Seen, Holding}} ->
@@ -281,7 +281,7 @@ report_cut_short(Config) ->
         Path = file(Config, "load_errors_cut_short.scenario",
                     errors_scenario(beamscale_target_http:port(Srv))),
         {ok, S} = beamscale_load_scenario:load(Path),
-        {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 7}),
+        {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 7}),
         #{<<"requests">> := Req, <<"errors_by_reason">> := ByReason} =
             beamscale_test_load:json(Dir, "summary.json"),
         %% What a load killed before its end leaves: the files written as it goes.

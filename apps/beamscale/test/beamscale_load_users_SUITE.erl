@@ -35,7 +35,7 @@ two_source_addresses(Config) ->
               "{phases, [{p, #{duration_s => 2, rate => 20, max_users => 20}}]}.\n"
               "{sessions, [{s, #{steps => [{http, #{}}, {think, 100}, {http, #{}}]}}]}.\n"
               "{source_ips, [\"127.0.0.2\", \"127.0.0.3\"]}.\n{drain_s, 3}.\n", [Port])),
-        {ok, Dir} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true, seed => 5}),
+        {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 5}),
         Sum = beamscale_test_load:json(Dir, "summary.json"),
         #{<<"sessions_done">> := 20, <<"requests">> := 40, <<"errors">> := 0} = Sum,
         %% beamscale's reachability check of a host:port target comes from 127.0.0.1, once.
@@ -55,7 +55,7 @@ two_source_addresses(Config) ->
 above_file_limit() ->
     [{doc, "max_users above this process's file limit: exit 2 before the load, with the limit."}].
 above_file_limit(Config) ->
-    {ok, Limit} = beamscale_load_files:limit(node()),
+    {ok, Limit} = beamscale_loadtest_files:limit(node()),
     ?assert(is_integer(Limit)),
     {Server, Port} = server(),
     Text = io_lib:format(
@@ -66,7 +66,7 @@ above_file_limit(Config) ->
     try
         S = beamscale_test_load:scenario(Config, "many.scenario", Text),
         Dir = filename:join(?config(priv_dir, Config), "many"),
-        {error, Reason} = beamscale_load_exec:run(S, #{dir => Dir, quiet => true}),
+        {error, Reason} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true}),
         Msg = beamscale_error:format(Reason),
         ct:pal("~ts", [Msg]),
         Expected = io_lib:format("above its limit of ~b (ulimit -n)", [Limit]),

@@ -34,11 +34,11 @@ init_per_testcase(_Case, Config) ->
         "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
         "{sessions, [{s, #{steps => [{rpc, #{target => sut, call => "
         "{beamscale_target_workers, request, []}}}]}}]}.\n", [?SERVICE_MS])),
-    {ok, Targets, Started} = beamscale_targets:resolve(maps:get(targets, S), undefined),
+    {ok, Targets, Started} = beamscale_loadtest_targets:resolve(maps:get(targets, S), undefined),
     [{targets, Targets}, {started, Started} | Config].
 
 end_per_testcase(_Case, Config) ->
-    ok = beamscale_targets:stop(proplists:get_value(started, Config, [])).
+    ok = beamscale_loadtest_targets:stop(proplists:get_value(started, Config, [])).
 
 address_not_polled() ->
     [{doc, "A target that is a host:port has no node to poll: the wait returns at once."}].

@@ -30,7 +30,7 @@ info() ->
           {replace, "--replace", flag, "replace an existing load run directory of that name"}]
           ++ beamscale_cli_cookie:options()}.
 
-%% @doc Load the scenario and run it (`beamscale_load_exec').
+%% @doc Load the scenario and run it (`beamscale_loadtest').
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{opts := #{msacc := Pct}}) when Pct < 0; Pct > 100 ->
     {error, {bad_msacc, Pct}};
@@ -70,8 +70,8 @@ maybe_run(ok, {ok, #{dir := Dir} = Exec0}, File, Opts) ->
     case beamscale_scenario_file:read(File) of
         {ok, Scenario} ->
             Exec1 = maps:merge(Exec0, maps:with([seed, quiet, msacc], Opts)),
-            Run = fun(none) -> beamscale_load_exec:run(Scenario, Exec1);
-                     (Web) -> beamscale_load_exec:run(Scenario, Exec1#{web => Web})
+            Run = fun(none) -> beamscale_loadtest:run(Scenario, Exec1);
+                     (Web) -> beamscale_loadtest:run(Scenario, Exec1#{web => Web})
                   end,
             ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
             case beamscale_web:with(maps:get(web, Opts, none), Run) of

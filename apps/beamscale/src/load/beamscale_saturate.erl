@@ -67,11 +67,11 @@ run(Scenario, Opts0) ->
     case check(Opts) of
         ok ->
             {ok, _} = beamscale_node:distribute(),
-            case beamscale_targets:resolve(maps:get(targets, Scenario),
+            case beamscale_loadtest_targets:resolve(maps:get(targets, Scenario),
                                            maps:get(cookie, Opts, undefined)) of
                 {ok, Targets, Started} ->
                     try search(Scenario, Targets, Opts)
-                    after beamscale_targets:stop(Started)
+                    after beamscale_loadtest_targets:stop(Started)
                     end;
                 {error, _} = Error -> Error
             end;
@@ -106,7 +106,7 @@ search(Scenario, Targets, #{dir := Dir} = Opts) ->
                                           beamscale_stats_saturate:columns()),
     Before = [beamscale_stats_saturate:from_row(R) || R <- Rows],
     Deadline = erlang:monotonic_time(millisecond) + maps:get(budget_s, Opts) * ?MS,
-    {Watched, _NotSampled} = beamscale_load_exec:watched(Scenario, Targets),
+    {Watched, _NotSampled} = beamscale_loadtest:watched(Scenario, Targets),
     Ctx = Opts#{slo => Slo, fd => Fd, targets => Targets, scenario => Scenario,
                 deadline => Deadline, watched => Watched,
                 idle_base => beamscale_saturate_idle:baseline(Targets),
@@ -186,7 +186,7 @@ level(X, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd, mode := Mod
     Level = beamscale_saturate_mode:level(Mode, Sc, X, L, Dr),
     T0 = erlang:monotonic_time(millisecond),
     RunOpts = (live(Level, X, Ctx))#{seed => Seed},
-    case beamscale_load_sampled:run(Level, Targets, maps:get(watched, Ctx), meta(X, Ctx),
+    case beamscale_loadtest_sampled:run(Level, Targets, maps:get(watched, Ctx), meta(X, Ctx),
                                     RunOpts) of
         {ok, #{rows := Rows}, Samples} ->
             Point = case Mode of

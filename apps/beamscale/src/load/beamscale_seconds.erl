@@ -1,7 +1,7 @@
 %% @doc The per-second outputs of a load run as a list of handlers fed in turn, as cowboy feeds
 %% a stream's handlers: each is a module with this behaviour and its state, started by its own
-%% start function. `beamscale_load_exec' feeds load.csv (`beamscale_seconds_csv'), errors.csv
-%% (the same module), the memory tracker (`beamscale_load_memory'), the sampler's phase
+%% start function. `beamscale_loadtest' feeds load.csv (`beamscale_seconds_csv'), errors.csv
+%% (the same module), the memory tracker (`beamscale_loadtest_memory'), the sampler's phase
 %% (`beamscale_seconds_phase'), the live page (`beamscale_web_load') and the terminal line
 %% (`beamscale_seconds_line'). A new output is one module and one element of that list.
 -module(beamscale_seconds).

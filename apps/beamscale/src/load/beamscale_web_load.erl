@@ -1,4 +1,4 @@
-%% @doc What the live page (`beamscale_web') shows of a load run: `beamscale_load_exec' hands
+%% @doc What the live page (`beamscale_web') shows of a load run: `beamscale_loadtest' hands
 %% it each second's row as `beamscale_load_run' merged it; the figures so far are kept in the web
 %% server's feed state (the seconds as `summary.json' has them, the run's totals merged) and the
 %% page and `/live.json' rendered anew (`beamscale_report_live') with the target's samples read

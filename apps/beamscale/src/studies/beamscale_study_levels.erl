@@ -101,10 +101,10 @@ cell(I, #{levels := Levels} = Cell, #{rows := Rows} = Run) ->
 %% Work is the fixed levels still to run, or `{search, State, Done}'.
 with_node(I, Cell, Pending, Run) ->
     #{erl := Erl, flags := Flags, schedulers := S} = Cell,
-    %% beamscale_targets starts one scheduler per core; a later +S wins.
+    %% beamscale_loadtest_targets starts one scheduler per core; a later +S wins.
     Spec = #{start => #{erl => Erl, code_path => [],
                         flags => lists:flatten(io_lib:format("+S ~b:~b ~s", [S, S, Flags]))}},
-    case beamscale_targets:resolve(#{sut => Spec}, undefined) of
+    case beamscale_loadtest_targets:resolve(#{sut => Spec}, undefined) of
         {ok, #{sut := #{node := Node}}, Handles} ->
             try setup(Node, Cell) of
                 {ok, Target} ->
@@ -113,7 +113,7 @@ with_node(I, Cell, Pending, Run) ->
                     _ = (maps:get(after_levels, Cell, fun(_) -> ok end))(Target),
                     [];
                 {error, Reason} -> fail(I, Cell, Pending, Reason, Run)
-            after beamscale_targets:stop(Handles)
+            after beamscale_loadtest_targets:stop(Handles)
             end;
         {error, Reason} -> fail(I, Cell, Pending, Reason, Run)
     end.
@@ -223,10 +223,10 @@ level(Cell, L, #{rate := Rate, hold_s := Hold} = Level, Handles, Targets, Run) -
     end.
 
 %% The load generator against the targets, the sampler on the nodes, the sample summary of
-%% the level back (`beamscale_load_sampled').
+%% the level back (`beamscale_loadtest_sampled').
 exec(Scenario, Targets, Handles, Meta, #{dir := Dir} = Run) ->
     Live = live(Scenario, Meta, Run),
-    beamscale_load_sampled:run(Scenario, Targets, Handles,
+    beamscale_loadtest_sampled:run(Scenario, Targets, Handles,
                                (maps:with([bench, env, args], Meta))#{dir => Dir,
                                                                        interval => ?SAMPLE_MS},
                                Live#{seed => maps:get(seed, Run)}).

@@ -105,7 +105,7 @@ charts(Summary) ->
     beamscale_report_html:el(section, [{class, "charts"}], {safe, Charts}).
 
 metadata(Run, Summary) ->
-    %% Load node RSS over users in flight, at the busiest second (beamscale_load_memory).
+    %% Load node RSS over users in flight, at the busiest second (beamscale_loadtest_memory).
     Mem = get(Summary, <<"memory">>),
     Facts = [{"Scenario", get(Run, <<"scenario">>)}, {"Label", get(Run, <<"label">>)},
              {"Host", get(Run, <<"host">>)}, {"Logical cores", get(Run, <<"logical_cores">>)},

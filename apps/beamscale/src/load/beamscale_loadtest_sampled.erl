@@ -3,7 +3,7 @@
 %% the level (its rows appended to the directory's `samples.csv' under the level's
 %% benchmark, env and args), the load generator against the targets, then the sample summary of
 %% the level (`beamscale_stats_samples') back with the load result.
--module(beamscale_load_sampled).
+-module(beamscale_loadtest_sampled).
 
 -export([run/5]).
 -export_type([meta/0]).

@@ -1,7 +1,7 @@
 %% @doc The targets of a load scenario made ready: a node beamscale starts (with `beamscale_node',
 %% the benchmark app's code loaded and the scenario's init `M:F(A)' run), an existing node
 %% (reached with its cookie) or a host:port, which needs nothing.
--module(beamscale_targets).
+-module(beamscale_loadtest_targets).
 
 -export([resolve/2, check_calls/2, stop/1, watch/2, downs/1, format_error/1]).
 

@@ -1,7 +1,7 @@
 %% @doc Load nodes: peers (`beamscale_node') on this host, or on each host of a list reached by
 %% `ssh' (as many as it asks for), that run a share of a load run's users, with the load
 %% generator's code (apps beamscale_load and beamscale_stats) loaded as binaries.
--module(beamscale_load_nodes).
+-module(beamscale_loadtest_nodes).
 
 -export([start/1, stop/1, weights/1]).
 

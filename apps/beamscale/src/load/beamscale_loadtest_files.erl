@@ -5,7 +5,7 @@
 %% each stays at least the sum of its session's think times (Little's law); a run whose
 %% estimate passes the limit is refused with the number of load nodes it needs. A user that
 %% still finds no file counts `emfile' as its own error reason, named with the limit at the end.
--module(beamscale_load_files).
+-module(beamscale_loadtest_files).
 
 -export([check_nodes/2, check/3, limit/1, parse_limits/1, peak_users/1, sockets_per_user/1,
          needed_nodes/3,
@@ -18,14 +18,14 @@
 -define(LIMIT_TIMEOUT, 5000).
 
 %% @doc Read the limit of each process that holds users (the load nodes `Nodes', in the order
-%% `beamscale_load_nodes:start/1' gave them, or this node when there are none) and check the
+%% `beamscale_loadtest_nodes:start/1' gave them, or this node when there are none) and check the
 %% scenario against them, each with its share of the arrivals; the smallest limit.
 -spec check_nodes(beamscale_load_scenario:scenario(), [node()]) ->
     {ok, pos_integer() | infinity} | {error, {?MODULE, term()}}.
 check_nodes(#{load_nodes := Where} = Scenario, Nodes) ->
     {Holders, Weights} = case Nodes of
                              [] -> {[node()], [1]};
-                             _ -> {Nodes, beamscale_load_nodes:weights(Where)}
+                             _ -> {Nodes, beamscale_loadtest_nodes:weights(Where)}
                          end,
     case lists:partition(fun({ok, _}) -> true; (_) -> false end,
                          [limit(N) || N <- Holders]) of

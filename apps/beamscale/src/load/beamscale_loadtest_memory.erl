@@ -5,7 +5,7 @@
 %%
 %% A process of its own: the controller's `on_second' hands it each row, and it reads /proc
 %% only when the users in flight reach a new peak (a few small files, once a second at most).
--module(beamscale_load_memory).
+-module(beamscale_loadtest_memory).
 
 -behaviour(beamscale_seconds).
 

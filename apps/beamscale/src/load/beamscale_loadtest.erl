@@ -3,7 +3,7 @@
 %% `samples.csv') for the whole run, the load run itself (`beamscale_load_run'), then the run
 %% directory: `load.csv' (a row a second, written as it goes), `summary.json', `run.json' and
 %% `index.html' (`beamscale_writer'). Load nodes and the sampler are stopped whatever happens.
--module(beamscale_load_exec).
+-module(beamscale_loadtest).
 
 -export([run/2, run/3, watched/2, format_error/1]).
 -export_type([opts/0]).
@@ -31,33 +31,33 @@ run(Scenario, Opts) ->
 
 resolve(Scenario, Opts) ->
     Cookie = maps:get(cookie, Opts, undefined),
-    case beamscale_targets:resolve(maps:get(targets, Scenario), Cookie) of
+    case beamscale_loadtest_targets:resolve(maps:get(targets, Scenario), Cookie) of
         {ok, Targets, Started} ->
-            try beamscale_targets:check_calls(Scenario, Targets) of
+            try beamscale_loadtest_targets:check_calls(Scenario, Targets) of
                 ok -> run(Scenario, Targets, Opts);
                 {error, _} = Error -> Error
-            after beamscale_targets:stop(Started)
+            after beamscale_loadtest_targets:stop(Started)
             end;
         {error, _} = Error -> Error
     end.
 
-%% @doc Run `Scenario' against resolved targets (`beamscale_targets:resolve/2') and write the run
-%% directory `dir'; returns it.
+%% @doc Run `Scenario' against resolved targets (`beamscale_loadtest_targets:resolve/2') and
+%% write the run directory `dir'; returns it.
 -spec run(beamscale_load_scenario:scenario(), #{atom() => map()}, opts()) ->
     {ok, file:filename()} | {error, {module(), term()}}.
 run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
     {ok, _} = beamscale_node:distribute(),
     ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),
-    case beamscale_load_nodes:start(N) of
+    case beamscale_loadtest_nodes:start(N) of
         {ok, LoadNodes} ->
             Nodes = [Node || #{node := Node} <- LoadNodes],
             %% The file limit of every process that holds users, checked before the load.
-            try beamscale_load_files:check_nodes(Scenario, Nodes) of
+            try beamscale_loadtest_files:check_nodes(Scenario, Nodes) of
                 {ok, Limit} ->
                     Procs = #{file_limit => Limit, os_pids => os_pids(LoadNodes)},
                     measure(Scenario, Targets, Opts, {Nodes, Procs});
                 {error, _} = Error -> Error
-            after beamscale_load_nodes:stop(LoadNodes)
+            after beamscale_loadtest_nodes:stop(LoadNodes)
             end;
         {error, Reason} -> {error, {?MODULE, {load_nodes, Reason}}}
     end.
@@ -93,7 +93,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     ok = beamscale_sampler:watch(Sampler, Watched),
     Quiet = maps:get(quiet, Opts, false),
     {LoadNodes, #{os_pids := OsPids} = Procs} = Nodes,
-    Memory = beamscale_load_memory:start(OsPids),
+    Memory = beamscale_loadtest_memory:start(OsPids),
     Seconds = seconds(Scenario, Opts, Phase, Memory),
     OnDown = fun(Down) -> Quiet orelse io:put_chars(load_node_down_line(Down)) end,
     RunOpts = maps:merge(#{on_second => beamscale_seconds:on_second(Seconds),
@@ -102,22 +102,22 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
                    _ -> RunOpts#{load_nodes => LoadNodes,
-                                 weights => beamscale_load_nodes:weights(
+                                 weights => beamscale_loadtest_nodes:weights(
                                               maps:get(load_nodes, Scenario))}
                end,
-    Watch = beamscale_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
+    Watch = beamscale_loadtest_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
                                                quiet => Quiet}),
     Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
              after
                  ok = beamscale_sampler:stop(Sampler),
                  ok = beamscale_seconds:stop(Seconds)
              end,
-    Downs = beamscale_targets:downs(Watch),
+    Downs = beamscale_loadtest_targets:downs(Watch),
     case Result of
         {ok, R} ->
             Info = Info0#{load_nodes => LoadNodes, sampled => [N || #{target := N} <- Watched],
                           load_nodes_down => maps:get(load_nodes_down, R, []),
-                          downs => Downs, memory => beamscale_load_memory:peak(Memory),
+                          downs => Downs, memory => beamscale_loadtest_memory:peak(Memory),
                           file_limit => maps:get(file_limit, Procs)},
             write(Dir, Scenario, R, Info, Opts);
         {error, _} = Error -> unlink(Memory), exit(Memory, kill), Error
@@ -134,7 +134,7 @@ seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
          fun(Row) -> [beamscale_load_results:csv_row(Row)] end),
      Csv("errors.csv", beamscale_load_results:errors_header(),
          fun beamscale_load_results:errors_rows/1),
-     {beamscale_load_memory, Memory},
+     {beamscale_loadtest_memory, Memory},
      {beamscale_seconds_phase, Phase}]
         ++ [{beamscale_web_load, Web} || Web <- [web_start(Scenario, Opts)], Web =/= none]
         ++ [{beamscale_seconds_line, none} || not maps:get(quiet, Opts, false)].
@@ -217,8 +217,9 @@ closing(Dir, Index, Summary,
     [io:format("target ~p: node ~p went down at ~.1f s~n", [T, N, At])
      || #{target := T, node := N, at_s := At} <- Downs],
     [io:put_chars(load_node_down_line(D)) || D <- maps:get(load_nodes_down, Info)],
-    io:put_chars(beamscale_load_memory:closing_line(Memory)),
-    _ = [io:put_chars(L) || L <- [beamscale_load_files:emfile_line(Reasons, Limit)], L =/= none],
+    io:put_chars(beamscale_loadtest_memory:closing_line(Memory)),
+    _ = [io:put_chars(L)
+         || L <- [beamscale_loadtest_files:emfile_line(Reasons, Limit)], L =/= none],
     io:format("~ts~n", [Index]).
 
 %% One line, at once and in the closing lines: a load node gone takes its share of the users.
