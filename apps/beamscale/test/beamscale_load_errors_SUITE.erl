@@ -50,7 +50,7 @@ errors_by_reason(Config) ->
     try
         Path = file(Config, "reasons.scenario", errors_scenario(beamscale_target_http:port(Srv))),
         {ok, S} = beamscale_load_scenario:load(Path),
-        {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 5}),
+        {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 5}),
         Sum = beamscale_test_load:json(Dir, "summary.json"),
         #{<<"requests">> := Req, <<"errors">> := Err, <<"sessions_done">> := Done,
           <<"errors_by_reason">> := ByReason} = Sum,
@@ -230,7 +230,8 @@ cookie_hidden(Config) ->
                 "{phases, [{p, #{duration_s => 3, rate => 5}}]}.\n"
                 "{sessions, [{s, #{steps => [{rpc, #{call => {erlang, node, []}}}]}}]}.\n"
                 "{load_nodes, 1}.\n"),
-    Dir = filename:join(?config(priv_dir, Config), "cookie"),
+    %% priv_dir is shared by every suite of a run: a name of this case alone.
+    Dir = filename:join(?config(priv_dir, Config), "load_errors_cookie_hidden"),
     %% A cookie directory left by a command killed while a node booted (its pid is gone) is
     %% removed by the next node start; one of a live command (this emulator) stays.
     Tmp = case os:getenv("TMPDIR") of false -> "/tmp"; "" -> "/tmp"; T -> T end,
@@ -240,7 +241,7 @@ cookie_hidden(Config) ->
     {ok, S} = beamscale_load_scenario:load(Path),
     Self = self(),
     Spy = spawn_link(fun() -> Self ! {self(), spy(atom_to_list(erlang:get_cookie()), [], 0)} end),
-    {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true}),
+    {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true}),
     Spy ! stop,
     receive
         {Spy, {Seen, Holding}} ->
@@ -281,7 +282,7 @@ report_cut_short(Config) ->
         Path = file(Config, "load_errors_cut_short.scenario",
                     errors_scenario(beamscale_target_http:port(Srv))),
         {ok, S} = beamscale_load_scenario:load(Path),
-        {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 7}),
+        {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 7}),
         #{<<"requests">> := Req, <<"errors_by_reason">> := ByReason} =
             beamscale_test_load:json(Dir, "summary.json"),
         %% What a load killed before its end leaves: the files written as it goes.

@@ -55,7 +55,7 @@ load_node_over_ssh(Config) ->
                          "{load_nodes, [{\"127.0.0.1\", #{args => ~0tp}}]}.\n"
                          "{sample, []}.\n{drain_s, 3}.\n", [?config(ssh_args, Config)]),
     S = beamscale_test_load:scenario(Config, "ssh.scenario", Text),
-    {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 5}),
+    {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 5}),
     Sum = beamscale_test_load:json(Dir, "summary.json"),
     #{<<"sessions_started">> := Started, <<"sessions_done">> := Done, <<"errors">> := 0,
       <<"load_nodes">> := [#{<<"node">> := Node, <<"sessions_done">> := Done}]} = Sum,

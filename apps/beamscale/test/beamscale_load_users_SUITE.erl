@@ -35,7 +35,7 @@ two_source_addresses(Config) ->
               "{phases, [{p, #{duration_s => 2, rate => 20, max_users => 20}}]}.\n"
               "{sessions, [{s, #{steps => [{http, #{}}, {think, 100}, {http, #{}}]}}]}.\n"
               "{source_ips, [\"127.0.0.2\", \"127.0.0.3\"]}.\n{drain_s, 3}.\n", [Port])),
-        {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 5}),
+        {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 5}),
         Sum = beamscale_test_load:json(Dir, "summary.json"),
         #{<<"sessions_done">> := 20, <<"requests">> := 40, <<"errors">> := 0} = Sum,
         %% beamscale's reachability check of a host:port target comes from 127.0.0.1, once.

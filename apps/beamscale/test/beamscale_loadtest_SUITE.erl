@@ -36,7 +36,7 @@ sampled_run_and_report(Config) ->
             "{sessions, [{s, #{steps => [{loop, 3, [{rpc, #{target => sut, call => "
             "{beamscale_target_echo, work, [2000]}}}, {http, #{target => web}}, "
             "{think, 20}]}]}}]}.\n{drain_s, 2}.\n", [Port])),
-        {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 7,
+        {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 7,
                                                  msacc => 50}),
         Samples = beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
         Ok = [R || #{status := <<"ok">>} = R <- Samples],
@@ -89,7 +89,7 @@ two_load_nodes(Config) ->
                  "{sessions, [{s, #{steps => [{loop, 5, [{rpc, #{call => "
                  "{beamscale_target_echo, echo, [x]}}}]}]}}]}.\n"
                  "{load_nodes, 2}.\n{sample, []}.\n{drain_s, 3}.\n"),
-    {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 3}),
+    {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 3}),
     Sum = beamscale_test_load:json(Dir, "summary.json"),
     #{<<"sessions_started">> := Started, <<"sessions_done">> := Done,
       <<"requests">> := Req, <<"errors">> := 0, <<"load_nodes">> := Nodes} = Sum,
@@ -122,7 +122,7 @@ load_node_time_limit(Config) ->
                  "{sessions, [{s, #{steps => [{rpc, #{call => {erlang, node, []}}}, "
                  "{think, 60000}]}}]}.\n{load_nodes, 1}.\n{time_limit_s, 2}.\n"),
     T0 = erlang:monotonic_time(millisecond),
-    {ok, Dir} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true}),
+    {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true}),
     ?assert(erlang:monotonic_time(millisecond) - T0 < 30000),
     Sum = beamscale_test_load:json(Dir, "summary.json"),
     ?assertMatch(#{<<"stopped">> := <<"time_limit">>, <<"sessions_done">> := 0}, Sum),

@@ -66,7 +66,7 @@ held(Dir, Fun) ->
 %% The scenario is read (and the targets started) only once the name and directory are good.
 maybe_run({error, _} = Error, _Cookie, _File, _Opts) -> Error;
 maybe_run(ok, {error, _} = Error, _File, _Opts) -> Error;
-maybe_run(ok, {ok, #{dir := Dir} = Exec0}, File, Opts) ->
+maybe_run(ok, {ok, Exec0}, File, Opts) ->
     case beamscale_scenario_file:read(File) of
         {ok, Scenario} ->
             Exec1 = maps:merge(Exec0, maps:with([seed, quiet, msacc], Opts)),
@@ -75,7 +75,7 @@ maybe_run(ok, {ok, #{dir := Dir} = Exec0}, File, Opts) ->
                   end,
             ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
             case beamscale_web:with(maps:get(web, Opts, none), Run) of
-                {ok, _Dir} -> interrupted(Dir, maps:get(max_error_rate, Opts, none));
+                {ok, _Dir, Outcome} -> outcome(Outcome, maps:get(max_error_rate, Opts, none));
                 {error, _} = Error -> Error
             end;
         {error, _} = Error -> Error
@@ -100,29 +100,15 @@ fresh(Dir, Replace) ->
 
 %% A load stopped by SIGTERM (or Ctrl-C, which the ./beamscale script turns into one) wrote all
 %% its files; it ends with the signal's status (the script makes it 130 for Ctrl-C).
-interrupted(Dir, Max) ->
-    {ok, Bin} = file:read_file(filename:join(Dir, "summary.json")),
-    case beamscale_format_json:decode(Bin) of
-        {ok, #{<<"stopped">> := <<"interrupted">>}} -> {interrupted, 143};
-        _ -> whole(Dir, Max)
-    end.
-
-%% A load node that went down (run.json says which) took its share of the load with it: the
-%% run did not offer what the scenario asks, so it fails (exit 1), as a suite run whose node died.
-whole(Dir, Max) ->
-    {ok, Bin} = file:read_file(filename:join(Dir, "run.json")),
-    case beamscale_format_json:decode(Bin) of
-        {ok, #{<<"load_nodes_down">> := [_ | _] = Downs}} ->
-            {failed, io_lib:format("load nodes down: ~b; the load offered was less than the "
-                                   "scenario asks", [length(Downs)])};
-        _ -> gate(Dir, Max)
-    end.
-
-%% --max-error-rate: the share of failed requests, from the summary just written.
-gate(_Dir, none) -> ok;
-gate(Dir, Max) ->
-    {ok, Bin} = file:read_file(filename:join(Dir, "summary.json")),
-    {ok, #{<<"requests">> := Req, <<"errors">> := Err}} = beamscale_format_json:decode(Bin),
+outcome(#{stopped := interrupted}, _Max) -> {interrupted, 143};
+%% A load node that went down took its share of the load with it: the run did not offer what
+%% the scenario asks, so it fails (exit 1), as a suite run whose node died.
+outcome(#{load_nodes_down := Down}, _Max) when Down > 0 ->
+    {failed, io_lib:format("load nodes down: ~b; the load offered was less than the "
+                           "scenario asks", [Down])};
+outcome(_Outcome, none) -> ok;
+%% --max-error-rate: the share of failed requests.
+outcome(#{requests := Req, errors := Err}, Max) ->
     Rate = 100 * Err / max(Req, 1),
     case Rate > Max of
         true -> {failed, io_lib:format("~b of ~b requests failed (~.1f %), more than "

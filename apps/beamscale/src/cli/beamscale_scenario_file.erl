@@ -26,9 +26,12 @@ read(File) ->
 
 %% @doc Whether `File' is XML: its extension is `.xml' (any case), or its first character
 %% other than a byte-order mark and white space is `<' (a terms file starts with `{' or `%').
+%% Only a regular file's content is looked at: opening a FIFO waits for a writer, and the terms
+%% reader then refuses anything that is not a regular file by name.
 -spec is_xml(file:filename()) -> boolean().
 is_xml(File) ->
     beamscale_load_tsung:is_tsung(File) orelse
+        filelib:is_regular(File) andalso
         case file:open(File, [read, binary, raw]) of
             {ok, Fd} ->
                 Head = file:read(Fd, ?HEAD_BYTES),

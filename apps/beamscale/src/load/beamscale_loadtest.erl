@@ -6,7 +6,7 @@
 -module(beamscale_loadtest).
 
 -export([run/2, run/3, watched/2, format_error/1]).
--export_type([opts/0]).
+-export_type([opts/0, outcome/0]).
 
 %% The reasons the closing lines name; errors.csv and summary.json have them all.
 -define(TOP_REASONS, 5).
@@ -16,13 +16,16 @@
 %% sample_interval: ms between samples (default 1000); msacc: the share (%) of each interval
 %% microstate accounting is on (default 10, beamscale_sampler); web: the live page's server,
 %% fed each second (`beamscale_web_load').
+%% A finished load's figures the command's exit status depends on.
+-type outcome() :: #{stopped := atom(), requests := non_neg_integer(),
+                     errors := non_neg_integer(), load_nodes_down := non_neg_integer()}.
 -type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
                   label => binary(), cookie => atom(), sample_interval => pos_integer(),
                   msacc => 0..100, web => beamscale_web:web()}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
-    {ok, file:filename()} | {error, {module(), term()}}.
+    {ok, file:filename(), outcome()} | {error, {module(), term()}}.
 run(Scenario, Opts) ->
     case beamscale_node:distribute() of
         {ok, _} -> resolve(Scenario, Opts);
@@ -42,9 +45,9 @@ resolve(Scenario, Opts) ->
     end.
 
 %% @doc Run `Scenario' against resolved targets (`beamscale_loadtest_targets:resolve/2') and
-%% write the run directory `dir'; returns it.
+%% write the run directory `dir'; returns it and the run's outcome.
 -spec run(beamscale_load_scenario:scenario(), #{atom() => map()}, opts()) ->
-    {ok, file:filename()} | {error, {module(), term()}}.
+    {ok, file:filename(), outcome()} | {error, {module(), term()}}.
 run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
     {ok, _} = beamscale_node:distribute(),
     ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),
@@ -188,7 +191,13 @@ write(Dir, Scenario, Result, Info, Opts) ->
                                     beamscale_format_json:encode(run_info(Scenario, Info, Opts))),
     {ok, Index} = beamscale_writer:write(Dir),
     maps:get(quiet, Opts, false) orelse closing(Dir, Index, Summary, Info),
-    {ok, Dir}.
+    {ok, Dir, outcome(Summary, Info)}.
+
+%% What the command decides its exit status on, handed back rather than read again from the
+%% files just written.
+outcome(Summary, Info) ->
+    (maps:with([stopped, requests, errors], Summary))#{
+        load_nodes_down => length(maps:get(load_nodes_down, Info))}.
 
 %% The closing lines: where the run is, its counts, its errors by reason, and what cut it short.
 closing(Dir, Index, Summary,
