@@ -10,9 +10,13 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1]).
--export([name/0, features/0, sockets/1, format_error/1, tsung/0]).
+-export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
 -export([push_socket/1, handle_push/3]).
 -export_type([conn/0]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, req/3, bool/4, fail/4]).
 
 -type socket() :: beamscale_load_tcp:socket().
 %% The socket, the bytes received but not decoded, the next packet id, and whether the MQTT
@@ -246,6 +250,63 @@ format_error(subscribe_refused) -> "SUBACK refused the subscription (0x80)";
 format_error({unexpected, T}) -> io_lib:format("unexpected MQTT ~ts packet", [T]);
 format_error(R) -> ?CODEC:format_error(R).
 
-%% @doc Tsung's `<mqtt>' sessions are not read yet.
--spec tsung() -> none.
-tsung() -> none.
+%% @doc Tsung's `ts_mqtt' sessions and their `<mqtt>' element, to a tcp or ssl server.
+-spec tsung() -> beamscale_load_request:tsung().
+tsung() -> #{type => "ts_mqtt", element => mqtt, servers => ["tcp", "ssl"],
+             attributes => [type, clean_start, keepalive, will_topic, will_qos, will_msg,
+                            will_retain, topic, qos, retained, timeout]}.
+
+%% @doc An `<mqtt>' element: `type' connect (clean_start, keepalive, will_*), publish (topic,
+%% qos, retained; the text is the payload), subscribe (topic, qos), unsubscribe (topic),
+%% disconnect. `waitForMessages' is refused: the terms format's `wait' step does it.
+-spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
+from_tsung(_Req, E, Ctx) ->
+    check_attrs(E, Ctx),
+    Spec = case req(E, type, Ctx) of
+               "connect" -> tsung_connect(E, Ctx);
+               "publish" -> #{type => publish, topic => topic(E, Ctx), qos => qos(E, Ctx),
+                              retain => bool(E, retained, false, Ctx),
+                              payload => unicode:characters_to_binary(
+                                           beamscale_load_tsung_request:text(E))};
+               "subscribe" -> #{type => subscribe, topic => topic(E, Ctx), qos => qos(E, Ctx)};
+               "unsubscribe" -> #{type => unsubscribe, topic => topic(E, Ctx)};
+               "disconnect" -> #{type => disconnect};
+               "waitForMessages" ->
+                   fail(E, Ctx, "type=\"waitForMessages\" is not supported (the terms format's "
+                                "{wait, #{kind => mqtt, timeout_ms => Ms}} step in a bidi "
+                                "session does it)", []);
+               T -> fail(E, Ctx, "type=\"~ts\" (expected connect, publish, subscribe, "
+                                 "unsubscribe or disconnect)", [T])
+           end,
+    {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
+    case check(Spec, #{host => "", port => 0}) of
+        {ok, _} -> {Spec#{target => Name}, [{Name, Target}]};
+        {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
+    end.
+
+tsung_connect(E, Ctx) ->
+    Will = case attr(E, will_topic) of
+               undefined -> #{};
+               T -> #{will => #{topic => T, message => attr(E, will_msg, ""),
+                                qos => qos(E, will_qos, Ctx),
+                                retain => bool(E, will_retain, false, Ctx)}}
+           end,
+    Will#{type => connect, clean => bool(E, clean_start, true, Ctx),
+          keepalive_s => int(E, keepalive, "60", Ctx)}.
+
+topic(E, Ctx) -> unicode:characters_to_binary(req(E, topic, Ctx)).
+
+qos(E, Ctx) -> qos(E, qos, Ctx).
+
+qos(E, Name, Ctx) ->
+    case attr(E, Name, "0") of
+        "0" -> 0;
+        "1" -> 1;
+        Q -> fail(E, Ctx, "~ts=\"~ts\" (expected 0 or 1; QoS 2 is not supported)", [Name, Q])
+    end.
+
+int(E, Name, Default, Ctx) ->
+    V = attr(E, Name, Default),
+    try list_to_integer(V)
+    catch error:badarg -> fail(E, Ctx, "~ts=\"~ts\" (expected an integer)", [Name, V])
+    end.
