@@ -38,11 +38,13 @@ requests_test() ->
                   {request, M, server, #{type := unsubscribe, topic := <<"t">>}, _},
                   {request, M, server, #{type := disconnect}, _}], Steps).
 
-refused_test() ->
-    ?assertEqual({error, "t.xml:6: type=\"waitForMessages\" is not supported (the terms "
-                         "format's {wait, #{kind => mqtt, timeout_ms => Ms}} step in a bidi "
-                         "session does it)"},
+wait_test() ->
+    ?assertMatch([{wait, beamscale_load_mqtt, server, 60000}],
                  load(xml("<request><mqtt type=\"waitForMessages\" timeout=\"60\"/></request>"))),
+    ?assertEqual({error, "t.xml:6: timeout: expected seconds from 1 to 4294967"},
+                 load(xml("<request><mqtt type=\"waitForMessages\" timeout=\"0\"/></request>"))).
+
+refused_test() ->
     ?assertEqual({error, "t.xml:6: qos=\"2\" (expected 0 or 1; QoS 2 is not supported)"},
                  load(xml("<request><mqtt type=\"publish\" topic=\"t\" qos=\"2\">x</mqtt>"
                           "</request>"))),

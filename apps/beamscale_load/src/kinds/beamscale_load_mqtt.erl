@@ -258,7 +258,7 @@ tsung() -> #{type => "ts_mqtt", element => mqtt, servers => ["tcp", "ssl"],
 
 %% @doc An `<mqtt>' element: `type' connect (clean_start, keepalive, will_*), publish (topic,
 %% qos, retained; the text is the payload), subscribe (topic, qos), unsubscribe (topic),
-%% disconnect. `waitForMessages' is refused: the terms format's `wait' step does it.
+%% disconnect; `waitForMessages' (timeout, seconds) is a `wait' step.
 -spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
 from_tsung(_Req, E, Ctx) ->
     check_attrs(E, Ctx),
@@ -271,14 +271,17 @@ from_tsung(_Req, E, Ctx) ->
                "subscribe" -> #{type => subscribe, topic => topic(E, Ctx), qos => qos(E, Ctx)};
                "unsubscribe" -> #{type => unsubscribe, topic => topic(E, Ctx)};
                "disconnect" -> #{type => disconnect};
-               "waitForMessages" ->
-                   fail(E, Ctx, "type=\"waitForMessages\" is not supported (the terms format's "
-                                "{wait, #{kind => mqtt, timeout_ms => Ms}} step in a bidi "
-                                "session does it)", []);
+               "waitForMessages" -> #{wait_ms => wait_ms(E, Ctx)};
                T -> fail(E, Ctx, "type=\"~ts\" (expected connect, publish, subscribe, "
                                  "unsubscribe or disconnect)", [T])
            end,
     {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
+    case Spec of
+        #{wait_ms := _} -> {Spec#{target => Name}, [{Name, Target}]};
+        _ -> checked(Spec, Name, Target, E, Ctx)
+    end.
+
+checked(Spec, Name, Target, E, Ctx) ->
     case check(Spec, #{host => "", port => 0}) of
         {ok, _} -> {Spec#{target => Name}, [{Name, Target}]};
         {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
@@ -293,6 +296,14 @@ tsung_connect(E, Ctx) ->
            end,
     Will#{type => connect, clean => bool(E, clean_start, true, Ctx),
           keepalive_s => int(E, keepalive, "60", Ctx)}.
+
+%% Tsung's `timeout' is in seconds (default 1): the wait ends at the first message, or fails
+%% with `no pushed message within Ms ms'.
+wait_ms(E, Ctx) ->
+    case int(E, timeout, "1", Ctx) of
+        S when S > 0, S =< 4294967 -> S * 1000;
+        _ -> fail(E, Ctx, "timeout: expected seconds from 1 to 4294967", [])
+    end.
 
 topic(E, Ctx) -> unicode:characters_to_binary(req(E, topic, Ctx)).
 
