@@ -6,14 +6,14 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([publish_qos/1, bidi_receives/1, hostile_length/1]).
--export([publish_qos/0, bidi_receives/0, hostile_length/0]).
+-export([publish_qos/1, bidi_receives/1, hostile_length/1, tsung_example/1]).
+-export([publish_qos/0, bidi_receives/0, hostile_length/0, tsung_example/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [publish_qos, bidi_receives, hostile_length].
+all() -> [publish_qos, bidi_receives, hostile_length, tsung_example].
 
 %% Fails, not skips, when mosquitto cannot start (start_server/4).
 init_per_suite(Config) ->
@@ -114,3 +114,23 @@ flood(S) ->
     Junk = binary:copy(<<"x">>, 4096),
     lists:foreach(fun(_) -> gen_tcp:send(S, Junk) end, lists:seq(1, 16)),
     gen_tcp:close(S).
+
+tsung_example() ->
+    [{doc, "Tsung's mqtt.xml, both sessions, against mosquitto: answers and no errors."}].
+tsung_example(Config) ->
+    Port = integer_to_list(proplists:get_value(port, Config)),
+    %% Besides the port and the arrivals: the static <user> (refused: static arrivals) goes,
+    %% and the subscriber session gets arrivals of its own. The publisher's retained message
+    %% reaches every subscriber that comes after the first publisher.
+    S = beamscale_load_servers:tsung_example(
+          "mqtt.xml",
+          [{"port=\"5672\"", "port=\"" ++ Port ++ "\""},
+           {"<user session=\"mqtt_subscriber\" start_time=\"10\" unit=\"second\"></user>", ""},
+           {"probability=\"100\"", "probability=\"50\""},
+           {"probability=\"0\"", "probability=\"50\""},
+           {"maxnumber=\"1\" arrivalrate=\"1\"", "maxnumber=\"20\" arrivalrate=\"10\""},
+           {"duration=\"3\"", "duration=\"1\""}]),
+    #{total := T} = run(S),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assertEqual(0, maps:get(errors, T)),
+    ?assert(maps:get(sessions_done, T) >= 5).
