@@ -6,14 +6,17 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([publish_qos/1, bidi_receives/1, hostile_length/1, tsung_example/1]).
--export([publish_qos/0, bidi_receives/0, hostile_length/0, tsung_example/0]).
+-export([publish_qos/1, bidi_receives/1, hostile_length/1, tsung_example/1,
+         retained_wait/1, suback_and_publish/1]).
+-export([publish_qos/0, bidi_receives/0, hostile_length/0, tsung_example/0,
+         retained_wait/0, suback_and_publish/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [publish_qos, bidi_receives, hostile_length, tsung_example].
+all() -> [publish_qos, bidi_receives, retained_wait, suback_and_publish,
+         hostile_length, tsung_example].
 
 %% Fails, not skips, when mosquitto cannot start (start_server/4).
 init_per_suite(Config) ->
@@ -79,14 +82,70 @@ bidi_receives(Config) ->
     ?assert(Pushed >= 1),
     ?assert(maps:get(sessions_done, T) >= 10).
 
-hostile_length() ->
-    [{doc, "A broker announcing a 256 MiB packet: a named reason, nothing of it held."}].
-hostile_length(_Config) ->
+retained_wait() ->
+    [{doc, "The retained message that follows a SUBACK (often in its segment) ends the wait."}].
+retained_wait(Config) ->
+    Steps = "[{mqtt, #{type => connect}},"
+            " {mqtt, #{type => publish, topic => <<\"bs/kept\">>, payload => <<\"r\">>,"
+            "          qos => 1, retain => true}},"
+            " {mqtt, #{type => subscribe, topic => <<\"bs/kept\">>, qos => 1}},"
+            " {wait, #{kind => mqtt, timeout_ms => 3000}},"
+            " {mqtt, #{type => disconnect}}]",
+    Port = proplists:get_value(port, Config),
+    #{total := T} = run(scenario(Port, "[{s, #{bidi => true, steps => " ++ Steps ++ "}}]")),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 10),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assert(maps:get(<<"pushed">>, maps:get(counts, T)) >= Done).
+
+suback_and_publish() ->
+    [{doc, "A PUBLISH sent with the SUBACK, in one segment, ends the next wait."}].
+suback_and_publish(_Config) ->
+    {L, Port, Acceptor} = broker(fun joined/1),
+    try
+        Steps = "[{mqtt, #{type => connect}}, {mqtt, #{type => subscribe, topic => <<\"t\">>}},"
+                " {wait, #{kind => mqtt, timeout_ms => 3000}}]",
+        #{total := T} = run(scenario(Port, "[{s, #{bidi => true, steps => " ++ Steps ++ "}}]")),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 10),
+        ?assertEqual(#{}, maps:get(reasons, T)),
+        ?assertEqual(Done, maps:get(<<"pushed">>, maps:get(counts, T)))
+    after
+        exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+%% A broker in this node: each connection served by `Serve(Socket)'.
+broker(Serve) ->
     {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
                                  {reuseaddr, true}]),
     {ok, Port} = inet:port(L),
-    Acceptor = spawn(fun() -> hostile(L) end),
+    Acceptor = spawn(fun() -> accept(L, Serve) end),
     ok = gen_tcp:controlling_process(L, Acceptor),
+    {L, Port, Acceptor}.
+
+accept(L, Serve) ->
+    case gen_tcp:accept(L) of
+        {ok, S} -> spawn(fun() -> Serve(S) end), accept(L, Serve);
+        _ -> ok
+    end.
+
+%% CONNACK, then SUBACK and a QoS 0 PUBLISH in one send; then reads until the client goes.
+joined(S) ->
+    C = beamscale_load_mqtt_codec,
+    {ok, _} = gen_tcp:recv(S, 0, 5000),
+    ok = gen_tcp:send(S, C:encode(#{type => connack, return_code => 0})),
+    {ok, Sub} = gen_tcp:recv(S, 0, 5000),
+    {ok, #{type := subscribe, id := Id}, _} = C:decode(Sub, 1 bsl 20),
+    ok = gen_tcp:send(S, [C:encode(#{type => suback, id => Id, codes => <<0>>}),
+                          C:encode(#{type => publish, topic => <<"t">>, payload => <<"m">>,
+                                     qos => 0})]),
+    _ = gen_tcp:recv(S, 0, 10000),
+    gen_tcp:close(S).
+
+hostile_length() ->
+    [{doc, "A broker announcing a 256 MiB packet: a named reason, nothing of it held."}].
+hostile_length(_Config) ->
+    {L, Port, Acceptor} = broker(fun flood/1),
     try
         Steps = "[{mqtt, #{type => connect}}]",
         #{total := T} = run(scenario(Port, "[{s, #{steps => " ++ Steps ++ "}}]")),
@@ -102,12 +161,6 @@ hostile_length(_Config) ->
     end.
 
 %% Reads the CONNECT, then sends a PUBLISH head announcing 268435455 bytes and streams junk.
-hostile(L) ->
-    case gen_tcp:accept(L) of
-        {ok, S} -> spawn(fun() -> flood(S) end), hostile(L);
-        _ -> ok
-    end.
-
 flood(S) ->
     _ = gen_tcp:recv(S, 0, 5000),
     _ = gen_tcp:send(S, <<16#30, 16#FF, 16#FF, 16#FF, 16#7F>>),

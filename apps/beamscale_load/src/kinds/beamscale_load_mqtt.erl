@@ -160,7 +160,7 @@ await(Want, S, Buf, Deadline, Id) ->
     case ?CODEC:decode(Buf, beamscale_load_reader:max(S)) of
         {ok, P, Rest} ->
             case answer(Want, P, S) of
-                {done, Result} -> Result(Rest, Id);
+                {done, Result} -> nudge(S, Rest), Result(Rest, Id);
                 skip -> await(Want, S, Rest, Deadline, Id);
                 {error, R} -> gone(S, {?MODULE, R})
             end;
@@ -171,6 +171,15 @@ await(Want, S, Buf, Deadline, Id) ->
             end;
         {error, {?CODEC, R}} -> gone(S, {?MODULE, R})
     end.
+
+%% Bytes that came with the answer (a retained message right behind a SUBACK) wait in the
+%% buffer, where a `wait' step, which watches the mailbox, would not see them: an empty message
+%% of the socket hands them to `handle_push/3' (or to the next request's read).
+nudge(_S, <<>>) -> ok;
+nudge(S, _Rest) -> self() ! {tcp_or_ssl(S), S, <<>>}, ok.
+
+tcp_or_ssl(S) when is_port(S) -> tcp;
+tcp_or_ssl(_S) -> ssl.
 
 answer(connack, #{type := connack, return_code := 0}, S) ->
     {done, fun(Rest, Id) -> {ok, {mqtt, S, Rest, Id, true}} end};
