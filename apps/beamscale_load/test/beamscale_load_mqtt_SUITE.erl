@@ -7,20 +7,25 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([publish_qos/1, bidi_receives/1, hostile_length/1, tsung_example/1,
-         retained_wait/1, suback_and_publish/1]).
+         retained_wait/1, suback_and_publish/1, broker_stopped/1]).
 -export([publish_qos/0, bidi_receives/0, hostile_length/0, tsung_example/0,
-         retained_wait/0, suback_and_publish/0]).
+         retained_wait/0, suback_and_publish/0, broker_stopped/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [publish_qos, bidi_receives, retained_wait, suback_and_publish,
-         hostile_length, tsung_example].
+         hostile_length, tsung_example, broker_stopped].
 
 %% Fails, not skips, when mosquitto cannot start (start_server/4).
 init_per_suite(Config) ->
-    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_mqtt_SUITE"),
+    {Port, Stop} = mosquitto(Config, "beamscale_load_mqtt_SUITE"),
+    [{port, Port}, {stop, Stop} | Config].
+
+%% A mosquitto of its own in priv_dir/`Name': its port and the fun that stops it by OS pid.
+mosquitto(Config, Name) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, Name),
     Port = beamscale_load_servers:free_port(),
     File = filename:join(Dir, "mosquitto.conf"),
     ok = file:write_file(File, io_lib:format("listener ~b 127.0.0.1\nallow_anonymous true\n"
@@ -29,8 +34,7 @@ init_per_suite(Config) ->
               false -> os:find_executable("mosquitto", "/usr/sbin");
               E -> E
           end,
-    Stop = beamscale_load_servers:start_server(Exe, ["-c", File], Port, Dir),
-    [{port, Port}, {stop, Stop} | Config].
+    {Port, beamscale_load_servers:start_server(Exe, ["-c", File], Port, Dir)}.
 
 end_per_suite(Config) ->
     (proplists:get_value(stop, Config))(),
@@ -141,6 +145,30 @@ joined(S) ->
                                      qos => 0})]),
     _ = gen_tcp:recv(S, 0, 10000),
     gen_tcp:close(S).
+
+broker_stopped() ->
+    [{doc, "A broker stopped mid-load: errors by reason, and the run ends on time."}].
+broker_stopped(Config) ->
+    {Port, Stop} = mosquitto(Config, "beamscale_load_mqtt_SUITE_stopped"),
+    Steps = "[{mqtt, #{type => connect}}, {think, 100},"
+            " {mqtt, #{type => publish, topic => <<\"bs/s\">>, payload => <<\"x\">>, qos => 1}},"
+            " {mqtt, #{type => disconnect}}]",
+    S = scenario(io_lib:format(
+                   "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
+                   "{phases, [{p, #{duration_s => 2, rate => 20}}]}.\n"
+                   "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, Steps])),
+    %% Not linked: it stops the broker even if the run fails first.
+    _ = spawn(fun() -> timer:sleep(800), Stop() end),
+    Start = erlang:monotonic_time(millisecond),
+    #{total := T} = run(S),
+    Elapsed = erlang:monotonic_time(millisecond) - Start,
+    Reasons = maps:get(reasons, T),
+    ct:pal("errors ~p, reasons ~p, ~b ms", [maps:get(errors, T), Reasons, Elapsed]),
+    ?assert(maps:get(errors, T) >= 5),
+    ?assert(maps:is_key(<<"connection refused">>, Reasons)),
+    ?assert(maps:get(sessions_done, T) >= 5),
+    %% 2 s of arrivals, a 5 s request timeout at most after them, generous beside a CPU hog.
+    ?assert(Elapsed < 15000).
 
 hostile_length() ->
     [{doc, "A broker announcing a 256 MiB packet: a named reason, nothing of it held."}].
