@@ -46,12 +46,13 @@ scenario(Port, Sessions) ->
                "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
                "{sessions, ~ts}.\n", [Port, Sessions])).
 
-publish_qos() -> [{doc, "connect, publish at QoS 0 and 1, disconnect: all counted, no errors."}].
+publish_qos() -> [{doc, "connect, publish at QoS 0, 1, 2, disconnect: counted, no errors."}].
 publish_qos(Config) ->
     Steps = "[{mqtt, #{type => connect, keepalive_s => 30}},"
             " {mqtt, #{type => publish, topic => <<\"bs/a\">>, payload => <<\"hi\">>}},"
             " {mqtt, #{type => publish, topic => <<\"bs/a\">>, size => 100, qos => 1,"
             "          retain => true}},"
+            " {mqtt, #{type => publish, topic => <<\"bs/a\">>, payload => <<\"2\">>, qos => 2}},"
             " {mqtt, #{type => disconnect}}]",
     Port = proplists:get_value(port, Config),
     #{total := T} = run(scenario(Port, "[{s, #{steps => " ++ Steps ++ "}}]")),
@@ -59,15 +60,15 @@ publish_qos(Config) ->
     ?assert(Done >= 10),
     ?assertEqual(0, maps:get(errors, T)),
     ?assertEqual(#{}, maps:get(reasons, T)),
-    ?assertEqual(4 * Done, maps:get(requests, T)),
-    %% CONNACK (4 bytes) and PUBACK (4 bytes) per session: nothing else comes back.
-    ?assertEqual(8 * Done, maps:get(bytes_received, T)).
+    ?assertEqual(5 * Done, maps:get(requests, T)),
+    %% CONNACK, PUBACK, PUBREC and PUBCOMP (4 bytes each) per session: nothing else comes back.
+    ?assertEqual(16 * Done, maps:get(bytes_received, T)).
 
 bidi_receives() ->
     [{doc, "A bidi user subscribes and its wait gets another user's publish."}].
 bidi_receives(Config) ->
     Sub = "{sub, #{bidi => true, steps => [{mqtt, #{type => connect}},"
-          " {mqtt, #{type => subscribe, topic => <<\"bs/room\">>, qos => 1}},"
+          " {mqtt, #{type => subscribe, topic => <<\"bs/room\">>, qos => 2}},"
           " {wait, #{kind => mqtt, timeout_ms => 5000}},"
           " {mqtt, #{type => unsubscribe, topic => <<\"bs/room\">>}},"
           " {mqtt, #{type => disconnect}}]}}",
@@ -76,7 +77,7 @@ bidi_receives(Config) ->
     Pub = "{pub, #{steps => [{mqtt, #{type => connect}}"
           ++ lists:append(lists:duplicate(
                             5, ", {mqtt, #{type => publish, topic => <<\"bs/room\">>,"
-                               " payload => <<\"m\">>, qos => 1}}, {think, 300}"))
+                               " payload => <<\"m\">>, qos => 2}}, {think, 300}"))
           ++ ", {mqtt, #{type => disconnect}}]}}",
     Port = proplists:get_value(port, Config),
     #{total := T} = run(scenario(Port, "[" ++ Sub ++ ", " ++ Pub ++ "]")),

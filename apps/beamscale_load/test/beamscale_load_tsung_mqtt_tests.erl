@@ -45,8 +45,8 @@ wait_test() ->
                  load(xml("<request><mqtt type=\"waitForMessages\" timeout=\"0\"/></request>"))).
 
 refused_test() ->
-    ?assertEqual({error, "t.xml:6: qos=\"2\" (expected 0 or 1; QoS 2 is not supported)"},
-                 load(xml("<request><mqtt type=\"publish\" topic=\"t\" qos=\"2\">x</mqtt>"
+    ?assertEqual({error, "t.xml:6: qos=\"3\" (expected 0, 1 or 2)"},
+                 load(xml("<request><mqtt type=\"publish\" topic=\"t\" qos=\"3\">x</mqtt>"
                           "</request>"))),
     ?assertEqual({error, "t.xml:6: topic: expected a non-empty topic"},
                  load(xml("<request><mqtt type=\"subscribe\" topic=\"\"/></request>"))).

@@ -1,9 +1,10 @@
 %% @doc The `mqtt' request kind, Tsung's `ts_mqtt': an MQTT 3.1.1 client over the user's TCP (or
 %% TLS) connection (`beamscale_load_mqtt_codec'). `connect' sends CONNECT and waits for CONNACK,
-%% `publish' sends at QoS 0 (no answer) or 1 (waits for its PUBACK), `subscribe' and
-%% `unsubscribe' wait for their acknowledgement, `disconnect' ends the session. Messages the
-%% broker delivers from the user's subscriptions are pushes (`handle_push/3', in a `bidi'
-%% session): counted, acknowledged at QoS 1, their payload dropped; a `wait' step waits for one.
+%% `publish' sends at QoS 0 (no answer), 1 (waits for its PUBACK) or 2 (PUBREC, PUBREL,
+%% PUBCOMP), `subscribe' and `unsubscribe' wait for their acknowledgement, `disconnect' ends the
+%% session. Messages the broker delivers from the user's subscriptions are pushes
+%% (`handle_push/3', in a `bidi' session): counted, acknowledged at QoS 1 and 2, their payload
+%% dropped; a `wait' step waits for one.
 %% Every read goes through `beamscale_load_reader' and the codec refuses a packet longer than
 %% the target's `max_reply_bytes' before its bytes come.
 -module(beamscale_load_mqtt).
@@ -95,8 +96,8 @@ bytes(Key, V) ->
     catch error:badarg -> bad(Key, "expected a string (iodata)")
     end.
 
-qos(Q) when Q =:= 0; Q =:= 1 -> Q;
-qos(_) -> bad(qos, "expected 0 or 1").
+qos(Q) when Q =:= 0; Q =:= 1; Q =:= 2 -> Q;
+qos(_) -> bad(qos, "expected 0, 1 or 2").
 
 bool(_Key, B) when is_boolean(B) -> B;
 bool(Key, _) -> bad(Key, "expected true or false").
@@ -130,8 +131,9 @@ request(#{type := disconnect}, {mqtt, S, _, _, true}, _Timeout) ->
     ok = beamscale_load_tcp:drop(S),
     {ok, closed};
 request(#{type := publish, qos := 0} = P, Conn, Timeout) -> exchange(P, Conn, none, Timeout);
-request(#{type := publish} = P, {mqtt, _, _, Id, _} = Conn, Timeout) ->
-    exchange(P#{id => Id}, Conn, {puback, Id}, Timeout);
+%% QoS 2: PUBLISH, PUBREC, PUBREL, PUBCOMP, all within the request's deadline.
+request(#{type := publish, qos := Q} = P, {mqtt, _, _, Id, _} = Conn, Timeout) ->
+    exchange(P#{id => Id}, Conn, {case Q of 1 -> puback; 2 -> pubrec end, Id}, Timeout);
 request(#{type := subscribe, topic := T, qos := Q}, {mqtt, _, _, Id, _} = Conn, Timeout) ->
     exchange(#{type => subscribe, id => Id, topics => [{T, Q}]}, Conn, {suback, Id}, Timeout);
 request(#{type := unsubscribe, topic := T}, {mqtt, _, _, Id, _} = Conn, Timeout) ->
@@ -161,6 +163,7 @@ await(Want, S, Buf, Deadline, Id) ->
         {ok, P, Rest} ->
             case answer(Want, P, S) of
                 {done, Result} -> nudge(S, Rest), Result(Rest, Id);
+                {next, Want1} -> await(Want1, S, Rest, Deadline, Id);
                 skip -> await(Want, S, Rest, Deadline, Id);
                 {error, R} -> gone(S, {?MODULE, R})
             end;
@@ -184,6 +187,11 @@ tcp_or_ssl(_S) -> ssl.
 answer(connack, #{type := connack, return_code := 0}, S) ->
     {done, fun(Rest, Id) -> {ok, {mqtt, S, Rest, Id, true}} end};
 answer(connack, #{type := connack, return_code := Rc}, _S) -> {error, {refused, Rc}};
+answer({pubrec, Id}, #{type := pubrec, id := Id}, S) ->
+    case send(S, #{type => pubrel, id => Id}) of
+        ok -> {next, {pubcomp, Id}};
+        {error, R} -> {error, {send, R}}
+    end;
 answer({Type, Id}, #{type := Type, id := Id} = P, S) ->
     case P of
         #{codes := <<128>>} -> {error, subscribe_refused};
@@ -191,10 +199,13 @@ answer({Type, Id}, #{type := Type, id := Id} = P, S) ->
     end;
 answer(_Want, #{type := publish} = P, S) -> _ = ack(S, P), skip;
 answer(_Want, #{type := pingresp}, _S) -> skip;
+answer(_Want, #{type := pubrel, id := Id}, S) -> _ = send(S, #{type => pubcomp, id => Id}), skip;
 answer(_Want, #{type := T}, _S) -> {error, {unexpected, T}}.
 
-%% A QoS 1 delivery is acknowledged, else the broker sends it again.
+%% A QoS 1 delivery is acknowledged, else the broker sends it again; a QoS 2 one is received
+%% (PUBREC), and its PUBREL completed (PUBCOMP) when it comes.
 ack(S, #{qos := 1, id := Id}) -> send(S, #{type => puback, id => Id});
+ack(S, #{qos := 2, id := Id}) -> send(S, #{type => pubrec, id => Id});
 ack(_S, _P) -> ok.
 
 gone(S, Reason) ->
@@ -210,7 +221,8 @@ close({mqtt, S, _, _, _}) -> beamscale_load_tcp:drop(S).
 push_socket({mqtt, S, _, _, _}) -> S.
 
 %% @doc Bytes the broker sent while the user waits: whole PUBLISH packets are pushes (counted in
-%% `Store', acknowledged at QoS 1), other packets dropped, a partial one kept for the next bytes.
+%% `Store', acknowledged at QoS 1 and 2), other packets dropped, a partial one kept for the next
+%% bytes.
 -spec handle_push(term(), conn(), non_neg_integer() | undefined) ->
     {push | ignore, conn() | closed, non_neg_integer()}.
 handle_push(Msg, Conn, undefined) -> handle_push(Msg, Conn, 0);
@@ -232,6 +244,9 @@ handle_push(_Closed, {mqtt, S, _, _, _}, N) ->
 deliveries(S, Buf, Got) ->
     case ?CODEC:decode(Buf, beamscale_load_reader:max(S)) of
         {ok, #{type := publish} = P, Rest} -> _ = ack(S, P), deliveries(S, Rest, Got + 1);
+        {ok, #{type := pubrel, id := Id}, Rest} ->
+            _ = send(S, #{type => pubcomp, id => Id}),
+            deliveries(S, Rest, Got);
         {ok, _Other, Rest} -> deliveries(S, Rest, Got);
         more -> {ok, Buf, Got};
         {error, _} -> error
@@ -256,6 +271,7 @@ format_error(already_connected) -> "connect on an MQTT session already open";
 format_error(not_connected) -> "an MQTT request before connect (or after disconnect)";
 format_error({refused, Rc}) -> io_lib:format("CONNACK refused the connection (code ~b)", [Rc]);
 format_error(subscribe_refused) -> "SUBACK refused the subscription (0x80)";
+format_error({send, R}) -> io_lib:format("send: ~0tp", [R]);
 format_error({unexpected, T}) -> io_lib:format("unexpected MQTT ~ts packet", [T]);
 format_error(R) -> ?CODEC:format_error(R).
 
@@ -322,7 +338,8 @@ qos(E, Name, Ctx) ->
     case attr(E, Name, "0") of
         "0" -> 0;
         "1" -> 1;
-        Q -> fail(E, Ctx, "~ts=\"~ts\" (expected 0 or 1; QoS 2 is not supported)", [Name, Q])
+        "2" -> 2;
+        Q -> fail(E, Ctx, "~ts=\"~ts\" (expected 0, 1 or 2)", [Name, Q])
     end.
 
 int(E, Name, Default, Ctx) ->

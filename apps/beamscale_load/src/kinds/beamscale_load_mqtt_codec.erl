@@ -1,5 +1,6 @@
-%% @doc MQTT 3.1.1 packets (OASIS standard, 2014), pure: terms to bytes and back, both ways for
-%% every packet the `mqtt' kind sends or reads (a test broker decodes what a client encodes).
+%% @doc MQTT 3.1.1 packets (OASIS standard, 2014; QoS 0, 1 and 2), pure: terms to bytes and
+%% back, both ways for every packet the `mqtt' kind sends or reads (a test broker decodes what a
+%% client encodes).
 %% A packet is a map with `type'; `decode/2' refuses a remaining length above MQTT's own bound
 %% (268435455) or the caller's (the target's `max_reply_bytes') before any of its bytes arrive,
 %% so a hostile length costs nothing to hold.
@@ -15,6 +16,9 @@
 -define(CONNACK, 2).
 -define(PUBLISH, 3).
 -define(PUBACK, 4).
+-define(PUBREC, 5).
+-define(PUBREL, 6).
+-define(PUBCOMP, 7).
 -define(SUBSCRIBE, 8).
 -define(SUBACK, 9).
 -define(UNSUBSCRIBE, 10).
@@ -46,6 +50,10 @@ encode(#{type := publish, topic := T, payload := Pl, qos := Q} = P) ->
     Id = case Q of 0 -> <<>>; _ -> <<(maps:get(id, P)):16>> end,
     packet(?PUBLISH, Flags, [str(T), Id, Pl]);
 encode(#{type := puback, id := Id}) -> packet(?PUBACK, 0, <<Id:16>>);
+encode(#{type := pubrec, id := Id}) -> packet(?PUBREC, 0, <<Id:16>>);
+%% PUBREL's flags are 0010 (MQTT 3.1.1, 3.6.1).
+encode(#{type := pubrel, id := Id}) -> packet(?PUBREL, 2, <<Id:16>>);
+encode(#{type := pubcomp, id := Id}) -> packet(?PUBCOMP, 0, <<Id:16>>);
 encode(#{type := subscribe, id := Id, topics := Ts}) ->
     packet(?SUBSCRIBE, 2, [<<Id:16>> | [[str(T), Q] || {T, Q} <- Ts]]);
 encode(#{type := suback, id := Id, codes := Cs}) -> packet(?SUBACK, 0, [<<Id:16>>, Cs]);
@@ -129,6 +137,9 @@ body(?PUBLISH, Flags, Body) ->
            retain => Flags band 1 =:= 1, dup => Flags band 8 =:= 8},
     case Id of undefined -> P0; _ -> P0#{id => Id} end;
 body(?PUBACK, 0, <<Id:16>>) -> #{type => puback, id => Id};
+body(?PUBREC, 0, <<Id:16>>) -> #{type => pubrec, id => Id};
+body(?PUBREL, 2, <<Id:16>>) -> #{type => pubrel, id => Id};
+body(?PUBCOMP, 0, <<Id:16>>) -> #{type => pubcomp, id => Id};
 body(?SUBSCRIBE, 2, <<Id:16, Rest/binary>>) ->
     #{type => subscribe, id => Id, topics => filters(Rest)};
 body(?SUBACK, 0, <<Id:16, Codes/binary>>) -> #{type => suback, id => Id, codes => Codes};
@@ -192,6 +203,9 @@ round_trip_test_() ->
           #{type => publish, topic => <<"a">>, payload => binary:copy(<<1>>, 300), qos => 1,
             retain => false, dup => false, id => 7},
           #{type => puback, id => 65535},
+          #{type => publish, topic => <<"q2">>, payload => <<>>, qos => 2, retain => false,
+            dup => true, id => 9},
+          #{type => pubrec, id => 9}, #{type => pubrel, id => 9}, #{type => pubcomp, id => 9},
           #{type => subscribe, id => 1, topics => [{<<"a/#">>, 1}, {<<"b">>, 0}]},
           #{type => suback, id => 1, codes => <<1, 128>>},
           #{type => unsubscribe, id => 2, topics => [<<"a/#">>]},
