@@ -33,6 +33,7 @@ tsung
 wrk
 linux-perf
 elixir
+mosquitto
 "
 case "${1:-test}" in
     run) packages="$run_packages" ;;
@@ -52,8 +53,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing:$missing"
 apt-get update -q
-# The tests start their own mariadbd, sshd, nginx, PostgreSQL and websocketd (throwaway data, loopback, stopped by pid): the
-# packages' system services are not started (policy-rc.d, for this install only).
+# The tests start their own mariadbd, sshd, nginx, PostgreSQL, websocketd and mosquitto
+# (throwaway data, loopback, stopped by pid): the packages' system services are not started
+# (policy-rc.d, for this install only).
 policy=/usr/sbin/policy-rc.d
 status=0
 if [ ! -e "$policy" ]; then

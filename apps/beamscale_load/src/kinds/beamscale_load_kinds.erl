@@ -16,7 +16,8 @@ all() ->
      beamscale_load_raw,
      beamscale_load_websocket,
      beamscale_load_mysql,
-     beamscale_load_pgsql].
+     beamscale_load_pgsql,
+     beamscale_load_mqtt].
 
 %% @doc The module of a terms step name.
 -spec by_name(atom()) -> {ok, module()} | error.

@@ -37,11 +37,17 @@ request(E, #{type := Mod} = Ctx) ->
                 string:find(values(R), "%%") =/= nomatch],
             [static(E, R, Ctx) || not beamscale_load_kinds:allows(Mod, subst)],
             {Spec, Used} = Mod:from_tsung(E, R, Ctx),
-            {{Mod:name(), Spec}, Used};
+            {step(Mod, Spec), Used};
         [#xmlElement{name = Other} = R] ->
             fail(R, Ctx, "<~ts> in a session of type ~ts", [Other, Type]);
         _ -> fail(E, Ctx, "<request> needs one <~ts> element", [El])
     end.
+
+%% A kind's element that waits for what the server pushes (ts_mqtt's waitForMessages) comes
+%% back as `#{wait_ms => Ms, target => T}': a `wait' step on the kind's connection.
+step(Mod, #{wait_ms := Ms, target := T}) ->
+    {wait, #{kind => Mod:name(), target => T, timeout_ms => Ms}};
+step(Mod, Spec) -> {Mod:name(), Spec}.
 
 kinds_with(Feature) ->
     lists:join(" and ", [atom_to_list(M:name()) || M <- beamscale_load_kinds:all(),

@@ -1,0 +1,218 @@
+%% The mqtt kind against a real mosquitto on 127.0.0.1 (its own throwaway configuration, no
+%% persistence, stopped by its OS pid), and against a hostile broker in this node that answers
+%% CONNECT with a packet announcing 256 MiB.
+-module(beamscale_load_mqtt_SUITE).
+
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([publish_qos/1, bidi_receives/1, hostile_length/1, tsung_example/1,
+         retained_wait/1, suback_and_publish/1, broker_stopped/1]).
+-export([publish_qos/0, bidi_receives/0, hostile_length/0, tsung_example/0,
+         retained_wait/0, suback_and_publish/0, broker_stopped/0]).
+
+-import(beamscale_load_servers, [scenario/1, run/1]).
+
+suite() -> [{timetrap, {minutes, 1}}].
+
+all() -> [publish_qos, bidi_receives, retained_wait, suback_and_publish,
+         hostile_length, tsung_example, broker_stopped].
+
+%% Fails, not skips, when mosquitto cannot start (start_server/4).
+init_per_suite(Config) ->
+    {Port, Stop} = mosquitto(Config, "beamscale_load_mqtt_SUITE"),
+    [{port, Port}, {stop, Stop} | Config].
+
+%% A mosquitto of its own in priv_dir/`Name': its port and the fun that stops it by OS pid.
+mosquitto(Config, Name) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, Name),
+    Port = beamscale_load_servers:free_port(),
+    File = filename:join(Dir, "mosquitto.conf"),
+    ok = file:write_file(File, io_lib:format("listener ~b 127.0.0.1\nallow_anonymous true\n"
+                                             "persistence false\nlog_dest stderr\n", [Port])),
+    Exe = case os:find_executable("mosquitto") of
+              false -> os:find_executable("mosquitto", "/usr/sbin");
+              E -> E
+          end,
+    {Port, beamscale_load_servers:start_server(Exe, ["-c", File], Port, Dir)}.
+
+end_per_suite(Config) ->
+    (proplists:get_value(stop, Config))(),
+    Config.
+
+scenario(Port, Sessions) ->
+    scenario(io_lib:format(
+               "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
+               "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
+               "{sessions, ~ts}.\n", [Port, Sessions])).
+
+publish_qos() -> [{doc, "connect, publish at QoS 0, 1, 2, disconnect: counted, no errors."}].
+publish_qos(Config) ->
+    Steps = "[{mqtt, #{type => connect, keepalive_s => 30}},"
+            " {mqtt, #{type => publish, topic => <<\"bs/a\">>, payload => <<\"hi\">>}},"
+            " {mqtt, #{type => publish, topic => <<\"bs/a\">>, size => 100, qos => 1,"
+            "          retain => true}},"
+            " {mqtt, #{type => publish, topic => <<\"bs/a\">>, payload => <<\"2\">>, qos => 2}},"
+            " {mqtt, #{type => disconnect}}]",
+    Port = proplists:get_value(port, Config),
+    #{total := T} = run(scenario(Port, "[{s, #{steps => " ++ Steps ++ "}}]")),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 10),
+    ?assertEqual(0, maps:get(errors, T)),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assertEqual(5 * Done, maps:get(requests, T)),
+    %% CONNACK, PUBACK, PUBREC and PUBCOMP (4 bytes each) per session: nothing else comes back.
+    ?assertEqual(16 * Done, maps:get(bytes_received, T)).
+
+bidi_receives() ->
+    [{doc, "A bidi user subscribes and its wait gets another user's publish."}].
+bidi_receives(Config) ->
+    Sub = "{sub, #{bidi => true, steps => [{mqtt, #{type => connect}},"
+          " {mqtt, #{type => subscribe, topic => <<\"bs/room\">>, qos => 2}},"
+          " {wait, #{kind => mqtt, timeout_ms => 5000}},"
+          " {mqtt, #{type => unsubscribe, topic => <<\"bs/room\">>}},"
+          " {mqtt, #{type => disconnect}}]}}",
+    %% Publishing for 1.2 s after it starts: every subscriber (arriving within the phase's
+    %% second) sees a publisher's message after it subscribed.
+    Pub = "{pub, #{steps => [{mqtt, #{type => connect}}"
+          ++ lists:append(lists:duplicate(
+                            5, ", {mqtt, #{type => publish, topic => <<\"bs/room\">>,"
+                               " payload => <<\"m\">>, qos => 2}}, {think, 300}"))
+          ++ ", {mqtt, #{type => disconnect}}]}}",
+    Port = proplists:get_value(port, Config),
+    #{total := T} = run(scenario(Port, "[" ++ Sub ++ ", " ++ Pub ++ "]")),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assertEqual(0, maps:get(errors, T)),
+    Pushed = maps:get(<<"pushed">>, maps:get(counts, T), 0),
+    ?assert(Pushed >= 1),
+    ?assert(maps:get(sessions_done, T) >= 10).
+
+retained_wait() ->
+    [{doc, "The retained message that follows a SUBACK (often in its segment) ends the wait."}].
+retained_wait(Config) ->
+    Steps = "[{mqtt, #{type => connect}},"
+            " {mqtt, #{type => publish, topic => <<\"bs/kept\">>, payload => <<\"r\">>,"
+            "          qos => 1, retain => true}},"
+            " {mqtt, #{type => subscribe, topic => <<\"bs/kept\">>, qos => 1}},"
+            " {wait, #{kind => mqtt, timeout_ms => 3000}},"
+            " {mqtt, #{type => disconnect}}]",
+    Port = proplists:get_value(port, Config),
+    #{total := T} = run(scenario(Port, "[{s, #{bidi => true, steps => " ++ Steps ++ "}}]")),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 10),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assert(maps:get(<<"pushed">>, maps:get(counts, T)) >= Done).
+
+suback_and_publish() ->
+    [{doc, "A PUBLISH sent with the SUBACK, in one segment, ends the next wait."}].
+suback_and_publish(_Config) ->
+    {L, Port, Acceptor} = broker(fun joined/1),
+    try
+        Steps = "[{mqtt, #{type => connect}}, {mqtt, #{type => subscribe, topic => <<\"t\">>}},"
+                " {wait, #{kind => mqtt, timeout_ms => 3000}}]",
+        #{total := T} = run(scenario(Port, "[{s, #{bidi => true, steps => " ++ Steps ++ "}}]")),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 10),
+        ?assertEqual(#{}, maps:get(reasons, T)),
+        ?assertEqual(Done, maps:get(<<"pushed">>, maps:get(counts, T)))
+    after
+        exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+%% A broker in this node: each connection served by `Serve(Socket)'.
+broker(Serve) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
+                                 {reuseaddr, true}]),
+    {ok, Port} = inet:port(L),
+    Acceptor = spawn(fun() -> accept(L, Serve) end),
+    ok = gen_tcp:controlling_process(L, Acceptor),
+    {L, Port, Acceptor}.
+
+accept(L, Serve) ->
+    case gen_tcp:accept(L) of
+        {ok, S} -> spawn(fun() -> Serve(S) end), accept(L, Serve);
+        _ -> ok
+    end.
+
+%% CONNACK, then SUBACK and a QoS 0 PUBLISH in one send; then reads until the client goes.
+joined(S) ->
+    C = beamscale_load_mqtt_codec,
+    {ok, _} = gen_tcp:recv(S, 0, 5000),
+    ok = gen_tcp:send(S, C:encode(#{type => connack, return_code => 0})),
+    {ok, Sub} = gen_tcp:recv(S, 0, 5000),
+    {ok, #{type := subscribe, id := Id}, _} = C:decode(Sub, 1 bsl 20),
+    ok = gen_tcp:send(S, [C:encode(#{type => suback, id => Id, codes => <<0>>}),
+                          C:encode(#{type => publish, topic => <<"t">>, payload => <<"m">>,
+                                     qos => 0})]),
+    _ = gen_tcp:recv(S, 0, 10000),
+    gen_tcp:close(S).
+
+broker_stopped() ->
+    [{doc, "A broker stopped mid-load: errors by reason, and the run ends on time."}].
+broker_stopped(Config) ->
+    {Port, Stop} = mosquitto(Config, "beamscale_load_mqtt_SUITE_stopped"),
+    Steps = "[{mqtt, #{type => connect}}, {think, 100},"
+            " {mqtt, #{type => publish, topic => <<\"bs/s\">>, payload => <<\"x\">>, qos => 1}},"
+            " {mqtt, #{type => disconnect}}]",
+    S = scenario(io_lib:format(
+                   "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
+                   "{phases, [{p, #{duration_s => 2, rate => 20}}]}.\n"
+                   "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, Steps])),
+    %% Not linked: it stops the broker even if the run fails first.
+    _ = spawn(fun() -> timer:sleep(800), Stop() end),
+    Start = erlang:monotonic_time(millisecond),
+    #{total := T} = run(S),
+    Elapsed = erlang:monotonic_time(millisecond) - Start,
+    Reasons = maps:get(reasons, T),
+    ct:pal("errors ~p, reasons ~p, ~b ms", [maps:get(errors, T), Reasons, Elapsed]),
+    ?assert(maps:get(errors, T) >= 5),
+    ?assert(maps:is_key(<<"connection refused">>, Reasons)),
+    ?assert(maps:get(sessions_done, T) >= 5),
+    %% 2 s of arrivals, a 5 s request timeout at most after them, generous beside a CPU hog.
+    ?assert(Elapsed < 15000).
+
+hostile_length() ->
+    [{doc, "A broker announcing a 256 MiB packet: a named reason, nothing of it held."}].
+hostile_length(_Config) ->
+    {L, Port, Acceptor} = broker(fun flood/1),
+    try
+        Steps = "[{mqtt, #{type => connect}}]",
+        #{total := T} = run(scenario(Port, "[{s, #{steps => " ++ Steps ++ "}}]")),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 10),
+        Reason = <<"MQTT packet's remaining length 268435455 above the bound:"
+                   " connection closed">>,
+        ?assertEqual(#{Reason => Done}, maps:get(reasons, T)),
+        %% The CONNACK's head and a few bytes of its body at most per user, not 256 MiB.
+        ?assert(maps:get(bytes_received, T) =< Done * 64 * 1024)
+    after
+        exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+%% Reads the CONNECT, then sends a PUBLISH head announcing 268435455 bytes and streams junk.
+flood(S) ->
+    _ = gen_tcp:recv(S, 0, 5000),
+    _ = gen_tcp:send(S, <<16#30, 16#FF, 16#FF, 16#FF, 16#7F>>),
+    Junk = binary:copy(<<"x">>, 4096),
+    lists:foreach(fun(_) -> gen_tcp:send(S, Junk) end, lists:seq(1, 16)),
+    gen_tcp:close(S).
+
+tsung_example() ->
+    [{doc, "Tsung's mqtt.xml, both sessions, against mosquitto: answers and no errors."}].
+tsung_example(Config) ->
+    Port = integer_to_list(proplists:get_value(port, Config)),
+    %% Besides the port and the arrivals: the static <user> (refused: static arrivals) goes,
+    %% and the subscriber session gets arrivals of its own. The publisher's retained message
+    %% reaches every subscriber that comes after the first publisher.
+    S = beamscale_load_servers:tsung_example(
+          "mqtt.xml",
+          [{"port=\"5672\"", "port=\"" ++ Port ++ "\""},
+           {"<user session=\"mqtt_subscriber\" start_time=\"10\" unit=\"second\"></user>", ""},
+           {"probability=\"100\"", "probability=\"50\""},
+           {"probability=\"0\"", "probability=\"50\""},
+           {"maxnumber=\"1\" arrivalrate=\"1\"", "maxnumber=\"20\" arrivalrate=\"10\""},
+           {"duration=\"3\"", "duration=\"1\""}]),
+    #{total := T} = run(S),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assertEqual(0, maps:get(errors, T)),
+    ?assert(maps:get(sessions_done, T) >= 5).
