@@ -18,6 +18,8 @@ erlang-dev
 erlang-crypto
 erlang-p1-mysql
 erlang-xmerl
+erlang-eldap
+erlang-snmp
 "
 # The servers and clients the tests start or compare with (CONTRIBUTING.md says which suite
 # needs which); the default run uses none of them.
@@ -34,10 +36,25 @@ wrk
 linux-perf
 elixir
 mosquitto
+ejabberd
+rabbitmq-server
+slapd
+ldap-utils
+munin-node
+snmpd
+prometheus
+"
+# What `beamscale otp install' needs to build an OTP release from Debian's sources.
+otp_packages="
+dpkg-dev
+build-essential
+autoconf
+libncurses-dev
+libssl-dev
 "
 case "${1:-test}" in
     run) packages="$run_packages" ;;
-    test) packages="$run_packages $test_packages" ;;
+    test) packages="$run_packages $test_packages $otp_packages" ;;
     *) echo "usage: $0 [run|test]" >&2; exit 2 ;;
 esac
 missing=""
@@ -53,7 +70,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing:$missing"
 apt-get update -q
-# The tests start their own mariadbd, sshd, nginx, PostgreSQL, websocketd and mosquitto
+# The tests start their own mariadbd, sshd, nginx, PostgreSQL, websocketd, mosquitto, ejabberd,
+# RabbitMQ, slapd, munin-node, snmpd and Prometheus
 # (throwaway data, loopback, stopped by pid): the packages' system services are not started
 # (policy-rc.d, for this install only).
 policy=/usr/sbin/policy-rc.d
