@@ -118,7 +118,23 @@ run_conf(Config) ->
     ok = file:write_file(Conf, Text ++ "USE_LONG_NAMES=0\n"),
     {2, Refused} = beamscale_test_cli:run(["run", "--bencherl-conf", Conf, "--name", "refused",
                                            "--out", ?config(priv_dir, Config)]),
-    ?assertNotEqual(nomatch, string:find(Refused, Conf ++ ":9: USE_LONG_NAMES: "), Refused).
+    ?assertNotEqual(nomatch, string:find(Refused, Conf ++ ":9: USE_LONG_NAMES: "), Refused),
+    %% Words from the file become atoms only when beamscale knows them: a typo is refused
+    %% with near names, and thousands of made-up aliases make no atoms.
+    refused(Config, Conf, "INCLUDE_BENCH=bl_phase\n",
+            ":1: INCLUDE_BENCH: unknown benchmark bl_phase (did you mean bl_phases"),
+    refused(Config, Conf, "VERSION=huge\n", ":1: VERSION: expected short, intermediate or long"),
+    Many = lists:join(",", ["a" ++ integer_to_list(I) ++ "=x" || I <- lists:seq(1, 5000)]),
+    Atoms = erlang:system_info(atom_count),
+    refused(Config, Conf, "ERL_ARGS=" ++ Many ++ "\n", ":1: ERL_ARGS: more than 32 aliases"),
+    ?assert(erlang:system_info(atom_count) - Atoms < 100),
+    refused(Config, Conf, "OTPS=\"a b=/usr\"\n", ":1: OTPS: alias \"a b\": expected").
+
+refused(Config, Conf, Text, Expected) ->
+    ok = file:write_file(Conf, Text),
+    {2, Out} = beamscale_test_cli:run(["run", "--bencherl-conf", Conf, "--name", "refused",
+                                       "--out", ?config(priv_dir, Config)]),
+    ?assertNotEqual(nomatch, string:find(Out, Conf ++ Expected), Out).
 
 missing_module() -> [{doc, "A module that cannot be loaded is named; a wrong name, near ones."}].
 missing_module(Config) ->

@@ -31,3 +31,18 @@ tmp_dir() ->
     Dir = string:trim(os:cmd("mktemp -d /tmp/beamscale-store-tests.XXXXXX")),
     true = filelib:is_dir(Dir),
     Dir.
+
+%% A measurements.csv from elsewhere makes no atoms of its header: a column that is not a name
+%% like ours, or too many of them, is an error naming the file (one line on the command line).
+hostile_header_test() ->
+    Dir = filename:join(tmp_dir(), "hostile"),
+    ok = filelib:ensure_path(Dir),
+    File = filename:join(Dir, "measurements.csv"),
+    Atoms = erlang:system_info(atom_count),
+    Many = lists:join(",", ["c" ++ integer_to_list(I) || I <- lists:seq(1, 5000)]),
+    ok = file:write_file(File, [Many, "\n"]),
+    ?assertError({beamscale_store, {header, File, _}}, beamscale_store:measurements(Dir)),
+    ok = file:write_file(File, "benchmark,Ünïcode column\nbig,1\n"),
+    ?assertError({beamscale_store, {header, File, _}}, beamscale_store:measurements(Dir)),
+    ?assert(erlang:system_info(atom_count) - Atoms < 10),
+    ok = file:del_dir_r(filename:dirname(Dir)).

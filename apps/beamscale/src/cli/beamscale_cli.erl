@@ -63,6 +63,8 @@ run(Mod, Parsed) ->
         %% A file that could not be written (a full disk, a read-only directory): one line
         %% naming it, not an internal error.
         error:{beamscale_format_file, _} = Why -> {error, Why};
+        %% A run directory's file that is not one of ours (compare, report).
+        error:{beamscale_store, {header, _, _}} = Why -> {error, Why};
         Class:Reason:Stack -> crash(Class, Reason, Stack)
     end.
 

@@ -6,19 +6,24 @@
 
 -export([read/2, format_error/1]).
 
+%% Bounds on what a file may make: run.conf is a few lines, and its aliases become atoms.
+-define(MAX_BYTES, 1 bsl 20).
+-define(MAX_ALIASES, 32).
+-define(MAX_ALIAS_CHARS, 32).
+
 %% @doc The configuration settings `File' stands for, the bench path `Bench' (bencherl's
 %% `bench/', for INCLUDE_BENCH and EXCLUDE_BENCH) already among them when given.
 -spec read(file:filename(), [file:filename()]) ->
     {ok, [{atom(), term()}]} | {error, {?MODULE, term()}}.
 read(File, BenchPath) ->
-    case file:read_file(File) of
-        {error, Why} -> {error, {?MODULE, {File, 0, "", file:format_error(Why)}}};
+    case beamscale_format_file:read(File, ?MAX_BYTES) of
+        {error, Why} -> {error, {?MODULE, {File, 0, "", beamscale_format_file:format_error(Why)}}};
         {ok, Bin} ->
             Lines = lists:enumerate(string:split(unicode:characters_to_list(Bin), "\n", all)),
             try
                 Pairs = [{N, K, unquote(string:trim(V))}
                          || {N, L} <- Lines, [K, V] <- [assignment(string:trim(L))]],
-                {ok, settings(File, Pairs, default_bench(File, BenchPath))}
+                {ok, settings(Pairs, default_bench(File, BenchPath))}
             catch throw:{refused, Line, Key, Why} -> {error, {?MODULE, {File, Line, Key, Why}}}
             end
     end.
@@ -51,8 +56,8 @@ default_bench(File, []) ->
     Bench = filename:join(filename:dirname(filename:dirname(filename:absname(File))), "bench"),
     [Bench || filelib:is_dir(Bench)].
 
-settings(File, Pairs, Path) ->
-    Mapped = lists:append([map(N, K, V, File) || {N, K, V} <- Pairs, V =/= ""]),
+settings(Pairs, Path) ->
+    Mapped = lists:append([map(N, K, V, Path) || {N, K, V} <- Pairs, V =/= ""]),
     Include = proplists:get_value(include_bench, Mapped, all),
     Exclude = proplists:get_value(exclude_bench, Mapped, []),
     Benchmarks = case {Include, Exclude} of
@@ -67,19 +72,19 @@ settings(File, Pairs, Path) ->
 names(Path) -> [N || #{name := N, origin := {path, _}} <- beamscale_handlers:find(Path)].
 
 map(N, "ITERATIONS", V, _) -> [checked(N, "ITERATIONS", iterations, int(N, "ITERATIONS", V))];
-map(N, "VERSION", V, _) -> [checked(N, "VERSION", version, word(V))];
+map(N, "VERSION", V, _) -> [checked(N, "VERSION", version, version(N, V))];
 map(N, K, V, _) when K =:= "NUMBER_OF_SCHEDULERS"; K =:= "SCHEDULERS" ->
     [checked(N, K, schedulers, counts(N, K, V))];
 map(N, "NUMBER_OF_SLAVE_NODES" = K, V, _) ->
     %% bencherl counts the slaves, beamscale the nodes in all (the node under test too).
     [checked(N, K, nodes, [C + 1 || C <- counts(N, K, V)])];
 map(N, "OTPS" = K, V, _) ->
-    [checked(N, K, erls, [{list_to_atom(A), filename:join([P, "bin", "erl"])}
+    [checked(N, K, erls, [{alias(N, K, A), filename:join([P, "bin", "erl"])}
                           || {A, P} <- aliases(N, K, V)])];
 map(N, "ERL_ARGS" = K, V, _) ->
-    [checked(N, K, erl_args, [{list_to_atom(A), F} || {A, F} <- aliases(N, K, V)])];
-map(_N, "INCLUDE_BENCH", V, _) -> [{include_bench, bench_names(V)}];
-map(_N, "EXCLUDE_BENCH", V, _) -> [{exclude_bench, bench_names(V)}];
+    [checked(N, K, erl_args, [{alias(N, K, A), F} || {A, F} <- aliases(N, K, V)])];
+map(N, "INCLUDE_BENCH" = K, V, Path) -> [{include_bench, bench_names(N, K, V, Path)}];
+map(N, "EXCLUDE_BENCH" = K, V, Path) -> [{exclude_bench, bench_names(N, K, V, Path)}];
 map(_N, K, "1", _) when K =:= "CHECK_SANITY"; K =:= "PLOT"; K =:= "USE_LONG_NAMES" -> [];
 map(_N, "CHECK_SANITY", "0", _) -> [];  % a verdict on the page; it never stops a run
 map(_N, "PLOT", "0", _) -> [];          % the page's charts are drawn in any case
@@ -99,7 +104,7 @@ why("OUTPUT_FORMAT") ->
     "summary.csv always holds median, interval, mean, min and max; remove it";
 why(_) -> "not a bencherl run.conf key beamscale knows".
 
--spec refuse(pos_integer(), string(), string()) -> no_return().
+-spec refuse(pos_integer(), string(), iodata()) -> no_return().
 refuse(N, K, Why) -> throw({refused, N, K, Why}).
 
 checked(N, K, Key, Value) ->
@@ -108,7 +113,11 @@ checked(N, K, Key, Value) ->
         {error, _, Message} -> refuse(N, K, Message)
     end.
 
-word(V) -> list_to_atom(V).
+%% Only the words beamscale knows become atoms: nothing in the file makes new ones but aliases.
+version(_N, "short") -> short;
+version(_N, "intermediate") -> intermediate;
+version(_N, "long") -> long;
+version(N, _V) -> refuse(N, "VERSION", "expected short, intermediate or long").
 
 int(N, K, V) ->
     try list_to_integer(V)
@@ -124,9 +133,30 @@ counts(N, K, V) ->
 
 %% "ALIAS=value,ALIAS=value".
 aliases(N, K, V) ->
+    Pairs = string:lexemes(V, ","),
+    length(Pairs) =< ?MAX_ALIASES
+        orelse refuse(N, K, io_lib:format("more than ~b aliases", [?MAX_ALIASES])),
     [case string:split(P, "=") of
          [A, X] when A =/= "" -> {string:trim(A), string:trim(X)};
          _ -> refuse(N, K, "expected ALIAS=value, separated by commas")
-     end || P <- string:lexemes(V, ",")].
+     end || P <- Pairs].
 
-bench_names(V) -> [list_to_atom(string:trim(B)) || B <- string:lexemes(V, ", ")].
+%% An alias names an environment on the page: letters, digits, `_', `-' and `.', bounded.
+alias(N, K, A) ->
+    Ok = length(A) =< ?MAX_ALIAS_CHARS
+        andalso lists:all(fun(C) -> lists:member(C, "_-.") orelse is_alnum(C) end, A),
+    Ok orelse refuse(N, K, io_lib:format("alias ~0p: expected at most ~b letters, digits, _, - "
+                                         "or .", [A, ?MAX_ALIAS_CHARS])),
+    list_to_atom(A).
+
+is_alnum(C) -> (C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z)
+                   orelse (C >= $0 andalso C =< $9).
+
+%% Names of benchmarks there are (the path's handlers and the built-ins), never new atoms.
+bench_names(N, K, V, Path) ->
+    Known = beamscale_handlers:available(Path),
+    ByText = maps:from_list([{atom_to_list(A), A} || A <- Known]),
+    [case ByText of
+         #{B := A} -> A;
+         #{} -> refuse(N, K, ["unknown benchmark ", B, beamscale_handlers:near(B, Known)])
+     end || B0 <- string:lexemes(V, ", "), B <- [string:trim(B0)]].

@@ -80,9 +80,9 @@ extra_flags(_) -> "".
 
 %% @doc A few known names close to a wrong one, as text for an error (not the hundreds of names
 %% a code path may hold).
--spec near(atom(), [atom()]) -> iodata().
-near(Name, Known) ->
-    Text = atom_to_list(Name),
+-spec near(atom() | string(), [atom()]) -> iodata().
+near(Name, Known) when is_atom(Name) -> near(atom_to_list(Name), Known);
+near(Text, Known) ->
     Scored = lists:sort([{distance(Text, K), K} || A <- Known, K <- [atom_to_list(A)]]),
     Close = [K || {D, K} <- Scored, D =< max(2, length(Text) div 3)],
     case lists:sublist(Close, 5) of

@@ -26,6 +26,7 @@
         [benchmark, phase, args, otp, erl_args, schedulers, nodes, iteration, seconds, launch]).
 %% Held while a run appends to the directory (`open/1').
 -define(LOCK, "run.lock").
+-define(MAX_COLUMNS, 512).
 -define(FAILURES_HEADER,
         [benchmark, args, otp, erl_args, schedulers, nodes, iteration, reason]).
 
@@ -56,6 +57,7 @@ open_files(Dir, Lock) ->
 
 %% @doc One line for an error of `open/1'.
 -spec format_error(term()) -> iodata().
+format_error({header, File, Why}) -> io_lib:format("~ts: ~ts", [File, Why]);
 format_error({in_use, Dir, Holder}) ->
     io_lib:format("~ts is in use by ~ts: wait for that run to end, or give another --name",
                   [Dir, Holder]);
@@ -137,12 +139,24 @@ read_rows(File) ->
         {ok, Bin} ->
             case beamscale_format_csv:parse(Bin) of
                 {[Header | Rows], _} ->
-                    Keys = [binary_to_atom(H) || H <- Header],
+                    Keys = header_keys(File, Header),
                     [maps:from_list(lists:zip(Keys, R)) || R <- Rows, length(R) =:= length(Keys)];
                 {[], _} -> []
             end;
         {error, enoent} -> []
     end.
+
+%% A run directory may come from anywhere (`compare', `report'): its header names become atoms
+%% only when they look like ours, and few enough of them.
+header_keys(File, Header) when length(Header) > ?MAX_COLUMNS ->
+    error({?MODULE, {header, File, io_lib:format("more than ~b columns", [?MAX_COLUMNS])}});
+header_keys(File, Header) ->
+    [case re:run(H, "^[a-z][a-z0-9_]{0,63}$", [{capture, none}]) of
+         match -> binary_to_atom(H);
+         nomatch -> error({?MODULE, {header, File, io_lib:format("column ~0p is not a name of "
+                                                                 "beamscale's", [H],
+                                                                 [{chars_limit, 80}])}})
+     end || H <- Header].
 
 %% @doc Write a whole file so that a reader sees the old or the new content, never a mix.
 -spec write_file(file:filename(), iodata()) -> ok.
