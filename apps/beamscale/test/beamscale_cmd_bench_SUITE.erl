@@ -9,15 +9,16 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([two_expressions/0, memory_words/0, mfa_inputs/0, scaling_table/0, squeeze_serial/0,
          squeeze_parallel/0, run_directory/0, bad_input/0, elixir_expression/0,
-         elixir_mix_module/0]).
+         elixir_mix_module/0, resume/0]).
 -export([two_expressions/1, memory_words/1, mfa_inputs/1, scaling_table/1, squeeze_serial/1,
          squeeze_parallel/1, run_directory/1, bad_input/1, elixir_expression/1,
-         elixir_mix_module/1]).
+         elixir_mix_module/1, resume/1]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [two_expressions, memory_words, mfa_inputs, scaling_table, squeeze_serial,
-          squeeze_parallel, run_directory, bad_input, elixir_expression, elixir_mix_module].
+          squeeze_parallel, run_directory, bad_input, elixir_expression, elixir_mix_module,
+          resume].
 
 init_per_suite(Config) ->
     Dir = ?config(priv_dir, Config),
@@ -155,6 +156,47 @@ run_directory(Config) ->
     ?assertMatch([_ | _], beamscale_store:measurements(Dir)),
     ?assertMatch({0, _}, beamscale_test_cli:run(["report", Dir])),
     ?assert(filelib:is_regular(filename:join(Dir, "index.html"))).
+
+resume() ->
+    [{doc, "A rerun of an interrupted --name run measures only the points not kept, says so "
+           "and appends no row twice; another command is refused the directory (issue 36)."}].
+resume(Config) ->
+    Out = ?config(priv_dir, Config),
+    Dir = filename:join(Out, "resumed"),
+    Args = ["lists:seq(1, 10).", "lists:seq(1, 20).", "--time", "0.1", "--name", "resumed",
+            "--out", Out],
+    [First, _] = bench(Args),
+    Rows = length(beamscale_store:measurements(Dir)),
+    %% What an interruption during the second point leaves: the plan and the first point
+    %% kept, nothing else (the run directory's files are written at the end).
+    {ok, Files} = file:list_dir(Dir),
+    [ok = file:del_dir_r(filename:join(Dir, F)) || F <- Files, F =/= "points"],
+    ok = file:delete(filename:join(Dir, "points/2.term")),
+    Rerun = fun(Kept) ->
+                    {0, Text} = beamscale_test_cli:run(["bench", "--json" | Args]),
+                    ct:pal("~ts", [Text]),
+                    ?assertNotEqual(nomatch, string:find(Text, integer_to_list(Kept) ++
+                                                             " point(s) measured before")),
+                    [Json | _] = [L || L <- string:split(Text, "\n", all),
+                                       lists:prefix("{", L)],
+                    {ok, #{<<"results">> := Results}} = beamscale_format_json:decode(Json),
+                    ?assertEqual(Rows, length(beamscale_store:measurements(Dir))),
+                    Results
+            end,
+    [Again, Second] = Rerun(1),
+    %% The first point is the one kept (a new measurement would not give the same figures).
+    ?assertEqual(First, Again),
+    ?assertEqual(<<"lists:seq(1, 20).">>, maps:get(<<"label">>, Second)),
+    ?assert(filelib:is_regular(filename:join(Dir, "points/2.term"))),
+    %% Once more, all kept: the same results, no row appended twice.
+    ?assertEqual([Again, Second], Rerun(2)),
+    %% Other expressions under the same name: refused, the directory left as it was.
+    {ok, Before} = file:list_dir(Dir),
+    {2, Refused} = beamscale_test_cli:run(["bench", "lists:seq(1, 30).", "--time", "0.1",
+                                           "--name", "resumed", "--out", Out]),
+    ?assertNotEqual(nomatch, string:find(Refused, "holds a bench run of other expressions")),
+    ?assertEqual({ok, Before}, file:list_dir(Dir)),
+    ?assertEqual(Rows, length(beamscale_store:measurements(Dir))).
 
 bad_input() -> [{doc, "A syntax error and a missing module are one line each, exit 2."}].
 bad_input(_Config) ->

@@ -19,11 +19,13 @@ tsung_types_and_elements_test() ->
          ?assertEqual({ok, M}, beamscale_load_kinds:by_tsung_type(Type)),
          ?assertEqual({ok, M}, beamscale_load_kinds:by_element(El)),
          ?assert(erlang:function_exported(M, from_tsung, 3))
-     end || M <- beamscale_load_kinds:all(), #{type := Type, element := El} <- [M:tsung()]],
+     end || M <- beamscale_load_kinds:all(),
+        #{type := Type, element := El} <- [beamscale_load_kinds:tsung(M)]],
     ?assertEqual(error, beamscale_load_kinds:by_tsung_type("ts_jabber")).
 
 features_test() ->
-    [?assertEqual([], M:features() -- [extract, match, cookies, auth, subst, headers, head])
+    [?assertEqual([], beamscale_load_kinds:features(M)
+                          -- [extract, match, cookies, auth, subst, headers, head])
      || M <- beamscale_load_kinds:all()],
     ?assert(beamscale_load_kinds:allows(beamscale_load_http, cookies)),
     ?assertNot(beamscale_load_kinds:allows(beamscale_load_tcp, extract)).
@@ -57,3 +59,18 @@ wait_step_checked_test() ->
                  beamscale_load_push:check(#{kind => http, timeout_ms => 100}, Targets)),
     ?assertThrow({bad, [wait, timeout_ms], _},
                  beamscale_load_push:check(#{kind => raw}, Targets)).
+
+%% A kind states only what differs: the declarations it leaves out have their defaults.
+defaults_test() ->
+    ?assertNot(erlang:function_exported(beamscale_load_tcp, sockets, 1)),
+    ?assertEqual([], beamscale_load_kinds:features(beamscale_load_tcp)),
+    ?assertEqual(1, beamscale_load_kinds:sockets(beamscale_load_tcp, #{})),
+    ?assertEqual(none, beamscale_load_kinds:tsung(beamscale_load_tcp)),
+    ?assertEqual(<<"{refused,1}">>, iolist_to_binary(
+                                      beamscale_load_kinds:format_error(beamscale_load_tcp,
+                                                                        {refused, 1}))),
+    %% What a kind says wins.
+    ?assertEqual(0, beamscale_load_kinds:sockets(beamscale_load_rpc, #{})),
+    ?assertEqual(<<"connect on a WebSocket already open">>,
+                 iolist_to_binary(beamscale_load_kinds:format_error(beamscale_load_websocket,
+                                                                    already_connected))).

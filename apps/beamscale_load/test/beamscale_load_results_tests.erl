@@ -32,3 +32,25 @@ distribution_test() ->
     [#{transactions := #{<<"login">> := #{count := 1000}}}] = maps:get(per_second, Summary),
     {ok, _} = beamscale_format_json:decode(iolist_to_binary(
                                              beamscale_format_json:encode(Summary))).
+
+%% Every key summary.json and each of its seconds has is in the run files' table
+%% (`beamscale_format_load'), which the pages and the terminal read; load.csv's columns are
+%% the table's, and a row has one value per column.
+keys_in_the_table_test() ->
+    Interval = hists(),
+    Row = Interval#{t_s => 1, phase => main, offered_per_s => 10.0},
+    Summary = beamscale_load_results:summary(#{rows => [Row], total => Interval,
+                                               duration_s => 1.0, stopped => done}),
+    Known = beamscale_format_load:keys(beamscale_format_load:summary()),
+    ?assertEqual([], maps:keys(Summary) -- Known),
+    [Second] = maps:get(per_second, Summary),
+    ?assertEqual([], maps:keys(Second)
+                     -- (Known ++ beamscale_format_load:keys(beamscale_format_load:load_csv()))),
+    %% Each counter of the table is counted, in the totals and in each second.
+    Counters = beamscale_format_load:keys(beamscale_format_load:counters()),
+    ?assertEqual([], Counters -- maps:keys(Summary)),
+    ?assertEqual([], Counters -- maps:keys(Second)),
+    ?assertEqual(beamscale_format_load:keys(beamscale_format_load:load_csv()),
+                 beamscale_load_results:csv_header()),
+    ?assertEqual(length(beamscale_load_results:csv_header()),
+                 length(beamscale_load_results:csv_row(Row#{session => maps:get(sent, Row)}))).

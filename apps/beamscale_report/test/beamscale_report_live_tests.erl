@@ -48,3 +48,17 @@ waiting_test() ->
     J = json(data([])),
     ?assertEqual(0, maps:get(<<"users_in_flight">>, J)),
     ?assertNotEqual(nomatch, binary:match(maps:get(<<"html">>, J), <<"Waiting">>)).
+
+%% Every figure of the run files' table (`beamscale_format_load') has its cell, headed by its
+%% label and unit, and its text in /live.json's `figures'.
+table_figures_test() ->
+    D = data([second(1, <<"a">>, 5, 6, 4)]),
+    Page = iolist_to_binary(beamscale_report_live:load_page(D)),
+    Figures = maps:get(<<"figures">>, json(D)),
+    [begin
+         K = atom_to_binary(Key),
+         ?assertNotEqual(nomatch, binary:match(Page, <<"data-key=\"", K/binary, "\"">>)),
+         ?assertNotEqual(nomatch, binary:match(Page, beamscale_format_load:heading(E))),
+         ?assert(is_map_key(K, Figures))
+     end || #{key := Key} = E <- beamscale_format_load:live()],
+    ?assertMatch(#{<<"p99_ms">> := <<"9">>, <<"achieved_per_s">> := <<"6">>}, Figures).

@@ -68,8 +68,11 @@ connect_and_bytes_test() ->
     #{summary := S} = D = data(),
     Old = iolist_to_binary(beamscale_report_load:index(D)),
     ?assertEqual(nomatch, binary:match(Old, <<"TLS handshake">>)),
+    ?assertEqual(nomatch, binary:match(Old, <<"bytes sent">>)),
     New = iolist_to_binary(beamscale_report_load:index(
                              D#{summary := S#{<<"connect_time">> => #{<<"count">> => 7},
                                               <<"bytes_sent">> => 123456}})),
     ?assertNotEqual(nomatch, binary:match(New, <<"connect (TCP, and the TLS handshake)">>)),
-    ?assertNotEqual(nomatch, binary:match(New, <<"bytes_sent">>)).
+    %% The column is headed by the run files' table (`beamscale_format_load'), with its value.
+    ?assertNotEqual(nomatch, binary:match(New, <<"<th>bytes sent (B)</th>">>)),
+    ?assertNotEqual(nomatch, binary:match(New, <<">123456</td>">>)).

@@ -50,7 +50,7 @@ info() ->
 do(#{args := []}) -> {error, no_expression};
 do(#{opts := Opts, args := Args}) ->
     try
-        Plan = plan(Opts, Args),
+        Plan = resume(Opts, plan(Opts, Args)),
         {ok, _} = ok(beamscale_node:distribute()),
         {ok, Result} = ok(beamscale_micro:run(Plan)),
         io:put_chars(case Opts of
@@ -159,6 +159,17 @@ progress(#{quiet := true}) -> fun(_) -> ok end;
 progress(#{json := true}) -> fun(_) -> ok end;
 progress(_) -> fun(Text) -> io:format(standard_error, "measuring ~ts~n", [Text]) end.
 
+%% With --name, the points are kept as they are measured: a rerun of the same command takes
+%% up those of an interrupted one (and says so), another command is refused the directory.
+resume(#{name := Name} = Opts, Plan) ->
+    Dir = filename:join(maps:get(out, Opts, "runs"), Name),
+    {ok, Points, Kept} = ok(beamscale_micro_points:open(Dir, Plan)),
+    _ = Kept =:= 0 orelse maps:get(quiet, Opts, false)
+        orelse io:format(standard_error, "resuming ~ts: ~b point(s) measured before are kept, "
+                                         "not measured again~n", [Dir, Kept]),
+    Plan#{points => Points};
+resume(_Opts, Plan) -> Plan.
+
 %% The run directory: one row per sample in measurements.csv (seconds per call; for callers,
 %% the aggregate seconds per call), so that `report' and `compare' read it as a run's.
 keep(#{name := Name} = Opts, Plan, Result) ->
@@ -193,9 +204,15 @@ key(#{label := L, input := I, otp := Otp, schedulers := S}, ErlArgs) ->
     {L, I, beamscale_format_env:key(#{otp => Otp, erl_args => ErlArgs, schedulers => S,
                                       nodes => 1})}.
 
+%% A sample recorded by an earlier run of the same command (all its points kept) is not
+%% appended twice.
 record(Store, {Key, Samples}) ->
-    lists:foldl(fun({N, Sec}, S) -> beamscale_store:record(S, Key, N, 1, [{"call", Sec}]) end,
-                Store, lists:zip(lists:seq(1, length(Samples)), Samples)).
+    lists:foldl(fun({N, Sec}, S) ->
+                        case beamscale_store:done(S, Key, N) of
+                            true -> S;
+                            false -> beamscale_store:record(S, Key, N, 1, [{"call", Sec}])
+                        end
+                end, Store, lists:zip(lists:seq(1, length(Samples)), Samples)).
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().

@@ -208,6 +208,7 @@ closing(Dir, Index, Summary,
               "p99 ~.3f ms (from intended start), ~.3f ms (from send)~n",
               [Dir, Started, Done, maps:get(requests, Summary), maps:get(errors, Summary),
                P99, U99]),
+    counts_line(Summary),
     Top = beamscale_load_results:top_reasons(Reasons, ?TOP_REASONS),
     _ = Top =:= [] orelse
         io:format("errors by reason: ~ts~ts~n",
@@ -230,6 +231,16 @@ closing(Dir, Index, Summary,
     _ = [io:put_chars(L)
          || L <- [beamscale_loadtest_files:emfile_line(Reasons, Limit)], L =/= none],
     io:format("~ts~n", [Index]).
+
+%% The counters of the run files' table (`beamscale_format_load') the first line leaves out,
+%% those the run counted (timeouts, bytes, rows...).
+counts_line(Summary) ->
+    First = [sessions_started, sessions_done, requests, errors],
+    Parts = [io_lib:format("~b ~ts", [N, L])
+             || #{key := K, label := L} <- beamscale_format_load:counters(),
+                not lists:member(K, First), N <- [maps:get(K, Summary, 0)], N > 0],
+    _ = Parts =:= [] orelse io:format("~ts~n", [lists:join(", ", Parts)]),
+    ok.
 
 %% One line, at once and in the closing lines: a load node gone takes its share of the users.
 load_node_down_line(#{node := N, at_s := At, reason := Why}) ->

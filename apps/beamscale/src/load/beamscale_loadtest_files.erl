@@ -116,7 +116,7 @@ step_s(S) -> beamscale_load_steps:times(S) * think_s(beamscale_load_steps:body(S
 -spec sockets_per_user(beamscale_load_scenario:scenario()) -> non_neg_integer().
 sockets_per_user(#{sessions := Sessions} = Scenario) ->
     Targets = maps:get(targets, Scenario, #{}),
-    lists:max([lists:sum([Mod:sockets(maps:get(T, Targets, #{}))
+    lists:max([lists:sum([beamscale_load_kinds:sockets(Mod, maps:get(T, Targets, #{}))
                           || {Mod, T} <- lists:usort(conns(Steps))])
                || #{steps := Steps} <- Sessions]).
 

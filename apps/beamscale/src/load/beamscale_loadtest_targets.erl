@@ -102,30 +102,23 @@ init(Node, S) ->
 init_result({error, Reason}) -> {error, {init_returned, Reason}};
 init_result(_) -> ok.
 
-%% @doc Before any load: every function an `rpc' call step names exists on its node target (a
-%% `code_path' that leaves its module out would fail every request of the run).
+%% @doc Before any load: each request step, at any depth (`if', `repeat', `for', a dynamic
+%% request's: `beamscale_load_steps'), asked of its kind against its resolved target (the
+%% kind's `preflight/2', `beamscale_load_kinds'): an `rpc' step, that the function it calls is
+%% there (a `code_path' that leaves its module out would fail every request of the run).
 -spec check_calls(beamscale_load_scenario:scenario(), #{atom() => map()}) ->
     ok | {error, {?MODULE, term()}}.
 check_calls(#{sessions := Sessions}, Targets) ->
-    Calls = lists:usort(lists:flatmap(fun(#{steps := S}) -> calls(S) end, Sessions)),
-    Missing = [{T, {missing, M, F, length(A)}} || {T, M, F, A} <- Calls,
-                                                  #{node := Node} <- [maps:get(T, Targets)],
-                                                  not exported(Node, M, F, length(A))],
-    case Missing of
-        [] -> ok;
-        [First | _] -> {error, {?MODULE, First}}
-    end.
+    preflight(lists:usort([{Mod, T, Spec} || #{steps := S} <- Sessions,
+                                             {request, Mod, T, Spec, _}
+                                                 <- beamscale_load_steps:all(S)]),
+              Targets).
 
-%% At any depth (`if', `repeat', `for', a dynamic request's: beamscale_load_steps).
-calls(Steps) ->
-    [{T, M, F, A} || {request, beamscale_load_rpc, T, #{module := M, function := F, args := A},
-                      _} <- beamscale_load_steps:all(Steps)].
-
-exported(Node, M, F, Arity) ->
-    try erpc:call(Node, code, ensure_loaded, [M], ?INIT_TIMEOUT) of
-        {module, M} -> erpc:call(Node, erlang, function_exported, [M, F, Arity], ?INIT_TIMEOUT);
-        _ -> false
-    catch _:_ -> false
+preflight([], _Targets) -> ok;
+preflight([{Mod, T, Spec} | Rest], Targets) ->
+    case beamscale_load_kinds:preflight(Mod, Spec, maps:get(T, Targets)) of
+        ok -> preflight(Rest, Targets);
+        {error, Reason} -> {error, {?MODULE, {T, Reason}}}
     end.
 
 %% The scenario's or --cookie's cookie; else ~/.erlang.cookie, as any Erlang tool would.
@@ -188,9 +181,6 @@ format_error({Name, {erl_not_found, Erl}}) ->
 format_error({Name, {init_returned, Reason}}) ->
     io_lib:format("target ~p: its set-up returned an error: ~ts",
                   [Name, beamscale_error:format(Reason)]);
-format_error({Name, {missing, M, F, A}}) ->
-    io_lib:format("target ~p: ~p:~p/~b is not there (module missing from its code_path?)",
-                  [Name, M, F, A]);
 format_error({Name, {init, Class, Reason}}) ->
     io_lib:format("target ~p: its set-up failed: ~ts", [Name, init_text(Class, Reason)]);
 format_error({Name, Reason}) ->

@@ -16,7 +16,8 @@
                   code_path := [file:filename()], erl := string(), flags := string(),
                   elixir := boolean(), files := [file:filename()],
                   max_callers := pos_integer(), tolerance := float(),
-                  progress := fun((iodata()) -> ok)}.
+                  progress := fun((iodata()) -> ok),
+                  points => beamscale_micro_points:points()}.
 
 %% The empty loop is timed briefly: it only needs a stable floor.
 -define(EMPTY_BUDGET, #{time => 200, samples => 10, warmup => 20}).
@@ -29,12 +30,15 @@
 %% @doc Measure every point of `Plan': `{ok, Results}' with one map per point.
 -spec run(plan()) -> {ok, #{mode := atom(), rows := [map()]}} | {error, term()}.
 run(#{mode := time} = Plan) ->
-    Points = [{B, I, S} || B <- benches(Plan), I <- inputs(Plan), S <- maps:get(schedulers, Plan)],
+    Points = index([{B, I, S} || B <- benches(Plan), I <- inputs(Plan),
+                                 S <- maps:get(schedulers, Plan)]),
     %% The nodes boot at once (a boot is most of a point's time), then are measured in turn:
-    %% the others are idle meanwhile.
-    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, S) end || {_, _, S} <- Points])),
-    Result = collect(time, [fun() -> time_point(Plan, B, I, Node) end
-                            || {{B, I, _}, Node} <- lists:zip(Points, Started)]),
+    %% the others are idle meanwhile. A point kept from an earlier run needs none.
+    Todo = [P || {N, _} = P <- Points, kept(Plan, N) =:= none],
+    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, S) end || {_, {_, _, S}} <- Todo])),
+    Nodes = maps:from_list(lists:zip([N || {N, _} <- Todo], Started)),
+    Result = collect(Plan, time, [{N, fun() -> time_point(Plan, B, I, maps:get(N, Nodes)) end}
+                                  || {N, {B, I, _}} <- Points]),
     %% After an error, the nodes of the points not measured.
     _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
     _ = [H ! release || H <- Holders],
@@ -43,14 +47,15 @@ run(#{mode := time} = Plan) ->
         Error -> Error
     end;
 run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
-    case collect(scaling, [fun() -> callers_point(Plan, B, I, S, C) end
-                           || B <- benches(Plan), I <- inputs(Plan), S <- Ss, C <- Cs]) of
+    case collect(Plan, scaling, index([fun() -> callers_point(Plan, B, I, S, C) end
+                                       || B <- benches(Plan), I <- inputs(Plan), S <- Ss,
+                                          C <- Cs])) of
         {ok, #{rows := Rows}} -> {ok, #{mode => scaling, rows => scaled(Rows)}};
         Error -> Error
     end;
 run(#{mode := squeeze, schedulers := Ss} = Plan) ->
-    collect(squeeze, [fun() -> squeeze_point(Plan, B, I, S) end
-                      || B <- benches(Plan), I <- inputs(Plan), S <- Ss]).
+    collect(Plan, squeeze, index([fun() -> squeeze_point(Plan, B, I, S) end
+                                  || B <- benches(Plan), I <- inputs(Plan), S <- Ss])).
 
 %% Each row's time per call against the first row's.
 ratios([#{per_call := Base} = First | Rest]) ->
@@ -59,14 +64,26 @@ ratios([#{per_call := Base} = First | Rest]) ->
 benches(#{benches := Bs}) -> Bs.
 inputs(#{inputs := Is}) -> Is.
 
-collect(Mode, Points) -> collect(Mode, Points, []).
+index(L) -> lists:zip(lists:seq(1, length(L)), L).
 
-collect(Mode, [], Acc) -> {ok, #{mode => Mode, rows => lists:reverse(Acc)}};
-collect(Mode, [Point | Rest], Acc) ->
-    case Point() of
-        {ok, Row} -> collect(Mode, Rest, [Row | Acc]);
-        {error, _} = Error -> Error
+%% The points in order, each measured unless kept from an earlier run of the same command
+%% (`beamscale_micro_points', with --name), and kept as soon as it is measured.
+collect(Plan, Mode, Points) -> collect(Plan, Mode, Points, []).
+
+collect(_Plan, Mode, [], Acc) -> {ok, #{mode => Mode, rows => lists:reverse(Acc)}};
+collect(Plan, Mode, [{N, Point} | Rest], Acc) ->
+    case kept(Plan, N) of
+        {ok, Row} -> collect(Plan, Mode, Rest, [Row | Acc]);
+        none ->
+            case Point() of
+                {ok, Row} ->
+                    ok = beamscale_micro_points:keep(maps:get(points, Plan, none), N, Row),
+                    collect(Plan, Mode, Rest, [Row | Acc]);
+                {error, _} = Error -> Error
+            end
     end.
+
+kept(Plan, N) -> beamscale_micro_points:kept(maps:get(points, Plan, none), N).
 
 %% Each fun run at once in a process of its own that stays until released: a node's `peer'
 %% process is linked to the process that started it.

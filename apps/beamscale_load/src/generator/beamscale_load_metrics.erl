@@ -8,9 +8,6 @@
          counter_names/0]).
 -export_type([metrics/0, interval/0, row/0]).
 
-%% `rows': rows returned by database queries (the mysql and pgsql kinds).
--define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts, bytes_sent,
-                   bytes_received, rows]).
 %% Histograms every run has: `connect' is the time to open a connection (TCP and TLS).
 -define(HISTS, [latency, sent, session, connect]).
 
@@ -64,7 +61,7 @@ new(Transactions, Names) ->
 new_plain(Transactions) ->
     Hists = maps:from_list([{H, beamscale_stats_hist:new()} || H <- ?HISTS]
                            ++ [{{tx, T}, beamscale_stats_hist:new()} || T <- Transactions]),
-    #{counters => counters:new(length(?COUNTERS), [write_concurrency]), hists => Hists,
+    #{counters => counters:new(length(counter_names()), [write_concurrency]), hists => Hists,
       per_us => per_us(),
       reasons => ets:new(?MODULE, [set, public, {write_concurrency, true}])}.
 
@@ -79,9 +76,10 @@ per_us() ->
         _ -> convert
     end.
 
-%% @doc The counters, in order.
+%% @doc The counters, in order: those of the run files' table (`beamscale_format_load'), each
+%% with its slot below.
 -spec counter_names() -> [atom()].
-counter_names() -> ?COUNTERS.
+counter_names() -> beamscale_format_load:keys(beamscale_format_load:counters()).
 
 %% @doc Count one event.
 -spec incr(metrics(), atom()) -> ok.
@@ -135,7 +133,7 @@ record(#{hists := H, per_us := PerUs}, Name, Native) ->
 %% @doc The interval's figures, reset.
 -spec take(metrics()) -> interval().
 take(#{counters := C, hists := H, reasons := T} = M) ->
-    Counts = [{Name, take_counter(C, slot(Name))} || Name <- ?COUNTERS],
+    Counts = [{Name, take_counter(C, slot(Name))} || Name <- counter_names()],
     Hists = [{Name, beamscale_stats_hist:take(Ref)} || {Name, Ref} <- maps:to_list(H)],
     Named = case M of
                 #{named := {NC, Slots}} ->
@@ -158,7 +156,7 @@ take_counter(C, I) ->
 %% @doc Nothing recorded, for the given transactions.
 -spec empty([atom()]) -> interval().
 empty(Transactions) ->
-    maps:from_list([{reasons, #{}} | [{N, 0} || N <- ?COUNTERS]]
+    maps:from_list([{reasons, #{}} | [{N, 0} || N <- counter_names()]]
                    ++ [{H, beamscale_stats_hist:empty()} || H <- ?HISTS]
                    ++ [{{tx, T}, beamscale_stats_hist:empty()} || T <- Transactions]).
 

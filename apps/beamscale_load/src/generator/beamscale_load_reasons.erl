@@ -56,7 +56,7 @@ text({Class, R}) when Class =:= error; Class =:= exit; Class =:= throw ->
 text({Mod, R} = Reason) when is_atom(Mod) ->
     case Mod =:= beamscale_load_tls orelse Mod =:= beamscale_load_reader
          orelse beamscale_load_kinds:is_kind(Mod) of
-        true -> fmt("~ts", [Mod:format_error(R)]);
+        true -> fmt("~ts", [beamscale_load_kinds:format_error(Mod, R)]);
         false -> fmt("~0tp", [Reason])
     end;
 %% A MySQL server's ERR packet (the mysql kind) in the server's own words.
@@ -65,7 +65,7 @@ text({mysql_error, Code, State, Msg}) when is_integer(Code) ->
 %% A reason tagged with a kind's step name (`{pgsql, SQLSTATE, Message}'): in the kind's words.
 text(R) when is_tuple(R), tuple_size(R) > 2, is_atom(element(1, R)) ->
     case beamscale_load_kinds:by_name(element(1, R)) of
-        {ok, Mod} -> fmt("~ts", [Mod:format_error(R)]);
+        {ok, Mod} -> fmt("~ts", [beamscale_load_kinds:format_error(Mod, R)]);
         error -> fmt("~0tp", [R])
     end;
 text(R) -> fmt("~0tp", [R]).

@@ -1,5 +1,6 @@
 %% @doc The figures of a load run as text, pure: the live line, `load.csv' rows (header of
-%% DESIGN.md) and `summary.json'.
+%% DESIGN.md) and `summary.json', their keys as the run files' table (`beamscale_format_load')
+%% lists them.
 -module(beamscale_load_results).
 
 -export([live_line/1, csv_header/0, csv_row/1, errors_header/0, errors_rows/1, summary/1,
@@ -38,9 +39,6 @@
 %% Errors by reason (bounded text, `beamscale_load_reasons').
 -type reasons() :: beamscale_load_reasons:counts().
 
--define(HEADER, [t_s, phase, offered_per_s, sessions_started, sessions_done, requests, errors,
-                 p50_ms, p90_ms, p99_ms, p999_ms, max_ms, mean_session_ms]).
--define(PERCENTILES, [{p50_ms, 50}, {p90_ms, 90}, {p99_ms, 99}, {p999_ms, 99.9}]).
 %% The percentiles of the distribution plot: a compact list rather than the whole histogram
 %% (2048 sub-buckets per power of two), dense where the tail is.
 -define(DISTRIBUTION, [0, 25, 50, 75, 90, 95, 98, 99, 99.5, 99.8, 99.9, 99.95, 99.98, 99.99,
@@ -58,22 +56,26 @@ live_line(#{t_s := T, phase := P, offered_per_s := O, sessions_started := S, req
 
 %% @doc The columns of `load.csv'.
 -spec csv_header() -> [atom()].
-csv_header() -> ?HEADER.
+csv_header() -> beamscale_format_load:keys(beamscale_format_load:load_csv()).
 
 %% @doc One row of `load.csv' (latency from the intended start), for `beamscale_format_csv:line/1'.
 -spec csv_row(beamscale_load_metrics:row()) -> csv_row().
 csv_row(#{latency := L, session := S} = Row) ->
     Values = maps:merge(Row, maps:from_list([{K, ms(beamscale_stats_hist:percentile(L, P))}
-                                             || {K, P} <- ?PERCENTILES])),
+                                             || {K, P} <- percentile_keys()])),
     All = Values#{max_ms => ms(beamscale_stats_hist:max(L)),
                   mean_session_ms => beamscale_stats_hist:mean(S) / 1000},
-    [maps:get(K, All) || K <- ?HEADER].
+    [maps:get(K, All) || K <- csv_header()].
 
 ms(Micros) -> Micros / 1000.
 
+%% A histogram's percentile keys and the percentile each holds.
+percentile_keys() ->
+    [{K, P} || #{key := K, percentile := P} <- beamscale_format_load:percentiles()].
+
 %% @doc The columns of `errors.csv' (basho_bench's errors file, a row per second and reason).
 -spec errors_header() -> [atom()].
-errors_header() -> [t_s, reason, count].
+errors_header() -> beamscale_format_load:keys(beamscale_format_load:errors_csv()).
 
 %% @doc A second's rows of `errors.csv', the most frequent reason first.
 -spec errors_rows(beamscale_load_metrics:row()) -> [[pos_integer() | binary()]].
@@ -116,7 +118,8 @@ distribution(H) ->
     [[P, ms(beamscale_stats_hist:percentile(H, P))] || P <- ?DISTRIBUTION].
 
 percentiles(H) ->
-    Ps = maps:from_list([{K, ms(beamscale_stats_hist:percentile(H, P))} || {K, P} <- ?PERCENTILES]),
+    Ps = maps:from_list([{K, ms(beamscale_stats_hist:percentile(H, P))}
+                         || {K, P} <- percentile_keys()]),
     Ps#{count => beamscale_stats_hist:count(H), mean_ms => ms(beamscale_stats_hist:mean(H)),
         max_ms => ms(beamscale_stats_hist:max(H))}.
 

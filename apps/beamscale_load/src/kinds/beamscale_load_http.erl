@@ -8,7 +8,7 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, head_body/1]).
--export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+-export([name/0, features/0, tsung/0, from_tsung/3]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -226,14 +226,6 @@ name() -> http.
 %% @doc Everything dynamic: variables, checks, cookies, authentication, a compiled head.
 -spec features() -> [beamscale_load_request:feature()].
 features() -> [extract, match, cookies, auth, subst, headers, head].
-
-%% @doc One connection per target.
--spec sockets(map()) -> 1.
-sockets(_Target) -> 1.
-
-%% @doc Its reasons are the shared ones (`beamscale_load_reasons').
--spec format_error(term()) -> iodata().
-format_error(R) -> io_lib:format("~0tp", [R]).
 
 %% Tsung's HTTP methods: a closed set, so that no atom is made of a file's text.
 -define(TSUNG_METHODS, [get, head, post, put, delete, options, patch, trace, connect]).

@@ -11,7 +11,7 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1]).
--export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+-export([name/0, format_error/1, tsung/0, from_tsung/3]).
 -export([push_socket/1, handle_push/3]).
 -export_type([conn/0]).
 
@@ -255,14 +255,6 @@ deliveries(S, Buf, Got) ->
 %% @doc The kind's step name.
 -spec name() -> mqtt.
 name() -> mqtt.
-
-%% @doc Nothing dynamic.
--spec features() -> [beamscale_load_request:feature()].
-features() -> [].
-
-%% @doc One connection per target.
--spec sockets(map()) -> 1.
-sockets(_Target) -> 1.
 
 %% @doc The text of its reasons.
 -spec format_error(term()) -> iodata().

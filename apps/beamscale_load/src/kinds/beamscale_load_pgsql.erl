@@ -12,7 +12,7 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, format_error/1]).
--export([name/0, features/0, sockets/1, tsung/0, from_tsung/3]).
+-export([name/0, tsung/0, from_tsung/3]).
 
 -export_type([conn/0]).
 
@@ -300,14 +300,6 @@ format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).
 %% @doc The kind's step name.
 -spec name() -> pgsql.
 name() -> pgsql.
-
-%% @doc Nothing dynamic.
--spec features() -> [beamscale_load_request:feature()].
-features() -> [].
-
-%% @doc One connection per target.
--spec sockets(map()) -> 1.
-sockets(_Target) -> 1.
 
 %% @doc Tsung's `ts_pgsql' sessions and their `<pgsql>' element.
 -spec tsung() -> beamscale_load_request:tsung().

@@ -6,7 +6,7 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1]).
--export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+-export([name/0, tsung/0, from_tsung/3]).
 -export([push_socket/1, handle_push/3]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -114,18 +114,6 @@ close(Conn) -> beamscale_load_tcp:close(Conn).
 %% @doc The kind's step name.
 -spec name() -> raw.
 name() -> raw.
-
-%% @doc Nothing dynamic.
--spec features() -> [beamscale_load_request:feature()].
-features() -> [].
-
-%% @doc One connection or socket per target.
--spec sockets(map()) -> 1.
-sockets(_Target) -> 1.
-
-%% @doc Its reasons are the shared ones (`beamscale_load_reasons').
--spec format_error(term()) -> iodata().
-format_error(R) -> io_lib:format("~0tp", [R]).
 
 %% @doc Tsung's `ts_raw' sessions and their `<raw>' element, to a tcp, ssl or udp server.
 -spec tsung() -> beamscale_load_request:tsung().

@@ -13,18 +13,23 @@
 %% the run's counters after each request.
 %%
 %% A kind's module is the whole plugin; `beamscale_load_kinds:all/0' lists them, and nothing
-%% else names a kind. Besides the four calls above, it declares:
+%% else names a kind. Besides the four calls above, it declares (all but `name/0' optional,
+%% with the default in brackets, read through `beamscale_load_kinds'):
 %% <ul>
 %% <li>`name/0': its terms step name (`{Name, #{...}}').</li>
 %% <li>`features/0': the dynamic request keys it serves (`feature()'): `extract' and `match' need
 %%     a reply to read, `cookies' and `auth' an HTTP head, `subst' placeholders in a Tsung
-%%     element; `headers' and `head' are HTTP's reply headers and compiled head.</li>
+%%     element; `headers' and `head' are HTTP's reply headers and compiled head (none).</li>
 %% <li>`sockets/1': the sockets one user holds to a target of it (0 for `rpc', which goes over
-%%     distribution), for the file-limit estimate.</li>
-%% <li>`format_error/1': the text of its own reasons `{Module, Reason}'.</li>
-%% <li>`tsung/0': `none', or the Tsung session type, element, attributes and `<server>' types it
-%%     reads; then `from_tsung/3' translates its element (with `beamscale_load_tsung_request''s
-%%     shared helpers) into a spec and the targets it uses.</li>
+%%     distribution), for the file-limit estimate (1).</li>
+%% <li>`format_error/1': the text of its own reasons `{Module, Reason}' (the term).</li>
+%% <li>`tsung/0': `none' (the default), or the Tsung session type, element, attributes and
+%%     `<server>' types it reads; then `from_tsung/3' translates its element (with
+%%     `beamscale_load_tsung_request''s shared helpers) into a spec and the targets it uses.</li>
+%% <li>`preflight/2': before the load, a request step's spec against its resolved target
+%%     (a node target: its node), at any depth of the steps: `ok' or `{error, {Module, R}}'
+%%     (the run is refused, said by its `format_error/1'); rpc checks the function it calls
+%%     is there (`ok').</li>
 %% <li>Optionally `handle_push/3' and `push_socket/1': in a session with `bidi => true', what a
 %%     server sends unasked while the user waits (a think, a `wait' step) is handed to
 %%     `handle_push(Msg, Conn, Store)', which may answer it (a ping), and says `push' (counted
@@ -60,6 +65,10 @@
 -callback handle_push(Msg :: term(), conn(), Store :: term()) ->
     {push | ignore, conn() | closed, Store :: term()}.
 -callback push_socket(conn()) -> term().
+-callback preflight(Spec :: map(), Target :: map()) -> ok | {error, {module(), term()}}.
+%% Declarations with a default (`beamscale_load_kinds' reads them): a kind writes only those
+%% that differ.
+-optional_callbacks([features/0, sockets/1, format_error/1, tsung/0, preflight/2]).
 -optional_callbacks([from_tsung/3, handle_push/3, push_socket/1]).
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.

@@ -6,9 +6,12 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1]).
--export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+-export([name/0, sockets/1, tsung/0, from_tsung/3, preflight/2, format_error/1]).
 
 -include_lib("xmerl/include/xmerl.hrl").
+
+%% A code path may be loaded slowly on a loaded machine: as long as a target's set-up may take.
+-define(PREFLIGHT_MS, 60000).
 
 -import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, req/3, fail/4]).
 
@@ -34,6 +37,30 @@ check(Spec, _Target) ->
         _ -> {error, call, "expected call => {Module, Function, Args} or cast => {M, F, A}, "
                            "and for a call optionally expect => Pattern"}
     end.
+
+%% @doc Before the load: the function a call or cast names is on its node (a `code_path'
+%% that leaves its module out would fail every request of the run).
+-spec preflight(map(), map()) -> ok | {error, {?MODULE, term()}}.
+preflight(#{module := M, function := F, args := A}, #{node := Node}) ->
+    case exported(Node, M, F, length(A)) of
+        true -> ok;
+        false -> {error, {?MODULE, {missing, M, F, length(A)}}}
+    end;
+preflight(_Spec, _Target) -> ok.
+
+%% A node that does not answer cannot run it either.
+exported(Node, M, F, Arity) ->
+    try erpc:call(Node, code, ensure_loaded, [M], ?PREFLIGHT_MS) of
+        {module, M} -> erpc:call(Node, erlang, function_exported, [M, F, Arity], ?PREFLIGHT_MS);
+        _ -> false
+    catch _:_ -> false
+    end.
+
+%% @doc The text of its own reasons; the others as terms.
+-spec format_error(term()) -> iodata().
+format_error({missing, M, F, A}) ->
+    io_lib:format("~p:~p/~b is not there (module missing from its code_path?)", [M, F, A]);
+format_error(R) -> io_lib:format("~0tp", [R]).
 
 %% @doc The connection is the node itself (distribution keeps one per node).
 -spec connect(map()) -> {ok, node()}.
@@ -68,17 +95,9 @@ close(_Node) -> ok.
 -spec name() -> rpc.
 name() -> rpc.
 
-%% @doc Nothing dynamic.
--spec features() -> [beamscale_load_request:feature()].
-features() -> [].
-
 %% @doc None: calls go over distribution.
 -spec sockets(map()) -> 0.
 sockets(_Target) -> 0.
-
-%% @doc Its reasons are the shared ones (`beamscale_load_reasons').
--spec format_error(term()) -> iodata().
-format_error(R) -> io_lib:format("~0tp", [R]).
 
 %% @doc The SMP-for-IO thesis's `ts_rpc' sessions and their `<rpc>' element.
 -spec tsung() -> beamscale_load_request:tsung().

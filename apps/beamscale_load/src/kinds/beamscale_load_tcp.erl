@@ -6,7 +6,7 @@
 
 -export([check/2, connect/1, request/3, close/1, recv_more/3, deadline/1, drop/1, send/2,
          tls/2]).
--export([name/0, features/0, sockets/1, format_error/1, tsung/0]).
+-export([name/0]).
 -export_type([conn/0, socket/0]).
 
 %% A TCP port, or a TLS socket over one.
@@ -144,19 +144,3 @@ drop(S) ->
 %% @doc The kind's step name.
 -spec name() -> tcp.
 name() -> tcp.
-
-%% @doc Nothing dynamic.
--spec features() -> [beamscale_load_request:feature()].
-features() -> [].
-
-%% @doc One connection per target.
--spec sockets(map()) -> 1.
-sockets(_Target) -> 1.
-
-%% @doc Its reasons are the shared ones (`beamscale_load_reasons').
--spec format_error(term()) -> iodata().
-format_error(R) -> io_lib:format("~0tp", [R]).
-
-%% @doc No Tsung element: Tsung's `<tcp>' is a server type, not a request.
--spec tsung() -> none.
-tsung() -> none.

@@ -9,7 +9,7 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, format_error/1]).
--export([name/0, features/0, sockets/1, tsung/0, from_tsung/3]).
+-export([name/0, features/0, tsung/0, from_tsung/3]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -289,10 +289,6 @@ name() -> websocket.
 %% @doc Variables and checks on the reply; placeholders in a Tsung element.
 -spec features() -> [beamscale_load_request:feature()].
 features() -> [extract, match, subst].
-
-%% @doc One connection per target.
--spec sockets(map()) -> 1.
-sockets(_Target) -> 1.
 
 %% @doc Tsung's `ts_websocket' sessions and their `<websocket>' element.
 -spec tsung() -> beamscale_load_request:tsung().

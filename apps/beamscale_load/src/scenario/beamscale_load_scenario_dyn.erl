@@ -142,7 +142,7 @@ respond(_, _) -> true.
 
 %% The keys a kind cannot serve, said when the scenario is read (the kind's `features/0').
 kind_keys(Mod) ->
-    Fs = Mod:features(),
+    Fs = beamscale_load_kinds:features(Mod),
     [{K, only_text(F)} || {K, F} <- [{cookies, cookies}, {add_cookies, cookies},
                                      {basic_auth, auth}, {digest_auth, auth}, {oauth, auth},
                                      {extract, extract}, {match, match}],

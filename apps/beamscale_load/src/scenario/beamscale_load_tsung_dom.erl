@@ -84,7 +84,7 @@ spec(http_header) -> {[name, value], []};
 %% A request kind's element: the attributes its `tsung/0' lists.
 spec(Name) ->
     case beamscale_load_kinds:by_element(Name) of
-        {ok, Mod} -> {maps:get(attributes, Mod:tsung()), []};
+        {ok, Mod} -> {maps:get(attributes, beamscale_load_kinds:tsung(Mod)), []};
         error -> {[], []}
     end.
 

@@ -26,7 +26,7 @@ request(E, #{type := Mod} = Ctx) ->
                                           []);
                 _ -> bool(E, subst, false, Ctx)
             end,
-    #{element := El, type := Type} = Mod:tsung(),
+    #{element := El, type := Type} = beamscale_load_kinds:tsung(Mod),
     Kids = children(E, beamscale_load_kinds:tsung_elements() ++ [dyn_variable, match], Ctx),
     case [K || #xmlElement{name = N} = K <- Kids, N =/= dyn_variable, N =/= match] of
         [#xmlElement{name = El} = R] ->
@@ -116,7 +116,7 @@ node_name(Text) -> hd(string:split(Text, "@")).
 -spec server(#xmlElement{}, map()) -> {server, map()}.
 server(#xmlElement{name = El} = Http, #{servers := Servers} = Ctx) ->
     {ok, Mod} = beamscale_load_kinds:by_element(El),
-    #{servers := Known} = Mod:tsung(),
+    #{servers := Known} = beamscale_load_kinds:tsung(Mod),
     case Servers of
         [{S, Host, Port, Type}] ->
             Address = Host ++ ":" ++ integer_to_list(Port),

@@ -22,18 +22,6 @@
 -type run_data() :: #{done := non_neg_integer(), expected := non_neg_integer(),
                       state := running | done, report := beamscale_report_run:data() | none}.
 
-%% The figures shown at the top, in order: key (in `figures' of /live.json and the `data-key' of
-%% the page's cell) and label.
--define(FIGURES, [{<<"t_s">>, "second"}, {<<"phase">>, "phase"},
-                  {<<"offered_per_s">>, "offered users/s"},
-                  {<<"achieved_per_s">>, "sessions started/s"},
-                  {<<"requests_per_s">>, "requests/s"}, {<<"errors_per_s">>, "errors/s"},
-                  {<<"users_in_flight">>, "users in flight"},
-                  {<<"p50_ms">>, "p50 ms (corrected)"}, {<<"p99_ms">>, "p99 ms (corrected)"},
-                  {<<"p99_uncorrected_ms">>, "p99 ms (from the send)"},
-                  {<<"os_cpu_pct">>, "target OS CPU %"},
-                  {<<"util_pct">>, "scheduler utilisation %"},
-                  {<<"busy_wait_pct">>, "busy-wait %"}]).
 %% The script: every second, /live.json into the page; when it fails, the run is over (the
 %% server closes with the run) and the last figures stay.
 -define(SCRIPT, <<"(function(){var n=0;"
@@ -55,9 +43,12 @@
 load_page(#{run := Run, state := State} = Data) ->
     Title = ["beamscale live: ", text(maps:get(<<"label">>, Run, <<>>))],
     Figures = load_figures(Data),
-    Rows = [[Label, {safe, beamscale_report_html:el(span, [{'data-key', K}],
-                                                    maps:get(K, Figures))}]
-            || {K, Label} <- ?FIGURES],
+    %% The figures of the run files' table (`beamscale_format_load'), in its order; the
+    %% key is in `figures' of /live.json and the `data-key' of the figure's cell.
+    Rows = [[beamscale_format_load:heading(E),
+             {safe, beamscale_report_html:el(span, [{'data-key', K}],
+                                             maps:get(K, Figures))}]
+            || #{key := K0} = E <- beamscale_format_load:live(), K <- [atom_to_binary(K0)]],
     beamscale_report_html:page(
       Title, <<"#figures td{min-width:6em}">>,
       [beamscale_report_html:el(h1, Title),
@@ -74,43 +65,37 @@ load_page(#{run := Run, state := State} = Data) ->
 -spec load_json(data()) -> iodata().
 load_json(#{run := Run, summary := Summary, samples := Samples, state := State} = Data) ->
     Last = last_second(Summary),
+    %% The figures of the latest second as numbers, 0 before the first (the phase: null).
+    Numbers = maps:from_list([{K, case figure(From, Last, Summary, #{}) of
+                                      null when K =/= phase -> 0;
+                                      V -> V
+                                  end}
+                              || #{key := K, from := From} <- beamscale_format_load:live(),
+                                 not is_tuple(From) orelse element(1, From) =/= target]),
     beamscale_format_json:encode(
-      #{kind => load, state => State, label => get(Run, <<"label">>, null),
-        t_s => get(Last, <<"t_s">>, 0),
-        phase => get(Last, <<"phase">>, null),
-        offered_per_s => get(Last, <<"offered_per_s">>, 0),
-        achieved_per_s => get(Last, <<"sessions_started">>, 0),
-        requests_per_s => get(Last, <<"requests">>, 0),
-        errors_per_s => get(Last, <<"errors">>, 0),
-        users_in_flight => in_flight(Summary),
-        latency_corrected => get(Last, <<"latency_corrected">>, #{}),
-        latency_uncorrected => get(Last, <<"latency_uncorrected">>, #{}),
-        errors_by_reason => get(Summary, <<"errors_by_reason">>, #{}),
-        target => latest_samples(Samples), phases => boundaries(Run),
-        figures => load_figures(Data), html => iolist_to_binary(live_html(Data))}).
+      Numbers#{kind => load, state => State, label => get(Run, <<"label">>, null),
+               latency_corrected => get(Last, <<"latency_corrected">>, #{}),
+               latency_uncorrected => get(Last, <<"latency_uncorrected">>, #{}),
+               errors_by_reason => get(Summary, <<"errors_by_reason">>, #{}),
+               target => latest_samples(Samples), phases => boundaries(Run),
+               figures => load_figures(Data), html => iolist_to_binary(live_html(Data))}).
 
 %% @doc The figures at the top as text, by key (what the page shows and the script puts there).
 -spec load_figures(data()) -> #{binary() => binary()}.
 load_figures(#{summary := Summary, samples := Samples}) ->
     Last = last_second(Summary),
-    Lat = fun(K, P) -> get(get(Last, K, #{}), P, null) end,
     Target = case latest_samples(Samples) of
                  [T | _] -> T;
                  [] -> #{}
              end,
-    Values = #{<<"t_s">> => get(Last, <<"t_s">>, null), <<"phase">> => get(Last, <<"phase">>, null),
-               <<"offered_per_s">> => get(Last, <<"offered_per_s">>, null),
-               <<"achieved_per_s">> => get(Last, <<"sessions_started">>, null),
-               <<"requests_per_s">> => get(Last, <<"requests">>, null),
-               <<"errors_per_s">> => get(Last, <<"errors">>, null),
-               <<"users_in_flight">> => in_flight(Summary),
-               <<"p50_ms">> => Lat(<<"latency_corrected">>, <<"p50_ms">>),
-               <<"p99_ms">> => Lat(<<"latency_corrected">>, <<"p99_ms">>),
-               <<"p99_uncorrected_ms">> => Lat(<<"latency_uncorrected">>, <<"p99_ms">>),
-               <<"os_cpu_pct">> => get(Target, os_cpu_pct, null),
-               <<"util_pct">> => get(Target, util_pct, null),
-               <<"busy_wait_pct">> => get(Target, busy_wait_pct, null)},
-    maps:map(fun(_, V) -> show(V) end, Values).
+    maps:from_list([{atom_to_binary(K), show(figure(From, Last, Summary, Target))}
+                    || #{key := K, from := From} <- beamscale_format_load:live()]).
+
+%% A live figure from where the table says it comes from (null: not there yet).
+figure({second, Path}, Last, _Summary, _Target) ->
+    lists:foldl(fun(K, M) -> get(M, atom_to_binary(K), null) end, Last, Path);
+figure({target, K}, _Last, _Summary, Target) -> get(Target, K, null);
+figure(in_flight, _Last, Summary, _Target) -> in_flight(Summary).
 
 %% @doc The live page of a suite run: progress, then the run page as it is so far (the same
 %% sections as the final `index.html', rendered by `beamscale_report_run').

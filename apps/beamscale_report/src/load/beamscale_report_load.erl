@@ -19,17 +19,10 @@
 %% A chart: title, y axis label, unit and series (for `beamscale_report_svg:line_chart/2').
 -type graph() :: {binary(), binary(), binary(), [beamscale_report_svg:series()]}.
 
--define(PCTS, [{<<"p50_ms">>, <<"p50">>}, {<<"p90_ms">>, <<"p90">>}, {<<"p99_ms">>, <<"p99">>},
-               {<<"p999_ms">>, <<"p99.9">>}]).
--define(HIST_COLS, [<<"count">>, <<"mean_ms">>, <<"p50_ms">>, <<"p90_ms">>, <<"p99_ms">>,
-                    <<"p999_ms">>, <<"max_ms">>]).
 %% Reasons drawn apart in the errors-by-reason chart; the others are summed as one series.
 -define(CHART_REASONS, 6).
--define(COUNTS, [<<"sessions_started">>, <<"sessions_done">>, <<"requests">>, <<"errors">>,
-                 <<"timeouts">>]).
-%% What the stream kinds wrote and read, and the rows database queries returned (empty for older
-%% runs and rpc-only ones).
--define(BYTES, [<<"bytes_sent">>, <<"bytes_received">>, <<"rows">>]).
+%% The keys and labels of the figures are the run files' table (`beamscale_format_load').
+-define(T, beamscale_format_load).
 
 %% @doc The whole page.
 -spec index(data()) -> iodata().
@@ -58,24 +51,21 @@ graphs(Summary) ->
     Lat = fun(K, P) -> [{T, num(get(S, K), P)} || {T, S} <- timed(Secs), count(S, K) > 0,
                                                   is_number(get(get(S, K), P))] end,
     Count = fun(K) -> [{T, num(S, K)} || {T, S} <- timed(Secs)] end,
+    Pcts = [{bin(K), L} || #{key := K, label := L, percentile := _} <- ?T:percentiles()],
+    Named = fun(K) -> #{name => label(K, ?T:counters()), points => Count(bin(K))} end,
     [{<<"latency (from the intended start; p99 from the send dashed)">>, <<"ms">>, <<" ms">>,
       [#{name => [N, " corrected"], points => Lat(<<"latency_corrected">>, K)}
-       || {K, N} <- ?PCTS]
+       || {K, N} <- Pcts]
       ++ [#{name => <<"p99 uncorrected">>, dashed => true,
             points => Lat(<<"latency_uncorrected">>, <<"p99_ms">>)}]},
      {<<"session duration">>, <<"ms">>, <<" ms">>,
-      [#{name => N, points => Lat(<<"session_duration">>, K)}
-       || {K, N} <- [{<<"mean_ms">>, <<"mean">>}, {<<"p50_ms">>, <<"p50">>},
-                     {<<"p99_ms">>, <<"p99">>}]]},
+      [#{name => label(K, ?T:percentiles()), points => Lat(<<"session_duration">>, bin(K))}
+       || K <- [mean_ms, p50_ms, p99_ms]]},
      {<<"users: offered vs achieved">>, <<"users/s">>, <<"/s">>,
       [#{name => <<"offered">>, dashed => true, points => Count(<<"offered_per_s">>)},
-       #{name => <<"sessions started">>, points => Count(<<"sessions_started">>)},
-       #{name => <<"sessions done">>, points => Count(<<"sessions_done">>)}]},
-     {<<"requests">>, <<"requests/s">>, <<"/s">>,
-      [#{name => <<"requests">>, points => Count(<<"requests">>)}]},
-     {<<"errors and timeouts">>, <<"per second">>, <<"/s">>,
-      [#{name => <<"errors">>, points => Count(<<"errors">>)},
-       #{name => <<"timeouts">>, points => Count(<<"timeouts">>)}]}]
+       Named(sessions_started), Named(sessions_done)]},
+     {<<"requests">>, <<"requests/s">>, <<"/s">>, [Named(requests)]},
+     {<<"errors and timeouts">>, <<"per second">>, <<"/s">>, [Named(errors), Named(timeouts)]}]
         ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs))
         ++ beamscale_report_load_extra:transaction_graphs(Summary).
 
@@ -141,33 +131,32 @@ phases(Run) ->
 
 summary_tables(Summary) ->
     Tx = maps:to_list(map(Summary, <<"transactions">>)),
-    Hists = [{"latency, from the intended start (corrected)", <<"latency_corrected">>},
-             {"latency, from the send (uncorrected)", <<"latency_uncorrected">>},
-             {"session duration", <<"session_duration">>},
-             {"connect (TCP, and the TLS handshake)", <<"connect_time">>}],
-    %% Runs stored before connect times were recorded have no such entry: no empty row.
-    Rows = [[Name | hist_cells(map(Summary, K))] || {Name, K} <- Hists, is_map_key(K, Summary)]
+    %% Runs stored before connect times (or bytes) were recorded have no such entry: no empty
+    %% row (or column).
+    Rows = [[Name | hist_cells(map(Summary, bin(K)))]
+            || #{key := K, label := Name} <- ?T:histograms(), is_map_key(bin(K), Summary)]
         ++ [[["transaction ", T] | hist_cells(H)] || {T, H} <- lists:sort(Tx)],
     ByReason = map(Summary, <<"errors_by_reason">>),
     Reasons = beamscale_report_html:table(
                 ["error reason", "count"],
                 [[R, cell(N)]
                  || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
-    [beamscale_report_html:table(?COUNTS ++ ?BYTES ++ ["requests/s", "duration (s)"],
-                          [[cell(get(Summary, C)) || C <- ?COUNTS ++ ?BYTES]
-                           ++ [cell(get(Summary, <<"requests_per_s">>)),
-                               cell(get(Summary, <<"duration_s">>))]]),
-     beamscale_report_html:table(["", "count", "mean (ms)", "p50 (ms)", "p90 (ms)", "p99 (ms)",
-                           "p99.9 (ms)", "max (ms)"], Rows),
+    Totals = [E || #{key := K} = E <- ?T:totals(), is_map_key(bin(K), Summary)],
+    [beamscale_report_html:table([?T:heading(E) || E <- Totals],
+                                 [[cell(get(Summary, bin(K))) || #{key := K} <- Totals]]),
+     beamscale_report_html:table(["" | [?T:heading(E) || E <- ?T:percentiles()]], Rows),
      [Reasons || map_size(ByReason) > 0],
      load_nodes(list(Summary, <<"load_nodes">>))].
 
-hist_cells(H) -> [cell(get(H, C)) || C <- ?HIST_COLS].
+hist_cells(H) -> [cell(get(H, bin(K))) || #{key := K} <- ?T:percentiles()].
 
 load_nodes(Nodes) when length(Nodes) > 1 ->
+    Counts = [E || #{key := K} = E <- ?T:counters(),
+                   lists:any(fun(N) -> is_map_key(bin(K), N) end, Nodes)],
     [beamscale_report_html:el(h3, "Per load node"),
-     beamscale_report_html:table(["node" | ?COUNTS],
-                          [[cell(get(N, <<"node">>)) | [cell(get(N, C)) || C <- ?COUNTS]]
+     beamscale_report_html:table(["node" | [?T:heading(E) || E <- Counts]],
+                          [[cell(get(N, <<"node">>)) | [cell(get(N, bin(K)))
+                                                        || #{key := K} <- Counts]]
                            || N <- Nodes])];
 load_nodes(_) -> [].
 
@@ -182,6 +171,12 @@ target(Run, Samples, Lcnt) ->
     end.
 
 timed(Secs) -> [{num(S, <<"t_s">>), S} || S <- Secs].
+
+bin(K) -> atom_to_binary(K).
+
+label(K, Entries) ->
+    {ok, #{label := L}} = ?T:find(K, Entries),
+    L.
 
 count(S, K) -> num(get(S, K), <<"count">>).
 

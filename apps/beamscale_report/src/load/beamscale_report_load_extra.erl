@@ -11,9 +11,6 @@
 -export([distribution/1, distribution_series/1, phase_markers/1, transaction_graphs/1,
          y_scale/1, cut_short_summary/3]).
 
-%% The counts of a `load.csv' row, and its latency percentiles (from the intended start).
--define(LOAD_COUNTS, [offered_per_s, sessions_started, sessions_done, requests, errors]).
--define(LOAD_PCTS, [p50_ms, p90_ms, p99_ms, p999_ms, max_ms]).
 -define(X_TICKS, [{2, "50"}, {10, "90"}, {100, "99"}, {1000, "99.9"}, {10000, "99.99"},
                   {100000, "99.999"}]).
 
@@ -104,7 +101,7 @@ cut_short_summary(LoadRows, ErrorRows, Stopped) ->
     Total = lists:foldl(fun(S, Acc) -> add_counts(maps:get(<<"errors_by_reason">>, S), Acc) end,
                         #{}, Secs),
     maps:merge(maps:from_list([{atom_to_binary(K), Sum(atom_to_binary(K))}
-                               || K <- tl(?LOAD_COUNTS)]),
+                               || K <- load_counts(count)]),
                #{<<"per_second">> => Secs, <<"errors_by_reason">> => Total,
                  <<"duration_s">> => lists:max([0 | [maps:get(<<"t_s">>, S) || S <- Secs]]),
                  <<"stopped">> => Stopped}).
@@ -113,8 +110,9 @@ cut_short_summary(LoadRows, ErrorRows, Stopped) ->
 second(#{t_s := T, phase := Phase, mean_session_ms := Mean} = Row, Reasons) ->
     try
         Counts = maps:from_list([{atom_to_binary(K), number(maps:get(K, Row))}
-                                 || K <- ?LOAD_COUNTS]),
-        Pcts = maps:from_list([{atom_to_binary(K), number(maps:get(K, Row))} || K <- ?LOAD_PCTS]),
+                                 || K <- load_counts(rate) ++ load_counts(count)]),
+        Pcts = maps:from_list([{atom_to_binary(K), number(maps:get(K, Row))}
+                               || K <- load_pcts()]),
         Second = number(T),
         Counts#{<<"t_s">> => Second, <<"phase">> => Phase,
                 <<"latency_corrected">> => Pcts#{<<"count">> => maps:get(<<"requests">>, Counts)},
@@ -124,6 +122,16 @@ second(#{t_s := T, phase := Phase, mean_session_ms := Mean} = Row, Reasons) ->
     catch error:_ -> skip
     end;
 second(_Row, _Reasons) -> skip.
+
+%% The columns of `load.csv' (`beamscale_format_load') of one format: `count', the counters
+%% summed over the run; `rate', the offered rate.
+load_counts(Format) ->
+    [K || #{key := K, format := F} <- beamscale_format_load:load_csv(), F =:= Format].
+
+%% Its latency columns (from the intended start): those that are a histogram's keys.
+load_pcts() ->
+    Hist = beamscale_format_load:keys(beamscale_format_load:percentiles()),
+    [K || K <- beamscale_format_load:keys(beamscale_format_load:load_csv()), lists:member(K, Hist)].
 
 add_reason(#{t_s := T, reason := R, count := C}, Acc) ->
     try maps:update_with(number(T), fun(M) -> add_counts(#{R => number(C)}, M) end,

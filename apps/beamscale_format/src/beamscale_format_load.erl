@@ -1,0 +1,138 @@
+%% @doc The files of a load run described once: the keys of `summary.json' (its totals, which
+%% each second and each load node also have as counts, its histograms and their percentiles),
+%% the columns of `load.csv' and `errors.csv', and the live page's figures, each with a label,
+%% a unit and a format. `beamscale_load_metrics' counts and `beamscale_load_results' writes by
+%% these lists; the final page (`beamscale_report_load'), the live page (`beamscale_report_live')
+%% and the terminal's closing lines (`beamscale_loadtest') read them. A new figure of a run is a
+%% line here, where it is counted, and nothing else to be shown. Data only, in the lowest app,
+%% so that the load app and the report app both read it.
+-module(beamscale_format_load).
+
+-export([counters/0, totals/0, histograms/0, percentiles/0, summary/0, load_csv/0,
+         errors_csv/0, live/0, keys/1, find/2, heading/1]).
+-export_type([entry/0, format/0, source/0]).
+
+%% How a value reads: a count, a rate per second, seconds, milliseconds, bytes, text; a
+%% histogram (`percentiles/0'), a map of names to counts or to histograms, or a list.
+-type format() :: count | rate | seconds | ms | bytes | text | percentiles | counts_by_name
+                | percentiles_by_name | list.
+%% Where a live figure comes from: a path into the latest second of `summary.json', the
+%% latest sample of the first sampled target (a `samples.csv' column), or the users started
+%% and not yet done over the seconds so far.
+-type source() :: {second, [atom()]} | {target, atom()} | in_flight.
+%% `percentile': of a histogram's key, the percentile it holds; `from': of a live figure.
+-type entry() :: #{key := atom(), label := binary(), unit := binary(), format := format(),
+                   percentile => number(), from => source()}.
+
+%% @doc The counters of a run: in its totals, in each second and for each load node.
+-spec counters() -> [entry()].
+counters() ->
+    [e(sessions_started, "sessions started", "", count),
+     e(sessions_done, "sessions done", "", count),
+     e(requests, "requests", "", count),
+     e(errors, "errors", "", count),
+     e(timeouts, "timeouts", "", count),
+     %% What the stream kinds wrote and read.
+     e(bytes_sent, "bytes sent", "B", bytes),
+     e(bytes_received, "bytes received", "B", bytes),
+     %% Rows database queries returned (the mysql and pgsql kinds).
+     e(rows, "rows returned", "", count)].
+
+%% @doc The single figures of `summary.json': the counters, the rate and the duration.
+-spec totals() -> [entry()].
+totals() ->
+    counters() ++ [e(requests_per_s, "requests", "/s", rate),
+                   e(duration_s, "duration", "s", seconds)].
+
+%% @doc The histograms of `summary.json' (each second has the first three).
+-spec histograms() -> [entry()].
+histograms() ->
+    [e(latency_corrected, "latency, from the intended start (corrected)", "ms", percentiles),
+     e(latency_uncorrected, "latency, from the send (uncorrected)", "ms", percentiles),
+     e(session_duration, "session duration", "ms", percentiles),
+     e(connect_time, "connect (TCP, and the TLS handshake)", "ms", percentiles)].
+
+%% @doc The keys of one histogram, in the order the pages show them.
+-spec percentiles() -> [entry()].
+percentiles() ->
+    [e(count, "count", "", count), e(mean_ms, "mean", "ms", ms),
+     p(p50_ms, "p50", 50), p(p90_ms, "p90", 90), p(p99_ms, "p99", 99), p(p999_ms, "p99.9", 99.9),
+     e(max_ms, "max", "ms", ms)].
+
+%% @doc Every key of `summary.json': the totals, the histograms, and the rest.
+-spec summary() -> [entry()].
+summary() ->
+    totals() ++ histograms()
+        ++ [e(stopped, "stopped", "", text),
+            e(transactions, "transactions", "ms", percentiles_by_name),
+            e(errors_by_reason, "errors by reason", "", counts_by_name),
+            %% Counters the scenario names (checks' outcomes, unset variables).
+            e(counts, "counts", "", counts_by_name),
+            %% `[Percentile, Milliseconds]' pairs, corrected and uncorrected.
+            e(latency_distribution, "latency by percentile", "ms", list),
+            e(per_second, "per second", "", list),
+            e(load_nodes, "per load node", "", list),
+            %% Resident memory at the peak (`beamscale_loadtest_memory').
+            e(memory, "memory", "B", list)].
+
+%% @doc The columns of `load.csv', a row a second (latency from the intended start).
+-spec load_csv() -> [entry()].
+load_csv() ->
+    [e(t_s, "second", "s", seconds), e(phase, "phase", "", text),
+     e(offered_per_s, "offered", "users/s", rate),
+     e(sessions_started, "sessions started", "", count),
+     e(sessions_done, "sessions done", "", count),
+     e(requests, "requests", "", count), e(errors, "errors", "", count),
+     p(p50_ms, "p50", 50), p(p90_ms, "p90", 90), p(p99_ms, "p99", 99), p(p999_ms, "p99.9", 99.9),
+     e(max_ms, "max", "ms", ms), e(mean_session_ms, "mean session", "ms", ms)].
+
+%% @doc The columns of `errors.csv': a row a second and reason.
+-spec errors_csv() -> [entry()].
+errors_csv() ->
+    [e(t_s, "second", "s", seconds), e(reason, "reason", "", text),
+     e(count, "count", "", count)].
+
+%% @doc The live page's figures, in the order shown, each with where it comes from.
+-spec live() -> [entry()].
+live() ->
+    [l(t_s, "second", "", seconds, {second, [t_s]}),
+     l(phase, "phase", "", text, {second, [phase]}),
+     l(offered_per_s, "offered users", "/s", rate, {second, [offered_per_s]}),
+     l(achieved_per_s, "sessions started", "/s", rate, {second, [sessions_started]}),
+     l(requests_per_s, "requests", "/s", rate, {second, [requests]}),
+     l(errors_per_s, "errors", "/s", rate, {second, [errors]}),
+     l(users_in_flight, "users in flight", "", count, in_flight),
+     l(p50_ms, "p50 (corrected)", "ms", ms, {second, [latency_corrected, p50_ms]}),
+     l(p99_ms, "p99 (corrected)", "ms", ms, {second, [latency_corrected, p99_ms]}),
+     l(p99_uncorrected_ms, "p99 (from the send)", "ms", ms,
+       {second, [latency_uncorrected, p99_ms]}),
+     l(os_cpu_pct, "target OS CPU", "%", rate, {target, os_cpu_pct}),
+     l(util_pct, "scheduler utilisation", "%", rate, {target, util_pct}),
+     l(busy_wait_pct, "busy-wait", "%", rate, {target, busy_wait_pct})].
+
+%% @doc The keys of a list, in order.
+-spec keys([entry()]) -> [atom()].
+keys(Entries) -> [K || #{key := K} <- Entries].
+
+%% @doc The entry of `Key' in a list.
+-spec find(atom(), [entry()]) -> {ok, entry()} | error.
+find(Key, Entries) ->
+    case [E || #{key := K} = E <- Entries, K =:= Key] of
+        [E | _] -> {ok, E};
+        [] -> error
+    end.
+
+%% @doc A column's heading: the label and its unit ("requests/s", "p50 (ms)").
+-spec heading(entry()) -> binary().
+heading(#{label := L, unit := <<>>}) -> L;
+heading(#{label := L, unit := <<"/", _/binary>> = U}) -> <<L/binary, U/binary>>;
+heading(#{label := L, unit := U}) -> <<L/binary, " (", U/binary, ")">>.
+
+%%% Internals
+
+e(Key, Label, Unit, Format) ->
+    #{key => Key, label => list_to_binary(Label), unit => list_to_binary(Unit), format => Format}.
+
+p(Key, Label, Percentile) -> (e(Key, Label, "ms", ms))#{percentile => Percentile}.
+
+l(Key, Label, Unit, Format, From) -> (e(Key, Label, Unit, Format))#{from => From}.
