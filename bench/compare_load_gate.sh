@@ -5,20 +5,27 @@
 # the server slowed by SLOWDOWN % (its service time longer). `compare A B` failing is a false
 # alarm, `compare A S` failing a caught slowdown. Gates: --fail-if-p99-above THRESHOLD and
 # --fail-if-throughput-below THRESHOLD (an open load keeps its throughput below capacity, so
-# the p99 gate is the one a slower server trips). Prints both counts.
+# the p99 gate is the one a slower server trips). Prints both counts. A long service time
+# (1 s) keeps the host's scheduling noise (tens of ms in the tail on a busy 2-core host) small
+# beside the slowdown. COMPARE_GATE_OUT=DIR keeps the runs there.
 #   bench/compare_load_gate.sh [PAIRS] [SECONDS] [RATE] [THRESHOLD_PCT] [SLOWDOWN_PCT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-10}
-seconds=${2:-6}
-rate=${3:-300}
-threshold=${4:-10}
+seconds=${2:-10}
+rate=${3:-100}
+threshold=${4:-5}
 slowdown=${5:-20}
-workers=${WORKERS:-16}
-service=${SERVICE_MS:-20}
+workers=${WORKERS:-256}
+service=${SERVICE_MS:-1000}
 slow=$(( service * (100 + slowdown) / 100 ))
-out=$(mktemp -d /tmp/beamscale-compare-load-gate.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+if [ -n "${COMPARE_GATE_OUT:-}" ]; then  # the runs and compare outputs kept there
+    out=$COMPARE_GATE_OUT
+    mkdir -p "$out"
+else
+    out=$(mktemp -d /tmp/beamscale-compare-load-gate.XXXXXX)
+    trap 'rm -rf "$out"' EXIT
+fi
 ./beamscale list >/dev/null
 # A copy of the built command: a source edited (and rebuilt) meanwhile changes no measurement.
 cp _build/default/bin/beamscale "$out/beamscale"

@@ -70,8 +70,11 @@ maybe_run(ok, {ok, Exec0}, File, Opts) ->
     case beamscale_scenario_file:read(File) of
         {ok, Scenario} ->
             Exec1 = maps:merge(Exec0, maps:with([seed, quiet, msacc], Opts)),
-            Run = fun(none) -> beamscale_loadtest:run(Scenario, Exec1);
-                     (Web) -> beamscale_loadtest:run(Scenario, Exec1#{web => Web})
+            %% Without --web the server still answers `beamscale ctl' (not the page).
+            Run = fun(none) -> beamscale_web:with(quiet, fun(Ctl) ->
+                                        beamscale_loadtest:run(Scenario, Exec1#{ctl => Ctl})
+                                                         end);
+                     (Web) -> beamscale_loadtest:run(Scenario, Exec1#{web => Web, ctl => Web})
                   end,
             ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
             case beamscale_web:with(maps:get(web, Opts, none), Run) of

@@ -21,7 +21,7 @@
                      errors := non_neg_integer(), load_nodes_down := non_neg_integer()}.
 -type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
                   label => binary(), cookie => atom(), sample_interval => pos_integer(),
-                  msacc => 0..100, web => beamscale_web:web()}.
+                  msacc => 0..100, web => beamscale_web:web(), ctl => beamscale_web:web()}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -100,7 +100,8 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     Seconds = seconds(Scenario, Opts, Phase, Memory),
     OnDown = fun(Down) -> Quiet orelse io:put_chars(load_node_down_line(Down)) end,
     RunOpts = maps:merge(#{on_second => beamscale_seconds:on_second(Seconds),
-                           on_load_node_down => OnDown},
+                           on_load_node_down => OnDown,
+                           on_event => beamscale_loadtest_ctl:on_event(Dir)},
                          maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
@@ -110,8 +111,11 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                end,
     Watch = beamscale_loadtest_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
                                                quiet => Quiet}),
+    _ = [beamscale_loadtest_ctl:start(Web, Dir) || Web <- [maps:get(ctl, Opts, none)],
+                                                   Web =/= none],
     Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
              after
+                 ok = beamscale_loadtest_ctl:stop(Dir),
                  ok = beamscale_sampler:stop(Sampler),
                  ok = beamscale_seconds:stop(Seconds)
              end,
@@ -184,7 +188,8 @@ local(Node) ->
     lists:member(Host, ["127.0.0.1", "localhost", "::1", Me, net_adm:localhost()]).
 
 write(Dir, Scenario, Result, Info, Opts) ->
-    Summary = (beamscale_load_results:summary(Result))#{memory => maps:get(memory, Info)},
+    Summary = (beamscale_load_results:summary(Result))#{memory => maps:get(memory, Info),
+                                                        events => maps:get(events, Result, [])},
     ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
                                     beamscale_format_json:encode(Summary)),
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
