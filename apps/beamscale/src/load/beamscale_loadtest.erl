@@ -101,7 +101,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     OnDown = fun(Down) -> Quiet orelse io:put_chars(load_node_down_line(Down)) end,
     RunOpts = maps:merge(#{on_second => beamscale_seconds:on_second(Seconds),
                            on_load_node_down => OnDown,
-                           on_event => beamscale_loadtest_ctl:on_event(Dir)},
+                           on_event => beamscale_loadtest_ctl:on_event(Dir, page(Opts))},
                          maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
@@ -111,8 +111,8 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                end,
     Watch = beamscale_loadtest_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
                                                quiet => Quiet}),
-    _ = [beamscale_loadtest_ctl:start(Web, Dir) || Web <- [maps:get(ctl, Opts, none)],
-                                                   Web =/= none],
+    _ = [beamscale_loadtest_ctl:start(Web, Dir, page(Opts))
+         || Web <- [maps:get(ctl, Opts, none)], Web =/= none],
     Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
              after
                  ok = beamscale_loadtest_ctl:stop(Dir),
@@ -147,6 +147,8 @@ seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
         ++ [{beamscale_seconds_line, none} || not maps:get(quiet, Opts, false)].
 
 %% The live page (--web) told a run begins: its phases, label and directory.
+page(Opts) -> maps:get(web, Opts, none).
+
 web_start(Scenario, #{web := Web, dir := Dir} = Opts) ->
     ok = beamscale_web_load:start_run(Web, Scenario, #{dir => Dir, label => label(Scenario, Opts),
                                                        msacc => msacc(Opts)}),

@@ -6,14 +6,15 @@
 %% when the load ends.
 -module(beamscale_loadtest_ctl).
 
--export([start/2, stop/1, on_event/1, parse/1, token/1]).
+-export([start/3, stop/1, on_event/2, parse/1, token/1]).
 
 -define(CTL_FILE, "ctl.json").
 -define(EVENTS, "events.csv").
 
-%% @doc Make the run's token, write `ctl.json', and answer `POST /control' on `Web'.
--spec start(beamscale_web:web(), file:filename()) -> ok.
-start(Web, Dir) ->
+%% @doc Make the run's token, write `ctl.json', and answer `POST /control' on `Web'; a live page
+%% (`Page', the same server) gets the token for its buttons.
+-spec start(beamscale_web:web(), file:filename(), beamscale_web:web() | none) -> ok.
+start(Web, Dir, Page) ->
     Token = binary:encode_hex(crypto:strong_rand_bytes(16)),
     File = filename:join(Dir, ?CTL_FILE),
     %% Made empty and private first: the token is never in a file others may read.
@@ -22,7 +23,9 @@ start(Web, Dir) ->
     Json = beamscale_format_json:encode(#{url => list_to_binary(beamscale_web:url(Web)),
                                           token => Token, os_pid => list_to_binary(os:getpid())}),
     ok = beamscale_format_file:written(file:write_file(File, Json), File),
-    beamscale_web:control(Web, Token, fun handle/1).
+    ok = beamscale_web:control(Web, Token, fun handle/1),
+    _ = Page =:= none orelse beamscale_web_load:control(Page, Token),
+    ok.
 
 %% @doc The load is over: `ctl.json' goes (a later `ctl' says no load runs there).
 -spec stop(file:filename()) -> ok.
@@ -43,11 +46,13 @@ token(Dir) ->
     end.
 
 %% @doc `beamscale_load_run''s `on_event': each change a row of `events.csv' (with its header
-%% first).
--spec on_event(file:filename()) -> fun((beamscale_load_run:event()) -> ok).
-on_event(Dir) ->
+%% first), and a mark on the live page's charts (`Page', unless `none').
+-spec on_event(file:filename(), beamscale_web:web() | none) ->
+    fun((beamscale_load_run:event()) -> ok).
+on_event(Dir, Page) ->
     File = filename:join(Dir, ?EVENTS),
-    fun(#{t_s := T, event := E}) ->
+    fun(#{t_s := T, event := E} = Event) ->
+            _ = Page =:= none orelse beamscale_web_load:event(Page, Event),
             Header = [<<"t_s,event\n">> || not filelib:is_regular(File)],
             Row = beamscale_format_csv:line([float(T), E]),
             ok = beamscale_format_file:written(file:write_file(File, [Header, Row], [append]),

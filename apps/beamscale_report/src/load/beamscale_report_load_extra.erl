@@ -42,12 +42,15 @@ distribution_series(Summary) ->
         Points <- [points(get(Dist, Key))], Points =/= []].
 
 %% @doc Vertical lines where the phase changes: at the end of a phase's last second, labelled
-%% with the phase that starts there.
+%% with the phase that starts there; and where `beamscale ctl' changed the load (`events':
+%% `rate 50', `users +10', `stop').
 -spec phase_markers(beamscale_format_json:object()) -> [{number(), binary()}].
 phase_markers(Summary) ->
     Secs = [{T, P} || S <- list(get(Summary, <<"per_second">>)),
                       T <- [get(S, <<"t_s">>)], is_number(T), P <- [get(S, <<"phase">>)]],
-    changes(Secs).
+    changes(Secs) ++ [{T, E} || Ev <- list(get(Summary, <<"events">>)),
+                                T <- [get(Ev, <<"t_s">>)], is_number(T),
+                                E <- [get(Ev, <<"event">>)], is_binary(E)].
 
 %% @doc Transactions over time: per second, how many of each ended, and their p99.
 -spec transaction_graphs(beamscale_format_json:object()) ->
