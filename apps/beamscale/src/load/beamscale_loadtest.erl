@@ -21,7 +21,8 @@
                      errors := non_neg_integer(), load_nodes_down := non_neg_integer()}.
 -type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
                   label => binary(), cookie => atom(), sample_interval => pos_integer(),
-                  msacc => 0..100, web => beamscale_web:web(), ctl => beamscale_web:web()}.
+                  msacc => 0..100, web => beamscale_web:web(), ctl => beamscale_web:web(),
+                  metrics => beamscale_web:web()}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -144,6 +145,8 @@ seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
      {beamscale_loadtest_memory, Memory},
      {beamscale_seconds_phase, Phase}]
         ++ [{beamscale_web_load, Web} || Web <- [web_start(Scenario, Opts)], Web =/= none]
+        ++ [{beamscale_seconds_prom, beamscale_seconds_prom:start(Web)}
+            || Web <- [maps:get(metrics, Opts, none)], Web =/= none]
         ++ [{beamscale_seconds_line, none} || not maps:get(quiet, Opts, false)].
 
 %% The live page (--web) told a run begins: its phases, label and directory.

@@ -14,8 +14,8 @@
 -export_type([web/0, bodies/0, opts/0]).
 
 -type web() :: pid().
-%% What `/' and `/live.json' answer with.
--type bodies() :: #{page := iodata(), json := iodata()}.
+%% What `/' and `/live.json' answer with; `/metrics' when given (Prometheus' text).
+-type bodies() :: #{page := iodata(), json := iodata(), metrics => iodata()}.
 %% port: the TCP port on 127.0.0.1 (0: one the OS picks); bodies: what to serve before the first
 %% `publish/2'.
 -type opts() :: #{port := inet:port_number(), bodies => bodies()}.
@@ -147,7 +147,9 @@ terminate(_Reason, #{listen := L, acceptor := A}) ->
     ok = gen_tcp:close(L).
 
 %% Binaries, so handing them to a connection copies nothing.
-bin(#{page := P, json := J}) -> #{page => iolist_to_binary(P), json => iolist_to_binary(J)}.
+bin(#{page := P, json := J} = B) ->
+    maps:merge(#{page => iolist_to_binary(P), json => iolist_to_binary(J)},
+               maps:map(fun(_, M) -> iolist_to_binary(M) end, maps:with([metrics], B))).
 
 %%% The acceptor and the connections.
 
@@ -244,6 +246,8 @@ route({Method, Path, #{host := Host} = Hs, Sock, Deadline}, Server) ->
                             Deadline);
         {'GET', <<"/">>, true} -> body(Server, page, <<"text/html; charset=utf-8">>);
         {'GET', <<"/live.json">>, true} -> body(Server, json, <<"application/json">>);
+        {'GET', <<"/metrics">>, true} ->
+            body(Server, metrics, <<"text/plain; version=0.0.4; charset=utf-8">>);
         {'GET', _, true} -> response(404);
         {_, P, true} when P =:= <<"/">>; P =:= <<"/live.json">> -> response(405);
         {_, _, true} -> response(404)
@@ -267,8 +271,10 @@ control_request({Token, Fun}, Hs, Sock, Deadline) ->
 answer({Status, Text}) -> {Status, <<"text/plain; charset=utf-8">>, [Text, $\n]}.
 
 body(Server, Which, Type) ->
-    Body = maps:get(Which, gen_server:call(Server, bodies, ?CALL_TIMEOUT_MS)),
-    {200, Type, Body}.
+    case gen_server:call(Server, bodies, ?CALL_TIMEOUT_MS) of
+        #{Which := Body} -> {200, Type, Body};
+        #{} -> response(404)
+    end.
 
 response(none) -> none;
 response(Status) -> {Status, <<"text/plain; charset=utf-8">>, [reason(Status), $\n]}.
