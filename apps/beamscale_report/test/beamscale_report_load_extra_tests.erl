@@ -51,9 +51,9 @@ page_test() ->
     [Latency | _] = binary:split(Html, <<"session duration">>),
     ?assertMatch({match, _}, re:run(Latency, "data-y-scale=\"log\"[^>]*><title>latency")),
     %% The phase boundary, escaped, on every time chart (latency, session, users, requests,
-    %% errors, transactions, their p99).
+    %% errors, users in flight, transactions, their p99).
     Marker = <<"steady&lt;1&gt;</text></g>">>,
-    ?assertEqual(7, length(binary:matches(Html, Marker))),
+    ?assertEqual(8, length(binary:matches(Html, Marker))),
     ?assertEqual(nomatch, binary:match(Html, <<"steady<1>">>)),
     ?assertEqual(nomatch, binary:match(Html, <<"log<in>">>)),
     ?assertNotEqual(nomatch, binary:match(Html, <<"Latency distribution">>)),
@@ -96,3 +96,27 @@ cut_short_summary_test() ->
                  maps:get(<<"errors_by_reason">>, Second)),
     %% The page draws it (no session percentiles: no line for them).
     ?assert(is_list(beamscale_report_load:graphs(S))).
+
+%% Users in flight accumulate started less done; bytes appear only once a kind counted some
+%% (issue 39).
+flow_graphs_test() ->
+    S = fun(T, Started, Done, Sent) ->
+                #{<<"t_s">> => T, <<"sessions_started">> => Started,
+                  <<"sessions_done">> => Done, <<"bytes_sent">> => Sent,
+                  <<"bytes_received">> => 2 * Sent}
+        end,
+    Summary = #{<<"per_second">> => [S(1, 10, 2, 0), S(2, 10, 8, 0), S(3, 0, 10, 0)]},
+    ?assertMatch([{<<"users in flight">>, _, _, [#{points := [{1, 8}, {2, 10}, {3, 0}]}]}],
+                 beamscale_report_load_extra:flow_graphs(Summary)),
+    WithBytes = #{<<"per_second">> => [S(1, 1, 1, 100)]},
+    ?assertMatch([_, {<<"bytes per second">>, _, _,
+                      [#{name := <<"sent">>, points := [{1, 100}]},
+                       #{name := <<"received">>, points := [{1, 200}]}]}],
+                 beamscale_report_load_extra:flow_graphs(WithBytes)),
+    ?assertEqual([], beamscale_report_load_extra:flow_graphs(#{})).
+
+%% ctl's changes are marks beside the phase boundaries (issue 39).
+event_markers_test() ->
+    Summary = #{<<"per_second">> => [#{<<"t_s">> => 1, <<"phase">> => <<"a">>}],
+                <<"events">> => [#{<<"t_s">> => 0.5, <<"event">> => <<"rate 40">>}]},
+    ?assertEqual([{0.5, <<"rate 40">>}], beamscale_report_load_extra:phase_markers(Summary)).

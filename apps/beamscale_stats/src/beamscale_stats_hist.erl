@@ -9,7 +9,7 @@
 -module(beamscale_stats_hist).
 
 -export([new/0, record/2, take/1, snapshot/1, empty/0, merge/2, merge/1,
-         percentile/2, mean/1, max/1, min/1, count/1, sum/1, highest/0]).
+         percentile/2, mean/1, max/1, min/1, count/1, sum/1, highest/0, at_most/2]).
 -export_type([hist/0, snapshot/0]).
 
 %% 2048 sub-buckets per power of two: a bucket is at most 1/1024 of its value wide, which is
@@ -154,6 +154,17 @@ percentile(#{count := Count, counts := Counts, max := Max}, P) ->
 
 walk([{I, N} | _], Rank) when N >= Rank -> I;
 walk([{_, N} | Rest], Rank) -> walk(Rest, Rank - N).
+
+%% @doc How many recorded values are at most `V' (a bucket counts when its highest equivalent
+%% value is: within 1/1000 of `V', as every figure here), e.g. Prometheus' cumulative buckets.
+-spec at_most(snapshot(), number()) -> non_neg_integer().
+at_most(#{counts := Counts}, V) ->
+    maps:fold(fun(I, N, Acc) ->
+                      case range(I) of
+                          {_, High} when High =< V -> Acc + N;
+                          _ -> Acc
+                      end
+              end, 0, Counts).
 
 %% @doc The exact mean of the recorded values (0.0 when empty).
 -spec mean(snapshot()) -> float().

@@ -33,6 +33,9 @@ parse(_Spec, [], Opts, Args) ->
     {ok, #{opts => Opts, args => lists:reverse(Args)}};
 parse(_Spec, ["--" | Rest], Opts, Args) ->
     {ok, #{opts => Opts, args => lists:reverse(Args, Rest)}};
+%% A negative number is an argument (`ctl DIR users -5'), not an option.
+parse(Spec, ["-" ++ [D | _] = Arg | Rest], Opts, Args) when D >= $0, D =< $9 ->
+    parse(Spec, Rest, Opts, [Arg | Args]);
 parse(Spec, ["-" ++ _ = Opt | Rest], Opts, Args) ->
     {Name, Inline} = case string:split(Opt, "=") of
                          [N, V] -> {N, [V]};

@@ -25,6 +25,7 @@ commands() ->
      beamscale_cmd_report,
      beamscale_cmd_compare,
      beamscale_cmd_load,
+     beamscale_cmd_ctl,
      beamscale_cmd_saturate,
      beamscale_cmd_study,
      beamscale_cmd_db,

@@ -5,7 +5,8 @@
 %% `compare.html' (into RUN_B unless `--out FILE' names another place). With
 %% `--fail-if-slower PCT' (a decimal) it fails (exit 1) when a significant slowdown exceeds PCT
 %% percent, so it can gate CI on performance regressions. Two runs with no result in common are
-%% refused (exit 2): a gate that compares nothing passes everything.
+%% refused (exit 2): a gate that compares nothing passes everything. Two load runs (a `load.csv'
+%% each) are compared by `beamscale_compare_load'.
 -module(beamscale_cmd_compare).
 -behaviour(beamscale_cmd).
 
@@ -15,18 +16,45 @@
 -spec info() -> beamscale_cmd:info().
 info() ->
     #{name => "compare", summary => "compare two runs: ratio of medians and significance",
-      usage => "beamscale compare RUN_A RUN_B [--fail-if-slower PCT] [--out FILE]",
+      usage => "beamscale compare RUN_A RUN_B [--fail-if-slower PCT] [--out FILE]\n"
+               "       beamscale compare LOAD_A LOAD_B [--fail-if-p99-above PCT]\n"
+               "                         [--fail-if-throughput-below PCT] [--out FILE]",
       details => "B / A above 1 means B is slower. Significant: p < 0.05 and the 95 % interval\n"
                  "of the ratio leaves out 1, both from a bootstrap that resamples launches,\n"
                  "then iterations (Mann-Whitney p when both runs have one launch).\n"
-                 "compare.html goes into RUN_B unless --out names a file.",
+                 "compare.html goes into RUN_B unless --out names a file.\n"
+                 "Two load runs: latency percentiles, throughput and errors side by side,\n"
+                 "B / A of the per-second medians with a bootstrap interval over seconds.",
       options => [{fail_if_slower, "--fail-if-slower", number,
                    "exit 1 when a significant slowdown exceeds PCT percent (10, 2.5)"},
+                  {fail_if_p99_above, "--fail-if-p99-above", number,
+                   "load runs: exit 1 when B's p99 is significantly above A's by PCT %"},
+                  {fail_if_throughput_below, "--fail-if-throughput-below", number,
+                   "load runs: exit 1 when B's throughput is significantly below A's by PCT %"},
                   {out, "--out", string, "where to write compare.html (default RUN_B)"}]}.
 
 %% @doc Compare the two runs, print the results, write the page.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
-do(#{opts := Opts, args := [A, B]}) ->
+do(#{opts := Opts, args := [A, B]} = Parsed) ->
+    case [beamscale_writer:is_load(D) || D <- [A, B]] of
+        [true, true] -> only(Opts, [fail_if_slower], "load", fun() ->
+                                                                beamscale_compare_load:do(Parsed)
+                                                        end);
+        [false, false] -> only(Opts, [fail_if_p99_above, fail_if_throughput_below], "suite",
+                               fun() -> suite(A, B, Opts) end);
+        [LoadA, _] -> {error, {mixed, A, LoadA, B}}
+    end;
+do(#{args := Args}) ->
+    {error, {usage, length(Args)}}.
+
+%% An option of the other kind of run is refused: a gate that cannot apply would pass silently.
+only(Opts, Others, Kind, F) ->
+    case [O || O <- Others, is_map_key(O, Opts)] of
+        [] -> F();
+        [O | _] -> {error, {not_for, O, Kind}}
+    end.
+
+suite(A, B, Opts) ->
     case [D || D <- [A, B], not filelib:is_regular(filename:join(D, "measurements.csv"))] of
         [D | _] -> {error, {not_a_run_directory, D}};
         [] ->
@@ -41,9 +69,7 @@ do(#{opts := Opts, args := [A, B]}) ->
                                                               beamscale_store:measurements(B)),
                     compared(A, B, Results, Opts)
             end
-    end;
-do(#{args := Args}) ->
-    {error, {usage, length(Args)}}.
+    end.
 
 %% Nothing measured in both runs (a flag set or erl renamed, other benchmarks) is no comparison
 %% at all: refused, or a gate would pass whatever changed.
@@ -58,7 +84,14 @@ compared(A, B, Results, Opts) ->
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
-format_error({not_a_run_directory, D}) -> [D, ": not a run directory (no measurements.csv)"];
+format_error({not_a_run_directory, D}) ->
+    [D, ": not a run directory (no measurements.csv, nor a load's load.csv)"];
+format_error({not_for, O, Kind}) ->
+    ["--", string:replace(atom_to_list(O), "_", "-", all), " does not apply to ", Kind,
+     " runs"];
+format_error({mixed, A, LoadA, B}) ->
+    {Load, Suite} = case LoadA of true -> {A, B}; false -> {B, A} end,
+    [Load, " is a load run and ", Suite, " is not: compare two suite runs or two load runs"];
 format_error({nothing_in_common, A, B}) ->
     ["no result was measured in both runs ", A, " and ", B, " (a result is a benchmark, phase, "
      "args, erl alias, flag set alias, schedulers and nodes): nothing to compare"];

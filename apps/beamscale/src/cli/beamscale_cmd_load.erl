@@ -25,6 +25,8 @@ info() ->
            "the hosts of ssh load or benchmark nodes reach"},
           {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
                                   "port; the address is printed first)"},
+          {metrics, "--metrics", integer, "Prometheus' text on http://127.0.0.1:PORT/metrics "
+                                          "while the load runs (0: a free port, printed)"},
           {max_error_rate, "--max-error-rate", integer,
            "exit 1 when more than PCT % of the requests failed"},
           {replace, "--replace", flag, "replace an existing load run directory of that name"}]
@@ -70,15 +72,34 @@ maybe_run(ok, {ok, Exec0}, File, Opts) ->
     case beamscale_scenario_file:read(File) of
         {ok, Scenario} ->
             Exec1 = maps:merge(Exec0, maps:with([seed, quiet, msacc], Opts)),
-            Run = fun(none) -> beamscale_loadtest:run(Scenario, Exec1);
-                     (Web) -> beamscale_loadtest:run(Scenario, Exec1#{web => Web})
-                  end,
+            %% Without --web the server still answers `beamscale ctl' (not the page).
+            Run = fun(Web, M) -> run(Scenario, with(metrics, M, Exec1), Web) end,
             ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
-            case beamscale_web:with(maps:get(web, Opts, none), Run) of
+            case beamscale_web:with(maps:get(web, Opts, none),
+                                    metrics(maps:get(metrics, Opts, none), Run)) of
                 {ok, _Dir, Outcome} -> outcome(Outcome, maps:get(max_error_rate, Opts, none));
                 {error, _} = Error -> Error
             end;
         {error, _} = Error -> Error
+    end.
+
+run(Scenario, Exec, none) ->
+    beamscale_web:with(quiet, fun(Ctl) -> beamscale_loadtest:run(Scenario, Exec#{ctl => Ctl}) end);
+run(Scenario, Exec, Web) -> beamscale_loadtest:run(Scenario, Exec#{web => Web, ctl => Web}).
+
+with(_Key, none, Map) -> Map;
+with(Key, V, Map) -> Map#{Key => V}.
+
+%% --metrics PORT: a server of its own for Prometheus, beside the page's (if any).
+metrics(none, Run) -> fun(Web) -> Run(Web, none) end;
+metrics(Port, Run) ->
+    fun(Web) ->
+            case beamscale_web:start(#{port => Port}) of
+                {ok, M} ->
+                    io:format("metrics: ~tsmetrics~n", [beamscale_web:url(M)]),
+                    try Run(Web, M) after beamscale_web:stop(M) end;
+                {error, _} = Error -> Error
+            end
     end.
 
 %% A directory that exists is never written over silently: with --replace, one that holds a

@@ -21,7 +21,8 @@
                      errors := non_neg_integer(), load_nodes_down := non_neg_integer()}.
 -type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
                   label => binary(), cookie => atom(), sample_interval => pos_integer(),
-                  msacc => 0..100, web => beamscale_web:web()}.
+                  msacc => 0..100, web => beamscale_web:web(), ctl => beamscale_web:web(),
+                  metrics => beamscale_web:web()}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -100,7 +101,8 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     Seconds = seconds(Scenario, Opts, Phase, Memory),
     OnDown = fun(Down) -> Quiet orelse io:put_chars(load_node_down_line(Down)) end,
     RunOpts = maps:merge(#{on_second => beamscale_seconds:on_second(Seconds),
-                           on_load_node_down => OnDown},
+                           on_load_node_down => OnDown,
+                           on_event => beamscale_loadtest_ctl:on_event(Dir, page(Opts))},
                          maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
@@ -110,8 +112,11 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                end,
     Watch = beamscale_loadtest_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
                                                quiet => Quiet}),
+    _ = [beamscale_loadtest_ctl:start(Web, Dir, page(Opts))
+         || Web <- [maps:get(ctl, Opts, none)], Web =/= none],
     Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
              after
+                 ok = beamscale_loadtest_ctl:stop(Dir),
                  ok = beamscale_sampler:stop(Sampler),
                  ok = beamscale_seconds:stop(Seconds)
              end,
@@ -140,9 +145,13 @@ seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
      {beamscale_loadtest_memory, Memory},
      {beamscale_seconds_phase, Phase}]
         ++ [{beamscale_web_load, Web} || Web <- [web_start(Scenario, Opts)], Web =/= none]
+        ++ [{beamscale_seconds_prom, beamscale_seconds_prom:start(Web)}
+            || Web <- [maps:get(metrics, Opts, none)], Web =/= none]
         ++ [{beamscale_seconds_line, none} || not maps:get(quiet, Opts, false)].
 
 %% The live page (--web) told a run begins: its phases, label and directory.
+page(Opts) -> maps:get(web, Opts, none).
+
 web_start(Scenario, #{web := Web, dir := Dir} = Opts) ->
     ok = beamscale_web_load:start_run(Web, Scenario, #{dir => Dir, label => label(Scenario, Opts),
                                                        msacc => msacc(Opts)}),
@@ -184,7 +193,8 @@ local(Node) ->
     lists:member(Host, ["127.0.0.1", "localhost", "::1", Me, net_adm:localhost()]).
 
 write(Dir, Scenario, Result, Info, Opts) ->
-    Summary = (beamscale_load_results:summary(Result))#{memory => maps:get(memory, Info)},
+    Summary = (beamscale_load_results:summary(Result))#{memory => maps:get(memory, Info),
+                                                        events => maps:get(events, Result, [])},
     ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
                                     beamscale_format_json:encode(Summary)),
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),

@@ -7,7 +7,7 @@
 
 -behaviour(beamscale_seconds).
 
--export([start_run/3, second/2, stop/1]).
+-export([start_run/3, second/2, stop/1, control/2, event/2]).
 
 %% label: shown in the title; msacc: the share of each interval msacc was on.
 -type info() :: #{dir := file:filename(), label := binary(), msacc := 0..100}.
@@ -28,6 +28,16 @@ start_run(Web, Scenario, #{dir := Dir, label := Label, msacc := Msacc}) ->
 %% @doc One more second of the run (`beamscale_load_run''s row).
 -spec second(beamscale_web:web(), beamscale_load_run:row()) -> ok.
 second(Web, Row) -> beamscale_web:feed(Web, fun(F) -> render(add(F, Row)) end).
+
+%% @doc The page's buttons steer the run with this token (`beamscale_loadtest_ctl').
+-spec control(beamscale_web:web(), binary()) -> ok.
+control(Web, Token) -> beamscale_web:feed(Web, fun(F) -> render(F#{token => Token}) end).
+
+%% @doc A change `beamscale ctl' made: a mark on the charts.
+-spec event(beamscale_web:web(), beamscale_load_run:event()) -> ok.
+event(Web, Event) ->
+    beamscale_web:feed(Web, fun(F) -> render(F#{events => maps:get(events, F, []) ++
+                                                     [json(Event)]}) end).
 
 %% @doc The run is over: the page says so and stops asking.
 -spec stop(beamscale_web:web()) -> ok.
@@ -60,7 +70,8 @@ render(#{run := Run, dir := Dir, seconds := Secs, total := Total, state := State
                                       one([], Total, float(max(length(Secs), 1))))),
                       Totals#{<<"per_second">> := lists:reverse(Secs)}
               end,
-    Data = #{run => Run, summary => Summary, state => State,
+    Data = #{run => Run, summary => Summary#{<<"events">> => maps:get(events, F, [])},
+             state => State, token => maps:get(token, F, none),
              samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
              lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv"))},
     {F, #{page => beamscale_report_live:load_page(Data),

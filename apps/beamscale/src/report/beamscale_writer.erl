@@ -5,7 +5,7 @@
 %% page's extra sections come from the studies (`beamscale_study:report_sections/1').
 -module(beamscale_writer).
 
--export([write/1, load/1, missing/1, cut_short/1, format_error/1]).
+-export([write/1, load/1, missing/1, cut_short/1, is_load/1, summary/1, format_error/1]).
 
 %% The files a load writes at its end; a load killed before has only those it writes as it goes.
 -define(LOAD_END_FILES, ["summary.json", "run.json"]).
@@ -49,6 +49,8 @@ write_saturate(Dir) ->
         {error, _} = Error -> Error
     end.
 
+%% @doc A load run's `summary.json', decoded (binary keys).
+-spec summary(file:filename()) -> {ok, map()} | {error, {?MODULE, term()}}.
 summary(Dir) ->
     File = filename:join(Dir, "summary.json"),
     case file:read_file(File) of
@@ -71,7 +73,9 @@ write_index(Dir, Page) ->
 cut_short(Dir) ->
     [F || is_load(Dir), F <- ?LOAD_END_FILES, not filelib:is_regular(filename:join(Dir, F))].
 
-%% A load writes load.csv from its first second; a suite run writes measurements.csv.
+%% @doc Whether `Dir' holds a load run: a load writes load.csv from its first second; a suite
+%% run writes measurements.csv.
+-spec is_load(file:filename()) -> boolean().
 is_load(Dir) ->
     filelib:is_regular(filename:join(Dir, "load.csv"))
         andalso not filelib:is_regular(filename:join(Dir, "measurements.csv")).

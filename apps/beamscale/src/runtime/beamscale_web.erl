@@ -1,19 +1,21 @@
 %% @doc The live page's HTTP server (`--web PORT'): on 127.0.0.1 only, it answers `GET /' (the
 %% page) and `GET /live.json' (the latest figures), 404 for any other path and 405 for any other
-%% method. It serves the latest bodies it was given (`publish/2'), rendered by the caller
+%% method, but `POST /control' once a control is set (`control/3': a load's `beamscale ctl', the
+%% page's buttons), which needs the run's token in `X-Beamscale-Token'. It serves the latest
+%% bodies it was given (`publish/2'), rendered by the caller
 %% (`beamscale_web_load' for loads); a request never waits for a run. Built on gen_tcp with
 %% `{packet, http_bin}': one acceptor, a short-lived process per connection (at most
 %% ?MAX_CONNECTIONS at once), one request per connection (`Connection: close').
 -module(beamscale_web).
 -behaviour(gen_server).
 
--export([with/2, start/1, stop/1, port/1, url/1, publish/2, feed/2, format_error/1]).
+-export([with/2, start/1, stop/1, port/1, url/1, publish/2, feed/2, control/3, format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 -export_type([web/0, bodies/0, opts/0]).
 
 -type web() :: pid().
-%% What `/' and `/live.json' answer with.
--type bodies() :: #{page := iodata(), json := iodata()}.
+%% What `/' and `/live.json' answer with; `/metrics' when given (Prometheus' text).
+-type bodies() :: #{page := iodata(), json := iodata(), metrics => iodata()}.
 %% port: the TCP port on 127.0.0.1 (0: one the OS picks); bodies: what to serve before the first
 %% `publish/2'.
 -type opts() :: #{port := inet:port_number(), bodies => bodies()}.
@@ -36,11 +38,21 @@
 %% After the answer, the client's leftovers are read for at most this long and this much.
 -define(LINGER_MS, 1000).
 -define(LINGER_BYTES, 65536).
+%% A control command is a short line (`rate 50'); a longer body is refused (413).
+-define(MAX_CONTROL_BYTES, 256).
 
 %% @doc `Fun' with a live page on `Port' (`none': without one, `Fun(none)'): the address is
 %% printed first, and the port is closed when `Fun' returns or fails.
--spec with(inet:port_number() | none, fun((web() | none) -> R)) -> R | {error, {?MODULE, term()}}.
+%% `quiet': on a free port, its address not printed (a load's control endpoint without a page).
+-spec with(inet:port_number() | none | quiet, fun((web() | none) -> R)) ->
+    R | {error, {?MODULE, term()}}.
 with(none, Fun) -> Fun(none);
+with(quiet, Fun) ->
+    case start(#{port => 0, bodies => #{page => <<"no page: run the load with --web">>,
+                                        json => <<"{}">>}}) of
+        {ok, Web} -> try Fun(Web) after stop(Web) end;
+        {error, _} = Error -> Error
+    end;
 with(Port, Fun) ->
     case start(#{port => Port}) of
         {ok, Web} ->
@@ -88,6 +100,12 @@ publish(Web, Bodies) -> gen_server:cast(Web, {publish, Bodies}).
 -spec feed(web(), fun((term()) -> {term(), bodies()})) -> ok.
 feed(Web, Fun) -> gen_server:cast(Web, {feed, Fun}).
 
+%% @doc Answer `POST /control' from now on: a request with `Token' in `X-Beamscale-Token' has its
+%% body handed to `Fun' (in the connection's process), which says the status and the text
+%% to answer; any other token gets 403.
+-spec control(web(), binary(), fun((binary()) -> {200 | 400 | 409, iodata()})) -> ok.
+control(Web, Token, Fun) -> gen_server:call(Web, {control, Token, Fun}, ?CALL_TIMEOUT_MS).
+
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
@@ -104,11 +122,13 @@ init({Listen, Bodies}) ->
     Self = self(),
     Acceptor = spawn_link(fun() -> accept(Listen, Self, 0) end),
     {ok, #{listen => Listen, port => Port, acceptor => Acceptor, bodies => bin(Bodies),
-           feed => undefined}}.
+           feed => undefined, control => none}}.
 
 -spec handle_call(term(), gen_server:from(), map()) -> {reply, term(), map()}.
 handle_call(port, _From, #{port := P} = St) -> {reply, P, St};
-handle_call(bodies, _From, #{bodies := B} = St) -> {reply, B, St}.
+handle_call(bodies, _From, #{bodies := B} = St) -> {reply, B, St};
+handle_call(control, _From, #{control := C} = St) -> {reply, C, St};
+handle_call({control, Token, Fun}, _From, St) -> {reply, ok, St#{control := {Token, Fun}}}.
 
 -spec handle_cast(term(), map()) -> {noreply, map()}.
 handle_cast({publish, Bodies}, St) -> {noreply, St#{bodies := bin(Bodies)}};
@@ -127,7 +147,9 @@ terminate(_Reason, #{listen := L, acceptor := A}) ->
     ok = gen_tcp:close(L).
 
 %% Binaries, so handing them to a connection copies nothing.
-bin(#{page := P, json := J}) -> #{page => iolist_to_binary(P), json => iolist_to_binary(J)}.
+bin(#{page := P, json := J} = B) ->
+    maps:merge(#{page => iolist_to_binary(P), json => iolist_to_binary(J)},
+               maps:map(fun(_, M) -> iolist_to_binary(M) end, maps:with([metrics], B))).
 
 %%% The acceptor and the connections.
 
@@ -183,8 +205,8 @@ request(Sock) ->
     Deadline = erlang:monotonic_time(millisecond) + ?REQUEST_TIMEOUT_MS,
     case gen_tcp:recv(Sock, 0, left(Deadline)) of
         {ok, {http_request, Method, {abs_path, Path}, _Vsn}} ->
-            case headers(Sock, 0, none, Deadline) of
-                {ok, Host} -> {ok, {Method, Path, Host}};
+            case headers(Sock, 0, #{host => none}, Deadline) of
+                {ok, Hs} -> {ok, {Method, Path, Hs, Sock, Deadline}};
                 Error -> Error
             end;
         {ok, {http_request, _, _, _}} -> {error, 404};
@@ -192,12 +214,20 @@ request(Sock) ->
         {error, _} -> {error, none}
     end.
 
-headers(_Sock, N, _Host, _Deadline) when N > ?MAX_HEADERS -> {error, 431};
-headers(Sock, N, Host, Deadline) ->
+headers(_Sock, N, _Hs, _Deadline) when N > ?MAX_HEADERS -> {error, 431};
+headers(Sock, N, Hs, Deadline) ->
     case gen_tcp:recv(Sock, 0, left(Deadline)) of
-        {ok, {http_header, _, 'Host', _, Value}} -> headers(Sock, N + 1, Value, Deadline);
-        {ok, {http_header, _, _, _, _}} -> headers(Sock, N + 1, Host, Deadline);
-        {ok, http_eoh} -> {ok, Host};
+        {ok, {http_header, _, 'Host', _, V}} -> headers(Sock, N + 1, Hs#{host => V}, Deadline);
+        {ok, {http_header, _, 'Content-Length', _, V}} ->
+            headers(Sock, N + 1, Hs#{length => V}, Deadline);
+        {ok, {http_header, _, Name, _, V}} when is_binary(Name) ->
+            Key = case string:lowercase(Name) of
+                      <<"x-beamscale-token">> -> token;
+                      _ -> other
+                  end,
+            headers(Sock, N + 1, Hs#{Key => V}, Deadline);
+        {ok, {http_header, _, _, _, _}} -> headers(Sock, N + 1, Hs, Deadline);
+        {ok, http_eoh} -> {ok, Hs};
         {ok, _} -> {error, 400};
         {error, _} -> {error, none}
     end.
@@ -206,27 +236,54 @@ left(Deadline) -> max(0, Deadline - erlang:monotonic_time(millisecond)).
 
 %% Only our own address as Host: a page elsewhere that resolves a name to 127.0.0.1 (DNS
 %% rebinding) gets nothing.
-route({Method, Path, Host}, Server) ->
+route({Method, Path, #{host := Host} = Hs, Sock, Deadline}, Server) ->
     Port = integer_to_binary(gen_server:call(Server, port, ?CALL_TIMEOUT_MS)),
     Hosts = [<<"127.0.0.1:", Port/binary>>, <<"localhost:", Port/binary>>],
     case {Method, Path, lists:member(Host, Hosts)} of
         {_, _, false} -> response(421);
+        {'POST', <<"/control">>, true} ->
+            control_request(gen_server:call(Server, control, ?CALL_TIMEOUT_MS), Hs, Sock,
+                            Deadline);
         {'GET', <<"/">>, true} -> body(Server, page, <<"text/html; charset=utf-8">>);
         {'GET', <<"/live.json">>, true} -> body(Server, json, <<"application/json">>);
+        {'GET', <<"/metrics">>, true} ->
+            body(Server, metrics, <<"text/plain; version=0.0.4; charset=utf-8">>);
         {'GET', _, true} -> response(404);
         {_, P, true} when P =:= <<"/">>; P =:= <<"/live.json">> -> response(405);
         {_, _, true} -> response(404)
     end.
 
+control_request(none, _Hs, _Sock, _Deadline) -> response(404);
+control_request({Token, Fun}, Hs, Sock, Deadline) ->
+    Length = try binary_to_integer(maps:get(length, Hs, <<"0">>)) catch error:_ -> -1 end,
+    case {maps:get(token, Hs, <<>>), Length} of
+        {_, L} when L < 0; L > ?MAX_CONTROL_BYTES -> response(413);
+        {T, L} when T =:= Token ->
+            ok = inet:setopts(Sock, [{packet, raw}]),
+            case L =:= 0 orelse gen_tcp:recv(Sock, L, left(Deadline)) of
+                true -> answer(Fun(<<>>));
+                {ok, Body} -> answer(Fun(Body));
+                {error, _} -> response(400)
+            end;
+        _ -> response(403)
+    end.
+
+answer({Status, Text}) -> {Status, <<"text/plain; charset=utf-8">>, [Text, $\n]}.
+
 body(Server, Which, Type) ->
-    Body = maps:get(Which, gen_server:call(Server, bodies, ?CALL_TIMEOUT_MS)),
-    {200, Type, Body}.
+    case gen_server:call(Server, bodies, ?CALL_TIMEOUT_MS) of
+        #{Which := Body} -> {200, Type, Body};
+        #{} -> response(404)
+    end.
 
 response(none) -> none;
 response(Status) -> {Status, <<"text/plain; charset=utf-8">>, [reason(Status), $\n]}.
 
 reason(200) -> <<"OK">>;
 reason(400) -> <<"Bad Request">>;
+reason(403) -> <<"Forbidden">>;
+reason(409) -> <<"Conflict">>;
+reason(413) -> <<"Content Too Large">>;
 reason(404) -> <<"Not Found">>;
 reason(405) -> <<"Method Not Allowed">>;
 reason(421) -> <<"Misdirected Request">>;

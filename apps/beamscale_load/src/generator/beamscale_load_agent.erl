@@ -4,7 +4,7 @@
 %% when its users are done, when told to stop, or when the controller goes.
 -module(beamscale_load_agent).
 
--export([start/3, stop/1, share/3, init/1]).
+-export([start/3, stop/1, share/3, split/3, init/1]).
 -export_type([report/0]).
 
 %% What an agent sends: second `N''s figures; `done' ends its reports.
@@ -40,6 +40,9 @@ share(#{phases := Phases} = Scenario, I, Weights) ->
     Scenario#{phases := [P#{rate := R * W / Sum, max_users := split(Max, I, Weights)}
                          || #{rate := R, max_users := Max} = P <- Phases]}.
 
+%% @doc The part of agent number I of Max users, split by the weights (infinity stays so).
+-spec split(non_neg_integer() | infinity, pos_integer(), [number()]) ->
+    non_neg_integer() | infinity.
 split(infinity, _I, _Weights) -> infinity;
 split(Max, I, Weights) ->
     Sum = lists:sum(Weights),
@@ -75,6 +78,8 @@ tick(N, #{controller := C, cref := CRef, start := Start, launcher := L, metrics 
             ok = beamscale_load_launcher:stop(L);
         {arrivals_done, L} -> tick(N, St);
         stop_arrivals -> ok = beamscale_load_launcher:stop_arrivals(L), tick(N, St);
+        %% `beamscale ctl': a new rate (this agent's share), users added or ended.
+        {ctl, Msg} -> L ! Msg, tick(N, St);
         stop -> beamscale_load_launcher:stop(L);
         {'DOWN', CRef, process, _, _} -> beamscale_load_launcher:stop(L)
     after max(Wait, 0) ->

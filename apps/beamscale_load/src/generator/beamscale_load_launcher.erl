@@ -60,21 +60,27 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     end.
 
 %% A phase picks from its own mix of sessions when it has one (`beamscale_load_scenario_mix').
+%% A rate set by `beamscale ctl' holds to the end of the phase it was set in.
 phase(#{duration_s := D, rate := Rate, max_users := Max} = P, From, #{all := All} = St) ->
+    Sessions = beamscale_load_scenario_mix:sessions(P, All),
     St1 = arrive(From, From + native(D), Rate, Max, 0,
-                 St#{sessions := beamscale_load_scenario_mix:sessions(P, All)}),
+                 (maps:remove(rate, St))#{sessions := Sessions}),
     St1#{sessions := All}.
 
+%% A new rate while waiting: the next arrival is drawn again from now (Poisson arrivals have no
+%% memory, so nothing is owed from the old rate's draw).
 arrive(T, End, Rate, Max, N, #{rand := R0} = St) ->
-    {Gap, R1} = beamscale_load_arrival:gap(Rate, R0),
+    {Gap, R1} = beamscale_load_arrival:gap(maps:get(rate, St, Rate), R0),
     Next = T + native(Gap),
     case Next < End andalso N < Max of
-        true ->
-            St1 = wait(Next, St#{rand := R1}),
-            arrive(Next, End, Rate, Max, N + 1, spawn_user(Next, St1));
-        false ->
-            wait(End, St#{rand := R1})
+        true -> arrived(wait(Next, St#{rand := R1}), Next, End, Rate, Max, N);
+        false -> arrived(wait(End, St#{rand := R1}), none, End, Rate, Max, N)
     end.
+
+arrived({replan, St}, _Due, End, Rate, Max, N) ->
+    arrive(erlang:monotonic_time(), End, Rate, Max, N, St);
+arrived(St, none, _End, _Rate, _Max, _N) -> St;
+arrived(St, Due, End, Rate, Max, N) -> arrive(Due, End, Rate, Max, N + 1, spawn_user(Due, St)).
 
 spawn_user(Due, #{sessions := Sessions, key := Key, rand := R0, users := Users} = St) ->
     {#{slot := Slot}, R1} = beamscale_load_arrival:pick(Sessions, R0),
@@ -91,6 +97,7 @@ spawn_user(Due, #{sessions := Sessions, key := Key, rand := R0, users := Users} 
 wait(T, St) ->
     Ms = erlang:convert_time_unit(T - erlang:monotonic_time(), native, millisecond),
     receive
+        {set_rate, Rate} -> {replan, St#{rate => Rate}};
         Msg -> wait(T, handle(Msg, St))
     after max(Ms, 0) -> St
     end.
@@ -108,6 +115,14 @@ handle({'EXIT', Pid, _}, #{users := Users} = St) when is_map_key(Pid, Users) ->
 handle({'EXIT', Parent, Reason}, #{parent := Parent} = St) -> halt_users(St, Reason);
 handle(stop, St) -> halt_users(St, normal);
 handle(stop_arrivals, St) -> throw({stop_arrivals, St});
+%% `beamscale ctl DIR users +N | -N': users started now, or users in flight ended (killed: their
+%% sessions never count as done).
+handle({add_users, K}, St) ->
+    lists:foldl(fun(_, S) -> spawn_user(erlang:monotonic_time(), S) end, St, lists:seq(1, K));
+handle({remove_users, K}, #{users := Users} = St) ->
+    Gone = lists:sublist(maps:keys(Users), K),
+    [begin unlink(Pid), exit(Pid, kill) end || Pid <- Gone],
+    St#{users := maps:without(Gone, Users)};
 handle(_, St) -> St.
 
 -spec halt_users(map(), term()) -> no_return().

@@ -6,14 +6,18 @@
 %% it: the others go on, and the run says which went down and when (`on_load_node_down').
 -module(beamscale_load_run).
 
--export([run/3, interrupt/0, defaults/0, format_error/1]).
--export_type([row/0, result/0, opts/0, down/0]).
+-export([run/3, interrupt/0, control/1, defaults/0, format_error/1]).
+-export_type([row/0, result/0, opts/0, down/0, command/0, event/0]).
 
 -type row() :: beamscale_load_metrics:row().
 -type result() :: #{rows := [row()], total := beamscale_load_metrics:interval(),
                     duration_s := float(), stopped := done | time_limit | interrupted,
                     load_nodes := [#{node := node(), atom() => non_neg_integer()}],
-                    load_nodes_down => [down()]}.
+                    load_nodes_down => [down()], events => [event()]}.
+%% What `beamscale ctl' asks of the running load, and what it records: when (seconds into the
+%% load) and what, in words (`rate 50', `users +10', `stop').
+-type command() :: status | stop | {rate, number()} | {users, integer()}.
+-type event() :: #{t_s := float(), event := binary()}.
 %% A load node gone during the load: when (seconds into it) and why (its agent's exit reason).
 -type down() :: #{node := node(), at_s := float(), reason := term()}.
 %% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded;
@@ -21,16 +25,18 @@
 %% once when one dies.
 -type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
                   load_nodes => [node()], weights => [number()],
-                  on_load_node_down => fun((down()) -> term())}.
+                  on_load_node_down => fun((down()) -> term()),
+                  on_event => fun((event()) -> term())}.
 
 -define(GRACE_MS, 10000).
 -define(LATE_MS, 2000).
 -define(REMOTE_LEAD_US, 300000).
+-define(CONTROL_TIMEOUT_MS, 5000).
 
 %% @doc The options' defaults.
 -spec defaults() -> opts().
 defaults() -> #{on_second => fun(_) -> ok end, seed => erlang:unique_integer([positive]),
-                on_load_node_down => fun(_) -> ok end}.
+                on_load_node_down => fun(_) -> ok end, on_event => fun(_) -> ok end}.
 
 %% @doc Run `Scenario' against resolved targets (name to `#{node}' or `#{host, port}').
 -spec run(beamscale_load_scenario:scenario(), #{atom() => map()}, opts()) ->
@@ -58,6 +64,24 @@ interrupt() ->
     case whereis(?MODULE) of
         undefined -> false;
         Pid -> Pid ! interrupt, true
+    end.
+
+%% @doc Steer the load running in this node (`beamscale ctl'): `status' says where it is; `stop'
+%% is `interrupt/0'; `{rate, R}' sets the arrival rate (users/s) to the end of the current
+%% phase; `{users, N}' starts N users at once, or ends N in flight when N is negative. Each
+%% change is an event (`on_event', the result's `events').
+-spec control(command()) -> {ok, map()} | {error, not_running}.
+control(Command) ->
+    case whereis(?MODULE) of
+        undefined -> {error, not_running};
+        Pid ->
+            Ref = monitor(process, Pid),
+            Pid ! {control, self(), Ref, Command},
+            receive
+                {Ref, Reply} -> demonitor(Ref, [flush]), {ok, Reply};
+                {'DOWN', Ref, process, Pid, _} -> {error, not_running}
+            after ?CONTROL_TIMEOUT_MS -> demonitor(Ref, [flush]), {error, not_running}
+            end
     end.
 
 %% @doc One line for an error of `run/3'.
@@ -90,6 +114,8 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
     Empty = beamscale_load_metrics:empty(maps:get(transactions, Scenario)),
     St = #{scenario => Scenario, start => Start, live => Agents, all => Agents, opts => Opts,
            rows => [], total => Empty, empty => Empty, pending => #{}, downs => [],
+           index => maps:map(fun(_, {Node, _}) -> index(Node, Nodes) end, Agents),
+           weights => Weights, rate => none, events => [],
            per_node => maps:from_list([{Node, #{}} || Node <- Nodes])},
     collect(1, St).
 
@@ -121,11 +147,17 @@ collect(N, #{live := Live, pending := P} = St) ->
                 {'DOWN', _, process, A, Reason} when is_map_key(A, Live) ->
                     collect(N, agent_down(A, Reason, St));
                 interrupt when not is_map_key(interrupted_at, St) ->
-                    maps:foreach(fun(A, _) -> A ! stop_arrivals end, Live),
-                    collect(N, St#{interrupted_at => N})
+                    collect(N, beamscale_load_control:stop_arrivals(N, St));
+                {control, From, Ref, Command} ->
+                    {Reply, St1} = beamscale_load_control:handle(Command, N, St),
+                    From ! {Ref, Reply},
+                    collect(N, St1)
             after max(Wait, 0) -> second(N, St)
             end
     end.
+
+%% An agent's number (1..N, as `beamscale_load_agent:share/3' counts): its node's place.
+index(Node, Nodes) -> length(lists:takewhile(fun(Nd) -> Nd =/= Node end, Nodes)) + 1.
 
 %% An agent gone (its node died): the others go on; the figures it had not yet reported are lost.
 agent_down(A, Reason, #{live := Live, start := Start, downs := Downs, opts := Opts} = St) ->
@@ -151,10 +183,7 @@ row(N, #{scenario := Sc, opts := #{on_second := On}, pending := P, all := All} =
                     end,
     Interval = lists:foldl(fun({_, I}, Acc) -> beamscale_load_metrics:merge(Acc, I) end,
                            maps:get(empty, St), Reports),
-    {Phase, Offered} = case beamscale_load_scenario:phase_at(Sc, N - 0.5) of
-                           drain -> {drain, 0.0};
-                           #{name := Name, rate := Rate} -> {Name, Rate}
-                       end,
+    {Phase, Offered} = beamscale_load_control:offered(Sc, N - 0.5, maps:get(rate, St)),
     Row = Interval#{t_s => N, phase => Phase, offered_per_s => Offered},
     _ = On(Row),
     #{rows := Rows, total := Total, per_node := PerNode} = St,
@@ -174,7 +203,8 @@ finish(How, #{start := Start, rows := Rows, total := Total, per_node := PerNode}
     Secs = erlang:convert_time_unit(erlang:monotonic_time() - Start, native, microsecond) / 1.0e6,
     #{rows => lists:reverse(Rows), total => Total, duration_s => Secs, stopped => How,
       load_nodes => [C#{node => Node} || {Node, C} <- maps:to_list(PerNode)],
-      load_nodes_down => lists:reverse(maps:get(downs, St))}.
+      load_nodes_down => lists:reverse(maps:get(downs, St)),
+      events => lists:reverse(maps:get(events, St))}.
 
 finish_agents(#{live := Live}) ->
     maps:foreach(fun(Pid, {_, Ref}) -> beamscale_load_agent:stop({Pid, Ref}) end, Live).

@@ -12,10 +12,11 @@
 
 %% run: `#{label, phases (name, duration_s, rate), msacc}' with binary keys; summary: as
 %% `summary.json' (binary keys) over the seconds so far; samples, lcnt: rows of samples.csv and
-%% lcnt.csv so far; state: `running' or `done'.
+%% lcnt.csv so far; state: `running' or `done'; token: the run's control token, for the
+%% buttons that steer it (`none' or absent: no buttons).
 -type data() :: #{run := beamscale_format_json:object(), summary := beamscale_format_json:object(),
                   samples := [#{atom() => binary()}], lcnt := [#{atom() => binary()}],
-                  state := running | done}.
+                  state := running | done, token => binary() | none}.
 
 %% A suite run so far: iterations done and expected, and the run page's data as
 %% `beamscale_writer:load/1' reads it (`none' before the first measurement).
@@ -37,6 +38,16 @@
     ".catch(function(){document.getElementById('state').textContent="
     "'ended (the server closed with the run): the last figures stay';});}"
     "setTimeout(poll,1000);})();">>).
+%% The buttons: the command POSTed to /control with the run's token (the section's), the
+%% load's answer shown beside them.
+-define(CTL_SCRIPT, <<"(function(){var s=document.getElementById('ctl');if(!s)return;"
+    "function val(id){return document.getElementById(id).value;}"
+    "s.querySelectorAll('button').forEach(function(b){b.addEventListener('click',function(){"
+    "var c=b.dataset.cmd;if(c==='rate')c='rate '+val('ctl-rate');"
+    "if(c==='users'){var n=parseInt(val('ctl-users'),10);c='users '+(n>=0?'+':'')+n;}"
+    "fetch('/control',{method:'POST',headers:{'X-Beamscale-Token':s.dataset.token},body:c})"
+    ".then(function(r){return r.text();}).then(function(t){"
+    "document.getElementById('ctl-out').textContent=t;});});});})();">>).
 
 %% @doc The page: the figures and charts as they are now, and the script that keeps them fresh.
 -spec load_page(data()) -> iodata().
@@ -56,8 +67,23 @@ load_page(#{run := Run, state := State} = Data) ->
                                                         span, [{id, "state"}], State)]}),
        beamscale_report_html:el(section, [{id, "figures"}],
                                 {safe, beamscale_report_html:table(["", ""], Rows)}),
+       controls(maps:get(token, Data, none), State),
        beamscale_report_html:el('div', [{id, "live"}], {safe, live_html(Data)}),
        beamscale_report_html:el(script, {safe, ?SCRIPT})]).
+
+%% Steer the run (`beamscale ctl' from the page): stop, a rate, users added or ended.
+controls(Token, running) when is_binary(Token) ->
+    H = fun beamscale_report_html:el/3,
+    Button = fun(Cmd, Label) -> H(button, [{'data-cmd', Cmd}, {type, "button"}], Label) end,
+    Input = fun(Id, Step) -> H(input, [{id, Id}, {type, "number"}, {step, Step}], "") end,
+    H(section, [{id, "ctl"}, {'data-token', Token}],
+      {safe, [beamscale_report_html:el(h2, "Steer the load"),
+              Button("stop", "stop"), " ", Input("ctl-rate", "any"),
+              Button("rate", "set rate (users/s)"), " ", Input("ctl-users", "1"),
+              Button("users", "add (+N) or end (-N) users"), " ",
+              H(output, [{id, "ctl-out"}], ""),
+              beamscale_report_html:el(script, {safe, ?CTL_SCRIPT})]});
+controls(_Token, _State) -> [].
 
 %% @doc `/live.json': the state, the run's label, the latest second's figures as numbers, the
 %% same as text (`figures'), errors by reason over the run, the target nodes' latest samples, the

@@ -67,6 +67,7 @@ graphs(Summary) ->
      {<<"requests">>, <<"requests/s">>, <<"/s">>, [Named(requests)]},
      {<<"errors and timeouts">>, <<"per second">>, <<"/s">>, [Named(errors), Named(timeouts)]}]
         ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs))
+        ++ beamscale_report_load_extra:flow_graphs(Summary)
         ++ beamscale_report_load_extra:transaction_graphs(Summary).
 
 %% Errors per second of the most frequent reasons, the rest summed; no chart without errors.

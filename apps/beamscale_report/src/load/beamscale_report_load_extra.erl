@@ -9,6 +9,7 @@
 -module(beamscale_report_load_extra).
 
 -export([distribution/1, distribution_series/1, phase_markers/1, transaction_graphs/1,
+         flow_graphs/1,
          y_scale/1, cut_short_summary/3]).
 
 -define(X_TICKS, [{2, "50"}, {10, "90"}, {100, "99"}, {1000, "99.9"}, {10000, "99.99"},
@@ -39,12 +40,37 @@ distribution_series(Summary) ->
         Points <- [points(get(Dist, Key))], Points =/= []].
 
 %% @doc Vertical lines where the phase changes: at the end of a phase's last second, labelled
-%% with the phase that starts there.
+%% with the phase that starts there; and where `beamscale ctl' changed the load (`events':
+%% `rate 50', `users +10', `stop').
 -spec phase_markers(beamscale_format_json:object()) -> [{number(), binary()}].
 phase_markers(Summary) ->
     Secs = [{T, P} || S <- list(get(Summary, <<"per_second">>)),
                       T <- [get(S, <<"t_s">>)], is_number(T), P <- [get(S, <<"phase">>)]],
-    changes(Secs).
+    changes(Secs) ++ [{T, E} || Ev <- list(get(Summary, <<"events">>)),
+                                T <- [get(Ev, <<"t_s">>)], is_number(T),
+                                E <- [get(Ev, <<"event">>)], is_binary(E)].
+
+%% @doc Users in flight at the end of each second (sessions started so far less those done) and
+%% bytes sent and received per second (the latter only when a kind counted bytes).
+-spec flow_graphs(beamscale_format_json:object()) ->
+          [{binary(), binary(), binary(), [beamscale_report_svg:series()]}].
+flow_graphs(Summary) ->
+    Secs = [{T, S} || S <- list(get(Summary, <<"per_second">>)), T <- [get(S, <<"t_s">>)],
+                      is_number(T)],
+    N = fun(S, K) -> case get(S, K) of V when is_number(V) -> V; _ -> 0 end end,
+    {InFlight, _} = lists:mapfoldl(
+                      fun({T, S}, Acc) ->
+                              A = Acc + N(S, <<"sessions_started">>) - N(S, <<"sessions_done">>),
+                              {{T, A}, A}
+                      end, 0, Secs),
+    Bytes = fun(K) -> [{T, N(S, K)} || {T, S} <- Secs] end,
+    Counted = lists:any(fun({_, S}) -> N(S, <<"bytes_sent">>) + N(S, <<"bytes_received">>) > 0
+                        end, Secs),
+    [{<<"users in flight">>, <<"users">>, <<" users">>,
+      [#{name => <<"in flight">>, points => InFlight}]} || Secs =/= []]
+        ++ [{<<"bytes per second">>, <<"bytes/s">>, <<" B/s">>,
+             [#{name => <<"sent">>, points => Bytes(<<"bytes_sent">>)},
+              #{name => <<"received">>, points => Bytes(<<"bytes_received">>)}]} || Counted].
 
 %% @doc Transactions over time: per second, how many of each ended, and their p99.
 -spec transaction_graphs(beamscale_format_json:object()) ->

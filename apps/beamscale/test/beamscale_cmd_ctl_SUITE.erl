@@ -1,0 +1,121 @@
+%% `beamscale ctl' steering a real load, as a user runs both commands: a load of a server of a
+%% known service time (beamscale_target_workers) with its live page, then status, a new rate,
+%% users added and ended, a bad command, the page's token and a wrong one, and stop; the
+%% changes are in events.csv, summary.json, load.csv's offered rate and the page's marks.
+-module(beamscale_cmd_ctl_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+-include_lib("kernel/include/file.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([steered/1]).
+-export([steered/0]).
+
+suite() -> [{timetrap, {minutes, 2}}].
+
+all() -> [steered].
+
+init_per_suite(Config) -> Config.
+
+end_per_suite(_Config) ->
+    ok = beamscale_test_cli:no_strays().
+
+%% A long phase: the test stops it.
+scenario(Priv) ->
+    File = filename:join(Priv, "steer.scenario"),
+    ok = file:write_file(File,
+        "{targets, [{sut, #{start => #{erl => \"erl\", flags => \"+sbwt none\",\n"
+        "    init => {beamscale_target_workers, start, [64, 20]}}}}]}.\n"
+        "{phases, [{main, #{duration_s => 60, rate => 10}}]}.\n"
+        "{sessions, [{one, #{steps => [{rpc, #{call => {beamscale_target_workers, request, []},"
+        " timeout_ms => 5000}}, {think, 500},\n"
+        "    {rpc, #{call => {beamscale_target_workers, request, []}}}]}}]}.\n"
+        "{drain_s, 2}.\n"),
+    File.
+
+ctl(Dir, Words) -> beamscale_test_cli:run(["ctl", Dir | Words]).
+
+steered() -> [{doc, "A running load steered from the command and the page's endpoint."}].
+steered(Config) ->
+    Priv = ?config(priv_dir, Config),
+    Dir = filename:join(Priv, "steer"),
+    Load = beamscale_test_cli:open(["load", scenario(Priv), "--name", "steer", "--out", Priv,
+                                    "--web", "0", "--quiet"]),
+    {os_pid, OsPid} = erlang:port_info(Load, os_pid),
+    %% A failure before the stop must not leave the load running: SIGTERM ends it.
+    try steer(Dir, Load)
+    after
+        %% Still open: the load did not exit (a port closes with its exit status).
+        _ = erlang:port_info(Load) =:= undefined
+            orelse os:cmd("kill " ++ integer_to_list(OsPid))
+    end.
+
+steer(Dir, Load) ->
+    Ctl = filename:join(Dir, "ctl.json"),
+    ok = wait_for(fun() -> filelib:is_regular(Ctl) end, 60000),
+    {ok, #file_info{mode = Mode}} = file:read_file_info(Ctl),
+    ?assertEqual(8#600, Mode band 8#777),
+    {0, Status} = ctl(Dir, ["status"]),
+    ?assertMatch({match, _}, re:run(Status, "phase main, rate 10.0 users/s, users in flight")),
+    {0, _} = ctl(Dir, ["rate", "40"]),
+    {0, _} = ctl(Dir, ["users", "+5"]),
+    {0, _} = ctl(Dir, ["users", "-2"]),
+    {2, Bad} = ctl(Dir, ["rate", "fast"]),
+    ?assertMatch({match, _}, re:run(Bad, "not a command: rate fast")),
+    %% The page holds the token its buttons send; another token is refused.
+    {ok, #{<<"url">> := Url, <<"token">> := Token}} =
+        beamscale_format_json:decode(element(2, file:read_file(Ctl))),
+    #{port := Port} = uri_string:parse(Url),
+    {200, Page} = http(Port, "GET", "/", [], <<>>),
+    ?assertNotEqual(nomatch, binary:match(Page, <<"data-token=\"", Token/binary, "\"">>)),
+    {403, _} = http(Port, "POST", "/control", [{"X-Beamscale-Token", "0"}], <<"stop">>),
+    {200, Answer} = http(Port, "POST", "/control", [{"X-Beamscale-Token", Token}],
+                         <<"status">>),
+    ?assertMatch({match, _}, re:run(Answer, "rate 40.0 users/s")),
+    %% Seconds at the new rate, then stop: as SIGTERM, every file written.
+    timer:sleep(2500),
+    {0, Stopping} = ctl(Dir, ["stop"]),
+    ?assertMatch({match, _}, re:run(Stopping, "stopping")),
+    {143, _} = beamscale_test_cli:wait(Load, 60000),
+    ?assertNot(filelib:is_regular(Ctl)),
+    {2, Gone} = ctl(Dir, ["status"]),
+    ?assertMatch({match, _}, re:run(Gone, "no load is running there")),
+    {ok, Events} = file:read_file(filename:join(Dir, "events.csv")),
+    [<<"t_s,event">> | Rows] = binary:split(Events, <<"\n">>, [global, trim]),
+    ?assertEqual([<<"rate 40">>, <<"users +5">>, <<"users -2">>, <<"stop">>],
+                 [lists:last(binary:split(R, <<",">>)) || R <- Rows]),
+    Summary = beamscale_test_load:json(Dir, "summary.json"),
+    ?assertMatch(#{<<"stopped">> := <<"interrupted">>}, Summary),
+    ?assertEqual(4, length(maps:get(<<"events">>, Summary))),
+    {ok, Csv} = file:read_file(filename:join(Dir, "load.csv")),
+    ?assertNotEqual(nomatch, binary:match(Csv, <<",main,40.0,">>)),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"rate 40">>)),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"users +5">>)).
+
+wait_for(F, Ms) when Ms =< 0 -> error({timeout, F()});
+wait_for(F, Ms) ->
+    case F() of
+        true -> ok;
+        false -> timer:sleep(200), wait_for(F, Ms - 200)
+    end.
+
+%% One HTTP/1.1 request to the load's server: status and body.
+http(Port, Method, Path, Headers, Body) ->
+    {ok, S} = gen_tcp:connect({127, 0, 0, 1}, Port, [binary, {active, false}], 5000),
+    ok = gen_tcp:send(S, [Method, " ", Path, " HTTP/1.1\r\nHost: 127.0.0.1:",
+                          integer_to_list(Port), "\r\n",
+                          [[K, ": ", V, "\r\n"] || {K, V} <- Headers],
+                          "Content-Length: ", integer_to_list(byte_size(Body)), "\r\n\r\n",
+                          Body]),
+    Reply = recv_all(S, <<>>),
+    ok = gen_tcp:close(S),
+    [<<"HTTP/1.1 ", Code:3/binary, _/binary>>, Rest] = binary:split(Reply, <<"\r\n">>),
+    [_, RespBody] = binary:split(Rest, <<"\r\n\r\n">>),
+    {binary_to_integer(Code), RespBody}.
+
+recv_all(S, Acc) ->
+    case gen_tcp:recv(S, 0, 10000) of
+        {ok, D} -> recv_all(S, <<Acc/binary, D/binary>>);
+        {error, closed} -> Acc
+    end.

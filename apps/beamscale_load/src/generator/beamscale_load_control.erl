@@ -1,0 +1,72 @@
+%% @doc What `beamscale ctl' does to a running load, for `beamscale_load_run''s controller (its
+%% state is the controller's map): status, stop, a new arrival rate, users added or ended. The
+%% rate and the users are split over the load nodes' agents by their weights, as the scenario's
+%% phases are; each change is an event the controller keeps and hands to `on_event'.
+-module(beamscale_load_control).
+
+-export([handle/3, offered/3, stop_arrivals/2]).
+
+%% @doc `Command' in second `N' of the load: the reply, and the controller's state after.
+-spec handle(beamscale_load_run:command(), pos_integer(), map()) -> {map(), map()}.
+handle(status, N, St) -> {status(N, St), St};
+handle(_, _N, #{interrupted_at := _} = St) -> {#{error => <<"the load is stopping">>}, St};
+handle(stop, N, St) -> {#{ok => <<"stopping">>}, event(<<"stop">>, stop_arrivals(N, St))};
+handle({rate, R}, N, #{scenario := Sc} = St) ->
+    case offered(Sc, now_s(St), none) of
+        {drain, _} -> {#{error => <<"the phases are over: no arrivals to set">>}, St};
+        {Phase, _} ->
+            tell(fun(Part) -> {set_rate, R * Part} end, St),
+            Text = iolist_to_binary(["rate ", fmt(R)]),
+            {status(N, St#{rate := {Phase, R}}), event(Text, St#{rate := {Phase, R}})}
+    end;
+handle({users, K}, N, St) ->
+    #{weights := Ws, index := Index} = St,
+    Msg = case K >= 0 of true -> add_users; false -> remove_users end,
+    maps:foreach(fun(A, _) ->
+                         A ! {ctl, {Msg, beamscale_load_agent:split(abs(K), maps:get(A, Index),
+                                                                    Ws)}}
+                 end, maps:get(live, St)),
+    Text = iolist_to_binary(io_lib:format("users ~s~b", [[$+ || K >= 0], K])),
+    {status(N, St), event(Text, St)}.
+
+%% @doc The phase at `T' seconds and its arrival rate, or the one `ctl' set in that phase.
+-spec offered(beamscale_load_scenario:scenario(), number(), none | {atom(), number()}) ->
+    {atom(), float()}.
+offered(Sc, T, Set) ->
+    case {beamscale_load_scenario:phase_at(Sc, T), Set} of
+        {drain, _} -> {drain, 0.0};
+        {#{name := Name}, {Name, R}} -> {Name, float(R)};
+        {#{name := Name, rate := Rate}, _} -> {Name, Rate}
+    end.
+
+%% @doc Arrivals stop (SIGTERM, `ctl stop'): the users in flight have the drain.
+-spec stop_arrivals(pos_integer(), map()) -> map().
+stop_arrivals(N, #{live := Live} = St) ->
+    maps:foreach(fun(A, _) -> A ! stop_arrivals end, Live),
+    St#{interrupted_at => N}.
+
+%%% Internals
+
+%% Each live agent its share of a figure: `F(Part)', Part its weight over the sum.
+tell(F, #{live := Live, weights := Ws, index := Index}) ->
+    Sum = lists:sum(Ws),
+    maps:foreach(fun(A, _) -> A ! {ctl, F(lists:nth(maps:get(A, Index), Ws) / Sum)} end, Live).
+
+status(N, #{scenario := Sc, total := Total} = St) ->
+    {Phase, Rate} = offered(Sc, now_s(St), maps:get(rate, St)),
+    #{t_s => now_s(St), second => N, phase => Phase, rate => Rate,
+      users_in_flight => maps:get(sessions_started, Total) - maps:get(sessions_done, Total),
+      sessions_started => maps:get(sessions_started, Total),
+      requests => maps:get(requests, Total), errors => maps:get(errors, Total),
+      stopping => is_map_key(interrupted_at, St)}.
+
+event(Text, #{events := Events, opts := Opts} = St) ->
+    Event = #{t_s => now_s(St), event => Text},
+    _ = (maps:get(on_event, Opts))(Event),
+    St#{events := [Event | Events]}.
+
+now_s(#{start := Start}) ->
+    erlang:convert_time_unit(erlang:monotonic_time() - Start, native, millisecond) / 1000.
+
+fmt(R) when is_integer(R) -> integer_to_binary(R);
+fmt(R) -> float_to_binary(R, [short]).
