@@ -41,7 +41,8 @@ check(Spec, #{host := Host, port := Port}) ->
        not is_list(P) -> {error, path, "expected a string starting with /"};
        not is_list(H) -> {error, headers, "expected a list of {Name, Value} strings"};
        not (is_binary(B) orelse is_list(B)) -> {error, body, "expected iodata"};
-       not is_integer(St) -> {error, status, "expected the expected status code"};
+       not (is_integer(St) orelse is_list(St) andalso St =/= []) ->
+           {error, status, "expected the expected status code or a list of them"};
        not is_boolean(R), R =/= body -> {error, respond, "expected true, false or body"};
        true -> checked(S, Host, Port)
     end;
@@ -51,10 +52,17 @@ check(_Spec, _Target) -> {error, target, "http needs a host:port target"}.
 %% second (smuggled) request, of the scenario's or of a hostile server's choosing (a variable).
 checked(#{method := M, path := P, headers := H, body := B, status := St, respond := R,
           version := V}, Host, Port) ->
+    Want = if is_integer(St) -> [St];
+              true -> St
+           end,
     case crlf([{method, atom_to_list(M)}, {path, P} | [{headers, [N, V1]} || {N, V1} <- H]]) of
         {bad, Key} -> {error, Key, "CR or LF would split the request line or header (injection)"};
-        ok -> {ok, #{bytes => bytes(M, {P, V}, H, B, Host, Port), status => St,
-                      head => M =:= head, respond => R}}
+        ok when is_list(Want) ->
+            case lists:all(fun is_integer/1, Want) of
+                true -> {ok, #{bytes => bytes(M, {P, V}, H, B, Host, Port), status => Want,
+                               head => M =:= head, respond => R}};
+                false -> {error, status, "expected status codes (integers)"}
+            end
     end.
 
 crlf([]) -> ok;
@@ -103,6 +111,7 @@ send(Spec, S, Bytes, Timeout) ->
         ok ->
             case response(S, <<>>, beamscale_load_tcp:deadline(Timeout), Spec) of
                 {ok, #{status := Got, conn := Keep, rest := Rest} = Acc} ->
+                    ok = beamscale_load_request:status(Got),
                     Conn = case Keep of
                                keep -> {S, Rest};
                                close -> ok = beamscale_load_tcp:drop(S), closed
@@ -113,8 +122,11 @@ send(Spec, S, Bytes, Timeout) ->
         {error, Reason} -> gone(S, Reason)
     end.
 
-result(#{status := Want, respond := false}, Want, Conn, _) -> {ok, Conn};
-result(#{respond := false}, Got, Conn, _) -> {error, {status, Got}, Conn};
+result(#{status := Want, respond := false}, Got, Conn, _) ->
+    case lists:member(Got, Want) of
+        true -> {ok, Conn};
+        false -> {error, {status, Got}, Conn}
+    end;
 result(#{status := Want, respond := R}, Got, Conn, #{headers := Hs, chunks := Chunks}) ->
     %% One chunk (a Content-Length body) is kept as the part of the received bytes it is.
     Body = if is_binary(Chunks) -> Chunks;
@@ -124,9 +136,9 @@ result(#{status := Want, respond := R}, Got, Conn, #{headers := Hs, chunks := Ch
                body -> #{status => Got, body => Body};
                true -> #{status => Got, headers => lists:reverse(Hs), body => Body}
            end,
-    case Got of
-        Want -> {ok, Conn, Resp};
-        _ -> {error, {status, Got}, Conn, Resp}
+    case lists:member(Got, Want) of
+        true -> {ok, Conn, Resp};
+        false -> {error, {status, Got}, Conn, Resp}
     end.
 
 gone(S, Reason) ->
@@ -250,7 +262,21 @@ tsung() -> #{type => "ts_http", element => http, servers => ["tcp", "ssl"],
 from_tsung(Req, E, Ctx) ->
     {Spec, Used} = tsung_http(E, Ctx),
     Keys = beamscale_load_tsung_dyn:request_keys(Req, E, Ctx),
-    {maps:merge(Spec#{cookies => true}, Keys), Used}.
+    Spec1 = case lists:usort(expected(Keys)) of
+                [] -> Spec;
+                More -> Spec#{status => lists:usort([200 | More])}
+            end,
+    {maps:merge(Spec1#{cookies => true}, Keys), Used}.
+
+%% Statuses the file's author expects besides 200, not errors (Tsung counts none as one): the
+%% 401 of an authentication challenge whose header a `<dyn_variable>' reads, and a status line
+%% a `<match when="match">' looks for (`HTTP/1.1 404').
+expected(Keys) ->
+    [401 || X <- maps:get(extract, Keys, []), element(1, X) =:= header,
+            string:lowercase(element(3, X)) =:= "www-authenticate"] ++
+        [list_to_integer(C) || #{re := Re, 'when' := match} <- maps:get(match, Keys, []),
+                               {match, [C]} <- [re:run(Re, "HTTP/1[^ ]* +([1-5][0-9][0-9])",
+                                                       [{capture, all_but_first, list}])]].
 
 tsung_http(E, Ctx) ->
     check_attrs(E, Ctx),

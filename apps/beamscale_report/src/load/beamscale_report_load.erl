@@ -3,7 +3,8 @@
 %% time (p50/p90/p99/p99.9 from the intended start, p99 from the send beside them; a log axis
 %% when they span decades) with the phase boundaries; the latency distribution; session
 %% duration over time; users offered against started and done; requests per second; errors and
-%% timeouts, and errors by reason (the most frequent, when there are errors); transactions over
+%% timeouts, and errors by reason (the most frequent, when there are errors); replies by status
+%% code (HTTP's, when there are); transactions over
 %% time; the target's CPU, scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
 %% the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
 %% and the rows of `samples.csv' and `lcnt.csv'.
@@ -77,6 +78,7 @@ graphs(Summary) ->
       [#{name => <<"errors">>, points => Count(<<"errors">>)},
        #{name => <<"timeouts">>, points => Count(<<"timeouts">>)}]}]
         ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs))
+        ++ statuses_graph(map(Summary, <<"statuses">>), timed(Secs))
         ++ beamscale_report_load_extra:transaction_graphs(Summary).
 
 %% Errors per second of the most frequent reasons, the rest summed; no chart without errors.
@@ -92,6 +94,13 @@ reasons_graph(Total, Secs) ->
                                                    || {T, S} <- Secs]}
             || Rest =/= []],
     [{<<"errors by reason">>, <<"errors/s">>, <<"/s">>, Series}].
+
+%% Replies per second by status code (Tsung's HTTP return codes); none without replies.
+statuses_graph(Total, _Secs) when map_size(Total) =:= 0 -> [];
+statuses_graph(Total, Secs) ->
+    [{<<"replies by status">>, <<"replies/s">>, <<"/s">>,
+      [#{name => C, points => [{T, num(map(S, <<"statuses">>), C)} || {T, S} <- Secs]}
+       || C <- lists:sort(maps:keys(Total))]}].
 
 %%% Internals
 
@@ -153,6 +162,7 @@ summary_tables(Summary) ->
                 ["error reason", "count"],
                 [[R, cell(N)]
                  || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
+    Statuses = map(Summary, <<"statuses">>),
     [beamscale_report_html:table(?COUNTS ++ ?BYTES ++ ["requests/s", "duration (s)"],
                           [[cell(get(Summary, C)) || C <- ?COUNTS ++ ?BYTES]
                            ++ [cell(get(Summary, <<"requests_per_s">>)),
@@ -160,6 +170,9 @@ summary_tables(Summary) ->
      beamscale_report_html:table(["", "count", "mean (ms)", "p50 (ms)", "p90 (ms)", "p99 (ms)",
                            "p99.9 (ms)", "max (ms)"], Rows),
      [Reasons || map_size(ByReason) > 0],
+     [beamscale_report_html:table(["status", "replies"],
+                                  [[C, cell(N)] || {C, N} <- lists:sort(maps:to_list(Statuses))])
+      || map_size(Statuses) > 0],
      load_nodes(list(Summary, <<"load_nodes">>))].
 
 hist_cells(H) -> [cell(get(H, C)) || C <- ?HIST_COLS].
