@@ -7,8 +7,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([statuses/1, tsung_match_status/1]).
--export([statuses/0, tsung_match_status/0]).
+-export([statuses/1, tsung_match_status/1, user_agents/1, methods/1]).
+-export([statuses/0, tsung_match_status/0, user_agents/0, methods/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, tmp_dir/2, free_port/0]).
 
@@ -17,7 +17,7 @@
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [statuses, tsung_match_status].
+all() -> [statuses, tsung_match_status, user_agents, methods].
 
 init_per_suite(Config) ->
     Dir = tmp_dir(Config, "tsung_more_nginx"),
@@ -81,6 +81,60 @@ tsung_match_status(Config) ->
     ?assert(D >= 3),
     ?assertEqual(#{404 => D, 418 => D}, maps:get(statuses, T)),
     ?assertEqual(#{<<"http status 418">> => D}, maps:get(reasons, T)).
+
+user_agents() ->
+    [{doc, "User-Agent: beamscale's by default; Tsung's weighted list, one pick per session."}].
+user_agents(Config) ->
+    S = scenario([target(Config), "{phases, [{p, #{duration_s => 1, rate => 5}}]}.\n"
+                  "{sessions, [{s, #{steps => [{http, #{path => \"/default-ua\"}}]}}]}.\n"]),
+    #{total := #{sessions_done := D}} = run(S),
+    Default = seen(Config, "/default-ua", D),
+    _ = application:load(beamscale_load),
+    {ok, Vsn} = application:get_key(beamscale_load, vsn),
+    ?assertEqual(D, length([L || [_, UA, _] = L <- Default, UA =:= "beamscale/" ++ Vsn])),
+    Xml = tsung_file(Config,
+                     "<option type=\"ts_http\" name=\"user_agent\">"
+                     "<user_agent probability=\"70\">Mozilla/5.0 (a)</user_agent>"
+                     "<user_agent probability=\"30\">Other/1.0</user_agent></option>",
+                     "<request><http url=\"/ua1\" method=\"GET\"/></request>"
+                     "<request><http url=\"/ua2\" method=\"GET\"/></request>"),
+    #{total := #{sessions_done := D2, errors := 0}} = run(Xml),
+    [One, Two] = [[UA || [_, UA, _] <- seen(Config, U, D2)] || U <- ["/ua1", "/ua2"]],
+    ?assertEqual([], [UA || UA <- One, UA =/= "Mozilla/5.0 (a)", UA =/= "Other/1.0"]),
+    %% One pick per session: a session's two requests name the same agent.
+    ?assertEqual(lists:sort(One), lists:sort(Two)).
+
+methods() -> [{doc, "Methods beyond GET and POST reach the server as named: PATCH, OPTIONS, "
+                    "WebDAV's PROPFIND and MKCOL, from a terms and a Tsung file."}].
+methods(Config) ->
+    S = scenario([target(Config), "{phases, [{p, #{duration_s => 1, rate => 5}}]}.\n"
+                  "{sessions, [{s, #{steps => [{http, #{path => \"/m1\", method => patch}},"
+                  " {http, #{path => \"/m1\", method => \"PROPFIND\"}}]}}]}.\n"]),
+    #{total := #{sessions_done := D, errors := 0}} = run(S),
+    ?assertEqual(lists:sort(lists:append(lists:duplicate(D, ["PATCH", "PROPFIND"]))),
+                 lists:sort([M || [M, _, _] <- seen(Config, "/m1", 2 * D)])),
+    Xml = tsung_file(Config, "<request><http url=\"/m2\" method=\"MKCOL\"/></request>"
+                             "<request><http url=\"/m2\" method=\"OPTIONS\"/></request>"),
+    #{total := #{sessions_done := D2, errors := 0}} = run(Xml),
+    ?assertEqual(lists:sort(lists:append(lists:duplicate(D2, ["MKCOL", "OPTIONS"]))),
+                 lists:sort([M || [M, _, _] <- seen(Config, "/m2", 2 * D2)])).
+
+%% The access log's lines for `Uri' ([Method, UserAgent, Uri]), once `N' are there.
+seen(Config, Uri, N) ->
+    seen(Config, Uri, N, erlang:monotonic_time(millisecond) + ?LOG_WAIT_MS).
+
+seen(Config, Uri, N, Deadline) ->
+    {ok, Bin} = file:read_file(filename:join(?config(dir, Config), "access.log")),
+    Lines = [string:split(L, "|", all)
+             || L <- string:split(unicode:characters_to_list(Bin), "\n", all), L =/= ""],
+    case [L || [_, _, U] = L <- Lines, U =:= Uri] of
+        Got when length(Got) >= N -> Got;
+        Got ->
+            erlang:monotonic_time(millisecond) < Deadline
+                orelse ct:fail("~b lines for ~ts, ~b expected", [length(Got), Uri, N]),
+            timer:sleep(50),
+            seen(Config, Uri, N, Deadline)
+    end.
 
 %% A Tsung file of one HTTP session against this suite's nginx.
 tsung_file(Config, Requests) ->

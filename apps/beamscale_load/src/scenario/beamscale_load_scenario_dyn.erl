@@ -87,10 +87,15 @@ source({file, Id, Opts}, _) when is_map(Opts) ->
             end,
     {file, name(Id), Order, Delim};
 source({file, Id}, N) -> source({file, Id, #{}}, N);
+source({choice, [_ | _] = L}, _) ->
+    [bad([setvars, choice], "expected [{Weight, Value}] with weights above 0")
+     || X <- L, not (tuple_size(X) =:= 2 andalso is_number(element(1, X))
+                     andalso element(1, X) > 0)],
+    {choice, [{W, beamscale_load_vars:value(V)} || {W, V} <- L]};
 source(_, _) ->
     bad([setvars], "expected {random_number, From, To}, {random_string, Len}, {random_bytes, "
                    "Len}, {erlang, Module, Function}, {file, Id, #{order, delimiter}}, "
-                   "user_number, time or {value, V}").
+                   "{choice, [{Weight, V}]}, user_number, time or {value, V}").
 
 cond_({Var, Op, Value}, _Path) when Op =:= eq; Op =:= neq ->
     {name(Var), Op, beamscale_load_vars:value(Value)};

@@ -44,7 +44,8 @@ target(#{address := A} = T) ->
     case address(A) of
         {ok, Host, Port} ->
             maps:merge(Tcp#{host => Host, port => Port}, maps:merge(tls(T), max(T)));
-        error -> bad([address], "expected \"host:port\" or \"https://host:port\"")
+        error -> bad([address], "expected \"host:port\", \"http://host[:port]\" or "
+                                "\"https://host[:port]\"")
     end;
 target(_) ->
     bad([], "expected #{node => Node}, #{start => #{...}} or #{address => \"host:port\"}").
@@ -65,8 +66,10 @@ max(#{max_reply_bytes := _}) ->
     bad([max_reply_bytes], io_lib:format("expected a number of bytes from 1 to ~b", [?MAX_REPLY]));
 max(_) -> #{}.
 
-%% @private "host:port" with a port number ("https://host:port" too: `tls/2' reads the scheme).
-address("https://" ++ A) -> address(A);
+%% @private "host:port" with a port number; a URL too, "http[s]://host[:port][/]" (the port its
+%% scheme's by default; `tls/2' reads the scheme).
+address("https://" ++ A) -> url(A, 443);
+address("http://" ++ A) -> url(A, 80);
 address(A) when is_list(A) ->
     case string:split(A, ":", trailing) of
         [Host, P] when Host =/= "" ->
@@ -78,6 +81,13 @@ address(A) when is_list(A) ->
         _ -> error
     end;
 address(_) -> error.
+
+url(A, Default) ->
+    HostPort = string:trim(A, trailing, "/"),
+    case lists:member($:, HostPort) orelse HostPort =:= "" orelse lists:member($/, HostPort) of
+        true -> address(HostPort);
+        false -> {ok, HostPort, Default}
+    end.
 
 %% @doc The load nodes: how many here, or the ssh hosts.
 -spec load_nodes(term()) -> non_neg_integer() | [beamscale_load_scenario:ssh_host()].

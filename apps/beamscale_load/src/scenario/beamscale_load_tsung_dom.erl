@@ -18,6 +18,7 @@ ign(#xmlElement{name = option} = E) ->
     case {attr(E, name), attr(E, type)} of
         {"thinktime", undefined} -> [];
         {"file_server", _} -> [];
+        {"user_agent", _} -> [];
         {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
     end;
 ign(#xmlElement{name = monitor} = E) ->
@@ -61,6 +62,7 @@ spec(session_setup) -> {[name, probability], []};
 spec(users) -> {[arrivalrate, interarrival, unit, maxnumber], []};
 spec(options) -> {[], []};
 spec(option) -> {[name, type, value, random, min, max, override, id], []};
+spec(user_agent) -> {[probability], []};
 spec(sessions) -> {[], []};
 spec(session) -> {[name, probability, weight, type], [persistent, bidi]};
 spec(transaction) -> {[name], []};

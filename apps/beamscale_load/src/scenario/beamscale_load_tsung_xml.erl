@@ -47,7 +47,8 @@ tsung(Root, Ctx0) ->
     check_attrs(Root, Ctx0),
     Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
     Pis = pi_targets(Root, Ctx0),
-    Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis},
+    Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis,
+                user_agents => user_agents(Top, Ctx0)},
     {Ips, Hosts, Local} = clients(lists:append([children(C, [client], Ctx)
                                                 || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
@@ -246,9 +247,28 @@ session(E, Ctx) ->
                     {undefined, _} -> {weight, positive(E, weight, Ctx)};
                     _ -> fail(E, Ctx, "<session> has both probability and weight", [])
                 end,
-    {Steps, Used} = steps(E, Ctx#{type => Type}),
-    [fail(E, Ctx, "<session> has no request", []) || Steps =:= []],
-    {Kind, W, Name, Steps, Used}.
+    {Steps0, Used} = steps(E, agent_var(Type, Ctx#{type => Type})),
+    [fail(E, Ctx, "<session> has no request", []) || Steps0 =:= []],
+    {Kind, W, Name, agent_step(Type, Ctx) ++ Steps0, Used}.
+
+%% `<option type="ts_http" name="user_agent">': each HTTP session picks one of its
+%% `<user_agent probability>' texts at its start, as Tsung does, into a variable its requests
+%% send as User-Agent (without the option they send beamscale's own).
+-define(AGENT_VAR, "beamscale_user_agent").
+
+user_agents(Top, Ctx) ->
+    Opts = lists:append([children(O, [option], Ctx) || O <- only(options, Top)]),
+    lists:append([[{non_negative(U, probability, Ctx), beamscale_load_tsung_request:text(U)}
+                   || U <- children(O, [user_agent], Ctx), check_attrs(U, Ctx) =:= ok]
+                  || O <- Opts, attr(O, name) =:= "user_agent"]).
+
+agent_var(beamscale_load_http, #{user_agents := [_ | _]} = Ctx) ->
+    Ctx#{user_agent_var => ?AGENT_VAR};
+agent_var(_, Ctx) -> Ctx.
+
+agent_step(beamscale_load_http, #{user_agents := [_ | _] = L}) ->
+    [{setvars, [?AGENT_VAR], {choice, [{W, T} || {W, T} <- L, W > 0]}}];
+agent_step(_, _) -> [].
 
 -define(STEPS, beamscale_load_tsung_dyn:step_names()).
 
