@@ -26,7 +26,8 @@ methods_test() ->
     ?assertMatch(<<"PATCH / HTTP/1.1\r\n", _/binary>>, bytes(#{method => patch})),
     ?assertMatch(<<"OPTIONS / HTTP/1.1\r\n", _/binary>>, bytes(#{method => options})),
     [?assertMatch({error, method, _}, beamscale_load_http:check(#{method => M}, ?T))
-     || M <- ["GET /x HTTP/1.1\r\nX: y", "GE T", "", "G\nET", "GÉT", 42]],
+     || M <- ["GET /x HTTP/1.1\r\nX: y", "GE T", "", "G\nET", "GÉT", 42,
+                 lists:duplicate(25, $Z)]],
     {ok, #{head := true}} = beamscale_load_http:check(#{method => "HEAD"}, ?T).
 
 statuses_test() ->

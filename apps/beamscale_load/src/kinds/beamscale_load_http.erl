@@ -21,6 +21,8 @@
 -define(MAX_HEAD, 64 * 1024).
 -define(READER(R), {beamscale_load_reader, R}).
 -define(VERSION, "0.1.0").
+%% The longest method name taken: IANA's longest registered one has 17 characters.
+-define(MAX_METHOD, 24).
 
 %% @doc `#{method => get, path => "/", headers => [{Name, Value}], body => Bytes,
 %% status => 200, respond => false, version => "1.1"}' (all optional) against host:port;
@@ -59,8 +61,9 @@ checked(#{method := M, path := P, headers := H, body := B, status := St, respond
     Method = method(M),
     case crlf([{path, P} | [{headers, [N, V1]} || {N, V1} <- H]]) of
         {bad, Key} -> {error, Key, "CR or LF would split the request line or header (injection)"};
-        ok when not is_binary(Method) -> {error, method, "a method name is letters, digits and "
-                                                         "!#$%&'*+-.^_`|~ (an HTTP token)"};
+        ok when not is_binary(Method) ->
+            {error, method, "a method name is up to 24 letters, digits and !#$%&'*+-.^_`|~ "
+                            "(an HTTP token)"};
         ok when is_list(Want) ->
             case lists:all(fun is_integer/1, Want) of
                 true -> {ok, #{bytes => bytes(Method, {P, V}, H, B, Host, Port), status => Want,
@@ -107,7 +110,7 @@ method(get) -> <<"GET">>;
 method(post) -> <<"POST">>;
 method(M) when is_atom(M) -> method(string:uppercase(atom_to_list(M)));
 method(M) ->
-    case M =/= [] andalso lists:all(fun tchar/1, M) of
+    case M =/= [] andalso length(M) =< ?MAX_METHOD andalso lists:all(fun tchar/1, M) of
         true -> list_to_binary(M);
         false -> bad
     end.
@@ -338,8 +341,8 @@ method(E, Ctx) ->
         [A] -> A;
         [] ->
             case method(M) of
-                bad -> fail(E, Ctx, "method \"~ts\" is not an HTTP method name (letters, "
-                                    "digits and !#$%&'*+-.^_`|~)", [lists:sublist(M, 40)]);
+                bad -> fail(E, Ctx, "method \"~ts\" is not an HTTP method name (up to 24 "
+                                    "letters, digits and !#$%&'*+-.^_`|~~)", [lists:sublist(M, 40)]);
                 _ -> M
             end
     end.

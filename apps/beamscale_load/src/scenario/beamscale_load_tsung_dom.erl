@@ -48,7 +48,8 @@ elements(#xmlElement{name = Name}, C) ->
 spec(tsung) -> {[], [loglevel, dumptraffic, version, backend]};
 spec(clients) -> {[], []};
 spec(client) -> {[host, cpu, weight], [use_controller_vm, maxusers, type, batch]};
-spec(ip) -> {[value], []};
+spec(ip) -> {[value, scan], []};
+spec(iprange) -> {[value, version], []};
 spec(servers) -> {[], []};
 spec(server) -> {[host, port, type], [weight]};
 spec(monitoring) -> {[], []};

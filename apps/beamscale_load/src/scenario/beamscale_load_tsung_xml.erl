@@ -109,7 +109,8 @@ clients(Clients, Ctx) ->
           [req(C, host, Ctx)]) || There =/= [], C <- Here],
     Ips = lists:append([begin
                             check_attrs(C, Ctx),
-                            [source_ip(Ip, Ctx) || Ip <- children(C, [ip], Ctx)]
+                            lists:append([source_ip(Ip, Ctx)
+                                          || Ip <- children(C, [ip, iprange], Ctx)])
                         end || C <- Here]),
     Local = ["<client cpu weight> on this machine (its users run in beamscale's node)"
              || C <- Here, attr(C, cpu) =/= undefined orelse attr(C, weight) =/= undefined],
@@ -118,7 +119,7 @@ clients(Clients, Ctx) ->
 remote_client(C, Ctx) ->
     check_attrs(C, Ctx),
     [fail(Ip, Ctx, "<ip> of a client on another host is not supported (source addresses are "
-                   "this machine's)", []) || Ip <- children(C, [ip], Ctx)],
+                   "this machine's)", []) || Ip <- children(C, [ip, iprange], Ctx)],
     Nodes = case attr(C, cpu) of undefined -> 1; _ -> positive_integer(C, cpu, Ctx) end,
     Weight = case attr(C, weight) of undefined -> 1; _ -> positive(C, weight, Ctx) end,
     {{req(C, host, Ctx), #{nodes => Nodes, weight => Weight}}, line(C, Ctx)}.
@@ -127,12 +128,23 @@ here("localhost") -> true;
 here("127." ++ _) -> true;
 here(_) -> false.
 
+%% `<ip value>' (an address of the load node's host), `<ip scan="true" value="eth0">' (the
+%% addresses of that interface there), `<iprange value="10.0.0.1-20">' (IPv4 only).
+source_ip(#xmlElement{name = iprange} = Ip, Ctx) ->
+    check_attrs(Ip, Ctx),
+    [fail(Ip, Ctx, "<iprange version=\"~ts\">: IPv4 only (v4)", [V])
+     || V <- [attr(Ip, version, "v4")], V =/= "v4"],
+    case beamscale_load_source:range(req(Ip, value, Ctx)) of
+        {ok, Addrs} -> [{inet:ntoa(A), line(Ip, Ctx)} || A <- Addrs];
+        {error, Msg} -> fail(Ip, Ctx, "<iprange value>: ~ts", [Msg])
+    end;
 source_ip(Ip, Ctx) ->
     check_attrs(Ip, Ctx),
     Value = req(Ip, value, Ctx),
-    case beamscale_load_source:parse(Value) of
-        {ok, _} -> {Value, line(Ip, Ctx)};
-        {error, Msg} -> fail(Ip, Ctx, "<ip value>: ~ts", [Msg])
+    case {bool(Ip, scan, false, Ctx), beamscale_load_source:parse(Value)} of
+        {true, _} -> [{{interface, Value}, line(Ip, Ctx)}];
+        {false, {ok, _}} -> [{Value, line(Ip, Ctx)}];
+        {false, {error, Msg}} -> fail(Ip, Ctx, "<ip value>: ~ts", [Msg])
     end.
 
 servers([], _Ctx) -> [];
