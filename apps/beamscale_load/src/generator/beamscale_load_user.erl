@@ -204,7 +204,9 @@ react(Dyn, Req, Resp, #{ctx := #{metrics := M}, vars := V, jar := J} = St, Loops
         Stop -> throw({session, Stop, St1})
     end.
 
-%% Replies (also error statuses and unexpected results) and timeouts are latencies; a failure to
+%% One rule for every kind (docs/scenario.md, "How latency is measured"): whatever the server
+%% answered is a latency, an error status, an unexpected result or a database's error reply
+%% (`{pgsql, SQLSTATE, Message}', `{mysql_error, ...}') alike, and so is a timeout; a failure to
 %% connect or send, or an exception, is not. Every error is counted under its reason.
 outcome(M, {ok, Conn}, Corrected, Sent) ->
     latency(M, Corrected, Sent),
@@ -224,6 +226,8 @@ outcome_error(M, Reason, Conn, Corrected, Sent) ->
         {status, _} -> latency(M, Corrected, Sent);
         {rpc_error, _} -> latency(M, Corrected, Sent);
         {unexpected, _} -> latency(M, Corrected, Sent);
+        {mysql_error, _, _, _} -> latency(M, Corrected, Sent);
+        {pgsql, _, _} -> latency(M, Corrected, Sent);
         _ -> ok
     end,
     Conn.
