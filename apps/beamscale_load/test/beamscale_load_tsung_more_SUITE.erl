@@ -7,8 +7,10 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([statuses/1, tsung_match_status/1, user_agents/1, methods/1]).
--export([statuses/0, tsung_match_status/0, user_agents/0, methods/0]).
+-export([statuses/1, tsung_match_status/1, user_agents/1, methods/1, max_restart/1,
+         abort_test/1]).
+-export([statuses/0, tsung_match_status/0, user_agents/0, methods/0, max_restart/0,
+         abort_test/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, tmp_dir/2, free_port/0]).
 
@@ -17,7 +19,7 @@
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [statuses, tsung_match_status, user_agents, methods].
+all() -> [statuses, tsung_match_status, user_agents, methods, max_restart, abort_test].
 
 init_per_suite(Config) ->
     Dir = tmp_dir(Config, "tsung_more_nginx"),
@@ -118,6 +120,31 @@ methods(Config) ->
     #{total := #{sessions_done := D2, errors := 0}} = run(Xml),
     ?assertEqual(lists:sort(lists:append(lists:duplicate(D2, ["MKCOL", "OPTIONS"]))),
                  lists:sort([M || [M, _, _] <- seen(Config, "/m2", 2 * D2)])).
+
+max_restart() -> [{doc, "<match do=\"restart\" max_restart=\"1\">: one restart per session, "
+                        "not Tsung's default 3."}].
+max_restart(Config) ->
+    Xml = tsung_file(Config,
+                     "<request><match do=\"restart\" max_restart=\"1\" when=\"match\">"
+                     "HTTP/1.1 404</match><http url=\"/missing\" method=\"GET\"/></request>"),
+    #{total := T} = run(Xml),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3),
+    ?assertEqual({2 * D, 0}, {maps:get(requests, T), maps:get(errors, T)}).
+
+abort_test() -> [{doc, "<match do=\"abort_test\">: the first match stops the whole run early, "
+                       "as an interrupt."}].
+abort_test(Config) ->
+    Xml = tsung_file(Config,
+                     "<request><match do=\"abort_test\" when=\"match\">HTTP/1.1 418</match>"
+                     "<http url=\"/teapot\" method=\"GET\"/></request>"),
+    %% Phases of 30 s: the run ends within seconds of the first reply.
+    [P] = maps:get(phases, Xml),
+    {ok, R} = beamscale_load_run:run(Xml#{phases := [P#{duration_s := 30}], time_limit_s := 60},
+                                     maps:get(targets, Xml), #{seed => 1}),
+    ct:pal("~p", [maps:with([stopped, duration_s], R)]),
+    ?assertEqual(interrupted, maps:get(stopped, R)),
+    ?assert(maps:get(duration_s, R) < 15).
 
 %% The access log's lines for `Uri' ([Method, UserAgent, Uri]), once `N' are there.
 seen(Config, Uri, N) ->

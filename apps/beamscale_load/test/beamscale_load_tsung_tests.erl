@@ -284,7 +284,9 @@ unsupported_test_() ->
     Cases = [{InReq("<dyn_variable name=\"x\"/>"), "<dyn_variable> needs re, header"},
              {InReq("<dyn_variable name=\"x\" pgsql_expr=\"a\"/>"),
               "pgsql_expr is not supported"},
-             {InReq("<match do=\"dump\">x</match>"), "do=\"dump\" is not supported"},
+             {InReq("<match do=\"stop\">x</match>"), "do=\"stop\" is not supported"},
+             {InReq("<match do=\"restart\" max_restart=\"-1\">x</match>"),
+              "max_restart below 0"},
              {#{sessions => session("ts_http", "100", ["\n<setdynvars sourcetype=\"random_number\""
                                                        "><var name=\"v\"/></setdynvars>",
                                                        req("/")])},

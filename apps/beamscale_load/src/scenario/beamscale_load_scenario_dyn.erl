@@ -13,7 +13,7 @@
 -define(DIGEST_KEYS, {[user, passwd, realm, nonce], [opaque, nc, cnonce]}).
 -define(OAUTH_KEYS, {[consumer_key, consumer_secret], [access_token, access_token_secret]}).
 -define(MATCH_DEFAULTS, #{'when' => match, do => continue, text => headers, max_loop => 20,
-                          sleep_loop_ms => 5000}).
+                          sleep_loop_ms => 5000, max_restart => 3}).
 -define(MAX_LOOP, 1000000).
 
 %% @doc A dynamic step (`Steps' checks a nested list of steps), or `none' when `S' is not one.
@@ -224,10 +224,13 @@ matches(_, Path) -> bad(Path ++ [match], "expected a list").
 match(#{name := N, re := Re} = M0, Path) ->
     M = maps:merge(?MATCH_DEFAULTS, M0),
     only(M, maps:keys(?MATCH_DEFAULTS) ++ [name, re], Path),
-    #{'when' := W, do := Do, text := T, max_loop := ML, sleep_loop_ms := SL} = M,
+    #{'when' := W, do := Do, text := T, max_loop := ML, sleep_loop_ms := SL,
+      max_restart := MR} = M,
     [bad(Path ++ ['when'], "expected match or nomatch") || not lists:member(W, [match, nomatch])],
-    [bad(Path ++ [do], "expected continue, log, abort, restart or loop")
-     || not lists:member(Do, [continue, log, abort, restart, loop])],
+    [bad(Path ++ [do], "expected continue, log, dump, abort, restart, loop or abort_test")
+     || not lists:member(Do, [continue, log, dump, abort, restart, loop, abort_test])],
+    [bad(Path ++ [max_restart], "expected a number of restarts")
+     || not (is_integer(MR) andalso MR >= 0 andalso MR =< ?MAX_LOOP)],
     [bad(Path ++ [text], "expected headers or body") || not lists:member(T, [headers, body])],
     [bad(Path ++ [max_loop], "expected a positive integer")
      || not (is_integer(ML) andalso ML > 0 andalso ML =< ?MAX_LOOP)],
