@@ -10,7 +10,8 @@
                                init => {module(), atom(), list()}}}
                 | #{host := string(), port := inet:port_number(),
                     tls => [ssl:tls_client_option()], transport => tcp | udp,
-                    max_reply_bytes => pos_integer()}.
+                    max_reply_bytes => pos_integer(), connect_timeout_ms => pos_integer(),
+                    recbuf => pos_integer(), sndbuf => pos_integer()}.
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
                    max_users := pos_integer() | infinity,
                    sessions => [{atom() | binary(), number()}]}.

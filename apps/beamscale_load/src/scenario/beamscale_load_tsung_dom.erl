@@ -19,6 +19,7 @@ ign(#xmlElement{name = option} = E) ->
         {"thinktime", undefined} -> [];
         {"file_server", _} -> [];
         {"user_agent", _} -> [];
+        {N, _} when N =:= "connect_timeout"; N =:= "tcp_rcv_buffer"; N =:= "tcp_snd_buffer" -> [];
         {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
     end;
 ign(#xmlElement{name = monitor} = E) ->

@@ -54,7 +54,10 @@ tsung(Root, Ctx0) ->
     Load = one(load, Top, Root, Ctx),
     Sessions = one(sessions, Top, Root, Ctx),
     {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
-    Targets = [{N, T} || {N, T} <- Pis] ++ lists:usort(Used),
+    Socket = socket_options(Top, Ctx),
+    Targets = [{N, T} || {N, T} <- Pis]
+        ++ [{N, case T of #{address := _} -> maps:merge(T, Socket); _ -> T end}
+            || {N, T} <- lists:usort(Used)],
     {Phases, Limit} = load(Load, Ctx),
     Files = beamscale_load_tsung_dyn:files(
               lists:append([children(O, [option], Ctx) || O <- only(options, Top)]), Ctx),
@@ -262,6 +265,16 @@ session(E, Ctx) ->
     {Steps0, Used} = steps(E, agent_var(Type, Ctx#{type => Type})),
     [fail(E, Ctx, "<session> has no request", []) || Steps0 =:= []],
     {Kind, W, Name, agent_step(Type, Ctx) ++ Steps0, Used}.
+
+%% Tsung's `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
+%% (bytes): the socket settings of every `host:port' target of the file.
+socket_options(Top, Ctx) ->
+    Opts = lists:append([children(O, [option], Ctx) || O <- only(options, Top)]),
+    maps:from_list([{K, positive_integer(O, value, Ctx)}
+                    || O <- Opts, {Name, K} <- [{"connect_timeout", connect_timeout_ms},
+                                                {"tcp_rcv_buffer", recbuf},
+                                                {"tcp_snd_buffer", sndbuf}],
+                       attr(O, name) =:= Name]).
 
 %% `<option type="ts_http" name="user_agent">': each HTTP session picks one of its
 %% `<user_agent probability>' texts at its start, as Tsung does, into a variable its requests
