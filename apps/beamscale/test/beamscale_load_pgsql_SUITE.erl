@@ -109,7 +109,9 @@ query_error(Config) ->
     Done = maps:get(sessions_done, T),
     ?assert(Done >= 2),
     ?assertEqual(#{<<"pgsql 42P01: relation \"nope\" does not exist">> => Done}, reasons(R)),
-    ?assertEqual(Done, maps:get(rows, T)).
+    ?assertEqual(Done, maps:get(rows, T)),
+    %% The server's error reply is a latency, as an HTTP error status is (one rule).
+    ?assertEqual(maps:get(requests, T), beamscale_stats_hist:count(maps:get(latency, T))).
 
 extended() -> [{doc, "parse/bind/describe/execute/sync: a parameter bound, rows counted."}].
 extended(Config) ->

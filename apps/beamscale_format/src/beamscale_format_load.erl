@@ -66,6 +66,8 @@ summary() ->
         ++ [e(stopped, "stopped", "", text),
             e(transactions, "transactions", "ms", percentiles_by_name),
             e(errors_by_reason, "errors by reason", "", counts_by_name),
+            %% Replies by status code (the http kind), the code as text.
+            e(statuses, "replies by status", "", counts_by_name),
             %% Counters the scenario names (checks' outcomes, unset variables).
             e(counts, "counts", "", counts_by_name),
             %% `[Percentile, Milliseconds]' pairs, corrected and uncorrected.

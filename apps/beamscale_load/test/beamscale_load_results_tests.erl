@@ -54,3 +54,16 @@ keys_in_the_table_test() ->
                  beamscale_load_results:csv_header()),
     ?assertEqual(length(beamscale_load_results:csv_header()),
                  length(beamscale_load_results:csv_row(Row#{session => maps:get(sent, Row)}))).
+
+%% Replies by status: statuses.csv rows by code, the closing line, summary.json's text keys.
+statuses_test() ->
+    Interval = (hists())#{statuses => #{404 => 2, 200 => 7}},
+    Row = Interval#{t_s => 3, phase => main, offered_per_s => 10.0},
+    ?assertEqual([[3, 200, 7], [3, 404, 2]], beamscale_load_results:statuses_rows(Row)),
+    Summary = beamscale_load_results:summary(#{rows => [Row], total => Interval,
+                                               duration_s => 1.0, stopped => done}),
+    ?assertEqual(#{<<"200">> => 7, <<"404">> => 2}, maps:get(statuses, Summary)),
+    ?assertEqual(<<"replies by status: 200 7; 404 2\n">>,
+                 iolist_to_binary(beamscale_load_results:statuses_line(
+                                    maps:get(statuses, Summary)))),
+    ?assertEqual(none, beamscale_load_results:statuses_line(#{})).

@@ -69,8 +69,8 @@ errors_test_() ->
                            "not starting with -"},
                    check(?TARGETS ++ ?PHASES ++ Sess
                          ++ "{load_nodes, [{\"127.0.0.1\", #{user => u}}]}.\n")),
-     ?_assertEqual({error, "s.scenario:1: key targets.web.address: expected \"host:port\" or "
-                           "\"https://host:port\""},
+     ?_assertEqual({error, "s.scenario:1: key targets.web.address: expected \"host:port\", "
+                           "\"http://host[:port]\" or \"https://host[:port]\""},
                    check("{targets, [{web, #{address => \"nohost\"}}]}.\n" ++ ?PHASES ++ Sess))].
 
 %% Issue 31: a rate the arrival process cannot compute, and names the status line cannot show.

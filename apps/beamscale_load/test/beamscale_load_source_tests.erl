@@ -1,5 +1,6 @@
-%% Source addresses: loopback only, named with file and line in both scenario formats, and
-%% users taking them in turn.
+%% Source addresses: any unicast address (the load node checks it has them:
+%% beamscale_load_sources_SUITE), interfaces and ranges, named with file and line in both
+%% scenario formats, and users taking them in turn.
 -module(beamscale_load_source_tests).
 
 -include_lib("eunit/include/eunit.hrl").
@@ -18,10 +19,20 @@ check(Text) ->
 parse_test_() ->
     [?_assertEqual({ok, {127, 0, 0, 2}}, beamscale_load_source:parse("127.0.0.2")),
      ?_assertEqual({ok, {127, 1, 2, 3}}, beamscale_load_source:parse(<<"127.1.2.3">>)),
-     ?_assertEqual({ok, {0, 0, 0, 0, 0, 0, 0, 1}}, beamscale_load_source:parse("::1"))]
+     ?_assertEqual({ok, {0, 0, 0, 0, 0, 0, 0, 1}}, beamscale_load_source:parse("::1")),
+     ?_assertEqual({ok, {10, 0, 0, 1}}, beamscale_load_source:parse("10.0.0.1"))]
     ++ [?_assertMatch({error, _}, beamscale_load_source:parse(A))
-        || A <- ["10.0.0.1", "192.168.2.223", "8.8.8.8", "::2", "0.0.0.0", "127.0.0",
-                 "localhost", "", 127, [300]]].
+        || A <- ["0.0.0.0", "::", "224.0.0.1", "127.0.0", "localhost", "", 127, [300]]].
+
+range_test_() ->
+    [?_assertEqual({ok, [{10, 0, 0, 1}, {10, 0, 0, 2}]},
+                   beamscale_load_source:range("10.0.0.1-2")),
+     ?_assertEqual({ok, [{10, 0, 1, 7}, {10, 0, 2, 7}]},
+                   beamscale_load_source:range("10.0.1-2.7")),
+     ?_assertMatch({error, "65536 addresses" ++ _},
+                   beamscale_load_source:range("10.0.0-255.0-255"))]
+    ++ [?_assertMatch({error, _}, beamscale_load_source:range(R))
+        || R <- ["10.0.0", "10.0.0.2-1", "10.0.0.1-300", "a.b.c.d", "10.0.0.-1", "::1"]].
 
 terms_test() ->
     {ok, #{source_ips := []}} = check(?BASE),
@@ -30,8 +41,10 @@ terms_test() ->
 
 terms_errors_test_() ->
     Err = fun(Value) -> check(?BASE ++ "\n{source_ips, " ++ Value ++ "}.\n") end,
-    [?_assertMatch({error, "s.scenario:5: key source_ips: 10.0.0.1: only loopback" ++ _},
-                   Err("[\"127.0.0.2\", \"10.0.0.1\"]")),
+    [?_assertMatch({error, "s.scenario:5: key source_ips: 0.0.0.0: the unspecified" ++ _},
+                   Err("[\"127.0.0.2\", \"0.0.0.0\"]")),
+     ?_assertMatch({error, "s.scenario:5: key source_ips: {interface, Name}" ++ _},
+                   Err("[{interface, \"\"}]")),
      ?_assertMatch({error, "s.scenario:5: key source_ips: expected a list" ++ _}, Err("[]")),
      ?_assertMatch({error, "s.scenario:5: key source_ips: " ++ _}, Err("[nohost]")),
      ?_assertMatch({error, "s.scenario:5: key source_ips: IPv4 and IPv6" ++ _},
@@ -57,9 +70,15 @@ tsung_test_() ->
     [?_assertEqual({ok, [{127, 0, 0, 2}, {127, 0, 0, 3}]},
                    Load("<ip value=\"127.0.0.2\"/>\n<ip value=\"127.0.0.3\"/>\n")),
      ?_assertEqual({ok, []}, Load("")),
-     ?_assertMatch({error, "t.xml:5: <ip value>: 192.168.2.223: only loopback" ++ _},
+     ?_assertEqual({ok, [{127, 0, 0, 2}, {192, 168, 2, 223}]},
                    Load("<ip value=\"127.0.0.2\"/>\n<ip value=\"192.168.2.223\"/>\n")),
-     ?_assertMatch({error, "t.xml:4: " ++ _}, Load("<ip value=\"eth0\" scan=\"true\"/>\n"))].
+     ?_assertMatch({error, "t.xml:5: <ip value>: 0.0.0.0: the unspecified" ++ _},
+                   Load("<ip value=\"127.0.0.2\"/>\n<ip value=\"0.0.0.0\"/>\n")),
+     ?_assertEqual({ok, [{interface, "eth0"}]}, Load("<ip value=\"eth0\" scan=\"true\"/>\n")),
+     ?_assertEqual({ok, [{127, 0, 0, 2}, {127, 0, 0, 3}]},
+                   Load("<iprange value=\"127.0.0.2-3\"/>\n")),
+     ?_assertMatch({error, "t.xml:4: <iprange value>: " ++ _},
+                   Load("<iprange value=\"127.0.0.300\"/>\n"))].
 
 %% Users of one agent take the addresses in turn; with none, sockets bind nothing.
 round_robin_test() ->

@@ -192,7 +192,8 @@ http_attributes_test() ->
     #{sessions := [#{steps := [{dyn, _, {request, _, server, #{bytes := Post}, _}},
                                {dyn, _, {request, _, '127.0.0.1:9000', #{bytes := Get}, _}},
                                {dyn, _, {request, _, 'localhost:80', #{head := true}, _}}]}]} = S,
-    ?assertEqual(<<"POST /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: text/plain\r\n"
+    ?assertEqual(<<"POST /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: beamscale/0.1.0\r\n"
+                   "Content-Type: text/plain\r\n"
                    "If-Modified-Since: Fri, 1 Jan 2010 00:00:00 GMT\r\nX-A: b\r\n"
                    "Content-Length: 3\r\n\r\na=1">>, Post),
     ?assertMatch(<<"GET /x HTTP/1.1\r\nHost: 127.0.0.1:9000\r\n", _/binary>>, Get),
@@ -283,7 +284,9 @@ unsupported_test_() ->
     Cases = [{InReq("<dyn_variable name=\"x\"/>"), "<dyn_variable> needs re, header"},
              {InReq("<dyn_variable name=\"x\" pgsql_expr=\"a\"/>"),
               "pgsql_expr is not supported"},
-             {InReq("<match do=\"dump\">x</match>"), "do=\"dump\" is not supported"},
+             {InReq("<match do=\"stop\">x</match>"), "do=\"stop\" is not supported"},
+             {InReq("<match do=\"restart\" max_restart=\"-1\">x</match>"),
+              "max_restart below 0"},
              {#{sessions => session("ts_http", "100", ["\n<setdynvars sourcetype=\"random_number\""
                                                        "><var name=\"v\"/></setdynvars>",
                                                        req("/")])},
@@ -326,7 +329,7 @@ ignored_settings_test() ->
     {_, Warnings} = load(xml(#{top => Top})),
     ?assertEqual(["<?xml-stylesheet?>", "<client maxusers>",
                   "<client use_controller_vm>", "<monitor type=\"munin\">",
-                  "<option name=\"seed\">", "<option name=\"user_agent\">", "<tsung loglevel>",
+                  "<option name=\"seed\">", "<tsung loglevel>",
                   "<client cpu weight> on this machine (its users run in beamscale's node)"],
                  Warnings),
     Line = lists:flatten(beamscale_load_tsung:warning_line("t.xml", Warnings)),

@@ -76,3 +76,16 @@ connect_and_bytes_test() ->
     %% The column is headed by the run files' table (`beamscale_format_load'), with its value.
     ?assertNotEqual(nomatch, binary:match(New, <<"<th>bytes sent (B)</th>">>)),
     ?assertNotEqual(nomatch, binary:match(New, <<">123456</td>">>)).
+
+%% Replies by status: a series per code over time and a table of the totals; none without.
+statuses_test() ->
+    #{summary := S0} = D0 = data(),
+    ?assertEqual([], [G || {<<"replies by status">>, _, _, _} = G
+                               <- beamscale_report_load:graphs(S0)]),
+    Secs = [(second(T))#{<<"statuses">> => #{<<"200">> => 9, <<"404">> => T}} || T <- [1, 2]],
+    S = S0#{<<"per_second">> => Secs, <<"statuses">> => #{<<"200">> => 18, <<"404">> => 3}},
+    [{_, _, _, [#{name := <<"200">>, points := [{1, 9}, {2, 9}]},
+                #{name := <<"404">>, points := [{1, 1}, {2, 2}]}]}] =
+        [G || {<<"replies by status">>, _, _, _} = G <- beamscale_report_load:graphs(S)],
+    Html = iolist_to_binary(beamscale_report_load:index(D0#{summary := S})),
+    ?assertMatch({_, _}, binary:match(Html, <<"<th>replies</th>">>)).

@@ -131,8 +131,8 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
         {error, _} = Error -> unlink(Memory), exit(Memory, kill), Error
     end.
 
-%% Each second, in turn: load.csv and errors.csv rows, the memory tracker, the sampler told the
-%% coming second's phase, the live page (--web), the live line (unless quiet).
+%% Each second, in turn: load.csv, errors.csv and statuses.csv rows, the memory tracker, the
+%% sampler told the coming second's phase, the live page (--web), the live line (unless quiet).
 seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
     Csv = fun(Name, Header, Rows) ->
                   {beamscale_seconds_csv,
@@ -142,6 +142,8 @@ seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
          fun(Row) -> [beamscale_load_results:csv_row(Row)] end),
      Csv("errors.csv", beamscale_load_results:errors_header(),
          fun beamscale_load_results:errors_rows/1),
+     Csv("statuses.csv", beamscale_load_results:statuses_header(),
+         fun beamscale_load_results:statuses_rows/1),
      {beamscale_loadtest_memory, Memory},
      {beamscale_seconds_phase, Phase}]
         ++ [{beamscale_web_load, Web} || Web <- [web_start(Scenario, Opts)], Web =/= none]
@@ -227,6 +229,8 @@ closing(Dir, Index, Summary,
                        0 -> "";
                        More -> io_lib:format(" (~b more reasons in errors.csv)", [More])
                    end]),
+    _ = [io:put_chars(L) || L <- [beamscale_load_results:statuses_line(
+                                    maps:get(statuses, Summary))], L =/= none],
     _ = maps:get(stopped, Summary) =:= time_limit andalso
         io:format("cut by the time limit after ~.1f s: ~b sessions started, ~b done~n",
                   [maps:get(duration_s, Summary), Started, Done]),

@@ -57,7 +57,7 @@ init(#{controller := C, scenario := #{transactions := Tx} = Scenario, targets :=
     [connect(Node, Cookie) || {Node, Cookie} <- Cookies],
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
     Metrics = beamscale_load_metrics:new(Tx, maps:get(counts, Scenario, [])),
-    Ctx = #{metrics => Metrics, targets => Targets,
+    Ctx = #{metrics => Metrics, targets => Targets, controller => C,
             sources => beamscale_load_source:new(maps:get(source_ips, Scenario, [])),
             vars => beamscale_load_vars:new_ctx(maps:get(files, Scenario, #{}))},
     L = beamscale_load_launcher:start_link(Scenario, Ctx, Start, rand:seed_s(exsss, Seed)),

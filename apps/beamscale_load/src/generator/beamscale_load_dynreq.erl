@@ -108,7 +108,10 @@ auth_header(_, _, _) -> [].
 texts(Templates, Vars) -> maps:map(fun(_, T) -> text(T, Vars) end, Templates).
 
 method_path(Raw) ->
-    {string:uppercase(atom_to_binary(maps:get(method, Raw, get))),
+    {case maps:get(method, Raw, get) of
+         M when is_atom(M) -> string:uppercase(atom_to_binary(M));
+         M -> unicode:characters_to_binary(M)
+     end,
      unicode:characters_to_binary(maps:get(path, Raw, "/"))}.
 
 %% RFC 5849 3.4.1.2: the scheme and host in lower case, the port only when not the default.

@@ -7,11 +7,15 @@
 -export_type([match/0, action/0]).
 
 -type match() :: #{name := binary(), re := beamscale_load_extract:mp(), 'when' := match | nomatch,
-                   do := continue | log | abort | restart | loop, text := body | headers,
+                   do := continue | log | dump | abort | restart | loop | abort_test,
+                   text := body | headers, max_restart => non_neg_integer(),
                    max_loop := pos_integer(), sleep_loop_ms := non_neg_integer()}.
 %% What the user does after a request: go on, end the session, start it again, or send the same
 %% request again after a pause, at most a number of times.
--type action() :: continue | abort | restart | {loop, pos_integer(), non_neg_integer()}.
+%% `{restart, Max}': at most `Max' restarts of the session; `abort_test': this session ends and
+%% the whole run stops (as an interrupt: arrivals stop, the users in flight drain).
+-type action() :: continue | abort | {restart, non_neg_integer()} | abort_test
+                | {loop, pos_integer(), non_neg_integer()}.
 
 %% @doc The counter keys that fired and the action of the first check whose condition holds
 %% (Tsung applies the first one too).
@@ -32,7 +36,8 @@ one(#{name := Name, re := MP, 'when' := When, text := Text}, Response) ->
 
 first(continue, true, #{do := loop, max_loop := Max, sleep_loop_ms := Sleep}) ->
     {loop, Max, Sleep};
-first(continue, true, #{do := Do}) when Do =:= abort; Do =:= restart -> Do;
+first(continue, true, #{do := restart} = M) -> {restart, maps:get(max_restart, M, 3)};
+first(continue, true, #{do := Do}) when Do =:= abort; Do =:= abort_test -> Do;
 first(Action, _, _) -> Action.
 
 %% @doc The counter keys of a list of checks (both outcomes of each).

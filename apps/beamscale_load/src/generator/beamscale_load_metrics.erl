@@ -4,14 +4,18 @@
 %% also counted by reason (`beamscale_load_reasons': bounded text) in a public ETS table.
 -module(beamscale_load_metrics).
 
--export([new/1, new/2, incr/2, add/3, count/2, error/2, record/3, take/1, merge/2, empty/1,
-         counter_names/0]).
--export_type([metrics/0, interval/0, row/0]).
+-export([new/1, new/2, incr/2, add/3, count/2, error/2, status/2, record/3, take/1, merge/2,
+         empty/1, counter_names/0]).
+-export_type([metrics/0, interval/0, row/0, statuses/0]).
 
 %% Histograms every run has: `connect' is the time to open a connection (TCP and TLS).
 -define(HISTS, [latency, sent, session, connect]).
+%% Status codes are counted in one slot each: three digits, 0 to 999 (a code outside is
+%% counted as 0), so a hostile server cannot grow the figures.
+-define(STATUSES, 1000).
 
 -type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
+                     statuses := counters:counters_ref(),
                      per_us := pos_integer() | convert, reasons := ets:tid(),
                      named => named()}.
 %% Counters named by the scenario (checks' outcomes, unset variables): known before the run, so
@@ -19,7 +23,7 @@
 -type named() :: {counters:counters_ref(), #{binary() => pos_integer()}}.
 %% Counts and histogram snapshots (microseconds) of one interval: `latency' from the intended
 %% start, `sent' from the send, `session' durations, and one per transaction `{tx, Name}';
-%% `reasons': the errors by reason.
+%% `reasons': the errors by reason; `statuses': replies by status code (HTTP's).
 -type interval() :: #{sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                       requests := non_neg_integer(), errors := non_neg_integer(),
                       timeouts := non_neg_integer(), bytes_sent := non_neg_integer(),
@@ -28,7 +32,10 @@
                       sent := snapshot(), session := snapshot(), connect := snapshot(),
                       reasons := beamscale_load_reasons:counts(),
                       {tx, atom() | binary()} => snapshot(),
-                      counts => #{binary() => non_neg_integer()}}.
+                      counts => #{binary() => non_neg_integer()},
+                      statuses => statuses()}.
+%% Replies by status code.
+-type statuses() :: #{non_neg_integer() => pos_integer()}.
 %% One second of a load run (the agents' intervals merged by `beamscale_load_run'), the
 %% figures of a `load.csv' line: the interval's with the second, phase and offered rate.
 -type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
@@ -40,7 +47,7 @@
                  sent := snapshot(), session := snapshot(), connect => snapshot(),
                  reasons := beamscale_load_reasons:counts(),
                  {tx, atom() | binary()} => snapshot(),
-                 counts => #{binary() => non_neg_integer()}}.
+                 counts => #{binary() => non_neg_integer()}, statuses => statuses()}.
 -type snapshot() :: beamscale_stats_hist:snapshot().
 
 %% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and
@@ -62,7 +69,7 @@ new_plain(Transactions) ->
     Hists = maps:from_list([{H, beamscale_stats_hist:new()} || H <- ?HISTS]
                            ++ [{{tx, T}, beamscale_stats_hist:new()} || T <- Transactions]),
     #{counters => counters:new(length(counter_names()), [write_concurrency]), hists => Hists,
-      per_us => per_us(),
+      per_us => per_us(), statuses => counters:new(?STATUSES, [write_concurrency]),
       reasons => ets:new(?MODULE, [set, public, {write_concurrency, true}])}.
 
 %% Native units per microsecond when whole (nanoseconds on Linux): a division then replaces
@@ -108,6 +115,11 @@ error(#{reasons := T} = M, Reason) ->
     _ = ets:update_counter(T, Key, 1, {Key, 0}),
     ok.
 
+%% @doc Count one reply of status `Code'.
+-spec status(metrics(), non_neg_integer()) -> ok.
+status(#{statuses := C}, Code) when Code >= 0, Code < ?STATUSES -> counters:add(C, Code + 1, 1);
+status(#{statuses := C}, _Code) -> counters:add(C, 1, 1).
+
 slot(sessions_started) -> 1;
 slot(sessions_done) -> 2;
 slot(requests) -> 3;
@@ -132,15 +144,17 @@ record(#{hists := H, per_us := PerUs}, Name, Native) ->
 
 %% @doc The interval's figures, reset.
 -spec take(metrics()) -> interval().
-take(#{counters := C, hists := H, reasons := T} = M) ->
+take(#{counters := C, hists := H, reasons := T, statuses := SC} = M) ->
     Counts = [{Name, take_counter(C, slot(Name))} || Name <- counter_names()],
+    Statuses = maps:from_list([{I - 1, N} || I <- lists:seq(1, ?STATUSES),
+                                             N <- [take_counter(SC, I)], N > 0]),
     Hists = [{Name, beamscale_stats_hist:take(Ref)} || {Name, Ref} <- maps:to_list(H)],
     Named = case M of
                 #{named := {NC, Slots}} ->
                     [{counts, maps:map(fun(_, I) -> take_counter(NC, I) end, Slots)}];
                 _ -> []
             end,
-    maps:from_list([{reasons, take_reasons(T)} | Counts ++ Hists ++ Named]).
+    maps:from_list([{reasons, take_reasons(T)}, {statuses, Statuses} | Counts ++ Hists ++ Named]).
 
 %% As counters: what was read is subtracted, so errors counted meanwhile are kept.
 take_reasons(T) ->
@@ -156,7 +170,7 @@ take_counter(C, I) ->
 %% @doc Nothing recorded, for the given transactions.
 -spec empty([atom()]) -> interval().
 empty(Transactions) ->
-    maps:from_list([{reasons, #{}} | [{N, 0} || N <- counter_names()]]
+    maps:from_list([{reasons, #{}}, {statuses, #{}} | [{N, 0} || N <- counter_names()]]
                    ++ [{H, beamscale_stats_hist:empty()} || H <- ?HISTS]
                    ++ [{{tx, T}, beamscale_stats_hist:empty()} || T <- Transactions]).
 
@@ -168,6 +182,8 @@ merge(A, B) ->
                       Acc#{reasons => beamscale_load_reasons:merge(maps:get(reasons, Acc, #{}),
                                                                    V)};
                  (counts, V, Acc) -> Acc#{counts => add_counts(V, maps:get(counts, Acc, #{}))};
+                 (statuses, V, Acc) ->
+                      Acc#{statuses => add_counts(V, maps:get(statuses, Acc, #{}))};
                  (K, V, Acc) ->
                       Acc#{K => beamscale_stats_hist:merge(
                                   V, maps:get(K, Acc, beamscale_stats_hist:empty()))}

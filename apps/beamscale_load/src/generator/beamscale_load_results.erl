@@ -4,7 +4,7 @@
 -module(beamscale_load_results).
 
 -export([live_line/1, csv_header/0, csv_row/1, errors_header/0, errors_rows/1, summary/1,
-         top_reasons/2]).
+         top_reasons/2, statuses_header/0, statuses_rows/1, statuses_line/1]).
 -export_type([csv_row/0, percentiles/0, second/0, summary/0]).
 
 %% A `load.csv' line's values, in the order of `csv_header/0'.
@@ -20,7 +20,9 @@
                     timeouts := non_neg_integer(), errors_by_reason := reasons(),
                     latency_corrected := percentiles(),
                     latency_uncorrected := percentiles(), session_duration := percentiles(),
-                    transactions := #{binary() => percentiles()}}.
+                    transactions := #{binary() => percentiles()}, statuses := statuses()}.
+%% Replies by status code (HTTP's), the code as text: a JSON object's key.
+-type statuses() :: #{binary() => pos_integer()}.
 %% The latency distribution of the whole run: `[Percentile, Milliseconds]' pairs at the
 %% percentiles of ?DISTRIBUTION, from the intended start (corrected) and from the send.
 -type distribution() :: #{corrected := [[number()]], uncorrected := [[number()]]}.
@@ -33,7 +35,7 @@
                      connect_time := percentiles(), transactions := #{binary() => percentiles()},
                      errors_by_reason := reasons(),
                      latency_distribution := distribution(),
-                     counts := #{binary() => non_neg_integer()},
+                     counts := #{binary() => non_neg_integer()}, statuses := statuses(),
                      atom() => non_neg_integer()}.
 
 %% Errors by reason (bounded text, `beamscale_load_reasons').
@@ -82,6 +84,25 @@ errors_header() -> beamscale_format_load:keys(beamscale_format_load:errors_csv()
 errors_rows(#{t_s := T, reasons := Reasons}) ->
     [[T, R, N] || {R, N} <- top_reasons(Reasons, infinity)].
 
+%% @doc The columns of `statuses.csv' (Tsung's table of HTTP return codes, per second).
+-spec statuses_header() -> [atom()].
+statuses_header() -> [t_s, status, count].
+
+%% @doc A second's rows of `statuses.csv', by code.
+-spec statuses_rows(beamscale_load_metrics:row()) -> [[non_neg_integer()]].
+statuses_rows(#{t_s := T} = Row) ->
+    [[T, C, N] || {C, N} <- lists:sort(maps:to_list(maps:get(statuses, Row, #{})))].
+
+%% @doc The closing line of the replies by status (`summary.json''s `statuses'), `none' without.
+-spec statuses_line(statuses()) -> iodata() | none.
+statuses_line(S) when map_size(S) =:= 0 -> none;
+statuses_line(S) ->
+    io_lib:format("replies by status: ~ts~n",
+                  [lists:join("; ", [[C, " ", integer_to_list(N)]
+                                     || {C, N} <- lists:sort(maps:to_list(S))])]).
+
+statuses(S) -> maps:from_list([{integer_to_binary(C), N} || {C, N} <- maps:to_list(S)]).
+
 %% @doc The `N' most frequent reasons (all: `infinity'), most frequent first, ties by text.
 -spec top_reasons(reasons(), pos_integer() | infinity) -> [{binary(), pos_integer()}].
 top_reasons(Reasons, N) ->
@@ -107,7 +128,7 @@ second(#{latency := L, sent := S, session := Sess} = Row) ->
     Counts = maps:with([t_s, phase, offered_per_s | beamscale_load_metrics:counter_names()], Row),
     Counts#{latency_corrected => percentiles(L), latency_uncorrected => percentiles(S),
             session_duration => percentiles(Sess), errors_by_reason => maps:get(reasons, Row),
-            transactions => transactions(Row)}.
+            transactions => transactions(Row), statuses => statuses(maps:get(statuses, Row, #{}))}.
 
 %% A terms file names transactions with atoms, a Tsung file with binaries (no atom from it).
 transactions(Hists) ->
@@ -135,4 +156,4 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             transactions => Tx, errors_by_reason => maps:get(reasons, T),
             latency_distribution => #{corrected => distribution(maps:get(latency, T)),
                                       uncorrected => distribution(maps:get(sent, T))},
-            counts => maps:get(counts, T, #{})}.
+            counts => maps:get(counts, T, #{}), statuses => statuses(maps:get(statuses, T, #{}))}.

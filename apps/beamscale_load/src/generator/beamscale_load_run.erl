@@ -26,7 +26,8 @@
 -type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
                   load_nodes => [node()], weights => [number()],
                   on_load_node_down => fun((down()) -> term()),
-                  on_event => fun((event()) -> term())}.
+                  on_event => fun((event()) -> term()),
+                  sources => #{node() => [inet:ip_address()]}}.
 
 -define(GRACE_MS, 10000).
 -define(LATE_MS, 2000).
@@ -40,10 +41,26 @@ defaults() -> #{on_second => fun(_) -> ok end, seed => erlang:unique_integer([po
 
 %% @doc Run `Scenario' against resolved targets (name to `#{node}' or `#{host, port}').
 -spec run(beamscale_load_scenario:scenario(), #{atom() => map()}, opts()) ->
-    {ok, result()} | {error, {?MODULE, term()}}.
+    {ok, result()} | {error, {?MODULE | beamscale_load_source, term()}}.
 run(Scenario, Targets, Opts0) ->
-    Opts = maps:merge(defaults(), Opts0),
-    Caller = self(),
+    Opts1 = maps:merge(defaults(), Opts0),
+    case sources(maps:get(source_ips, Scenario, []), maps:get(load_nodes, Opts1, [node()])) of
+        {ok, Sources} -> run(Scenario, Targets, Opts1#{sources => Sources}, self());
+        {error, _} = Error -> Error
+    end.
+
+%% Every load node's source addresses, checked there (beamscale_load_source:resolve/1).
+sources([], _Nodes) -> {ok, #{}};
+sources(Sources, Nodes) ->
+    lists:foldl(fun(Node, {ok, Acc}) ->
+                        case erpc:call(Node, beamscale_load_source, resolve, [Sources]) of
+                            {ok, Addrs} -> {ok, Acc#{Node => Addrs}};
+                            {error, _} = Error -> Error
+                        end;
+                   (_, Error) -> Error
+                end, {ok, #{}}, Nodes).
+
+run(Scenario, Targets, Opts, Caller) ->
     {Pid, Ref} = spawn_monitor(fun() -> Caller ! {self(), control(Scenario, Targets, Opts)} end),
     Limit = round(maps:get(time_limit_s, Scenario) * 1000) + ?GRACE_MS,
     receive
@@ -107,8 +124,9 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
     Agents = maps:from_list(
                [{element(1, A), {Node, element(2, A)}}
                 || {I, Node} <- lists:zip(lists:seq(1, N), Nodes),
-                   A <- [beamscale_load_agent:start(Node, beamscale_load_agent:share(Scenario,
-                                                                                     I, Weights),
+                   A <- [beamscale_load_agent:start(Node, sourced(beamscale_load_agent:share(
+                                                                    Scenario, I, Weights),
+                                                                  Node, Opts),
                                                     Args#{seed => Seed + I - 1})]]),
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
     Empty = beamscale_load_metrics:empty(maps:get(transactions, Scenario)),
@@ -118,6 +136,11 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
            weights => Weights, rate => none, events => [],
            per_node => maps:from_list([{Node, #{}} || Node <- Nodes])},
     collect(1, St).
+
+%% A load node's share with the source addresses it resolved.
+sourced(Share, Node, #{sources := Sources}) when is_map_key(Node, Sources) ->
+    Share#{source_ips := maps:get(Node, Sources)};
+sourced(Share, _Node, _Opts) -> Share.
 
 %% The cookies of the node targets, for agents on other nodes.
 cookies(Targets, Nodes) ->

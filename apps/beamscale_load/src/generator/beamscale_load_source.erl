@@ -1,43 +1,66 @@
 %% @doc Source addresses of a load: the local addresses users' sockets are bound to, so that one
 %% machine opens more connections to a server port than one address allows (an address reaches
 %% a server port once per ephemeral port, about 28 000 times here). Users take the addresses in
-%% turn (round robin, per agent). Only loopback addresses are accepted: this machine may send
-%% load nowhere else (docs/scenario.md, "Many users").
+%% turn (round robin, per agent). As Tsung, any address of the load node's host is accepted:
+%% `resolve/1' checks them there (`inet:getifaddrs/0') and reads the addresses of an interface
+%% named instead (Tsung's `<ip scan="true" value="eth0">'); loopback's whole network (127.0.0.2
+%% and on, which lo answers without naming them) counts as assigned.
 %%
 %% The chosen address is kept in the user's process dictionary, as the byte tally of
 %% `beamscale_load_request' is: one process per user, so the kinds read it when they connect
 %% without an argument of their own.
 -module(beamscale_load_source).
 
--export([check/1, parse/1, new/1, choose/1, opts/0, peer/1, to_text/1]).
--export_type([sources/0]).
+-export([check/1, parse/1, range/1, resolve/1, new/1, choose/1, opts/0, peer/1, to_text/1,
+         format_error/1]).
+-export_type([sources/0, source/0]).
 
 %% The addresses and a counter shared by the users of one agent (no process, no lock).
 -opaque sources() :: none | {tuple(), atomics:atomics_ref()}.
+%% An address, or an interface whose addresses the load node reads.
+-type source() :: inet:ip_address() | {interface, string()}.
 
 -define(KEY, {?MODULE, ip}).
 %% Source addresses one run may name: far above what ephemeral ports make useful (each address
 %% gives about 28 000 connections per server port); more is a typo.
 -define(MAX_SOURCES, 256).
 
-%% @doc The scenario's `source_ips' checked: a non-empty list of loopback addresses as strings
-%% ("127.0.0.2", "::1"); a wrong one throws `{bad, [], Message}' (`beamscale_load_scenario').
--spec check(term()) -> [inet:ip_address()].
+%% @doc The scenario's `source_ips' checked: a non-empty list of addresses as strings
+%% ("127.0.0.2", "::1") or `{interface, "eth0"}'; a wrong one throws `{bad, [], Message}'
+%% (`beamscale_load_scenario'). Whether the load node has them is `resolve/1''s to say.
+-spec check(term()) -> [source()].
 check(L) when is_list(L), L =/= [], length(L) =< ?MAX_SOURCES ->
-    Addrs = [case parse(S) of
-                 {ok, A} -> A;
-                 {error, Msg} -> throw({bad, [], Msg})
-             end || S <- L],
-    case lists:usort([tuple_size(A) || A <- Addrs]) of
-        [_] -> Addrs;
-        _ -> throw({bad, [], "IPv4 and IPv6 source addresses mixed: a socket of one family "
-                             "cannot bind an address of the other"})
+    Sources = [case S of
+                   {interface, Name} -> interface(Name);
+                   _ -> case parse(S) of
+                            {ok, A} -> A;
+                            {error, Msg} -> throw({bad, [], Msg})
+                        end
+               end || S <- L],
+    case families([A || A <- Sources, is_tuple(A), tuple_size(A) > 2]) of
+        ok -> Sources;
+        {error, Msg} -> throw({bad, [], Msg})
     end;
 check(_) ->
-    throw({bad, [], io_lib:format("expected a list of 1 to ~b loopback addresses, "
-                                  "e.g. [\"127.0.0.2\", \"127.0.0.3\"]", [?MAX_SOURCES])}).
+    throw({bad, [], io_lib:format("expected a list of 1 to ~b source addresses, e.g. "
+                                  "[\"127.0.0.2\", \"127.0.0.3\"] or [{interface, \"eth0\"}]",
+                                  [?MAX_SOURCES])}).
 
-%% @doc One address from its text: 127.0.0.0/8 or ::1 only.
+interface(Name) ->
+    case io_lib:printable_latin1_list(Name) andalso Name =/= [] andalso length(Name) < 16 of
+        true -> {interface, Name};
+        false ->
+            throw({bad, [], "{interface, Name}: expected an interface name such as \"eth0\""})
+    end.
+
+families(Addrs) ->
+    case lists:usort([tuple_size(A) || A <- Addrs]) of
+        L when length(L) < 2 -> ok;
+        _ -> {error, "IPv4 and IPv6 source addresses mixed: a socket of one family cannot bind "
+                     "an address of the other"}
+    end.
+
+%% @doc One address from its text (not the unspecified address, nor a multicast one).
 -spec parse(term()) -> {ok, inet:ip_address()} | {error, string()}.
 parse(S) ->
     Text = case S of
@@ -45,13 +68,111 @@ parse(S) ->
                _ -> S
            end,
     case io_lib:printable_unicode_list(Text) andalso inet:parse_strict_address(Text) of
-        {ok, {127, _, _, _} = A} -> {ok, A};
-        {ok, {0, 0, 0, 0, 0, 0, 0, 1} = A} -> {ok, A};
-        {ok, _} ->
-            {error, Text ++ ": only loopback source addresses (127.0.0.0/8 or ::1): the "
-                            "network rules of this machine forbid load to other addresses"};
+        {ok, {0, 0, 0, 0}} -> {error, Text ++ ": the unspecified address binds nothing"};
+        {ok, {0, 0, 0, 0, 0, 0, 0, 0}} ->
+            {error, Text ++ ": the unspecified address binds nothing"};
+        {ok, {A, _, _, _}} when A >= 224 -> {error, Text ++ ": not a unicast address"};
+        {ok, A} -> {ok, A};
         _ -> {error, io_lib:format("~0tp is not an IP address", [S], [{chars_limit, 80}])}
     end.
+
+%% @doc Tsung's `<iprange value>': IPv4 with a range `From-To' in any part ("10.0.0.1-20",
+%% "10.0.1-2.1-254"), at most ?MAX_SOURCES addresses.
+-spec range(string()) -> {ok, [inet:ip4_address()]} | {error, string()}.
+range(Text) ->
+    Parts = [case string:split(P, "-") of
+                 [A] -> {int(A), int(A)};
+                 [A, B] -> {int(A), int(B)}
+             end || P <- string:split(Text, ".", all)],
+    case Parts of
+        [_, _, _, _] when is_tuple(hd(Parts)) ->
+            case lists:all(fun({A, B}) -> is_integer(A) andalso is_integer(B) andalso A =< B
+                                              andalso B =< 255 end, Parts) of
+                true -> expand(Parts);
+                false -> {error, Text ++ ": expected A.B.C.D with ranges such as 1-20 (0 to 255)"}
+            end;
+        _ -> {error, Text ++ ": expected A.B.C.D with ranges such as 1-20 (IPv4)"}
+    end.
+
+int(S) ->
+    try list_to_integer(S) of
+        N when N >= 0 -> N;
+        _ -> bad
+    catch error:badarg -> bad
+    end.
+
+expand([{A1, A2}, {B1, B2}, {C1, C2}, {D1, D2}] = Parts) ->
+    case lists:foldl(fun({X, Y}, N) -> N * (Y - X + 1) end, 1, Parts) of
+        N when N =< ?MAX_SOURCES ->
+            {ok, [{A, B, C, D} || A <- lists:seq(A1, A2), B <- lists:seq(B1, B2),
+                                  C <- lists:seq(C1, C2), D <- lists:seq(D1, D2)]};
+        N -> {error, io_lib:format("~b addresses: at most ~b", [N, ?MAX_SOURCES])}
+    end.
+
+%% @doc On the load node: the sources as addresses of this host, an interface's read (its IPv4
+%% addresses, else its IPv6 ones); an address no interface has, or an interface that does not
+%% exist or has none, is an error naming the host's interfaces and addresses.
+-spec resolve([source()]) -> {ok, [inet:ip_address()]} | {error, {?MODULE, term()}}.
+resolve([]) -> {ok, []};
+resolve(Sources) ->
+    {ok, Ifs} = inet:getifaddrs(),
+    Have = [{Name, [{A, M} || {A, M} <- pairs(Opts), not is_link_local(A)],
+             lists:member(loopback, proplists:get_value(flags, Opts, []))}
+            || {Name, Opts} <- Ifs],
+    try
+        Addrs = lists:append([one(S, Have) || S <- Sources]),
+        case families(Addrs) of
+            ok -> {ok, Addrs};
+            {error, Msg} -> {error, {?MODULE, {families, Msg}}}
+        end
+    catch throw:Why -> {error, {?MODULE, Why}}
+    end.
+
+%% getifaddrs gives an interface's options as a list where `addr' is followed by its `netmask'.
+pairs([{addr, A}, {netmask, M} | T]) -> [{A, M} | pairs(T)];
+pairs([{addr, A} | T]) -> [{A, none} | pairs(T)];
+pairs([_ | T]) -> pairs(T);
+pairs([]) -> [].
+
+is_link_local({16#fe80, _, _, _, _, _, _, _}) -> true;
+is_link_local(_) -> false.
+
+one({interface, Name}, Have) ->
+    case [As || {N, As, _} <- Have, N =:= Name] of
+        [As] when As =/= [] ->
+            case [A || {A, _} <- As, tuple_size(A) =:= 4] of
+                [] -> [A || {A, _} <- As];
+                V4 -> V4
+            end;
+        _ -> throw({no_interface, Name, summary(Have)})
+    end;
+one(A, Have) ->
+    case [N || {N, As, Loop} <- Have, {B, Mask} <- As,
+               B =:= A orelse Loop andalso same_net(A, B, Mask)] of
+        [] -> throw({not_assigned, A, summary(Have)});
+        _ -> [A]
+    end.
+
+same_net(A, B, Mask) when tuple_size(A) =:= tuple_size(B), tuple_size(B) =:= tuple_size(Mask) ->
+    lists:all(fun({X, Y, M}) -> X band M =:= Y band M end,
+              lists:zip3(tuple_to_list(A), tuple_to_list(B), tuple_to_list(Mask)));
+same_net(_, _, _) -> false.
+
+summary(Have) ->
+    lists:join("; ", [[N, " ", lists:join(", ", [inet:ntoa(A) || {A, _} <- As])]
+                      || {N, As, _} <- Have]).
+
+%% @doc The text of `resolve/1''s errors.
+-spec format_error(term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({not_assigned, A, Ifs}) ->
+    io_lib:format("source address ~ts is not an address of the load node ~ts (its interfaces: "
+                  "~ts)", [inet:ntoa(A), node(), Ifs]);
+format_error({no_interface, Name, Ifs}) ->
+    io_lib:format("interface ~ts: none with an address on the load node ~ts (its interfaces: "
+                  "~ts)", [Name, node(), Ifs]);
+format_error({families, Msg}) -> Msg;
+format_error(R) -> io_lib:format("~0tp", [R]).
 
 %% @doc The sources of an agent (`none': the system picks, as without `source_ips').
 -spec new([inet:ip_address()]) -> sources().

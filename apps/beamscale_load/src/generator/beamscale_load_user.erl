@@ -10,13 +10,12 @@
 
 -export([run/4, resume/4]).
 
-%% Tsung's default for `<match do="restart">': a session restarts at most this many times.
--define(MAX_RESTARTS, 3).
 %% Waits from this long (ms) shrink the user to its state: a garbage collection, or at a think
 %% time hibernation (heap cut to the live data, call stack dropped).
 -define(COMPACT_MS, 1000).
 
 -type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
+                 controller => pid(),
                  vars => beamscale_load_vars:ctx(), sources => beamscale_load_source:sources()}.
 -export_type([ctx/0]).
 
@@ -31,7 +30,7 @@ run(#{steps := Steps} = Session, #{metrics := M} = Ctx, Due, Rand) ->
     St0 = #{ctx => Ctx, conns => #{}, base => Due, intended => Due, rand => Rand,
             vars => #{}, jar => #{}, user => user_number(Ctx), due => Due, steps => Steps,
             bidi => maps:get(bidi, Session, false)},
-    session([{steps, Steps}], St0, ?MAX_RESTARTS).
+    session([{steps, Steps}], St0, 0).
 
 %% @doc Go on after a hibernating think: its timer wakes the user (a socket's message may wake
 %% it before: it then waits for the timer, that message left for the next request), then the
@@ -46,18 +45,25 @@ resume({TRef, Next}, Frames, #{rand := R} = St, Restarts) ->
 user_number(#{vars := #{users := U}}) -> atomics:add_get(U, 1, 1);
 user_number(_) -> 0.
 
-%% A check's `abort' or `restart' ends the steps by a throw carrying the user's state.
+%% A check's `abort', `restart' or `abort_test' ends the steps by a throw carrying the user's
+%% state; `Restarts': how many times the session restarted (a check's `max_restart' bounds it,
+%% Tsung's default 3).
 session(Frames, #{steps := Steps} = St, Restarts) ->
     %% The restart runs outside the `try', so that a restarted session does not nest them.
     St2 = try exec(Frames, St, Restarts)
           catch
-              throw:{session, restart, St1} when Restarts > 0 -> {restart, St1};
+              throw:{session, {restart, Max}, St1} when Restarts < Max -> {restart, St1};
+              throw:{session, abort_test, St1} -> abort_test(St1);
               throw:{session, _, St1} -> St1
           end,
     case St2 of
-        {restart, St3} -> session([{steps, Steps}], St3, Restarts - 1);
+        {restart, St3} -> session([{steps, Steps}], St3, Restarts + 1);
         _ -> finish(St2)
     end.
+
+%% Tsung's `abort_test': the run is told to stop, as by an interrupt.
+abort_test(#{ctx := #{controller := C}} = St) -> C ! interrupt, St;
+abort_test(St) -> St.
 
 finish(#{ctx := #{metrics := M}, conns := Conns, due := Due}) ->
     beamscale_load_metrics:record(M, session, erlang:monotonic_time() - Due),
@@ -204,7 +210,9 @@ react(Dyn, Req, Resp, #{ctx := #{metrics := M}, vars := V, jar := J} = St, Loops
         Stop -> throw({session, Stop, St1})
     end.
 
-%% Replies (also error statuses and unexpected results) and timeouts are latencies; a failure to
+%% One rule for every kind (docs/scenario.md, "How latency is measured"): whatever the server
+%% answered is a latency, an error status, an unexpected result or a database's error reply
+%% (`{pgsql, SQLSTATE, Message}', `{mysql_error, ...}') alike, and so is a timeout; a failure to
 %% connect or send, or an exception, is not. Every error is counted under its reason.
 outcome(M, {ok, Conn}, Corrected, Sent) ->
     latency(M, Corrected, Sent),
@@ -224,6 +232,8 @@ outcome_error(M, Reason, Conn, Corrected, Sent) ->
         {status, _} -> latency(M, Corrected, Sent);
         {rpc_error, _} -> latency(M, Corrected, Sent);
         {unexpected, _} -> latency(M, Corrected, Sent);
+        {mysql_error, _, _, _} -> latency(M, Corrected, Sent);
+        {pgsql, _, _} -> latency(M, Corrected, Sent);
         _ -> ok
     end,
     Conn.

@@ -16,6 +16,7 @@
 -type parts() :: [binary() | {var, binary()} | {call, {module(), atom()}}].
 -type source() :: {random_number, integer(), integer()} | {random_string, pos_integer()}
                 | {random_bytes, pos_integer()} | {erlang, module(), atom()}
+                | {choice, [{number(), binary()}]}
                 | {file, binary(), iter | random, binary()} | user_number | time
                 | {value, binary()}.
 -type cond_() :: {binary(), eq | neq, binary()}.
@@ -285,6 +286,10 @@ source(user_number, N, {_, User, _}, R) -> {lists:duplicate(N, integer_to_binary
 source(time, N, _U, R) ->
     {lists:duplicate(N, integer_to_binary(erlang:system_time(millisecond))), R};
 source({value, V}, N, _U, R) -> {lists:duplicate(N, V), R};
+%% One of the values, each as likely as its weight (Tsung's weighted `<user_agent>' list).
+source({choice, Weighted}, N, _U, R0) ->
+    {X, R1} = rand:uniform_s(R0),
+    {lists:duplicate(N, pick(X * lists:sum([W || {W, _} <- Weighted]), Weighted)), R1};
 source({erlang, M, F}, N, {Vars, _, _}, R) ->
     case M:F(Vars) of
         L when is_list(L), length(L) =:= N, N > 1 -> {[value(X) || X <- L], R};
@@ -298,6 +303,10 @@ source({file, Id, Order, Delim}, N, {_, _, #{files := Files}}, R0) ->
               end,
     Fields = binary:split(element(I, Lines), Delim, [global]),
     {[lists:nth(K, Fields ++ lists:duplicate(N, <<>>)) || K <- lists:seq(1, N)], R1}.
+
+pick(_X, [{_, V}]) -> V;
+pick(X, [{W, V} | _]) when X < W -> V;
+pick(X, [{W, _} | More]) -> pick(X - W, More).
 
 random_string(0, R, Acc) -> {Acc, R};
 random_string(Len, R0, Acc) ->

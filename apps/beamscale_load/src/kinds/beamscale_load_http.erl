@@ -16,11 +16,13 @@
 
 -import(beamscale_load_http_chunked, [chunk/3, recv/4]).
 
--define(METHODS, [get, head, post, put, delete, patch, options]).
 %% The most bytes of a response's status line and headers (nginx's large_client_header_buffers
 %% allow 32 KiB per line).
 -define(MAX_HEAD, 64 * 1024).
 -define(READER(R), {beamscale_load_reader, R}).
+-define(VERSION, "0.1.0").
+%% The longest method name taken: IANA's longest registered one has 17 characters.
+-define(MAX_METHOD, 24).
 
 %% @doc `#{method => get, path => "/", headers => [{Name, Value}], body => Bytes,
 %% status => 200, respond => false, version => "1.1"}' (all optional) against host:port;
@@ -37,11 +39,13 @@ check(Spec, #{host := Host, port := Port}) ->
     if Bad =/= [] -> {error, hd(Bad), "unknown key (known: method, path, headers, body, status, "
                                       "respond, version)"};
        V =/= "1.1", V =/= "1.0" -> {error, version, "expected \"1.1\" or \"1.0\""};
-       not is_atom(M) -> {error, method, "expected an atom such as get or post"};
+       not (is_atom(M) orelse is_list(M)) ->
+           {error, method, "expected an atom such as get or post, or a name such as \"PROPFIND\""};
        not is_list(P) -> {error, path, "expected a string starting with /"};
        not is_list(H) -> {error, headers, "expected a list of {Name, Value} strings"};
        not (is_binary(B) orelse is_list(B)) -> {error, body, "expected iodata"};
-       not is_integer(St) -> {error, status, "expected the expected status code"};
+       not (is_integer(St) orelse is_list(St) andalso St =/= []) ->
+           {error, status, "expected the expected status code or a list of them"};
        not is_boolean(R), R =/= body -> {error, respond, "expected true, false or body"};
        true -> checked(S, Host, Port)
     end;
@@ -51,10 +55,21 @@ check(_Spec, _Target) -> {error, target, "http needs a host:port target"}.
 %% second (smuggled) request, of the scenario's or of a hostile server's choosing (a variable).
 checked(#{method := M, path := P, headers := H, body := B, status := St, respond := R,
           version := V}, Host, Port) ->
-    case crlf([{method, atom_to_list(M)}, {path, P} | [{headers, [N, V1]} || {N, V1} <- H]]) of
+    Want = if is_integer(St) -> [St];
+              true -> St
+           end,
+    Method = method(M),
+    case crlf([{path, P} | [{headers, [N, V1]} || {N, V1} <- H]]) of
         {bad, Key} -> {error, Key, "CR or LF would split the request line or header (injection)"};
-        ok -> {ok, #{bytes => bytes(M, {P, V}, H, B, Host, Port), status => St,
-                      head => M =:= head, respond => R}}
+        ok when not is_binary(Method) ->
+            {error, method, "a method name is up to 24 letters, digits and !#$%&'*+-.^_`|~ "
+                            "(an HTTP token)"};
+        ok when is_list(Want) ->
+            case lists:all(fun is_integer/1, Want) of
+                true -> {ok, #{bytes => bytes(Method, {P, V}, H, B, Host, Port), status => Want,
+                               head => Method =:= <<"HEAD">>, respond => R}};
+                false -> {error, status, "expected status codes (integers)"}
+            end
     end.
 
 crlf([]) -> ok;
@@ -67,11 +82,20 @@ crlf([{Key, Text} | More]) ->
 bytes(Method, {Path, Version}, Headers, Body, Host, Port) ->
     Len = iolist_size(Body),
     iolist_to_binary(
-      [method(Method), " ", Path, " HTTP/", Version, "\r\n",
+      [Method, " ", Path, " HTTP/", Version, "\r\n",
        "Host: ", Host, ":", integer_to_list(Port), "\r\n",
+       [["User-Agent: ", user_agent(), "\r\n"] || not has_user_agent(Headers)],
        [[N, ": ", V, "\r\n"] || {N, V} <- Headers],
        case Len of 0 -> []; _ -> ["Content-Length: ", integer_to_list(Len), "\r\n"] end,
        "\r\n", Body]).
+
+%% Every request names its sender, as Tsung's do, unless the scenario gives its own.
+has_user_agent(Headers) ->
+    lists:any(fun({N, _}) -> is(<<"user-agent">>, iolist_to_binary(N)) end, Headers).
+
+%% `beamscale/VERSION': the load app's version (a test checks it against the .app file, which
+%% load nodes do not have: their code is loaded as binaries).
+user_agent() -> <<"beamscale/", ?VERSION>>.
 
 %% @doc A checked request's bytes split before the blank line that ends its head: headers a
 %% dynamic request adds per request (cookies, credentials) go between the two.
@@ -80,10 +104,19 @@ head_body(#{bytes := Bytes}) ->
     {At, 4} = binary:match(Bytes, <<"\r\n\r\n">>),
     {binary:part(Bytes, 0, At + 2), binary:part(Bytes, At + 4, byte_size(Bytes) - At - 4)}.
 
-%% The common methods without a Unicode-aware case change per request.
+%% The common methods without a Unicode-aware case change per request; any other is an HTTP
+%% token (RFC 9110: no space, CR or LF), sent as given (WebDAV's PROPFIND, MKCOL...).
 method(get) -> <<"GET">>;
 method(post) -> <<"POST">>;
-method(M) -> string:uppercase(atom_to_binary(M)).
+method(M) when is_atom(M) -> method(string:uppercase(atom_to_list(M)));
+method(M) ->
+    case M =/= [] andalso length(M) =< ?MAX_METHOD andalso lists:all(fun tchar/1, M) of
+        true -> list_to_binary(M);
+        false -> bad
+    end.
+
+tchar(C) when C >= $a, C =< $z; C >= $A, C =< $Z; C >= $0, C =< $9 -> true;
+tchar(C) -> lists:member(C, "!#$%&'*+-.^_`|~").
 
 %% @doc Open the user's connection.
 -spec connect(map()) -> {ok, beamscale_load_tcp:conn()} | {error, term()}.
@@ -103,6 +136,7 @@ send(Spec, S, Bytes, Timeout) ->
         ok ->
             case response(S, <<>>, beamscale_load_tcp:deadline(Timeout), Spec) of
                 {ok, #{status := Got, conn := Keep, rest := Rest} = Acc} ->
+                    ok = beamscale_load_request:status(Got),
                     Conn = case Keep of
                                keep -> {S, Rest};
                                close -> ok = beamscale_load_tcp:drop(S), closed
@@ -113,8 +147,11 @@ send(Spec, S, Bytes, Timeout) ->
         {error, Reason} -> gone(S, Reason)
     end.
 
-result(#{status := Want, respond := false}, Want, Conn, _) -> {ok, Conn};
-result(#{respond := false}, Got, Conn, _) -> {error, {status, Got}, Conn};
+result(#{status := Want, respond := false}, Got, Conn, _) ->
+    case lists:member(Got, Want) of
+        true -> {ok, Conn};
+        false -> {error, {status, Got}, Conn}
+    end;
 result(#{status := Want, respond := R}, Got, Conn, #{headers := Hs, chunks := Chunks}) ->
     %% One chunk (a Content-Length body) is kept as the part of the received bytes it is.
     Body = if is_binary(Chunks) -> Chunks;
@@ -124,9 +161,9 @@ result(#{status := Want, respond := R}, Got, Conn, #{headers := Hs, chunks := Ch
                body -> #{status => Got, body => Body};
                true -> #{status => Got, headers => lists:reverse(Hs), body => Body}
            end,
-    case Got of
-        Want -> {ok, Conn, Resp};
-        _ -> {error, {status, Got}, Conn, Resp}
+    case lists:member(Got, Want) of
+        true -> {ok, Conn, Resp};
+        false -> {error, {status, Got}, Conn, Resp}
     end.
 
 gone(S, Reason) ->
@@ -227,7 +264,8 @@ name() -> http.
 -spec features() -> [beamscale_load_request:feature()].
 features() -> [extract, match, cookies, auth, subst, headers, head].
 
-%% Tsung's HTTP methods: a closed set, so that no atom is made of a file's text.
+%% Tsung's common HTTP methods as atoms; any other (WebDAV's) stays text: no atom is made of a
+%% file's text.
 -define(TSUNG_METHODS, [get, head, post, put, delete, options, patch, trace, connect]).
 
 %% @doc Tsung's `ts_http' sessions and their `<http>' element.
@@ -242,7 +280,21 @@ tsung() -> #{type => "ts_http", element => http, servers => ["tcp", "ssl"],
 from_tsung(Req, E, Ctx) ->
     {Spec, Used} = tsung_http(E, Ctx),
     Keys = beamscale_load_tsung_dyn:request_keys(Req, E, Ctx),
-    {maps:merge(Spec#{cookies => true}, Keys), Used}.
+    Spec1 = case lists:usort(expected(Keys)) of
+                [] -> Spec;
+                More -> Spec#{status => lists:usort([200 | More])}
+            end,
+    {maps:merge(Spec1#{cookies => true}, Keys), Used}.
+
+%% Statuses the file's author expects besides 200, not errors (Tsung counts none as one): the
+%% 401 of an authentication challenge whose header a `<dyn_variable>' reads, and a status line
+%% a `<match when="match">' looks for (`HTTP/1.1 404').
+expected(Keys) ->
+    [401 || X <- maps:get(extract, Keys, []), element(1, X) =:= header,
+            string:lowercase(element(3, X)) =:= "www-authenticate"] ++
+        [list_to_integer(C) || #{re := Re, 'when' := match} <- maps:get(match, Keys, []),
+                               {match, [C]} <- [re:run(Re, "HTTP/1[^ ]* +([1-5][0-9][0-9])",
+                                                       [{capture, all_but_first, list}])]].
 
 tsung_http(E, Ctx) ->
     check_attrs(E, Ctx),
@@ -255,7 +307,10 @@ tsung_http(E, Ctx) ->
     Headers = [{"Content-Type", CT} || CT <- [attr(E, content_type)], CT =/= undefined]
               ++ [{"If-Modified-Since", D} || D <- [attr(E, if_modified_since)], D =/= undefined]
               ++ [header(H, Ctx) || H <- Kids, H#xmlElement.name =:= http_header]
-              ++ [soap(H, Ctx) || H <- Kids, H#xmlElement.name =:= soap],
+              ++ [soap(H, Ctx) || H <- Kids, H#xmlElement.name =:= soap]
+              %% The session's pick of `<option name="user_agent">' (beamscale_load_tsung_xml).
+              ++ [{"User-Agent", "%%_" ++ UA ++ "%%"}
+                  || UA <- [maps:get(user_agent_var, Ctx, none)], UA =/= none],
     beamscale_load_tsung_dyn:calls(E, beamscale_load_tsung_request:values(E), Ctx),
     Spec0 = #{method => method(E, Ctx), path => Path,
              headers => Headers,
@@ -276,9 +331,12 @@ method(E, Ctx) ->
     M = attr(E, method, "GET"),
     case [A || A <- ?TSUNG_METHODS, atom_to_list(A) =:= string:lowercase(M)] of
         [A] -> A;
-        [] -> fail(E, Ctx, "method \"~ts\" (known: ~ts)",
-                   [lists:sublist(M, 40), lists:join(", ", [string:uppercase(atom_to_list(A))
-                                                            || A <- ?TSUNG_METHODS])])
+        [] ->
+            case method(M) of
+                bad -> fail(E, Ctx, "method \"~ts\" is not an HTTP method name (up to 24 "
+                                    "letters, digits and !#$%&'*+-.^_`|~~)", [lists:sublist(M, 40)]);
+                _ -> M
+            end
     end.
 
 header(H, Ctx) ->

@@ -39,7 +39,7 @@
 %% </ul>
 -module(beamscale_load_request).
 
--export([run/5, close/2, count/2, missing_callbacks/1]).
+-export([run/5, close/2, count/2, status/1, missing_callbacks/1]).
 -export_type([conn/0, result/0, feature/0, tsung/0]).
 
 -type conn() :: term().
@@ -76,7 +76,8 @@
 -callback request(Spec :: map(), conn(), TimeoutMs :: pos_integer()) -> result().
 -callback close(conn()) -> ok.
 
-%% The tally's process-dictionary key: `{BytesSent, BytesReceived, Rows}'. A user is one
+%% The tally's process-dictionary key: `{BytesSent, BytesReceived, Rows, Status}' (`Status':
+%% the reply's protocol status, an HTTP code, or `none'). A user is one
 %% process that runs its requests one after the other, so a tally of its own needs no lock, and
 %% the kinds need no metrics argument: the shared counters are touched once per request, not
 %% once per packet. One key, not one per name: read and reset with one call per request. An atom,
@@ -102,10 +103,12 @@ run(Mod, _Target, Conn, {Spec, Timeout}, M) ->
 tally(M, Result) ->
     case erase(?TALLY) of
         undefined -> ok;
-        {Sent, Received, Rows} ->
+        {Sent, Received, Rows, Status} ->
             add(M, bytes_sent, Sent),
             add(M, bytes_received, Received),
-            add(M, rows, Rows)
+            add(M, rows, Rows),
+            _ = Status =:= none orelse beamscale_load_metrics:status(M, Status),
+            ok
     end,
     Result.
 
@@ -115,16 +118,26 @@ add(M, Name, N) -> beamscale_load_metrics:add(M, Name, N).
 %% @doc Count `N' bytes sent or received, or rows returned, by this user's current request.
 -spec count(bytes_sent | bytes_received | rows, non_neg_integer()) -> ok.
 count(Name, N) ->
-    {S, R, Rows} = case get(?TALLY) of
-                       undefined -> {0, 0, 0};
-                       T -> T
-                   end,
+    {S, R, Rows, St} = tally(),
     put(?TALLY, case Name of
-                    bytes_sent -> {S + N, R, Rows};
-                    bytes_received -> {S, R + N, Rows};
-                    rows -> {S, R, Rows + N}
+                    bytes_sent -> {S + N, R, Rows, St};
+                    bytes_received -> {S, R + N, Rows, St};
+                    rows -> {S, R, Rows + N, St}
                 end),
     ok.
+
+%% @doc The status code of this user's current reply (HTTP's), counted per code by `run/5'.
+-spec status(non_neg_integer()) -> ok.
+status(Code) ->
+    {S, R, Rows, _} = tally(),
+    put(?TALLY, {S, R, Rows, Code}),
+    ok.
+
+tally() ->
+    case get(?TALLY) of
+        undefined -> {0, 0, 0, none};
+        T -> T
+    end.
 
 %% @doc Close a connection if it is open.
 -spec close(module(), conn() | closed) -> ok.

@@ -53,9 +53,10 @@ connect(#{host := Host, port := Port} = Target) ->
                  _ -> beamscale_load_reader:active()
              end,
     %% The user's source address (`source_ips'), if the scenario gives some.
+    Buffers = [{K, N} || K <- [recbuf, sndbuf], N <- [maps:get(K, Target, none)], N =/= none],
     case gen_tcp:connect(beamscale_load_source:peer(Host), Port,
-                         beamscale_load_source:opts() ++ [Active | ?SOCKET_OPTS],
-                         ?CONNECT_TIMEOUT) of
+                         beamscale_load_source:opts() ++ Buffers ++ [Active | ?SOCKET_OPTS],
+                         maps:get(connect_timeout_ms, Target, ?CONNECT_TIMEOUT)) of
         {ok, S} -> tls(S, Target);
         {error, Reason} -> {error, {connect, Reason}}
     end.
@@ -64,7 +65,8 @@ connect(#{host := Host, port := Port} = Target) ->
 %% (for a protocol that starts TLS inside itself, as PostgreSQL does, after its own request).
 -spec tls(gen_tcp:socket(), map()) -> {ok, conn()} | {error, term()}.
 tls(S, #{tls := Opts, host := Host, port := Port} = Target) ->
-    case beamscale_load_tls:handshake(S, {Host, Port}, Opts, ?CONNECT_TIMEOUT) of
+    case beamscale_load_tls:handshake(S, {Host, Port}, Opts,
+                                      maps:get(connect_timeout_ms, Target, ?CONNECT_TIMEOUT)) of
         {ok, T} -> ok = beamscale_load_reader:opened(T, Target), {ok, {T, <<>>}};
         {error, {_, Reason}} -> _ = drop(S), {error, Reason}
     end;

@@ -10,7 +10,8 @@
                                init => {module(), atom(), list()}}}
                 | #{host := string(), port := inet:port_number(),
                     tls => [ssl:tls_client_option()], transport => tcp | udp,
-                    max_reply_bytes => pos_integer()}.
+                    max_reply_bytes => pos_integer(), connect_timeout_ms => pos_integer(),
+                    recbuf => pos_integer(), sndbuf => pos_integer()}.
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
                    max_users := pos_integer() | infinity,
                    sessions => [{atom() | binary(), number()}]}.
@@ -31,7 +32,8 @@
                       time_limit_s := number(), transactions := [atom() | binary()],
                       sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()],
                       files := #{binary() => [binary()]}, counts := [binary()],
-                      source_ips := [inet:ip_address()], slo => beamscale_stats_slo:slo()}.
+                      source_ips := [beamscale_load_source:source()],
+                      slo => beamscale_stats_slo:slo()}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH); `nodes' load nodes
 %% there, the host's share of the arrivals `weight' over the sum of the hosts' weights.

@@ -13,7 +13,7 @@
 -define(DIGEST_KEYS, {[user, passwd, realm, nonce], [opaque, nc, cnonce]}).
 -define(OAUTH_KEYS, {[consumer_key, consumer_secret], [access_token, access_token_secret]}).
 -define(MATCH_DEFAULTS, #{'when' => match, do => continue, text => headers, max_loop => 20,
-                          sleep_loop_ms => 5000}).
+                          sleep_loop_ms => 5000, max_restart => 3}).
 -define(MAX_LOOP, 1000000).
 
 %% @doc A dynamic step (`Steps' checks a nested list of steps), or `none' when `S' is not one.
@@ -87,10 +87,15 @@ source({file, Id, Opts}, _) when is_map(Opts) ->
             end,
     {file, name(Id), Order, Delim};
 source({file, Id}, N) -> source({file, Id, #{}}, N);
+source({choice, [_ | _] = L}, _) ->
+    [bad([setvars, choice], "expected [{Weight, Value}] with weights above 0")
+     || X <- L, not (tuple_size(X) =:= 2 andalso is_number(element(1, X))
+                     andalso element(1, X) > 0)],
+    {choice, [{W, beamscale_load_vars:value(V)} || {W, V} <- L]};
 source(_, _) ->
     bad([setvars], "expected {random_number, From, To}, {random_string, Len}, {random_bytes, "
                    "Len}, {erlang, Module, Function}, {file, Id, #{order, delimiter}}, "
-                   "user_number, time or {value, V}").
+                   "{choice, [{Weight, V}]}, user_number, time or {value, V}").
 
 cond_({Var, Op, Value}, _Path) when Op =:= eq; Op =:= neq ->
     {name(Var), Op, beamscale_load_vars:value(Value)};
@@ -219,10 +224,13 @@ matches(_, Path) -> bad(Path ++ [match], "expected a list").
 match(#{name := N, re := Re} = M0, Path) ->
     M = maps:merge(?MATCH_DEFAULTS, M0),
     only(M, maps:keys(?MATCH_DEFAULTS) ++ [name, re], Path),
-    #{'when' := W, do := Do, text := T, max_loop := ML, sleep_loop_ms := SL} = M,
+    #{'when' := W, do := Do, text := T, max_loop := ML, sleep_loop_ms := SL,
+      max_restart := MR} = M,
     [bad(Path ++ ['when'], "expected match or nomatch") || not lists:member(W, [match, nomatch])],
-    [bad(Path ++ [do], "expected continue, log, abort, restart or loop")
-     || not lists:member(Do, [continue, log, abort, restart, loop])],
+    [bad(Path ++ [do], "expected continue, log, dump, abort, restart, loop or abort_test")
+     || not lists:member(Do, [continue, log, dump, abort, restart, loop, abort_test])],
+    [bad(Path ++ [max_restart], "expected a number of restarts")
+     || not (is_integer(MR) andalso MR >= 0 andalso MR =< ?MAX_LOOP)],
     [bad(Path ++ [text], "expected headers or body") || not lists:member(T, [headers, body])],
     [bad(Path ++ [max_loop], "expected a positive integer")
      || not (is_integer(ML) andalso ML > 0 andalso ML =< ?MAX_LOOP)],

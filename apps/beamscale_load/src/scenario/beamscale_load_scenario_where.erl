@@ -34,7 +34,7 @@ target(#{start := S} = T) when is_map(S) ->
     end,
     #{start => Start};
 target(#{address := A} = T) ->
-    only(T, [address, tls, transport, max_reply_bytes]),
+    only(T, [address, tls, transport, max_reply_bytes, connect_timeout_ms, recbuf, sndbuf]),
     Tcp = case maps:get(transport, T, tcp) of
               tcp -> #{};
               udp when is_map_key(tls, T) -> bad([tls], "TLS over udp is not supported");
@@ -43,8 +43,10 @@ target(#{address := A} = T) ->
           end,
     case address(A) of
         {ok, Host, Port} ->
-            maps:merge(Tcp#{host => Host, port => Port}, maps:merge(tls(T), max(T)));
-        error -> bad([address], "expected \"host:port\" or \"https://host:port\"")
+            maps:merge(Tcp#{host => Host, port => Port},
+                       maps:merge(maps:merge(tls(T), max(T)), socket(T)));
+        error -> bad([address], "expected \"host:port\", \"http://host[:port]\" or "
+                                "\"https://host[:port]\"")
     end;
 target(_) ->
     bad([], "expected #{node => Node}, #{start => #{...}} or #{address => \"host:port\"}").
@@ -59,14 +61,30 @@ tls(#{tls := Tls}) ->
 tls(#{address := "https://" ++ _}) -> tls(#{tls => true});
 tls(_) -> #{}.
 
+%% Tsung's `connect_timeout', `tcp_rcv_buffer' and `tcp_snd_buffer' options, per target:
+%% `connect_timeout_ms' (default 5000: connect and TLS handshake each), `recbuf' and `sndbuf'
+%% (the sockets' kernel buffers, bytes).
+socket(T) ->
+    [bad([K], "expected milliseconds from 1 to 600000")
+     || K <- [connect_timeout_ms], is_map_key(K, T),
+        not (is_integer(maps:get(K, T)) andalso maps:get(K, T) > 0
+             andalso maps:get(K, T) =< 600000)],
+    [bad([K], "expected bytes from 1 to 1073741824")
+     || K <- [recbuf, sndbuf], is_map_key(K, T),
+        not (is_integer(maps:get(K, T)) andalso maps:get(K, T) > 0
+             andalso maps:get(K, T) =< 1 bsl 30)],
+    maps:with([connect_timeout_ms, recbuf, sndbuf], T).
+
 %% `max_reply_bytes => N': the most bytes one request may read (beamscale_load_reader).
 max(#{max_reply_bytes := N}) when is_integer(N), N > 0, N =< ?MAX_REPLY -> #{max_reply_bytes => N};
 max(#{max_reply_bytes := _}) ->
     bad([max_reply_bytes], io_lib:format("expected a number of bytes from 1 to ~b", [?MAX_REPLY]));
 max(_) -> #{}.
 
-%% @private "host:port" with a port number ("https://host:port" too: `tls/2' reads the scheme).
-address("https://" ++ A) -> address(A);
+%% @private "host:port" with a port number; a URL too, "http[s]://host[:port][/]" (the port its
+%% scheme's by default; `tls/2' reads the scheme).
+address("https://" ++ A) -> url(A, 443);
+address("http://" ++ A) -> url(A, 80);
 address(A) when is_list(A) ->
     case string:split(A, ":", trailing) of
         [Host, P] when Host =/= "" ->
@@ -78,6 +96,13 @@ address(A) when is_list(A) ->
         _ -> error
     end;
 address(_) -> error.
+
+url(A, Default) ->
+    HostPort = string:trim(A, trailing, "/"),
+    case lists:member($:, HostPort) orelse HostPort =:= "" orelse lists:member($/, HostPort) of
+        true -> address(HostPort);
+        false -> {ok, HostPort, Default}
+    end.
 
 %% @doc The load nodes: how many here, or the ssh hosts.
 -spec load_nodes(term()) -> non_neg_integer() | [beamscale_load_scenario:ssh_host()].

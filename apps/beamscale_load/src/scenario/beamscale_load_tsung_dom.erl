@@ -18,6 +18,8 @@ ign(#xmlElement{name = option} = E) ->
     case {attr(E, name), attr(E, type)} of
         {"thinktime", undefined} -> [];
         {"file_server", _} -> [];
+        {"user_agent", _} -> [];
+        {N, _} when N =:= "connect_timeout"; N =:= "tcp_rcv_buffer"; N =:= "tcp_snd_buffer" -> [];
         {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
     end;
 ign(#xmlElement{name = monitor} = E) ->
@@ -47,7 +49,8 @@ elements(#xmlElement{name = Name}, C) ->
 spec(tsung) -> {[], [loglevel, dumptraffic, version, backend]};
 spec(clients) -> {[], []};
 spec(client) -> {[host, cpu, weight], [use_controller_vm, maxusers, type, batch]};
-spec(ip) -> {[value], []};
+spec(ip) -> {[value, scan], []};
+spec(iprange) -> {[value, version], []};
 spec(servers) -> {[], []};
 spec(server) -> {[host, port, type], [weight]};
 spec(monitoring) -> {[], []};
@@ -61,6 +64,7 @@ spec(session_setup) -> {[name, probability], []};
 spec(users) -> {[arrivalrate, interarrival, unit, maxnumber], []};
 spec(options) -> {[], []};
 spec(option) -> {[name, type, value, random, min, max, override, id], []};
+spec(user_agent) -> {[probability], []};
 spec(sessions) -> {[], []};
 spec(session) -> {[name, probability, weight, type], [persistent, bidi]};
 spec(transaction) -> {[name], []};

@@ -171,9 +171,9 @@ match(E, Ctx) ->
     check_attrs(E, Ctx),
     Do = case attr(E, do, "continue") of
              D when D =:= "continue"; D =:= "log"; D =:= "abort"; D =:= "restart";
-                    D =:= "loop" -> list_to_atom(D);
-             D -> fail(E, Ctx, "do=\"~ts\" is not supported (continue, log, abort, restart, "
-                               "loop)", [D])
+                    D =:= "loop"; D =:= "dump"; D =:= "abort_test" -> list_to_atom(D);
+             D -> fail(E, Ctx, "do=\"~ts\" is not supported (continue, log, dump, abort, "
+                               "restart, loop, abort_test)", [D])
          end,
     When = case attr(E, 'when', "match") of
                "match" -> match;
@@ -181,7 +181,7 @@ match(E, Ctx) ->
                W -> fail(E, Ctx, "when=\"~ts\" (expected match or nomatch)", [W])
            end,
     [fail(E, Ctx, "~ts is not supported on <match>", [A])
-     || A <- [subst, loop_back, apply_to_content, max_restart], attr(E, A) =/= undefined],
+     || A <- [subst, loop_back, apply_to_content], attr(E, A) =/= undefined],
     Text = case attr(E, skip_headers, "no") of
                "no" -> headers;
                "http" -> body;
@@ -189,6 +189,13 @@ match(E, Ctx) ->
            end,
     Re = lists:flatten([V || #xmlText{value = V} <- E#xmlElement.content]),
     #{name => attr(E, name, "-"), re => Re, 'when' => When, do => Do, text => Text,
+      max_restart => case attr(E, max_restart) of
+                         undefined -> 3;
+                         _ -> case integer(E, max_restart, Ctx) of
+                                  N when N >= 0 -> N;
+                                  _ -> fail(E, Ctx, "max_restart below 0", [])
+                              end
+                     end,
       max_loop => case attr(E, max_loop) of undefined -> 20;
                                               _ -> positive_integer(E, max_loop, Ctx) end,
       sleep_loop_ms => case attr(E, sleep_loop) of

@@ -47,13 +47,17 @@ tsung(Root, Ctx0) ->
     check_attrs(Root, Ctx0),
     Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
     Pis = pi_targets(Root, Ctx0),
-    Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis},
+    Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis,
+                user_agents => user_agents(Top, Ctx0)},
     {Ips, Hosts, Local} = clients(lists:append([children(C, [client], Ctx)
                                                 || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
     Sessions = one(sessions, Top, Root, Ctx),
     {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
-    Targets = [{N, T} || {N, T} <- Pis] ++ lists:usort(Used),
+    Socket = socket_options(Top, Ctx),
+    Targets = [{N, T} || {N, T} <- Pis]
+        ++ [{N, case T of #{address := _} -> maps:merge(T, Socket); _ -> T end}
+            || {N, T} <- lists:usort(Used)],
     {Phases, Limit} = load(Load, Ctx),
     Files = beamscale_load_tsung_dyn:files(
               lists:append([children(O, [option], Ctx) || O <- only(options, Top)]), Ctx),
@@ -108,7 +112,8 @@ clients(Clients, Ctx) ->
           [req(C, host, Ctx)]) || There =/= [], C <- Here],
     Ips = lists:append([begin
                             check_attrs(C, Ctx),
-                            [source_ip(Ip, Ctx) || Ip <- children(C, [ip], Ctx)]
+                            lists:append([source_ip(Ip, Ctx)
+                                          || Ip <- children(C, [ip, iprange], Ctx)])
                         end || C <- Here]),
     Local = ["<client cpu weight> on this machine (its users run in beamscale's node)"
              || C <- Here, attr(C, cpu) =/= undefined orelse attr(C, weight) =/= undefined],
@@ -117,7 +122,7 @@ clients(Clients, Ctx) ->
 remote_client(C, Ctx) ->
     check_attrs(C, Ctx),
     [fail(Ip, Ctx, "<ip> of a client on another host is not supported (source addresses are "
-                   "this machine's)", []) || Ip <- children(C, [ip], Ctx)],
+                   "this machine's)", []) || Ip <- children(C, [ip, iprange], Ctx)],
     Nodes = case attr(C, cpu) of undefined -> 1; _ -> positive_integer(C, cpu, Ctx) end,
     Weight = case attr(C, weight) of undefined -> 1; _ -> positive(C, weight, Ctx) end,
     {{req(C, host, Ctx), #{nodes => Nodes, weight => Weight}}, line(C, Ctx)}.
@@ -126,12 +131,23 @@ here("localhost") -> true;
 here("127." ++ _) -> true;
 here(_) -> false.
 
+%% `<ip value>' (an address of the load node's host), `<ip scan="true" value="eth0">' (the
+%% addresses of that interface there), `<iprange value="10.0.0.1-20">' (IPv4 only).
+source_ip(#xmlElement{name = iprange} = Ip, Ctx) ->
+    check_attrs(Ip, Ctx),
+    [fail(Ip, Ctx, "<iprange version=\"~ts\">: IPv4 only (v4)", [V])
+     || V <- [attr(Ip, version, "v4")], V =/= "v4"],
+    case beamscale_load_source:range(req(Ip, value, Ctx)) of
+        {ok, Addrs} -> [{inet:ntoa(A), line(Ip, Ctx)} || A <- Addrs];
+        {error, Msg} -> fail(Ip, Ctx, "<iprange value>: ~ts", [Msg])
+    end;
 source_ip(Ip, Ctx) ->
     check_attrs(Ip, Ctx),
     Value = req(Ip, value, Ctx),
-    case beamscale_load_source:parse(Value) of
-        {ok, _} -> {Value, line(Ip, Ctx)};
-        {error, Msg} -> fail(Ip, Ctx, "<ip value>: ~ts", [Msg])
+    case {bool(Ip, scan, false, Ctx), beamscale_load_source:parse(Value)} of
+        {true, _} -> [{{interface, Value}, line(Ip, Ctx)}];
+        {false, {ok, _}} -> [{Value, line(Ip, Ctx)}];
+        {false, {error, Msg}} -> fail(Ip, Ctx, "<ip value>: ~ts", [Msg])
     end.
 
 servers([], _Ctx) -> [];
@@ -246,9 +262,38 @@ session(E, Ctx) ->
                     {undefined, _} -> {weight, positive(E, weight, Ctx)};
                     _ -> fail(E, Ctx, "<session> has both probability and weight", [])
                 end,
-    {Steps, Used} = steps(E, Ctx#{type => Type}),
-    [fail(E, Ctx, "<session> has no request", []) || Steps =:= []],
-    {Kind, W, Name, Steps, Used}.
+    {Steps0, Used} = steps(E, agent_var(Type, Ctx#{type => Type})),
+    [fail(E, Ctx, "<session> has no request", []) || Steps0 =:= []],
+    {Kind, W, Name, agent_step(Type, Ctx) ++ Steps0, Used}.
+
+%% Tsung's `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
+%% (bytes): the socket settings of every `host:port' target of the file.
+socket_options(Top, Ctx) ->
+    Opts = lists:append([children(O, [option], Ctx) || O <- only(options, Top)]),
+    maps:from_list([{K, positive_integer(O, value, Ctx)}
+                    || O <- Opts, {Name, K} <- [{"connect_timeout", connect_timeout_ms},
+                                                {"tcp_rcv_buffer", recbuf},
+                                                {"tcp_snd_buffer", sndbuf}],
+                       attr(O, name) =:= Name]).
+
+%% `<option type="ts_http" name="user_agent">': each HTTP session picks one of its
+%% `<user_agent probability>' texts at its start, as Tsung does, into a variable its requests
+%% send as User-Agent (without the option they send beamscale's own).
+-define(AGENT_VAR, "beamscale_user_agent").
+
+user_agents(Top, Ctx) ->
+    Opts = lists:append([children(O, [option], Ctx) || O <- only(options, Top)]),
+    lists:append([[{non_negative(U, probability, Ctx), beamscale_load_tsung_request:text(U)}
+                   || U <- children(O, [user_agent], Ctx), check_attrs(U, Ctx) =:= ok]
+                  || O <- Opts, attr(O, name) =:= "user_agent"]).
+
+agent_var(beamscale_load_http, #{user_agents := [_ | _]} = Ctx) ->
+    Ctx#{user_agent_var => ?AGENT_VAR};
+agent_var(_, Ctx) -> Ctx.
+
+agent_step(beamscale_load_http, #{user_agents := [_ | _] = L}) ->
+    [{setvars, [?AGENT_VAR], {choice, [{W, T} || {W, T} <- L, W > 0]}}];
+agent_step(_, _) -> [].
 
 -define(STEPS, beamscale_load_tsung_dyn:step_names()).
 

@@ -3,7 +3,8 @@
 %% time (p50/p90/p99/p99.9 from the intended start, p99 from the send beside them; a log axis
 %% when they span decades) with the phase boundaries; the latency distribution; session
 %% duration over time; users offered against started and done; requests per second; errors and
-%% timeouts, and errors by reason (the most frequent, when there are errors); transactions over
+%% timeouts, and errors by reason (the most frequent, when there are errors); replies by status
+%% code (HTTP's, when there are); transactions over
 %% time; the target's CPU, scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
 %% the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
 %% and the rows of `samples.csv' and `lcnt.csv'.
@@ -68,6 +69,7 @@ graphs(Summary) ->
      {<<"errors and timeouts">>, <<"per second">>, <<"/s">>, [Named(errors), Named(timeouts)]}]
         ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs))
         ++ beamscale_report_load_extra:flow_graphs(Summary)
+        ++ statuses_graph(map(Summary, <<"statuses">>), timed(Secs))
         ++ beamscale_report_load_extra:transaction_graphs(Summary).
 
 %% Errors per second of the most frequent reasons, the rest summed; no chart without errors.
@@ -83,6 +85,13 @@ reasons_graph(Total, Secs) ->
                                                    || {T, S} <- Secs]}
             || Rest =/= []],
     [{<<"errors by reason">>, <<"errors/s">>, <<"/s">>, Series}].
+
+%% Replies per second by status code (Tsung's HTTP return codes); none without replies.
+statuses_graph(Total, _Secs) when map_size(Total) =:= 0 -> [];
+statuses_graph(Total, Secs) ->
+    [{<<"replies by status">>, <<"replies/s">>, <<"/s">>,
+      [#{name => C, points => [{T, num(map(S, <<"statuses">>), C)} || {T, S} <- Secs]}
+       || C <- lists:sort(maps:keys(Total))]}].
 
 %%% Internals
 
@@ -142,11 +151,15 @@ summary_tables(Summary) ->
                 ["error reason", "count"],
                 [[R, cell(N)]
                  || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
+    Statuses = map(Summary, <<"statuses">>),
     Totals = [E || #{key := K} = E <- ?T:totals(), is_map_key(bin(K), Summary)],
     [beamscale_report_html:table([?T:heading(E) || E <- Totals],
                                  [[cell(get(Summary, bin(K))) || #{key := K} <- Totals]]),
      beamscale_report_html:table(["" | [?T:heading(E) || E <- ?T:percentiles()]], Rows),
      [Reasons || map_size(ByReason) > 0],
+     [beamscale_report_html:table(["status", "replies"],
+                                  [[C, cell(N)] || {C, N} <- lists:sort(maps:to_list(Statuses))])
+      || map_size(Statuses) > 0],
      load_nodes(list(Summary, <<"load_nodes">>))].
 
 hist_cells(H) -> [cell(get(H, bin(K))) || #{key := K} <- ?T:percentiles()].

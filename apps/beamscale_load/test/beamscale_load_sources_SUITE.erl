@@ -1,0 +1,160 @@
+%% Source addresses as Tsung takes them (issue #38): any address of the load node's host,
+%% `<ip scan="true" value="IFACE">' and `<iprange>'. Addresses other than loopback live in a
+%% network namespace made here (a veth pair inside it, nothing added outside), where a peer
+%% node runs the load against a TCP server that records whom it accepted.
+-module(beamscale_load_sources_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([loopback_here/1, scan_and_range/1, not_assigned/1]).
+-export([loopback_here/0, scan_and_range/0, not_assigned/0]).
+-export([recorder/0, accepted/1]).
+
+-define(SERVER, "10.77.0.1").
+-define(PORT, 7700).
+-define(CALL_TIMEOUT, 30000).
+
+suite() -> [{timetrap, {minutes, 1}}].
+
+all() -> [loopback_here, scan_and_range, not_assigned].
+
+init_per_suite(Config) ->
+    Ns = "bs_sources_" ++ os:getpid(),
+    Ip = os:find_executable("ip"),
+    ok = ns(Ip, Ns),
+    try
+        Paths = lists:usort([filename:dirname(code:which(M))
+                             || M <- [?MODULE, beamscale_load_run, beamscale_stats_hist,
+                                      beamscale_format_csv]]),
+        {ok, Peer, _} = peer:start(#{exec => {Ip, ["netns", "exec", Ns,
+                                                        os:find_executable("erl")]},
+                                          connection => standard_io,
+                                          args => lists:append([["-pa", P] || P <- Paths])}),
+        [{ns, Ns}, {ip, Ip}, {peer, Peer} | Config]
+    catch C:R:St -> ns_del(Ip, Ns), erlang:raise(C, R, St)
+    end.
+
+end_per_suite(Config) ->
+    catch peer:stop(?config(peer, Config)),
+    ns_del(?config(ip, Config), ?config(ns, Config)).
+
+%% A namespace with a veth pair: v0 holds the users' addresses, v1 the server's.
+ns(Ip, Ns) ->
+    Cmds = [["netns", "add", Ns]]
+        ++ [["netns", "exec", Ns, Ip | C]
+            || C <- [["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
+                     ["addr", "add", "10.77.0.2/24", "dev", "v0"],
+                     ["addr", "add", "10.77.0.3/24", "dev", "v0"],
+                     ["addr", "add", ?SERVER ++ "/24", "dev", "v1"],
+                     ["link", "set", "v0", "up"], ["link", "set", "v1", "up"],
+                     ["link", "set", "lo", "up"]]],
+    lists:foreach(fun(Args) -> {0, Out} = cmd(Ip, Args), ct:log("ip ~ts: ~ts", [Args, Out]) end,
+                  Cmds).
+
+ns_del(Ip, Ns) -> cmd(Ip, ["netns", "del", Ns]).
+
+cmd(Exe, Args) ->
+    P = open_port({spawn_executable, Exe}, [{args, Args}, exit_status, stderr_to_stdout, binary]),
+    cmd_out(P, <<>>).
+
+cmd_out(P, Acc) ->
+    receive
+        {P, {data, D}} -> cmd_out(P, <<Acc/binary, D/binary>>);
+        {P, {exit_status, St}} -> {St, Acc}
+    after 10000 -> {timeout, Acc}
+    end.
+
+%% @doc (On the peer: it is not distributed, so the call waits there.) A TCP server on ?SERVER
+%% that records the address of each connection and echoes; returned once it listens.
+recorder() ->
+    Parent = self(),
+    Pid = spawn(fun() ->
+                        Tab = ets:new(accepted, [public, bag]),
+                        {ok, L} = gen_tcp:listen(?PORT, [binary, {ip, {10, 77, 0, 1}},
+                                                         {active, false}, {reuseaddr, true},
+                                                         {backlog, 128}]),
+                        Parent ! {listening, self()},
+                        accept(L, Tab)
+                end),
+    receive {listening, Pid} -> Pid after 10000 -> no_recorder end.
+
+accept(L, Tab) ->
+    receive {accepted, From} -> From ! {accepted, ets:tab2list(Tab)} after 0 -> ok end,
+    case gen_tcp:accept(L, 100) of
+        {ok, S} ->
+            {ok, {A, _}} = inet:peername(S),
+            ets:insert(Tab, {A}),
+            Pid = spawn(fun() -> receive go -> drain(S) end end),
+            ok = gen_tcp:controlling_process(S, Pid),
+            Pid ! go,
+            accept(L, Tab);
+        {error, timeout} -> accept(L, Tab)
+    end.
+
+%% An echo: Tsung's ack="local" waits for the server's reply.
+drain(S) ->
+    case gen_tcp:recv(S, 0, 5000) of
+        {ok, Data} -> _ = gen_tcp:send(S, Data), drain(S);
+        _ -> gen_tcp:close(S)
+    end.
+
+%% @doc (On the peer.) The addresses the recorder accepted.
+accepted(Pid) ->
+    Pid ! {accepted, self()},
+    receive {accepted, L} -> lists:usort([inet:ntoa(A) || {A} <- L]) after 5000 -> timeout end.
+
+tsung(Ips) ->
+    Text = io_lib:format(
+             "<?xml version=\"1.0\"?>\n<tsung>\n"
+             "<clients><client host=\"localhost\">~ts</client></clients>\n"
+             "<servers><server host=\"" ?SERVER "\" port=\"~b\" type=\"tcp\"/></servers>\n"
+             "<load><arrivalphase phase=\"1\" duration=\"1\" unit=\"second\">"
+             "<users interarrival=\"0.1\" unit=\"second\"/></arrivalphase></load>\n"
+             "<sessions><session name=\"s\" probability=\"100\" type=\"ts_raw\">"
+             "<request><raw data=\"hello\" ack=\"local\"/></request>"
+             "</session></sessions>\n</tsung>\n", [Ips, ?PORT]),
+    {ok, S, _} = beamscale_load_tsung:from_text("sources.xml", lists:flatten(Text)),
+    S.
+
+run(Config, S) ->
+    peer:call(?config(peer, Config), beamscale_load_run, run,
+              [S#{time_limit_s := 20}, maps:get(targets, S), #{seed => 1}], ?CALL_TIMEOUT).
+
+loopback_here() -> [{doc, "Here, 127.0.0.2 (lo's network) is accepted, 10.77.0.2 (only in the "
+                          "namespace) refused naming this host's interfaces."}].
+loopback_here(_Config) ->
+    ?assertEqual({ok, [{127, 0, 0, 2}]}, beamscale_load_source:resolve([{127, 0, 0, 2}])),
+    {error, E} = beamscale_load_source:resolve([{10, 77, 0, 2}]),
+    Text = lists:flatten(beamscale_load_source:format_error(E)),
+    ct:pal("~ts", [Text]),
+    ?assertNotEqual(nomatch, string:find(Text, "10.77.0.2 is not an address")),
+    ?assertNotEqual(nomatch, string:find(Text, "lo 127.0.0.1")).
+
+scan_and_range() -> [{doc, "<ip scan=\"true\" value=\"v0\"> and <iprange>: users bind v0's "
+                           "two addresses in turn; the server sees both."}].
+scan_and_range(Config) ->
+    P = ?config(peer, Config),
+    Rec = peer:call(P, ?MODULE, recorder, [], ?CALL_TIMEOUT),
+    ?assert(is_pid(Rec)),
+    [begin
+         {ok, #{total := T}} = run(Config, tsung(Ips)),
+         ct:pal("~ts: ~p", [Ips, maps:with([sessions_done, errors, reasons], T)]),
+         ?assert(maps:get(sessions_done, T) >= 3),
+         ?assertEqual(0, maps:get(errors, T))
+     end || Ips <- ["<ip scan=\"true\" value=\"v0\"/>", "<iprange value=\"10.77.0.2-3\"/>"]],
+    ?assertEqual(["10.77.0.2", "10.77.0.3"], peer:call(P, ?MODULE, accepted, [Rec])).
+
+not_assigned() -> [{doc, "An address the load node lacks stops the run before any user, naming "
+                         "its interfaces; an unknown interface too."}].
+not_assigned(Config) ->
+    [begin
+         {error, E} = run(Config, tsung(Ips)),
+         Text = lists:flatten(peer:call(?config(peer, Config), beamscale_load_source,
+                                        format_error, [E])),
+         ct:pal("~ts", [Text]),
+         ?assertNotEqual(nomatch, string:find(Text, Want)),
+         ?assertNotEqual(nomatch, string:find(Text, "v0 10.77.0.2, 10.77.0.3"))
+     end || {Ips, Want} <- [{"<ip value=\"10.77.0.9\"/>", "10.77.0.9 is not an address"},
+                            {"<ip scan=\"true\" value=\"eth9\"/>", "interface eth9"}]].

@@ -1,0 +1,183 @@
+%% Tsung's remaining features against one nginx started here on 127.0.0.1 (issue #38): replies
+%% counted by status and statuses a request expects, the User-Agent header, HTTP methods beyond
+%% the common ones. nginx's access log says what it received.
+-module(beamscale_load_tsung_more_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([statuses/1, tsung_match_status/1, user_agents/1, methods/1, max_restart/1,
+         abort_test/1]).
+-export([statuses/0, tsung_match_status/0, user_agents/0, methods/0, max_restart/0,
+         abort_test/0]).
+
+-import(beamscale_load_servers, [scenario/1, run/1, tmp_dir/2, free_port/0]).
+
+%% nginx logs a request after its reply: the last lines may come a moment later.
+-define(LOG_WAIT_MS, 5000).
+
+suite() -> [{timetrap, {minutes, 1}}].
+
+all() -> [statuses, tsung_match_status, user_agents, methods, max_restart, abort_test].
+
+init_per_suite(Config) ->
+    Dir = tmp_dir(Config, "tsung_more_nginx"),
+    Port = free_port(),
+    Stop = beamscale_load_servers:nginx(Dir, Port, nginx_conf(Dir, Port)),
+    [{nginx, Stop}, {port, Port}, {dir, Dir} | Config].
+
+end_per_suite(Config) ->
+    (?config(nginx, Config))(),
+    ok.
+
+nginx_conf(Dir, Port) ->
+    io_lib:format(
+      "error_log ~ts/error.log;\nevents { worker_connections 64; }\n"
+      "http {\n"
+      "  log_format seen '$request_method|$http_user_agent|$uri';\n"
+      "  access_log ~ts/access.log seen;\n"
+      "  client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
+      "  uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n"
+      "  server {\n"
+      "    listen 127.0.0.1:~b;\n"
+      "    location / { return 200 'hello'; }\n"
+      "    location /missing { return 404; }\n"
+      "    location /teapot { return 418; }\n"
+      "  }\n}\n", [Dir, Dir, Dir, Dir, Dir, Dir, Dir, Port]).
+
+target(Config) -> io_lib:format("{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n",
+                                [?config(port, Config)]).
+
+statuses() -> [{doc, "Every reply counted by status, per second and in total; a status a "
+                     "request names is not an error, another is."}].
+statuses(Config) ->
+    S = scenario([target(Config),
+                  "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+                  "{sessions, [{s, #{steps => [{http, #{path => \"/\"}},"
+                  " {http, #{path => \"/missing\", status => [200, 404]}},"
+                  " {http, #{path => \"/teapot\"}}]}}]}.\n"]),
+    #{total := T, rows := Rows} = R = run(S),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3),
+    ?assertEqual(#{200 => D, 404 => D, 418 => D}, maps:get(statuses, T)),
+    ?assertEqual(D, maps:get(errors, T)),
+    ?assertEqual(#{<<"http status 418">> => D}, maps:get(reasons, T)),
+    %% The seconds add up to the total, and summary.json names codes as text.
+    ?assertEqual(3 * D, lists:sum([N || Row <- Rows, {_, N} <- maps:to_list(
+                                                                  maps:get(statuses, Row))])),
+    Summary = beamscale_load_results:summary(R),
+    ?assertEqual(#{<<"200">> => D, <<"404">> => D, <<"418">> => D}, maps:get(statuses, Summary)),
+    ?assertMatch([_ | _], [Sec || #{statuses := #{<<"418">> := _}} = Sec
+                                      <- maps:get(per_second, Summary)]).
+
+tsung_match_status() ->
+    [{doc, "A Tsung <match> on a status line makes that status expected: 0 errors."}].
+tsung_match_status(Config) ->
+    Xml = tsung_file(Config,
+                     "<request><match do=\"continue\" when=\"match\">HTTP/1.1 404</match>"
+                     "<http url=\"/missing\" method=\"GET\"/></request>"
+                     "<request><http url=\"/teapot\" method=\"GET\"/></request>"),
+    #{total := T} = run(Xml),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3),
+    ?assertEqual(#{404 => D, 418 => D}, maps:get(statuses, T)),
+    ?assertEqual(#{<<"http status 418">> => D}, maps:get(reasons, T)).
+
+user_agents() ->
+    [{doc, "User-Agent: beamscale's by default; Tsung's weighted list, one pick per session."}].
+user_agents(Config) ->
+    S = scenario([target(Config), "{phases, [{p, #{duration_s => 1, rate => 5}}]}.\n"
+                  "{sessions, [{s, #{steps => [{http, #{path => \"/default-ua\"}}]}}]}.\n"]),
+    #{total := #{sessions_done := D}} = run(S),
+    Default = seen(Config, "/default-ua", D),
+    _ = application:load(beamscale_load),
+    {ok, Vsn} = application:get_key(beamscale_load, vsn),
+    ?assertEqual(D, length([L || [_, UA, _] = L <- Default, UA =:= "beamscale/" ++ Vsn])),
+    Xml = tsung_file(Config,
+                     "<option type=\"ts_http\" name=\"user_agent\">"
+                     "<user_agent probability=\"70\">Mozilla/5.0 (a)</user_agent>"
+                     "<user_agent probability=\"30\">Other/1.0</user_agent></option>",
+                     "<request><http url=\"/ua1\" method=\"GET\"/></request>"
+                     "<request><http url=\"/ua2\" method=\"GET\"/></request>"),
+    #{total := #{sessions_done := D2, errors := 0}} = run(Xml),
+    [One, Two] = [[UA || [_, UA, _] <- seen(Config, U, D2)] || U <- ["/ua1", "/ua2"]],
+    ?assertEqual([], [UA || UA <- One, UA =/= "Mozilla/5.0 (a)", UA =/= "Other/1.0"]),
+    %% One pick per session: a session's two requests name the same agent.
+    ?assertEqual(lists:sort(One), lists:sort(Two)).
+
+methods() -> [{doc, "Methods beyond GET and POST reach the server as named: PATCH, OPTIONS, "
+                    "WebDAV's PROPFIND and MKCOL, from a terms and a Tsung file."}].
+methods(Config) ->
+    S = scenario([target(Config), "{phases, [{p, #{duration_s => 1, rate => 5}}]}.\n"
+                  "{sessions, [{s, #{steps => [{http, #{path => \"/m1\", method => patch}},"
+                  " {http, #{path => \"/m1\", method => \"PROPFIND\"}}]}}]}.\n"]),
+    #{total := #{sessions_done := D, errors := 0}} = run(S),
+    ?assertEqual(lists:sort(lists:append(lists:duplicate(D, ["PATCH", "PROPFIND"]))),
+                 lists:sort([M || [M, _, _] <- seen(Config, "/m1", 2 * D)])),
+    Xml = tsung_file(Config, "<request><http url=\"/m2\" method=\"MKCOL\"/></request>"
+                             "<request><http url=\"/m2\" method=\"OPTIONS\"/></request>"),
+    #{total := #{sessions_done := D2, errors := 0}} = run(Xml),
+    ?assertEqual(lists:sort(lists:append(lists:duplicate(D2, ["MKCOL", "OPTIONS"]))),
+                 lists:sort([M || [M, _, _] <- seen(Config, "/m2", 2 * D2)])).
+
+max_restart() -> [{doc, "<match do=\"restart\" max_restart=\"1\">: one restart per session, "
+                        "not Tsung's default 3."}].
+max_restart(Config) ->
+    Xml = tsung_file(Config,
+                     "<request><match do=\"restart\" max_restart=\"1\" when=\"match\">"
+                     "HTTP/1.1 404</match><http url=\"/missing\" method=\"GET\"/></request>"),
+    #{total := T} = run(Xml),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3),
+    ?assertEqual({2 * D, 0}, {maps:get(requests, T), maps:get(errors, T)}).
+
+abort_test() -> [{doc, "<match do=\"abort_test\">: the first match stops the whole run early, "
+                       "as an interrupt."}].
+abort_test(Config) ->
+    Xml = tsung_file(Config,
+                     "<request><match do=\"abort_test\" when=\"match\">HTTP/1.1 418</match>"
+                     "<http url=\"/teapot\" method=\"GET\"/></request>"),
+    %% Phases of 30 s: the run ends within seconds of the first reply.
+    [P] = maps:get(phases, Xml),
+    {ok, R} = beamscale_load_run:run(Xml#{phases := [P#{duration_s := 30}], time_limit_s := 60},
+                                     maps:get(targets, Xml), #{seed => 1}),
+    ct:pal("~p", [maps:with([stopped, duration_s], R)]),
+    ?assertEqual(interrupted, maps:get(stopped, R)),
+    ?assert(maps:get(duration_s, R) < 15).
+
+%% The access log's lines for `Uri' ([Method, UserAgent, Uri]), once `N' are there.
+seen(Config, Uri, N) ->
+    seen(Config, Uri, N, erlang:monotonic_time(millisecond) + ?LOG_WAIT_MS).
+
+seen(Config, Uri, N, Deadline) ->
+    {ok, Bin} = file:read_file(filename:join(?config(dir, Config), "access.log")),
+    Lines = [string:split(L, "|", all)
+             || L <- string:split(unicode:characters_to_list(Bin), "\n", all), L =/= ""],
+    case [L || [_, _, U] = L <- Lines, U =:= Uri] of
+        Got when length(Got) >= N -> Got;
+        Got ->
+            erlang:monotonic_time(millisecond) < Deadline
+                orelse ct:fail("~b lines for ~ts, ~b expected", [length(Got), Uri, N]),
+            timer:sleep(50),
+            seen(Config, Uri, N, Deadline)
+    end.
+
+%% A Tsung file of one HTTP session against this suite's nginx.
+tsung_file(Config, Requests) ->
+    tsung_file(Config, "", Requests).
+
+tsung_file(Config, Options, Requests) ->
+    Text = io_lib:format(
+             "<?xml version=\"1.0\"?>\n<tsung>\n"
+             "<clients><client host=\"localhost\" use_controller_vm=\"true\"/></clients>\n"
+             "<servers><server host=\"127.0.0.1\" port=\"~b\" type=\"tcp\"/></servers>\n"
+             "<load><arrivalphase phase=\"1\" duration=\"1\" unit=\"second\">"
+             "<users interarrival=\"0.1\" unit=\"second\"/></arrivalphase></load>\n"
+             "<options>~ts</options>\n"
+             "<sessions><session name=\"s\" probability=\"100\" type=\"ts_http\">~ts"
+             "</session></sessions>\n</tsung>\n", [?config(port, Config), Options, Requests]),
+    case beamscale_load_tsung:from_text("more.xml", lists:flatten(Text)) of
+        {ok, S, _Ignored} -> S;
+        {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
+    end.
