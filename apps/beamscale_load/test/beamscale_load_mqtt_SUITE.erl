@@ -11,7 +11,7 @@
 -export([publish_qos/0, bidi_receives/0, hostile_length/0, tsung_example/0,
          retained_wait/0, suback_and_publish/0, broker_stopped/0]).
 
--import(beamscale_load_servers, [scenario/1, run/1]).
+-import(beamscale_load_servers, [scenario/1, run/1, broker/1]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
@@ -117,21 +117,6 @@ suback_and_publish(_Config) ->
         ?assertEqual(Done, maps:get(<<"pushed">>, maps:get(counts, T)))
     after
         exit(Acceptor, kill), gen_tcp:close(L)
-    end.
-
-%% A broker in this node: each connection served by `Serve(Socket)'.
-broker(Serve) ->
-    {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
-                                 {reuseaddr, true}]),
-    {ok, Port} = inet:port(L),
-    Acceptor = spawn(fun() -> accept(L, Serve) end),
-    ok = gen_tcp:controlling_process(L, Acceptor),
-    {L, Port, Acceptor}.
-
-accept(L, Serve) ->
-    case gen_tcp:accept(L) of
-        {ok, S} -> spawn(fun() -> Serve(S) end), accept(L, Serve);
-        _ -> ok
     end.
 
 %% CONNACK, then SUBACK and a QoS 0 PUBLISH in one send; then reads until the client goes.

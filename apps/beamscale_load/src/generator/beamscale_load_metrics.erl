@@ -11,8 +11,10 @@
 %% `rows': rows returned by database queries (the mysql and pgsql kinds).
 -define(COUNTERS, [sessions_started, sessions_done, requests, errors, timeouts, bytes_sent,
                    bytes_received, rows]).
-%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS).
--define(HISTS, [latency, sent, session, connect]).
+%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS),
+%% `delivery' a message's from its publish to its delivery to a consumer user (amqp), `confirm'
+%% a publish's to its broker confirm.
+-define(HISTS, [latency, sent, session, connect, delivery, confirm]).
 
 -type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
                      per_us := pos_integer() | convert, reasons := ets:tid(),
@@ -29,6 +31,7 @@
                       bytes_received := non_neg_integer(), rows := non_neg_integer(),
                       latency := snapshot(),
                       sent := snapshot(), session := snapshot(), connect := snapshot(),
+                      delivery := snapshot(), confirm := snapshot(),
                       reasons := beamscale_load_reasons:counts(),
                       {tx, atom() | binary()} => snapshot(),
                       counts => #{binary() => non_neg_integer()}}.
@@ -41,6 +44,7 @@
                  bytes_received => non_neg_integer(), rows => non_neg_integer(),
                  latency := snapshot(),
                  sent := snapshot(), session := snapshot(), connect => snapshot(),
+                 delivery => snapshot(), confirm => snapshot(),
                  reasons := beamscale_load_reasons:counts(),
                  {tx, atom() | binary()} => snapshot(),
                  counts => #{binary() => non_neg_integer()}}.

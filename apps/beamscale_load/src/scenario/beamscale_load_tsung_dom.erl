@@ -18,7 +18,12 @@ ign(#xmlElement{name = option} = E) ->
     case {attr(E, name), attr(E, type)} of
         {"thinktime", undefined} -> [];
         {"file_server", _} -> [];
-        {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
+        {Name, Type} ->
+            %% A kind's own options (ts_amqp's credentials) are read by its `from_tsung/3'.
+            case lists:member(Name, kind_options(Type)) of
+                true -> [];
+                false -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
+            end
     end;
 ign(#xmlElement{name = monitor} = E) ->
     case attr(E, type) of
@@ -36,6 +41,13 @@ ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
 ign(#xmlPI{name = beamscale}) -> [];
 ign(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
 ign(_) -> [].
+
+kind_options(undefined) -> [];
+kind_options(Type) ->
+    case beamscale_load_kinds:by_tsung_type(Type) of
+        {ok, Mod} -> maps:get(options, Mod:tsung(), []);
+        error -> []
+    end.
 
 elements(#xmlElement{name = Name}, C) ->
     case spec(Name) of
