@@ -90,10 +90,11 @@ tsung_example(Config) ->
               " {amqp, #{type => 'queue.bind', queue => <<\"test_queue\">>,"
               "          exchange => <<\"test_exchange\">>, routing_key => <<\"test_queue\">>}},"
               " {amqp, #{type => 'connection.close'}}]",
+    Once = "{phases, [{p, #{duration_s => 1, rate => 2, max_users => 1}}]}.\n",
     #{total := D} = run(scenario(io_lib:format(
-                                   "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
-                                   "{phases, [{p, #{duration_s => 1, rate => 2, max_users => 1}}]}.\n"
-                                   "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, Declare]))),
+                                   "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n~ts"
+                                   "{sessions, [{s, #{steps => ~ts}}]}.\n",
+                                   [Port, Once, Declare]))),
     ?assertEqual(0, maps:get(errors, D)),
     S = tsung_amqp(Port),
     #{total := T} = run(S),

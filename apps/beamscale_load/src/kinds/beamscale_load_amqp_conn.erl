@@ -4,8 +4,8 @@
 %% channel or the connection closed by the broker. `beamscale_load_amqp' sends the requests.
 -module(beamscale_load_amqp_conn).
 
--export([new/2, frame/2, read/3, beat/1, heartbeat/1, closing/2, arm/1, disarm/1, send/2, stamp/0, next_seq/2,
-         unconfirmed/1]).
+-export([new/2, frame/2, read/3, send/2, closing/2, next_seq/2, unconfirmed/1, stamp/0]).
+-export([arm/1, disarm/1, beat/1, heartbeat/1]).
 -export_type([state/0]).
 
 -define(CODEC, beamscale_load_amqp_codec).
