@@ -155,10 +155,9 @@ answered(Error, _Then) -> Error.
 
 %% A size payload carries the publish stamp in its first bytes; a given one carries it in front
 %% when the spec says `stamp => true'.
-payload(#{payload := P, stamp := true}) -> <<(?C:stamp())/binary, P/binary>>;
+payload(#{payload := P, stamp := true}) -> <<(beamscale_load_stamp:stamp())/binary, P/binary>>;
 payload(#{payload := P}) -> P;
-payload(#{size := N}) when N >= 12 -> <<(?C:stamp())/binary, 0:((N - 12) * 8)>>;
-payload(#{size := N}) -> <<0:(N * 8)>>.
+payload(#{size := N}) -> beamscale_load_stamp:stamped(<<0:(N * 8)>>).
 
 %% Frames until the answer `Want' ({Method, Channel}, or `confirms': none pending).
 await(Want, #{sock := S} = St, D) -> await(<<>>, Want, St, D, S).

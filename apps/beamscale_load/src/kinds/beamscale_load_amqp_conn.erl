@@ -4,16 +4,13 @@
 %% channel or the connection closed by the broker. `beamscale_load_amqp' sends the requests.
 -module(beamscale_load_amqp_conn).
 
--export([new/2, frame/2, read/3, send/2, closing/2, next_seq/2, unconfirmed/1, stamp/0]).
+-export([new/2, frame/2, read/3, send/2, closing/2, next_seq/2, unconfirmed/1]).
 -export([arm/1, disarm/1, beat/1, heartbeat/1]).
 -export_type([state/0]).
 
 -define(CODEC, beamscale_load_amqp_codec).
-%% A publish stamp at the head of a payload: a tag and the send time (µs since the epoch).
--define(STAMP_TAG, "bs\0t").
+%% The bytes of a payload's head kept: its publish stamp (`beamscale_load_stamp').
 -define(STAMP_SIZE, 12).
-%% A delivery time beyond an hour is another run's message (or another clock's): not recorded.
--define(MAX_DELIVERY_US, 3600000000).
 
 -type state() :: #{sock := term(), buf := binary(), max := pos_integer(),
                    frame_max := pos_integer(), heartbeat_ms := non_neg_integer(),
@@ -123,15 +120,7 @@ head(Head, _Bytes) -> Head.
 delivered(Ch, Tag, D, Head, #{consumers := Cs, chans := Chans} = St) ->
     [_ = send(St, ?CODEC:method(Ch, 'basic.ack', #{delivery_tag => D}))
      || not maps:get(Tag, Cs, false), not maps:get(closing, maps:get(Ch, Chans, #{}), true)],
-    case Head of
-        <<?STAMP_TAG, Us:64>> ->
-            case os:system_time(microsecond) - Us of
-                T when T >= 0, T < ?MAX_DELIVERY_US ->
-                    beamscale_load_request:observe(delivery, T);
-                _ -> ok
-            end;
-        _ -> ok
-    end,
+    ok = beamscale_load_stamp:delivered(Head),
     {delivered, St}.
 
 %% A publisher confirm (ack or nack) of one publish, or of all up to `D' (`multiple').
@@ -174,10 +163,6 @@ closing(Ch, #{chans := Cs} = St) ->
 -spec unconfirmed(state()) -> non_neg_integer().
 unconfirmed(#{chans := Cs}) ->
     lists:sum([map_size(P) || #{pending := P} <- maps:values(Cs)]).
-
-%% @doc A payload's stamp: the tag and the time now.
--spec stamp() -> binary().
-stamp() -> <<?STAMP_TAG, (os:system_time(microsecond)):64>>.
 
 %% @doc The heartbeat timer started (half the negotiated interval): its message
 %% `{amqp_heartbeat, Socket}' is the socket's, handed to the kind while the user thinks.
