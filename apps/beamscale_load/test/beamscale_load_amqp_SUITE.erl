@@ -7,9 +7,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([publish_consume/1, tsung_example/1, errors_by_reason/1, hostile_frame/1, garbage/1,
-         broker_stopped/1]).
+         mqtt_plugin/1, broker_stopped/1]).
 -export([publish_consume/0, tsung_example/0, errors_by_reason/0, hostile_frame/0, garbage/0,
-         broker_stopped/0]).
+         mqtt_plugin/0, broker_stopped/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
@@ -17,12 +17,13 @@ suite() -> [{timetrap, {minutes, 2}}].
 
 %% broker_stopped stops the suite's broker: it comes last.
 all() -> [publish_consume, tsung_example, errors_by_reason, hostile_frame, garbage,
-          broker_stopped].
+          mqtt_plugin, broker_stopped].
 
-%% Fails, not skips, when RabbitMQ cannot start.
+%% Fails, not skips, when RabbitMQ cannot start. Its MQTT plugin is on for the mqtt kind.
 init_per_suite(Config) ->
-    #{amqp := Port, stop := Stop} = beamscale_load_rabbit:start(Config, "bs_amqp_suite", []),
-    [{port, Port}, {stop, Stop} | Config].
+    #{amqp := Port, rabbitmq_mqtt := Mqtt, stop := Stop} =
+        beamscale_load_rabbit:start(Config, "bs_amqp_suite", [rabbitmq_mqtt]),
+    [{port, Port}, {mqtt_port, Mqtt}, {stop, Stop} | Config].
 
 end_per_suite(Config) ->
     (proplists:get_value(stop, Config))(),
@@ -172,6 +173,11 @@ http(S) ->
     _ = gen_tcp:send(S, <<"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n">>),
     _ = gen_tcp:recv(S, 0, 5000),
     gen_tcp:close(S).
+
+mqtt_plugin() ->
+    [{doc, "The mqtt kind against RabbitMQ's MQTT plugin (QoS 1): pushes and delivery times."}].
+mqtt_plugin(Config) ->
+    beamscale_load_mqtt_SUITE:pub_sub(proplists:get_value(mqtt_port, Config), 1).
 
 broker_stopped() ->
     [{doc, "The broker stopped mid-load: errors by reason, and the run ends on time."}].
