@@ -13,7 +13,7 @@
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
-suite() -> [{timetrap, {minutes, 2}}].
+suite() -> [{timetrap, {minutes, 3}}].
 
 %% broker_stopped stops the suite's broker: it comes last.
 all() -> [publish_consume, tsung_example, errors_by_reason, hostile_frame, garbage,
