@@ -87,7 +87,7 @@ rabbit_start() {
         /usr/lib/rabbitmq/bin/rabbitmq-server > "$rabbit_dir/out" 2>&1 &
     rabbit_sh=$!
     i=0
-    until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    until ss -ltnH "sport = :$port" | grep -q .; do
         i=$((i + 1))
         [ "$i" -lt 1200 ] || { echo "rabbitmq did not start:" >&2; cat "$rabbit_dir/out" >&2
                                return 1; }

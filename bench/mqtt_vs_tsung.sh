@@ -25,7 +25,7 @@ printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest
 /usr/sbin/mosquitto -c "$out/mosquitto.conf" >/dev/null 2>&1 &
 mq=$!
 i=0
-until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+until ss -ltnH "sport = :$port" | grep -q .; do
     i=$((i + 1)); [ "$i" -lt 100 ] || { echo "mosquitto did not start" >&2; exit 1; }; sleep 0.1
 done
 received() { grep -c 'Received PUBLISH' "$out/mosquitto.log" || true; }

@@ -7,9 +7,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([publish_consume/1, tsung_example/1, errors_by_reason/1, hostile_frame/1, garbage/1,
-         mqtt_plugin/1, broker_stopped/1]).
+         mqtt_plugin/1, heartbeats/1, broker_stopped/1]).
 -export([publish_consume/0, tsung_example/0, errors_by_reason/0, hostile_frame/0, garbage/0,
-         mqtt_plugin/0, broker_stopped/0]).
+         mqtt_plugin/0, heartbeats/0, broker_stopped/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
@@ -17,7 +17,7 @@ suite() -> [{timetrap, {minutes, 3}}].
 
 %% broker_stopped stops the suite's broker: it comes last.
 all() -> [publish_consume, tsung_example, errors_by_reason, hostile_frame, garbage,
-          mqtt_plugin, broker_stopped].
+          mqtt_plugin, heartbeats, broker_stopped].
 
 %% Fails, not skips, when RabbitMQ cannot start. Its MQTT plugin is on for the mqtt kind.
 init_per_suite(Config) ->
@@ -178,6 +178,19 @@ mqtt_plugin() ->
     [{doc, "The mqtt kind against RabbitMQ's MQTT plugin (QoS 1): pushes and delivery times."}].
 mqtt_plugin(Config) ->
     beamscale_load_mqtt_SUITE:pub_sub(proplists:get_value(mqtt_port, Config), 1).
+
+heartbeats() ->
+    [{doc, "A 1 s heartbeat and a 3.5 s think: the user's heartbeats keep the connection "
+           "(RabbitMQ closes one silent for two intervals)."}].
+heartbeats(Config) ->
+    Steps = "[{amqp, #{type => 'connection.open', heartbeat_s => 1}},"
+            " {amqp, #{type => 'channel.open'}}, {think, 3500},"
+            " {amqp, #{type => 'queue.declare', queue => <<\"bs_q\">>}},"
+            " {amqp, #{type => 'connection.close'}}]",
+    Port = proplists:get_value(port, Config),
+    #{total := T} = run(scenario(Port, "[{s, #{bidi => true, steps => " ++ Steps ++ "}}]")),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assert(maps:get(sessions_done, T) >= 10).
 
 broker_stopped() ->
     [{doc, "The broker stopped mid-load: errors by reason, and the run ends on time."}].
