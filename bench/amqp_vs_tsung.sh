@@ -69,11 +69,11 @@ ts_n=$(rabbit_queued bench_q)
 
 awk -v bsc="$(awk '{ print $2 + $3 }' "$out/bs.time")" \
     -v tsc="$(awk '{ print $2 + $3 }' "$out/ts.time")" -v bsn="$bs_n" -v tsn="$ts_n" \
-    -v u="$users" -v p="$pubs" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+    -v u="$users" -v p="$pubs" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
     printf "%d publishers x %d persistent 100-byte publishes with confirms, RabbitMQ\n", u, p
     printf "published (counted by the broker): beamscale %d, tsung %d\n", bsn, tsn
     printf "client CPU s: beamscale %.2f, tsung %.2f\n", bsc, tsc
     bcpu = (bsn > 0 ? 1e6 * bsc / bsn : 0); tcpu = (tsn > 0 ? 1e6 * tsc / tsn : 0)
     printf "client CPU per publish (us): beamscale %.1f, tsung %.1f\n", bcpu, tcpu
     printf "beamscale/tsung: %.2f (goal <= 0.5)\n", (tcpu > 0 ? bcpu / tcpu : 0)
-    printf "load average: %s\n", load }'
+    printf "load average: %s\n", la }'

@@ -146,7 +146,12 @@ summary_tables(Summary) ->
              {"session duration", <<"session_duration">>},
              {"connect (TCP, and the TLS handshake)", <<"connect_time">>}],
     %% Runs stored before connect times were recorded have no such entry: no empty row.
+    %% A broker's times (mqtt, amqp): rows in the runs that have them.
+    Broker = [{"delivery, from the publish (a consumer user's)", <<"delivery_time">>},
+              {"confirm, from the publish (amqp)", <<"confirm_time">>}],
     Rows = [[Name | hist_cells(map(Summary, K))] || {Name, K} <- Hists, is_map_key(K, Summary)]
+        ++ [[Name | hist_cells(H)] || {Name, K} <- Broker, H <- [map(Summary, K)],
+                                      get(H, <<"count">>) =/= 0, H =/= #{}]
         ++ [[["transaction ", T] | hist_cells(H)] || {T, H} <- lists:sort(Tx)],
     ByReason = map(Summary, <<"errors_by_reason">>),
     Reasons = beamscale_report_html:table(
