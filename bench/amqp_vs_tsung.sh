@@ -7,6 +7,8 @@
 # (rabbitmqctl list_queues, the queue purged between the tools). Goal (issue 34): beamscale's
 # CPU per publish at most half of Tsung's.
 #   bench/amqp_vs_tsung.sh [USERS] [PUBLISHES]     (defaults 20 and 1000)
+# Tsung runs under a controller id of its own (-i): another Tsung on the machine keeps its
+# default node name.
 # Prints each tool's CPU seconds (user + system, GNU time; beamscale's includes its start),
 # the messages the broker received, the CPU per publish, the ratio, and the load average.
 set -eu
@@ -64,7 +66,7 @@ EOF
 bs_n=$(rabbit_queued bench_q)
 rabbit_ctl purge_queue bench_q >/dev/null
 /usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \
-    tsung -n -f "$out/amqp.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
+    tsung -i "bs$$" -n -f "$out/amqp.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
 ts_n=$(rabbit_queued bench_q)
 
 awk -v bsc="$(awk '{ print $2 + $3 }' "$out/bs.time")" \

@@ -6,6 +6,8 @@
 # broker counts the PUBLISH packets each tool sent (its debug log). Goal (issue 34): beamscale's
 # CPU per publish at most half of Tsung's.
 #   bench/mqtt_vs_tsung.sh [USERS] [PUBLISHES]     (defaults 20 and 1000)
+# Tsung runs under a controller id of its own (-i): another Tsung on the machine keeps its
+# default node name.
 # Prints each tool's CPU seconds (user + system, GNU time; beamscale's includes its start),
 # the publishes the broker received, the CPU per publish, the ratio, and the load average.
 set -eu
@@ -53,7 +55,7 @@ EOF2
     ./beamscale load "$out/mqtt.xml" --name bs --out "$out" --quiet >/dev/null 2>&1 || true
 bs_n=$(received)
 /usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \
-    tsung -n -f "$out/mqtt.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
+    tsung -i "bs$$" -n -f "$out/mqtt.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
 ts_n=$(( $(received) - bs_n ))
 
 awk -v bsc="$(awk '{ print $2 + $3 }' "$out/bs.time")" \
