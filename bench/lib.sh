@@ -67,3 +67,45 @@ nginx_complaints() {
     sed 's/^[^]]*] [0-9#]*: [*0-9]* *//; s/, client: .*//' "$nginx_dir/logs/error.log" \
         | grep -v 'signal\|start worker\|exited with\|gracefully\|using the' | sort | uniq -c \
         | sort -rn | head -n 5 | sed 's/^/nginx: /'; }
+
+# rabbit_start DIR: Debian's RabbitMQ as a node of its own (name, ports, database, logs, cookie
+# in DIR/rabbit) on a free port of 127.0.0.1; sets port (AMQP) and rabbit_sh (the script's pid,
+# which stops the broker on SIGTERM). Stop it with rabbit_stop.
+rabbit_start() {
+    rabbit_dir=$1/rabbit
+    mkdir -p "$rabbit_dir/home" "$rabbit_dir/mnesia" "$rabbit_dir/log"
+    port=$(free_port)
+    rabbit_node=bsbench$$@localhost
+    echo "[]." > "$rabbit_dir/enabled_plugins"
+    echo "listeners.tcp.default = 127.0.0.1:$port" > "$rabbit_dir/rabbitmq.conf"
+    HOME=$rabbit_dir/home RABBITMQ_NODENAME=$rabbit_node RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
+        RABBITMQ_NODE_PORT=$port RABBITMQ_DIST_PORT=$(free_port) \
+        RABBITMQ_MNESIA_BASE=$rabbit_dir/mnesia RABBITMQ_LOG_BASE=$rabbit_dir/log \
+        RABBITMQ_CONFIG_FILE=$rabbit_dir/rabbitmq \
+        RABBITMQ_ENABLED_PLUGINS_FILE=$rabbit_dir/enabled_plugins \
+        RABBITMQ_PID_FILE=$rabbit_dir/pid RABBITMQ_CONF_ENV_FILE=/dev/null \
+        /usr/lib/rabbitmq/bin/rabbitmq-server > "$rabbit_dir/out" 2>&1 &
+    rabbit_sh=$!
+    i=0
+    until ss -ltnH "sport = :$port" | grep -q .; do
+        i=$((i + 1))
+        [ "$i" -lt 1200 ] || { echo "rabbitmq did not start:" >&2; cat "$rabbit_dir/out" >&2
+                               return 1; }
+        sleep 0.1
+    done; }
+
+# rabbitmqctl ARGS against the broker of rabbit_start.
+rabbit_ctl() {
+    HOME=$rabbit_dir/home /usr/lib/rabbitmq/bin/rabbitmqctl -q -n "$rabbit_node" "$@"; }
+
+# The messages in queue NAME.
+rabbit_queued() {
+    rabbit_ctl list_queues name messages | awk -v q="$1" '$1 == q { print $2 }'; }
+
+# Stops the broker of rabbit_start: the script on SIGTERM stops it and waits for it.
+rabbit_stop() {
+    if [ -n "${rabbit_sh:-}" ]; then
+        kill "$rabbit_sh" 2>/dev/null || true
+        wait "$rabbit_sh" 2>/dev/null || true
+        rabbit_sh=
+    fi; }

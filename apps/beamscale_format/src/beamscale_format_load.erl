@@ -50,7 +50,10 @@ histograms() ->
     [e(latency_corrected, "latency, from the intended start (corrected)", "ms", percentiles),
      e(latency_uncorrected, "latency, from the send (uncorrected)", "ms", percentiles),
      e(session_duration, "session duration", "ms", percentiles),
-     e(connect_time, "connect (TCP, and the TLS handshake)", "ms", percentiles)].
+     e(connect_time, "connect (TCP, and the TLS handshake)", "ms", percentiles),
+     %% A broker's (mqtt, amqp): publish to a consumer user's delivery, publish to confirm.
+     e(delivery_time, "delivery, from the publish (a consumer user's)", "ms", percentiles),
+     e(confirm_time, "confirm, from the publish (amqp)", "ms", percentiles)].
 
 %% @doc The keys of one histogram, in the order the pages show them.
 -spec percentiles() -> [entry()].

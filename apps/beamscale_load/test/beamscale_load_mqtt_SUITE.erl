@@ -7,16 +7,17 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([publish_qos/1, bidi_receives/1, hostile_length/1, tsung_example/1,
-         retained_wait/1, suback_and_publish/1, broker_stopped/1]).
+         retained_wait/1, suback_and_publish/1, broker_stopped/1, keepalive_pings/1]).
 -export([publish_qos/0, bidi_receives/0, hostile_length/0, tsung_example/0,
-         retained_wait/0, suback_and_publish/0, broker_stopped/0]).
+         retained_wait/0, suback_and_publish/0, broker_stopped/0, keepalive_pings/0]).
+-export([pub_sub/2]).
 
--import(beamscale_load_servers, [scenario/1, run/1]).
+-import(beamscale_load_servers, [scenario/1, run/1, broker/1]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [publish_qos, bidi_receives, retained_wait, suback_and_publish,
-         hostile_length, tsung_example, broker_stopped].
+         hostile_length, tsung_example, broker_stopped, keepalive_pings].
 
 %% Fails, not skips, when mosquitto cannot start (start_server/4).
 init_per_suite(Config) ->
@@ -65,10 +66,15 @@ publish_qos(Config) ->
     ?assertEqual(16 * Done, maps:get(bytes_received, T)).
 
 bidi_receives() ->
-    [{doc, "A bidi user subscribes and its wait gets another user's publish."}].
+    [{doc, "A bidi user subscribes and its wait gets another user's publish, timed."}].
 bidi_receives(Config) ->
+    pub_sub(proplists:get_value(port, Config), 2).
+
+%% Subscribers and publishers at QoS `Q' on `Port' (also RabbitMQ's MQTT plugin): no errors,
+%% pushes counted, publish-to-delivery times recorded (the payloads' stamps).
+pub_sub(Port, Q) ->
     Sub = "{sub, #{bidi => true, steps => [{mqtt, #{type => connect}},"
-          " {mqtt, #{type => subscribe, topic => <<\"bs/room\">>, qos => 2}},"
+          " {mqtt, #{type => subscribe, topic => <<\"bs/room\">>, qos => " ++ qos(Q) ++ "}},"
           " {wait, #{kind => mqtt, timeout_ms => 5000}},"
           " {mqtt, #{type => unsubscribe, topic => <<\"bs/room\">>}},"
           " {mqtt, #{type => disconnect}}]}}",
@@ -77,15 +83,31 @@ bidi_receives(Config) ->
     Pub = "{pub, #{steps => [{mqtt, #{type => connect}}"
           ++ lists:append(lists:duplicate(
                             5, ", {mqtt, #{type => publish, topic => <<\"bs/room\">>,"
-                               " payload => <<\"m\">>, qos => 2}}, {think, 300}"))
+                               " size => 50, qos => " ++ qos(Q) ++ "}}, {think, 300}"))
           ++ ", {mqtt, #{type => disconnect}}]}}",
-    Port = proplists:get_value(port, Config),
     #{total := T} = run(scenario(Port, "[" ++ Sub ++ ", " ++ Pub ++ "]")),
     ?assertEqual(#{}, maps:get(reasons, T)),
     ?assertEqual(0, maps:get(errors, T)),
     Pushed = maps:get(<<"pushed">>, maps:get(counts, T), 0),
     ?assert(Pushed >= 1),
+    ?assert(beamscale_stats_hist:count(maps:get(delivery, T)) >= 1),
     ?assert(maps:get(sessions_done, T) >= 10).
+
+qos(Q) -> integer_to_list(Q).
+
+keepalive_pings() ->
+    [{doc, "A 1 s keepalive and a 2.5 s think: pings keep the connection (mosquitto closes a "
+           "connection silent for 1.5 keepalives)."}].
+keepalive_pings(Config) ->
+    Steps = "[{mqtt, #{type => connect, keepalive_s => 1}}, {think, 2500},"
+            " {mqtt, #{type => publish, topic => <<\"bs/k\">>, payload => <<\"x\">>, qos => 1}},"
+            " {mqtt, #{type => disconnect}}]",
+    Port = proplists:get_value(port, Config),
+    #{total := T} = run(scenario(Port, "[{s, #{bidi => true, steps => " ++ Steps ++ "}}]")),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assert(maps:get(sessions_done, T) >= 10),
+    %% PINGRESPs came back (2 bytes each), besides the CONNACK and PUBACK.
+    ?assert(maps:get(bytes_received, T) > 8 * maps:get(sessions_done, T)).
 
 retained_wait() ->
     [{doc, "The retained message that follows a SUBACK (often in its segment) ends the wait."}].
@@ -117,21 +139,6 @@ suback_and_publish(_Config) ->
         ?assertEqual(Done, maps:get(<<"pushed">>, maps:get(counts, T)))
     after
         exit(Acceptor, kill), gen_tcp:close(L)
-    end.
-
-%% A broker in this node: each connection served by `Serve(Socket)'.
-broker(Serve) ->
-    {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
-                                 {reuseaddr, true}]),
-    {ok, Port} = inet:port(L),
-    Acceptor = spawn(fun() -> accept(L, Serve) end),
-    ok = gen_tcp:controlling_process(L, Acceptor),
-    {L, Port, Acceptor}.
-
-accept(L, Serve) ->
-    case gen_tcp:accept(L) of
-        {ok, S} -> spawn(fun() -> Serve(S) end), accept(L, Serve);
-        _ -> ok
     end.
 
 %% CONNACK, then SUBACK and a QoS 0 PUBLISH in one send; then reads until the client goes.

@@ -9,6 +9,7 @@
 
 -export([tmp_dir/2, free_port/0, certificate/1, start_server/4, nginx/3, websocketd/4,
          tcp_echo/0, tls_echo/2]).
+-export([start_server/6, broker/1]).
 -export([tsung_example/2, scenario/1, run/1]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
@@ -27,7 +28,7 @@
 %% @doc Tsung's example `Name' with only the `{From, To}' rewrites (each must apply: a rewrite
 %% that no longer matches the shipped file would leave it talking to its original server).
 tsung_example(Name, Rewrites) ->
-    {ok, Bin} = file:read_file(?EXAMPLES ++ Name),
+    Bin = example(Name),
     Text = lists:foldl(fun({From, To}, T) ->
                                Next = lists:flatten(string:replace(T, From, To, all)),
                                ?assertNotEqual(T, Next, {rewrite, From}),
@@ -36,6 +37,15 @@ tsung_example(Name, Rewrites) ->
     case beamscale_load_tsung:from_text(Name, Text) of
         {ok, S, _Ignored} -> S;
         {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
+    end.
+
+%% Debian ships the larger examples (amqp.xml) gzipped.
+example(Name) ->
+    case file:read_file(?EXAMPLES ++ Name) of
+        {ok, Bin} -> Bin;
+        {error, enoent} ->
+            {ok, Gz} = file:read_file(?EXAMPLES ++ Name ++ ".gz"),
+            zlib:gunzip(Gz)
     end.
 
 %% @doc A terms scenario from its text (it must be valid).
@@ -95,14 +105,18 @@ certificate(Dir) ->
 
 %% @doc Start `Exe' in the foreground under a port, wait until it listens on `Port'; the fun
 %% returned stops it by its OS pid.
-start_server(false, _Args, _Port, _Dir) ->
+start_server(Exe, Args, Port, Dir) -> start_server(Exe, Args, Port, Dir, [], ?LISTEN_WAIT_MS).
+
+%% @doc As `start_server/4', with environment variables `Env' and `WaitMs' to start listening
+%% (RabbitMQ boots in seconds).
+start_server(false, _Args, _Port, _Dir, _Env, _WaitMs) ->
     ct:fail("server executable not found (scripts/install-deps.sh installs it)");
-start_server(Exe, Args, Port, Dir) ->
-    P = open_port({spawn_executable, Exe}, [{args, Args}, {cd, Dir}, stderr_to_stdout,
-                                            exit_status, binary]),
+start_server(Exe, Args, Port, Dir, Env, WaitMs) ->
+    P = open_port({spawn_executable, Exe}, [{args, Args}, {cd, Dir}, {env, Env},
+                                            stderr_to_stdout, exit_status, binary]),
     {os_pid, Pid} = erlang:port_info(P, os_pid),
     Stop = fun() -> os:cmd("kill " ++ integer_to_list(Pid)), catch port_close(P), ok end,
-    case wait_listening(Port, P, erlang:monotonic_time(millisecond) + ?LISTEN_WAIT_MS, []) of
+    case wait_listening(Port, P, erlang:monotonic_time(millisecond) + WaitMs, []) of
         ok -> Stop;
         {error, Why} -> Stop(), ct:fail("~ts did not start: ~ts", [Exe, Why])
     end.
@@ -138,6 +152,22 @@ websocketd(Dir, Port, Extra, Command) ->
     start_server(os:find_executable("websocketd"),
                  ["--port", integer_to_list(Port), "--address", "127.0.0.1", "--loglevel", "error"]
                  ++ Extra ++ Command, Port, Dir).
+
+%% @doc A server in this node that hands each connection (a passive binary socket) to
+%% `Serve(Socket)' in a process of its own: `{Listener, Port, Acceptor}'.
+broker(Serve) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
+                                 {reuseaddr, true}]),
+    {ok, Port} = inet:port(L),
+    Acceptor = spawn(fun() -> serve(L, Serve) end),
+    ok = gen_tcp:controlling_process(L, Acceptor),
+    {L, Port, Acceptor}.
+
+serve(L, Serve) ->
+    case gen_tcp:accept(L) of
+        {ok, S} -> spawn(fun() -> Serve(S) end), serve(L, Serve);
+        _ -> ok
+    end.
 
 %% @doc A TCP echo in this node: its port and the fun that stops it.
 tcp_echo() ->

@@ -89,3 +89,17 @@ statuses_test() ->
         [G || {<<"replies by status">>, _, _, _} = G <- beamscale_report_load:graphs(S)],
     Html = iolist_to_binary(beamscale_report_load:index(D0#{summary := S})),
     ?assertMatch({_, _}, binary:match(Html, <<"<th>replies</th>">>)).
+
+%% A broker's delivery and confirm times are rows when the run recorded some, none when empty.
+broker_times_test() ->
+    #{summary := S} = D = data(),
+    Html = fun(Extra) -> iolist_to_binary(beamscale_report_load:index(
+                                            D#{summary := maps:merge(S, Extra)}))
+           end,
+    Empty = Html(#{<<"delivery_time">> => #{<<"count">> => 0},
+                   <<"confirm_time">> => #{<<"count">> => 0}}),
+    ?assertEqual(nomatch, binary:match(Empty, <<"from the publish">>)),
+    Some = Html(#{<<"delivery_time">> => #{<<"count">> => 3, <<"p99_ms">> => 1.5},
+                  <<"confirm_time">> => #{<<"count">> => 0}}),
+    ?assertNotEqual(nomatch, binary:match(Some, <<"delivery, from the publish">>)),
+    ?assertEqual(nomatch, binary:match(Some, <<"confirm, from the publish">>)).

@@ -76,4 +76,5 @@ take({Mod, _} = Key, Msg, #{conns := Conns, ctx := #{metrics := M}} = St) ->
                                            maps:get(Key, Stores, undefined)),
     %% Counted in a `bidi' session, whose run declares the count.
     [beamscale_load_metrics:count(M, ?COUNT) || Event =:= push, maps:get(bidi, St, false)],
+    ok = beamscale_load_request:record_observed(M),
     {Event, St#{conns := Conns#{Key := Conn}, pushed => Stores#{Key => Store}}}.

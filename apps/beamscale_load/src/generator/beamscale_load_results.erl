@@ -153,6 +153,8 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             latency_uncorrected => percentiles(maps:get(sent, T)),
             session_duration => percentiles(maps:get(session, T)),
             connect_time => percentiles(maps:get(connect, T, beamscale_stats_hist:empty())),
+            delivery_time => percentiles(maps:get(delivery, T, beamscale_stats_hist:empty())),
+            confirm_time => percentiles(maps:get(confirm, T, beamscale_stats_hist:empty())),
             transactions => Tx, errors_by_reason => maps:get(reasons, T),
             latency_distribution => #{corrected => distribution(maps:get(latency, T)),
                                       uncorrected => distribution(maps:get(sent, T))},

@@ -4,7 +4,9 @@
 %% PUBCOMP), `subscribe' and `unsubscribe' wait for their acknowledgement, `disconnect' ends the
 %% session. Messages the broker delivers from the user's subscriptions are pushes
 %% (`handle_push/3', in a `bidi' session): counted, acknowledged at QoS 1 and 2, their payload
-%% dropped; a `wait' step waits for one.
+%% dropped; a `wait' step waits for one. A `size' payload carries the publish stamp
+%% (`beamscale_load_stamp'): the user it is delivered to records the publish-to-delivery time.
+%% PINGREQs keep the connection while the user thinks (keepalive).
 %% Every read goes through `beamscale_load_reader' and the codec refuses a packet longer than
 %% the target's `max_reply_bytes' before its bytes come.
 -module(beamscale_load_mqtt).
@@ -28,7 +30,7 @@
 %% Bytes a `size' payload may ask for: the payload is built once per spec and held by every user.
 -define(MAX_SIZE, 16 * 1024 * 1024).
 -define(KEYS, #{connect => [keepalive_s, client_id, clean, user, password, will],
-                publish => [topic, payload, size, qos, retain],
+                publish => [topic, payload, size, qos, retain, stamp],
                 subscribe => [topic, qos], unsubscribe => [topic], disconnect => []}).
 
 %% @doc `#{type => connect | publish | subscribe | unsubscribe | disconnect, ...}' against
@@ -73,7 +75,12 @@ spec(publish, S) ->
                   _ -> <<>>
               end,
     #{type => publish, topic => topic(S), payload => Payload,
-      qos => qos(maps:get(qos, S, 0)), retain => bool(retain, maps:get(retain, S, false))};
+      qos => qos(maps:get(qos, S, 0)), retain => bool(retain, maps:get(retain, S, false)),
+      stamp => case bool(stamp, maps:get(stamp, S, is_map_key(size, S))) of
+                   true when is_map_key(size, S) -> head;
+                   true -> front;
+                   false -> false
+               end};
 spec(subscribe, S) -> #{type => subscribe, topic => topic(S), qos => qos(maps:get(qos, S, 0))};
 spec(unsubscribe, S) -> #{type => unsubscribe, topic => topic(S)};
 spec(disconnect, _) -> #{type => disconnect}.
@@ -121,15 +128,27 @@ connect(Target) ->
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
 request(#{type := connect}, {mqtt, _, _, _, true} = Conn, _Timeout) ->
     {error, {?MODULE, already_connected}, Conn};
-request(#{type := connect} = Spec, {mqtt, S, Buf, Id, false}, Timeout) ->
+request(#{type := connect, keepalive_s := K} = Spec, {mqtt, S, Buf, Id, false}, Timeout) ->
     P = Spec#{client_id := client_id(Spec)},
-    exchange(P, {mqtt, S, Buf, Id, false}, connack, Timeout);
+    case exchange(P, {mqtt, S, Buf, Id, false}, connack, Timeout) of
+        {ok, _} = Ok -> ok = arm(S, K * 1000), Ok;
+        Error -> Error
+    end;
 request(_Spec, {mqtt, _, _, _, false} = Conn, _Timeout) ->
     {error, {?MODULE, not_connected}, Conn};
 request(#{type := disconnect}, {mqtt, S, _, _, true}, _Timeout) ->
     _ = send(S, #{type => disconnect}),
+    ok = disarm(S),
     ok = beamscale_load_tcp:drop(S),
     {ok, closed};
+request(#{type := publish, stamp := Where, payload := Pl} = P, Conn, Timeout)
+  when Where =/= false ->
+    %% A size payload's head, or the stamp in front of a given one.
+    Stamped = case Where of
+                  head -> beamscale_load_stamp:stamped(Pl);
+                  front -> <<(beamscale_load_stamp:stamp())/binary, Pl/binary>>
+              end,
+    request(P#{stamp := false, payload := Stamped}, Conn, Timeout);
 request(#{type := publish, qos := 0} = P, Conn, Timeout) -> exchange(P, Conn, none, Timeout);
 %% QoS 2: PUBLISH, PUBREC, PUBREL, PUBCOMP, all within the request's deadline.
 request(#{type := publish, qos := Q} = P, {mqtt, _, _, Id, _} = Conn, Timeout) ->
@@ -147,6 +166,7 @@ client_id(#{client_id := <<>>, clean := false}) ->
 client_id(#{client_id := Id}) -> Id.
 
 exchange(Packet, {mqtt, S, Buf, Id, Up}, Want, Timeout) ->
+    ok = beat(S),
     Next = Id rem 65535 + 1,
     case send(S, Packet) of
         ok when Want =:= none -> {ok, {mqtt, S, Buf, Next, Up}};
@@ -197,7 +217,10 @@ answer({Type, Id}, #{type := Type, id := Id} = P, S) ->
         #{codes := <<128>>} -> {error, subscribe_refused};
         _ -> {done, fun(Rest, Next) -> {ok, {mqtt, S, Rest, Next, true}} end}
     end;
-answer(_Want, #{type := publish} = P, S) -> _ = ack(S, P), skip;
+answer(_Want, #{type := publish, payload := Pl} = P, S) ->
+    _ = ack(S, P),
+    ok = beamscale_load_stamp:delivered(Pl),
+    skip;
 answer(_Want, #{type := pingresp}, _S) -> skip;
 answer(_Want, #{type := pubrel, id := Id}, S) -> _ = send(S, #{type => pubcomp, id => Id}), skip;
 answer(_Want, #{type := T}, _S) -> {error, {unexpected, T}}.
@@ -209,12 +232,41 @@ ack(S, #{qos := 2, id := Id}) -> send(S, #{type => pubrec, id => Id});
 ack(_S, _P) -> ok.
 
 gone(S, Reason) ->
+    ok = disarm(S),
     ok = beamscale_load_tcp:drop(S),
     {error, Reason, closed}.
 
 %% @doc Close the user's connection (without DISCONNECT: the broker then sends the will).
 -spec close(conn()) -> ok.
-close({mqtt, S, _, _, _}) -> beamscale_load_tcp:drop(S).
+close({mqtt, S, _, _, _}) ->
+    ok = disarm(S),
+    beamscale_load_tcp:drop(S).
+
+%% The keepalive: a PINGREQ every half keepalive while the user thinks (the timer's message
+%% `{mqtt_ping, Socket}' is the socket's, handed to `handle_push/3'), or before its next request;
+%% the broker would close a connection silent for 1.5 keepalives. The timer and its interval
+%% are kept by socket, as the reader keeps its bound.
+arm(_S, 0) -> ok;
+arm(S, Ms) ->
+    put({?MODULE, ping, S}, {erlang:send_after(max(1, Ms div 2), self(), {mqtt_ping, S}), Ms}),
+    ok.
+
+disarm(S) ->
+    case erase({?MODULE, ping, S}) of
+        undefined -> ok;
+        {Ref, _} -> _ = erlang:cancel_timer(Ref),
+                    receive {mqtt_ping, S} -> ok after 0 -> ok end
+    end.
+
+ping(S) ->
+    case get({?MODULE, ping, S}) of
+        {_, Ms} -> _ = send(S, #{type => pingreq}), arm(S, Ms);
+        undefined -> ok
+    end.
+
+%% A ping due before a request.
+beat(S) ->
+    receive {mqtt_ping, S} -> ping(S) after 0 -> ok end.
 
 %% @doc The socket whose messages are this connection's pushes.
 -spec push_socket(conn()) -> term().
@@ -226,24 +278,31 @@ push_socket({mqtt, S, _, _, _}) -> S.
 -spec handle_push(term(), conn(), non_neg_integer() | undefined) ->
     {push | ignore, conn() | closed, non_neg_integer()}.
 handle_push(Msg, Conn, undefined) -> handle_push(Msg, Conn, 0);
+handle_push({mqtt_ping, S}, {mqtt, S, _, _, _} = Conn, N) ->
+    ok = ping(S),
+    {ignore, Conn, N};
 handle_push({T, S, Data}, {mqtt, S, Buf, Id, Up}, N) when T =:= tcp; T =:= ssl ->
     beamscale_load_request:count(bytes_received, byte_size(Data)),
     case deliveries(S, <<Buf/binary, Data/binary>>, 0) of
         {ok, Rest, 0} -> {ignore, {mqtt, S, Rest, Id, Up}, N};
         {ok, Rest, Got} -> {push, {mqtt, S, Rest, Id, Up}, N + Got};
-        error -> ok = beamscale_load_tcp:drop(S), {ignore, closed, N}
+        error -> ok = disarm(S), ok = beamscale_load_tcp:drop(S), {ignore, closed, N}
     end;
 handle_push({Passive, S}, {mqtt, S, _, _, _} = Conn, N) when Passive =:= tcp_passive;
                                                                Passive =:= ssl_passive ->
     ok = beamscale_load_reader:arm(S),
     {ignore, Conn, N};
 handle_push(_Closed, {mqtt, S, _, _, _}, N) ->
+    ok = disarm(S),
     ok = beamscale_load_tcp:drop(S),
     {ignore, closed, N}.
 
 deliveries(S, Buf, Got) ->
     case ?CODEC:decode(Buf, beamscale_load_reader:max(S)) of
-        {ok, #{type := publish} = P, Rest} -> _ = ack(S, P), deliveries(S, Rest, Got + 1);
+        {ok, #{type := publish, payload := Pl} = P, Rest} ->
+            _ = ack(S, P),
+            ok = beamscale_load_stamp:delivered(Pl),
+            deliveries(S, Rest, Got + 1);
         {ok, #{type := pubrel, id := Id}, Rest} ->
             _ = send(S, #{type => pubcomp, id => Id}),
             deliveries(S, Rest, Got);

@@ -39,7 +39,8 @@
 %% </ul>
 -module(beamscale_load_request).
 
--export([run/5, close/2, count/2, status/1, missing_callbacks/1]).
+-export([run/5, close/2, count/2, status/1, observe/2, record_observed/1,
+         missing_callbacks/1]).
 -export_type([conn/0, result/0, feature/0, tsung/0]).
 
 -type conn() :: term().
@@ -55,8 +56,9 @@
 -callback sockets(Target :: map()) -> non_neg_integer().
 -callback format_error(Reason :: term()) -> iodata().
 %% The Tsung session type, element, its attributes and the `<server>' types a kind reads.
+%% `options': the names of the `<option type="ts_...">'s its `from_tsung/3' reads.
 -type tsung() :: none | #{type := string(), element := atom(), attributes := [atom()],
-                          servers := [string()]}.
+                          servers := [string()], options => [string()]}.
 
 -callback tsung() -> tsung().
 %% The `<request>' element, the kind's element inside it and the reader's context.
@@ -84,6 +86,8 @@
 %% not a tuple: the dictionary hashes its key at every call, and a tuple's hash made the tally
 %% cost three times as much (0.35 against 0.11 µs per request, two counts and an erase).
 -define(TALLY, '$beamscale_load_request_tally').
+%% Durations a kind observed (a delivery's time from its publish): `[{Histogram, Us}]'.
+-define(OBSERVED, '$beamscale_load_request_observed').
 
 %% @doc Run one request on a connection (`closed': connect first), recording the connect time
 %% and the bytes into `Metrics'.
@@ -101,6 +105,7 @@ run(Mod, _Target, Conn, {Spec, Timeout}, M) ->
     tally(M, Mod:request(Spec, Conn, Timeout)).
 
 tally(M, Result) ->
+    record_observed(M),
     case erase(?TALLY) of
         undefined -> ok;
         {Sent, Received, Rows, Status} ->
@@ -137,6 +142,25 @@ tally() ->
     case get(?TALLY) of
         undefined -> {0, 0, 0, none};
         T -> T
+    end.
+
+%% @doc Record `Us' microseconds into the histogram `Hist' (`delivery': publish to delivery,
+%% `confirm': publish to confirm), from the kind's request or push: moved into the run's
+%% metrics after it (`record_observed/1').
+-spec observe(delivery | confirm, non_neg_integer()) -> ok.
+observe(Hist, Us) ->
+    put(?OBSERVED, [{Hist, Us} | case get(?OBSERVED) of undefined -> []; L -> L end]),
+    ok.
+
+%% @doc The durations observed since the last call, recorded into `M'.
+-spec record_observed(beamscale_load_metrics:metrics()) -> ok.
+record_observed(M) ->
+    case erase(?OBSERVED) of
+        undefined -> ok;
+        L -> lists:foreach(fun({H, Us}) -> beamscale_load_metrics:record(
+                                             M, H, erlang:convert_time_unit(Us, microsecond,
+                                                                            native))
+                           end, L)
     end.
 
 %% @doc Close a connection if it is open.

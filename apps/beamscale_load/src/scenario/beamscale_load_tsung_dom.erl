@@ -20,7 +20,12 @@ ign(#xmlElement{name = option} = E) ->
         {"file_server", _} -> [];
         {"user_agent", _} -> [];
         {N, _} when N =:= "connect_timeout"; N =:= "tcp_rcv_buffer"; N =:= "tcp_snd_buffer" -> [];
-        {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
+        {Name, Type} ->
+            %% A kind's own options (ts_amqp's credentials) are read by its `from_tsung/3'.
+            case lists:member(Name, kind_options(Type)) of
+                true -> [];
+                false -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
+            end
     end;
 ign(#xmlElement{name = monitor} = E) ->
     case attr(E, type) of
@@ -38,6 +43,13 @@ ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
 ign(#xmlPI{name = beamscale}) -> [];
 ign(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
 ign(_) -> [].
+
+kind_options(undefined) -> [];
+kind_options(Type) ->
+    case beamscale_load_kinds:by_tsung_type(Type) of
+        {ok, Mod} -> maps:get(options, Mod:tsung(), []);
+        error -> []
+    end.
 
 elements(#xmlElement{name = Name}, C) ->
     case spec(Name) of

@@ -48,7 +48,7 @@ tsung(Root, Ctx0) ->
     Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
     Pis = pi_targets(Root, Ctx0),
     Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis,
-                user_agents => user_agents(Top, Ctx0)},
+                user_agents => user_agents(Top, Ctx0), options => kind_options(Top, Ctx0)},
     {Ips, Hosts, Local} = clients(lists:append([children(C, [client], Ctx)
                                                 || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
@@ -74,6 +74,13 @@ tsung(Root, Ctx0) ->
     #{entries => Entries, sample => Sample, warnings => Warnings ++ Unused ++ Local}.
 
 only(Name, Elements) -> [E || #xmlElement{name = N} = E <- Elements, N =:= Name].
+
+%% The `<option type="ts_..." name value>'s a kind's `from_tsung/3' reads (ts_amqp's
+%% credentials): `{Type, Name, Value}'.
+kind_options(Top, Ctx) ->
+    [{T, N, V} || O <- only(options, Top), E <- children(O, [option], Ctx),
+                  T <- [attr(E, type)], N <- [attr(E, name)], V <- [attr(E, value)],
+                  T =/= undefined, N =/= undefined, V =/= undefined].
 
 one(Name, Elements, Parent, Ctx) ->
     case only(Name, Elements) of

@@ -1,0 +1,81 @@
+#!/bin/sh
+# Client CPU per AMQP publish, beamscale against Tsung, side by side in one invocation: the same
+# Tsung file (ts_amqp: USERS publishers, each opening a connection and a channel in confirm mode
+# and publishing PUBLISHES persistent 100-byte messages to a durable queue, waitForConfirms
+# after each 100) against the same RabbitMQ, started here as a node of its own on 127.0.0.1 in a
+# temporary directory and stopped by pid. The broker counts the messages each tool published
+# (rabbitmqctl list_queues, the queue purged between the tools). Goal (issue 34): beamscale's
+# CPU per publish at most half of Tsung's.
+#   bench/amqp_vs_tsung.sh [USERS] [PUBLISHES]     (defaults 20 and 1000)
+# Tsung runs under a controller id of its own (-i): another Tsung on the machine keeps its
+# default node name.
+# Prints each tool's CPU seconds (user + system, GNU time; beamscale's includes its start),
+# the messages the broker received, the CPU per publish, the ratio, and the load average.
+set -eu
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+users=${1:-20}
+pubs=${2:-1000}
+./beamscale list >/dev/null
+out=$(mktemp -d /tmp/beamscale-amqp.XXXXXX)
+rabbit_sh=
+cleanup() { rabbit_stop; rm -rf "$out"; }
+trap cleanup EXIT
+
+rabbit_start "$out"
+
+# The queue, durable, declared once (by beamscale, outside the timed runs).
+cat > "$out/declare.scenario" <<EOF
+{targets, [{r, #{address => "127.0.0.1:$port"}}]}.
+{phases, [{p, #{duration_s => 1, rate => 2, max_users => 1}}]}.
+{sessions, [{s, #{steps => [{amqp, #{type => 'connection.open'}},
+  {amqp, #{type => 'channel.open'}},
+  {amqp, #{type => 'queue.declare', queue => <<"bench_q">>, durable => true}},
+  {amqp, #{type => 'connection.close'}}]}}]}.
+EOF
+./beamscale load "$out/declare.scenario" --name declare --out "$out" --quiet >/dev/null
+
+cat > "$out/amqp.xml" <<EOF
+<?xml version="1.0"?>
+<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
+<tsung loglevel="error" version="1.0">
+<clients><client host="localhost" use_controller_vm="true" maxusers="$((users * 2))"/></clients>
+<servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
+<load><arrivalphase phase="1" duration="1" unit="second">
+  <users maxnumber="$users" arrivalrate="$users" unit="second"/></arrivalphase></load>
+<options><option type="ts_amqp" name="heartbeat" value="30"/></options>
+<sessions><session name="pub" probability="100" type="ts_amqp">
+ <request><amqp type="connection.open" vhost="/"/></request>
+ <request><amqp type="channel.open"/></request>
+ <request><amqp type="confirm.select" channel="1"/></request>
+ <for from="1" to="$((pubs / 100))" var="round">
+  <for from="1" to="100" var="i">
+   <request><amqp type="basic.publish" channel="1" exchange="" routing_key="bench_q"
+     persistent="true" payload_size="100"/></request>
+  </for>
+  <request><amqp type="waitForConfirms" timeout="1"/></request>
+ </for>
+ <request><amqp type="channel.close" channel="1"/></request>
+ <request><amqp type="connection.close"/></request>
+</session></sessions>
+</tsung>
+EOF
+
+/usr/bin/time -o "$out/bs.time" -f "cpu %U %S" \
+    ./beamscale load "$out/amqp.xml" --name bs --out "$out" --quiet >/dev/null 2>&1 || true
+bs_n=$(rabbit_queued bench_q)
+rabbit_ctl purge_queue bench_q >/dev/null
+/usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \
+    tsung -i "bs$$" -n -f "$out/amqp.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
+ts_n=$(rabbit_queued bench_q)
+
+awk -v bsc="$(awk '{ print $2 + $3 }' "$out/bs.time")" \
+    -v tsc="$(awk '{ print $2 + $3 }' "$out/ts.time")" -v bsn="$bs_n" -v tsn="$ts_n" \
+    -v u="$users" -v p="$pubs" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+    printf "%d publishers x %d persistent 100-byte publishes with confirms, RabbitMQ\n", u, p
+    printf "published (counted by the broker): beamscale %d, tsung %d\n", bsn, tsn
+    printf "client CPU s: beamscale %.2f, tsung %.2f\n", bsc, tsc
+    bcpu = (bsn > 0 ? 1e6 * bsc / bsn : 0); tcpu = (tsn > 0 ? 1e6 * tsc / tsn : 0)
+    printf "client CPU per publish (us): beamscale %.1f, tsung %.1f\n", bcpu, tcpu
+    printf "beamscale/tsung: %.2f (goal <= 0.5)\n", (tcpu > 0 ? bcpu / tcpu : 0)
+    printf "load average: %s\n", la }'

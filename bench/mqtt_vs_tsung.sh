@@ -1,0 +1,70 @@
+#!/bin/sh
+# Client CPU per MQTT publish, beamscale against Tsung, side by side in one invocation: the same
+# Tsung file (ts_mqtt: USERS publishers, each connecting and publishing PUBLISHES QoS 1
+# messages, each awaiting its PUBACK) against the same mosquitto, started here on a free port
+# of 127.0.0.1 with its configuration and log in a temporary directory, stopped by pid. The
+# broker counts the PUBLISH packets each tool sent (its debug log). Goal (issue 34): beamscale's
+# CPU per publish at most half of Tsung's.
+#   bench/mqtt_vs_tsung.sh [USERS] [PUBLISHES]     (defaults 20 and 1000)
+# Tsung runs under a controller id of its own (-i): another Tsung on the machine keeps its
+# default node name.
+# Prints each tool's CPU seconds (user + system, GNU time; beamscale's includes its start),
+# the publishes the broker received, the CPU per publish, the ratio, and the load average.
+set -eu
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+users=${1:-20}
+pubs=${2:-1000}
+./beamscale list >/dev/null
+out=$(mktemp -d /tmp/beamscale-mqtt.XXXXXX)
+mq=
+cleanup() { [ -z "$mq" ] || kill "$mq" 2>/dev/null || true; rm -rf "$out"; }
+trap cleanup EXIT
+
+port=$(free_port)
+printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest file %s\nlog_type debug\n' \
+    "$port" "$out/mosquitto.log" > "$out/mosquitto.conf"
+/usr/sbin/mosquitto -c "$out/mosquitto.conf" >/dev/null 2>&1 &
+mq=$!
+i=0
+until ss -ltnH "sport = :$port" | grep -q .; do
+    i=$((i + 1)); [ "$i" -lt 100 ] || { echo "mosquitto did not start" >&2; exit 1; }; sleep 0.1
+done
+received() { grep -c 'Received PUBLISH' "$out/mosquitto.log" || true; }
+
+cat > "$out/mqtt.xml" <<EOF2
+<?xml version="1.0"?>
+<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
+<tsung loglevel="error" version="1.0">
+<clients><client host="localhost" use_controller_vm="true" maxusers="$((users * 2))"/></clients>
+<servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
+<load><arrivalphase phase="1" duration="1" unit="second">
+  <users maxnumber="$users" arrivalrate="$users" unit="second"/></arrivalphase></load>
+<sessions><session name="pub" probability="100" type="ts_mqtt">
+ <request><mqtt type="connect" clean_start="true" keepalive="30"/></request>
+ <for from="1" to="$pubs" var="i">
+  <request><mqtt type="publish" topic="bench/t" qos="1">test_message</mqtt>
+  </request>
+ </for>
+ <request><mqtt type="disconnect"/></request>
+</session></sessions>
+</tsung>
+EOF2
+
+/usr/bin/time -o "$out/bs.time" -f "cpu %U %S" \
+    ./beamscale load "$out/mqtt.xml" --name bs --out "$out" --quiet >/dev/null 2>&1 || true
+bs_n=$(received)
+/usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \
+    tsung -i "bs$$" -n -f "$out/mqtt.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
+ts_n=$(( $(received) - bs_n ))
+
+awk -v bsc="$(awk '{ print $2 + $3 }' "$out/bs.time")" \
+    -v tsc="$(awk '{ print $2 + $3 }' "$out/ts.time")" -v bsn="$bs_n" -v tsn="$ts_n" \
+    -v u="$users" -v p="$pubs" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+    printf "%d publishers x %d QoS 1 publishes, mosquitto\n", u, p
+    printf "published (counted by the broker): beamscale %d, tsung %d\n", bsn, tsn
+    printf "client CPU s: beamscale %.2f, tsung %.2f\n", bsc, tsc
+    bcpu = (bsn > 0 ? 1e6 * bsc / bsn : 0); tcpu = (tsn > 0 ? 1e6 * tsc / tsn : 0)
+    printf "client CPU per publish (us): beamscale %.1f, tsung %.1f\n", bcpu, tcpu
+    printf "beamscale/tsung: %.2f (goal <= 0.5)\n", (tcpu > 0 ? bcpu / tcpu : 0)
+    printf "load average: %s\n", la }'
