@@ -31,19 +31,8 @@
 %% @doc `#{type => bind | search | add | modify | delete | start_tls | unbind, ...}' against
 %% host:port (docs/scenario.md, "ldap").
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
-check(#{type := Type} = Spec, #{host := _}) when is_map_key(Type, ?KEYS) ->
-    Known = maps:get(Type, ?KEYS),
-    case [K || K <- maps:keys(Spec), K =/= type, not lists:member(K, Known)] of
-        [K | _] -> {error, K, "unknown key (known: type, " ++
-                        lists:join(", ", [atom_to_list(X) || X <- Known]) ++ ")"};
-        [] -> try {ok, spec(Type, Spec)}
-              catch throw:{bad, Key, Msg} -> {error, Key, Msg}
-              end
-    end;
-check(#{type := _}, #{host := _}) ->
-    {error, type, "expected bind, search, add, modify, delete, start_tls or unbind"};
-check(#{type := _}, _Target) -> {error, target, "ldap needs a host:port target"};
-check(_Spec, _Target) -> {error, type, "missing"}.
+check(Spec, #{host := _}) -> beamscale_load_request:check_typed(Spec, ?KEYS, fun spec/2);
+check(_Spec, _Target) -> {error, target, "ldap needs a host:port target"}.
 
 spec(bind, S) -> #{type => bind, dn => text(dn, maps:get(dn, S, <<>>)),
                    password => text(password, maps:get(password, S, <<>>))};

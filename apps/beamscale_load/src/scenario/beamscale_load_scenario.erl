@@ -8,6 +8,7 @@
 -type target() :: #{node := node(), cookie => atom()}
                 | #{start := #{erl := string(), flags := string(), code_path := [string()],
                                init => {module(), atom(), list()}}}
+                | #{dir := string(), max_reply_bytes => pos_integer()}
                 | #{host := string(), port := inet:port_number(),
                     tls => [ssl:tls_client_option()], transport => tcp | udp,
                     max_reply_bytes => pos_integer()}.
