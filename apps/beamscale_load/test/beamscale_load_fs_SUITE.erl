@@ -5,14 +5,14 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
--export([operations/1, errors/1, escapes/1]).
--export([operations/0, errors/0, escapes/0]).
+-export([operations/1, errors/1, escapes/1, tsung_example/1]).
+-export([operations/0, errors/0, escapes/0, tsung_example/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [operations, errors, escapes].
+all() -> [operations, errors, escapes, tsung_example].
 
 scenario(Dir, Steps) ->
     scenario(io_lib:format(
@@ -85,3 +85,33 @@ escapes(Config) ->
                    <<"fs read_file: path outside its directory (.. or a link out of it)">> => Done},
                  maps:get(reasons, T)),
     ?assertEqual({ok, <<"s">>}, file:read_file(filename:join(Outside, "secret"))).
+
+tsung_example() ->
+    [{doc, "Tsung's fs-nfs.xml: each user writes its files, then reads those of the user its "
+           "eval fun names (with ts_dynvars:lookup/2)."}].
+tsung_example(Config) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_fs_SUITE_nfs"),
+    %% Besides the path and the durations: 2 files of 3 chunks each (100 of 101 in the file,
+    %% 650 MB per user). Its 4 phases of 10 users a second each: the eval fun has users 1 to 8
+    %% read users 10 to 17, the others the user 9 before them (within 32, then 64 users).
+    Phases = [{"duration=\"" ++ M ++ "\" unit=\"minute\"", "duration=\"1\" unit=\"second\""}
+              || M <- ["10", "20", "30", "45"]],
+    S = beamscale_load_servers:tsung_example(
+          "fs-nfs.xml",
+          [{"/mnt/bench/", Dir ++ "/"},
+           %% A torque batch (hosts from the batch system): this host.
+           {"type=\"batch\" batch=\"torque\"", "host=\"localhost\""},
+           {"to=\"100\" var=\"file\"", "to=\"2\" var=\"file\""},
+           {"from=\"0\" to=\"100\" var=\"chunk\"", "from=\"0\" to=\"2\" var=\"chunk\""},
+           {"from=\"1\" to=\"100\" var=\"chunk\"", "from=\"1\" to=\"4\" var=\"chunk\""},
+           {"value=\"1\"/>", "value=\"0.1\"/>"},
+           {"min=\"30\" max=\"31\"", "min=\"2\" max=\"3\""} | Phases]),
+    #{total := T} = run(S),
+    Done = maps:get(sessions_done, T),
+    ct:pal("~b sessions, reasons ~p", [Done, maps:get(reasons, T)]),
+    ?assert(Done >= 30),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assertEqual(2 * 3 * 65536 * Done, maps:get(bytes_sent, T)),
+    ?assertEqual(2 * 3 * 65536 * Done, maps:get(bytes_received, T)),
+    {ok, Users} = file:list_dir(Dir),
+    ?assertEqual(Done, length(Users)).

@@ -87,9 +87,21 @@ source({file, Id, Opts}, _) when is_map(Opts) ->
             end,
     {file, name(Id), Order, Delim};
 source({file, Id}, N) -> source({file, Id, #{}}, N);
+%% The code is parsed once here; beamscale_load_eval runs it per user, bounded.
+source({eval, Code}, _) ->
+    case io_lib:char_list(Code) orelse is_binary(Code) of
+        true ->
+            case beamscale_load_eval:parse(Code) of
+                {ok, Exprs} -> {eval, Exprs};
+                {error, Where, Msg} ->
+                    bad([setvars, eval], io_lib:format("the code, ~ts: ~ts", [Where, Msg]))
+            end;
+        false -> bad([setvars, eval], "expected the code of a fun as a string")
+    end;
 source(_, _) ->
     bad([setvars], "expected {random_number, From, To}, {random_string, Len}, {random_bytes, "
                    "Len}, {erlang, Module, Function}, {file, Id, #{order, delimiter}}, "
+                   "{eval, Code}, "
                    "user_number, time or {value, V}").
 
 cond_({Var, Op, Value}, _Path) when Op =:= eq; Op =:= neq ->

@@ -246,8 +246,9 @@ session(E, Ctx) ->
                     {undefined, _} -> {weight, positive(E, weight, Ctx)};
                     _ -> fail(E, Ctx, "<session> has both probability and weight", [])
                 end,
-    {Steps, Used} = steps(E, Ctx#{type => Type}),
-    [fail(E, Ctx, "<session> has no request", []) || Steps =:= []],
+    {Steps0, Used} = steps(E, Ctx#{type => Type}),
+    [fail(E, Ctx, "<session> has no request", []) || Steps0 =:= []],
+    Steps = beamscale_load_tsung_dyn:userid(E, Steps0),
     {Kind, W, Name, Steps, Used}.
 
 -define(STEPS, beamscale_load_tsung_dyn:step_names()).
