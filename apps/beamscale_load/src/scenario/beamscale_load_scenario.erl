@@ -360,7 +360,8 @@ transactions(Sessions) ->
 
 %% Every node target (started or existing) is sampled unless the scenario says which.
 default_sample(Targets) ->
-    lists:sort([N || {N, T} <- maps:to_list(Targets), not is_map_key(host, T)]).
+    lists:sort([N || {N, T} <- maps:to_list(Targets), not is_map_key(host, T),
+                     not is_map_key(dir, T)]).
 
 sample(L, Targets) when is_list(L) ->
     [bad([], io_lib:format("unknown target ~0tp", [N])) || N <- L, not is_map_key(N, Targets)],
