@@ -43,10 +43,27 @@ bounds_test_() ->
                                                 #{}, 1)),
              ?assertEqual({error, heap},
                           run("fun(_) -> lists:seq(1, 100000000) end.", #{}, 1)),
+             %% The fun and its watchdog are gone (the watchdog sees the DOWN just after).
+             timer:sleep(100),
              ?assertEqual(Before, length(processes())),
+             %% A user that dies while its fun runs takes the fun with it.
+             {ok, Loop} = ?E:parse("fun(_) -> register(beamscale_eval_loop, self()), "
+                                   "receive after infinity -> ok end end."),
+             User = spawn(fun() -> ?E:run(Loop, 1, #{}, 1) end),
+             Fun = registered(beamscale_eval_loop, 50),
+             exit(User, kill),
+             Ref = monitor(process, Fun),
+             receive {'DOWN', Ref, process, Fun, _} -> ok after 500 -> error(fun_alive) end,
              ?assertEqual(<<"setdynvars: eval fun still running after 1000 ms: killed">>,
                           beamscale_load_reasons:text({eval, timeout}))
      end}.
+
+registered(_Name, 0) -> error(not_registered);
+registered(Name, N) ->
+    case whereis(Name) of
+        undefined -> timer:sleep(10), registered(Name, N - 1);
+        Pid -> Pid
+    end.
 
 %% Tsung's own fs-nfs.xml fun: user 1 reads user 10's files, user 20 user 12's.
 tsung_fun_test() ->

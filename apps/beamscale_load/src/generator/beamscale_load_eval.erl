@@ -70,6 +70,7 @@ run(Code, Count, Vars, User) ->
     {Pid, Ref} = spawn_opt(fun() -> Self ! {self(), values(Code, {Self, DynVars}, Count)} end,
                            [monitor, {max_heap_size, #{size => ?MAX_HEAP_WORDS, kill => true,
                                                        error_logger => false}}]),
+    _ = spawn(fun() -> watch(Self, Pid) end),
     receive
         {Pid, Result} -> erlang:demonitor(Ref, [flush]), Result;
         {'DOWN', Ref, process, Pid, killed} -> {error, heap};
@@ -79,6 +80,16 @@ run(Code, Count, Vars, User) ->
         erlang:demonitor(Ref, [flush]),
         receive {Pid, _} -> ok after 0 -> ok end,
         {error, timeout}
+    end.
+
+%% The fun dies with its user (a run stopped while it ran): not linked, as the kills at the bounds
+%% would take the user with it.
+watch(User, Pid) ->
+    U = monitor(process, User),
+    P = monitor(process, Pid),
+    receive
+        {'DOWN', U, process, _, _} -> exit(Pid, kill);
+        {'DOWN', P, process, _, _} -> ok
     end.
 
 %% A variable's name that is no atom cannot be named by the code (nor made one by us).
