@@ -25,7 +25,7 @@ all() -> [operations, errors_by_code, start_tls, tsung_example, hostile_length, 
 
 %% Fails, not skips, when slapd cannot start (start_server/4).
 init_per_suite(Config) ->
-    {Port, Stop, Ca} = slapd(Config, "beamscale_load_ldap_SUITE"),
+    {Port, Stop, Ca} = slapd(Config, "beamscale_load_ldap_SUITE", tls),
     try seed(Port) of
         ok -> [{port, Port}, {stop, Stop}, {ca, Ca} | Config]
     catch C:R:St -> Stop(), erlang:raise(C, R, St)
@@ -35,22 +35,26 @@ end_per_suite(Config) ->
     (proplists:get_value(stop, Config))(),
     Config.
 
-%% A slapd of its own in priv_dir/`Name' (the schemas Debian ships, an mdb database, StartTLS
-%% with a certificate for 127.0.0.1): its port, the fun that stops it, the CA's file.
-slapd(Config, Name) ->
+%% A slapd of its own in priv_dir/`Name' (the schemas Debian ships, an mdb database, with `tls'
+%% StartTLS with a certificate for 127.0.0.1): its port, the fun that stops it, the CA's file.
+slapd(Config, Name, Tls) ->
     Dir = beamscale_load_servers:tmp_dir(Config, Name),
     Db = filename:join(Dir, "db"),
     ok = filelib:ensure_path(Db),
-    {Ca, Cert, Key} = beamscale_load_servers:certificate(Dir),
+    {Ca, TlsConf} = case Tls of
+                        tls -> {C, Cert, Key} = beamscale_load_servers:certificate(Dir),
+                               {C, ["TLSCACertificateFile ", C, "\nTLSCertificateFile ", Cert,
+                                    "\nTLSCertificateKeyFile ", Key, "\n"]};
+                        no_tls -> {none, []}
+                    end,
     Port = beamscale_load_servers:free_port(),
     Conf = filename:join(Dir, "slapd.conf"),
     ok = file:write_file(
            Conf, [[["include /etc/ldap/schema/", S, ".schema\n"]
                    || S <- ["core", "cosine", "inetorgperson"]],
                   "pidfile ", filename:join(Dir, "slapd.pid"), "\n"
-                  "modulepath /usr/lib/ldap\nmoduleload back_mdb\n"
-                  "TLSCACertificateFile ", Ca, "\nTLSCertificateFile ", Cert, "\n"
-                  "TLSCertificateKeyFile ", Key, "\n"
+                  "modulepath /usr/lib/ldap\nmoduleload back_mdb\n",
+                  TlsConf,
                   "database mdb\nmaxsize 16777216\nsuffix \"", ?SUFFIX, "\"\n"
                   "rootdn \"", ?ADMIN, "\"\nrootpw ", ?PASSWORD, "\ndirectory ", Db, "\n"]),
     Exe = case os:find_executable("slapd") of
@@ -199,7 +203,7 @@ flood(S) ->
 server_stopped() ->
     [{doc, "slapd stopped mid-load: errors by reason, and the run ends on time."}].
 server_stopped(Config) ->
-    {Port, Stop, _} = slapd(Config, "beamscale_load_ldap_SUITE_stopped"),
+    {Port, Stop, _} = slapd(Config, "beamscale_load_ldap_SUITE_stopped", no_tls),
     Steps = "[" ++ bind() ++ ", {think, 100}, " ++ bind() ++ ", {ldap, #{type => unbind}}]",
     S = scenario(io_lib:format(
                    "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
