@@ -178,6 +178,8 @@ watched(#{sample := Sample}, Targets) ->
 
 watch_one(_Name, #{host := H, port := P}, _) ->
     {no, iolist_to_binary(io_lib:format("~ts:~b is host:port: no node to sample", [H, P]))};
+watch_one(_Name, #{dir := D}, _) ->
+    {no, iolist_to_binary(io_lib:format("~ts is a directory: no node to sample", [D]))};
 watch_one(_Name, _T, false) -> {no, <<"not in the scenario's sample list">>};
 watch_one(Name, #{node := Node}, true) ->
     case local(Node) of

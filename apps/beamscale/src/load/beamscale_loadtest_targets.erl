@@ -1,6 +1,6 @@
 %% @doc The targets of a load scenario made ready: a node beamscale starts (with `beamscale_node',
 %% the benchmark app's code loaded and the scenario's init `M:F(A)' run), an existing node
-%% (reached with its cookie) or a host:port, which needs nothing.
+%% (reached with its cookie), a host:port (listening) or a directory (there).
 -module(beamscale_loadtest_targets).
 
 -export([resolve/2, check_calls/2, stop/1, watch/2, downs/1, format_error/1]).
@@ -40,6 +40,12 @@ one(_Name, #{host := H, port := P} = T, _Cookie) ->
     case gen_tcp:connect(H, P, [], ?CONNECT_TIMEOUT) of
         {ok, S} -> ok = gen_tcp:close(S), {ok, T, nothing};
         {error, Reason} -> {error, {not_listening, H, P, Reason}}
+    end;
+%% The fs kind's directory: one clear error now if it is not there.
+one(_Name, #{dir := D} = T, _Cookie) ->
+    case filelib:is_dir(D) of
+        true -> {ok, T, nothing};
+        false -> {error, {not_a_directory, D}}
     end;
 one(_Name, #{node := Node} = T, Cookie) ->
     case cookie(maps:get(cookie, T, Cookie)) of
@@ -176,6 +182,8 @@ format_error({Name, {unreachable, Node}}) ->
 format_error({Name, {not_listening, H, P, Reason}}) ->
     io_lib:format("target ~p: nothing answers on ~ts:~b (~ts): start the server first",
                   [Name, H, P, inet:format_error(Reason)]);
+format_error({Name, {not_a_directory, D}}) ->
+    io_lib:format("target ~p: ~ts is not a directory", [Name, D]);
 format_error({Name, {erl_not_found, Erl}}) ->
     io_lib:format("target ~p: no executable ~ts (give its path or put it on PATH)", [Name, Erl]);
 format_error({Name, {init_returned, Reason}}) ->

@@ -31,6 +31,7 @@ text(closed) -> <<"connection closed">>;
 text({status, N}) when is_integer(N) -> <<"http status ", (integer_to_binary(N))/binary>>;
 text({unset_variable, Name}) when is_binary(Name) ->
     fmt("variable ~ts unset (no value when the request was sent)", [Name]);
+text({eval, R}) -> fmt("setdynvars: ~ts", [beamscale_load_eval:format_error(R)]);
 text({no_push, Ms}) when is_integer(Ms) -> fmt("no pushed message within ~b ms", [Ms]);
 text({connect, econnrefused}) -> <<"connection refused">>;
 %% A request filled from variables that its kind refuses (CR LF from a reply, say): not sent.

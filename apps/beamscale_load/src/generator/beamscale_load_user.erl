@@ -137,6 +137,13 @@ set_var(Var, I, #{vars := Vars} = St) -> St#{vars := Vars#{Var => integer_to_bin
 step({request, Mod, Target, Spec, Timeout}, St) ->
     {[], element(1, request(Mod, Target, Spec, Timeout, St))};
 step({dyn, Dyn, Request}, St) -> {[], dyn(Dyn, Request, St, 0)};
+%% An eval fun (the file author's code) may fail: its reason is the run's, the variables unset.
+step({setvars, {eval, Code}, Names}, #{vars := Vars, user := U, ctx := #{metrics := M}} = St) ->
+    case beamscale_load_eval:run(Code, length(Names), Vars, U) of
+        {ok, Values} ->
+            {[], St#{vars := maps:merge(Vars, maps:from_list(lists:zip(Names, Values)))}};
+        {error, R} -> beamscale_load_metrics:error(M, {eval, R}), {[], St}
+    end;
 step({setvars, Source, Names}, #{vars := Vars, rand := R0, user := U, ctx := Ctx} = St) ->
     {Values, R1} = beamscale_load_vars:source(Source, length(Names),
                                               {Vars, U, maps:get(vars, Ctx, #{})}, R0),

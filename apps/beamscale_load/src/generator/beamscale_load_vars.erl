@@ -18,7 +18,7 @@
                 | {random_bytes, pos_integer()} | {erlang, module(), atom()}
                 | {choice, [{number(), binary()}]}
                 | {file, binary(), iter | random, binary()} | user_number | time
-                | {value, binary()}.
+                | {value, binary()} | {eval, beamscale_load_eval:code()}.
 -type cond_() :: {binary(), eq | neq, binary()}.
 %% What the sources need beyond the user: each file's lines and its shared position, and the
 %% load node's user counter.

@@ -23,7 +23,9 @@ all() ->
      beamscale_load_mysql,
      beamscale_load_pgsql,
      beamscale_load_mqtt,
-     beamscale_load_amqp].
+     beamscale_load_amqp,
+     beamscale_load_ldap,
+     beamscale_load_fs].
 
 %% @doc The module of a terms step name.
 -spec by_name(atom()) -> {ok, module()} | error.

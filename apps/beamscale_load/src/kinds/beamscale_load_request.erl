@@ -40,7 +40,7 @@
 -module(beamscale_load_request).
 
 -export([run/5, close/2, count/2, status/1, observe/2, record_observed/1,
-         missing_callbacks/1]).
+         missing_callbacks/1, check_typed/3]).
 -export_type([conn/0, result/0, feature/0, tsung/0]).
 
 -type conn() :: term().
@@ -176,3 +176,22 @@ missing_callbacks(Mod) ->
      || {F, A} <- ?MODULE:behaviour_info(callbacks)
             -- ?MODULE:behaviour_info(optional_callbacks),
         not erlang:function_exported(Mod, F, A)].
+
+%% @doc A spec of the form `#{type => T, ...}' checked for a kind whose types take the keys
+%% `KeysByType' lists: an unknown type or key named, else `Build(Type, Spec)', which throws
+%% `{bad, Key, Message}' for a bad value.
+-spec check_typed(map(), #{atom() => [atom()]}, fun((atom(), map()) -> map())) ->
+    {ok, map()} | {error, atom(), string()}.
+check_typed(#{type := Type} = Spec, KeysByType, Build) when is_map_key(Type, KeysByType) ->
+    Known = maps:get(Type, KeysByType),
+    case [K || K <- maps:keys(Spec), K =/= type, not lists:member(K, Known)] of
+        [K | _] -> {error, K, "unknown key (known: " ++ names([type | Known]) ++ ")"};
+        [] -> try {ok, Build(Type, Spec)}
+              catch throw:{bad, Key, Msg} -> {error, Key, Msg}
+              end
+    end;
+check_typed(#{type := _}, KeysByType, _Build) ->
+    {error, type, "expected one of " ++ names(lists:sort(maps:keys(KeysByType)))};
+check_typed(_Spec, _KeysByType, _Build) -> {error, type, "missing"}.
+
+names(Atoms) -> lists:join(", ", [atom_to_list(A) || A <- Atoms]).

@@ -8,6 +8,7 @@
 -type target() :: #{node := node(), cookie => atom()}
                 | #{start := #{erl := string(), flags := string(), code_path := [string()],
                                init => {module(), atom(), list()}}}
+                | #{dir := string(), max_reply_bytes => pos_integer()}
                 | #{host := string(), port := inet:port_number(),
                     tls => [ssl:tls_client_option()], transport => tcp | udp,
                     max_reply_bytes => pos_integer(), connect_timeout_ms => pos_integer(),
@@ -361,7 +362,8 @@ transactions(Sessions) ->
 
 %% Every node target (started or existing) is sampled unless the scenario says which.
 default_sample(Targets) ->
-    lists:sort([N || {N, T} <- maps:to_list(Targets), not is_map_key(host, T)]).
+    lists:sort([N || {N, T} <- maps:to_list(Targets), not is_map_key(host, T),
+                     not is_map_key(dir, T)]).
 
 sample(L, Targets) when is_list(L) ->
     [bad([], io_lib:format("unknown target ~0tp", [N])) || N <- L, not is_map_key(N, Targets)],

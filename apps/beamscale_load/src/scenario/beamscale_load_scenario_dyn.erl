@@ -92,10 +92,21 @@ source({choice, [_ | _] = L}, _) ->
      || X <- L, not (tuple_size(X) =:= 2 andalso is_number(element(1, X))
                      andalso element(1, X) > 0)],
     {choice, [{W, beamscale_load_vars:value(V)} || {W, V} <- L]};
+%% The code is parsed once here; beamscale_load_eval runs it per user, bounded.
+source({eval, Code}, _) ->
+    case io_lib:char_list(Code) orelse is_binary(Code) of
+        true ->
+            case beamscale_load_eval:parse(Code) of
+                {ok, Exprs} -> {eval, Exprs};
+                {error, Where, Msg} ->
+                    bad([setvars, eval], io_lib:format("the code, ~ts: ~ts", [Where, Msg]))
+            end;
+        false -> bad([setvars, eval], "expected the code of a fun as a string")
+    end;
 source(_, _) ->
     bad([setvars], "expected {random_number, From, To}, {random_string, Len}, {random_bytes, "
                    "Len}, {erlang, Module, Function}, {file, Id, #{order, delimiter}}, "
-                   "{choice, [{Weight, V}]}, user_number, time or {value, V}").
+                   "{choice, [{Weight, V}]}, {eval, Code}, user_number, time or {value, V}").
 
 cond_({Var, Op, Value}, _Path) when Op =:= eq; Op =:= neq ->
     {name(Var), Op, beamscale_load_vars:value(Value)};

@@ -48,8 +48,14 @@ target(#{address := A} = T) ->
         error -> bad([address], "expected \"host:port\", \"http://host[:port]\" or "
                                 "\"https://host[:port]\"")
     end;
+%% A directory for the fs kind (beamscale_load_fs): absolute, so every load node reads it alike.
+target(#{dir := D} = T) ->
+    only(T, [dir, max_reply_bytes]),
+    [bad([dir], "expected a directory's path") || not is_string(D) orelse D =:= ""],
+    maps:merge(#{dir => filename:absname(D)}, max(T));
 target(_) ->
-    bad([], "expected #{node => Node}, #{start => #{...}} or #{address => \"host:port\"}").
+    bad([], "expected #{node => Node}, #{start => #{...}}, #{address => \"host:port\"} or "
+            "#{dir => Path}").
 
 %% `tls => true | #{...}' (beamscale_load_tls), or an https:// address (TLS, verified).
 tls(#{tls := Tls}) ->

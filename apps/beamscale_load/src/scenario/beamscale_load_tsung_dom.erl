@@ -86,7 +86,7 @@ spec(while) -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec(until) -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec('if') -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec(setdynvars) -> {[sourcetype, callback, fileid, order, delimiter, length, start, 'end',
-                      value], []};
+                      value, code], []};
 spec(var) -> {[name], []};
 spec(dyn_variable) -> {[name, re, regexp, header, xpath, jsonpath, pgsql_expr, decode], []};
 spec(match) -> {[do, 'when', name, max_loop, sleep_loop, skip_headers, subst, loop_back,

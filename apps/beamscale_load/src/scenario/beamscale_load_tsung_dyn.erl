@@ -5,7 +5,7 @@
 %% line as `beamscale_load_tsung_dom' throws them; names and values stay text.
 -module(beamscale_load_tsung_dyn).
 
--export([step/3, request_keys/3, files/2, step_names/0, http_children/0, calls/3]).
+-export([step/3, request_keys/3, files/2, step_names/0, http_children/0, calls/3, userid/2]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -99,8 +99,9 @@ source(E, Ctx) ->
             {file, req(E, fileid, Ctx), #{order => order(E, Ctx),
                                           delimiter => attr(E, delimiter, ";")}};
         "erlang" -> callback(E, req(E, callback, Ctx), Ctx);
+        "eval" -> eval(E, req(E, code, Ctx), Ctx);
         T -> fail(E, Ctx, "sourcetype=\"~ts\" is not supported (random_number, random_string, "
-                          "urandom_string, value, file, erlang)", [T])
+                          "urandom_string, value, file, erlang, eval)", [T])
     end.
 
 order(E, Ctx) ->
@@ -109,6 +110,29 @@ order(E, Ctx) ->
         "random" -> random;
         O -> fail(E, Ctx, "order=\"~ts\" (expected iter or random)", [O])
     end.
+
+%% The file author's fun, checked now (its error at the element's line and the code's own line),
+%% run per user by beamscale_load_eval, bounded in time and heap.
+eval(E, Code, Ctx) ->
+    case beamscale_load_eval:parse(Code) of
+        {ok, _} -> {eval, Code};
+        {error, Where, Msg} -> fail(E, Ctx, "code, ~ts: ~ts", [Where, Msg])
+    end.
+
+%% @doc `Steps' of a session `E' that names Tsung's `tsung_userid' (in a placeholder or eval
+%% code) begin by setting it to the user's number, as Tsung does for every user.
+-spec userid(#xmlElement{}, list()) -> list().
+userid(E, Steps) ->
+    case mentions(E, "tsung_userid") of
+        true -> [{setvars, ["tsung_userid"], user_number} | Steps];
+        false -> Steps
+    end.
+
+mentions(#xmlElement{attributes = As, content = C}, Word) ->
+    lists:any(fun(#xmlAttribute{value = V}) -> string:find(V, Word) =/= nomatch end, As)
+        orelse lists:any(fun(X) -> mentions(X, Word) end, C);
+mentions(#xmlText{value = V}, Word) -> string:find(V, Word) =/= nomatch;
+mentions(_, _Word) -> false.
 
 %% Only a module that is on the code path is called (the name becomes an atom only then): the
 %% input never names code that does not exist, and nothing is compiled from it.

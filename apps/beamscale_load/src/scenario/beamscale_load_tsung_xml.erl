@@ -271,7 +271,8 @@ session(E, Ctx) ->
                 end,
     {Steps0, Used} = steps(E, agent_var(Type, Ctx#{type => Type})),
     [fail(E, Ctx, "<session> has no request", []) || Steps0 =:= []],
-    {Kind, W, Name, agent_step(Type, Ctx) ++ Steps0, Used}.
+    Steps = beamscale_load_tsung_dyn:userid(E, Steps0),
+    {Kind, W, Name, agent_step(Type, Ctx) ++ Steps, Used}.
 
 %% Tsung's `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
 %% (bytes): the socket settings of every `host:port' target of the file.

@@ -1,0 +1,59 @@
+%% The LDAP codec: RFC 4515 filters (RFC 4515's own examples, Tsung's escapes), bytes against
+%% RFC 4511's encoding of a simple bind, and framing of hostile lengths.
+-module(beamscale_load_ldap_codec_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(C, beamscale_load_ldap_codec).
+
+ava(A, V) -> {'AttributeValueAssertion', A, V}.
+
+filter_test_() ->
+    [?_assertEqual({ok, {equalityMatch, ava(<<"filename">>, <<"C:\\MyFile">>)}},
+                   ?C:filter("(filename=C:\\5cMyFile)")),
+     ?_assertEqual({ok, {'and', [{present, <<"objectClass">>},
+                                 {'not', {equalityMatch, ava(<<"cn">>, <<"Tim">>)}}]}},
+                   ?C:filter("(&(objectClass=*)(!(cn=Tim)))")),
+     ?_assertEqual({ok, {'or', [{substrings, {'SubstringFilter', <<"cn">>,
+                                              [{initial, <<"Ba">>}, {any, <<"b">>},
+                                               {final, <<"s">>}]}},
+                                {greaterOrEqual, ava(<<"n">>, <<"3">>)},
+                                {lessOrEqual, ava(<<"n">>, <<"9">>)},
+                                {approxMatch, ava(<<"sn">>, <<"x">>)}]}},
+                   ?C:filter("(|(cn=Ba*b*s)(n>=3)(n<=9)(sn~=x))")),
+     %% RFC 4515's: a value of the bytes 00 00 00 04, and a star as a value, escaped.
+     ?_assertEqual({ok, {equalityMatch, ava(<<"bin">>, <<0, 0, 0, 4>>)}},
+                   ?C:filter("(bin=\\00\\00\\00\\04)")),
+     ?_assertEqual({ok, {equalityMatch, ava(<<"cn">>, <<"*">>)}}, ?C:filter("(cn=\\2a)")),
+     ?_assertEqual({ok, {equalityMatch, ava(<<"sn">>, <<"Lučić"/utf8>>)}},
+                   ?C:filter(<<"(sn=Lučić)"/utf8>>)),
+     ?_assertMatch({error, "missing )"}, ?C:filter("(cn=a")),
+     ?_assertMatch({error, "bad escape" ++ _}, ?C:filter("(cn=\\zz)")),
+     ?_assertMatch({error, "a filter starts with (" }, ?C:filter("cn=a")),
+     ?_assertMatch({error, "extensible" ++ _}, ?C:filter("(cn:dn:=a)")),
+     ?_assertMatch({error, "text after" ++ _}, ?C:filter("(cn=a)(cn=b)"))].
+
+%% RFC 4511's BER of a simple bind, message id 1, as every LDAP client sends it.
+bind_bytes_test() ->
+    {ok, B} = ?C:encode(1, {bind, <<"cn=a">>, <<"pw">>}),
+    ?assertEqual(<<16#30, 16#12, 2, 1, 1, 16#60, 16#0D, 2, 1, 3, 4, 4, "cn=a", 16#80, 2, "pw">>,
+                 iolist_to_binary(B)).
+
+round_trip_test() ->
+    %% A search response as a server sends it: entry, then done.
+    Done = {'LDAPMessage', 7, {searchResDone, {'LDAPResult', noSuchObject, "", "", asn1_NOVALUE}},
+            asn1_NOVALUE},
+    {ok, Bin} = 'ELDAPv3':encode('LDAPMessage', Done),
+    B = iolist_to_binary(Bin),
+    ?assertEqual({ok, B, <<1, 2>>}, ?C:frame(<<B/binary, 1, 2>>, 1000)),
+    ?assertMatch({ok, 7, {searchResDone, {'LDAPResult', noSuchObject, _, _, _}}}, ?C:decode(B)),
+    ?assertEqual(more, ?C:frame(binary:part(B, 0, byte_size(B) - 1), 1000)).
+
+hostile_test_() ->
+    [?_assertEqual({error, {?C, {too_long, 16#FFFFFFFF + 6}}},
+                   ?C:frame(<<16#30, 16#84, 255, 255, 255, 255>>, 1 bsl 20)),
+     ?_assertEqual({error, {?C, {too_long, 102}}}, ?C:frame(<<16#30, 100>>, 101)),
+     ?_assertEqual(more, ?C:frame(<<16#30, 16#82, 1>>, 1000)),
+     ?_assertEqual({error, {?C, bad_length}}, ?C:frame(<<16#30, 16#85, 1, 1, 1, 1, 1>>, 1000)),
+     ?_assertEqual({error, {?C, not_ldap}}, ?C:frame(<<"HTTP/1.1 200">>, 1000)),
+     ?_assertEqual({error, {?C, undecodable}}, ?C:decode(<<16#30, 3, 1, 1, 1>>))].
