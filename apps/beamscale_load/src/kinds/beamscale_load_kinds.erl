@@ -17,7 +17,8 @@ all() ->
      beamscale_load_websocket,
      beamscale_load_mysql,
      beamscale_load_pgsql,
-     beamscale_load_mqtt].
+     beamscale_load_mqtt,
+     beamscale_load_xmpp].
 
 %% @doc The module of a terms step name.
 -spec by_name(atom()) -> {ok, module()} | error.

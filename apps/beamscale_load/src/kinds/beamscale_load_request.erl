@@ -34,7 +34,7 @@
 %% </ul>
 -module(beamscale_load_request).
 
--export([run/5, close/2, count/2, missing_callbacks/1]).
+-export([run/5, close/2, count/2, missing_callbacks/1, metrics/0]).
 -export_type([conn/0, result/0, feature/0, tsung/0]).
 
 -type conn() :: term().
@@ -60,7 +60,9 @@
 -callback handle_push(Msg :: term(), conn(), Store :: term()) ->
     {push | ignore, conn() | closed, Store :: term()}.
 -callback push_socket(conn()) -> term().
--optional_callbacks([from_tsung/3, handle_push/3, push_socket/1]).
+%% The named counts and the histograms (as transactions) a run using the kind declares.
+-callback measures() -> {[binary()], [atom()]}.
+-optional_callbacks([from_tsung/3, handle_push/3, push_socket/1, measures/0]).
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.
 -callback connect(Target :: map()) -> {ok, conn()} | {error, term()}.
@@ -74,12 +76,15 @@
 %% not a tuple: the dictionary hashes its key at every call, and a tuple's hash made the tally
 %% cost three times as much (0.35 against 0.11 µs per request, two counts and an erase).
 -define(TALLY, '$beamscale_load_request_tally').
+%% The metrics of the user's run, for a kind that records measures of its own (`measures/0').
+-define(METRICS, '$beamscale_load_request_metrics').
 
 %% @doc Run one request on a connection (`closed': connect first), recording the connect time
 %% and the bytes into `Metrics'.
 -spec run(module(), map(), conn() | closed, {map(), pos_integer()},
           beamscale_load_metrics:metrics()) -> result().
 run(Mod, Target, closed, {Spec, Timeout}, M) ->
+    put(?METRICS, M),
     Start = erlang:monotonic_time(),
     case Mod:connect(Target) of
         {ok, Conn} ->
@@ -116,6 +121,10 @@ count(Name, N) ->
                     rows -> {S, R, Rows + N}
                 end),
     ok.
+
+%% @doc The metrics of this user's run (`undefined' before its first connection).
+-spec metrics() -> beamscale_load_metrics:metrics() | undefined.
+metrics() -> get(?METRICS).
 
 %% @doc Close a connection if it is open.
 -spec close(module(), conn() | closed) -> ok.

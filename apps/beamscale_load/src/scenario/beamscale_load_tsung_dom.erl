@@ -18,7 +18,9 @@ ign(#xmlElement{name = option} = E) ->
     case {attr(E, name), attr(E, type)} of
         {"thinktime", undefined} -> [];
         {"file_server", _} -> [];
-        {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
+        %% A kind's own options (ts_jabber's) are read by the kind.
+        {Name, Type} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))
+                         || not lists:member(Type, beamscale_load_kinds:tsung_types())]
     end;
 ign(#xmlElement{name = monitor} = E) ->
     case attr(E, type) of
@@ -62,7 +64,7 @@ spec(users) -> {[arrivalrate, interarrival, unit, maxnumber], []};
 spec(options) -> {[], []};
 spec(option) -> {[name, type, value, random, min, max, override, id], []};
 spec(sessions) -> {[], []};
-spec(session) -> {[name, probability, weight, type], [persistent, bidi]};
+spec(session) -> {[name, probability, weight, type, bidi], [persistent]};
 spec(transaction) -> {[name], []};
 spec('for') -> {[from, to, incr, var], []};
 spec(repeat) -> {[name, max_repeat], []};

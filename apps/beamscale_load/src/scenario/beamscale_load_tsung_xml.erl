@@ -47,7 +47,8 @@ tsung(Root, Ctx0) ->
     check_attrs(Root, Ctx0),
     Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
     Pis = pi_targets(Root, Ctx0),
-    Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis},
+    Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis,
+                options => lists:append([children(O, [option], Ctx0) || O <- only(options, Top)])},
     {Ips, Hosts, Local} = clients(lists:append([children(C, [client], Ctx)
                                                 || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
@@ -227,7 +228,7 @@ sessions(E, Ctx) ->
     [fail(E, Ctx, "the sessions' probabilities add up to ~tp, not 100", [Sum])
      || Kinds =:= [probability], abs(Sum - 100) > 1.0e-6],
     %% A session of probability 0 runs only in the phases whose <session_setup> names it.
-    {[{Name, #{weight => W, steps => Steps}} || {_, W, Name, Steps, _} <- Ss],
+    {[{Name, Bidi#{weight => W, steps => Steps}} || {_, W, Name, {Steps, Bidi}, _} <- Ss],
      lists:append([Used || {_, _, _, _, Used} <- Ss])}.
 
 session(E, Ctx) ->
@@ -248,7 +249,9 @@ session(E, Ctx) ->
                 end,
     {Steps, Used} = steps(E, Ctx#{type => Type}),
     [fail(E, Ctx, "<session> has no request", []) || Steps =:= []],
-    {Kind, W, Name, Steps, Used}.
+    %% bidi="true": what the server sends while the user thinks is read (ts_jabber's chats).
+    Bidi = maps:from_list([{bidi, true} || bool(E, bidi, false, Ctx)]),
+    {Kind, W, Name, {Steps, Bidi}, Used}.
 
 -define(STEPS, beamscale_load_tsung_dyn:step_names()).
 
