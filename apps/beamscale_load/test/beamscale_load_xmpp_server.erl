@@ -11,7 +11,7 @@
 -define(DOMAIN, "bs.test").
 -define(LIBS, "/usr/lib/x86_64-linux-gnu").
 %% Users registered before the node says it is ready, within this time.
--define(READY_MS, 30000).
+-define(READY_MS, 60000).
 
 %% @doc The test domain.
 domain() -> ?DOMAIN.
@@ -40,26 +40,35 @@ start(Dir, Users, Opts) ->
             "erl", "-noinput", "-mnesia", "dir", "\"" ++ Spool ++ "\"", "-s", "ejabberd",
             "-eval", lists:flatten(Eval)],
     Start = erlang:monotonic_time(millisecond),
-    Stop = beamscale_load_servers:start_server(os:find_executable("env"), Args, C2s, Dir),
-    ok = ready(Ready, Start + ?READY_MS, Stop),
+    P = open_port({spawn_executable, os:find_executable("env")},
+                  [{args, Args}, {cd, Dir}, stderr_to_stdout, exit_status, binary]),
+    {os_pid, Pid} = erlang:port_info(P, os_pid),
+    Stop = fun() -> os:cmd("kill " ++ integer_to_list(Pid)), catch port_close(P), ok end,
+    ok = ready(Ready, P, Start + ?READY_MS, Stop),
     ct:pal("ejabberd ready with ~b users in ~b ms",
            [Users, erlang:monotonic_time(millisecond) - Start]),
     {C2s, Http, Stop}.
 
-ready(File, Deadline, Stop) ->
-    case filelib:is_file(File) of
-        true -> ok;
-        false ->
-            case erlang:monotonic_time(millisecond) > Deadline of
-                true -> Stop(), ct:fail("ejabberd registered no users in time");
-                false -> timer:sleep(50), ready(File, Deadline, Stop)
-            end
+%% Ready once its users are registered (its listeners are up before): the file says so. Its
+%% output is kept for the failure's text.
+ready(File, P, Deadline, Stop) -> ready(File, P, Deadline, Stop, []).
+
+ready(File, P, Deadline, Stop, Out) ->
+    receive
+        {P, {data, D}} -> ready(File, P, Deadline, Stop, [Out, D]);
+        {P, {exit_status, St}} -> ct:fail("ejabberd exited (~b): ~ts", [St, Out])
+    after 50 ->
+        case {filelib:is_file(File), erlang:monotonic_time(millisecond) > Deadline} of
+            {true, _} -> ok;
+            {false, true} -> Stop(), ct:fail("ejabberd not ready in time: ~ts", [Out]);
+            {false, false} -> ready(File, P, Deadline, Stop, Out)
+        end
     end.
 
 config(Pem, C2s, Http) ->
     io_lib:format(
       "loglevel: warning\nhosts:\n  - ~s\ncertfiles:\n  - \"~s\"\n"
-      "acme:\n  auto: false\n"
+      "acme:\n  auto: false\nregistration_timeout: infinity\n"
       "listen:\n"
       "  -\n    port: ~b\n    ip: \"127.0.0.1\"\n    module: ejabberd_c2s\n"
       "    max_stanza_size: 262144\n    starttls: true\n"
@@ -69,13 +78,13 @@ config(Pem, C2s, Http) ->
       "auth_password_format: plain\ndisable_sasl_mechanisms: []\n"
       "acl:\n  local:\n    user_regexp: \"\"\n"
       "access_rules:\n  local:\n    allow: local\n  c2s:\n    allow: all\n"
-      "  register:\n    allow: all\n  all:\n    allow: all\n"
+      "  register:\n    allow: all\n  everyone:\n    allow: all\n"
       "shaper_rules:\n  max_user_sessions: 10\n  max_user_offline_messages: 5000\n"
       "modules:\n"
       "  mod_register:\n    ip_access: all\n    access: register\n"
       "  mod_legacy_auth: {}\n  mod_roster: {}\n  mod_privacy: {}\n  mod_disco: {}\n"
       "  mod_caps: {}\n  mod_offline: {}\n  mod_ping: {}\n  mod_bosh: {}\n"
-      "  mod_muc:\n    access_create: all\n    access: all\n    default_room_options:\n"
+      "  mod_muc:\n    access_create: everyone\n    access: everyone\n    default_room_options:\n"
       "      persistent: false\n"
-      "  mod_pubsub:\n    access_createnode: all\n    plugins:\n      - flat\n      - pep\n",
+      "  mod_pubsub:\n    access_createnode: everyone\n    plugins:\n      - flat\n      - pep\n",
       [?DOMAIN, Pem, C2s, Http]).

@@ -35,8 +35,13 @@ connect(#{host := H, port := P} = Target) ->
 
 %% @doc Send one request and, with `ack => local', wait for its answer.
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
+%% A connect opens the stream, and opens it again after STARTTLS or SASL (as Tsung's sessions
+%% do): the user keeps the identity its first one gave it.
 request(#{type := connect} = Spec, C, Timeout) ->
-    C1 = ?U:identity(Spec, C),
+    C1 = case C of
+             #{user := _} -> C;
+             _ -> ?U:identity(Spec, C)
+         end,
     exchange(?Z:header(maps:get(domain, C1)), features, C1, Timeout);
 request(_Spec, C, _Timeout) when not is_map_key(domain, C) ->
     {error, {?MODULE, not_connected}, C};
@@ -55,11 +60,8 @@ request(#{type := auth_sasl, mechanism := Mech}, #{user := U, pass := P} = C, Ti
         {ok, C1} -> ?U:online(C1), {ok, C1};
         Other -> Other
     end;
-request(#{type := auth_sasl_bind}, #{domain := D} = C, Timeout) ->
-    case exchange(?Z:header(D), features, C, Timeout) of
-        {ok, C1} -> iq(<<"set">>, none, ?Z:bind(<<"tsung">>), C1, Timeout);
-        Other -> Other
-    end;
+request(#{type := auth_sasl_bind}, C, Timeout) ->
+    iq(<<"set">>, none, ?Z:bind(<<"tsung">>), C, Timeout);
 request(#{type := auth_sasl_session}, C, Timeout) ->
     iq(<<"set">>, none, ?Z:session(), C, Timeout);
 request(#{type := Auth} = Spec, #{user := U, pass := P} = C, Timeout)
@@ -88,12 +90,13 @@ iq(Type, To, Inner, #{id := N} = C, Timeout, Spec) ->
            end,
     exchange(?Z:iq(Type, Id, To, Inner), Want, C#{id := N + 1}, Timeout).
 
-%% STARTTLS's proceed came: the handshake over the same socket, then a new stream.
-tls(#{s := S, server := Server, domain := D} = C, Timeout) ->
+%% STARTTLS's proceed came: the handshake over the same socket (the next connect opens the
+%% stream again).
+tls(#{s := S, server := Server} = C, Timeout) ->
     ok = inet:setopts(S, [{active, false}]),
     beamscale_load_reader:closed(S),
     case beamscale_load_tls:handshake(S, Server, [{verify, verify_none}], Timeout) of
-        {ok, T} -> exchange(?Z:header(D), features, C#{s := T, buf := <<>>}, Timeout);
+        {ok, T} -> {ok, C#{s := T, buf := <<>>}};
         {error, R} -> gone(S, R)
     end.
 
@@ -112,6 +115,9 @@ await(Want, #{s := S, buf := Buf} = C, Deadline) ->
             case answer(Want, Part, C#{buf := Rest}) of
                 {done, C1} -> nudge(C1), {ok, C1};
                 {next, Want1, C1} -> await(Want1, C1, Deadline);
+                %% The stream goes on after a refused request.
+                {error, {E, _} = R} when E =:= iq_error; E =:= sasl_failure ->
+                    {error, {?MODULE, R}, C#{buf := Rest}};
                 {error, R} -> gone(S, {?MODULE, R})
             end;
         more ->

@@ -76,7 +76,7 @@ fields(Text) ->
                     || F <- binary:split(Text, <<",">>, [global]),
                        [K, V] <- [binary:split(F, <<"=">>)]]).
 
-hex(Bin) -> binary:encode_hex(Bin, lowercase).
+hex(Bin) -> string:lowercase(binary:encode_hex(Bin)).
 
 %% @doc Resource binding's child.
 -spec bind(binary()) -> iodata().

@@ -44,13 +44,16 @@ check(#{type := T} = S) when is_map_key(T, ?TYPES) ->
     case [K || K <- maps:keys(S), not lists:member(K, Known)] of
         [K | _] -> {error, K, "unknown key (known: " ++
                         lists:join(", ", [atom_to_list(X) || X <- Known]) ++ ")"};
-        [] -> try {ok, maps:fold(fun value/3, S#{ack => ack(S)}, S)}
+        [] -> try {ok, maps:fold(fun value/3, defaults(S#{ack => ack(S)}), S)}
               catch throw:{bad, Key, Msg} -> {error, Key, Msg}
               end
     end;
 check(#{type := _}) -> {error, type, "expected one of " ++
                             lists:join(", ", [atom_to_list(T) || T <- types()])};
 check(_) -> {error, type, "missing"}.
+
+defaults(#{type := auth_sasl} = S) -> maps:merge(#{mechanism => plain}, S);
+defaults(S) -> S.
 
 ack(#{ack := A}) when A =:= no_ack; A =:= local; A =:= global -> A;
 ack(#{ack := _}) -> throw({bad, ack, "expected no_ack, local or global"});
@@ -126,7 +129,12 @@ flag(_C, _V) -> ok.
 %% The JID of a destination user, and the connection remembering it (`previous').
 dest(#{destination := previous}, #{prev := J} = C) -> {J, C};
 dest(Spec, #{domain := D, name := Name, max := Max} = C) ->
-    N = case {maps:get(destination, Spec, online), Max} of
+    %% A subscription goes by default to the user just added to the roster (Tsung's).
+    Default = case Spec of
+                  #{type := presence_subscribe} -> previous;
+                  _ -> online
+              end,
+    N = case {maps:get(destination, Spec, Default), Max} of
             {_, 0} -> 0;
             {unique, _} -> 1;
             {random, _} -> rand:uniform(Max);
