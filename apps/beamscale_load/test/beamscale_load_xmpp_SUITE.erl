@@ -7,7 +7,8 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
-         register/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1]).
+         register/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
+         tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
@@ -16,7 +17,8 @@
 suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register, starttls,
-          tsung_jabber, tsung_roster, tsung_register].
+          tsung_jabber, tsung_roster, tsung_register, tsung_muc, tsung_node, tsung_privacy,
+          tsung_starttls].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -128,7 +130,9 @@ starttls(Config) ->
 %% and think times rewritten (1 s thinks, a 2 s phase): nothing else.
 example(Config, Name) -> example(Config, Name, []).
 
-example(Config, Name, Keep) ->
+example(Config, Name, Keep) -> example(Config, Name, Keep, []).
+
+example(Config, Name, Keep, Extra) ->
     {ok, Bin0} = file:read_file("/usr/share/doc/tsung/examples/" ++ Name),
     Bin = case lists:suffix(".gz", Name) of
               true -> zlib:gunzip(Bin0);
@@ -143,12 +147,14 @@ example(Config, Name, Keep) ->
                 {"arrivalrate=\"[^\"]*\"", "arrivalrate=\"5\""},
                 {"(<thinktime value=)\"[^\"]*\"", "\\1\"1\""},
                 {"(name=\"domain\" value=)\"[^\"]*\"", "\\1\"bs.test\""},
-                {"(name=\"userid_max\" value=)\"[0-9]{5}\"", "\\1\"40\""},
+                {"(name=\"userid_max\" value=)\"[0-9]*\"", "\\1\"40\""},
                 {"(name=\"username\" value=)\"[^\"]*\"", "\\1\"user\""},
-                {"(name=\"passwd\" value=)\"[^\"]*\"", "\\1\"pass\""}],
+                {"(name=\"passwd\" value=)\"[^\"]*\"", "\\1\"pass\""},
+                {"(name=\"pubsub_service\" value=)\"[^\"]*\"", "\\1\"pubsub.bs.test\""},
+                {"(name=\"muc_service\" value=)\"[^\"]*\"", "\\1\"conference.bs.test\""}],
     Text = lists:foldl(fun({From, To}, T) -> re:replace(T, From, To, [global, {return, list}])
                        end, unicode:characters_to_list(Bin),
-                       [R || {F, _} = R <- Rewrites, not lists:member(F, Keep)]),
+                       [R || {F, _} = R <- Rewrites ++ Extra, not lists:member(F, Keep)]),
     S = case beamscale_load_tsung:from_text(Name, Text) of
             {ok, S0, _Ignored} -> S0;
             {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
@@ -167,4 +173,33 @@ tsung_roster(Config) ->
 tsung_register(Config) ->
     %% Its own user names (tsung1...), none of which exists before.
     clean(example(Config, "jabber_register.xml",
-                  ["(name=\"username\" value=)\"[^\"]*\"", "(name=\"passwd\" value=)\"[^\"]*\""])).
+                  ["(name=\"username\" value=)\"[^\"]*\"", "(name=\"passwd\" value=)\"[^\"]*\"",
+                   "(name=\"userid_max\" value=)\"[0-9]*\""])).
+
+tsung_muc(Config) ->
+    clean(example(Config, "jabber_muc.xml")).
+
+%% Besides the rewrites: the static <user> that creates the node goes (static arrivals are
+%% refused) and its session gets arrivals of its own; a subscriber that comes before the node
+%% exists is refused (item-not-found), as with Tsung.
+tsung_node(Config) ->
+    refused(example(Config, "jabber_node.xml", [],
+                    [{"<user session=\"create_node\"[^>]*></user>", ""},
+                     {"probability='0'", "probability='20'"},
+                     {"probability=\"100\"", "probability=\"80\""}])).
+
+%% The example activates a list "public" it never made: ejabberd refuses it (item-not-found).
+tsung_privacy(Config) ->
+    T = example(Config, "jabber_privacy.xml"),
+    ?assertEqual([<<"XMPP iq error: item-not-found">>], maps:keys(maps:get(reasons, T))),
+    ?assertEqual(maps:get(sessions_done, T), maps:get(errors, T)).
+
+%% Besides the rewrites: its user file (file_server) is one the test writes.
+tsung_starttls(Config) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_xmpp_SUITE_users"),
+    Users = filename:join(Dir, "users.csv"),
+    ok = file:write_file(Users, [io_lib:format("user~b,pass~b~n", [N, N])
+                                 || N <- lists:seq(1, ?USERS)]),
+    clean(example(Config, "jabber_starttls.xml", [],
+                  [{"value=\"/home/nniclaus/.tsung/usernames.csv\"",
+                    "value=\"" ++ Users ++ "\""}])).

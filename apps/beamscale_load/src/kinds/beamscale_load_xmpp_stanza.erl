@@ -150,10 +150,17 @@ muc(exit, Room, Service, Nick) ->
      escape(Nick), "'/>"].
 
 %% @doc A pubsub child (XEP-0060) for node `Node': create, delete (owner), subscribe,
-%% unsubscribe (as `Jid'), publish (an item holding `Payload').
+%% unsubscribe (as `Jid'), publish (an item holding `Payload'); a create's `Payload' is the
+%% node's configuration fields.
 -spec pubsub(create | delete | subscribe | unsubscribe | publish, binary(), binary(),
-             binary()) -> iodata().
-pubsub(create, Node, _Jid, _P) -> ps("", ["<create node='", escape(Node), "'/>"]);
+             binary() | [{binary(), binary()}]) -> iodata().
+pubsub(create, Node, _Jid, []) -> ps("", ["<create node='", escape(Node), "'/>"]);
+pubsub(create, Node, _Jid, Config) ->
+    ps("", ["<create node='", escape(Node), "'/><configure><x xmlns='jabber:x:data' "
+            "type='submit'><field var='FORM_TYPE' type='hidden'><value>"
+            "http://jabber.org/protocol/pubsub#node_config</value></field>",
+            [["<field var='", escape(K), "'><value>", escape(V), "</value></field>"]
+             || {K, V} <- Config], "</x></configure>"]);
 pubsub(delete, Node, _Jid, _P) -> ps("#owner", ["<delete node='", escape(Node), "'/>"]);
 pubsub(subscribe, Node, Jid, _P) ->
     ps("", ["<subscribe node='", escape(Node), "' jid='", escape(Jid), "'/>"]);

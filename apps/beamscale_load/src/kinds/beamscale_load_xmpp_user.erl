@@ -29,7 +29,7 @@
     iq_roster_rename => [destination],
     muc_join => [room, nick], muc_chat => [room, size], muc_nick => [room, nick],
     muc_exit => [room, nick],
-    pubsub_create => [node], pubsub_delete => [node], pubsub_subscribe => [node],
+    pubsub_create => [node, config], pubsub_delete => [node], pubsub_subscribe => [node],
     pubsub_unsubscribe => [node], pubsub_publish => [node, size],
     privacy_get_names => [], privacy_set_active => [name]}).
 
@@ -75,6 +75,10 @@ value(destination, V, S) when V =:= online; V =:= offline; V =:= random; V =:= u
                               V =:= previous -> S#{destination => V};
 value(destination, _, _) ->
     throw({bad, destination, "expected online, offline, random, unique or previous"});
+value(config, V, S) ->
+    try S#{config => [{iolist_to_binary(K), iolist_to_binary(X)} || {K, X} <- V]}
+    catch error:_ -> throw({bad, config, "expected a list of {Field, Value} strings"})
+    end;
 value(K, V, S) ->
     try S#{K => iolist_to_binary(V)}
     catch error:badarg -> throw({bad, K, "expected a string (iodata)"})
@@ -197,7 +201,10 @@ stanza(#{type := T} = S, #{pubsub := Ps, user := U, domain := D} = C)
     How = maps:get(T, #{pubsub_create => create, pubsub_delete => delete,
                         pubsub_subscribe => subscribe, pubsub_unsubscribe => unsubscribe,
                         pubsub_publish => publish}),
-    Payload = binary:copy(<<"x">>, maps:get(size, S, 0)),
+    Payload = case T of
+                  pubsub_create -> maps:get(config, S, []);
+                  _ -> binary:copy(<<"x">>, maps:get(size, S, 0))
+              end,
     {?Z:pubsub(How, maps:get(node, S, <<"/test">>), <<U/binary, "@", D/binary>>, Payload),
      {iq, <<"set">>, Ps}, C};
 stanza(#{type := privacy_get_names}, C) ->
