@@ -20,7 +20,7 @@ tsung_types_and_elements_test() ->
          ?assertEqual({ok, M}, beamscale_load_kinds:by_element(El)),
          ?assert(erlang:function_exported(M, from_tsung, 3))
      end || M <- beamscale_load_kinds:all(), #{type := Type, element := El} <- [M:tsung()]],
-    ?assertEqual(error, beamscale_load_kinds:by_tsung_type("ts_jabber")).
+    ?assertEqual(error, beamscale_load_kinds:by_tsung_type("ts_job")).
 
 features_test() ->
     [?assertEqual([], M:features() -- [extract, match, cookies, auth, subst, headers, head])
@@ -53,7 +53,7 @@ wait_step_checked_test() ->
     Targets = #{t => #{host => "h", port => 1}},
     ?assertEqual({wait, beamscale_load_raw, t, 100},
                  beamscale_load_push:check(#{kind => raw, timeout_ms => 100}, Targets)),
-    ?assertThrow({bad, [wait, kind], "http takes no pushed data (kinds that do: raw, mqtt)"},
+    ?assertThrow({bad, [wait, kind], "http takes no pushed data (kinds that do: raw, mqtt, xmpp)"},
                  beamscale_load_push:check(#{kind => http, timeout_ms => 100}, Targets)),
     ?assertThrow({bad, [wait, timeout_ms], _},
                  beamscale_load_push:check(#{kind => raw}, Targets)).

@@ -42,7 +42,9 @@ connect() ->
 steps(Steps) -> "[{s, #{bidi => true, steps => [" ++ connect() ++ ", "
                     ++ lists:join(", ", Steps) ++ "]}}]".
 
-bind() -> ["{xmpp, #{type => connect}}", "{xmpp, #{type => auth_sasl_bind}}", "{xmpp, #{type => auth_sasl_session}}"].
+%% After SASL the stream is opened again (a connect, as in Tsung's files), then bound.
+bind() -> ["{xmpp, #{type => connect}}", "{xmpp, #{type => auth_sasl_bind}}",
+           "{xmpp, #{type => auth_sasl_session}}"].
 
 clean(T) ->
     ?assertEqual(#{}, maps:get(reasons, T)),

@@ -62,7 +62,10 @@
 -callback push_socket(conn()) -> term().
 %% The named counts and the histograms (as transactions) a run using the kind declares.
 -callback measures() -> {[binary()], [atom()]}.
--optional_callbacks([from_tsung/3, handle_push/3, push_socket/1, measures/0]).
+%% The `<option type="TsungType" name>'s the kind reads in `from_tsung/3' (`Ctx''s `options').
+-callback tsung_options() -> [string()].
+-optional_callbacks([from_tsung/3, handle_push/3, push_socket/1, measures/0,
+                     tsung_options/0]).
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.
 -callback connect(Target :: map()) -> {ok, conn()} | {error, term()}.

@@ -12,7 +12,7 @@
 
 -export([check/2, connect/1, request/3, close/1]).
 -export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
--export([push_socket/1, handle_push/3, measures/0]).
+-export([push_socket/1, handle_push/3, measures/0, tsung_options/0]).
 
 -define(ST, beamscale_load_xmpp_stream).
 -define(Z, beamscale_load_xmpp_stanza).
@@ -248,6 +248,10 @@ format_error(R) -> ?ST:format_error(R).
 %% @doc Tsung's `ts_jabber' sessions and their `<jabber>' element.
 -spec tsung() -> beamscale_load_request:tsung().
 tsung() -> beamscale_load_xmpp_tsung:tsung().
+
+%% @doc The `<option type="ts_jabber">'s it reads.
+-spec tsung_options() -> [string()].
+tsung_options() -> beamscale_load_xmpp_tsung:options().
 
 %% @doc A `<jabber>' element (`beamscale_load_xmpp_tsung').
 -spec from_tsung(tuple(), tuple(), map()) -> {map(), [{atom(), map()}]}.

@@ -62,6 +62,12 @@ scan(B, Pos, Depth) ->
 
 tag(B, At, <<"![CDATA[", _/binary>>, Depth) -> skip(B, At, <<"]]>">>, Depth);
 tag(B, At, <<"!--", _/binary>>, Depth) -> skip(B, At, <<"-->">>, Depth);
+tag(_B, _At, <<"!", _/binary>> = T, _Depth) when byte_size(T) < 8 ->
+    case lists:any(fun(P) -> binary:longest_common_prefix([T, P]) =:= byte_size(T) end,
+                   [<<"![CDATA[">>, <<"!--">>]) of
+        true -> more;
+        false -> {error, {?MODULE, not_xmpp}}
+    end;
 tag(_B, _At, <<C, _/binary>>, _Depth) when C =:= $!; C =:= $? ->
     {error, {?MODULE, not_xmpp}};
 tag(B, At, <<"/", _/binary>>, Depth) ->

@@ -7,7 +7,7 @@
 %% pubsub_service; ?UNUSED are accepted and change nothing).
 -module(beamscale_load_xmpp_tsung).
 
--export([tsung/0, from_tsung/3]).
+-export([tsung/0, from_tsung/3, options/0]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -19,6 +19,10 @@
 %% accepted, with no effect (chat destinations are users by number).
 -define(UNUSED, ["global_number", "random_from_fileid", "offline_from_fileid",
                  "fileid_delimiter"]).
+
+%% @doc The `<option type="ts_jabber">' names it reads.
+-spec options() -> [string()].
+options() -> ?OPTIONS.
 
 %% @doc Tsung's `ts_jabber' sessions and their `<jabber>' element, to a tcp or ssl server.
 -spec tsung() -> beamscale_load_request:tsung().

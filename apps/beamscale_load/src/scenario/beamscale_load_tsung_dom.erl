@@ -18,9 +18,9 @@ ign(#xmlElement{name = option} = E) ->
     case {attr(E, name), attr(E, type)} of
         {"thinktime", undefined} -> [];
         {"file_server", _} -> [];
-        %% A kind's own options (ts_jabber's) are read by the kind.
+        %% A kind's own options (`tsung_options/0') are read by the kind.
         {Name, Type} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))
-                         || not lists:member(Type, beamscale_load_kinds:tsung_types())]
+                         || not lists:member(Name, kind_options(Type))]
     end;
 ign(#xmlElement{name = monitor} = E) ->
     case attr(E, type) of
@@ -88,6 +88,14 @@ spec(Name) ->
     case beamscale_load_kinds:by_element(Name) of
         {ok, Mod} -> {maps:get(attributes, Mod:tsung()), []};
         error -> {[], []}
+    end.
+
+kind_options(undefined) -> [];
+kind_options(Type) ->
+    case beamscale_load_kinds:by_tsung_type(Type) of
+        {ok, M} -> _ = code:ensure_loaded(M),
+                   [O || erlang:function_exported(M, tsung_options, 0), O <- M:tsung_options()];
+        error -> []
     end.
 
 %% @doc The element children of `E', which must be among `Allowed' (or ignored ones); blank
