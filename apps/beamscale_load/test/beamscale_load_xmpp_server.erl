@@ -3,7 +3,8 @@
 %% Mnesia spool and log in a throwaway directory, c2s (STARTTLS offered, a certificate made by
 %% the test) and HTTP (BOSH, WebSocket) on free ports of 127.0.0.1, registration open, legacy
 %% and anonymous authentication on, and users `user1'..`userN' (passwords `pass1'..) made up
-%% front; stopped by its OS pid.
+%% front; stopped by its OS pid (also written to Dir/ejabberd.pid, for bench/xmpp_vs_tsung.sh,
+%% which starts it with `-eval' outside Common Test).
 -module(beamscale_load_xmpp_server).
 
 -export([start/3, domain/0]).
@@ -43,9 +44,10 @@ start(Dir, Users, Opts) ->
     P = open_port({spawn_executable, os:find_executable("env")},
                   [{args, Args}, {cd, Dir}, stderr_to_stdout, exit_status, binary]),
     {os_pid, Pid} = erlang:port_info(P, os_pid),
+    ok = file:write_file(filename:join(Dir, "ejabberd.pid"), integer_to_list(Pid)),
     Stop = fun() -> os:cmd("kill " ++ integer_to_list(Pid)), catch port_close(P), ok end,
     ok = ready(Ready, P, Start + ?READY_MS, Stop),
-    ct:pal("ejabberd ready with ~b users in ~b ms",
+    io:format("ejabberd ready with ~b users in ~b ms~n",
            [Users, erlang:monotonic_time(millisecond) - Start]),
     {C2s, Http, Stop}.
 
