@@ -21,7 +21,7 @@ tsung_types_and_elements_test() ->
          ?assert(erlang:function_exported(M, from_tsung, 3))
      end || M <- beamscale_load_kinds:all(),
         #{type := Type, element := El} <- [beamscale_load_kinds:tsung(M)]],
-    ?assertEqual(error, beamscale_load_kinds:by_tsung_type("ts_jabber")).
+    ?assertEqual(error, beamscale_load_kinds:by_tsung_type("ts_job")).
 
 features_test() ->
     [?assertEqual([], beamscale_load_kinds:features(M)

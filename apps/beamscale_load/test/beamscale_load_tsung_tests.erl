@@ -300,11 +300,11 @@ unsupported_test_() ->
               "<change_type> is not supported"},
              {#{sessions => session("ts_http", "100", "\n<request><tcp/></request>")},
               "<tcp> is not supported"},
-             {#{sessions => session("ts_http", "100", "\n<request><jabber type=\"connect\"/>"
+             {#{sessions => session("ts_http", "100", "\n<request><job type=\"submit\"/>"
                                                       "</request>")},
-              "<jabber> is not supported"},
-             {#{sessions => ["\n", session("ts_jabber", "100", req("/"))]},
-              "session type \"ts_jabber\" is not supported"},
+              "<job> is not supported"},
+             {#{sessions => ["\n", session("ts_job", "100", req("/"))]},
+              "session type \"ts_job\" is not supported"},
              {#{sessions => session("ts_http", "100", ["\n<request subst=\"all_except_body\">"
                                                        "<http url=\"/\"/></request>"])},
               "subst=\"all_except_body\" is not supported"},

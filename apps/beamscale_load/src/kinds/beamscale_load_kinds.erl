@@ -25,7 +25,8 @@ all() ->
      beamscale_load_mqtt,
      beamscale_load_amqp,
      beamscale_load_ldap,
-     beamscale_load_fs].
+     beamscale_load_fs,
+     beamscale_load_xmpp].
 
 %% @doc The module of a terms step name.
 -spec by_name(atom()) -> {ok, module()} | error.

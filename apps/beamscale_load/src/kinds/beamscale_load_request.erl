@@ -40,7 +40,7 @@
 -module(beamscale_load_request).
 
 -export([run/5, close/2, count/2, status/1, observe/2, record_observed/1,
-         missing_callbacks/1, check_typed/3]).
+         missing_callbacks/1, check_typed/3, metrics/0]).
 -export_type([conn/0, result/0, feature/0, tsung/0]).
 
 -type conn() :: term().
@@ -68,10 +68,12 @@
     {push | ignore, conn() | closed, Store :: term()}.
 -callback push_socket(conn()) -> term().
 -callback preflight(Spec :: map(), Target :: map()) -> ok | {error, {module(), term()}}.
+%% The named counts and the histograms (as transactions) a run using the kind declares.
+-callback measures() -> {[binary()], [atom()]}.
 %% Declarations with a default (`beamscale_load_kinds' reads them): a kind writes only those
 %% that differ.
 -optional_callbacks([features/0, sockets/1, format_error/1, tsung/0, preflight/2]).
--optional_callbacks([from_tsung/3, handle_push/3, push_socket/1]).
+-optional_callbacks([from_tsung/3, handle_push/3, push_socket/1, measures/0]).
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.
 -callback connect(Target :: map()) -> {ok, conn()} | {error, term()}.
@@ -88,12 +90,15 @@
 -define(TALLY, '$beamscale_load_request_tally').
 %% Durations a kind observed (a delivery's time from its publish): `[{Histogram, Us}]'.
 -define(OBSERVED, '$beamscale_load_request_observed').
+%% The metrics of the user's run, for a kind that records measures of its own (`measures/0').
+-define(METRICS, '$beamscale_load_request_metrics').
 
 %% @doc Run one request on a connection (`closed': connect first), recording the connect time
 %% and the bytes into `Metrics'.
 -spec run(module(), map(), conn() | closed, {map(), pos_integer()},
           beamscale_load_metrics:metrics()) -> result().
 run(Mod, Target, closed, {Spec, Timeout}, M) ->
+    put(?METRICS, M),
     Start = erlang:monotonic_time(),
     case Mod:connect(Target) of
         {ok, Conn} ->
@@ -162,6 +167,10 @@ record_observed(M) ->
                                                                             native))
                            end, L)
     end.
+
+%% @doc The metrics of this user's run (`undefined' before its first connection).
+-spec metrics() -> beamscale_load_metrics:metrics() | undefined.
+metrics() -> get(?METRICS).
 
 %% @doc Close a connection if it is open.
 -spec close(module(), conn() | closed) -> ok.

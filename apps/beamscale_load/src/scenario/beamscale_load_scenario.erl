@@ -113,10 +113,12 @@ check(File, Entries) ->
         Slo = with_default(Get(slo), #{}, fun(S) -> #{slo => slo(S)} end),
         {ok, Slo#{file => File, targets => Targets, phases => Phases, sessions => Sessions,
                   drain_s => Drain, time_limit_s => Limit,
-                  transactions => lists:usort(transactions(Sessions)),
+                  transactions => lists:usort(transactions(Sessions)
+                                              ++ element(2, measures(Sessions))),
                   sample => Sample, load_nodes => LoadNodes, files => Files,
                   source_ips => Sources,
                   counts => beamscale_load_scenario_dyn:count_keys(Sessions)
+                      ++ element(1, measures(Sessions))
                       ++ [beamscale_load_push:count_key()
                           || lists:member(true, [B || #{bidi := B} <- Sessions])]}}
     catch
@@ -355,6 +357,19 @@ request_kind(Mod) ->
             bad([steps, request], io_lib:format("module ~0tp is missing (~0tp: not on the code "
                                                 "path)", [Mod, Why]))
     end.
+
+%% The counts and histograms of the kinds the sessions use that declare some (`measures/0').
+measures(Sessions) ->
+    Used = lists:usort([M || #{steps := Steps} <- Sessions, S <- beamscale_load_steps:all(Steps),
+                             M <- [kind_of(S)], M =/= none,
+                             {module, _} <- [code:ensure_loaded(M)],
+                             erlang:function_exported(M, measures, 0)]),
+    {lists:append([element(1, M:measures()) || M <- Used]),
+     lists:append([element(2, M:measures()) || M <- Used])}.
+
+kind_of({request, Mod, _, _, _}) -> Mod;
+kind_of({dyn, _, {request, Mod, _, _, _}}) -> Mod;
+kind_of(_) -> none.
 
 transactions(Sessions) ->
     [N || #{steps := Steps} <- Sessions,

@@ -78,7 +78,7 @@ spec(options) -> {[], []};
 spec(option) -> {[name, type, value, random, min, max, override, id], []};
 spec(user_agent) -> {[probability], []};
 spec(sessions) -> {[], []};
-spec(session) -> {[name, probability, weight, type], [persistent, bidi]};
+spec(session) -> {[name, probability, weight, type, bidi], [persistent]};
 spec(transaction) -> {[name], []};
 spec('for') -> {[from, to, incr, var], []};
 spec(repeat) -> {[name, max_repeat], []};
@@ -102,6 +102,14 @@ spec(Name) ->
     case beamscale_load_kinds:by_element(Name) of
         {ok, Mod} -> {maps:get(attributes, beamscale_load_kinds:tsung(Mod)), []};
         error -> {[], []}
+    end.
+
+kind_options(undefined) -> [];
+kind_options(Type) ->
+    case beamscale_load_kinds:by_tsung_type(Type) of
+        {ok, M} -> _ = code:ensure_loaded(M),
+                   [O || erlang:function_exported(M, tsung_options, 0), O <- M:tsung_options()];
+        error -> []
     end.
 
 %% @doc The element children of `E', which must be among `Allowed' (or ignored ones); blank

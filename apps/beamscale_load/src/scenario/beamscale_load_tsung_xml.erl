@@ -250,7 +250,7 @@ sessions(E, Ctx) ->
     [fail(E, Ctx, "the sessions' probabilities add up to ~tp, not 100", [Sum])
      || Kinds =:= [probability], abs(Sum - 100) > 1.0e-6],
     %% A session of probability 0 runs only in the phases whose <session_setup> names it.
-    {[{Name, #{weight => W, steps => Steps}} || {_, W, Name, Steps, _} <- Ss],
+    {[{Name, Bidi#{weight => W, steps => Steps}} || {_, W, Name, {Steps, Bidi}, _} <- Ss],
      lists:append([Used || {_, _, _, _, Used} <- Ss])}.
 
 session(E, Ctx) ->
@@ -272,7 +272,9 @@ session(E, Ctx) ->
     {Steps0, Used} = steps(E, agent_var(Type, Ctx#{type => Type})),
     [fail(E, Ctx, "<session> has no request", []) || Steps0 =:= []],
     Steps = beamscale_load_tsung_dyn:userid(E, Steps0),
-    {Kind, W, Name, agent_step(Type, Ctx) ++ Steps, Used}.
+    %% bidi="true": what the server sends while the user thinks is read (ts_jabber's chats).
+    Bidi = maps:from_list([{bidi, true} || bool(E, bidi, false, Ctx)]),
+    {Kind, W, Name, {agent_step(Type, Ctx) ++ Steps, Bidi}, Used}.
 
 %% Tsung's `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
 %% (bytes): the socket settings of every `host:port' target of the file.

@@ -1,0 +1,255 @@
+%% @doc The `xmpp' request kind, Tsung's `ts_jabber': an XMPP client over the user's TCP
+%% connection (TLS direct, or STARTTLS). `connect' opens the stream, the `auth_*' types
+%% authenticate (legacy XEP-0078 or SASL PLAIN, DIGEST-MD5, ANONYMOUS, then bind and session),
+%% the others send presence, chat, roster, registration, MUC, pubsub, privacy and raw stanzas.
+%% With `ack => local' a request waits for its answer (the iq of its id, or the next stanza);
+%% `no_ack' only sends. A chat body carries its send time: the receiving user reads it on arrival
+%% (in a request's read, or as a push while it waits in a `bidi' session) and records the
+%% delivery time (`beamscale_load_xmpp_user'). Stanzas are cut by `beamscale_load_xmpp_stream'
+%% within the target's `max_reply_bytes'.
+-module(beamscale_load_xmpp).
+-behaviour(beamscale_load_request).
+
+-export([check/2, connect/1, request/3, close/1]).
+-export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+-export([push_socket/1, handle_push/3, measures/0]).
+
+-define(ST, beamscale_load_xmpp_stream).
+-define(Z, beamscale_load_xmpp_stanza).
+-define(U, beamscale_load_xmpp_user).
+
+-type conn() :: map().
+
+%% @doc A spec checked (`beamscale_load_xmpp_user:check/1'), against a host:port target.
+-spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
+check(Spec, #{host := _}) -> ?U:check(Spec);
+check(_Spec, _Target) -> {error, target, "xmpp needs a host:port target"}.
+
+%% @doc Open the user's TCP (or TLS) connection; the stream is opened by `connect'.
+-spec connect(map()) -> {ok, conn()} | {error, term()}.
+connect(#{host := H, port := P} = Target) ->
+    case beamscale_load_tcp:connect(Target) of
+        {ok, {S, Buf}} -> {ok, #{s => S, buf => Buf, server => {H, P}, id => 1}};
+        {error, _} = E -> E
+    end.
+
+%% @doc Send one request and, with `ack => local', wait for its answer.
+-spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
+%% A connect opens the stream, and opens it again after STARTTLS or SASL (as Tsung's sessions
+%% do): the user keeps the identity its first one gave it.
+request(#{type := connect} = Spec, C, Timeout) ->
+    C1 = case C of
+             #{user := _} -> C;
+             _ -> ?U:identity(Spec, C)
+         end,
+    exchange(?Z:header(maps:get(domain, C1)), features, C1, Timeout);
+request(_Spec, C, _Timeout) when not is_map_key(domain, C) ->
+    {error, {?MODULE, not_connected}, C};
+request(#{type := close}, #{s := S} = C, _Timeout) ->
+    _ = beamscale_load_tcp:send(S, "</stream:stream>"),
+    ?U:offline(C),
+    ok = beamscale_load_tcp:drop(S),
+    {ok, closed};
+request(#{type := starttls}, C, Timeout) ->
+    case exchange("<starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>", proceed, C, Timeout) of
+        {ok, C1} -> tls(C1, Timeout);
+        Other -> Other
+    end;
+request(#{type := auth_sasl, mechanism := Mech}, #{user := U, pass := P} = C, Timeout) ->
+    case exchange(?Z:sasl(Mech, U, P), sasl, C, Timeout) of
+        {ok, C1} -> ?U:online(C1), {ok, C1};
+        Other -> Other
+    end;
+request(#{type := auth_sasl_bind}, C, Timeout) ->
+    iq(<<"set">>, none, ?Z:bind(<<"tsung">>), C, Timeout);
+request(#{type := auth_sasl_session}, C, Timeout) ->
+    iq(<<"set">>, none, ?Z:session(), C, Timeout);
+request(#{type := Auth} = Spec, #{user := U, pass := P} = C, Timeout)
+  when Auth =:= auth_set_plain; Auth =:= auth_set_digest; Auth =:= auth_set_sip ->
+    How = maps:get(Auth, #{auth_set_plain => plain, auth_set_digest => digest,
+                           auth_set_sip => sip}),
+    Sid = maps:get(sid, C, <<>>),
+    case iq(<<"set">>, none, ?Z:auth_set(How, U, P, Sid), C, Timeout, Spec) of
+        {ok, C1} -> ?U:online(C1), {ok, C1};
+        Other -> Other
+    end;
+request(Spec, C, Timeout) ->
+    {Send, Want, C1} = ?U:stanza(Spec, C),
+    case Want of
+        {iq, Type, To} -> iq(Type, To, Send, C1, Timeout, Spec);
+        _ -> exchange(Send, Want, C1, Timeout)
+    end.
+
+iq(Type, To, Inner, C, Timeout) -> iq(Type, To, Inner, C, Timeout, #{ack => local}).
+
+iq(Type, To, Inner, #{id := N} = C, Timeout, Spec) ->
+    Id = <<"bs", (integer_to_binary(N))/binary>>,
+    Want = case maps:get(ack, Spec, local) of
+               no_ack -> none;
+               _ -> {id, Id}
+           end,
+    exchange(?Z:iq(Type, Id, To, Inner), Want, C#{id := N + 1}, Timeout).
+
+%% STARTTLS's proceed came: the handshake over the same socket (the next connect opens the
+%% stream again).
+tls(#{s := S, server := Server} = C, Timeout) ->
+    ok = inet:setopts(S, [{active, false}]),
+    beamscale_load_reader:closed(S),
+    case beamscale_load_tls:handshake(S, Server, [{verify, verify_none}], Timeout) of
+        {ok, T} -> {ok, C#{s := T, buf := <<>>}};
+        {error, R} -> gone(S, R)
+    end.
+
+exchange(Bytes, Want, #{s := S} = C, Timeout) ->
+    case beamscale_load_tcp:send(S, Bytes) of
+        ok when Want =:= none -> {ok, C};
+        ok -> await(Want, C, beamscale_load_tcp:deadline(Timeout));
+        {error, R} -> gone(S, R)
+    end.
+
+%% Stanzas until the one awaited; messages met on the way are read for their stamp, pings
+%% answered, others dropped.
+await(Want, #{s := S, buf := Buf} = C, Deadline) ->
+    case ?ST:next(Buf, beamscale_load_reader:max(S)) of
+        {ok, Part, Rest} ->
+            case answer(Want, Part, C#{buf := Rest}) of
+                {done, C1} -> nudge(C1), {ok, C1};
+                {next, Want1, C1} -> await(Want1, C1, Deadline);
+                %% The stream goes on after a refused request.
+                {error, {E, _} = R} when E =:= iq_error; E =:= sasl_failure ->
+                    {error, {?MODULE, R}, C#{buf := Rest}};
+                {error, R} -> gone(S, {?MODULE, R})
+            end;
+        more ->
+            case beamscale_load_reader:recv(S, Buf, Deadline) of
+                {ok, Buf1} -> await(Want, C#{buf := Buf1}, Deadline);
+                {error, R} -> gone(S, R)
+            end;
+        {error, R} -> gone(S, R)
+    end.
+
+answer(Want, {header, H}, C) -> {next, Want, C#{sid => ?ST:attr(H, <<"id">>)}};
+answer(_Want, stream_end, _C) -> {error, stream_end};
+answer(Want, {stanza, X}, C) -> stanza(Want, ?ST:name(X), X, C).
+
+stanza(_Want, <<"stream:error">>, X, _C) -> {error, {stream_error, ?ST:condition(X)}};
+stanza(features, <<"stream:features">>, _X, C) -> {done, C};
+stanza(proceed, <<"proceed">>, _X, C) -> {done, C};
+stanza(sasl, <<"success">>, _X, C) -> {done, C};
+stanza(sasl, <<"failure">>, X, _C) -> {error, {sasl_failure, ?ST:condition(X)}};
+stanza(sasl, <<"challenge">>, X, #{s := S, user := U, pass := P, domain := D} = C) ->
+    Text = case binary:split(X, [<<">">>, <<"</">>], [global]) of
+               [_, T | _] -> T;
+               _ -> <<>>
+           end,
+    case beamscale_load_tcp:send(S, ?Z:digest_md5(Text, U, P, D)) of
+        ok -> {next, sasl, C};
+        {error, R} -> {error, {send, R}}
+    end;
+stanza(Want, <<"iq">>, X, C) -> iq_in(Want, ?ST:attr(X, <<"type">>), X, C);
+stanza(Want, <<"message">>, X, C) ->
+    ?U:delivered(X),
+    any(Want, C);
+stanza(Want, _Name, _X, C) -> any(Want, C).
+
+any(any, C) -> {done, C};
+any(Want, C) -> {next, Want, C}.
+
+iq_in({id, Id} = Want, Type, X, C) ->
+    case {?ST:attr(X, <<"id">>), Type} of
+        {Id, <<"error">>} -> {error, {iq_error, ?ST:condition(X)}};
+        {Id, _} -> {done, C};
+        _ -> {next, Want, C}
+    end;
+iq_in(Want, Type, X, #{s := S} = C) when Type =:= <<"get">>; Type =:= <<"set">> ->
+    _ = beamscale_load_tcp:send(S, ?U:pong(X)),
+    {next, Want, C};
+iq_in(Want, _Type, _X, C) -> any(Want, C).
+
+%% Bytes that came behind the answer wait in the buffer, where a `wait' step, which watches the
+%% mailbox, would not see them: an empty message of the socket hands them on.
+nudge(#{buf := <<>>}) -> ok;
+nudge(#{s := S}) when is_port(S) -> self() ! {tcp, S, <<>>}, ok;
+nudge(#{s := S}) -> self() ! {ssl, S, <<>>}, ok.
+
+gone(S, Reason) ->
+    ok = beamscale_load_tcp:drop(S),
+    {error, Reason, closed}.
+
+%% @doc Close the user's connection.
+-spec close(conn()) -> ok.
+close(#{s := S} = C) -> ?U:offline(C), beamscale_load_tcp:drop(S).
+
+%% @doc The socket whose messages are this connection's pushes.
+-spec push_socket(conn()) -> term().
+push_socket(#{s := S}) -> S.
+
+%% @doc Stanzas the server sent while the user waits: a message is a push (its delivery time
+%% recorded), pings are answered, the rest dropped.
+-spec handle_push(term(), conn(), term()) -> {push | ignore, conn() | closed, term()}.
+handle_push({T, S, Data}, #{s := S, buf := Buf} = C, Store) when T =:= tcp; T =:= ssl ->
+    beamscale_load_request:count(bytes_received, byte_size(Data)),
+    case pushes(C#{buf := <<Buf/binary, Data/binary>>}, 0) of
+        {ok, C1, 0} -> {ignore, C1, Store};
+        {ok, C1, _} -> {push, C1, Store};
+        error -> ?U:offline(C), ok = beamscale_load_tcp:drop(S), {ignore, closed, Store}
+    end;
+handle_push({P, S}, #{s := S} = C, Store) when P =:= tcp_passive; P =:= ssl_passive ->
+    ok = beamscale_load_reader:arm(S),
+    {ignore, C, Store};
+handle_push(_Closed, #{s := S} = C, Store) ->
+    ?U:offline(C),
+    ok = beamscale_load_tcp:drop(S),
+    {ignore, closed, Store}.
+
+pushes(#{s := S, buf := Buf} = C, Got) ->
+    case ?ST:next(Buf, beamscale_load_reader:max(S)) of
+        {ok, Part, Rest} ->
+            case answer(none, Part, C#{buf := Rest}) of
+                {next, none, C1} ->
+                    pushes(C1, Got + case Part of
+                                         {stanza, <<"<message", _/binary>>} -> 1;
+                                         _ -> 0
+                                     end);
+                {error, _} -> error
+            end;
+        more -> {ok, C, Got};
+        {error, _} -> error
+    end.
+
+%% @doc The kind's step name.
+-spec name() -> xmpp.
+name() -> xmpp.
+
+%% @doc `%%_name%%' placeholders in its specs.
+-spec features() -> [beamscale_load_request:feature()].
+features() -> [subst].
+
+%% @doc One connection per target.
+-spec sockets(map()) -> 1.
+sockets(_Target) -> 1.
+
+%% @doc The counts and histogram a run with xmpp steps declares: chats sent and delivered, and
+%% their delivery time.
+-spec measures() -> {[binary()], [atom()]}.
+measures() -> ?U:measures().
+
+%% @doc The text of its reasons.
+-spec format_error(term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error(not_connected) -> "an XMPP request before connect (or after close)";
+format_error(stream_end) -> "the server closed the XMPP stream";
+format_error({stream_error, C}) -> ["XMPP stream error: ", C];
+format_error({sasl_failure, C}) -> ["SASL failure: ", C];
+format_error({iq_error, C}) -> ["XMPP iq error: ", C];
+format_error({send, R}) -> io_lib:format("send: ~0tp", [R]);
+format_error(R) -> ?ST:format_error(R).
+
+%% @doc Tsung's `ts_jabber' sessions and their `<jabber>' element.
+-spec tsung() -> beamscale_load_request:tsung().
+tsung() -> beamscale_load_xmpp_tsung:tsung().
+
+
+%% @doc A `<jabber>' element (`beamscale_load_xmpp_tsung').
+-spec from_tsung(tuple(), tuple(), map()) -> {map(), [{atom(), map()}]}.
+from_tsung(Req, E, Ctx) -> beamscale_load_xmpp_tsung:from_tsung(Req, E, Ctx).

@@ -1,0 +1,207 @@
+%% The xmpp kind against a real ejabberd of its own (beamscale_load_xmpp_server), one start for
+%% the suite: SASL and legacy authentication, chat with delivery time, presence and roster,
+%% registration, MUC, pubsub, privacy lists, STARTTLS, and Tsung's jabber examples.
+-module(beamscale_load_xmpp_SUITE).
+
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
+         register/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
+         tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1]).
+
+-import(beamscale_load_servers, [scenario/1, run/1]).
+
+-define(USERS, 40).
+
+suite() -> [{timetrap, {minutes, 2}}].
+
+all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register, starttls,
+          tsung_jabber, tsung_roster, tsung_register, tsung_muc, tsung_node, tsung_privacy,
+          tsung_starttls].
+
+%% Fails, not skips, when ejabberd cannot start.
+init_per_suite(Config) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_xmpp_SUITE"),
+    {Port, _Http, Stop} = beamscale_load_xmpp_server:start(Dir, ?USERS, #{}),
+    [{port, Port}, {stop, Stop} | Config].
+
+end_per_suite(Config) ->
+    (proplists:get_value(stop, Config))(),
+    Config.
+
+scenario(Config, Sessions) ->
+    scenario(io_lib:format(
+               "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
+               "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+               "{sessions, ~ts}.\n", [proplists:get_value(port, Config), Sessions])).
+
+connect() ->
+    "{xmpp, #{type => connect, domain => <<\"bs.test\">>, userid_max => 40}}".
+
+steps(Steps) -> "[{s, #{bidi => true, steps => [" ++ connect() ++ ", "
+                    ++ lists:join(", ", Steps) ++ "]}}]".
+
+%% After SASL the stream is opened again (a connect, as in Tsung's files), then bound.
+bind() -> ["{xmpp, #{type => connect}}", "{xmpp, #{type => auth_sasl_bind}}",
+           "{xmpp, #{type => auth_sasl_session}}"].
+
+clean(T) ->
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assertEqual(0, maps:get(errors, T)),
+    ?assert(maps:get(sessions_done, T) >= 5).
+
+refused(T) ->
+    ?assertEqual([], [R || R <- maps:keys(maps:get(reasons, T)),
+                           not lists:prefix("XMPP iq error", binary_to_list(R))]),
+    ?assert(maps:get(errors, T) =< maps:get(sessions_done, T) div 2),
+    ?assert(maps:get(sessions_done, T) >= 5).
+
+run_steps(Config, Steps) ->
+    #{total := T} = run(scenario(Config, steps(Steps))),
+    ct:pal("~p", [maps:with([requests, errors, reasons, counts, sessions_done], T)]),
+    T.
+
+sasl(Config) ->
+    [begin
+         T = run_steps(Config, ["{xmpp, #{type => auth_sasl, mechanism => " ++ M ++ "}}"]
+                       ++ bind() ++ ["{xmpp, #{type => close}}"]),
+         clean(T),
+         ?assertEqual(6 * maps:get(sessions_done, T), maps:get(requests, T))
+     end || M <- ["plain", "digest_md5", "anonymous"]].
+
+legacy(Config) ->
+    [clean(run_steps(Config, ["{xmpp, #{type => auth_get}}", "{xmpp, #{type => " ++ A ++ "}}",
+                              "{xmpp, #{type => close}}"]))
+     || A <- ["auth_set_plain", "auth_set_digest"]].
+
+chat_delivery(Config) ->
+    Chats = lists:duplicate(5, "{xmpp, #{type => chat, size => 64}}, {think, 100}"),
+    T = run_steps(Config, ["{xmpp, #{type => auth_sasl}}"] ++ bind()
+                  ++ ["{xmpp, #{type => presence_initial}}"] ++ Chats
+                  ++ ["{think, 1000}", "{xmpp, #{type => close}}"]),
+    clean(T),
+    Counts = maps:get(counts, T),
+    Sent = maps:get(<<"xmpp_chat_sent">>, Counts),
+    Delivered = maps:get(<<"xmpp_chat_delivered">>, Counts),
+    ?assertEqual(5 * maps:get(sessions_done, T), Sent),
+    ?assert(Delivered >= Sent div 2),
+    #{count := N} = maps:get({tx, xmpp_delivery}, T),
+    ?assertEqual(Delivered, N).
+
+roster_presence(Config) ->
+    clean(run_steps(Config, ["{xmpp, #{type => auth_sasl}}"] ++ bind()
+                    ++ ["{xmpp, #{type => iq_roster_add, destination => random}}",
+                        "{xmpp, #{type => presence_subscribe, destination => previous}}",
+                        "{xmpp, #{type => iq_roster_get}}",
+                        "{xmpp, #{type => presence_broadcast, show => <<\"away\">>}}",
+                        "{xmpp, #{type => presence_directed, destination => online}}",
+                        "{xmpp, #{type => iq_roster_remove, destination => previous}}",
+                        "{xmpp, #{type => presence_final}}", "{xmpp, #{type => close}}"])).
+
+%% Under load ejabberd's pubsub seldom fails a request (internal-server-error on a create, then
+%% the node's next ones): a few refusals are allowed, nothing else.
+muc_pubsub_privacy(Config) ->
+    refused(run_steps(Config, ["{xmpp, #{type => auth_sasl}}"] ++ bind()
+                    ++ ["{xmpp, #{type => muc_join, room => <<\"r1\">>}}",
+                        "{xmpp, #{type => muc_chat, room => <<\"r1\">>, size => 20}}",
+                        "{xmpp, #{type => muc_exit, room => <<\"r1\">>}}",
+                        "{setvars, [n], user_number}",
+                        "{xmpp, #{type => pubsub_create, node => <<\"n%%_n%%\">>}}",
+                        "{xmpp, #{type => pubsub_subscribe, node => <<\"n%%_n%%\">>}}",
+                        "{xmpp, #{type => pubsub_publish, node => <<\"n%%_n%%\">>, size => 9}}",
+                        "{xmpp, #{type => pubsub_unsubscribe, node => <<\"n%%_n%%\">>}}",
+                        "{xmpp, #{type => pubsub_delete, node => <<\"n%%_n%%\">>}}",
+                        "{xmpp, #{type => privacy_get_names}}", "{xmpp, #{type => close}}"])).
+
+register(Config) ->
+    %% New users (user41 and above were not made up front): registered, then authenticated.
+    Connect = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, username => <<\"new\">>,"
+              " userid_max => 1000000}}",
+    #{total := T} = run(scenario(Config, "[{s, #{steps => [" ++ Connect ++ ","
+                                 " {xmpp, #{type => register}}, {xmpp, #{type => auth_sasl}},"
+                                 " {xmpp, #{type => close}}]}}]")),
+    clean(T).
+
+starttls(Config) ->
+    clean(run_steps(Config, ["{xmpp, #{type => starttls}}", "{xmpp, #{type => connect}}",
+                             "{xmpp, #{type => auth_sasl}}"]
+                    ++ bind() ++ ["{xmpp, #{type => close}}"])).
+
+%% Tsung's example `Name' with only its server, domain and user options, durations, arrivals
+%% and think times rewritten (1 s thinks, a 2 s phase): nothing else.
+example(Config, Name) -> example(Config, Name, []).
+
+example(Config, Name, Keep) -> example(Config, Name, Keep, []).
+
+example(Config, Name, Keep, Extra) ->
+    {ok, Bin0} = file:read_file("/usr/share/doc/tsung/examples/" ++ Name),
+    Bin = case lists:suffix(".gz", Name) of
+              true -> zlib:gunzip(Bin0);
+              false -> Bin0
+          end,
+    Port = integer_to_list(proplists:get_value(port, Config)),
+    Rewrites = [{"<server host=.[^ ]*. port=.5222. type=(.)tcp.",
+                 "<server host='127.0.0.1' port='" ++ Port ++ "' type='tcp'"},
+                {"(<arrivalphase [^>]*duration=)\"[^\"]*\" unit=\"[a-z]*\"",
+                 "\\1\"2\" unit=\"second\""},
+                {"interarrival=\"[^\"]*\"", "interarrival=\"0.2\""},
+                {"arrivalrate=\"[^\"]*\"", "arrivalrate=\"5\""},
+                {"(<thinktime value=)\"[^\"]*\"", "\\1\"1\""},
+                {"(name=\"domain\" value=)\"[^\"]*\"", "\\1\"bs.test\""},
+                {"(name=\"userid_max\" value=)\"[0-9]*\"", "\\1\"40\""},
+                {"(name=\"username\" value=)\"[^\"]*\"", "\\1\"user\""},
+                {"(name=\"passwd\" value=)\"[^\"]*\"", "\\1\"pass\""},
+                {"(name=\"pubsub_service\" value=)\"[^\"]*\"", "\\1\"pubsub.bs.test\""},
+                {"(name=\"muc_service\" value=)\"[^\"]*\"", "\\1\"conference.bs.test\""}],
+    Text = lists:foldl(fun({From, To}, T) -> re:replace(T, From, To, [global, {return, list}])
+                       end, unicode:characters_to_list(Bin),
+                       [R || {F, _} = R <- Rewrites ++ Extra, not lists:member(F, Keep)]),
+    S = case beamscale_load_tsung:from_text(Name, Text) of
+            {ok, S0, _Ignored} -> S0;
+            {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
+        end,
+    #{total := T} = run(S),
+    ct:pal("~ts: ~p", [Name, maps:with([requests, errors, reasons, counts, sessions_done], T)]),
+    T.
+
+tsung_jabber(Config) ->
+    T = example(Config, "jabber.xml.gz"),
+    ?assert(maps:get(sessions_done, T) >= 5).
+
+tsung_roster(Config) ->
+    clean(example(Config, "jabber_roster.xml")).
+
+tsung_register(Config) ->
+    %% Its own user names (tsung1...), none of which exists before.
+    clean(example(Config, "jabber_register.xml",
+                  ["(name=\"username\" value=)\"[^\"]*\"", "(name=\"passwd\" value=)\"[^\"]*\"",
+                   "(name=\"userid_max\" value=)\"[0-9]*\""])).
+
+tsung_muc(Config) ->
+    clean(example(Config, "jabber_muc.xml")).
+
+%% Besides the rewrites: the static <user> that creates the node goes (static arrivals are
+%% refused) and its session gets arrivals of its own; a subscriber that comes before the node
+%% exists is refused (item-not-found), as with Tsung.
+tsung_node(Config) ->
+    refused(example(Config, "jabber_node.xml", [],
+                    [{"<user session=\"create_node\"[^>]*></user>", ""},
+                     {"probability='0'", "probability='20'"},
+                     {"probability=\"100\"", "probability=\"80\""}])).
+
+%% The example activates a list "public" it never made: ejabberd refuses it (item-not-found).
+tsung_privacy(Config) ->
+    T = example(Config, "jabber_privacy.xml"),
+    ?assertEqual([<<"XMPP iq error: item-not-found">>], maps:keys(maps:get(reasons, T))),
+    ?assertEqual(maps:get(sessions_done, T), maps:get(errors, T)).
+
+%% Besides the rewrites: its user file (file_server) is one the test writes.
+tsung_starttls(Config) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_xmpp_SUITE_users"),
+    Users = filename:join(Dir, "users.csv"),
+    ok = file:write_file(Users, [io_lib:format("user~b,pass~b~n", [N, N])
+                                 || N <- lists:seq(1, ?USERS)]),
+    clean(example(Config, "jabber_starttls.xml", [],
+                  [{"value=\"/home/nniclaus/.tsung/usernames.csv\"",
+                    "value=\"" ++ Users ++ "\""}])).

@@ -1,0 +1,61 @@
+-module(beamscale_load_xmpp_stream_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(S, beamscale_load_xmpp_stream).
+
+header_then_stanzas_test() ->
+    In = <<"<?xml version='1.0'?><stream:stream id='42' from='d'>"
+           "<stream:features><mechanisms><mechanism>PLAIN</mechanism></mechanisms>"
+           "</stream:features><iq type='result' id=\"bs1\"/>  </stream:stream>">>,
+    {ok, {header, H}, R1} = ?S:next(In, 4096),
+    ?assertEqual(<<"42">>, ?S:attr(H, <<"id">>)),
+    {ok, {stanza, F}, R2} = ?S:next(R1, 4096),
+    ?assertEqual(<<"stream:features">>, ?S:name(F)),
+    {ok, {stanza, Iq}, R3} = ?S:next(R2, 4096),
+    ?assertEqual(<<"bs1">>, ?S:attr(Iq, <<"id">>)),
+    ?assertEqual({ok, stream_end, <<>>}, ?S:next(R3, 4096)).
+
+%% Every cut of a stanza is incomplete until its last byte has come.
+split_anywhere_test() ->
+    M = <<"<message to='a'><body>bs-stamp:1;<![CDATA[<x>]]></body><!-- <y> --></message>">>,
+    [?assertEqual(more, ?S:next(binary:part(M, 0, N), 4096))
+     || N <- lists:seq(1, byte_size(M) - 1)],
+    ?assertEqual({ok, {stanza, M}, <<>>}, ?S:next(M, 4096)),
+    ?assertEqual(<<"bs-stamp:1;<![CDATA[<x>]]>">>, ?S:body(M)).
+
+bounded_size_test() ->
+    Big = <<"<message><body>", (binary:copy(<<"x">>, 200))/binary>>,
+    ?assertEqual({error, {?S, {too_big, 100}}}, ?S:next(Big, 100)),
+    Whole = <<Big/binary, "</body></message>">>,
+    ?assertEqual({error, {?S, {too_big, 100}}}, ?S:next(Whole, 100)).
+
+bounded_depth_test() ->
+    Deep = binary:copy(<<"<a>">>, 100),
+    ?assertEqual({error, {?S, too_deep}}, ?S:next(Deep, 1 bsl 20)).
+
+not_xmpp_test() ->
+    ?assertEqual({error, {?S, not_xmpp}}, ?S:next(<<"HTTP/1.1 400 Bad Request\r\n">>, 4096)).
+
+condition_test() ->
+    E = <<"<iq type='error' id='x'><error type='cancel'><conflict xmlns='u'/></error></iq>">>,
+    ?assertEqual(<<"conflict">>, ?S:condition(E)),
+    F = <<"<failure xmlns='s'><not-authorized/></failure>">>,
+    ?assertEqual(<<"not-authorized">>, ?S:condition(F)).
+
+stamp_test() ->
+    Z = beamscale_load_xmpp_stanza,
+    B = Z:stamp(64, 1234567),
+    ?assertEqual(64, byte_size(B)),
+    ?assertEqual(1234567, Z:stamped(B)),
+    ?assertEqual(none, Z:stamped(<<"hello">>)),
+    ?assertEqual(none, Z:stamped(undefined)).
+
+check_test() ->
+    U = beamscale_load_xmpp_user,
+    ?assertMatch({ok, #{ack := no_ack, destination := online}},
+                 U:check(#{type => chat, destination => online})),
+    ?assertMatch({ok, #{ack := local, mechanism := plain}}, U:check(#{type => auth_sasl})),
+    ?assertMatch({error, destination, _}, U:check(#{type => chat, destination => nobody})),
+    ?assertMatch({error, room, _}, U:check(#{type => chat, room => <<"r">>})),
+    ?assertMatch({error, type, _}, U:check(#{type => fly})).

@@ -1,0 +1,104 @@
+#!/bin/sh
+# XMPP chat against an ejabberd of its own (the test suites' beamscale_load_xmpp_server: its own
+# config, spool and ports on 127.0.0.1, USERS users made up front), by beamscale and by Tsung one
+# after the other, on the same Tsung file: jabber.xml's chat session (connect, legacy auth,
+# presence, roster, chats to online users, close) with USERS users, SECONDS of arrivals and
+# think times of THINK seconds (jabber.xml's are 2 and 30). Prints, side by side: chats sent
+# and delivered per second, each tool's client CPU (user + system, GNU time, start included)
+# per delivered chat, and beamscale's delivery-time percentiles (the body's stamp read by the
+# receiver; Tsung reports no delivery time for chats). Issue 33's goal: beamscale's CPU per
+# delivered chat at most half of Tsung's at 1000 users.
+#   bench/xmpp_vs_tsung.sh [USERS] [SECONDS] [THINK]      (defaults 1000, 30, 2)
+# Tsung counts no delivered chats: its CPU is per chat sent (10 per finished session), which
+# flatters it when chats are lost.
+set -eu
+cd "$(dirname "$0")/.."
+users=${1:-1000}
+secs=${2:-30}
+think=${3:-2}
+if ! command -v tsung >/dev/null || [ ! -x /usr/bin/time ]; then
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q tsung time >/dev/null
+fi
+cpu() { awk '/^cpu / { print $2 + $3 }' "$1"; }
+rebar3 as test compile >/dev/null
+./beamscale list >/dev/null
+out=$(mktemp -d /tmp/beamscale-xmpp.XXXXXX)
+ej=
+cleanup() { [ -z "$ej" ] || kill "$ej" 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$out"; }
+trap cleanup EXIT
+# ejabberd, started by the suites' helper in a throwaway erl that exits once it is ready.
+erl -noshell -pa _build/test/lib/*/ebin -pa _build/test/lib/beamscale_load/test -eval "
+    {Port, _, _} = beamscale_load_xmpp_server:start(\"$out\", $users, #{}),
+    ok = file:write_file(\"$out/port\", integer_to_list(Port)), halt()." >"$out/ej.log" 2>&1
+ej=$(cat "$out/ejabberd.pid")
+port=$(cat "$out/port")
+# The session both tools run: jabber.xml's first session, its chat destinations online.
+xml() { # ARRIVAL-SECONDS -> Tsung file on stdout
+    cat <<EOF
+<?xml version="1.0"?>
+<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
+<tsung loglevel="error" version="1.0">
+<clients><client host="localhost" use_controller_vm="true" maxusers="$((users * 2))"/></clients>
+<servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
+<load><arrivalphase phase="1" duration="$1" unit="second">
+  <users maxnumber="$users" interarrival="$(awk -v s="$1" -v u="$users" 'BEGIN { printf "%.4f", s / u }')" unit="second"/>
+</arrivalphase></load>
+<options>
+  <option type="ts_jabber" name="global_number" value="$users"/>
+  <option type="ts_jabber" name="userid_max" value="$users"/>
+  <option type="ts_jabber" name="domain" value="bs.test"/>
+  <option type="ts_jabber" name="username" value="user"/>
+  <option type="ts_jabber" name="passwd" value="pass"/>
+</options>
+<sessions><session probability="100" name="chat" type="ts_jabber" bidi="true">
+  <request><jabber type="connect" ack="local"/></request>
+  <request><jabber type="auth_get" ack="local"/></request>
+  <request><jabber type="auth_set_plain" ack="local"/></request>
+  <request><jabber type="presence:initial" ack="no_ack"/></request>
+  <request><jabber type="iq:roster:get" ack="local"/></request>
+  <for from="1" to="10" var="i">
+    <thinktime value="$think"/>
+    <request><jabber type="chat" ack="no_ack" size="16" destination="online"/></request>
+  </for>
+  <thinktime value="$think"/>
+  <request><jabber type="close" ack="no_ack"/></request>
+</session></sessions>
+</tsung>
+EOF
+}
+xml "$secs" > "$out/chat.xml"
+/usr/bin/time -o "$out/bs.time" -f "cpu %U %S" \
+    ./beamscale load "$out/chat.xml" --name bs --out "$out" --quiet >/dev/null 2>"$out/bs.err" || true
+read_counts() { python3 - "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+c = s.get("counts", {})
+print(c.get("xmpp_chat_sent", 0), c.get("xmpp_chat_delivered", 0))
+d = s.get("transactions", {}).get("xmpp_delivery", {})
+print(" ".join(str(d.get(k, "?")) for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms")))
+PY
+}
+read_counts "$out/bs/summary.json" > "$out/bs.counts" || echo "0 0
+? ? ? ?" > "$out/bs.counts"
+/usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \
+    tsung -n -f "$out/chat.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
+# Tsung's chats sent: its per-request count for the chat requests is not apart, so the
+# sessions' fixed 10 chats each are counted from its finished sessions.
+ts_sessions=$(grep -h '^stats: session ' "$out"/tsung/*/tsung.log | awk '{ s += $3 } END { print s + 0 }')
+set -- $(head -1 "$out/bs.counts")
+bs_sent=$1; bs_del=$2
+set -- $(sed -n 2p "$out/bs.counts")
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+awk -v u="$users" -v s="$secs" -v t="$think" -v bsc="$(cpu "$out/bs.time")" \
+    -v tsc="$(cpu "$out/ts.time")" -v bss="$bs_sent" -v bsd="$bs_del" -v tss="$ts_sessions" \
+    -v p50="$1" -v p90="$2" -v p99="$3" -v pmax="$4" -v la="$load" 'BEGIN {
+    printf "%d users over %d s, think %d s, 10 chats each, load average %s\n", u, s, t, la
+    printf "beamscale: %d chats sent, %d delivered (%.0f%%), client CPU %.2f s, %.1f us per delivered chat\n",
+        bss, bsd, (bss > 0 ? 100 * bsd / bss : 0), bsc, (bsd > 0 ? 1e6 * bsc / bsd : 0)
+    printf "beamscale delivery time (ms): p50 %s, p90 %s, p99 %s, max %s\n", p50, p90, p99, pmax
+    tsd = tss * 10
+    printf "tsung: %d sessions done, about %d chats sent, client CPU %.2f s, %.1f us per sent chat\n",
+        tss, tsd, tsc, (tsd > 0 ? 1e6 * tsc / tsd : 0)
+    if (bsd > 0 && tsd > 0)
+        printf "client CPU per chat beamscale/tsung: %.2f (goal <= 0.5)\n", (bsc / bsd) / (tsc / tsd) }'
