@@ -47,7 +47,7 @@ ign(_) -> [].
 kind_options(undefined) -> [];
 kind_options(Type) ->
     case beamscale_load_kinds:by_tsung_type(Type) of
-        {ok, Mod} -> maps:get(options, Mod:tsung(), []);
+        {ok, Mod} -> maps:get(options, beamscale_load_kinds:tsung(Mod), []);
         error -> []
     end.
 
@@ -102,14 +102,6 @@ spec(Name) ->
     case beamscale_load_kinds:by_element(Name) of
         {ok, Mod} -> {maps:get(attributes, beamscale_load_kinds:tsung(Mod)), []};
         error -> {[], []}
-    end.
-
-kind_options(undefined) -> [];
-kind_options(Type) ->
-    case beamscale_load_kinds:by_tsung_type(Type) of
-        {ok, M} -> _ = code:ensure_loaded(M),
-                   [O || erlang:function_exported(M, tsung_options, 0), O <- M:tsung_options()];
-        error -> []
     end.
 
 %% @doc The element children of `E', which must be among `Allowed' (or ignored ones); blank
