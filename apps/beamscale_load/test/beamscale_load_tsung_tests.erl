@@ -371,3 +371,15 @@ remote_clients_refused_test_() ->
     Ip = "<clients><client host=\"hostb\"><ip value=\"127.0.0.2\"/></client></clients>",
     [?_assertNotEqual(nomatch, string:find(err(#{top => Mixed}), "at once")),
      ?_assertNotEqual(nomatch, string:find(err(#{top => Ip}), "<ip> of a client on another"))].
+
+%% An Erlang monitor of a host that is no Erlang target is a host sampled (scenario `monitors'),
+%% with no warning; munin and snmp monitors are still warnings.
+host_monitor_test() ->
+    Top = "<monitoring><monitor host=\"db.example\" type=\"erlang\"/>"
+          "<monitor host=\"db.example\" type=\"erlang\"/><monitor host=\"w1\"/></monitoring>",
+    {S, Warnings} = load(xml(#{top => Top})),
+    ?assertEqual([#{host => "db.example", type => erlang, processes => [], ssh => none,
+                    erl => "erl"},
+                  #{host => "w1", type => erlang, processes => [], ssh => none, erl => "erl"}],
+                 maps:get(monitors, S)),
+    ?assertEqual([], [W || W <- Warnings, string:find(W, "monitor") =/= nomatch]).

@@ -26,8 +26,8 @@
 -type watched() :: #{node := node(), os_pid := string(), atom() => term()}
                  | beamscale_sampler_host:watched().
 -type state() :: #{opts := map(), fd := file:io_device(), owner := reference(),
-                   nodes := #{node() | {host, binary()} => map()}, args := binary(), next := integer(),
-                   cores := pos_integer(), ticks := pos_integer(), failed => term()}.
+                   nodes := #{node() | {host, binary()} => map()}, args := binary(),
+                   next := integer(), cores := pos_integer(), ticks := pos_integer(), failed => term()}.
 
 -define(DEFAULT_INTERVAL, 1000).
 -define(DEFAULT_MSACC_PCT, 10).

@@ -1,0 +1,98 @@
+%% Host rows (docs/samples.md): a load against a real nginx (a master and two workers) with its
+%% host sampled, here and through a node started over a real sshd on 127.0.0.1; the rows of the
+%% host and of nginx's processes in samples.csv, on the page, and no reading node left after.
+-module(beamscale_hostwatch_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([local_host/1, host_over_ssh/1]).
+-export([local_host/0, host_over_ssh/0]).
+
+suite() -> [{timetrap, {minutes, 2}}].
+
+all() -> [local_host, host_over_ssh].
+
+init_per_suite(Config) ->
+    {ok, _} = beamscale_node:distribute(),
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_hostwatch"),
+    Port = beamscale_load_servers:free_port(),
+    Nginx = beamscale_load_servers:nginx(Dir, Port, nginx_conf(Dir, Port)),
+    try beamscale_test_sshd:start(filename:join(Dir, "")) of
+        {Sshd, Args} -> [{nginx, {Nginx, Port, Dir}}, {sshd, Sshd}, {ssh_args, Args} | Config]
+    catch C:R:St -> Nginx(), erlang:raise(C, R, St)
+    end.
+
+end_per_suite(Config) ->
+    {Stop, _, _} = ?config(nginx, Config),
+    Stop(),
+    beamscale_test_sshd:stop(?config(sshd, Config)).
+
+%% The web target named in `sample' and nginx's processes by name and by pid file: host rows with
+%% CPU by mode, memory and network bytes, nginx's three pids with their memory.
+local_host() -> [{doc, "nginx's host and processes sampled here during a load."}].
+local_host(Config) ->
+    {_, Port, NginxDir} = ?config(nginx, Config),
+    Monitor = io_lib:format("#{host => \"127.0.0.1\", processes => [\"nginx\", "
+                            "{pidfile, ~0tp}]}", [filename:join(NginxDir, "nginx.pid")]),
+    Dir = run(Config, "local", Port, Monitor),
+    Rows = ok_rows(Dir),
+    Host = by_node(<<"host:127.0.0.1">>, Rows),
+    ?assert(length(Host) >= 2),
+    [?assert(num(K, R) > 0) || R <- Host, K <- [host_mem_total, host_mem_used, load1]],
+    ?assert(lists:sum([num(net_rx_bytes, R) || R <- Host]) > 0),
+    ?assert(lists:all(fun(R) -> num(cpu_idle_pct, R) + num(host_cpu_pct, R) =< 100.5 end, Host)),
+    Workers = by_node(<<"nginx@127.0.0.1">>, Rows),
+    ?assertEqual([3], lists:usort([num(pids, R) || R <- Workers])),
+    ?assert(lists:all(fun(R) -> num(rss_bytes, R) > 1000000 end, Workers)),
+    ?assert(lists:sum([num(os_cpu_pct, R) || R <- Workers]) > 0),
+    Master = by_node(iolist_to_binary([filename:join(NginxDir, "nginx.pid"), "@127.0.0.1"]),
+                     Rows),
+    ?assertEqual([1], lists:usort([num(pids, R) || R <- Master])),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"nginx@127.0.0.1">>)),
+    #{<<"sampled">> := Sampled} = beamscale_test_load:json(Dir, "run.json"),
+    ?assertEqual([<<"host:127.0.0.1">>], Sampled).
+
+%% The same host named with ssh options: read by a node started through sshd, which is gone after.
+host_over_ssh() -> [{doc, "The host read through a node over ssh; the node gone after."}].
+host_over_ssh(Config) ->
+    {_, Port, _} = ?config(nginx, Config),
+    Monitor = io_lib:format("#{host => \"127.0.0.1\", args => ~0tp, processes => [\"nginx\"]}",
+                            [?config(ssh_args, Config)]),
+    Dir = run(Config, "ssh", Port, Monitor),
+    Rows = ok_rows(Dir),
+    ?assert(length(by_node(<<"host:127.0.0.1">>, Rows)) >= 2),
+    ?assertEqual([3], lists:usort([num(pids, R) || R <- by_node(<<"nginx@127.0.0.1">>, Rows)])),
+    #{<<"not_sampled">> := []} = beamscale_test_load:json(Dir, "run.json"),
+    ?assertEqual([], [N || N <- beamscale_test_load:epmd_names(), lists:prefix("bs_watch", N)]).
+
+%%% Helpers
+
+run(Config, Name, Port, Monitor) ->
+    Dir = filename:join(?config(priv_dir, Config), "beamscale_hostwatch_" ++ Name),
+    Text = io_lib:format("{targets, [{web, #{address => \"127.0.0.1:~b\"}}]}.\n"
+                         "{phases, [{p, #{duration_s => 3, rate => 100}}]}.\n"
+                         "{sessions, [{s, #{steps => [{loop, 5, [{http, #{path => \"/\"}}]}]}}]}.\n"
+                         "{sample, [web]}.\n{monitors, [~ts]}.\n{drain_s, 2}.\n",
+                         [Port, Monitor]),
+    S = beamscale_test_load:scenario(Config, "hostwatch_" ++ Name ++ ".scenario", Text),
+    {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 3,
+                                             sample_interval => 500}),
+    Dir.
+
+ok_rows(Dir) ->
+    [R || #{status := <<"ok">>} = R <- beamscale_store:read_rows(filename:join(Dir,
+                                                                            "samples.csv"))].
+
+by_node(Node, Rows) -> [R || #{node := N} = R <- Rows, N =:= Node].
+
+num(K, Row) -> beamscale_format_csv:number(maps:get(K, Row)).
+
+nginx_conf(Dir, Port) ->
+    Temps = [[T, "_temp_path ", Dir, ";\n"] || T <- ["client_body", "proxy", "fastcgi", "uwsgi",
+                                                     "scgi"]],
+    io_lib:format("worker_processes 2;\nerror_log ~ts/error.log;\nevents {}\n"
+                  "http {\n access_log off;\n~ts"
+                  " server {\n  listen 127.0.0.1:~b;\n  location / { return 200 \"hello\\n\"; }\n"
+                  " }\n}\n", [Dir, Temps, Port]).
