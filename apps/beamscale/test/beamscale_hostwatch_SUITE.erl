@@ -6,12 +6,12 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([local_host/1, host_over_ssh/1]).
--export([local_host/0, host_over_ssh/0]).
+-export([local_host/1, host_over_ssh/1, munin_host/1, munin_bounded/1]).
+-export([local_host/0, host_over_ssh/0, munin_host/0, munin_bounded/0]).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [local_host, host_over_ssh].
+all() -> [local_host, host_over_ssh, munin_host, munin_bounded].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -66,6 +66,56 @@ host_over_ssh(Config) ->
     ?assertEqual([3], lists:usort([num(pids, R) || R <- by_node(<<"nginx@127.0.0.1">>, Rows)])),
     #{<<"not_sampled">> := []} = beamscale_test_load:json(Dir, "run.json"),
     ?assertEqual([], [N || N <- beamscale_test_load:epmd_names(), lists:prefix("bs_watch", N)]).
+
+%% Tsung's munin monitor: Debian's munin-node started here (own config, port, pid and log
+%% files; its plugins are /etc/munin/plugins, which this munin-node cannot be told otherwise),
+%% its cpu, load and memory plugins as host rows.
+munin_host() -> [{doc, "Host rows read from a munin-node started by the test."}].
+munin_host(Config) ->
+    {_, WebPort, _} = ?config(nginx, Config),
+    %% Not under priv_dir: munin-node cannot open a file whose path has an `@' (the node's name).
+    Dir = filename:join("/tmp", "beamscale_hostwatch_munin_" ++ os:getpid()),
+    ok = filelib:ensure_path(Dir),
+    Port = beamscale_load_servers:free_port(),
+    Conf = filename:join(Dir, "munin-node.conf"),
+    ok = file:write_file(Conf, io_lib:format(
+                                 "log_level 4\nlog_file ~ts/munin-node.log\n"
+                                 "pid_file ~ts/munin-node.pid\nbackground 0\nsetsid 0\n"
+                                 "host 127.0.0.1\nport ~b\nallow ^127\\.0\\.0\\.1$\n",
+                                 [Dir, Dir, Port])),
+    Stop = beamscale_load_servers:start_server(os:find_executable("munin-node"),
+                                               ["--config", Conf, "--foreground"], Port, Dir),
+    try
+        Monitor = io_lib:format("#{host => \"127.0.0.1\", type => munin, port => ~b}", [Port]),
+        Rows = by_node(<<"host:127.0.0.1">>, ok_rows(run(Config, "munin", WebPort, Monitor))),
+        ct:pal("~b munin rows", [length(Rows)]),
+        ?assert(length(Rows) >= 2),
+        [?assert(num(K, R) > 0) || R <- Rows, K <- [load5, host_mem_total, host_mem_available]],
+        ?assert(lists:sum([num(host_cpu_pct, R) || R <- Rows]) > 0),
+        ?assertEqual([<<>>], lists:usort([maps:get(net_rx_bytes, R) || R <- Rows]))
+    after Stop(), file:del_dir_r(Dir)
+    end.
+
+%% A munin-node that never ends its answer, or sends a line without end: an error, not a hang
+%% or a heap grown without bound.
+munin_bounded() -> [{doc, "An endless munin answer or line is an error within the deadline."}].
+munin_bounded(_Config) ->
+    Endless = fun(S) -> gen_tcp:send(S, "# munin node at x\ncpu load\n"),
+                        [gen_tcp:send(S, "user.value 1\n") || _ <- lists:seq(1, 2000)] end,
+    Long = fun(S) -> gen_tcp:send(S, ["# munin node at x\n", lists:duplicate(8192, $a)]) end,
+    Silent = fun(S) -> gen_tcp:send(S, "# munin node at x\n") end,
+    [begin
+         {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}, {active, false}]),
+         {ok, Port} = inet:port(L),
+         Server = spawn_link(fun() -> {ok, S} = gen_tcp:accept(L), Send(S),
+                                      receive stop -> ok end end),
+         T0 = erlang:monotonic_time(millisecond),
+         ?assertMatch({Want, {error, {beamscale_munin, Want}}},
+                      {Want, beamscale_munin:read("127.0.0.1", Port, 1500)}),
+         ?assert(erlang:monotonic_time(millisecond) - T0 < 3000),
+         unlink(Server), exit(Server, kill), gen_tcp:close(L)
+     end || {Send, Want} <- [{Endless, {answer_over, 1000, lines}}, {Long, {line_over, 4096}},
+                             {Silent, timeout}]].
 
 %%% Helpers
 

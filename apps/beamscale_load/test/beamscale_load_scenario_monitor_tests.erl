@@ -18,7 +18,7 @@ errors_test_() ->
                   end
           end,
     [?_assertMatch({[], "expected a list" ++ _}, Err(#{host => "h"})),
-     ?_assertMatch({[], "h: unknown key port" ++ _}, Err([#{host => "h", port => 1}])),
+     ?_assertMatch({[], "h: unknown key nope" ++ _}, Err([#{host => "h", nope => 1}])),
      ?_assertMatch({[processes], "h: \"a/b\": expected a command name" ++ _},
                    Err([#{host => "h", processes => ["a/b"]}])),
      ?_assertMatch({[processes], "h: {pid,0}" ++ _},
@@ -26,4 +26,8 @@ errors_test_() ->
      ?_assertMatch({[user], "h: expected a string not starting with -"},
                    Err([#{host => "h", user => "-oProxyCommand=x"}])),
      ?_assertMatch({[], "host h is given twice"}, Err([#{host => "h"}, #{host => "h"}])),
-     ?_assertMatch({[type], _}, Err([#{host => "h", type => snmp}]))].
+     ?_assertMatch({[type], _}, Err([#{host => "h", type => snmp}])),
+     ?_assertMatch({[port], _}, Err([#{host => "h", port => 4949}])),
+     ?_assertMatch({[port], _}, Err([#{host => "h", type => munin, port => 0}])),
+     ?_assertMatch([#{type := munin, port := 4949}],
+                   beamscale_load_scenario_monitor:check([#{host => "h", type => munin}]))].

@@ -319,13 +319,13 @@ unsupported_test_() ->
 ignored_settings_test() ->
     Top = "<clients><client host=\"localhost\" use_controller_vm=\"true\" maxusers=\"100\"/>"
           "<client host=\"127.0.0.1\" cpu=\"2\"><ip value=\"127.0.0.2\"/></client></clients>"
-          "<monitoring><monitor host=\"m\" type=\"munin\"><munin port=\"4949\"/></monitor>"
+          "<monitoring><monitor host=\"m\" type=\"snmp\"><snmp port=\"161\"/></monitor>"
           "</monitoring><options><option type=\"ts_http\" name=\"user_agent\"><user_agent "
           "probability=\"100\">x</user_agent></option><option name=\"seed\" value=\"1\"/>"
           "</options><?xml-stylesheet href=\"x\"?>",
     {_, Warnings} = load(xml(#{top => Top})),
     ?assertEqual(["<?xml-stylesheet?>", "<client maxusers>",
-                  "<client use_controller_vm>", "<monitor type=\"munin\">",
+                  "<client use_controller_vm>", "<monitor type=\"snmp\">",
                   "<option name=\"seed\">", "<option name=\"user_agent\">", "<tsung loglevel>",
                   "<client cpu weight> on this machine (its users run in beamscale's node)"],
                  Warnings),
@@ -376,10 +376,12 @@ remote_clients_refused_test_() ->
 %% with no warning; munin and snmp monitors are still warnings.
 host_monitor_test() ->
     Top = "<monitoring><monitor host=\"db.example\" type=\"erlang\"/>"
-          "<monitor host=\"db.example\" type=\"erlang\"/><monitor host=\"w1\"/></monitoring>",
+          "<monitor host=\"db.example\" type=\"erlang\"/><monitor host=\"w1\"/>"
+          "<monitor host=\"m\" type=\"munin\"><munin port=\"4950\"/></monitor>"
+          "<monitor host=\"m2\" type=\"munin\"/></monitoring>",
     {S, Warnings} = load(xml(#{top => Top})),
-    ?assertEqual([#{host => "db.example", type => erlang, processes => [], ssh => none,
-                    erl => "erl"},
-                  #{host => "w1", type => erlang, processes => [], ssh => none, erl => "erl"}],
-                 maps:get(monitors, S)),
+    Host = fun(H) -> #{host => H, type => erlang, processes => [], ssh => none, erl => "erl"} end,
+    ?assertEqual([Host("db.example"), Host("w1"),
+                  (Host("m"))#{type => munin, port => 4950},
+                  (Host("m2"))#{type => munin, port => 4949}], maps:get(monitors, S)),
     ?assertEqual([], [W || W <- Warnings, string:find(W, "monitor") =/= nomatch]).

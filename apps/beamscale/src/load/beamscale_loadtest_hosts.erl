@@ -44,6 +44,8 @@ monitors(#{sample := Sample} = Scenario, Targets) ->
                               lists:member(Name, Sample), not lists:member(H, Given)]),
     Ms ++ [beamscale_load_scenario_monitor:host(H) || H <- Hosts].
 
+watch(#{host := Host, type := munin, port := Port}) ->
+    {ok, #{host_watch => text(Host), via => {munin, Host, Port}, procs => []}, none};
 watch(#{host := Host, processes := Procs, ssh := Ssh, erl := Erl}) ->
     W = #{host_watch => text(Host), via => here, procs => Procs},
     case Ssh =:= none andalso is_local(Host) of

@@ -1,22 +1,16 @@
 %% @doc Turns two readings of a host (`beamscale_bench_hostread:read/1') into rows of
 %% `samples.csv' (docs/samples.md, "Host rows"): one for the host (CPU by mode, memory, load,
 %% network and disk bytes) and one per OS process asked for (CPU and resident memory of all its
-%% pids). Pure: the text of `/proc' in, figures out.
+%% pids). Pure: the text of `/proc' in, figures out, keyed by the columns
+%% `beamscale_sample_calc:columns/0' lists.
 -module(beamscale_host_calc).
 
--export([columns/0, rows/4, cpu_modes/1, meminfo/1, loadavg/1, netdev/1, diskstats/1,
+-export([rows/4, cpu_modes/1, meminfo/1, loadavg/1, netdev/1, diskstats/1,
          pid_stat/1, rss/1]).
 
 -define(MODES, [user, nice, system, idle, iowait, irq, softirq, steal]).
 %% /proc/diskstats counts 512-byte sectors whatever the device's own sector size.
 -define(SECTOR, 512).
-
-%% @doc The columns host and process rows add to `samples.csv', after the node rows' columns.
--spec columns() -> [atom()].
-columns() ->
-    [mode_column(M) || M <- ?MODES]
-        ++ [host_mem_total, host_mem_available, host_mem_used, load1, load5, load15,
-            net_rx_bytes, net_tx_bytes, disk_read_bytes, disk_write_bytes, pids, rss_bytes].
 
 %% @doc The figures of the interval between two readings: `{host, Map}' and one
 %% `{Proc, Map}' per process asked for, keyed by the columns of `samples.csv'.
@@ -25,38 +19,45 @@ columns() ->
 rows(Hz, Dt, #{files := F0, procs := P0}, #{files := F1, procs := P1}) ->
     {Cores, Cpu0} = cpu_modes(maps:get(stat, F0)),
     {_, Cpu1} = cpu_modes(maps:get(stat, F1)),
-    Busy = cpu_shares(Cpu0, Cpu1),
-    Host = host(Busy, Cores, F0, F1),
-    HostPct = maps:get(host_cpu_pct, Host),
+    Host = maps:merge(cpu(cpu_shares(Cpu0, Cpu1), Cores), host(F0, F1)),
+    HostPct = maps:get(host_cpu_pct, Host, <<>>),
     [{host, Host}
      | [{P, proc(Hz, Dt, Cores, HostPct, proplists:get_value(P, P0, []), Texts)}
         || {P, Texts} <- P1]].
 
-host(Shares, Cores, F0, F1) ->
+%% No CPU ticks counted (no reading of them: a munin-node without its cpu plugin): no figures.
+cpu(Shares, _Cores) when map_size(Shares) =:= 0 -> #{};
+cpu(Shares, Cores) ->
     Pct = fun(M) -> 100 * maps:get(M, Shares, 0.0) end,
     User = Pct(user) + Pct(nice),
     Sys = Pct(system),
+    maps:merge(
+      maps:from_list([{mode_column(M), r2(Pct(M))} || M <- ?MODES]),
+      #{os_cpu_user_pct => r2(User * Cores), os_cpu_sys_pct => r2(Sys * Cores),
+        os_cpu_pct => r2((User + Sys) * Cores), os_cpu_all_pct => r2(User + Sys),
+        host_cpu_pct => r2(100 - Pct(idle) - Pct(iowait))}).
+
+host(F0, F1) ->
     %% Bytes during the interval (not per second), as the node rows' io_*_bytes.
     {Rx, Tx} = delta(netdev, F0, F1),
     {Rd, Wr} = delta(diskstats, F0, F1),
     Mem = meminfo(maps:get(meminfo, F1)),
     {L1, L5, L15} = loadavg(maps:get(loadavg, F1)),
-    maps:merge(
-      maps:from_list([{mode_column(M), r2(Pct(M))} || M <- ?MODES]),
-      #{os_cpu_user_pct => r2(User * Cores), os_cpu_sys_pct => r2(Sys * Cores),
-        os_cpu_pct => r2((User + Sys) * Cores), os_cpu_all_pct => r2(User + Sys),
-        host_cpu_pct => r2(100 - Pct(idle) - Pct(iowait)),
-        host_mem_total => maps:get(total, Mem, <<>>),
-        host_mem_available => maps:get(available, Mem, <<>>),
-        host_mem_used => used(Mem), load1 => L1, load5 => L5, load15 => L15,
-        net_rx_bytes => Rx, net_tx_bytes => Tx,
-        disk_read_bytes => Rd, disk_write_bytes => Wr}).
+    #{host_mem_total => maps:get(total, Mem, <<>>),
+      host_mem_available => maps:get(available, Mem, <<>>),
+      host_mem_used => used(Mem), load1 => L1, load5 => L5, load15 => L15,
+      net_rx_bytes => Rx, net_tx_bytes => Tx, disk_read_bytes => Rd, disk_write_bytes => Wr}.
 
+%% No file (munin-node's reading has none): no figures rather than 0.
 delta(Key, F0, F1) ->
-    {A0, B0} = ?MODULE:Key(maps:get(Key, F0)),
-    {A1, B1} = ?MODULE:Key(maps:get(Key, F1)),
-    %% A counter that went back (an interface or disk gone) counts nothing, not a negative.
-    {max(0, A1 - A0), max(0, B1 - B0)}.
+    case maps:get(Key, F1) of
+        <<>> -> {<<>>, <<>>};
+        Text ->
+            {A0, B0} = ?MODULE:Key(maps:get(Key, F0)),
+            {A1, B1} = ?MODULE:Key(Text),
+            %% A counter that went back (an interface or disk gone) counts nothing.
+            {max(0, A1 - A0), max(0, B1 - B0)}
+    end.
 
 used(#{total := T, available := A}) -> T - A;
 used(_) -> <<>>.
@@ -106,13 +107,15 @@ meminfo(Text) ->
                        [K, Rest] <- [binary:split(Line, <<":">>)], is_map_key(K, Keys),
                        [N] <- [ints(lists:sublist(string:lexemes(Rest, " "), 1))]]).
 
-%% @doc The three load averages of `/proc/loadavg'.
--spec loadavg(binary()) -> {number(), number(), number()} | {<<>>, <<>>, <<>>}.
+%% @doc The three load averages of `/proc/loadavg'; one that is not a number (munin-node
+%% gives one of them, `beamscale_munin') is empty.
+-spec loadavg(binary()) -> {number() | <<>>, number() | <<>>, number() | <<>>}.
 loadavg(Text) ->
-    case [beamscale_format_csv:number(W) || W <- lists:sublist(string:lexemes(Text, " "), 3)] of
-        [A, B, C] when is_number(A), is_number(B), is_number(C) -> {A, B, C};
-        _ -> {<<>>, <<>>, <<>>}
-    end.
+    Words = lists:sublist(string:lexemes(Text, " \n") ++ [<<>>, <<>>, <<>>], 3),
+    list_to_tuple([case beamscale_format_csv:number(W) of
+                       N when is_number(N) -> N;
+                       _ -> <<>>
+                   end || W <- Words]).
 
 %% @doc Bytes received and sent, summed over the interfaces of `/proc/net/dev' (loopback
 %% included: a server on this host is loaded through it).

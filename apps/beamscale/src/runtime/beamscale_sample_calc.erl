@@ -44,7 +44,14 @@ columns() ->
         ++ [list_to_atom("mem_" ++ atom_to_list(M)) || M <- ?MEMORY]
         ++ [io_in_bytes, io_out_bytes]
         ++ [msacc_column(Short, S) || {_, Short} <- ?MSACC_TYPES, S <- ?MSACC_STATES]
-        ++ beamscale_host_calc:columns().
+        ++ host_columns().
+
+%% The columns of host and OS process rows (`beamscale_host_calc'), after the node rows'.
+host_columns() ->
+    [list_to_atom("cpu_" ++ atom_to_list(M) ++ "_pct")
+     || M <- [user, nice, system, idle, iowait, irq, softirq, steal]]
+        ++ [host_mem_total, host_mem_available, host_mem_used, load1, load5, load15,
+            net_rx_bytes, net_tx_bytes, disk_read_bytes, disk_write_bytes, pids, rss_bytes].
 
 %% @doc User and system CPU ticks of a process, from the text of `/proc/PID/stat'.
 -spec parse_pid_stat(binary()) -> {ok, {non_neg_integer(), non_neg_integer()}} | error.

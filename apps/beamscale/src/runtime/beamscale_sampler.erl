@@ -27,7 +27,8 @@
                  | beamscale_sampler_host:watched().
 -type state() :: #{opts := map(), fd := file:io_device(), owner := reference(),
                    nodes := #{node() | {host, binary()} => map()}, args := binary(),
-                   next := integer(), cores := pos_integer(), ticks := pos_integer(), failed => term()}.
+                   next := integer(), cores := pos_integer(), ticks := pos_integer(),
+                   failed => term()}.
 
 -define(DEFAULT_INTERVAL, 1000).
 -define(DEFAULT_MSACC_PCT, 10).

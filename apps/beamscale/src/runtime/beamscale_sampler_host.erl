@@ -10,11 +10,15 @@
 %% `host_watch': the host as named (the rows' node column is `host:' and it); `via': where the
 %% files are read, this node or a node on that host (with `beamscale_bench_hostread' loaded);
 %% `procs': the OS processes to give rows of their own.
--type watched() :: #{host_watch := binary(), via := here | node(),
+-type watched() :: #{host_watch := binary(),
+                     via := here | node() | {munin, string(), inet:port_number()},
                      procs := [beamscale_bench_hostread:proc()], target => atom()}.
 
 %% As the node readings' bound (beamscale_sampler's READ_TIMEOUT): a late host gets a `timeout'.
 -define(READ_TIMEOUT, 500).
+%% munin-node forks a plugin per fetch: 0.1 to 1 s on a loaded host; a late answer delays the
+%% other rows (the sampler skips the ticks it missed).
+-define(MUNIN_TIMEOUT, 4000).
 
 %% @doc The sampler's key of a host watch (apart from node names).
 -spec key(watched()) -> {host, binary()}.
@@ -24,18 +28,25 @@ key(#{host_watch := Host}) -> {host, Host}.
 -spec label(watched()) -> binary().
 label(#{host_watch := Host}) -> <<"host:", Host/binary>>.
 
-%% @doc One reading of the host, stamped with this node's clocks (as the node rows are).
+%% @doc One reading of the host, stamped with this node's clocks (as the node rows are); a
+%% munin-node's stands for the same files (`beamscale_munin').
 -spec read(watched()) -> {ok, map()} | {error, timeout | down}.
 read(#{via := Via, procs := Procs}) ->
     try call(Via, Procs) of
-        Reading -> {ok, Reading#{mono := erlang:monotonic_time(microsecond),
-                                 wall := erlang:system_time(microsecond)}}
+        Reading -> {ok, Reading#{mono => erlang:monotonic_time(microsecond),
+                                 wall => erlang:system_time(microsecond)}}
     catch
         error:{erpc, timeout} -> {error, timeout};
         _:_ -> {error, down}
     end.
 
 call(here, Procs) -> beamscale_bench_hostread:read(Procs);
+call({munin, Host, Port}, _) ->
+    case beamscale_munin:read(Host, Port, ?MUNIN_TIMEOUT) of
+        {ok, Reading} -> Reading;
+        {error, {beamscale_munin, timeout}} -> error({erpc, timeout});
+        {error, Why} -> error(Why)
+    end;
 call(Node, Procs) -> erpc:call(Node, beamscale_bench_hostread, read, [Procs], ?READ_TIMEOUT).
 
 %% @doc The rows of the interval between two readings: the host's, then each process's.

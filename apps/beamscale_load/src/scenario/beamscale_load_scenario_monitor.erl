@@ -11,11 +11,13 @@
 -type proc() :: {pid, pos_integer()} | {pidfile, string()} | {name, string()}.
 %% `ssh': `none' reads the host's /proc here (a host that is this one, named with no ssh
 %% options); else a node started on it through ssh reads it, as load nodes are started.
--type monitor() :: #{host := string(), type := erlang,
+%% `munin': read from munin-node on `port' (default 4949) of the host.
+-type monitor() :: #{host := string(), type := erlang | munin, port => inet:port_number(),
                      processes := [proc()],
                      ssh := none | #{args := [string()], user => string()}, erl := string()}.
 
--define(KEYS, [host, type, processes, args, user, erl]).
+-define(KEYS, [host, type, processes, args, user, erl, port]).
+-define(MUNIN_PORT, 4949).
 %% More is a typing error: each process named is a row every interval.
 -define(MAX_PROCS, 64).
 
@@ -37,8 +39,13 @@ monitor(#{host := Host} = M) ->
     is_text(Host) orelse bad([host], "expected a host name or address"),
     [bad([], io_lib:format("~ts: unknown key ~0tp (known: ~s)", [Host, K, keys()]))
      || K <- maps:keys(M), not lists:member(K, ?KEYS)],
-    maps:get(type, M, erlang) =:= erlang
-        orelse bad([type], Host ++ ": expected erlang (the host sampler)"),
+    Type = maps:get(type, M, erlang),
+    lists:member(Type, [erlang, munin])
+        orelse bad([type], Host ++ ": expected erlang (the host sampler) or munin"),
+    Port = maps:get(port, M, ?MUNIN_PORT),
+    Type =:= munin andalso is_integer(Port) andalso Port > 0 andalso Port < 65536
+        orelse Type =:= erlang andalso not is_map_key(port, M)
+        orelse bad([port], Host ++ ": expected a port number, for munin only"),
     Procs = maps:get(processes, M, []),
     is_list(Procs) andalso length(Procs) =< ?MAX_PROCS
         orelse bad([processes], io_lib:format("~ts: expected a list of at most ~b processes",
@@ -53,8 +60,9 @@ monitor(#{host := Host} = M) ->
               false -> none;
               true -> (maps:with([user], M))#{args => Args}
           end,
-    (host(Host))#{processes := [proc(Host, P) || P <- Procs], ssh := Ssh,
-                  erl := maps:get(erl, M, "erl")};
+    Munin = case Type of munin -> #{port => Port}; erlang -> #{} end,
+    maps:merge(Munin, (host(Host))#{type := Type, processes := [proc(Host, P) || P <- Procs],
+                                    ssh := Ssh, erl := maps:get(erl, M, "erl")});
 monitor(_) -> bad([], "expected #{host => \"HOST\", ...}").
 
 %% A command name ("nginx"), `{pid, N}' or `{pidfile, "/run/x.pid"}'.

@@ -22,7 +22,7 @@ ign(#xmlElement{name = option} = E) ->
     end;
 ign(#xmlElement{name = monitor} = E) ->
     case attr(E, type) of
-        T when T =:= "snmp"; T =:= "munin" -> ["<monitor type=\"" ++ T ++ "\">"];
+        "snmp" -> ["<monitor type=\"snmp\">"];
         _ -> ["<monitor batch>" || attr(E, batch) =/= undefined]
     end;
 ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
@@ -53,7 +53,7 @@ spec(server) -> {[host, port, type], [weight]};
 spec(monitoring) -> {[], []};
 spec(monitor) -> {[host, type, batch], []};
 spec(snmp) -> {[], all};
-spec(munin) -> {[], all};
+spec(munin) -> {[port], []};
 spec(load) -> {[duration, unit, loop], []};
 spec(arrivalphase) -> {[phase, duration, unit], []};
 spec(soap) -> {[action], []};

@@ -325,10 +325,20 @@ sample([M], Targets, Ctx) ->
                                   check_attrs(E, Ctx) =:= ok,
                                   attr(E, type, "erlang") =:= "erlang"],
     Found = [{H, [Name || {Name, T} <- Targets, matches(H, Name, T)]} || H <- Hosts],
+    Munin = [munin(E, Ctx) || E <- children(M, [monitor], Ctx), attr(E, type) =:= "munin"],
     {lists:usort(lists:append([Ns || {_, Ns} <- Found])),
      [{monitors, Ms, line(M, Ctx)}
-      || Ms <- [[#{host => H} || H <- lists:usort([H || {H, []} <- Found])]], Ms =/= []]};
+      || Ms <- [[#{host => H} || H <- lists:usort([H || {H, []} <- Found])] ++ Munin],
+         Ms =/= []]};
 sample([_, M | _], _Targets, Ctx) -> fail(M, Ctx, "<monitoring> is given twice", []).
+
+%% `<monitor type="munin">', its port in `<munin port>' (default munin-node's).
+munin(E, Ctx) ->
+    Port = case children(E, [munin], Ctx) of
+               [P | _] -> [{port, positive(P, port, Ctx)} || attr(P, port) =/= undefined];
+               [] -> []
+           end,
+    maps:from_list([{host, req(E, host, Ctx)}, {type, munin} | Port]).
 
 matches(Host, Name, #{start := _}) ->
     lists:member(Host, ["127.0.0.1", "localhost"]) orelse
