@@ -6,12 +6,12 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([local_host/1, host_over_ssh/1, munin_host/1, munin_bounded/1]).
--export([local_host/0, host_over_ssh/0, munin_host/0, munin_bounded/0]).
+-export([local_host/1, host_over_ssh/1, munin_host/1, munin_bounded/1, snmp_host/1]).
+-export([local_host/0, host_over_ssh/0, munin_host/0, munin_bounded/0, snmp_host/0]).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [local_host, host_over_ssh, munin_host, munin_bounded].
+all() -> [local_host, host_over_ssh, munin_host, munin_bounded, snmp_host].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -116,6 +116,45 @@ munin_bounded(_Config) ->
          unlink(Server), exit(Server, kill), gen_tcp:close(L)
      end || {Send, Want} <- [{Endless, {answer_over, 1000, lines}}, {Long, {line_over, 4096}},
                              {Silent, timeout}]].
+
+%% Tsung's snmp monitor: Debian's snmpd started here (own config, read-only community, a
+%% loopback UDP port, its persistent files in the test's directory), read through OTP's SNMP
+%% manager: load averages and memory as host rows.
+snmp_host() -> [{doc, "Host rows read from an snmpd started by the test, through snmpm."}].
+snmp_host(Config) ->
+    {_, WebPort, _} = ?config(nginx, Config),
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_hostwatch_snmp"),
+    {ok, U} = gen_udp:open(0, [{ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(U),
+    ok = gen_udp:close(U),
+    Conf = filename:join(Dir, "snmpd.conf"),
+    ok = file:write_file(Conf, "rocommunity public 127.0.0.1\n"),
+    Exe = os:find_executable("snmpd", "/usr/sbin:/usr/bin"),
+    is_list(Exe) orelse ct:fail("no snmpd (scripts/install-deps.sh installs it)"),
+    P = open_port({spawn_executable, Exe},
+                  [{args, ["-f", "-Lo", "-C", "-c", Conf, "-p", filename:join(Dir, "snmpd.pid"),
+                           "udp:127.0.0.1:" ++ integer_to_list(Port)]},
+                   {env, [{"MIBS", ""}, {"SNMP_PERSISTENT_DIR", Dir}]}, {cd, Dir},
+                   stderr_to_stdout, exit_status, binary]),
+    {os_pid, OsPid} = erlang:port_info(P, os_pid),
+    try
+        ok = snmp_up(Port, 50),
+        Monitor = io_lib:format("#{host => \"127.0.0.1\", type => snmp, port => ~b}", [Port]),
+        Rows = by_node(<<"host:127.0.0.1">>, ok_rows(run(Config, "snmp", WebPort, Monitor))),
+        ct:pal("~b snmp rows", [length(Rows)]),
+        ?assert(length(Rows) >= 2),
+        [?assert(num(K, R) > 0) || R <- Rows, K <- [load1, load15, host_mem_total,
+                                                    host_mem_available]]
+    after
+        os:cmd("kill " ++ integer_to_list(OsPid)), catch port_close(P)
+    end.
+
+snmp_up(_Port, 0) -> {error, snmpd_not_answering};
+snmp_up(Port, N) ->
+    case beamscale_snmp:read("127.0.0.1", Port, "public", 500) of
+        {ok, _} -> ok;
+        {error, _} -> timer:sleep(200), snmp_up(Port, N - 1)
+    end.
 
 %%% Helpers
 

@@ -46,6 +46,8 @@ monitors(#{sample := Sample} = Scenario, Targets) ->
 
 watch(#{host := Host, type := munin, port := Port}) ->
     {ok, #{host_watch => text(Host), via => {munin, Host, Port}, procs => []}, none};
+watch(#{host := Host, type := snmp, port := Port, community := Community}) ->
+    {ok, #{host_watch => text(Host), via => {snmp, Host, Port, Community}, procs => []}, none};
 watch(#{host := Host, processes := Procs, ssh := Ssh, erl := Erl}) ->
     W = #{host_watch => text(Host), via => here, procs => Procs},
     case Ssh =:= none andalso is_local(Host) of

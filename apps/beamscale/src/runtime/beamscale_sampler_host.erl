@@ -11,7 +11,8 @@
 %% files are read, this node or a node on that host (with `beamscale_bench_hostread' loaded);
 %% `procs': the OS processes to give rows of their own.
 -type watched() :: #{host_watch := binary(),
-                     via := here | node() | {munin, string(), inet:port_number()},
+                     via := here | node() | {munin, string(), inet:port_number()}
+                          | {snmp, string(), inet:port_number(), string()},
                      procs := [beamscale_bench_hostread:proc()], target => atom()}.
 
 %% As the node readings' bound (beamscale_sampler's READ_TIMEOUT): a late host gets a `timeout'.
@@ -19,6 +20,7 @@
 %% munin-node forks a plugin per fetch: 0.1 to 1 s on a loaded host; a late answer delays the
 %% other rows (the sampler skips the ticks it missed).
 -define(MUNIN_TIMEOUT, 4000).
+-define(SNMP_TIMEOUT, 2000).
 
 %% @doc The sampler's key of a host watch (apart from node names).
 -spec key(watched()) -> {host, binary()}.
@@ -41,13 +43,15 @@ read(#{via := Via, procs := Procs}) ->
     end.
 
 call(here, Procs) -> beamscale_bench_hostread:read(Procs);
-call({munin, Host, Port}, _) ->
-    case beamscale_munin:read(Host, Port, ?MUNIN_TIMEOUT) of
-        {ok, Reading} -> Reading;
-        {error, {beamscale_munin, timeout}} -> error({erpc, timeout});
-        {error, Why} -> error(Why)
-    end;
+call({munin, Host, Port}, _) -> got(beamscale_munin:read(Host, Port, ?MUNIN_TIMEOUT));
+call({snmp, Host, Port, Community}, _) ->
+    got(beamscale_snmp:read(Host, Port, Community, ?SNMP_TIMEOUT));
 call(Node, Procs) -> erpc:call(Node, beamscale_bench_hostread, read, [Procs], ?READ_TIMEOUT).
+
+got({ok, Reading}) -> Reading;
+got({error, {_, timeout}}) -> error({erpc, timeout});
+got({error, {_, {timeout, _}}}) -> error({erpc, timeout});
+got({error, Why}) -> error(Why).
 
 %% @doc The rows of the interval between two readings: the host's, then each process's.
 -spec rows(watched(), beamscale_sample_calc:meta(), map(), map()) -> [[term()]].

@@ -11,13 +11,15 @@
 -type proc() :: {pid, pos_integer()} | {pidfile, string()} | {name, string()}.
 %% `ssh': `none' reads the host's /proc here (a host that is this one, named with no ssh
 %% options); else a node started on it through ssh reads it, as load nodes are started.
-%% `munin': read from munin-node on `port' (default 4949) of the host.
--type monitor() :: #{host := string(), type := erlang | munin, port => inet:port_number(),
+%% `munin': read from munin-node on `port' (default 4949) of the host; `snmp': from its SNMP
+%% agent on `port' (default 161) with `community' (default "public").
+-type monitor() :: #{host := string(), type := erlang | munin | snmp,
+                     port => inet:port_number(), community => string(),
                      processes := [proc()],
                      ssh := none | #{args := [string()], user => string()}, erl := string()}.
 
--define(KEYS, [host, type, processes, args, user, erl, port]).
--define(MUNIN_PORT, 4949).
+-define(KEYS, [host, type, processes, args, user, erl, port, community]).
+-define(PORTS, #{munin => 4949, snmp => 161}).
 %% More is a typing error: each process named is a row every interval.
 -define(MAX_PROCS, 64).
 
@@ -40,12 +42,15 @@ monitor(#{host := Host} = M) ->
     [bad([], io_lib:format("~ts: unknown key ~0tp (known: ~s)", [Host, K, keys()]))
      || K <- maps:keys(M), not lists:member(K, ?KEYS)],
     Type = maps:get(type, M, erlang),
-    lists:member(Type, [erlang, munin])
-        orelse bad([type], Host ++ ": expected erlang (the host sampler) or munin"),
-    Port = maps:get(port, M, ?MUNIN_PORT),
-    Type =:= munin andalso is_integer(Port) andalso Port > 0 andalso Port < 65536
+    lists:member(Type, [erlang, munin, snmp])
+        orelse bad([type], Host ++ ": expected erlang (the host sampler), munin or snmp"),
+    Port = maps:get(port, M, maps:get(Type, ?PORTS, none)),
+    Type =/= erlang andalso is_integer(Port) andalso Port > 0 andalso Port < 65536
         orelse Type =:= erlang andalso not is_map_key(port, M)
-        orelse bad([port], Host ++ ": expected a port number, for munin only"),
+        orelse bad([port], Host ++ ": expected a port number, for munin or snmp only"),
+    Community = maps:get(community, M, "public"),
+    Type =:= snmp andalso is_text(Community) orelse not is_map_key(community, M)
+        orelse bad([community], Host ++ ": expected a community name, for snmp only"),
     Procs = maps:get(processes, M, []),
     is_list(Procs) andalso length(Procs) =< ?MAX_PROCS
         orelse bad([processes], io_lib:format("~ts: expected a list of at most ~b processes",
@@ -60,8 +65,12 @@ monitor(#{host := Host} = M) ->
               false -> none;
               true -> (maps:with([user], M))#{args => Args}
           end,
-    Munin = case Type of munin -> #{port => Port}; erlang -> #{} end,
-    maps:merge(Munin, (host(Host))#{type := Type, processes := [proc(Host, P) || P <- Procs],
+    Net = case Type of
+              munin -> #{port => Port};
+              snmp -> #{port => Port, community => Community};
+              erlang -> #{}
+          end,
+    maps:merge(Net, (host(Host))#{type := Type, processes := [proc(Host, P) || P <- Procs],
                                     ssh := Ssh, erl := maps:get(erl, M, "erl")});
 monitor(_) -> bad([], "expected #{host => \"HOST\", ...}").
 

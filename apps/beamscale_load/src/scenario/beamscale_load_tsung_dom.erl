@@ -21,10 +21,8 @@ ign(#xmlElement{name = option} = E) ->
         {Name, _} -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
     end;
 ign(#xmlElement{name = monitor} = E) ->
-    case attr(E, type) of
-        "snmp" -> ["<monitor type=\"snmp\">"];
-        _ -> ["<monitor batch>" || attr(E, batch) =/= undefined]
-    end;
+    ["<monitor batch>" || attr(E, batch) =/= undefined]
+        ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
 ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
     {_, Ignored} = spec(Name),
     Own = case Ignored of
@@ -52,7 +50,7 @@ spec(servers) -> {[], []};
 spec(server) -> {[host, port, type], [weight]};
 spec(monitoring) -> {[], []};
 spec(monitor) -> {[host, type, batch], []};
-spec(snmp) -> {[], all};
+spec(snmp) -> {[port, community, version], [version]};
 spec(munin) -> {[port], []};
 spec(load) -> {[duration, unit, loop], []};
 spec(arrivalphase) -> {[phase, duration, unit], []};

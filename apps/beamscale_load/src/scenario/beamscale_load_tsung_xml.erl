@@ -325,20 +325,24 @@ sample([M], Targets, Ctx) ->
                                   check_attrs(E, Ctx) =:= ok,
                                   attr(E, type, "erlang") =:= "erlang"],
     Found = [{H, [Name || {Name, T} <- Targets, matches(H, Name, T)]} || H <- Hosts],
-    Munin = [munin(E, Ctx) || E <- children(M, [monitor], Ctx), attr(E, type) =:= "munin"],
+    Net = [net(E, Ctx) || E <- children(M, [monitor], Ctx),
+                          lists:member(attr(E, type), ["munin", "snmp"])],
     {lists:usort(lists:append([Ns || {_, Ns} <- Found])),
      [{monitors, Ms, line(M, Ctx)}
-      || Ms <- [[#{host => H} || H <- lists:usort([H || {H, []} <- Found])] ++ Munin],
+      || Ms <- [[#{host => H} || H <- lists:usort([H || {H, []} <- Found])] ++ Net],
          Ms =/= []]};
 sample([_, M | _], _Targets, Ctx) -> fail(M, Ctx, "<monitoring> is given twice", []).
 
-%% `<monitor type="munin">', its port in `<munin port>' (default munin-node's).
-munin(E, Ctx) ->
-    Port = case children(E, [munin], Ctx) of
-               [P | _] -> [{port, positive(P, port, Ctx)} || attr(P, port) =/= undefined];
+%% `<monitor type="munin">' (its port in `<munin port>') or `type="snmp"' (`<snmp port
+%% community>'); defaults: munin-node's port, SNMP's and "public".
+net(E, Ctx) ->
+    Type = list_to_existing_atom(attr(E, type)),
+    Opts = case children(E, [Type], Ctx) of
+               [P | _] -> [{port, positive(P, port, Ctx)} || attr(P, port) =/= undefined]
+                              ++ [{community, C} || C <- [attr(P, community)], C =/= undefined];
                [] -> []
            end,
-    maps:from_list([{host, req(E, host, Ctx)}, {type, munin} | Port]).
+    maps:from_list([{host, req(E, host, Ctx)}, {type, Type} | Opts]).
 
 matches(Host, Name, #{start := _}) ->
     lists:member(Host, ["127.0.0.1", "localhost"]) orelse
