@@ -9,39 +9,17 @@
 -export([load_node_over_ssh/1, ssh_node_killed_on_its_host/1, wrong_hosts/1]).
 -export([load_node_over_ssh/0, ssh_node_killed_on_its_host/0, wrong_hosts/0]).
 
--define(SSHD, "/usr/sbin/sshd").
--define(UP_TIMEOUT_MS, 10000).
-
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [load_node_over_ssh, ssh_node_killed_on_its_host, wrong_hosts].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
-    Dir = ?config(priv_dir, Config),
-    filelib:is_regular(?SSHD) orelse ct:fail("no sshd (scripts/install-deps.sh installs it)"),
-    [keygen(filename:join(Dir, K)) || K <- ["host_key", "id"]],
-    {ok, Pub} = file:read_file(filename:join(Dir, "id.pub")),
-    ok = file:write_file(filename:join(Dir, "authorized_keys"), Pub),
-    %% sshd started as root wants its privilege separation directory.
-    _ = file:make_dir("/run/sshd"),
-    Port = free_port(),
-    Conf = filename:join(Dir, "sshd_config"),
-    ok = file:write_file(Conf, sshd_config(Dir, Port)),
-    Sshd = open_port({spawn_executable, ?SSHD}, [{args, ["-D", "-e", "-f", Conf]},
-                                                 stderr_to_stdout, exit_status, hide]),
-    {os_pid, OsPid} = erlang:port_info(Sshd, os_pid),
-    ok = wait_listening(Port, ?UP_TIMEOUT_MS),
-    Args = ["-p", integer_to_list(Port), "-i", filename:join(Dir, "id"),
-            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "LogLevel=ERROR"],
-    [{sshd, {Sshd, OsPid}}, {ssh_args, Args} | Config].
+    {Sshd, Args} = beamscale_test_sshd:start(?config(priv_dir, Config)),
+    [{sshd, Sshd}, {ssh_args, Args} | Config].
 
 end_per_suite(Config) ->
-    {Sshd, OsPid} = ?config(sshd, Config),
-    _ = os:cmd("kill " ++ integer_to_list(OsPid)),
-    catch port_close(Sshd),
-    ok.
+    beamscale_test_sshd:stop(?config(sshd, Config)).
 
 %% 50 users/s for 2 s run on a load node started through ssh: every session is done there, the
 %% run names the node, and the node is gone after.
@@ -107,28 +85,3 @@ wrong_hosts(Config) ->
          ?assertMatch({match, _}, re:run(Msg, "wrong\\.scenario:4: key load_nodes: ")),
          ?assertNotEqual(nomatch, string:find(Msg, Want))
      end || {Text, Want} <- Cases].
-
-%%% Helpers
-
-keygen(File) ->
-    "" = os:cmd("ssh-keygen -q -t ed25519 -N '' -f " ++ File ++ " </dev/null").
-
-sshd_config(Dir, Port) ->
-    io_lib:format("Port ~b\nListenAddress 127.0.0.1\nHostKey ~ts/host_key\n"
-                  "AuthorizedKeysFile ~ts/authorized_keys\nPidFile ~ts/sshd.pid\n"
-                  "StrictModes no\nUsePAM no\nPasswordAuthentication no\n"
-                  "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
-                  "LogLevel ERROR\n", [Port, Dir, Dir, Dir]).
-
-free_port() ->
-    {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
-    {ok, Port} = inet:port(L),
-    ok = gen_tcp:close(L),
-    Port.
-
-wait_listening(_Port, Left) when Left =< 0 -> {error, sshd_not_listening};
-wait_listening(Port, Left) ->
-    case gen_tcp:connect({127, 0, 0, 1}, Port, [], 500) of
-        {ok, S} -> gen_tcp:close(S);
-        {error, _} -> timer:sleep(100), wait_listening(Port, Left - 100)
-    end.

@@ -229,7 +229,7 @@ rpc_test() ->
     ?assertEqual(#{type => cast, module => m, function => f, args => [a, {b, "c"}, [1]]}, Cast),
     ?assertMatch(#{args := []}, G),
     ?assertEqual(['erisa@dcr1b'], maps:get(sample, S)),
-    ?assert(lists:member("<monitor type=\"snmp\">", Warnings)),
+    ?assertMatch([#{host := "snmphost", type := snmp}], maps:get(monitors, S)),
     ?assert(lists:member("<server> (no request uses it)", Warnings)),
     Bad = fun(Attrs) -> err(#{sessions => session("ts_rpc", "100", ["\n", rpc(Attrs)])}) end,
     ?assertMatch("t.xml:7: arguments \"a b\" are not Erlang terms" ++ _,
@@ -322,14 +322,15 @@ unsupported_test_() ->
 ignored_settings_test() ->
     Top = "<clients><client host=\"localhost\" use_controller_vm=\"true\" maxusers=\"100\"/>"
           "<client host=\"127.0.0.1\" cpu=\"2\"><ip value=\"127.0.0.2\"/></client></clients>"
-          "<monitoring><monitor host=\"m\" type=\"munin\"><munin port=\"4949\"/></monitor>"
+          "<monitoring><monitor host=\"m\" type=\"snmp\"><snmp version=\"v1\"/></monitor>"
           "</monitoring><options><option type=\"ts_http\" name=\"user_agent\"><user_agent "
           "probability=\"100\">x</user_agent></option><option name=\"seed\" value=\"1\"/>"
           "</options><?xml-stylesheet href=\"x\"?>",
     {_, Warnings} = load(xml(#{top => Top})),
     ?assertEqual(["<?xml-stylesheet?>", "<client maxusers>",
-                  "<client use_controller_vm>", "<monitor type=\"munin\">",
-                  "<option name=\"seed\">", "<tsung loglevel>",
+                  "<client use_controller_vm>",
+                  "<option name=\"seed\">", "<snmp version>",
+                  "<tsung loglevel>",
                   "<client cpu weight> on this machine (its users run in beamscale's node)"],
                  Warnings),
     Line = lists:flatten(beamscale_load_tsung:warning_line("t.xml", Warnings)),
@@ -374,3 +375,20 @@ remote_clients_refused_test_() ->
     Ip = "<clients><client host=\"hostb\"><ip value=\"127.0.0.2\"/></client></clients>",
     [?_assertNotEqual(nomatch, string:find(err(#{top => Mixed}), "at once")),
      ?_assertNotEqual(nomatch, string:find(err(#{top => Ip}), "<ip> of a client on another"))].
+
+%% An Erlang monitor of a host that is no Erlang target is a host sampled (scenario `monitors'),
+%% with no warning; munin and snmp monitors are read through their protocols.
+host_monitor_test() ->
+    Top = "<monitoring><monitor host=\"db.example\" type=\"erlang\"/>"
+          "<monitor host=\"db.example\" type=\"erlang\"/><monitor host=\"w1\"/>"
+          "<monitor host=\"m\" type=\"munin\"><munin port=\"4950\"/></monitor>"
+          "<monitor host=\"m2\" type=\"munin\"/><monitor host=\"s\" type=\"snmp\">"
+          "<snmp port=\"1161\" community=\"lab\" version=\"v2\"/></monitor></monitoring>",
+    {S, Warnings} = load(xml(#{top => Top})),
+    Host = fun(H) -> #{host => H, type => erlang, processes => [], ssh => none, erl => "erl"} end,
+    ?assertEqual([Host("db.example"), Host("w1"),
+                  (Host("m"))#{type => munin, port => 4950},
+                  (Host("m2"))#{type => munin, port => 4949},
+                  (Host("s"))#{type => snmp, port => 1161, community => "lab"}],
+                 maps:get(monitors, S)),
+    ?assertEqual(["<snmp version>", "<tsung loglevel>"], Warnings).

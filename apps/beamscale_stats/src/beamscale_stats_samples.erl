@@ -18,12 +18,17 @@
                util_dirty_io_pct, sched_cpu_pct, busy_wait_pct, busy_wait_all_pct, run_queue,
                processes, ports, mem_total, io_in_bytes, io_out_bytes]).
 
-%% @doc One summary per benchmark, environment and argument set, in the order first sampled.
+%% @doc One summary per benchmark, environment and argument set, in the order first sampled, of
+%% the nodes' rows.
 -spec summarise([#{atom() => binary()}]) -> [summary()].
 summarise(Rows) ->
     Figures = figures(Rows),
     KeyOf = fun(R) -> {val(benchmark, R), val(env, R), val(args, R)} end,
-    [summary(Key, Group, Figures) || {Key, Group} <- group(KeyOf, Rows)].
+    [summary(Key, Group, Figures) || {Key, Group} <- group(KeyOf, [R || R <- Rows, node_row(R)])].
+
+%% Host and OS process rows (docs/samples.md, "Host rows") are not the nodes' figures.
+node_row(Row) ->
+    val(pids, Row) =:= <<>> andalso binary:match(val(node, Row), <<"host:">>) =/= {0, 5}.
 
 %% @doc `samples_summary.csv': a header and one line per summary.
 -spec csv([#{atom() => binary()}]) -> iodata().

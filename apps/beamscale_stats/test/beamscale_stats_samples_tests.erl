@@ -11,12 +11,16 @@ summarise_test() ->
             row(<<"b">>, <<"e1">>, <<"[1]">>, <<"n2">>, <<"ok">>, <<"1.0">>, <<"30">>),
             row(<<"b">>, <<"e1">>, <<"[1]">>, <<"n2">>, <<"down">>, <<"0.0">>, <<>>),
             row(<<"b">>, <<"e2">>, <<"[1]">>, <<"n3">>, <<"ok">>, <<"0.5">>, <<"40.0">>),
-            row(<<"b">>, <<"e2">>, <<"[1]">>, <<"n3">>, <<"ok">>, <<"1.5">>, <<"0.0">>)],
+            row(<<"b">>, <<"e2">>, <<"[1]">>, <<"n3">>, <<"ok">>, <<"1.5">>, <<"0.0">>),
+            %% A host's and an OS process's rows are not counted with the nodes'.
+            row(<<"b">>, <<"e2">>, <<"[1]">>, <<"host:h">>, <<"ok">>, <<"1.0">>, <<"90.0">>),
+            (row(<<"b">>, <<"e2">>, <<"[1]">>, <<"nginx@h">>, <<"ok">>, <<"1.0">>, <<"90.0">>))#{
+              pids => <<"3">>}],
     [S1, S2] = beamscale_stats_samples:summarise(Rows),
     ?assertMatch(#{env := <<"e1">>, samples := 2, nodes := 2, down := 1, os_cpu_pct := 20.0,
                    msacc_sched_sleep := 50.0, util_pct := undefined}, S1),
     %% Weighted by interval: (40 * 0.5 + 0 * 1.5) / 2
-    ?assertMatch(#{env := <<"e2">>, samples := 2, os_cpu_pct := 10.0}, S2),
+    ?assertMatch(#{env := <<"e2">>, samples := 2, nodes := 1, os_cpu_pct := 10.0}, S2),
     [Header | Lines] = binary:split(iolist_to_binary(beamscale_stats_samples:csv(Rows)),
                                     <<"\n">>, [global, trim]),
     ?assertMatch(<<"benchmark,env,args,samples,nodes,down,os_cpu_pct,", _/binary>>, Header),

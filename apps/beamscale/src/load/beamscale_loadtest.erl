@@ -84,12 +84,15 @@ where_pid(H) -> beamscale_node:os_pid(H).
 measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes) ->
     Started = beamscale_runinfo:now_iso(),
     {Watched, Notes} = watched(Scenario, Targets),
-    case beamscale_sampler:start(#{dir => Dir, bench => <<"load">>, env => label(Scenario, Opts),
-                                   interval => maps:get(sample_interval, Opts, 1000),
-                                   msacc => msacc(Opts)}) of
-        {ok, Sampler} -> measure(Scenario, Targets, Opts, Nodes, Sampler, Watched,
-                                 #{started => Started, notes => Notes});
+    %% Hosts (docs/samples.md, "Host rows"): their reading nodes live as long as the run.
+    {Hosts, HostNodes, HostNotes} = beamscale_loadtest_hosts:start(Scenario, Targets),
+    try beamscale_sampler:start(#{dir => Dir, bench => <<"load">>, env => label(Scenario, Opts),
+                                  interval => maps:get(sample_interval, Opts, 1000),
+                                  msacc => msacc(Opts)}) of
+        {ok, Sampler} -> measure(Scenario, Targets, Opts, Nodes, Sampler, Watched ++ Hosts,
+                                 #{started => Started, notes => Notes ++ HostNotes});
         {error, Reason} -> {error, {?MODULE, {sampler, Reason}}}
+    after beamscale_loadtest_hosts:stop(HostNodes)
     end.
 
 measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0) ->
@@ -123,7 +126,10 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     Downs = beamscale_loadtest_targets:downs(Watch),
     case Result of
         {ok, R} ->
-            Info = Info0#{load_nodes => LoadNodes, sampled => [N || #{target := N} <- Watched],
+            Info = Info0#{load_nodes => LoadNodes,
+                          sampled => [N || #{target := N} <- Watched]
+                              ++ [beamscale_sampler_host:label(H)
+                                  || #{host_watch := _} = H <- Watched],
                           load_nodes_down => maps:get(load_nodes_down, R, []),
                           downs => Downs, memory => beamscale_loadtest_memory:peak(Memory),
                           file_limit => maps:get(file_limit, Procs)},
@@ -172,12 +178,15 @@ watched(#{sample := Sample}, Targets) ->
     lists:foldr(fun({Name, T}, {W, Notes}) ->
                         case watch_one(Name, T, lists:member(Name, Sample)) of
                             {ok, H} -> {[H | W], Notes};
+                            host -> {W, Notes};
                             {no, Why} -> {W, [#{target => Name, reason => Why} | Notes]}
                         end
                 end, {[], []}, lists:sort(maps:to_list(Targets))).
 
-watch_one(_Name, #{host := H, port := P}, _) ->
-    {no, iolist_to_binary(io_lib:format("~ts:~b is host:port: no node to sample", [H, P]))};
+watch_one(_Name, #{host := _}, true) -> host;
+watch_one(_Name, #{host := H, port := P}, false) ->
+    {no, iolist_to_binary(io_lib:format("~ts:~b is host:port: no node to sample (name it in "
+                                        "sample to sample its host)", [H, P]))};
 watch_one(_Name, #{dir := D}, _) ->
     {no, iolist_to_binary(io_lib:format("~ts is a directory: no node to sample", [D]))};
 watch_one(_Name, _T, false) -> {no, <<"not in the scenario's sample list">>};
@@ -193,8 +202,7 @@ watch_one(Name, #{node := Node}, true) ->
 
 local(Node) ->
     [_, Host] = string:split(atom_to_list(Node), "@"),
-    {ok, Me} = inet:gethostname(),
-    lists:member(Host, ["127.0.0.1", "localhost", "::1", Me, net_adm:localhost()]).
+    beamscale_loadtest_hosts:is_local(Host).
 
 write(Dir, Scenario, Result, Info, Opts) ->
     Summary = (beamscale_load_results:summary(Result))#{memory => maps:get(memory, Info),

@@ -8,6 +8,7 @@
 -module(beamscale_sample_calc).
 
 -export([columns/0, id_columns/0, parse_pid_stat/1, parse_host_stat/1, row/3, status_row/3,
+         figures_row/4,
          utilisation/3, msacc/2, lcnt_top/2]).
 -export_type([meta/0, reading/0]).
 
@@ -42,7 +43,15 @@ columns() ->
          ports]
         ++ [list_to_atom("mem_" ++ atom_to_list(M)) || M <- ?MEMORY]
         ++ [io_in_bytes, io_out_bytes]
-        ++ [msacc_column(Short, S) || {_, Short} <- ?MSACC_TYPES, S <- ?MSACC_STATES].
+        ++ [msacc_column(Short, S) || {_, Short} <- ?MSACC_TYPES, S <- ?MSACC_STATES]
+        ++ host_columns().
+
+%% The columns of host and OS process rows (`beamscale_host_calc'), after the node rows'.
+host_columns() ->
+    [list_to_atom("cpu_" ++ atom_to_list(M) ++ "_pct")
+     || M <- [user, nice, system, idle, iowait, irq, softirq, steal]]
+        ++ [host_mem_total, host_mem_available, host_mem_used, load1, load5, load15,
+            net_rx_bytes, net_tx_bytes, disk_read_bytes, disk_write_bytes, pids, rss_bytes].
 
 %% @doc User and system CPU ticks of a process, from the text of `/proc/PID/stat'.
 -spec parse_pid_stat(binary()) -> {ok, {non_neg_integer(), non_neg_integer()}} | error.
@@ -87,6 +96,12 @@ row(Meta, #{mono := M0} = Prev, #{mono := M1} = Cur) ->
 -spec status_row(meta(), #{mono := integer(), wall := integer()}, atom()) -> [term()].
 status_row(Meta, Now, Status) ->
     fields(ids(Meta, Now, 0.0, Status)).
+
+%% @doc An `ok' row of figures computed elsewhere (a host's or an OS process's,
+%% `beamscale_host_calc'), for the interval of `Dt' seconds ending at `Now'.
+-spec figures_row(meta(), #{mono := integer(), wall := integer()}, float(), map()) -> [term()].
+figures_row(Meta, Now, Dt, Figures) ->
+    fields(maps:merge(Figures, ids(Meta, Now, Dt, ok))).
 
 %% @doc Mean utilisation (%) of normal, dirty CPU and dirty IO schedulers between two
 %% `scheduler_wall_time_all' readings, and the busy time of normal and dirty CPU schedulers in

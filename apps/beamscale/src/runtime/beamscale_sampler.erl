@@ -21,11 +21,14 @@
                   interval => pos_integer(), msacc => 0..100, lcnt_top => pos_integer()}.
 %% `none' stands for no sampling: every call on it is a no-op.
 -type sampler() :: pid() | none.
-%% A node to watch: a `beamscale_node' handle, or any node on this host with its OS pid.
--type watched() :: #{node := node(), os_pid := string(), atom() => term()}.
+%% A node to watch: a `beamscale_node' handle, or any node on this host with its OS pid; or a
+%% host (`beamscale_sampler_host').
+-type watched() :: #{node := node(), os_pid := string(), atom() => term()}
+                 | beamscale_sampler_host:watched().
 -type state() :: #{opts := map(), fd := file:io_device(), owner := reference(),
-                   nodes := #{node() => map()}, args := binary(), next := integer(),
-                   cores := pos_integer(), ticks := pos_integer(), failed => term()}.
+                   nodes := #{node() | {host, binary()} => map()}, args := binary(),
+                   next := integer(), cores := pos_integer(), ticks := pos_integer(),
+                   failed => term()}.
 
 -define(DEFAULT_INTERVAL, 1000).
 -define(DEFAULT_MSACC_PCT, 10).
@@ -181,7 +184,7 @@ tick(#{nodes := Nodes, next := Next, opts := #{interval := Interval}} = State) -
 
 sample(Node, #{handle := H, meta := Meta, prev := Prev} = N, {Rows, Nodes}) ->
     case read(H) of
-        {ok, Cur} -> {[beamscale_sample_calc:row(Meta, Prev, Cur) | Rows],
+        {ok, Cur} -> {lists:reverse(rows(H, Meta, Prev, Cur), Rows),
                       Nodes#{Node := N#{prev := Cur}}};
         {error, timeout} -> {[beamscale_sample_calc:status_row(Meta, stamp(), timeout) | Rows],
                              Nodes};
@@ -189,6 +192,16 @@ sample(Node, #{handle := H, meta := Meta, prev := Prev} = N, {Rows, Nodes}) ->
                        maps:remove(Node, Nodes)}
     end.
 
+add_node(#{host_watch := _} = H, #{nodes := Nodes, fd := Fd} = State) ->
+    Key = beamscale_sampler_host:key(H),
+    Meta = meta(H, State),
+    case {maps:find(Key, Nodes), read(H)} of
+        {{ok, N}, _} -> State#{nodes := Nodes#{Key := N#{handle := H}}};
+        {error, {ok, #{mono := T0} = First}} ->
+            State#{nodes := Nodes#{Key => #{handle => H, meta => Meta#{t0 := T0},
+                                            prev => First}}};
+        {error, {error, _}} -> write_status(Fd, Meta, down), State
+    end;
 add_node(#{node := Node} = H, #{nodes := Nodes} = State) when is_map_key(Node, Nodes) ->
     State#{nodes := Nodes#{Node := (maps:get(Node, Nodes))#{handle := H}}};
 add_node(#{node := Node} = H, #{nodes := Nodes, fd := Fd} = State) ->
@@ -212,20 +225,34 @@ add_node(#{node := Node} = H, #{nodes := Nodes, fd := Fd} = State) ->
             State
     end.
 
-drop_node(#{node := Node}, #{nodes := Nodes} = State) ->
-    case maps:take(Node, Nodes) of
-        {#{holder := Holder, meta := Meta} = N, Rest} ->
+drop_node(H, #{nodes := Nodes} = State) ->
+    Key = key(H),
+    case maps:take(Key, Nodes) of
+        {N, Rest} ->
             %% The part interval since the last tick is kept too: short jobs get a row.
-            {Rows, _} = sample(Node, N, {[], Nodes}),
-            ok = write(State, [beamscale_format_csv:line(R) || R <- Rows]),
-            record_lcnt(Node, Meta, State),
-            _ = catch erpc:call(Node, ?PROBE, stop, [Holder], ?RPC_TIMEOUT),
+            {Rows, _} = sample(Key, N, {[], Nodes}),
+            ok = write(State, [beamscale_format_csv:line(R) || R <- lists:reverse(Rows)]),
+            release(N, State),
             State#{nodes := Rest};
         error -> State
     end.
 
-meta(#{node := Node}, #{opts := #{bench := B, env := E}, args := A, cores := C, ticks := T}) ->
-    #{bench => B, env => E, args => A, node => atom_to_binary(Node), t0 => now_us(),
+%% A node's lock counts are kept and its probe stopped; a host has neither.
+release(#{handle := #{node := Node}, holder := Holder, meta := Meta}, State) ->
+    record_lcnt(Node, Meta, State),
+    _ = catch erpc:call(Node, ?PROBE, stop, [Holder], ?RPC_TIMEOUT),
+    ok;
+release(_HostWatch, _State) -> ok.
+
+key(#{host_watch := _} = H) -> beamscale_sampler_host:key(H);
+key(#{node := Node}) -> Node.
+
+meta(H, #{opts := #{bench := B, env := E}, args := A, cores := C, ticks := T}) ->
+    Name = case H of
+               #{host_watch := _} -> beamscale_sampler_host:label(H);
+               #{node := Node} -> atom_to_binary(Node)
+           end,
+    #{bench => B, env => E, args => A, node => Name, t0 => now_us(),
       cores => C, ticks => T, schedulers => 1, dirty_cpu => 0}.
 
 %% The probe is part of the node-side code the executor loads; other nodes get it here.
@@ -238,6 +265,10 @@ start_probe(Node, #{opts := Opts, next := Next}) ->
         Class:Reason -> {error, {Class, Reason}}
     end.
 
+rows(#{host_watch := _} = H, Meta, Prev, Cur) -> beamscale_sampler_host:rows(H, Meta, Prev, Cur);
+rows(_Node, Meta, Prev, Cur) -> [beamscale_sample_calc:row(Meta, Prev, Cur)].
+
+read(#{host_watch := _} = H) -> beamscale_sampler_host:read(H);
 read(#{node := Node, os_pid := OsPid} = Watched) ->
     %% A node on another host (started through ssh): its /proc is read there.
     Where = case Watched of #{ssh := _} -> Node; _ -> here end,

@@ -34,7 +34,8 @@
                       sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()],
                       files := #{binary() => [binary()]}, counts := [binary()],
                       source_ips := [beamscale_load_source:source()],
-                      slo => beamscale_stats_slo:slo()}.
+                      slo => beamscale_stats_slo:slo(),
+                      monitors => [beamscale_load_scenario_monitor:monitor()]}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH); `nodes' load nodes
 %% there, the host's share of the arrivals `weight' over the sum of the hosts' weights.
@@ -56,7 +57,7 @@
 %% (5.0e-324 made the arrival process fail with badarith).
 -define(MIN_RATE, (1000 / ?MAX_MS)).
 -define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
-               files, source_ips]).
+               files, source_ips, monitors]).
 
 %% @doc The request kinds built in: the step name and the module behind it
 %% (`beamscale_load_kinds').
@@ -109,6 +110,7 @@ check(File, Entries) ->
         LoadNodes = with_default(Get(load_nodes), 0,
                                  fun beamscale_load_scenario_where:load_nodes/1),
         Sources = with_default(Get(source_ips), [], fun beamscale_load_source:check/1),
+        Monitors = with_default(Get(monitors), [], fun beamscale_load_scenario_monitor:check/1),
         %% `saturate''s objective (docs/saturate.md); `load' does not use it.
         Slo = with_default(Get(slo), #{}, fun(S) -> #{slo => slo(S)} end),
         {ok, Slo#{file => File, targets => Targets, phases => Phases, sessions => Sessions,
@@ -116,7 +118,7 @@ check(File, Entries) ->
                   transactions => lists:usort(transactions(Sessions)
                                               ++ element(2, measures(Sessions))),
                   sample => Sample, load_nodes => LoadNodes, files => Files,
-                  source_ips => Sources,
+                  source_ips => Sources, monitors => Monitors,
                   counts => beamscale_load_scenario_dyn:count_keys(Sessions)
                       ++ element(1, measures(Sessions))
                       ++ [beamscale_load_push:count_key()

@@ -28,10 +28,8 @@ ign(#xmlElement{name = option} = E) ->
             end
     end;
 ign(#xmlElement{name = monitor} = E) ->
-    case attr(E, type) of
-        T when T =:= "snmp"; T =:= "munin" -> ["<monitor type=\"" ++ T ++ "\">"];
-        _ -> ["<monitor batch>" || attr(E, batch) =/= undefined]
-    end;
+    ["<monitor batch>" || attr(E, batch) =/= undefined]
+        ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
 ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
     {_, Ignored} = spec(Name),
     Own = case Ignored of
@@ -67,8 +65,8 @@ spec(servers) -> {[], []};
 spec(server) -> {[host, port, type], [weight]};
 spec(monitoring) -> {[], []};
 spec(monitor) -> {[host, type, batch], []};
-spec(snmp) -> {[], all};
-spec(munin) -> {[], all};
+spec(snmp) -> {[port, community, version], [version]};
+spec(munin) -> {[port], []};
 spec(load) -> {[duration, unit, loop], []};
 spec(arrivalphase) -> {[phase, duration, unit], []};
 spec(soap) -> {[action], []};

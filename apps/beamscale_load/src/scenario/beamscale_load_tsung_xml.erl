@@ -68,10 +68,10 @@ tsung(Root, Ctx0) ->
               ++ [{files, Files, line(Root, Ctx)} || Files =/= []]
               ++ [{source_ips, [V || {V, _} <- Ips], Line} || [{_, Line} | _] <- [Ips]]
               ++ [{load_nodes, [H || {H, _} <- Hosts], Line} || [{_, Line} | _] <- [Hosts]],
-    {Sample, Warnings} = sample(only(monitoring, Top), Targets, Ctx),
+    {Sample, Monitors} = sample(only(monitoring, Top), Targets, Ctx),
     Unused = ["<server> (no request uses it)"
               || only(servers, Top) =/= [], not lists:keymember(server, 1, Targets)],
-    #{entries => Entries, sample => Sample, warnings => Warnings ++ Unused ++ Local}.
+    #{entries => Entries ++ Monitors, sample => Sample, warnings => Unused ++ Local}.
 
 only(Name, Elements) -> [E || #xmlElement{name = N} = E <- Elements, N =:= Name].
 
@@ -373,16 +373,31 @@ think_dist(E, DefaultRandom, Ctx) ->
 
 %% Erlang monitors name the targets to sample: a node by its full name, its name or its host,
 %% a node beamscale starts by its name (alone or with a host), 127.0.0.1 or localhost. A monitor
-%% of nothing here changes no load: it is a warning.
+%% of another host is a host sampled (the scenario's `monitors', docs/samples.md).
 sample([], _Targets, _Ctx) -> {[], []};
 sample([M], Targets, Ctx) ->
     Hosts = [req(E, host, Ctx) || E <- children(M, [monitor], Ctx),
                                   check_attrs(E, Ctx) =:= ok,
                                   attr(E, type, "erlang") =:= "erlang"],
     Found = [{H, [Name || {Name, T} <- Targets, matches(H, Name, T)]} || H <- Hosts],
+    Net = [net(E, Ctx) || E <- children(M, [monitor], Ctx),
+                          lists:member(attr(E, type), ["munin", "snmp"])],
     {lists:usort(lists:append([Ns || {_, Ns} <- Found])),
-     ["<monitor host=\"" ++ H ++ "\"> (not an Erlang target of this file)" || {H, []} <- Found]};
+     [{monitors, Ms, line(M, Ctx)}
+      || Ms <- [[#{host => H} || H <- lists:usort([H || {H, []} <- Found])] ++ Net],
+         Ms =/= []]};
 sample([_, M | _], _Targets, Ctx) -> fail(M, Ctx, "<monitoring> is given twice", []).
+
+%% `<monitor type="munin">' (its port in `<munin port>') or `type="snmp"' (`<snmp port
+%% community>'); defaults: munin-node's port, SNMP's and "public".
+net(E, Ctx) ->
+    Type = list_to_existing_atom(attr(E, type)),
+    Opts = case children(E, [Type], Ctx) of
+               [P | _] -> [{port, positive(P, port, Ctx)} || attr(P, port) =/= undefined]
+                              ++ [{community, C} || C <- [attr(P, community)], C =/= undefined];
+               [] -> []
+           end,
+    maps:from_list([{host, req(E, host, Ctx)}, {type, Type} | Opts]).
 
 matches(Host, Name, #{start := _}) ->
     lists:member(Host, ["127.0.0.1", "localhost"]) orelse
