@@ -28,6 +28,7 @@ commands() ->
      beamscale_cmd_saturate,
      beamscale_cmd_study,
      beamscale_cmd_db,
+     beamscale_cmd_otp,
      beamscale_cmd_help].
 
 %% @doc The module of the command named `Name'.
