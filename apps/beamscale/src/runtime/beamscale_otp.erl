@@ -60,11 +60,13 @@ dir(Release) -> filename:join(root(), name(Release)).
 -spec marker() -> string().
 marker() -> "beamscale-otp.config".
 
-%% @doc The complete installs under `root/0', by name.
+%% @doc The complete installs under `root/0', by name (a staging directory, `NAME.partial',
+%% has its marker before it is renamed: its name is no release's).
 -spec installs() -> [install()].
 installs() ->
     Dirs = filelib:wildcard(filename:join(root(), "*")),
-    lists:sort([I || D <- Dirs, {ok, I} <- [read_install(D)]]).
+    lists:sort([I || D <- Dirs, element(1, parse(filename:basename(D))) =:= ok,
+                     {ok, I} <- [read_install(D)]]).
 
 read_install(Dir) ->
     Erl = filename:join([Dir, "bin", "erl"]),
