@@ -46,6 +46,8 @@ info() ->
            "OTP releases to run on, as erls: 25,27,29 (installed by beamscale otp install)"},
           {emu_flavor, "--emu-flavor", {list, string},
            "emulator flavours of each --otp release: jit,emu,lcnt (docs/otp.md)"},
+          {lcnt, "--lcnt", flag,
+           "on each release's lock-counting emulator (RELEASE-lcnt): locks that grew"},
           {quiet, "--quiet", flag, "print no progress"},
           {dist_address, "--dist-address", string,
            "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
@@ -75,6 +77,7 @@ do(#{args := [Extra | _]}) ->
     {error, {unexpected_argument, Extra}}.
 
 %% --otp and --emu-flavor: the erls, releases by name (beamscale_otp).
+otp(#{lcnt := true} = Opts) -> otp(maps:remove(lcnt, Opts#{emu_flavor => ["lcnt"]}));
 otp(Opts) when is_map_key(otp, Opts); is_map_key(emu_flavor, Opts) ->
     case beamscale_otp:erls(maps:get(otp, Opts, []), maps:get(emu_flavor, Opts, [])) of
         {ok, Erls} -> {ok, [{erls, Erls}]};
