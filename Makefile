@@ -3,7 +3,7 @@ REBAR ?= rebar3
 RUN_NAME ?= default
 RUN_OUT ?= runs
 
-.PHONY: all deps test-deps build run test eunit ct dialyzer xref clean
+.PHONY: all deps test-deps build run test eunit ct dialyzer xref clean otp-test-release
 
 all: build
 
@@ -34,6 +34,7 @@ test: test-deps
 	$(REBAR) xref
 	$(REBAR) dialyzer
 	$(REBAR) eunit
+	$(MAKE) otp-test-release
 	$(REBAR) ct
 	@echo "make test: all checks passed"
 
@@ -45,7 +46,13 @@ eunit: test-deps
 # left out; a path works too). Without SUITE, every suite.
 ct: test-deps
 	$(REBAR) escriptize
+	$(MAKE) otp-test-release
 	$(REBAR) ct $(if $(SUITE),--suite=$(call suite_path,$(SUITE))) $(if $(CASE),--case=$(CASE))
+
+# The second emulator beamscale_otp_SUITE runs on: OTP 25's interpreter, only its emulator built
+# from bookworm's source (docs/otp.md), once per machine (cached under ~/.cache/beamscale/otp).
+otp-test-release:
+	@./beamscale otp list | grep -q '^25-emu ' || nice ./beamscale otp install 25-emu
 
 dialyzer: deps
 	$(REBAR) dialyzer

@@ -6,13 +6,13 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([ets_contention/1, mbrot_parallel/1, options/1]).
--export([ets_contention/0, mbrot_parallel/0, options/0]).
+-export([ets_contention/1, mbrot_parallel/1, options/1, no_perf/1]).
+-export([ets_contention/0, mbrot_parallel/0, options/0, no_perf/0]).
 
 %% perf's own start (symbols, a few seconds on a loaded host) and `perf script' per point.
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [options, ets_contention, mbrot_parallel].
+all() -> [options, ets_contention, mbrot_parallel, no_perf].
 
 init_per_suite(Config) ->
     case perf_usable() of
@@ -81,6 +81,21 @@ mbrot_parallel(Config) ->
     %% the loaded 2-core VM the most grown category grew 5.8 (erlang) and 11.3 (gc) points in
     %% two runs; the contended ETS table's locks grow by 80 and more.
     ?assert(Growth < 20.0, {Top, Growth}).
+
+no_perf() ->
+    [{doc, "Without perf (BEAMSCALE_PERF=none): the emulator's sampling, said in one line."}].
+no_perf(Config) ->
+    true = os:putenv("BEAMSCALE_PERF", "none"),
+    Dir = try run(Config, "no_perf", mbrot, []) after os:unsetenv("BEAMSCALE_PERF") end,
+    [One, Two] = points(Dir, "mbrot"),
+    Summary = lists:flatten(io_lib:format("~ts", [beamscale_profile:summary(Dir)])),
+    ?assertNotEqual(nomatch, string:find(Summary, "perf cannot run (perf not found"), Summary),
+    %% mbrot's workers run its own module's code: what the sampler saw is mostly theirs.
+    [?assertMatch([{erlang, _} | _], lists:reverse(lists:keysort(2,
+                                                   beamscale_stats_profile:category_shares(F))))
+     || F <- [One, Two]],
+    ?assert(lists:any(fun(Stack) -> lists:any(fun(Fr) -> binary:match(Fr, <<"mbrot">>) =/= nomatch
+                                              end, Stack) end, maps:keys(Two))).
 
 %%% Helpers
 

@@ -29,6 +29,7 @@ commands() ->
      beamscale_cmd_saturate,
      beamscale_cmd_study,
      beamscale_cmd_db,
+     beamscale_cmd_otp,
      beamscale_cmd_record,
      beamscale_cmd_help].
 

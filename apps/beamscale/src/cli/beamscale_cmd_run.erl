@@ -42,6 +42,12 @@ info() ->
            "ms of profiled calls per point (default 2000; as long again unprofiled)"},
           {profile_stacks, "--profile-stacks", string,
            "dwarf (callers through the emulator's C code; default) or fp (cheaper)"},
+          {otp, "--otp", {list, string},
+           "OTP releases to run on, as erls: 25,27,29 (installed by beamscale otp install)"},
+          {emu_flavor, "--emu-flavor", {list, string},
+           "emulator flavours of each --otp release: jit,emu,lcnt (docs/otp.md)"},
+          {lcnt, "--lcnt", flag,
+           "on each release's lock-counting emulator (RELEASE-lcnt): locks that grew"},
           {quiet, "--quiet", flag, "print no progress"},
           {dist_address, "--dist-address", string,
            "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
@@ -58,16 +64,26 @@ do(#{opts := Opts, args := []}) ->
                  #{preset := Name} -> {preset, Name};
                  _ -> maps:get(config, Opts, undefined)
              end,
-    case bencherl_conf(Opts) of
-        {ok, Bencherl} ->
-            case beamscale_config:load(Source, Bencherl ++ overrides(Opts)) of
+    case {bencherl_conf(Opts), otp(Opts)} of
+        {{ok, Bencherl}, {ok, Erls}} ->
+            case beamscale_config:load(Source, Bencherl ++ overrides(Opts) ++ Erls) of
                 {ok, Config} -> run(named(Config), Opts);
                 {error, _} = Error -> Error
             end;
-        {error, _} = Error -> Error
+        {{error, _} = Error, _} -> Error;
+        {_, {error, _} = Error} -> Error
     end;
 do(#{args := [Extra | _]}) ->
     {error, {unexpected_argument, Extra}}.
+
+%% --otp and --emu-flavor: the erls, releases by name (beamscale_otp).
+otp(#{lcnt := true} = Opts) -> otp(maps:remove(lcnt, Opts#{emu_flavor => ["lcnt"]}));
+otp(Opts) when is_map_key(otp, Opts); is_map_key(emu_flavor, Opts) ->
+    case beamscale_otp:erls(maps:get(otp, Opts, []), maps:get(emu_flavor, Opts, [])) of
+        {ok, Erls} -> {ok, [{erls, Erls}]};
+        {error, _} = Error -> Error
+    end;
+otp(_Opts) -> {ok, []}.
 
 %% bencherl's run.conf comes between the configuration file and the options.
 bencherl_conf(#{bencherl_conf := File} = Opts) ->

@@ -15,6 +15,7 @@ info() ->
           {version, "--version", string, "short (default), intermediate or long"},
           {schedulers, "--schedulers", {list, string}, "scheduler counts (default: the study's)"},
           {seed, "--seed", integer, "seed of the study's random choices"},
+          {otp, "--otp", {list, string}, "ets only: OTP releases to run on, 25,27 (docs/otp.md)"},
           {name, "--name", string, "the run's name (default: STUDY-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
           {quiet, "--quiet", flag, "print no progress"},
@@ -26,6 +27,7 @@ info() ->
 do(#{opts := Opts, args := [Study]}) ->
     case {beamscale_study:find(Study), options(Opts)} of
         {error, _} -> {error, {unknown_study, Study}};
+        {_, {ok, #{erls := _}}} when Study =/= "ets" -> {error, {otp_not_for, Study}};
         {_, {error, _} = Error} -> Error;
         {{ok, Mod}, {ok, Checked}} ->
             %% Studies resume as runs do (finished iterations and levels are kept).
@@ -50,7 +52,8 @@ format_error({study_failed, Mod, Reason}) -> beamscale_error:format(Mod, Reason)
 format_error({unknown_study, S}) -> ["unknown study ", S, "; ", studies_text()];
 format_error(no_study) -> ["give the study's name; ", studies_text()];
 format_error({bad_option, Opt, V}) -> io_lib:format("~s: bad value ~ts", [Opt, V]);
-format_error({unexpected_argument, A}) -> ["unexpected argument ", A].
+format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
+format_error({otp_not_for, S}) -> ["--otp: only the ets study runs on several releases, not ", S].
 
 options(Opts) ->
     try {ok, maps:fold(fun option/3, #{}, Opts)}
@@ -64,6 +67,11 @@ option(version, V, Acc) ->
     end;
 option(schedulers, Vs, Acc) ->
     Acc#{schedulers => [count(V) || V <- Vs]};
+option(otp, Vs, Acc) ->
+    case beamscale_otp:erls(Vs, []) of
+        {ok, Erls} -> Acc#{erls => Erls};
+        {error, {_, {_, Bad}}} -> throw({bad_option, "--otp", Bad})
+    end;
 option(Key, V, Acc) ->
     Acc#{Key => V}.
 

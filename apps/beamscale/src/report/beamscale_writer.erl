@@ -113,7 +113,8 @@ load(Dir) ->
                    failures => beamscale_store:failures(Dir), missing => element(3, missing(Dir)),
                    samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
                    lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv")),
-                   sections => beamscale_study:report_sections(Rows),
+                   sections => beamscale_study:report_sections(Rows)
+                       ++ beamscale_report_otp:sections(beamscale_stats_otp:compare(Measurements)),
                    profiles => beamscale_profile:read(Dir),
                    iterations => beamscale_report_iterations:by_key(Measurements)}}
     end.

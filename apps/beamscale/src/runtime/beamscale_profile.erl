@@ -26,6 +26,8 @@
 -define(SCRIPT_TIMEOUT_MS, 120000).
 %% Time for perf to attach before the first profiled call.
 -define(ATTACH_MS, 100).
+%% The emulator's own sampling: a look at every process's stack this often.
+-define(SAMPLE_MS, 5).
 
 %% @doc The sampling rate (Hz) and window (ms per point) when the configuration gives none.
 -spec defaults() -> opts().
@@ -38,7 +40,7 @@ node_flags() -> "+JPperf true".
 %% @doc Profile one point unless its profile exists (a rerun keeps it). `Point' names the run
 %% directory, benchmark, environment and the node's OS pid.
 -spec point(#{dir := file:filename(), bench := binary(), env := beamscale_format_env:env(),
-              os_pid := string(), opts := opts()}, call()) -> ok.
+              os_pid := string(), node := node(), opts := opts()}, call()) -> ok.
 point(#{dir := Dir, bench := Bench, env := Env} = Point, Call) ->
     Base = base(Dir, Bench, beamscale_format_env:key(Env)),
     case filelib:is_regular(Base ++ ".json") of
@@ -59,22 +61,54 @@ write(File, Data) ->
     ok = filelib:ensure_dir(File),
     file:write_file(File, Data).
 
-profile(#{os_pid := OsPid, opts := #{rate := Rate, window_ms := Window} = Opts}, Base, Call) ->
+profile(#{os_pid := OsPid, opts := #{rate := Rate, window_ms := Window} = Opts} = Point, Base,
+        Call) ->
     Figures = #{rate_hz => Rate, window_ms => Window, stacks => maps:get(stacks, Opts)},
-    case os:find_executable("perf") of
-        false ->
-            Figures#{error => <<"perf not found: install linux-perf (scripts/install-deps.sh)">>};
+    case perf() of
+        false -> fallback(Point, Call, Figures, <<"perf not found: install linux-perf">>);
         Perf ->
             case calls(Call, deadline(Window div 2), []) of
                 error -> Figures#{error => <<"a call without perf failed">>};
                 Before ->
                     Data = Base ++ ".perf.data",
                     ok = filelib:ensure_dir(Data),
-                    try maps:merge(Figures, record(Perf, Data, OsPid, Opts, Call, Before))
+                    try record(Perf, Data, OsPid, Opts, Call, Before) of
+                        #{perf_failed := Why} -> fallback(Point, Call, Figures, Why);
+                        Result -> maps:merge(Figures, Result)
                     after
                         _ = file:delete(Data),
                         _ = file:delete("/tmp/perf-" ++ OsPid ++ ".map")
                     end
+            end
+    end.
+
+%% `BEAMSCALE_PERF=none' takes the emulator's own sampling even where perf runs.
+perf() ->
+    case os:getenv("BEAMSCALE_PERF") of
+        "none" -> false;
+        _ -> os:find_executable("perf")
+    end.
+
+%% Where perf cannot run: the emulator's own sampling of its processes' stacks
+%% (beamscale_bench_sample on the node), with its overhead measured as perf's is.
+fallback(#{node := Node, opts := #{window_ms := Window}}, Call, Figures, Why) ->
+    Note = <<"perf cannot run (", Why/binary, "): sampled by the emulator (process_info)">>,
+    Sampled = Figures#{sampler => <<"process_info">>, note => Note},
+    case calls(Call, deadline(Window div 2), []) of
+        error -> Sampled#{error => <<"a call without the sampler failed">>};
+        Before ->
+            Self = self(),
+            Pid = spawn(fun() -> Self ! {perf, self(),
+                                         catch erpc:call(Node, beamscale_bench_sample, sample,
+                                                         [Window, ?SAMPLE_MS],
+                                                         Window + ?PERF_SLACK_MS)}
+                        end),
+            With = profiled_calls(Call, Pid, []),
+            receive
+                {perf, Pid, Folded} when is_map(Folded) ->
+                    maps:merge(Sampled, figures(Folded, With, Before, {Call, Window}));
+                {perf, Pid, _} -> Sampled#{error => <<"the emulator's sampling failed">>}
+            after Window + ?PERF_SLACK_MS -> Sampled#{error => <<"the sampling did not end">>}
             end
     end.
 
@@ -116,7 +150,7 @@ record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window} = Opts, Call, Bef
               end,
     receive
         {perf, Pid, {0, _}} -> script(Perf, Data, With, Without);
-        {perf, Pid, {Status, Out}} -> #{error => perf_failed(Status, Out)}
+        {perf, Pid, {Status, Out}} -> #{perf_failed => perf_failed(Status, Out)}
     after Window + ?PERF_SLACK_MS -> #{error => <<"perf record did not end">>}
     end.
 
@@ -142,16 +176,25 @@ script(_Perf, _Data, _With, error) -> #{error => <<"a call without perf failed">
 script(Perf, Data, With, Without) ->
     Sh = "exec \"$0\" script -i \"$1\" 2>/dev/null",
     case beamscale_os:cmd("/bin/sh", ["-c", Sh, Perf, Data], ?SCRIPT_TIMEOUT_MS) of
-        {0, Text} ->
-            Folded = beamscale_format_perf:fold(Text),
-            {MWith, MWithout} = {median(With), median(Without)},
-            #{folded => Folded, samples => beamscale_stats_profile:samples(Folded),
-              calls_with => length(With), calls_without => length(Without),
-              median_with_s => MWith, median_without_s => MWithout,
-              overhead_pct => 100 * (MWith / max(MWithout, 1.0e-9) - 1)};
+        {0, Text} -> counted(beamscale_format_perf:fold(Text), With, Without);
         {Status, _} ->
             #{error => iolist_to_binary(io_lib:format("perf script failed (~p)", [Status]))}
     end.
+
+%% The sampler's stacks and figures, once the calls after its window are made too.
+figures(_Folded, error, _Before, _Calls) -> #{error => <<"a sampled call failed">>};
+figures(Folded, With, Before, {Call, Window}) ->
+    case calls(Call, deadline(Window div 2), []) of
+        error -> #{error => <<"a call without the sampler failed">>};
+        After -> counted(Folded, With, Before ++ After)
+    end.
+
+counted(Folded, With, Without) ->
+    {MWith, MWithout} = {median(With), median(Without)},
+    #{folded => Folded, samples => beamscale_stats_profile:samples(Folded),
+      calls_with => length(With), calls_without => length(Without),
+      median_with_s => MWith, median_without_s => MWithout,
+      overhead_pct => 100 * (MWith / max(MWithout, 1.0e-9) - 1)}.
 
 median(L) -> beamscale_stats:median(L).
 
@@ -181,7 +224,9 @@ summary(Dir) ->
         Points ->
             Lines = [line(P) || P <- Points],
             Overs = [O || #{meta := #{<<"overhead_pct">> := O}} <- Points, is_number(O)],
-            ["Profiles (", filename:join(Dir, "profiles"), "):\n", Lines,
+            Notes = lists:usort([N || #{meta := #{<<"note">> := N}} <- Points]),
+            ["Profiles (", filename:join(Dir, "profiles"), "):\n", [["  ", N, $\n] || N <- Notes],
+             Lines,
              [io_lib:format("  overhead of perf: median ~.1f % over ~b points~n",
                             [float(median(Overs)), length(Overs)]) || Overs =/= []]]
     end.

@@ -14,7 +14,7 @@
 
 -type opts() :: #{version := beamscale_bench:version(), name := string(), out := string(),
                   quiet := boolean(), schedulers => [pos_integer()], seed => integer(),
-                  web => beamscale_web:web()}.
+                  web => beamscale_web:web(), erls => [{atom(), string()}]}.
 -type info() :: #{name := string(), summary := string()}.
 
 -callback info() -> info().

@@ -42,7 +42,8 @@ run(#{version := Version, name := Name, out := Out} = Opts, Extra0) ->
                  {erl_args, flag_sets(maps:get(seed, Opts, undefined), Extra)},
                  {iterations, maps:get(iterations, Extra)}, {warmups, maps:get(warmups, Extra)},
                  {launches, ?LAUNCHES}]
-        ++ [{schedulers, S} || {ok, S} <- [maps:find(schedulers, Opts)]],
+        ++ [{schedulers, S} || {ok, S} <- [maps:find(schedulers, Opts)]]
+        ++ [{erls, E} || {ok, E} <- [maps:find(erls, Opts)]],
     case beamscale_config:load(undefined, Overrides) of
         {ok, Config} ->
             Quiet = maps:get(quiet, Opts, false),

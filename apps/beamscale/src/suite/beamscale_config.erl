@@ -380,6 +380,20 @@ resolve_erls(Source, #{erls := Erls} = Config) ->
     Config#{erls := [{Alias, resolve_erl(Source, Alias, Path)} || {Alias, Path} <- Erls]}.
 
 resolve_erl(Source, Alias, Path) ->
+    case beamscale_otp:is_release_name(Path) of
+        true -> release_erl(Source, Alias, Path);
+        false -> path_erl(Source, Alias, Path)
+    end.
+
+%% A release by name (`27', `25-emu'): its install (docs/otp.md).
+release_erl(Source, Alias, Name) ->
+    case beamscale_otp:erl(Name) of
+        {ok, Erl} -> Erl;
+        {error, Reason} ->
+            fail(Source, [erls, Alias], unicode:characters_to_list(beamscale_error:format(Reason)))
+    end.
+
+path_erl(Source, Alias, Path) ->
     Found = case lists:member($/, Path) of
                 true -> Path;
                 false -> os:find_executable(Path)

@@ -229,7 +229,8 @@ profile([Args | _], #{bench := Bench, env := Env} = Job, #{profile := #{} = Opts
                     end
            end,
     beamscale_profile:point(#{dir => beamscale_store:dir(Store), bench => atom_to_binary(Bench),
-                              env => Env, os_pid => beamscale_node:os_pid(Main), opts => Opts},
+                              env => Env, os_pid => beamscale_node:os_pid(Main), opts => Opts,
+                              node => maps:get(node, Main)},
                             Call);
 profile(_Sets, _Job, _Ctx, _Nodes, _Store) -> ok.
 

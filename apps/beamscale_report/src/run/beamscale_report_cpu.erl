@@ -31,7 +31,7 @@ sections(Samples, Lcnt) ->
     Benches = lists:usort([B || #{benchmark := B} <- Series]),
     [[beamscale_report_html:el(h3, B), cpu_chart(B, Series), msacc_chart(B, Bars)] || B <- Benches]
     ++ [beamscale_report_html:el(h3, "CPU per environment and argument set"), Tables,
-        beamscale_report_samples:lcnt_html(Lcnt)].
+        beamscale_report_samples:lcnt_html(Lcnt), beamscale_report_lcnt:grew_html(Lcnt)].
 
 %% OS CPU and utilisation of every node of the benchmark's environments, time from job start.
 cpu_chart(Bench, Series) ->

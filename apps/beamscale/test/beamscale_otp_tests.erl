@@ -1,0 +1,69 @@
+%% Release names, the erls of --otp and --emu-flavor, and which installs count as usable: only a
+%% directory with its marker and an erl; a build's staging directory or one without the marker
+%% (a build stopped half-way) is not listed and does not resolve.
+-module(beamscale_otp_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+parse_test() ->
+    ?assertMatch({ok, #{release := "27", flavour := jit, suite := "trixie"}},
+                 beamscale_otp:parse("27")),
+    ?assertMatch({ok, #{release := "25", flavour := emu, suite := "bookworm"}},
+                 beamscale_otp:parse("25-emu")),
+    ?assertMatch({ok, #{release := "29", flavour := lcnt}}, beamscale_otp:parse("29-lcnt")),
+    ?assertEqual({error, {beamscale_otp, {unknown_release, "26"}}}, beamscale_otp:parse("26")),
+    ?assertMatch({error, {beamscale_otp, {bad_name, _}}}, beamscale_otp:parse("27-fast")),
+    ?assertMatch({error, {beamscale_otp, {bad_name, _}}}, beamscale_otp:parse("/usr/bin/erl")).
+
+names_test() ->
+    {ok, R} = beamscale_otp:parse("27-jit"),
+    ?assertEqual("27", beamscale_otp:name(R)),
+    ?assert(beamscale_otp:is_release_name("25-emu")),
+    ?assertNot(beamscale_otp:is_release_name("erl")),
+    ?assertNot(beamscale_otp:is_release_name("/opt/otp/27/bin/erl")).
+
+erls_test() ->
+    ?assertEqual({ok, [{'25', "25"}, {'25-emu', "25-emu"}, {'27', "27"}, {'27-emu', "27-emu"}]},
+                 beamscale_otp:erls(["25", "27"], ["jit", "emu"])),
+    System = erlang:system_info(otp_release),
+    ?assertEqual({ok, [{list_to_atom(System ++ "-lcnt"), System ++ "-lcnt"}]},
+                 beamscale_otp:erls([], ["lcnt"])),
+    ?assertEqual({error, {beamscale_otp, {unknown_release, "26"}}},
+                 beamscale_otp:erls(["27", "26"], [])),
+    ?assertEqual({error, {beamscale_otp, {unknown_release, "fast"}}},
+                 beamscale_otp:erls(["27"], ["fast"])).
+
+installs_test_() ->
+    {setup, fun root/0, fun cleanup/1, fun(Root) -> ?_test(installs(Root)) end}.
+
+installs(Root) ->
+    install(Root, "27", true),
+    install(Root, "27-emu", false),
+    install(Root, "25-lcnt.partial", true),
+    ?assertMatch([#{name := "27", version := "27.3.4.1", seconds := 1200}],
+                 beamscale_otp:installs()),
+    ?assertEqual({ok, filename:join([Root, "27", "bin", "erl"])}, beamscale_otp:erl("27")),
+    {error, Missing} = beamscale_otp:erl("27-emu"),
+    ?assertEqual(<<"OTP 27-emu is not installed: run `beamscale otp install 27-emu'">>,
+                 beamscale_error:format(Missing)),
+    %% The system's release with the JIT is the system's erl when not installed.
+    System = erlang:system_info(otp_release),
+    [?assertEqual({ok, os:find_executable("erl")}, beamscale_otp:erl(System))
+     || lists:keymember(System, 1, beamscale_otp:releases())].
+
+install(Root, Name, Marker) ->
+    Erl = filename:join([Root, Name, "bin", "erl"]),
+    ok = filelib:ensure_dir(Erl),
+    ok = file:write_file(Erl, "#!/bin/sh\n"),
+    [ok = file:write_file(filename:join([Root, Name, beamscale_otp:marker()]),
+                          "{version, \"27.3.4.1\"}.\n{seconds, 1200}.\n") || Marker].
+
+root() ->
+    Root = filename:join(["/tmp", "beamscale_otp_tests." ++ os:getpid()]),
+    ok = filelib:ensure_path(Root),
+    true = os:putenv("BEAMSCALE_OTP_DIR", Root),
+    Root.
+
+cleanup(Root) ->
+    true = os:unsetenv("BEAMSCALE_OTP_DIR"),
+    {0, _} = beamscale_os:cmd("/bin/rm", ["-rf", Root], 60000),
+    ok.
