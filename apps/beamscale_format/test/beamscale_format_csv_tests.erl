@@ -39,7 +39,9 @@ prop_cut_keeps_whole_rows() ->
                             =:= Parsed
             end).
 
+%% A time limit per property, generous: beside a CPU hog per core a generation that reaches
+%% large rows took over a minute once.
 properties_test_() ->
-    {timeout, 60,
-     [?_assert(proper:quickcheck(P, [{numtests, 300}, {to_file, user}]))
-      || P <- [prop_round_trip(), prop_cut_keeps_whole_rows()]]}.
+    [{timeout, 180, ?_assert(proper:quickcheck(P, [{numtests, 300}, {max_size, 40},
+                                                   {to_file, user}]))}
+     || P <- [prop_round_trip(), prop_cut_keeps_whole_rows()]].
