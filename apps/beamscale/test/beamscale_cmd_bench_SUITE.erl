@@ -9,16 +9,16 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([two_expressions/0, memory_words/0, mfa_inputs/0, scaling_table/0, squeeze_serial/0,
          squeeze_parallel/0, run_directory/0, bad_input/0, elixir_expression/0,
-         elixir_mix_module/0, resume/0]).
+         elixir_mix_module/0, resume/0, elixir_mfa_inputs/0]).
 -export([two_expressions/1, memory_words/1, mfa_inputs/1, scaling_table/1, squeeze_serial/1,
          squeeze_parallel/1, run_directory/1, bad_input/1, elixir_expression/1,
-         elixir_mix_module/1, resume/1]).
+         elixir_mix_module/1, resume/1, elixir_mfa_inputs/1]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [two_expressions, memory_words, mfa_inputs, scaling_table, squeeze_serial,
           squeeze_parallel, run_directory, bad_input, elixir_expression, elixir_mix_module,
-          resume].
+          resume, elixir_mfa_inputs].
 
 init_per_suite(Config) ->
     Dir = ?config(priv_dir, Config),
@@ -212,6 +212,19 @@ elixir_expression(_Config) ->
         bench(["--elixir", "Enum.sum(1..1000)", "--time", "0.1"]),
     ?assert(Ns > 0),
     ?assert(W >= 0).
+
+elixir_mfa_inputs() ->
+    [{doc, "Elixir's Module.function/Arity with two Elixir inputs: the input is its argument "
+           "(Enum.reverse/1 makes a list of 2 words an element), the big one slower."}].
+elixir_mfa_inputs(_Config) ->
+    Rows = bench(["--elixir", "Enum.reverse/1", "--input", "small=Enum.to_list(1..10)",
+                  "--input", "big=Enum.to_list(1..1000)", "--time", "0.1"]),
+    #{<<"small">> := S, <<"big">> := B} =
+        maps:from_list([{I, R} || #{<<"input">> := I} = R <- Rows]),
+    ?assertEqual(<<"Enum.reverse/1">>, maps:get(<<"label">>, S)),
+    ?assert(abs(maps:get(<<"words">>, S) - 20) =< 1),
+    ?assert(abs(maps:get(<<"words">>, B) - 2000) =< 100),
+    ?assert(maps:get(<<"ns">>, B) > maps:get(<<"ns">>, S)).
 
 %% A mix-style project compiled with elixirc into _build/dev/lib/APP/ebin (no hex, no mix).
 elixir_mix_module() -> [{doc, "A module of a mix-style project through --mix."}].

@@ -221,6 +221,7 @@ compile(Node, Mod, Bench, Spec, Label) ->
 
 is_elixir({empty, B}) -> is_elixir(B);
 is_elixir({elixir, _}) -> true;
+is_elixir({elixir_mfa, _, _, _}) -> true;
 is_elixir(_) -> false.
 
 compile_forms(Node, Mod, Forms, Label) ->

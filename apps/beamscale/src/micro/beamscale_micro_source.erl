@@ -13,7 +13,7 @@
 
 %% What one benchmark calls: parsed Erlang expressions, a function, or Elixir text.
 -type bench() :: {exprs, [erl_parse:abstract_expr()]} | {mfa, atom(), atom(), arity()}
-               | {elixir, string()}.
+               | {elixir, string()} | {elixir_mfa, string(), string(), arity()}.
 -type spec() :: #{input => string(), init => string(), init_runner => string()}.
 
 -define(BODY, '__beamscale_body__').
@@ -26,8 +26,16 @@ parse(Text, Lang) ->
                 [{capture, all_but_first, list}]) of
         {match, [M, F, A]} when Lang =:= erlang ->
             {ok, {mfa, list_to_atom(M), list_to_atom(F), list_to_integer(A)}};
-        _ when Lang =:= elixir -> {ok, {elixir, Text}};
+        _ when Lang =:= elixir -> {ok, elixir_mfa(Text)};
         _ -> exprs(Text)
+    end.
+
+%% Elixir's `Module.function/Arity' (`Enum.sort/1'), else an expression.
+elixir_mfa(Text) ->
+    case re:run(Text, "^\\s*([A-Z][A-Za-z0-9_.]*)\\.([a-z_][A-Za-z0-9_]*[?!]?)/([0-9]+)\\s*$",
+                [{capture, all_but_first, list}]) of
+        {match, [M, F, A]} -> {elixir_mfa, M, F, list_to_integer(A)};
+        nomatch -> {elixir, Text}
     end.
 
 exprs(Text) ->
@@ -122,25 +130,49 @@ fill(T, Bodies) when is_tuple(T) -> list_to_tuple(fill(tuple_to_list(T), Bodies)
 fill(L, Bodies) when is_list(L) -> [fill(X, Bodies) || X <- L];
 fill(X, _Bodies) -> X.
 
-%% @doc The Elixir source of module `Mod' looping over Elixir text (`{empty, _}': the empty
-%% loop); the variables are `input', `init' and `state'.
--spec elixir(module(), {elixir, string()} | {empty, {elixir, string()}}, spec()) -> binary().
+%% @doc The Elixir source of module `Mod' looping over Elixir text or `Module.function/Arity'
+%% (`{empty, _}': the empty loop); the variables are `input', `init' and `state'. A function's
+%% arguments are taken from the list `state' once, not per call, as for Erlang's M:F/A.
+-spec elixir(module(), {elixir, string()} | {elixir_mfa, string(), string(), arity()}
+                       | {empty, {elixir, string()} | {elixir_mfa, string(), string(), arity()}},
+             spec()) -> binary().
 elixir(Mod, Bench, Spec) ->
-    Body = case Bench of
-               {empty, _} -> ":ok";
-               {elixir, Text} -> Text
+    {Empty, B} = case Bench of
+                     {empty, Inner} -> {true, Inner};
+                     _ -> {false, Bench}
+                 end,
+    Args = case B of
+               {elixir_mfa, _, _, A} -> ["bs_a" ++ integer_to_list(I) || I <- lists:seq(1, A)];
+               {elixir, _} -> ["state", "input"]
            end,
     Src = ["defmodule :", atom_to_list(Mod), " do\n",
            "  def input(), do: (\n", maps:get(input, Spec, "nil"), "\n  )\n",
            "  def init(input) do\n    _ = input\n    (\n", maps:get(init, Spec, "nil"),
            "\n    )\n  end\n",
            "  def init_runner(init, input) do\n    _ = {init, input}\n    (\n",
-           maps:get(init_runner, Spec, "init"), "\n    )\n  end\n",
-           "  def run(bs_n, state, input), do: loop(bs_n, state, input, :ok)\n",
-           "  defp loop(0, _, _, bs_r), do: bs_r\n",
-           "  defp loop(bs_n, state, input, _) do\n    _ = {state, input}\n    bs_r = (\n",
-           Body, "\n    )\n    loop(bs_n - 1, state, input, bs_r)\n  end\nend\n"],
+           maps:get(init_runner, Spec, ex_init_runner(B)), "\n    )\n  end\n",
+           ex_run(B, Args),
+           "  defp loop(0, ", ["_, " || _ <- Args], "bs_r), do: bs_r\n",
+           "  defp loop(bs_n, ", [[A, ", "] || A <- Args], "_) do\n",
+           "    _ = {", lists:join(", ", Args), "}\n    bs_r = (\n",
+           ex_body(B, Empty, Args), "\n    )\n",
+           "    loop(bs_n - 1, ", [[A, ", "] || A <- Args], "bs_r)\n  end\nend\n"],
     unicode:characters_to_binary(Src).
+
+%% Without --init-runner a function of one argument takes the input, of none nothing.
+ex_init_runner({elixir_mfa, _, _, 0}) -> "[]";
+ex_init_runner({elixir_mfa, _, _, 1}) -> "[input]";
+ex_init_runner(_) -> "init".
+
+ex_run({elixir_mfa, _, _, _}, Args) ->
+    ["  def run(bs_n, [", lists:join(", ", Args), "], _input), do: loop(bs_n, ",
+     [[A, ", "] || A <- Args], ":ok)\n"];
+ex_run({elixir, _}, _Args) ->
+    "  def run(bs_n, state, input), do: loop(bs_n, state, input, :ok)\n".
+
+ex_body(_, true, _Args) -> ":ok";
+ex_body({elixir, Text}, false, _Args) -> Text;
+ex_body({elixir_mfa, M, F, _}, false, Args) -> [M, ".", F, "(", lists:join(", ", Args), ")"].
 
 %% @doc One line for an error.
 -spec format_error(term()) -> iodata().
