@@ -51,7 +51,7 @@ gates(Config) ->
     ?assertMatch({match, _}, re:run(Text, "throughput \\(requests/s\\)")),
     ?assertMatch({match, _}, re:run(Text, "--fail-if-p99-above 20: B's p99")),
     {ok, Html} = file:read_file(Out),
-    ?assertMatch({match, _}, re:run(Html, "<tr class=\"higher\"><td class=\"t\">latency "
+    ?assertMatch({match, _}, re:run(Html, "<tr class=\"worse\"><td class=\"t\">latency "
                                           "\\(corrected\\) p99")),
     ?assertEqual(2, length(binary:matches(Html, <<"data-series=\"2\"">>))),
     %% Faster B: neither gate fails (an open load's throughput is its arrival rate).

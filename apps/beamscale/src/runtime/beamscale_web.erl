@@ -119,22 +119,31 @@ format_error({listen, P, R}) ->
 init({Listen, Bodies}) ->
     process_flag(trap_exit, true),
     {ok, Port} = inet:port(Listen),
-    Self = self(),
-    Acceptor = spawn_link(fun() -> accept(Listen, Self, 0) end),
+    %% What connections read (the port, the bodies, the control) is in a table they read
+    %% without asking this process: a page render that takes long here (a long run on a busy
+    %% host) delays no answer, `beamscale ctl''s least of all.
+    Tab = ets:new(?MODULE, [set, protected, {read_concurrency, true}]),
+    true = ets:insert(Tab, [{port, Port}, {bodies, bin(Bodies)}, {control, none}]),
+    Acceptor = spawn_link(fun() -> accept(Listen, Tab, 0) end),
     {ok, #{listen => Listen, port => Port, acceptor => Acceptor, bodies => bin(Bodies),
-           feed => undefined, control => none}}.
+           feed => undefined, tab => Tab}}.
 
 -spec handle_call(term(), gen_server:from(), map()) -> {reply, term(), map()}.
 handle_call(port, _From, #{port := P} = St) -> {reply, P, St};
 handle_call(bodies, _From, #{bodies := B} = St) -> {reply, B, St};
-handle_call(control, _From, #{control := C} = St) -> {reply, C, St};
-handle_call({control, Token, Fun}, _From, St) -> {reply, ok, St#{control := {Token, Fun}}}.
+handle_call({control, Token, Fun}, _From, #{tab := Tab} = St) ->
+    true = ets:insert(Tab, {control, {Token, Fun}}),
+    {reply, ok, St}.
 
 -spec handle_cast(term(), map()) -> {noreply, map()}.
-handle_cast({publish, Bodies}, St) -> {noreply, St#{bodies := bin(Bodies)}};
+handle_cast({publish, Bodies}, St) -> {noreply, served(bin(Bodies), St)};
 handle_cast({feed, Fun}, #{feed := F} = St) ->
     {F1, Bodies} = Fun(F),
-    {noreply, St#{feed := F1, bodies := bin(Bodies)}}.
+    {noreply, served(bin(Bodies), St#{feed := F1})}.
+
+served(Bodies, #{tab := Tab} = St) ->
+    true = ets:insert(Tab, {bodies, Bodies}),
+    St#{bodies := Bodies}.
 
 -spec handle_info(term(), map()) -> {noreply, map()} | {stop, term(), map()}.
 handle_info({'EXIT', A, Reason}, #{acceptor := A} = St) -> {stop, {acceptor, Reason}, St};
@@ -153,20 +162,20 @@ bin(#{page := P, json := J} = B) ->
 
 %%% The acceptor and the connections.
 
-accept(Listen, Server, Open) when Open >= ?MAX_CONNECTIONS ->
-    receive {'DOWN', _, process, _, _} -> accept(Listen, Server, Open - 1) end;
-accept(Listen, Server, Open) ->
+accept(Listen, Tab, Open) when Open >= ?MAX_CONNECTIONS ->
+    receive {'DOWN', _, process, _, _} -> accept(Listen, Tab, Open - 1) end;
+accept(Listen, Tab, Open) ->
     case gen_tcp:accept(Listen) of
         {ok, Sock} ->
-            {Pid, _} = spawn_monitor(fun() -> receive go -> serve(Sock, Server) end end),
+            {Pid, _} = spawn_monitor(fun() -> receive go -> serve(Sock, Tab) end end),
             ok = gen_tcp:controlling_process(Sock, Pid),
             Pid ! go,
-            accept(Listen, Server, flush_downs(Open + 1));
+            accept(Listen, Tab, flush_downs(Open + 1));
         {error, closed} -> ok;
         {error, _} ->
             %% e.g. out of file descriptors: wait a little rather than spin.
             timer:sleep(?ACCEPT_RETRY_MS),
-            accept(Listen, Server, flush_downs(Open))
+            accept(Listen, Tab, flush_downs(Open))
     end.
 
 flush_downs(Open) ->
@@ -174,9 +183,9 @@ flush_downs(Open) ->
     after 0 -> Open
     end.
 
-serve(Sock, Server) ->
+serve(Sock, Tab) ->
     Reply = case request(Sock) of
-                {ok, Req} -> route(Req, Server);
+                {ok, Req} -> route(Req, Tab);
                 {error, Status} -> response(Status)
             end,
     _ = inet:setopts(Sock, [{packet, raw}]),
@@ -236,18 +245,17 @@ left(Deadline) -> max(0, Deadline - erlang:monotonic_time(millisecond)).
 
 %% Only our own address as Host: a page elsewhere that resolves a name to 127.0.0.1 (DNS
 %% rebinding) gets nothing.
-route({Method, Path, #{host := Host} = Hs, Sock, Deadline}, Server) ->
-    Port = integer_to_binary(gen_server:call(Server, port, ?CALL_TIMEOUT_MS)),
+route({Method, Path, #{host := Host} = Hs, Sock, Deadline}, Tab) ->
+    Port = integer_to_binary(ets:lookup_element(Tab, port, 2)),
     Hosts = [<<"127.0.0.1:", Port/binary>>, <<"localhost:", Port/binary>>],
     case {Method, Path, lists:member(Host, Hosts)} of
         {_, _, false} -> response(421);
         {'POST', <<"/control">>, true} ->
-            control_request(gen_server:call(Server, control, ?CALL_TIMEOUT_MS), Hs, Sock,
-                            Deadline);
-        {'GET', <<"/">>, true} -> body(Server, page, <<"text/html; charset=utf-8">>);
-        {'GET', <<"/live.json">>, true} -> body(Server, json, <<"application/json">>);
+            control_request(ets:lookup_element(Tab, control, 2), Hs, Sock, Deadline);
+        {'GET', <<"/">>, true} -> body(Tab, page, <<"text/html; charset=utf-8">>);
+        {'GET', <<"/live.json">>, true} -> body(Tab, json, <<"application/json">>);
         {'GET', <<"/metrics">>, true} ->
-            body(Server, metrics, <<"text/plain; version=0.0.4; charset=utf-8">>);
+            body(Tab, metrics, <<"text/plain; version=0.0.4; charset=utf-8">>);
         {'GET', _, true} -> response(404);
         {_, P, true} when P =:= <<"/">>; P =:= <<"/live.json">> -> response(405);
         {_, _, true} -> response(404)
@@ -270,8 +278,8 @@ control_request({Token, Fun}, Hs, Sock, Deadline) ->
 
 answer({Status, Text}) -> {Status, <<"text/plain; charset=utf-8">>, [Text, $\n]}.
 
-body(Server, Which, Type) ->
-    case gen_server:call(Server, bodies, ?CALL_TIMEOUT_MS) of
+body(Tab, Which, Type) ->
+    case ets:lookup_element(Tab, bodies, 2) of
         #{Which := Body} -> {200, Type, Body};
         #{} -> response(404)
     end.

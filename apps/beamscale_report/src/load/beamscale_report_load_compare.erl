@@ -1,6 +1,7 @@
 %% @doc The output of `beamscale compare' on two load runs, pure: the rows of
 %% `beamscale_stats_load_compare' as text and as the page `compare.html' (the table, errors by
-%% reason side by side, p99 and throughput over time of both runs on one chart each).
+%% reason side by side, p99 and throughput over time of both runs on one chart each). A row
+%% whose interval leaves out 1 is shaded: red when B is worse, green when better.
 -module(beamscale_report_load_compare).
 
 -export([text/2, html/3]).
@@ -33,7 +34,8 @@ html(Rows, Errors, #{a := A, b := B, summary_a := SA, summary_b := SB}) ->
     ErrorTable = beamscale_report_html:table(["reason", "A", "B"],
                                              [[R, CA, CB] || {R, CA, CB} <- Errors]),
     beamscale_report_html:page(
-      "beamscale compare (load)", <<>>,
+      "beamscale compare (load)",
+      <<"tr.worse td{background:#fde0e0}tr.better td{background:#e0f4e0}">>,
       [beamscale_report_html:el(h1, "beamscale compare (load runs)"),
        beamscale_report_html:el(p, ["A: ", A]),
        beamscale_report_html:el(p, ["B: ", B]),
@@ -54,11 +56,17 @@ value(V) -> fmt(V).
 ratio(#{ratio := null}) -> "-";
 ratio(#{ratio := R, low := L, high := H}) -> [fmt(R), "x [", fmt(L), ", ", fmt(H), "]"].
 
-%% A row whose interval leaves out 1 is marked (its class), either way.
+%% A row whose interval leaves out 1 is marked worse or better (its class): higher latency and
+%% errors are worse, higher throughput is better.
 direction(#{ratio := null}) -> "same";
-direction(#{low := L}) when L > 1 -> "higher";
-direction(#{high := H}) when H < 1 -> "lower";
+direction(#{low := L} = R) when L > 1 -> worse_if(R, higher);
+direction(#{high := H} = R) when H < 1 -> worse_if(R, lower);
 direction(_) -> "same".
+
+worse_if(#{metric := <<"throughput">>}, higher) -> "better";
+worse_if(#{metric := <<"throughput">>}, lower) -> "worse";
+worse_if(_, higher) -> "worse";
+worse_if(_, lower) -> "better".
 
 charts(SA, SB) ->
     P99 = fun(S) -> get([<<"latency_corrected">>, <<"p99_ms">>], S) end,
