@@ -279,12 +279,13 @@ step({think, D}, _) ->
             bad([steps, think], io_lib:format("an exponential mean of at most ~b ms (a draw can "
                                               "be 37 times the mean; waits end at 2^32-1 ms)",
                                               [?MAX_MEAN_MS]));
+        {ok, {var, _, _, _} = Dist} -> {think, Dist};
         {ok, Dist} when element(tuple_size(Dist), Dist) > ?MAX_MS ->
             bad([steps, think], io_lib:format("think times of at most ~b ms (2^32-1, the longest "
                                               "wait)", [?MAX_MS]));
         {ok, Dist} -> {think, Dist};
-        error -> bad([steps, think], "expected Ms, {constant, Ms}, {exponential, MeanMs} "
-                                     "or {uniform, MinMs, MaxMs}")
+        error -> bad([steps, think], "expected Ms, {constant, Ms}, {exponential, MeanMs}, "
+                                     "{uniform, MinMs, MaxMs} or {var, \"name\"} (ms)")
     end;
 step({loop, N, Steps}, T) when is_integer(N), N > 0 -> {loop, N, steps(Steps, T)};
 step({loop, _, _}, _) -> bad([steps, loop], "expected {loop, N, Steps} with N > 0");
