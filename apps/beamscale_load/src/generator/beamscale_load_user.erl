@@ -168,6 +168,8 @@ step({wait, Mod, Target, Ms}, #{ctx := #{metrics := M}} = St) ->
     [beamscale_load_metrics:error(M, {no_push, Ms}) || Got =:= timeout],
     Now = erlang:monotonic_time(),
     {[], St1#{base := Now, intended := Now}};
+step({abort, session}, St) -> throw({session, abort, St});
+step({abort, all}, St) -> throw({session, abort_test, St});
 step({transaction, Name, Steps}, St) ->
     Start = min(maps:get(intended, St), erlang:monotonic_time()),
     {[{steps, Steps}, {tx, Name, Start}], St}.

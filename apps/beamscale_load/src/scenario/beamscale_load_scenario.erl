@@ -24,7 +24,8 @@
               | {'if', beamscale_load_vars:cond_(), [step()]}
               | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
               | {for, binary(), integer(), integer(), pos_integer(), [step()]}
-              | {wait, module(), atom(), pos_integer()}.
+              | {wait, module(), atom(), pos_integer()}
+              | {abort, session | all}.
 -type session() :: #{name := atom() | binary(), weight := number(), steps := [step()],
                      bidi => boolean()}.
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
@@ -310,9 +311,13 @@ step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
 step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
     request_kind(Mod),
     request(Mod, Mod, Spec, Targets);
+%% Tsung's `<abort type>': the session ends there; `all' stops the whole run as an interrupt.
+step({abort, Type}, _) when Type =:= session; Type =:= all -> {abort, Type};
+step({abort, _}, _) -> bad([steps, abort], "expected session or all");
 step(_, _) ->
     bad([steps], lists:flatten(["expected {", lists:join("|", kind_names()), ", #{...}}, "
-                                "{think, T}, {loop, N, Steps} or {transaction, Name, Steps}"])).
+                                "{think, T}, {loop, N, Steps}, {transaction, Name, Steps} or "
+                                "{abort, session | all}"])).
 
 kind_names() -> [atom_to_list(N) || N <- beamscale_load_kinds:names()].
 
