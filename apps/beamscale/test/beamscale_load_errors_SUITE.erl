@@ -69,7 +69,13 @@ errors_by_reason(Config) ->
                                                       binary_to_integer(C), Acc)
                              end, #{}, Rows),
         ?assertEqual(ByReason, Summed),
+        %% statuses.csv: every HTTP reply by status, per second, adding up to summary.json's.
+        ?assertEqual(#{<<"200">> => Done}, maps:get(<<"statuses">>, Sum)),
+        StatusRows = beamscale_store:read_rows(filename:join(Dir, "statuses.csv")),
+        ?assertEqual(Done, lists:sum([binary_to_integer(C)
+                                      || #{status := <<"200">>, count := C} <- StatusRows])),
         {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+        ?assertMatch({_, _}, binary:match(Html, <<"replies by status">>)),
         ?assertMatch({_, _}, binary:match(Html, <<"errors by reason">>)),
         ?assertMatch({_, _}, binary:match(Html, <<"exception error: boom">>))
     after
@@ -88,6 +94,7 @@ cli_gate_and_names(Config) ->
         ct:pal("~ts", [Text]),
         [?assertNotEqual(nomatch, string:find(Text, S))
          || S <- ["errors by reason: ", "exception error: boom", "http status 200",
+                  "replies by status: 200 ",
                   "more than --max-error-rate 50 %"]],
         %% The same name again: refused, naming the directory, which is left as it was.
         Gate = filename:join(Out, "gate"),

@@ -8,9 +8,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([statuses/1, tsung_match_status/1, user_agents/1, methods/1, max_restart/1,
-         abort_test/1]).
+         abort_test/1, think_from_variable/1, abort_element/1]).
 -export([statuses/0, tsung_match_status/0, user_agents/0, methods/0, max_restart/0,
-         abort_test/0]).
+         abort_test/0, think_from_variable/0, abort_element/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, tmp_dir/2, free_port/0]).
 
@@ -19,7 +19,8 @@
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [statuses, tsung_match_status, user_agents, methods, max_restart, abort_test].
+all() -> [statuses, tsung_match_status, user_agents, methods, max_restart, abort_test,
+          think_from_variable, abort_element].
 
 init_per_suite(Config) ->
     Dir = tmp_dir(Config, "tsung_more_nginx"),
@@ -145,6 +146,29 @@ abort_test(Config) ->
     ct:pal("~p", [maps:with([stopped, duration_s], R)]),
     ?assertEqual(interrupted, maps:get(stopped, R)),
     ?assert(maps:get(duration_s, R) < 15).
+
+think_from_variable() -> [{doc, "<thinktime value=\"%%_t%%\">: the user's variable, seconds."}].
+think_from_variable(Config) ->
+    Xml = tsung_file(Config,
+                     "<setdynvars sourcetype=\"value\" value=\"0.4\"><var name=\"t\"/>"
+                     "</setdynvars><request><http url=\"/\" method=\"GET\"/></request>"
+                     "<thinktime value=\"%%_t%%\"/>"
+                     "<request><http url=\"/\" method=\"GET\"/></request>"),
+    #{total := T} = run(Xml),
+    ?assert(maps:get(sessions_done, T) >= 3),
+    %% Microseconds: the think's 400 ms, plus two replies from nginx on 127.0.0.1.
+    Min = beamscale_stats_hist:percentile(maps:get(session, T), 0),
+    ct:pal("shortest session ~b us", [Min]),
+    ?assert(Min >= 390000 andalso Min < 3000000).
+
+abort_element() -> [{doc, "<abort/> ends the session there: the request after it is not sent."}].
+abort_element(Config) ->
+    Xml = tsung_file(Config, "<request><http url=\"/a1\" method=\"GET\"/></request><abort/>"
+                             "<request><http url=\"/a2\" method=\"GET\"/></request>"),
+    #{total := T} = run(Xml),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3),
+    ?assertEqual({D, 0}, {maps:get(requests, T), maps:get(errors, T)}).
 
 %% The access log's lines for `Uri' ([Method, UserAgent, Uri]), once `N' are there.
 seen(Config, Uri, N) ->

@@ -137,9 +137,11 @@ thinktime_test() ->
     ?assertMatch("t.xml:7: min is above max" ++ _,
                  err(#{sessions => session("ts_http", "100",
                                            [req("/"), "\n<thinktime min=\"3\" max=\"1\"/>"])})),
-    ?assertMatch("t.xml:7: value=\"%%_t%%\" is not a number",
+    %% A variable's value (issue #38); a placeholder not closed is refused.
+    ?assertEqual({var, <<"t">>, 1000, constant}, Think("<thinktime value=\"%%_t%%\"/>")),
+    ?assertMatch("t.xml:7: value=\"%%_abc\": expected %%_name%%",
                  err(#{sessions => session("ts_http", "100",
-                                           [req("/"), "\n<thinktime value=\"%%_t%%\"/>"])})).
+                                           [req("/"), "\n<thinktime value=\"%%_abc\"/>"])})).
 
 thinktime_option_test() ->
     Steps = fun(Opt) ->

@@ -71,7 +71,7 @@ match_test() ->
     {ok, Ok} = re:compile(<<"^HTTP/1.1 200">>),
     M = fun(Re, When, Do, Text) -> #{name => <<"m">>, re => Re, 'when' => When, do => Do,
                                      text => Text, max_loop => 2, sleep_loop_ms => 0} end,
-    ?assertEqual({[<<"match.m">>], restart},
+    ?assertEqual({[<<"match.m">>], {restart, 3}},
                  beamscale_load_match:check([M(Hi, match, restart, body)], response())),
     ?assertEqual({[<<"match.m">>], continue},
                  beamscale_load_match:check([M(Ok, nomatch, abort, headers)], response())),

@@ -6,7 +6,8 @@
 -export_type([dist/0]).
 
 %% Think-time distributions, in milliseconds.
--type dist() :: {constant, number()} | {exponential, number()} | {uniform, number(), number()}.
+-type dist() :: {constant, number()} | {exponential, number()} | {uniform, number(), number()}
+              | {var, binary(), number(), constant | exponential}.
 
 %% @doc The gap to the next arrival of a Poisson process of `Rate' per second, in seconds.
 -spec gap(float(), rand:state()) -> {float(), rand:state()}.
@@ -32,6 +33,15 @@ check_dist({constant, Ms}) when is_number(Ms), Ms >= 0 -> {ok, {constant, Ms}};
 check_dist({exponential, M}) when is_number(M), M > 0 -> {ok, {exponential, M}};
 check_dist({uniform, A, B}) when is_number(A), is_number(B), A >= 0, B >= A ->
     {ok, {uniform, A, B}};
+%% The user's variable `Name' in milliseconds (Tsung's `<thinktime value="%%_name%%">', seconds:
+%% scaled by 1000), constant or as an exponential's mean.
+check_dist({var, Name}) -> check_dist({var, Name, 1, constant});
+check_dist({var, Name, Scale, How}) when is_number(Scale), Scale > 0,
+                                         How =:= constant orelse How =:= exponential ->
+    case io_lib:printable_unicode_list(Name) andalso Name =/= [] of
+        true -> {ok, {var, unicode:characters_to_binary(Name), Scale, How}};
+        false -> error
+    end;
 check_dist(_) -> error.
 
 %% @doc One think time in milliseconds.

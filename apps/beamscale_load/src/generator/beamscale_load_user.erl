@@ -104,10 +104,25 @@ exec([{tx, Name, Start} | Fs], #{ctx := #{metrics := M}} = St, Restarts) ->
     beamscale_load_metrics:record(M, {tx, Name}, erlang:monotonic_time() - Start),
     exec(Fs, St, Restarts).
 
+binary_to_number(B) ->
+    try binary_to_integer(B)
+    catch error:badarg -> binary_to_float(B)
+    end.
+
 %% A think time: a long one hibernates until a timer at its end (see `resume/4'), unless a
 %% message (from a socket) is already there, which would wake it at once: then it waits as a
 %% short one does. The random
 %% state sleeps in its exported form (its algorithm's functions would take 35 words more).
+think({var, Name, Scale, How}, Fs, #{vars := Vars} = St, Restarts) ->
+    %% A value that is not a number (or none) thinks 0 ms; at most the longest wait.
+    Ms = try binary_to_number(maps:get(Name, Vars)) * Scale
+         catch _:_ -> 0
+         end,
+    Dist = case How of
+               exponential when Ms > 0 -> {exponential, min(Ms, 1.0e8)};
+               _ -> {constant, max(0, min(Ms, 4294967295))}
+           end,
+    think(Dist, Fs, St, Restarts);
 think(Dist, Fs, #{base := Base, rand := R0} = St, Restarts) ->
     {Ms, R1} = beamscale_load_arrival:think(Dist, R0),
     Next = Base + erlang:convert_time_unit(round(Ms * 1000), microsecond, native),
@@ -160,6 +175,8 @@ step({wait, Mod, Target, Ms}, #{ctx := #{metrics := M}} = St) ->
     [beamscale_load_metrics:error(M, {no_push, Ms}) || Got =:= timeout],
     Now = erlang:monotonic_time(),
     {[], St1#{base := Now, intended := Now}};
+step({abort, session}, St) -> throw({session, abort, St});
+step({abort, all}, St) -> throw({session, abort_test, St});
 step({transaction, Name, Steps}, St) ->
     Start = min(maps:get(intended, St), erlang:monotonic_time()),
     {[{steps, Steps}, {tx, Name, Start}], St}.

@@ -334,7 +334,8 @@ method(E, Ctx) ->
         [] ->
             case method(M) of
                 bad -> fail(E, Ctx, "method \"~ts\" is not an HTTP method name (up to 24 "
-                                    "letters, digits and !#$%&'*+-.^_`|~~)", [lists:sublist(M, 40)]);
+                                    "letters, digits and !#$%&'*+-.^_`|~~)",
+                            [lists:sublist(M, 40)]);
                 _ -> M
             end
     end.

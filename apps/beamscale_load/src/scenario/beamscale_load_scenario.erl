@@ -25,7 +25,8 @@
               | {'if', beamscale_load_vars:cond_(), [step()]}
               | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
               | {for, binary(), integer(), integer(), pos_integer(), [step()]}
-              | {wait, module(), atom(), pos_integer()}.
+              | {wait, module(), atom(), pos_integer()}
+              | {abort, session | all}.
 -type session() :: #{name := atom() | binary(), weight := number(), steps := [step()],
                      bidi => boolean()}.
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
@@ -284,12 +285,13 @@ step({think, D}, _) ->
             bad([steps, think], io_lib:format("an exponential mean of at most ~b ms (a draw can "
                                               "be 37 times the mean; waits end at 2^32-1 ms)",
                                               [?MAX_MEAN_MS]));
+        {ok, {var, _, _, _} = Dist} -> {think, Dist};
         {ok, Dist} when element(tuple_size(Dist), Dist) > ?MAX_MS ->
             bad([steps, think], io_lib:format("think times of at most ~b ms (2^32-1, the longest "
                                               "wait)", [?MAX_MS]));
         {ok, Dist} -> {think, Dist};
-        error -> bad([steps, think], "expected Ms, {constant, Ms}, {exponential, MeanMs} "
-                                     "or {uniform, MinMs, MaxMs}")
+        error -> bad([steps, think], "expected Ms, {constant, Ms}, {exponential, MeanMs}, "
+                                     "{uniform, MinMs, MaxMs} or {var, \"name\"} (ms)")
     end;
 step({loop, N, Steps}, T) when is_integer(N), N > 0 -> {loop, N, steps(Steps, T)};
 step({loop, _, _}, _) -> bad([steps, loop], "expected {loop, N, Steps} with N > 0");
@@ -314,9 +316,13 @@ step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
 step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
     request_kind(Mod),
     request(Mod, Mod, Spec, Targets);
+%% Tsung's `<abort type>': the session ends there; `all' stops the whole run as an interrupt.
+step({abort, Type}, _) when Type =:= session; Type =:= all -> {abort, Type};
+step({abort, _}, _) -> bad([steps, abort], "expected session or all");
 step(_, _) ->
     bad([steps], lists:flatten(["expected {", lists:join("|", kind_names()), ", #{...}}, "
-                                "{think, T}, {loop, N, Steps} or {transaction, Name, Steps}"])).
+                                "{think, T}, {loop, N, Steps}, {transaction, Name, Steps} or "
+                                "{abort, session | all}"])).
 
 kind_names() -> [atom_to_list(N) || N <- beamscale_load_kinds:names()].
 

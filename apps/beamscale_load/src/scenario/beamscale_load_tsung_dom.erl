@@ -61,6 +61,7 @@ spec(clients) -> {[], []};
 spec(client) -> {[host, cpu, weight], [use_controller_vm, maxusers, type, batch]};
 spec(ip) -> {[value, scan], []};
 spec(iprange) -> {[value, version], []};
+spec(abort) -> {[type], []};
 spec(servers) -> {[], []};
 spec(server) -> {[host, port, type], [weight]};
 spec(monitoring) -> {[], []};

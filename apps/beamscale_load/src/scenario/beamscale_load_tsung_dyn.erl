@@ -34,7 +34,7 @@ calls(E, Text, Ctx) ->
 
 %% @doc The elements that are steps of a session.
 -spec step_names() -> [atom()].
-step_names() -> [request, thinktime, transaction, 'for', repeat, 'if', setdynvars].
+step_names() -> [request, thinktime, transaction, 'for', repeat, 'if', setdynvars, abort].
 
 %% @doc The term of a dynamic step element; `Steps' translates the steps inside an element and
 %% returns them with the targets they use.
@@ -45,6 +45,13 @@ step(#xmlElement{name = setdynvars} = E, Ctx, _Steps) ->
     Names = [begin check_attrs(V, Ctx), req(V, name, Ctx) end || V <- children(E, [var], Ctx)],
     [fail(E, Ctx, "<setdynvars> needs a <var>", []) || Names =:= []],
     {{setvars, Names, source(E, Ctx)}, []};
+step(#xmlElement{name = abort} = E, Ctx, _Steps) ->
+    check_attrs(E, Ctx),
+    case attr(E, type, "session") of
+        "session" -> {{abort, session}, []};
+        "all" -> {{abort, all}, []};
+        T -> fail(E, Ctx, "type=\"~ts\" (expected session or all)", [T])
+    end;
 step(#xmlElement{name = 'if'} = E, Ctx, Steps) ->
     check_attrs(E, Ctx),
     {Body, Used} = Steps(E),

@@ -320,7 +320,7 @@ step(#xmlElement{name = transaction} = E, Ctx) ->
     {Steps, Used} = steps(E, Ctx),
     {{transaction, unicode:characters_to_binary(req(E, name, Ctx)), nonempty(Steps, E, Ctx)}, Used};
 step(#xmlElement{name = N} = E, Ctx) when N =:= 'for'; N =:= repeat; N =:= 'if';
-                                          N =:= setdynvars ->
+                                          N =:= setdynvars; N =:= abort ->
     beamscale_load_tsung_dyn:step(E, Ctx, fun(#xmlElement{} = P) -> steps(P, Ctx);
                                              (Els) -> steps_of(Els, Ctx)
                                           end);
@@ -356,6 +356,15 @@ think_dist(E, DefaultRandom, Ctx) ->
     case {attr(E, min), attr(E, max), attr(E, value)} of
         {undefined, undefined, undefined} -> fail(E, Ctx, "<~ts> needs value or min and max",
                                                   [E#xmlElement.name]);
+        {undefined, undefined, "%%_" ++ V} when length(V) > 2, hd(V) =/= $% ->
+            [fail(E, Ctx, "value=\"%%_~ts\": expected %%_name%%", [V])
+             || not lists:suffix("%%", V)],
+            %% A think time taken from the user's variable, in seconds.
+            How = case bool(E, random, DefaultRandom, Ctx) of
+                      true -> exponential;
+                      false -> constant
+                  end,
+            {var, lists:sublist(V, length(V) - 2), 1000, How};
         {undefined, undefined, _} ->
             Ms = non_negative(E, value, Ctx) * 1000,
             case bool(E, random, DefaultRandom, Ctx) of
