@@ -19,7 +19,8 @@ pubs=${2:-1000}
 ./beamscale list >/dev/null
 out=$(mktemp -d /tmp/beamscale-amqp.XXXXXX)
 rabbit_sh=
-cleanup() { rabbit_stop; rm -rf "$out"; }
+# KEEP=1 keeps the runs' directory (both tools' logs) and names it.
+cleanup() { rabbit_stop; if [ "${KEEP:-0}" = 1 ]; then echo "kept $out"; else rm -rf "$out"; fi; }
 trap cleanup EXIT
 
 rabbit_start "$out"
@@ -41,7 +42,7 @@ cat > "$out/amqp.xml" <<EOF
 <tsung loglevel="error" version="1.0">
 <clients><client host="localhost" use_controller_vm="true" maxusers="$((users * 2))"/></clients>
 <servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
-<load><arrivalphase phase="1" duration="1" unit="second">
+<load><arrivalphase phase="1" duration="5" unit="second">
   <users maxnumber="$users" arrivalrate="$users" unit="second"/></arrivalphase></load>
 <options><option type="ts_amqp" name="heartbeat" value="30"/></options>
 <sessions><session name="pub" probability="100" type="ts_amqp">
@@ -62,7 +63,7 @@ cat > "$out/amqp.xml" <<EOF
 EOF
 
 /usr/bin/time -o "$out/bs.time" -f "cpu %U %S" \
-    ./beamscale load "$out/amqp.xml" --name bs --out "$out" --quiet >/dev/null 2>&1 || true
+    ./beamscale load "$out/amqp.xml" --name bs --out "$out" --quiet >"$out/bs.out" 2>&1 || true
 bs_n=$(rabbit_queued bench_q)
 rabbit_ctl purge_queue bench_q >/dev/null
 /usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \

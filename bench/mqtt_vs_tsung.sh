@@ -5,7 +5,7 @@
 # of 127.0.0.1 with its configuration and log in a temporary directory, stopped by pid. The
 # broker counts the PUBLISH packets each tool sent (its debug log). Goal (issue 34): beamscale's
 # CPU per publish at most half of Tsung's.
-#   bench/mqtt_vs_tsung.sh [USERS] [PUBLISHES]     (defaults 20 and 1000)
+#   bench/mqtt_vs_tsung.sh [USERS] [PUBLISHES]     (defaults 20 and 10000)
 # Tsung runs under a controller id of its own (-i): another Tsung on the machine keeps its
 # default node name.
 # Prints each tool's CPU seconds (user + system, GNU time; beamscale's includes its start),
@@ -14,7 +14,7 @@ set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 users=${1:-20}
-pubs=${2:-1000}
+pubs=${2:-10000}
 ./beamscale list >/dev/null
 out=$(mktemp -d /tmp/beamscale-mqtt.XXXXXX)
 mq=
@@ -22,15 +22,16 @@ cleanup() { [ -z "$mq" ] || kill "$mq" 2>/dev/null || true; rm -rf "$out"; }
 trap cleanup EXIT
 
 port=$(free_port)
-printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest file %s\nlog_type debug\n' \
-    "$port" "$out/mosquitto.log" > "$out/mosquitto.conf"
-/usr/sbin/mosquitto -c "$out/mosquitto.conf" >/dev/null 2>&1 &
+# The log goes to stdout, opened here: mosquitto started as root writes as its own user.
+printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stdout\nlog_type debug\n' \
+    "$port" > "$out/mosquitto.conf"
+stdbuf -oL /usr/sbin/mosquitto -c "$out/mosquitto.conf" > "$out/mosquitto.log" 2>&1 &
 mq=$!
 i=0
 until ss -ltnH "sport = :$port" | grep -q .; do
     i=$((i + 1)); [ "$i" -lt 100 ] || { echo "mosquitto did not start" >&2; exit 1; }; sleep 0.1
 done
-received() { grep -c 'Received PUBLISH' "$out/mosquitto.log" || true; }
+received() { sleep 1; grep -c 'Received PUBLISH' "$out/mosquitto.log" || true; }
 
 cat > "$out/mqtt.xml" <<EOF2
 <?xml version="1.0"?>
@@ -38,7 +39,7 @@ cat > "$out/mqtt.xml" <<EOF2
 <tsung loglevel="error" version="1.0">
 <clients><client host="localhost" use_controller_vm="true" maxusers="$((users * 2))"/></clients>
 <servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
-<load><arrivalphase phase="1" duration="1" unit="second">
+<load><arrivalphase phase="1" duration="5" unit="second">
   <users maxnumber="$users" arrivalrate="$users" unit="second"/></arrivalphase></load>
 <sessions><session name="pub" probability="100" type="ts_mqtt">
  <request><mqtt type="connect" clean_start="true" keepalive="30"/></request>
