@@ -39,7 +39,7 @@ cat > "$out/mqtt.xml" <<EOF2
 <tsung loglevel="error" version="1.0">
 <clients><client host="localhost" use_controller_vm="true" maxusers="$((users * 2))"/></clients>
 <servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
-<load><arrivalphase phase="1" duration="5" unit="second">
+<load duration="300" unit="second"><arrivalphase phase="1" duration="5" unit="second">
   <users maxnumber="$users" arrivalrate="$users" unit="second"/></arrivalphase></load>
 <sessions><session name="pub" probability="100" type="ts_mqtt">
  <request><mqtt type="connect" clean_start="true" keepalive="30"/></request>
