@@ -118,8 +118,8 @@ head(Head, _Bytes) -> Head.
 %% channel.close, the broker may have closed it already, and takes an ack on it for a
 %% connection error (504); it requeues what was not acknowledged.
 delivered(Ch, Tag, D, Head, #{consumers := Cs, chans := Chans} = St) ->
-    [_ = send(St, ?CODEC:method(Ch, 'basic.ack', #{delivery_tag => D}))
-     || not maps:get(Tag, Cs, false), not maps:get(closing, maps:get(Ch, Chans, #{}), true)],
+    _ = [send(St, ?CODEC:method(Ch, 'basic.ack', #{delivery_tag => D}))
+         || not maps:get(Tag, Cs, false), not maps:get(closing, maps:get(Ch, Chans, #{}), true)],
     ok = beamscale_load_stamp:delivered(Head),
     {delivered, St}.
 
