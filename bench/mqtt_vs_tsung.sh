@@ -24,8 +24,9 @@ trap cleanup EXIT
 
 port=$(free_port)
 # The log goes to stdout, opened here: mosquitto started as root writes as its own user.
-printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stdout\nlog_type debug\n' \
-    "$port" > "$out/mosquitto.conf"
+printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n' "$port" \
+    > "$out/mosquitto.conf"
+printf 'log_dest stdout\nlog_type debug\n' >> "$out/mosquitto.conf"
 stdbuf -oL /usr/sbin/mosquitto -c "$out/mosquitto.conf" > "$out/mosquitto.log" 2>&1 &
 mq=$!
 i=0
