@@ -9,8 +9,9 @@
 #   bench/amqp_vs_tsung.sh [USERS] [PUBLISHES]     (defaults 20 and 1000)
 # Tsung runs under a controller id of its own (-i): another Tsung on the machine keeps its
 # default node name.
-# Prints each tool's CPU seconds (user + system, GNU time; beamscale's includes its start),
-# the messages the broker received, the CPU per publish, the ratio, and the load average.
+# Each tool runs twice: the connections alone, then with the publishes; CPU seconds (user +
+# system, GNU time) per publish is the difference over the messages the broker received, so
+# neither tool's start counts. Prints them, the ratio and the load average.
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -19,7 +20,8 @@ pubs=${2:-1000}
 ./beamscale list >/dev/null
 out=$(mktemp -d /tmp/beamscale-amqp.XXXXXX)
 rabbit_sh=
-cleanup() { rabbit_stop; rm -rf "$out"; }
+# KEEP=1 keeps the runs' directory (both tools' logs) and names it.
+cleanup() { rabbit_stop; if [ "${KEEP:-0}" = 1 ]; then echo "kept $out"; else rm -rf "$out"; fi; }
 trap cleanup EXIT
 
 rabbit_start "$out"
@@ -35,47 +37,67 @@ cat > "$out/declare.scenario" <<EOF
 EOF
 ./beamscale load "$out/declare.scenario" --name declare --out "$out" --quiet >/dev/null
 
-cat > "$out/amqp.xml" <<EOF
+# tsung_xml ROUNDS: the Tsung file, ROUNDS rounds of 100 publishes (0: the start alone).
+tsung_xml() {
+    cat <<EOF
 <?xml version="1.0"?>
 <!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
 <tsung loglevel="error" version="1.0">
 <clients><client host="localhost" use_controller_vm="true" maxusers="$((users * 2))"/></clients>
 <servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
-<load><arrivalphase phase="1" duration="1" unit="second">
+<load duration="300" unit="second"><arrivalphase phase="1" duration="5" unit="second">
   <users maxnumber="$users" arrivalrate="$users" unit="second"/></arrivalphase></load>
 <options><option type="ts_amqp" name="heartbeat" value="30"/></options>
 <sessions><session name="pub" probability="100" type="ts_amqp">
  <request><amqp type="connection.open" vhost="/"/></request>
  <request><amqp type="channel.open"/></request>
  <request><amqp type="confirm.select" channel="1"/></request>
- <for from="1" to="$((pubs / 100))" var="round">
+EOF
+    [ "$1" -eq 0 ] || cat <<EOF
+ <for from="1" to="$1" var="round">
   <for from="1" to="100" var="i">
    <request><amqp type="basic.publish" channel="1" exchange="" routing_key="bench_q"
      persistent="true" payload_size="100"/></request>
   </for>
   <request><amqp type="waitForConfirms" timeout="1"/></request>
  </for>
+EOF
+    cat <<EOF
  <request><amqp type="channel.close" channel="1"/></request>
  <request><amqp type="connection.close"/></request>
 </session></sessions>
 </tsung>
 EOF
+}
 
-/usr/bin/time -o "$out/bs.time" -f "cpu %U %S" \
-    ./beamscale load "$out/amqp.xml" --name bs --out "$out" --quiet >/dev/null 2>&1 || true
-bs_n=$(rabbit_queued bench_q)
-rabbit_ctl purge_queue bench_q >/dev/null
-/usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \
-    tsung -i "bs$$" -n -f "$out/amqp.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
-ts_n=$(rabbit_queued bench_q)
+# run_both NAME: both tools on NAME.xml, their CPU seconds in NAME.bs and NAME.ts, the
+# messages each published in NAME.bsn and NAME.tsn (the queue purged after each).
+run_both() {
+    /usr/bin/time -o "$out/$1.bs" -f "%U %S" ./beamscale load "$out/$1.xml" --name "bs$1" \
+        --out "$out" --quiet >"$out/$1.bs.out" 2>&1 || true
+    rabbit_queued bench_q > "$out/$1.bsn"
+    rabbit_ctl purge_queue bench_q >/dev/null
+    /usr/bin/time -o "$out/$1.ts" -f "%U %S" tsung -i "bs$$" -n -f "$out/$1.xml" \
+        -l "$out/tsung$1" start >/dev/null 2>&1 || true
+    rabbit_queued bench_q > "$out/$1.tsn"
+    rabbit_ctl purge_queue bench_q >/dev/null; }
 
-awk -v bsc="$(awk '{ print $2 + $3 }' "$out/bs.time")" \
-    -v tsc="$(awk '{ print $2 + $3 }' "$out/ts.time")" -v bsn="$bs_n" -v tsn="$ts_n" \
+# The start and the connections alone, then with the publishes: CPU per publish is the
+# difference over the messages the broker received.
+tsung_xml 0 > "$out/base.xml"
+tsung_xml $((pubs / 100)) > "$out/full.xml"
+run_both base
+run_both full
+cpu() { awk '{ print $1 + $2 }' "$out/$1"; }
+
+awk -v bsb="$(cpu base.bs)" -v tsb="$(cpu base.ts)" -v bsc="$(cpu full.bs)" \
+    -v tsc="$(cpu full.ts)" -v bsn="$(cat "$out/full.bsn")" -v tsn="$(cat "$out/full.tsn")" \
     -v u="$users" -v p="$pubs" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
     printf "%d publishers x %d persistent 100-byte publishes with confirms, RabbitMQ\n", u, p
     printf "published (counted by the broker): beamscale %d, tsung %d\n", bsn, tsn
-    printf "client CPU s: beamscale %.2f, tsung %.2f\n", bsc, tsc
-    bcpu = (bsn > 0 ? 1e6 * bsc / bsn : 0); tcpu = (tsn > 0 ? 1e6 * tsc / tsn : 0)
-    printf "client CPU per publish (us): beamscale %.1f, tsung %.1f\n", bcpu, tcpu
+    printf "client CPU s, start and connections alone: beamscale %.2f, tsung %.2f\n", bsb, tsb
+    printf "client CPU s, with the publishes: beamscale %.2f, tsung %.2f\n", bsc, tsc
+    bcpu = (bsn > 0 ? 1e6 * (bsc - bsb) / bsn : 0); tcpu = (tsn > 0 ? 1e6 * (tsc - tsb) / tsn : 0)
+    printf "client CPU per publish (us, start excluded): beamscale %.1f, tsung %.1f\n", bcpu, tcpu
     printf "beamscale/tsung: %.2f (goal <= 0.5)\n", (tcpu > 0 ? bcpu / tcpu : 0)
     printf "load average: %s\n", la }'

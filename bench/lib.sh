@@ -77,7 +77,9 @@ rabbit_start() {
     port=$(free_port)
     rabbit_node=bsbench$$@localhost
     echo "[]." > "$rabbit_dir/enabled_plugins"
-    echo "listeners.tcp.default = 127.0.0.1:$port" > "$rabbit_dir/rabbitmq.conf"
+    # channel_max 0 (no limit): Tsung 1.7 asks for it, which RabbitMQ 3.10's default 2047 refuses.
+    printf 'listeners.tcp.default = 127.0.0.1:%s\nchannel_max = 0\n' "$port" \
+        > "$rabbit_dir/rabbitmq.conf"
     HOME=$rabbit_dir/home RABBITMQ_NODENAME=$rabbit_node RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
         RABBITMQ_NODE_PORT=$port RABBITMQ_DIST_PORT=$(free_port) \
         RABBITMQ_MNESIA_BASE=$rabbit_dir/mnesia RABBITMQ_LOG_BASE=$rabbit_dir/log \
