@@ -8,7 +8,7 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
          register/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
-         tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1]).
+         tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1, hostile_stanza/1]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
@@ -18,7 +18,7 @@ suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register, starttls,
           tsung_jabber, tsung_roster, tsung_register, tsung_muc, tsung_node, tsung_privacy,
-          tsung_starttls].
+          tsung_starttls, hostile_stanza].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -205,3 +205,41 @@ tsung_starttls(Config) ->
     clean(example(Config, "jabber_starttls.xml", [],
                   [{"value=\"/home/nniclaus/.tsung/usernames.csv\"",
                     "value=\"" ++ Users ++ "\""}])).
+
+%% A server in this node that answers the stream header with a stanza that never ends (its
+%% body streamed): a named reason per user, and no more read than the bound allows.
+hostile_stanza(_Config) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
+                                 {reuseaddr, true}]),
+    {ok, Port} = inet:port(L),
+    Acceptor = spawn(fun() -> accept(L) end),
+    ok = gen_tcp:controlling_process(L, Acceptor),
+    try
+        S = scenario(io_lib:format(
+                       "{targets, [{t, #{address => \"127.0.0.1:~b\","
+                       " max_reply_bytes => 65536}}]}.\n"
+                       "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+                       "{sessions, [{s, #{steps => [~ts]}}]}.\n", [Port, connect()])),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 5),
+        ?assertEqual(#{<<"XMPP stanza above max_reply_bytes (65536): connection closed">> => Done},
+                     maps:get(reasons, T)),
+        ?assert(maps:get(bytes_received, T) =< Done * 256 * 1024)
+    after
+        exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+accept(L) ->
+    case gen_tcp:accept(L) of
+        {ok, S} -> spawn(fun() -> flood(S) end), accept(L);
+        _ -> ok
+    end.
+
+flood(S) ->
+    _ = gen_tcp:recv(S, 0, 5000),
+    _ = gen_tcp:send(S, "<?xml version='1.0'?><stream:stream id='1' from='bs.test'>"
+                        "<message><body>"),
+    Junk = binary:copy(<<"x">>, 4096),
+    lists:foreach(fun(_) -> gen_tcp:send(S, Junk) end, lists:seq(1, 256)),
+    gen_tcp:close(S).

@@ -125,7 +125,7 @@ await(Want, #{s := S, buf := Buf} = C, Deadline) ->
                 {ok, Buf1} -> await(Want, C#{buf := Buf1}, Deadline);
                 {error, R} -> gone(S, R)
             end;
-        {error, R} -> gone(S, R)
+        {error, R} -> gone(S, {?MODULE, R})
     end.
 
 answer(Want, {header, H}, C) -> {next, Want, C#{sid => ?ST:attr(H, <<"id">>)}};
