@@ -149,8 +149,8 @@ dest(Spec, #{domain := D, name := Name, max := Max} = C) ->
             {unique, _} -> 1;
             {random, _} -> rand:uniform(Max);
             {previous, _} -> rand:uniform(Max);
-            {online, _} -> probe(flags(C), Max, 1, ?PROBES);
-            {offline, _} -> probe(flags(C), Max, 0, ?PROBES)
+            {online, _} -> probe(flags(C), {Max, maps:get(n, C)}, 1, ?PROBES);
+            {offline, _} -> probe(flags(C), {Max, maps:get(n, C)}, 0, ?PROBES)
         end,
     J = case N of
             0 -> <<Name/binary, "@", D/binary>>;
@@ -158,12 +158,13 @@ dest(Spec, #{domain := D, name := Name, max := Max} = C) ->
         end,
     {J, C#{prev => J}}.
 
-probe(_A, Max, _Want, 0) -> rand:uniform(Max);
-probe(A, Max, Want, K) ->
+%% A user of that state other than the user itself (as Tsung picks), else a random one.
+probe(_A, {Max, _Self}, _Want, 0) -> rand:uniform(Max);
+probe(A, {Max, Self} = M, Want, K) ->
     N = rand:uniform(Max),
-    case atomics:get(A, N) of
+    case N =/= Self andalso atomics:get(A, N) of
         Want -> N;
-        _ -> probe(A, Max, Want, K - 1)
+        _ -> probe(A, M, Want, K - 1)
     end.
 
 %% @doc What a plain request sends, what it waits for (`{iq, Type, To}' for an iq), and the
