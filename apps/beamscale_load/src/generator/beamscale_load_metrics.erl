@@ -14,7 +14,8 @@
 %% Histograms every run has: `connect' is the time to open a connection (TCP and TLS).
 -define(HISTS, [latency, sent, session, connect]).
 
--type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
+-type metrics() :: #{counters := counters:counters_ref(),
+                     hists := #{atom() | {tx, atom() | binary()} => term()},
                      per_us := pos_integer() | convert, reasons := ets:tid(),
                      named => named()}.
 %% Counters named by the scenario (checks' outcomes, unset variables): known before the run, so
