@@ -68,6 +68,7 @@ xml() { # ARRIVAL-SECONDS -> Tsung file on stdout
 EOF
 }
 xml "$secs" > "$out/chat.xml"
+# A controller id of its own: another Tsung on the host would hold the default one.
 /usr/bin/time -o "$out/bs.time" -f "cpu %U %S" \
     ./beamscale load "$out/chat.xml" --name bs --out "$out" --quiet >/dev/null 2>"$out/bs.err" || true
 read_counts() { python3 - "$1" <<'PY'
@@ -82,7 +83,7 @@ PY
 read_counts "$out/bs/summary.json" > "$out/bs.counts" || echo "0 0
 ? ? ? ?" > "$out/bs.counts"
 /usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \
-    tsung -n -f "$out/chat.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
+    tsung -n -i "xmpp$$" -f "$out/chat.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
 # Tsung's chats sent: its per-request count for the chat requests is not apart, so the
 # sessions' fixed 10 chats each are counted from its finished sessions.
 ts_sessions=$(grep -h '^stats: session ' "$out"/tsung/*/tsung.log | awk '{ s += $3 } END { print s + 0 }')

@@ -8,7 +8,8 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
          register/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
-         tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1]).
+         tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1, hostile_stanza/1,
+         websocket/1]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
@@ -18,23 +19,25 @@ suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register, starttls,
           tsung_jabber, tsung_roster, tsung_register, tsung_muc, tsung_node, tsung_privacy,
-          tsung_starttls].
+          tsung_starttls, hostile_stanza, websocket].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
     Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_xmpp_SUITE"),
-    {Port, _Http, Stop} = beamscale_load_xmpp_server:start(Dir, ?USERS, #{}),
-    [{port, Port}, {stop, Stop} | Config].
+    {Port, Http, Stop} = beamscale_load_xmpp_server:start(Dir, ?USERS, #{}),
+    [{port, Port}, {http, Http}, {stop, Stop} | Config].
 
 end_per_suite(Config) ->
     (proplists:get_value(stop, Config))(),
     Config.
 
-scenario(Config, Sessions) ->
+scenario(Config, Sessions) -> scenario(Config, Sessions, "duration_s => 1, rate => 10").
+
+scenario(Config, Sessions, Phase) ->
     scenario(io_lib:format(
                "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
-               "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
-               "{sessions, ~ts}.\n", [proplists:get_value(port, Config), Sessions])).
+               "{phases, [{p, #{~ts}}]}.\n"
+               "{sessions, ~ts}.\n", [proplists:get_value(port, Config), Phase, Sessions])).
 
 connect() ->
     "{xmpp, #{type => connect, domain => <<\"bs.test\">>, userid_max => 40}}".
@@ -51,14 +54,24 @@ clean(T) ->
     ?assertEqual(0, maps:get(errors, T)),
     ?assert(maps:get(sessions_done, T) >= 5).
 
+pubsub_refused(T) ->
+    Known = [<<"XMPP iq error: ", C/binary>>
+             || C <- [<<"internal-server-error">>, <<"item-not-found">>, <<"not-subscribed">>]],
+    ?assertEqual([], maps:keys(maps:get(reasons, T)) -- Known),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 5),
+    ?assert(maps:get(errors, T) =< 4 * Done).
+
 refused(T) ->
     ?assertEqual([], [R || R <- maps:keys(maps:get(reasons, T)),
                            not lists:prefix("XMPP iq error", binary_to_list(R))]),
     ?assert(maps:get(errors, T) =< maps:get(sessions_done, T) div 2),
     ?assert(maps:get(sessions_done, T) >= 5).
 
-run_steps(Config, Steps) ->
-    #{total := T} = run(scenario(Config, steps(Steps))),
+run_steps(Config, Steps) -> run_steps(Config, Steps, "duration_s => 1, rate => 10").
+
+run_steps(Config, Steps, Phase) ->
+    #{total := T} = run(scenario(Config, steps(Steps), Phase)),
     ct:pal("~p", [maps:with([requests, errors, reasons, counts, sessions_done], T)]),
     T.
 
@@ -99,10 +112,12 @@ roster_presence(Config) ->
                         "{xmpp, #{type => iq_roster_remove, destination => previous}}",
                         "{xmpp, #{type => presence_final}}", "{xmpp, #{type => close}}"])).
 
-%% Under load ejabberd's pubsub seldom fails a request (internal-server-error on a create, then
-%% the node's next ones): a few refusals are allowed, nothing else.
+%% ejabberd 23.01 aborts pubsub node creations that run at once (Mnesia `cyclic' on
+%% pubsub_index, not retried: internal-server-error), and the node's next requests then fail
+%% (item-not-found, not-subscribed): those only (a busy host makes them frequent; the MUC and
+%% privacy requests, and every pubsub request on a quiet host, are answered).
 muc_pubsub_privacy(Config) ->
-    refused(run_steps(Config, ["{xmpp, #{type => auth_sasl}}"] ++ bind()
+    pubsub_refused(run_steps(Config, ["{xmpp, #{type => auth_sasl}}"] ++ bind()
                     ++ ["{xmpp, #{type => muc_join, room => <<\"r1\">>}}",
                         "{xmpp, #{type => muc_chat, room => <<\"r1\">>, size => 20}}",
                         "{xmpp, #{type => muc_exit, room => <<\"r1\">>}}",
@@ -205,3 +220,62 @@ tsung_starttls(Config) ->
     clean(example(Config, "jabber_starttls.xml", [],
                   [{"value=\"/home/nniclaus/.tsung/usernames.csv\"",
                     "value=\"" ++ Users ++ "\""}])).
+
+%% A server in this node that answers the stream header with a stanza that never ends (its
+%% body streamed): a named reason per user, and no more read than the bound allows.
+hostile_stanza(_Config) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
+                                 {reuseaddr, true}]),
+    {ok, Port} = inet:port(L),
+    Acceptor = spawn(fun() -> accept(L) end),
+    ok = gen_tcp:controlling_process(L, Acceptor),
+    try
+        S = scenario(io_lib:format(
+                       "{targets, [{t, #{address => \"127.0.0.1:~b\","
+                       " max_reply_bytes => 65536}}]}.\n"
+                       "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+                       "{sessions, [{s, #{steps => [~ts]}}]}.\n", [Port, connect()])),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 5),
+        ?assertEqual(#{<<"XMPP stanza above max_reply_bytes (65536): connection closed">> => Done},
+                     maps:get(reasons, T)),
+        ?assert(maps:get(bytes_received, T) =< Done * 256 * 1024)
+    after
+        exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+accept(L) ->
+    case gen_tcp:accept(L) of
+        {ok, S} -> spawn(fun() -> flood(S) end), accept(L);
+        _ -> ok
+    end.
+
+flood(S) ->
+    _ = gen_tcp:recv(S, 0, 5000),
+    _ = gen_tcp:send(S, "<?xml version='1.0'?><stream:stream id='1' from='bs.test'>"
+                        "<message><body>"),
+    Junk = binary:copy(<<"x">>, 4096),
+    lists:foreach(fun(_) -> gen_tcp:send(S, Junk) end, lists:seq(1, 256)),
+    gen_tcp:close(S).
+
+%% RFC 7395 over ejabberd's HTTP listener: SASL, bind, presence, chats (some delivered),
+%% close, all answered.
+websocket(Config) ->
+    Chats = lists:duplicate(3, "{xmpp, #{type => chat, size => 32}}, {think, 100}"),
+    Open = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, userid_max => 40,"
+           " websocket => <<\"/ws\">>}}",
+    Steps = [Open, "{xmpp, #{type => auth_sasl}}"] ++ bind()
+            ++ ["{xmpp, #{type => presence_initial}}"] ++ Chats
+            ++ ["{think, 1000}", "{xmpp, #{type => close}}"],
+    S = scenario(io_lib:format(
+                   "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
+                   "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+                   "{sessions, [{s, #{bidi => true, steps => [~ts]}}]}.\n",
+                   [proplists:get_value(http, Config), lists:join(", ", Steps)])),
+    #{total := T} = run(S),
+    ct:pal("~p", [maps:with([requests, errors, reasons, counts, sessions_done], T)]),
+    clean(T),
+    Counts = maps:get(counts, T),
+    ?assertEqual(3 * maps:get(sessions_done, T), maps:get(<<"xmpp_chat_sent">>, Counts)),
+    ?assert(maps:get(<<"xmpp_chat_delivered">>, Counts) >= 1).

@@ -16,7 +16,8 @@
 %% counted as 0), so a hostile server cannot grow the figures.
 -define(STATUSES, 1000).
 
--type metrics() :: #{counters := counters:counters_ref(), hists := #{atom() => term()},
+-type metrics() :: #{counters := counters:counters_ref(),
+                     hists := #{atom() | {tx, atom() | binary()} => term()},
                      statuses := counters:counters_ref(),
                      per_us := pos_integer() | convert, reasons := ets:tid(),
                      named => named()}.

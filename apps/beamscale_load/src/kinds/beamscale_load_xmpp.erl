@@ -17,6 +17,7 @@
 -define(ST, beamscale_load_xmpp_stream).
 -define(Z, beamscale_load_xmpp_stanza).
 -define(U, beamscale_load_xmpp_user).
+-define(WS, beamscale_load_xmpp_ws).
 
 -type conn() :: map().
 
@@ -37,16 +38,22 @@ connect(#{host := H, port := P} = Target) ->
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
 %% A connect opens the stream, and opens it again after STARTTLS or SASL (as Tsung's sessions
 %% do): the user keeps the identity its first one gave it.
+request(#{type := connect, websocket := Path} = Spec, #{s := S, server := Srv} = C, Timeout)
+  when not is_map_key(ws, C) ->
+    case ?WS:upgrade(S, Srv, Path, Timeout) of
+        {ok, Rest} -> request(Spec, C#{ws => Rest}, Timeout);
+        {error, _, _} = E -> E
+    end;
 request(#{type := connect} = Spec, C, Timeout) ->
     C1 = case C of
              #{user := _} -> C;
              _ -> ?U:identity(Spec, C)
          end,
-    exchange(?Z:header(maps:get(domain, C1)), features, C1, Timeout);
+    exchange(header(C1), features, C1, Timeout);
 request(_Spec, C, _Timeout) when not is_map_key(domain, C) ->
     {error, {?MODULE, not_connected}, C};
 request(#{type := close}, #{s := S} = C, _Timeout) ->
-    _ = beamscale_load_tcp:send(S, "</stream:stream>"),
+    _ = send(C, case C of #{ws := _} -> ?WS:close(); _ -> "</stream:stream>" end),
     ?U:offline(C),
     ok = beamscale_load_tcp:drop(S),
     {ok, closed};
@@ -100,8 +107,22 @@ tls(#{s := S, server := Server} = C, Timeout) ->
         {error, R} -> gone(S, R)
     end.
 
+header(#{ws := _, domain := D}) -> ?WS:open(D);
+header(#{domain := D}) -> ?Z:header(D).
+
+send(#{ws := _, s := S}, Bytes) -> ?WS:send(S, Bytes);
+send(#{s := S}, Bytes) -> beamscale_load_tcp:send(S, Bytes).
+
+%% Bytes received: over WebSocket, the text of its whole frames.
+feed(#{ws := Raw, buf := Buf, s := S} = C, Data) ->
+    case ?WS:feed(S, {Raw, Buf}, Data) of
+        {ok, Raw1, Buf1} -> {ok, C#{ws := Raw1, buf := Buf1}};
+        {error, _} = E -> E
+    end;
+feed(#{buf := Buf} = C, Data) -> {ok, C#{buf := <<Buf/binary, Data/binary>>}}.
+
 exchange(Bytes, Want, #{s := S} = C, Timeout) ->
-    case beamscale_load_tcp:send(S, Bytes) of
+    case send(C, Bytes) of
         ok when Want =:= none -> {ok, C};
         ok -> await(Want, C, beamscale_load_tcp:deadline(Timeout));
         {error, R} -> gone(S, R)
@@ -121,11 +142,15 @@ await(Want, #{s := S, buf := Buf} = C, Deadline) ->
                 {error, R} -> gone(S, {?MODULE, R})
             end;
         more ->
-            case beamscale_load_reader:recv(S, Buf, Deadline) of
-                {ok, Buf1} -> await(Want, C#{buf := Buf1}, Deadline);
+            case beamscale_load_reader:recv(S, <<>>, Deadline) of
+                {ok, Data} ->
+                    case feed(C, Data) of
+                        {ok, C1} -> await(Want, C1, Deadline);
+                        {error, R} -> gone(S, R)
+                    end;
                 {error, R} -> gone(S, R)
             end;
-        {error, R} -> gone(S, R)
+        {error, R} -> gone(S, {?MODULE, R})
     end.
 
 answer(Want, {header, H}, C) -> {next, Want, C#{sid => ?ST:attr(H, <<"id">>)}};
@@ -133,16 +158,18 @@ answer(_Want, stream_end, _C) -> {error, stream_end};
 answer(Want, {stanza, X}, C) -> stanza(Want, ?ST:name(X), X, C).
 
 stanza(_Want, <<"stream:error">>, X, _C) -> {error, {stream_error, ?ST:condition(X)}};
+stanza(Want, <<"open">>, X, C) -> {next, Want, C#{sid => ?ST:attr(X, <<"id">>)}};
+stanza(_Want, <<"close">>, _X, _C) -> {error, stream_end};
 stanza(features, <<"stream:features">>, _X, C) -> {done, C};
 stanza(proceed, <<"proceed">>, _X, C) -> {done, C};
 stanza(sasl, <<"success">>, _X, C) -> {done, C};
 stanza(sasl, <<"failure">>, X, _C) -> {error, {sasl_failure, ?ST:condition(X)}};
-stanza(sasl, <<"challenge">>, X, #{s := S, user := U, pass := P, domain := D} = C) ->
+stanza(sasl, <<"challenge">>, X, #{user := U, pass := P, domain := D} = C) ->
     Text = case binary:split(X, [<<">">>, <<"</">>], [global]) of
                [_, T | _] -> T;
                _ -> <<>>
            end,
-    case beamscale_load_tcp:send(S, ?Z:digest_md5(Text, U, P, D)) of
+    case send(C, ?Z:digest_md5(Text, U, P, D)) of
         ok -> {next, sasl, C};
         {error, R} -> {error, {send, R}}
     end;
@@ -161,8 +188,8 @@ iq_in({id, Id} = Want, Type, X, C) ->
         {Id, _} -> {done, C};
         _ -> {next, Want, C}
     end;
-iq_in(Want, Type, X, #{s := S} = C) when Type =:= <<"get">>; Type =:= <<"set">> ->
-    _ = beamscale_load_tcp:send(S, ?U:pong(X)),
+iq_in(Want, Type, X, C) when Type =:= <<"get">>; Type =:= <<"set">> ->
+    _ = send(C, ?U:pong(X)),
     {next, Want, C};
 iq_in(Want, _Type, _X, C) -> any(Want, C).
 
@@ -187,9 +214,12 @@ push_socket(#{s := S}) -> S.
 %% @doc Stanzas the server sent while the user waits: a message is a push (its delivery time
 %% recorded), pings are answered, the rest dropped.
 -spec handle_push(term(), conn(), term()) -> {push | ignore, conn() | closed, term()}.
-handle_push({T, S, Data}, #{s := S, buf := Buf} = C, Store) when T =:= tcp; T =:= ssl ->
+handle_push({T, S, Data}, #{s := S} = C, Store) when T =:= tcp; T =:= ssl ->
     beamscale_load_request:count(bytes_received, byte_size(Data)),
-    case pushes(C#{buf := <<Buf/binary, Data/binary>>}, 0) of
+    case case feed(C, Data) of
+             {ok, Fed} -> pushes(Fed, 0);
+             {error, _} -> error
+         end of
         {ok, C1, 0} -> {ignore, C1, Store};
         {ok, C1, _} -> {push, C1, Store};
         error -> ?U:offline(C), ok = beamscale_load_tcp:drop(S), {ignore, closed, Store}

@@ -18,7 +18,8 @@
 
 %% The request types and the keys each takes besides `type' and `ack'.
 -define(TYPES, #{
-    connect => [domain, username, passwd, userid_max, muc_service, pubsub_service],
+    connect => [domain, username, passwd, userid_max, muc_service, pubsub_service,
+                websocket],
     close => [], starttls => [], auth_get => [], auth_set_plain => [], auth_set_digest => [],
     auth_set_sip => [], auth_sasl => [mechanism], auth_sasl_bind => [], auth_sasl_session => [],
     register => [], raw => [data],
@@ -75,6 +76,11 @@ value(destination, V, S) when V =:= online; V =:= offline; V =:= random; V =:= u
                               V =:= previous -> S#{destination => V};
 value(destination, _, _) ->
     throw({bad, destination, "expected online, offline, random, unique or previous"});
+value(websocket, V, S) ->
+    case catch iolist_to_binary(V) of
+        <<"/", _/binary>> = P -> S#{websocket => P};
+        _ -> throw({bad, websocket, "expected a path starting with /"})
+    end;
 value(config, V, S) ->
     try S#{config => [{iolist_to_binary(K), iolist_to_binary(X)} || {K, X} <- V]}
     catch error:_ -> throw({bad, config, "expected a list of {Field, Value} strings"})
@@ -143,8 +149,8 @@ dest(Spec, #{domain := D, name := Name, max := Max} = C) ->
             {unique, _} -> 1;
             {random, _} -> rand:uniform(Max);
             {previous, _} -> rand:uniform(Max);
-            {online, _} -> probe(flags(C), Max, 1, ?PROBES);
-            {offline, _} -> probe(flags(C), Max, 0, ?PROBES)
+            {online, _} -> probe(flags(C), {Max, maps:get(n, C)}, 1, ?PROBES);
+            {offline, _} -> probe(flags(C), {Max, maps:get(n, C)}, 0, ?PROBES)
         end,
     J = case N of
             0 -> <<Name/binary, "@", D/binary>>;
@@ -152,12 +158,13 @@ dest(Spec, #{domain := D, name := Name, max := Max} = C) ->
         end,
     {J, C#{prev => J}}.
 
-probe(_A, Max, _Want, 0) -> rand:uniform(Max);
-probe(A, Max, Want, K) ->
+%% A user of that state other than the user itself (as Tsung picks), else a random one.
+probe(_A, {Max, _Self}, _Want, 0) -> rand:uniform(Max);
+probe(A, {Max, Self} = M, Want, K) ->
     N = rand:uniform(Max),
-    case atomics:get(A, N) of
+    case N =/= Self andalso atomics:get(A, N) of
         Want -> N;
-        _ -> probe(A, Max, Want, K - 1)
+        _ -> probe(A, M, Want, K - 1)
     end.
 
 %% @doc What a plain request sends, what it waits for (`{iq, Type, To}' for an iq), and the
@@ -239,8 +246,9 @@ delivered(X) ->
         T ->
             count(?DELIVERED),
             Us = max(0, os:system_time(microsecond) - T),
+            %% The histogram is there when the scenario declared it (`measures/0').
             case beamscale_load_request:metrics() of
-                #{hists := #{{tx, ?HIST} := _}} = M ->
+                #{hists := H} = M when is_map_key({tx, ?HIST}, H) ->
                     beamscale_load_metrics:record(
                       M, {tx, ?HIST}, erlang:convert_time_unit(Us, microsecond, native));
                 _ -> ok
