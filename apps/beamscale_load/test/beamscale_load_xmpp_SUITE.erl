@@ -10,6 +10,10 @@
          register/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
          tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1, hostile_stanza/1,
          websocket/1]).
+-export([sasl/0, legacy/0, chat_delivery/0, roster_presence/0, muc_pubsub_privacy/0,
+         register/0, starttls/0, tsung_jabber/0, tsung_roster/0, tsung_register/0,
+         tsung_muc/0, tsung_node/0, tsung_privacy/0, tsung_starttls/0, hostile_stanza/0,
+         websocket/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
@@ -75,6 +79,7 @@ run_steps(Config, Steps, Phase) ->
     ct:pal("~p", [maps:with([requests, errors, reasons, counts, sessions_done], T)]),
     T.
 
+sasl() -> [{doc, "SASL PLAIN, DIGEST-MD5 and ANONYMOUS, then bind and session, all answered."}].
 sasl(Config) ->
     [begin
          T = run_steps(Config, ["{xmpp, #{type => auth_sasl, mechanism => " ++ M ++ "}}"]
@@ -83,11 +88,13 @@ sasl(Config) ->
          ?assertEqual(6 * maps:get(sessions_done, T), maps:get(requests, T))
      end || M <- ["plain", "digest_md5", "anonymous"]].
 
+legacy() -> [{doc, "Legacy authentication (auth_get, auth_set_plain, auth_set_digest) answered."}].
 legacy(Config) ->
     [clean(run_steps(Config, ["{xmpp, #{type => auth_get}}", "{xmpp, #{type => " ++ A ++ "}}",
                               "{xmpp, #{type => close}}"]))
      || A <- ["auth_set_plain", "auth_set_digest"]].
 
+chat_delivery() -> [{doc, "Chats to online users delivered, with delivery times and counts."}].
 chat_delivery(Config) ->
     Chats = lists:duplicate(5, "{xmpp, #{type => chat, size => 64}}, {think, 100}"),
     T = run_steps(Config, ["{xmpp, #{type => auth_sasl}}"] ++ bind()
@@ -102,6 +109,7 @@ chat_delivery(Config) ->
     #{count := N} = maps:get({tx, xmpp_delivery}, T),
     ?assertEqual(Delivered, N).
 
+roster_presence() -> [{doc, "Roster gets, adds and renames and presence stanzas answered."}].
 roster_presence(Config) ->
     clean(run_steps(Config, ["{xmpp, #{type => auth_sasl}}"] ++ bind()
                     ++ ["{xmpp, #{type => iq_roster_add, destination => random}}",
@@ -116,6 +124,7 @@ roster_presence(Config) ->
 %% pubsub_index, not retried: internal-server-error), and the node's next requests then fail
 %% (item-not-found, not-subscribed): those only (a busy host makes them frequent; the MUC and
 %% privacy requests, and every pubsub request on a quiet host, are answered).
+muc_pubsub_privacy() -> [{doc, "MUC, pubsub and privacy answered (pubsub races excepted)."}].
 muc_pubsub_privacy(Config) ->
     pubsub_refused(run_steps(Config, ["{xmpp, #{type => auth_sasl}}"] ++ bind()
                     ++ ["{xmpp, #{type => muc_join, room => <<\"r1\">>}}",
@@ -129,6 +138,7 @@ muc_pubsub_privacy(Config) ->
                         "{xmpp, #{type => pubsub_delete, node => <<\"n%%_n%%\">>}}",
                         "{xmpp, #{type => privacy_get_names}}", "{xmpp, #{type => close}}"])).
 
+register() -> [{doc, "In-band registration of new users answered."}].
 register(Config) ->
     %% New users (user41 and above were not made up front): registered, then authenticated.
     Connect = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, username => <<\"new\">>,"
@@ -138,6 +148,7 @@ register(Config) ->
                                  " {xmpp, #{type => close}}]}}]")),
     clean(T).
 
+starttls() -> [{doc, "STARTTLS upgrades the stream, then authentication goes on over TLS."}].
 starttls(Config) ->
     clean(run_steps(Config, ["{xmpp, #{type => starttls}}", "{xmpp, #{type => connect}}",
                              "{xmpp, #{type => auth_sasl}}"]
@@ -180,25 +191,30 @@ example(Config, Name, Keep, Extra) ->
     ct:pal("~ts: ~p", [Name, maps:with([requests, errors, reasons, counts, sessions_done], T)]),
     T.
 
+tsung_jabber() -> [{doc, "Tsung's jabber.xml runs with its servers and durations rewritten."}].
 tsung_jabber(Config) ->
     T = example(Config, "jabber.xml.gz"),
     ?assert(maps:get(sessions_done, T) >= 5).
 
+tsung_roster() -> [{doc, "Tsung's jabber_roster.xml runs with no errors."}].
 tsung_roster(Config) ->
     clean(example(Config, "jabber_roster.xml")).
 
+tsung_register() -> [{doc, "Tsung's jabber_register.xml runs with no errors."}].
 tsung_register(Config) ->
     %% Its own user names (tsung1...), none of which exists before.
     clean(example(Config, "jabber_register.xml",
                   ["(name=\"username\" value=)\"[^\"]*\"", "(name=\"passwd\" value=)\"[^\"]*\"",
                    "(name=\"userid_max\" value=)\"[0-9]*\""])).
 
+tsung_muc() -> [{doc, "Tsung's jabber_muc.xml runs with no errors."}].
 tsung_muc(Config) ->
     clean(example(Config, "jabber_muc.xml")).
 
 %% Besides the rewrites: the static <user> that creates the node goes (static arrivals are
 %% refused) and its session gets arrivals of its own; a subscriber that comes before the node
 %% exists is refused (item-not-found), as with Tsung.
+tsung_node() -> [{doc, "Tsung's jabber_node.xml runs, refusals only for nodes not made yet."}].
 tsung_node(Config) ->
     refused(example(Config, "jabber_node.xml", [],
                     [{"<user session=\"create_node\"[^>]*></user>", ""},
@@ -206,12 +222,14 @@ tsung_node(Config) ->
                      {"probability=\"100\"", "probability=\"80\""}])).
 
 %% The example activates a list "public" it never made: ejabberd refuses it (item-not-found).
+tsung_privacy() -> [{doc, "Tsung's jabber_privacy.xml runs, its one refused list excepted."}].
 tsung_privacy(Config) ->
     T = example(Config, "jabber_privacy.xml"),
     ?assertEqual([<<"XMPP iq error: item-not-found">>], maps:keys(maps:get(reasons, T))),
     ?assertEqual(maps:get(sessions_done, T), maps:get(errors, T)).
 
 %% Besides the rewrites: its user file (file_server) is one the test writes.
+tsung_starttls() -> [{doc, "Tsung's jabber_starttls.xml runs with its user file rewritten."}].
 tsung_starttls(Config) ->
     Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_xmpp_SUITE_users"),
     Users = filename:join(Dir, "users.csv"),
@@ -223,6 +241,7 @@ tsung_starttls(Config) ->
 
 %% A server in this node that answers the stream header with a stanza that never ends (its
 %% body streamed): a named reason per user, and no more read than the bound allows.
+hostile_stanza() -> [{doc, "A stanza that never ends is a named reason, bounded in bytes read."}].
 hostile_stanza(_Config) ->
     {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
                                  {reuseaddr, true}]),
@@ -261,6 +280,7 @@ flood(S) ->
 
 %% RFC 7395 over ejabberd's HTTP listener: SASL, bind, presence, chats (some delivered),
 %% close, all answered.
+websocket() -> [{doc, "XMPP over WebSocket (RFC 7395): authentication, chats and close."}].
 websocket(Config) ->
     Chats = lists:duplicate(3, "{xmpp, #{type => chat, size => 32}}, {think, 100}"),
     Open = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, userid_max => 40,"
