@@ -86,6 +86,8 @@ munin_host(Config) ->
     Stop = beamscale_load_servers:start_server(os:find_executable("munin-node"),
                                                ["--config", Conf, "--foreground"], Port, Dir),
     try
+        %% Its first answers are slow (it forks a plugin per fetch): ready when one comes.
+        ok = munin_up(Port, 20),
         Monitor = io_lib:format("#{host => \"127.0.0.1\", type => munin, port => ~b}", [Port]),
         Rows = by_node(<<"host:127.0.0.1">>, ok_rows(run(Config, "munin", WebPort, Monitor))),
         ct:pal("~b munin rows", [length(Rows)]),
@@ -147,6 +149,13 @@ snmp_host(Config) ->
                                                     host_mem_available]]
     after
         os:cmd("kill " ++ integer_to_list(OsPid)), catch port_close(P)
+    end.
+
+munin_up(_Port, 0) -> {error, munin_node_not_answering};
+munin_up(Port, N) ->
+    case beamscale_munin:read("127.0.0.1", Port, 5000) of
+        {ok, _} -> ok;
+        {error, _} -> timer:sleep(200), munin_up(Port, N - 1)
     end.
 
 snmp_up(_Port, 0) -> {error, snmpd_not_answering};

@@ -184,6 +184,7 @@ tick(#{nodes := Nodes, next := Next, opts := #{interval := Interval}} = State) -
 
 sample(Node, #{handle := H, meta := Meta, prev := Prev} = N, {Rows, Nodes}) ->
     case read(H) of
+        {ok, Cur} when Prev =:= none -> {Rows, Nodes#{Node := N#{prev := Cur}}};
         {ok, Cur} -> {lists:reverse(rows(H, Meta, Prev, Cur), Rows),
                       Nodes#{Node := N#{prev := Cur}}};
         {error, timeout} -> {[beamscale_sample_calc:status_row(Meta, stamp(), timeout) | Rows],
@@ -200,6 +201,10 @@ add_node(#{host_watch := _} = H, #{nodes := Nodes, fd := Fd} = State) ->
         {error, {ok, #{mono := T0} = First}} ->
             State#{nodes := Nodes#{Key => #{handle => H, meta => Meta#{t0 := T0},
                                             prev => First}}};
+        %% A host slow to answer at first (munin-node forking its plugins) is asked again.
+        {error, {error, timeout}} ->
+            write_status(Fd, Meta, timeout),
+            State#{nodes := Nodes#{Key => #{handle => H, meta => Meta, prev => none}}};
         {error, {error, _}} -> write_status(Fd, Meta, down), State
     end;
 add_node(#{node := Node} = H, #{nodes := Nodes} = State) when is_map_key(Node, Nodes) ->

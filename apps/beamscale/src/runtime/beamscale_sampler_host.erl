@@ -15,8 +15,9 @@
                           | {snmp, string(), inet:port_number(), string()},
                      procs := [beamscale_bench_hostread:proc()], target => atom()}.
 
-%% As the node readings' bound (beamscale_sampler's READ_TIMEOUT): a late host gets a `timeout'.
--define(READ_TIMEOUT, 500).
+%% A host on another machine: a late reading gets a `timeout' row. Longer than a node's (500 ms):
+%% finding processes by name reads a file of each process there (a few hundred files).
+-define(READ_TIMEOUT, 2000).
 %% munin-node forks a plugin per fetch: 0.1 to 1 s on a loaded host; a late answer delays the
 %% other rows (the sampler skips the ticks it missed).
 -define(MUNIN_TIMEOUT, 4000).

@@ -43,8 +43,8 @@ pids({pidfile, File}, _) ->
     end;
 pids({name, Name}, ByName) -> maps:get(Name, ByName, []).
 
-%% Every process whose command name (`comm', cut at 15 characters by the kernel) or first
-%% argument's base name is one of `Names'.
+%% Every process whose command name (`comm', cut at 15 characters by the kernel) is one of
+%% `Names'.
 by_name(Names) ->
     {ok, Entries} = file:list_dir("/proc"),
     lists:foldl(fun(Pid, Acc) ->
@@ -55,13 +55,18 @@ by_name(Names) ->
                         end
                 end, #{}, [E || E <- Entries, is_pid_dir(E)]).
 
+%% `comm' alone decides for a name of 15 characters or fewer (one small read a process: a scan
+%% of a few hundred processes stays within a reading's time); a longer one is checked against
+%% the first argument when its first 15 characters match.
 named(Pid, Name) ->
     Comm = string:trim(file("/proc/" ++ Pid ++ "/comm")),
-    Comm =:= list_to_binary(lists:sublist(Name, 15)) orelse
-        case binary:split(file("/proc/" ++ Pid ++ "/cmdline"), [<<0>>, <<" ">>]) of
-            [<<>> | _] -> false;
-            [Arg0 | _] -> filename:basename(Arg0) =:= list_to_binary(Name)
-        end.
+    case Comm =:= list_to_binary(lists:sublist(Name, 15)) of
+        false -> false;
+        true when length(Name) =< 15 -> true;
+        true ->
+            [Arg0 | _] = binary:split(file("/proc/" ++ Pid ++ "/cmdline"), [<<0>>, <<" ">>]),
+            filename:basename(Arg0) =:= unicode:characters_to_binary(Name)
+    end.
 
 is_pid_dir(Name) -> Name =/= [] andalso lists:all(fun(C) -> C >= $0 andalso C =< $9 end, Name).
 

@@ -83,6 +83,7 @@ proc(Host, P) ->
                 {name, Name}
     end.
 
+-spec bad_proc(string(), term()) -> no_return().
 bad_proc(Host, P) ->
     bad([processes], io_lib:format("~ts: ~0tp: expected a command name, {pid, N} or "
                                    "{pidfile, \"FILE\"}", [Host, P])).

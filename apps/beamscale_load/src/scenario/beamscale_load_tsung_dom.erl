@@ -32,11 +32,8 @@ ign(#xmlElement{name = monitor} = E) ->
         ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
 ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
     {_, Ignored} = spec(Name),
-    Own = case Ignored of
-              all -> ["<" ++ atom_to_list(Name) ++ ">"];
-              _ -> ["<" ++ atom_to_list(Name) ++ " " ++ atom_to_list(A) ++ ">"
-                    || #xmlAttribute{name = A} <- As, lists:member(A, Ignored)]
-          end,
+    Own = ["<" ++ atom_to_list(Name) ++ " " ++ atom_to_list(A) ++ ">"
+           || #xmlAttribute{name = A} <- As, lists:member(A, Ignored)],
     Own ++ lists:append([ign(X) || X <- elements(E, C)]);
 ign(#xmlPI{name = beamscale}) -> [];
 ign(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
@@ -49,13 +46,10 @@ kind_options(Type) ->
         error -> []
     end.
 
-elements(#xmlElement{name = Name}, C) ->
-    case spec(Name) of
-        {_, all} -> [];
-        _ -> [X || X <- C, is_record(X, xmlElement) orelse is_record(X, xmlPI)]
-    end.
+elements(#xmlElement{}, C) ->
+    [X || X <- C, is_record(X, xmlElement) orelse is_record(X, xmlPI)].
 
-%% Attributes each element may have, and those listed as ignored (`all': the whole element).
+%% Attributes each element may have, and those listed as ignored.
 spec(tsung) -> {[], [loglevel, dumptraffic, version, backend]};
 spec(clients) -> {[], []};
 spec(client) -> {[host, cpu, weight], [use_controller_vm, maxusers, type, batch]};
@@ -109,10 +103,9 @@ spec(Name) ->
 children(#xmlElement{content = C} = E, Allowed, Ctx) ->
     lists:filtermap(
       fun(#xmlElement{name = N} = X) ->
-              case {lists:member(N, Allowed), spec(N)} of
-                  {true, _} -> {true, X};
-                  {false, {_, all}} -> false;
-                  {false, _} -> unsupported(X, E, Ctx)
+              case lists:member(N, Allowed) of
+                  true -> {true, X};
+                  false -> unsupported(X, E, Ctx)
               end;
          (#xmlText{value = V}) ->
               [fail(E, Ctx, "unexpected text in <~ts>", [E#xmlElement.name])
