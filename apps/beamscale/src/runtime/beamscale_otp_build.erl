@@ -175,14 +175,15 @@ build(full, Release, Stage, #{work := Work, log := Log, opts := Opts, final := F
     lcnt_wrapper(Release, Work, Stage, Final);
 build(emulator_only, Release, Stage, #{work := Work, log := Log, opts := Opts, final := Final}) ->
     Jobs = "-j" ++ integer_to_list(maps:get(jobs, Opts, beamscale_os:logical_cores())),
-    progress("make ~s in erts/emulator (the system's libraries are reused; the log: ~ts)",
-             [Jobs, Log]),
-    %% Only erts/emulator: beam.smp (beam.lcnt.smp) and erl_child_setup; the rest of erts's
-    %% programs are the system's (beamscale_otp_files:assemble/4).
-    Type = case Release of #{flavour := lcnt} -> "lcnt"; _ -> "opt" end,
-    ticking(fun() -> step(make, "/usr/bin/make", ["-C", "erts/emulator", "ERL_TOP=" ++ Work,
-                                                  Jobs, Type], Work, Log, 600 * ?MIN) end,
-            Log),
+    progress("make ~s emulator (the system's libraries are reused; the log: ~ts)", [Jobs, Log]),
+    %% The top level's `emulator' (erts, as bootstrapping builds it); erts's programs include
+    %% erl_call, which is erl_interface's.
+    Type = case Release of #{flavour := lcnt} -> ["TYPE=lcnt"]; _ -> [] end,
+    ticking(fun() ->
+                    step(make, "/usr/bin/make", [Jobs, "erl_interface"], Work, Log, 60 * ?MIN),
+                    step(make, "/usr/bin/make", [Jobs, "emulator" | Type], Work, Log,
+                         600 * ?MIN)
+            end, Log),
     beamscale_otp_files:assemble(Release, Work, Stage, Final).
 
 %% The lock-counting emulator is a second emulator type, started by `-emu_type lcnt'.
