@@ -44,9 +44,9 @@ do(#{args := Args}) ->
 install(Name, Release, Opts) ->
     Given = maps:with([prefix, jobs, full, force], Opts),
     case beamscale_otp_build:install(Release, Given#{prefix => prefix(Release, Opts)}) of
-        {ok, #{dir := Dir, seconds := S, mode := Mode}} ->
-            io:format("OTP ~s installed in ~ts (~s) in ~bm~2..0bs~n",
-                      [Name, Dir, Mode, S div 60, S rem 60]);
+        {ok, #{dir := Dir, seconds := S, mode := Mode, cpu_seconds := Cpu}} ->
+            io:format("OTP ~s installed in ~ts (~s) in ~bm~2..0bs, ~bm~2..0bs of CPU~n",
+                      [Name, Dir, Mode, S div 60, S rem 60, Cpu div 60, Cpu rem 60]);
         {error, {_, {installed, _}} = Reason} -> {error, Reason};
         {error, Reason} -> {failed, ["otp install ", Name, ": ", beamscale_error:format(Reason)]}
     end.

@@ -21,13 +21,16 @@
                    "edoc", "ftp", "tftp"]).
 -define(MIN, 60000).
 -define(TICK, 20000).
+%% The process dictionary's key of the install's CPU seconds so far (one install per process).
+-define(CPU, {?MODULE, cpu_seconds}).
 
 -type opts() :: #{prefix => file:filename(), jobs => pos_integer(), full => boolean(),
                   force => boolean()}.
 
 %% @doc Build and install `Release'; what was installed and how long it took.
 -spec install(beamscale_otp:release(), opts()) ->
-    {ok, #{dir := file:filename(), seconds := non_neg_integer(), mode := atom()}} |
+    {ok, #{dir := file:filename(), seconds := non_neg_integer(), mode := atom(),
+           cpu_seconds := non_neg_integer()}} |
     {error, {?MODULE, term()}}.
 install(Release, Opts) ->
     Name = beamscale_otp:name(Release),
@@ -35,6 +38,7 @@ install(Release, Opts) ->
     Work = filename:join([beamscale_otp:root(), ".build", Name]),
     Log = Work ++ ".log",
     Start = erlang:monotonic_time(second),
+    erase(?CPU),
     try
         ok = filelib:ensure_dir(Log),
         ok = file:write_file(Log, []),
@@ -42,7 +46,8 @@ install(Release, Opts) ->
         Tarball = fetch(Release, Log),
         Mode = steps(Release, Tarball, #{work => Work, final => Final, log => Log,
                                         opts => Opts, name => Name, start => Start}),
-        {ok, #{dir => Final, seconds => erlang:monotonic_time(second) - Start, mode => Mode}}
+        {ok, #{dir => Final, seconds => erlang:monotonic_time(second) - Start, mode => Mode,
+               cpu_seconds => round(cpu_seconds())}}
     catch
         throw:{?MODULE, _} = Error -> {error, Error}
     end.
@@ -121,8 +126,9 @@ steps(Release, Tarball, #{work := Work, log := Log, final := Final} = S) ->
     build(Mode, Release, Stage, S),
     Seconds = erlang:monotonic_time(second) - maps:get(start, S),
     ok = file:write_file(filename:join(Stage, beamscale_otp:marker()),
-                         io_lib:format("~p.~n~p.~n~p.~n~p.~n",
+                         io_lib:format("~p.~n~p.~n~p.~n~p.~n~p.~n",
                                        [{version, Version}, {seconds, Seconds}, {mode, Mode},
+                                        {cpu_seconds, round(cpu_seconds())},
                                         {configure, Configure}])),
     _ = beamscale_os:cmd("/bin/rm", ["-rf", Final], 10 * ?MIN),
     ok = file:rename(Stage, Final),
@@ -170,9 +176,14 @@ build(full, Release, Stage, #{work := Work, log := Log, opts := Opts, final := F
 build(emulator_only, Release, Stage, #{work := Work, log := Log, opts := Opts, final := Final}) ->
     Jobs = "-j" ++ integer_to_list(maps:get(jobs, Opts, beamscale_os:logical_cores())),
     progress("make ~s emulator (the system's libraries are reused; the log: ~ts)", [Jobs, Log]),
+    %% The top level's `emulator' (erts, as bootstrapping builds it); erts's programs include
+    %% erl_call, which is erl_interface's.
     Type = case Release of #{flavour := lcnt} -> ["TYPE=lcnt"]; _ -> [] end,
-    ticking(fun() -> step(make, "/usr/bin/make", [Jobs, "emulator" | Type], Work, Log,
-                          600 * ?MIN) end, Log),
+    ticking(fun() ->
+                    step(make, "/usr/bin/make", [Jobs, "erl_interface"], Work, Log, 60 * ?MIN),
+                    step(make, "/usr/bin/make", [Jobs, "emulator" | Type], Work, Log,
+                         600 * ?MIN)
+            end, Log),
     beamscale_otp_files:assemble(Release, Work, Stage, Final).
 
 %% The lock-counting emulator is a second emulator type, started by `-emu_type lcnt'.
@@ -186,11 +197,31 @@ lcnt_wrapper(#{flavour := lcnt}, Work, Stage, Final) ->
 lcnt_wrapper(_, _, _, _) -> ok.
 
 %% One step, its output appended to the log; a failure names the step and the log's last line.
+%% The shell's `times' says the CPU time of everything the step ran (make waits for its
+%% compilers), added to the install's total: the build's cost on a quiet host, whatever the
+%% host's load made of its wall time.
 step(Step, Exe, Args, Dir, Log, Timeout) ->
-    Script = "cd \"$0\" && log=\"$1\" && shift 2 && exec \"$@\" >>\"$log\" 2>&1",
+    Script = "cd \"$0\" && log=\"$1\" && shift 2 && \"$@\" >>\"$log\" 2>&1; s=$?; times; exit $s",
     case beamscale_os:cmd("/bin/sh", ["-c", Script, Dir, Log, "--", Exe | Args], Timeout) of
-        {0, _} -> ok;
+        {0, Times} -> add_cpu(Times);
         {Status, _} -> throw({?MODULE, {failed, Step, Status, Log, last_line(Log)}})
+    end.
+
+%% `times' prints the shell's user and system time, then its children's.
+add_cpu(Times) ->
+    case re:run(Times, "([0-9]+)m([0-9.]+)s", [global, {capture, all_but_first, list}]) of
+        {match, [_, _, [UM, US], [SM, SS]]} ->
+            Cpu = 60 * list_to_integer(UM) + list_to_float(US)
+                + 60 * list_to_integer(SM) + list_to_float(SS),
+            put(?CPU, cpu_seconds() + Cpu),
+            ok;
+        _ -> ok
+    end.
+
+cpu_seconds() ->
+    case get(?CPU) of
+        undefined -> 0.0;
+        Cpu -> Cpu
     end.
 
 last_line(Log) ->

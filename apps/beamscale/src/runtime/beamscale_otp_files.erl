@@ -1,6 +1,6 @@
 %% @doc The files of an install that `make install' does not write: an emulator-only install
-%% (the emulator and its helper programs beside the system's libraries, started by an `erl'
-%% script of our own) and the lock-counting flavour's `erl', which adds `-emu_type lcnt'.
+%% (the emulator built, the system's helper programs, beside the system's libraries, started by
+%% an `erl' script of our own) and the lock-counting flavour's `erl', which adds `-emu_type lcnt'.
 -module(beamscale_otp_files).
 
 -export([assemble/4, lcnt_wrapper/3]).
@@ -15,9 +15,18 @@ assemble(Release, Work, Stage, Final) ->
     Erts =:= "erts-" ++ erlang:system_info(version)
         orelse error({erts_mismatch, Erts, erlang:system_info(version)}),
     [Built] = filelib:wildcard(filename:join([Work, "bin", "*-linux-*"])),
+    %% Never the system's emulator under another flavour's name.
+    Beam = case Release of #{flavour := lcnt} -> "beam.lcnt.smp"; _ -> "beam.smp" end,
+    filelib:is_regular(filename:join(Built, Beam)) orelse error({not_built, Beam}),
     Bin = filename:join([Stage, Erts, "bin"]),
     ok = filelib:ensure_path(Bin),
-    {0, _} = beamscale_os:cmd("/bin/sh", ["-c", "cp -p \"$0\"/* \"$1\"/", Built, Bin], 60000),
+    %% The system's helper programs (erlexec, epmd, inet_gethost...) are of this very version;
+    %% the emulators and erl_child_setup built here replace theirs.
+    System = filename:join(code:root_dir(), Erts ++ "/bin"),
+    lists:foreach(fun(From) ->
+                          {0, _} = beamscale_os:cmd("/bin/sh", ["-c", "cp -p \"$0\"/* \"$1\"/",
+                                                               From, Bin], 60000)
+                  end, [System, Built]),
     EmuType = case Release of #{flavour := lcnt} -> " -emu_type lcnt"; _ -> "" end,
     script(filename:join([Stage, "bin", "erl"]),
            ["ROOTDIR='", code:root_dir(), "'\nBINDIR='", filename:join([Final, Erts, "bin"]),
