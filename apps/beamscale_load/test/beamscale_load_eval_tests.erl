@@ -17,8 +17,10 @@ parse_test_() ->
      ?_assertMatch({ok, [_]}, ?E:parse("fun(_) -> 1 end")),
      ?_assertMatch({error, "line 4, column 1", "syntax error before: 'end'"},
                    ?E:parse("fun(_) ->\n  X = 1,\n  X +\nend.")),
-     ?_assertMatch({error, "line 2, column 2", "variable 'Y' is unbound"}, ?E:parse("fun(_) ->\n Y end.")),
-     ?_assertMatch({error, "line 1, column 1", "the fun must take one argument" ++ _}, ?E:parse("fun() -> 1 end.")),
+     ?_assertMatch({error, "line 2, column 2", "variable 'Y' is unbound"},
+                   ?E:parse("fun(_) ->\n Y end.")),
+     ?_assertMatch({error, "line 1, column 1", "the fun must take one argument" ++ _},
+                   ?E:parse("fun() -> 1 end.")),
      ?_assertMatch({error, "line 1, column 1", "expected one fun" ++ _}, ?E:parse("1 + 1.")),
      ?_assertMatch({error, "line 1, column 1", "no code"}, ?E:parse(""))].
 
@@ -82,4 +84,5 @@ tsung_syntax_error_test() ->
                             <<"type=\"batch\" batch=\"torque\"">>, <<"host=\"localhost\"">>),
     {error, E} = beamscale_load_tsung:from_text("fs-nfs.xml", unicode:characters_to_list(Broken)),
     Msg = lists:flatten(beamscale_load_tsung:format_error(E)),
-    ?assertMatch({match, _}, re:run(Msg, "^fs-nfs.xml:68: code, line 1, column [0-9]+: syntax error before: ';'"), Msg).
+    ?assertMatch({match, _}, re:run(Msg, "^fs-nfs.xml:68: code, line 1, column [0-9]+: "
+                                         "syntax error before: ';'"), Msg).

@@ -130,7 +130,8 @@ errors_by_code(Config) ->
 
 start_tls() -> [{doc, "start_tls verified against the test's CA, then bind and search."}].
 start_tls(Config) ->
-    Steps = "[{ldap, #{type => start_tls, tls => #{cacertfile => \"" ++ proplists:get_value(ca, Config) ++ "\"}}},"
+    Steps = "[{ldap, #{type => start_tls, tls => #{cacertfile => \""
+            ++ proplists:get_value(ca, Config) ++ "\"}}},"
             ++ bind() ++ ", {ldap, #{type => search, base => <<\"cn=user2," ?SUFFIX "\">>}},"
             " {ldap, #{type => unbind}}]",
     #{total := T} = run(scenario(port(Config), "[{s, #{steps => " ++ Steps ++ "}}]")),

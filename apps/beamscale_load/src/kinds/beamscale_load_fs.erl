@@ -220,7 +220,8 @@ from_tsung(_Req, E, Ctx) ->
     Spec = maps:from_list(
              [{type, Type}]
              ++ [{mode, list_to_atom(attr(E, mode, "read"))}
-                 || lists:member(mode, Keys), lists:member(attr(E, mode, "read"), ["read", "write"])]
+                 || lists:member(mode, Keys),
+                    lists:member(attr(E, mode, "read"), ["read", "write"])]
              ++ [{size, integer(E, Ctx)} || lists:member(size, Keys)]
              ++ split(E, Keys, Ctx)),
     Target = #{dir => "/"},

@@ -107,7 +107,8 @@ request(#{type := Type} = Spec, {ldap, S, Buf, Id, T}, Timeout) ->
                 {ok, Rest, success} when Type =:= start_tls ->
                     start_tls(Spec, {ldap, S, Rest, Next, T}, Deadline);
                 {ok, Rest, success} -> {ok, {ldap, S, Rest, Next, T}};
-                {ok, Rest, Code} -> {error, {?MODULE, {ldap, Type, Code}}, {ldap, S, Rest, Next, T}};
+                {ok, Rest, Code} ->
+                    {error, {?MODULE, {ldap, Type, Code}}, {ldap, S, Rest, Next, T}};
                 {error, {?CODEC, R}} -> gone(S, {?MODULE, R});
                 {error, Reason} -> gone(S, Reason)
             end;
