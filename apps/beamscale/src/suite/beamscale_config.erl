@@ -375,36 +375,9 @@ check_benchmarks(Source, #{benchmarks := Names, bench_path := Path, code_path :=
                                          beamscale_handlers:near(N, Known)])
     end.
 
-%% An erl is a path, or a command found on PATH; it must be there and executable.
+%% An erl is a release's name, a path, or a command on PATH (`beamscale_config_erls').
 resolve_erls(Source, #{erls := Erls} = Config) ->
-    Config#{erls := [{Alias, resolve_erl(Source, Alias, Path)} || {Alias, Path} <- Erls]}.
-
-resolve_erl(Source, Alias, Path) ->
-    case beamscale_otp:is_release_name(Path) of
-        true -> release_erl(Source, Alias, Path);
-        false -> path_erl(Source, Alias, Path)
-    end.
-
-%% A release by name (`27', `25-emu'): its install (docs/otp.md).
-release_erl(Source, Alias, Name) ->
-    case beamscale_otp:erl(Name) of
-        {ok, Erl} -> Erl;
-        {error, Reason} ->
-            fail(Source, [erls, Alias], unicode:characters_to_list(beamscale_error:format(Reason)))
-    end.
-
-path_erl(Source, Alias, Path) ->
-    Found = case lists:member($/, Path) of
-                true -> Path;
-                false -> os:find_executable(Path)
-            end,
-    case is_list(Found) andalso executable(Found) of
-        true -> filename:absname(Found);
-        false -> fail(Source, [erls, Alias], "no executable erl at " ++ Path)
-    end.
-
-executable(File) ->
-    case file:read_file_info(File) of
-        {ok, {file_info, _, regular, _, _, _, _, Mode, _, _, _, _, _, _}} -> Mode band 8#111 =/= 0;
-        _ -> false
+    case beamscale_config_erls:resolve(Erls) of
+        {ok, Resolved} -> Config#{erls := Resolved};
+        {error, Path, Message} -> fail(Source, Path, Message)
     end.

@@ -26,6 +26,7 @@
 %% `<load loop>' copies the phases: bounded, so that a file cannot make the reader build an
 %% unbounded list.
 -define(MAX_LOAD_LOOP, 1000).
+-define(OPTS, beamscale_load_tsung_options).
 
 %% @doc Translate the root `<tsung>' element; `Lines' gives the line of every element.
 -spec translate(#xmlElement{}, lines()) -> {ok, terms()} | {error, {pos_integer(), string()}}.
@@ -47,20 +48,20 @@ tsung(Root, Ctx0) ->
     check_attrs(Root, Ctx0),
     Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
     Pis = pi_targets(Root, Ctx0),
-    Ctx = Ctx0#{think => think_option(Top, Ctx0), pis => Pis,
-                user_agents => user_agents(Top, Ctx0), options => kind_options(Top, Ctx0)},
+    Opts = lists:append([children(O, [option], Ctx0) || O <- only(options, Top)]),
+    Ctx = Ctx0#{think => think_option(Opts, Ctx0), pis => Pis,
+                user_agents => ?OPTS:user_agents(Opts, Ctx0), options => ?OPTS:kinds(Opts, Ctx0)},
     {Ips, Hosts, Local} = clients(lists:append([children(C, [client], Ctx)
                                                 || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
     Sessions = one(sessions, Top, Root, Ctx),
     {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
-    Socket = socket_options(Top, Ctx),
+    Socket = ?OPTS:sockets(Opts, Ctx),
     Targets = [{N, T} || {N, T} <- Pis]
         ++ [{N, case T of #{address := _} -> maps:merge(T, Socket); _ -> T end}
             || {N, T} <- lists:usort(Used)],
     {Phases, Limit} = load(Load, Ctx),
-    Files = beamscale_load_tsung_dyn:files(
-              lists:append([children(O, [option], Ctx) || O <- only(options, Top)]), Ctx),
+    Files = beamscale_load_tsung_dyn:files(Opts, Ctx),
     Entries = [{targets, Targets, line(Root, Ctx)},
                {phases, Phases, line(Load, Ctx)},
                {sessions, SessionTerms, line(Sessions, Ctx)}]
@@ -74,13 +75,6 @@ tsung(Root, Ctx0) ->
     #{entries => Entries ++ Monitors, sample => Sample, warnings => Unused ++ Local}.
 
 only(Name, Elements) -> [E || #xmlElement{name = N} = E <- Elements, N =:= Name].
-
-%% The `<option type="ts_..." name value>'s a kind's `from_tsung/3' reads (ts_amqp's
-%% credentials): `{Type, Name, Value}'.
-kind_options(Top, Ctx) ->
-    [{T, N, V} || O <- only(options, Top), E <- children(O, [option], Ctx),
-                  T <- [attr(E, type)], N <- [attr(E, name)], V <- [attr(E, value)],
-                  T =/= undefined, N =/= undefined, V =/= undefined].
 
 one(Name, Elements, Parent, Ctx) ->
     case only(Name, Elements) of
@@ -269,41 +263,12 @@ session(E, Ctx) ->
                     {undefined, _} -> {weight, positive(E, weight, Ctx)};
                     _ -> fail(E, Ctx, "<session> has both probability and weight", [])
                 end,
-    {Steps0, Used} = steps(E, agent_var(Type, Ctx#{type => Type})),
+    {Steps0, Used} = steps(E, ?OPTS:agent_var(Type, Ctx#{type => Type})),
     [fail(E, Ctx, "<session> has no request", []) || Steps0 =:= []],
     Steps = beamscale_load_tsung_dyn:userid(E, Steps0),
     %% bidi="true": what the server sends while the user thinks is read (ts_jabber's chats).
     Bidi = maps:from_list([{bidi, true} || bool(E, bidi, false, Ctx)]),
-    {Kind, W, Name, {agent_step(Type, Ctx) ++ Steps, Bidi}, Used}.
-
-%% Tsung's `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
-%% (bytes): the socket settings of every `host:port' target of the file.
-socket_options(Top, Ctx) ->
-    Opts = lists:append([children(O, [option], Ctx) || O <- only(options, Top)]),
-    maps:from_list([{K, positive_integer(O, value, Ctx)}
-                    || O <- Opts, {Name, K} <- [{"connect_timeout", connect_timeout_ms},
-                                                {"tcp_rcv_buffer", recbuf},
-                                                {"tcp_snd_buffer", sndbuf}],
-                       attr(O, name) =:= Name]).
-
-%% `<option type="ts_http" name="user_agent">': each HTTP session picks one of its
-%% `<user_agent probability>' texts at its start, as Tsung does, into a variable its requests
-%% send as User-Agent (without the option they send beamscale's own).
--define(AGENT_VAR, "beamscale_user_agent").
-
-user_agents(Top, Ctx) ->
-    Opts = lists:append([children(O, [option], Ctx) || O <- only(options, Top)]),
-    lists:append([[{non_negative(U, probability, Ctx), beamscale_load_tsung_request:text(U)}
-                   || U <- children(O, [user_agent], Ctx), check_attrs(U, Ctx) =:= ok]
-                  || O <- Opts, attr(O, name) =:= "user_agent"]).
-
-agent_var(beamscale_load_http, #{user_agents := [_ | _]} = Ctx) ->
-    Ctx#{user_agent_var => ?AGENT_VAR};
-agent_var(_, Ctx) -> Ctx.
-
-agent_step(beamscale_load_http, #{user_agents := [_ | _] = L}) ->
-    [{setvars, [?AGENT_VAR], {choice, [{W, T} || {W, T} <- L, W > 0]}}];
-agent_step(_, _) -> [].
+    {Kind, W, Name, {?OPTS:agent_step(Type, Ctx) ++ Steps, Bidi}, Used}.
 
 -define(STEPS, beamscale_load_tsung_dyn:step_names()).
 
@@ -341,8 +306,7 @@ think(E, #{think := Opt} = Ctx) ->
         _ -> think_dist(E, maps:get(random, Opt, false), Ctx)
     end.
 
-think_option(Top, Ctx) ->
-    Opts = lists:append([children(O, [option], Ctx) || O <- only(options, Top)]),
+think_option(Opts, Ctx) ->
     case [O || O <- Opts, attr(O, name) =:= "thinktime", attr(O, type) =:= undefined] of
         [] -> #{};
         [O | _] ->

@@ -1,0 +1,52 @@
+%% @doc Tsung's `<options>' that shape the load, read from the file's `<option>' elements: the
+%% socket settings of every target, HTTP's User-Agent list, and the typed options a kind's
+%% `from_tsung/3' reads. `think' options stay with the think times (`beamscale_load_tsung_xml').
+-module(beamscale_load_tsung_options).
+
+-export([kinds/2, sockets/2, user_agents/2, agent_var/2, agent_step/2]).
+
+-include_lib("xmerl/include/xmerl.hrl").
+
+-import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, positive_integer/3,
+                                   non_negative/3]).
+
+%% The variable an HTTP session's User-Agent is drawn into.
+-define(AGENT_VAR, "beamscale_user_agent").
+
+%% @doc The `<option type="ts_..." name value>'s a kind's `from_tsung/3' reads (ts_amqp's
+%% credentials): `{Type, Name, Value}'.
+-spec kinds([#xmlElement{}], map()) -> [{string(), string(), string()}].
+kinds(Opts, _Ctx) ->
+    [{T, N, V} || E <- Opts, T <- [attr(E, type)], N <- [attr(E, name)], V <- [attr(E, value)],
+                  T =/= undefined, N =/= undefined, V =/= undefined].
+
+%% @doc `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
+%% (bytes): the socket settings of every `host:port' target of the file.
+-spec sockets([#xmlElement{}], map()) -> #{atom() => pos_integer()}.
+sockets(Opts, Ctx) ->
+    maps:from_list([{K, positive_integer(O, value, Ctx)}
+                    || O <- Opts, {Name, K} <- [{"connect_timeout", connect_timeout_ms},
+                                                {"tcp_rcv_buffer", recbuf},
+                                                {"tcp_snd_buffer", sndbuf}],
+                       attr(O, name) =:= Name]).
+
+%% @doc `<option type="ts_http" name="user_agent">': each HTTP session picks one of its
+%% `<user_agent probability>' texts at its start, as Tsung does, into a variable its requests
+%% send as User-Agent (without the option they send beamscale's own).
+-spec user_agents([#xmlElement{}], map()) -> [{number(), binary()}].
+user_agents(Opts, Ctx) ->
+    lists:append([[{non_negative(U, probability, Ctx), beamscale_load_tsung_request:text(U)}
+                   || U <- children(O, [user_agent], Ctx), check_attrs(U, Ctx) =:= ok]
+                  || O <- Opts, attr(O, name) =:= "user_agent"]).
+
+%% @doc The context a session's requests are read in: HTTP's send the drawn User-Agent.
+-spec agent_var(module(), map()) -> map().
+agent_var(beamscale_load_http, #{user_agents := [_ | _]} = Ctx) ->
+    Ctx#{user_agent_var => ?AGENT_VAR};
+agent_var(_, Ctx) -> Ctx.
+
+%% @doc The step that draws a session's User-Agent, first in it.
+-spec agent_step(module(), map()) -> [tuple()].
+agent_step(beamscale_load_http, #{user_agents := [_ | _] = L}) ->
+    [{setvars, [?AGENT_VAR], {choice, [{W, T} || {W, T} <- L, W > 0]}}];
+agent_step(_, _) -> [].
