@@ -110,7 +110,9 @@ log(Dir) ->
 nginx_conf(Dir, Www, Port) ->
     Temps = [[T, "_temp_path ", Dir, ";\n"] || T <- ["client_body", "proxy", "fastcgi", "uwsgi",
                                                      "scgi"]],
-    io_lib:format("error_log ~ts/error.log;\nevents {}\n"
+    %% Workers as root when the test runs as root: the files are under the test's directories,
+    %% which a fresh clone in `mktemp -d' (mode 0700) keeps from nginx's default user (403).
+    io_lib:format("user root;\nerror_log ~ts/error.log;\nevents {}\n"
                   "http {\n log_format req '$request_method $request_uri';\n"
                   " access_log ~ts/access.log req;\n~ts"
                   " types { text/html html; text/css css; image/svg+xml svg; }\n"

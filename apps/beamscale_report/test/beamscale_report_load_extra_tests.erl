@@ -118,5 +118,8 @@ flow_graphs_test() ->
 %% ctl's changes are marks beside the phase boundaries (issue 39).
 event_markers_test() ->
     Summary = #{<<"per_second">> => [#{<<"t_s">> => 1, <<"phase">> => <<"a">>}],
-                <<"events">> => [#{<<"t_s">> => 0.5, <<"event">> => <<"rate 40">>}]},
-    ?assertEqual([{0.5, <<"rate 40">>}], beamscale_report_load_extra:phase_markers(Summary)).
+                <<"events">> => [#{<<"t_s">> => 0.5, <<"event">> => <<"rate 40">>},
+                                 #{<<"t_s">> => 2.5, <<"event">> => <<"stop">>}]},
+    %% One in the first second is drawn at its end, where the graphs start (they begin at 1).
+    ?assertEqual([{1, <<"rate 40">>}, {2.5, <<"stop">>}],
+                 beamscale_report_load_extra:phase_markers(Summary)).

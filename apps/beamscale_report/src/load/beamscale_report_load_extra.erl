@@ -46,9 +46,11 @@ distribution_series(Summary) ->
 phase_markers(Summary) ->
     Secs = [{T, P} || S <- list(get(Summary, <<"per_second">>)),
                       T <- [get(S, <<"t_s">>)], is_number(T), P <- [get(S, <<"phase">>)]],
-    changes(Secs) ++ [{T, E} || Ev <- list(get(Summary, <<"events">>)),
-                                T <- [get(Ev, <<"t_s">>)], is_number(T),
-                                E <- [get(Ev, <<"event">>)], is_binary(E)].
+    %% An event in the first second (`rate 40' at 0.6 s) is drawn where the graphs start, at
+    %% its end: the seconds are numbered by their ends, from 1.
+    changes(Secs) ++ [{max(T, 1), E} || Ev <- list(get(Summary, <<"events">>)),
+                                        T <- [get(Ev, <<"t_s">>)], is_number(T),
+                                        E <- [get(Ev, <<"event">>)], is_binary(E)].
 
 %% @doc Users in flight at the end of each second (sessions started so far less those done) and
 %% bytes sent and received per second (the latter only when a kind counted bytes).
