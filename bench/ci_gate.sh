@@ -3,7 +3,8 @@
 # PAIRS times: three short runs of bench/ci_gate/ci_work.erl, each in LAUNCHES fresh emulators:
 # A and B of unchanged code, S with the benchmark SLOWDOWN % slower (CI_GATE_SLOWDOWN). Then
 # `compare A B` failing is a false alarm and `compare A S` failing a caught slowdown. Prints
-# both counts (goal: at most 1 false alarm in 20, at least 19 of 20 slowdowns caught).
+# both counts (goal: at most 1 false alarm in 20, at least 19 of 20 slowdowns caught), then the
+# launches' noise and the launches a side that goal needs at it (bench/ci_gate_noise.py).
 # CLOCK is the runs' --clock: cpu (the emulator's CPU time, the default here) or wall. The CPU
 # clock counts milliseconds, so with it the iterations are `intermediate' (about 0.4 s of CPU;
 # a 60 ms one would be a few ticks); VERSION overrides.
@@ -67,3 +68,5 @@ echo "launches $launches, iterations $iterations, --fail-if-slower $threshold," 
      "slowdown $slowdown %, clock $clock, version $version"
 echo "false alarms: $alarms of $pairs"
 echo "slowdowns caught: $caught of $pairs"
+# What the goal asks of the host: the launches' noise, and the launches a side it would need.
+python3 bench/ci_gate_noise.py "$out" "$launches" "$slowdown"
