@@ -394,3 +394,16 @@ host_monitor_test() ->
                   (Host("s"))#{type => snmp, port => 1161, community => "lab"}],
                  maps:get(monitors, S)),
     ?assertEqual(["<snmp version>", "<tsung loglevel>"], Warnings).
+
+%% A <user_agent> on lines of its own (http_setdynvars.xml) is its text without the
+%% indentation; a line break inside it is refused at its line.
+user_agent_text_test() ->
+    Top = fun(Text) -> "<options><option type=\"ts_http\" name=\"user_agent\">\n"
+                       "<user_agent probability=\"100\">" ++ Text ++ "</user_agent>"
+                       "</option></options>\n"
+          end,
+    S = ok(#{top => Top("\n   Some browser 42\n  ")}),
+    [#{steps := [{setvars, {choice, [{_, Agent}]}, _} | _]}] = maps:get(sessions, S),
+    ?assertEqual(<<"Some browser 42">>, Agent),
+    ?assertMatch({error, "t.xml:5: <user_agent> holds a line break" ++ _},
+                 load(xml(#{top => Top("a\nb")}))).

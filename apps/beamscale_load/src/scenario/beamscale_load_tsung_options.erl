@@ -8,7 +8,7 @@
 -include_lib("xmerl/include/xmerl.hrl").
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, positive_integer/3,
-                                   non_negative/3]).
+                                   non_negative/3, fail/4]).
 
 %% The variable an HTTP session's User-Agent is drawn into.
 -define(AGENT_VAR, "beamscale_user_agent").
@@ -33,11 +33,19 @@ sockets(Opts, Ctx) ->
 %% @doc `<option type="ts_http" name="user_agent">': each HTTP session picks one of its
 %% `<user_agent probability>' texts at its start, as Tsung does, into a variable its requests
 %% send as User-Agent (without the option they send beamscale's own).
--spec user_agents([#xmlElement{}], map()) -> [{number(), binary()}].
+-spec user_agents([#xmlElement{}], map()) -> [{number(), string()}].
 user_agents(Opts, Ctx) ->
-    lists:append([[{non_negative(U, probability, Ctx), beamscale_load_tsung_request:text(U)}
+    lists:append([[{non_negative(U, probability, Ctx), agent(U, Ctx)}
                    || U <- children(O, [user_agent], Ctx), check_attrs(U, Ctx) =:= ok]
                   || O <- Opts, attr(O, name) =:= "user_agent"]).
+
+%% The text as a header's value: the element's indentation around it dropped (Tsung's examples
+%% put it on a line of its own), a line break inside refused at its line.
+agent(U, Ctx) ->
+    Text = string:trim(beamscale_load_tsung_request:text(U), both, " \t\r\n"),
+    [fail(U, Ctx, "<user_agent> holds a line break: it would split the request", [])
+     || lists:member($\r, Text) orelse lists:member($\n, Text)],
+    Text.
 
 %% @doc The context a session's requests are read in: HTTP's send the drawn User-Agent.
 -spec agent_var(module(), map()) -> map().
