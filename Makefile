@@ -46,11 +46,12 @@ eunit: test-deps
 # left out; a path works too). Without SUITE, every suite.
 ct: test-deps
 	$(REBAR) escriptize
-	$(MAKE) otp-test-release
+	$(if $(SUITE),$(if $(findstring otp,$(SUITE)),$(MAKE) otp-test-release),$(MAKE) otp-test-release)
 	$(REBAR) ct $(if $(SUITE),--suite=$(call suite_path,$(SUITE))) $(if $(CASE),--case=$(CASE))
 
 # The second emulator beamscale_otp_SUITE runs on: OTP 25's interpreter, only its emulator built
-# from bookworm's source (docs/otp.md), once per machine (cached under ~/.cache/beamscale/otp).
+# from bookworm's source (docs/otp.md), once per machine (cached under ~/.cache/beamscale/otp);
+# `make ct SUITE=x' builds it only for the otp suite.
 otp-test-release:
 	@./beamscale otp list | grep -q '^25-emu ' || nice ./beamscale otp install 25-emu
 
