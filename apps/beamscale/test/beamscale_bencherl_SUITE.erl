@@ -7,14 +7,14 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([users_big_wins/1, multi_phase/1, data_file/1, peers_per_env/1, hooks/1, run_conf/1,
-         missing_module/1]).
+         missing_module/1, elixir_handler/1]).
 -export([users_big_wins/0, multi_phase/0, data_file/0, peers_per_env/0, hooks/0, run_conf/0,
-         missing_module/0]).
+         missing_module/0, elixir_handler/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [users_big_wins, multi_phase, data_file, peers_per_env, hooks, run_conf,
-          missing_module].
+          missing_module, elixir_handler].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -150,6 +150,29 @@ missing_module(Config) ->
                                      ?config(bench, Config)]),
     ?assertNotEqual(nomatch, string:find(Text, "unknown benchmark bl_phase (did you mean "
                                                "bl_phases"), Text).
+
+elixir_handler() ->
+    [{doc, "A bencherl handler written in Elixir (bench/NAME/src/NAME.ex) runs, with a helper "
+           "module of a second file and its datadir; list describes it; an error names its "
+           "file and line."}].
+elixir_handler(Config) ->
+    Bench = ?config(bench, Config),
+    {0, _} = run(Config, "elixir", ["--bench", "bl_elixir", "--bench-path", Bench]),
+    ?assertEqual([<<"elixir 210\n">>, <<"elixir 55\n">>], lists:sort(outputs(Config, "elixir"))),
+    ?assertEqual([<<"[10]">>, <<"[20]">>],
+                 lists:usort([A || #{args := A} <- measurements(Config, "elixir")])),
+    {0, List} = beamscale_test_cli:run(["list", "--bench-path", Bench]),
+    ?assertNotEqual(nomatch, string:find(List, "bl_elixir\n    [handler in " ++ Bench
+                                               ++ "/bl_elixir] "), List),
+    %% A broken Elixir handler fails its job in Elixir's words, naming file and line.
+    Broken = filename:join([?config(priv_dir, Config), "broken", "bl_broken"]),
+    ok = filelib:ensure_path(filename:join(Broken, "src")),
+    Src = filename:join([Broken, "src", "bl_broken.ex"]),
+    ok = file:write_file(Src, "defmodule BlBroken do\n  def run(, do: :ok\nend\n"),
+    {1, _} = run(Config, "broken", ["--bench", "bl_broken", "--bench-path", Broken]),
+    [#{reason := Reason}] = beamscale_store:failures(dir(Config, "broken")),
+    ?assertNotEqual(nomatch, string:find(Reason, Src ++ ":3: ** (SyntaxError) "), Reason),
+    ?assertEqual(nomatch, string:find(Reason, "parallel_compiler"), Reason).
 
 %%% Helpers
 

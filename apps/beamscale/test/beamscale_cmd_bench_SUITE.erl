@@ -206,12 +206,19 @@ bad_input(_Config) ->
     ?assertMatch({match, _}, re:run(Missing, "not on the node's code path: bs_no_such_module")),
     ?assertEqual(1, length(string:lexemes(Missing, "\n"))).
 
-elixir_expression() -> [{doc, "An Elixir expression with --elixir, Elixir found without flags."}].
-elixir_expression(_Config) ->
+elixir_expression() ->
+    [{doc, "An Elixir expression with --elixir, Elixir found without flags; a .ex file's "
+           "module called by one."}].
+elixir_expression(Config) ->
     [#{<<"ns">> := Ns, <<"words">> := W}] =
         bench(["--elixir", "Enum.sum(1..1000)", "--time", "0.1"]),
     ?assert(Ns > 0),
-    ?assert(W >= 0).
+    ?assert(W >= 0),
+    Ex = filename:join(?config(priv_dir, Config), "bs_helper.ex"),
+    ok = file:write_file(Ex, "defmodule BsHelper do\n  def pairs(n), do: Enum.map(1..n, &{&1, &1})"
+                             "\nend\n"),
+    [#{<<"words">> := W2}] = bench(["--elixir", Ex, "BsHelper.pairs(10)", "--time", "0.1"]),
+    ?assert(W2 >= 50, {words, W2}).
 
 elixir_mfa_inputs() ->
     [{doc, "Elixir's Module.function/Arity with two Elixir inputs: the input is its argument "

@@ -127,7 +127,10 @@ ms(Seconds) -> max(1, round(Seconds * 1000)).
 code_path(Opts, Elixir) ->
     User = maps:get(code_path, Opts, []),
     Mix = [mix_ebins(P) || {ok, P} <- [maps:find(mix, Opts)]],
-    Lib = [L || Elixir, L <- elixir_lib(maps:get(elixir_lib, Opts, none))],
+    Lib = case Elixir of
+              true -> element(2, ok(beamscale_elixir:lib(maps:get(elixir_lib, Opts, none))));
+              false -> []
+          end,
     element(2, ok(beamscale_code:expand_path(User ++ lists:append(Mix) ++ Lib))).
 
 %% The first build profile of the project (dev before test, as mix builds dev by default).
@@ -137,22 +140,6 @@ mix_ebins(Path) ->
     case [P || P <- Profiles, filelib:wildcard(filename:join([P, "lib", "*", "ebin"])) =/= []] of
         [P | _] -> [filename:join([P, "lib", "*", "ebin"])];
         [] -> throw({error, {?MODULE, {mix, Path}}})
-    end.
-
-elixir_lib(none) ->
-    case os:find_executable("elixir") of
-        false -> throw({error, {?MODULE, no_elixir}});
-        Exe ->
-            {ok, Real} = real_path(Exe),
-            [filename:join([filename:dirname(filename:dirname(Real)), "lib", "*", "ebin"])]
-    end;
-elixir_lib(Dir) -> [filename:join([Dir, "*", "ebin"])].
-
-%% The elixir script is usually a link into the installation's bin directory.
-real_path(Path) ->
-    case file:read_link(Path) of
-        {ok, Target} -> real_path(filename:absname(Target, filename:dirname(Path)));
-        {error, _} -> {ok, Path}
     end.
 
 progress(#{quiet := true}) -> fun(_) -> ok end;
@@ -221,7 +208,6 @@ format_error({input, T}) -> ["--input ", T, ": expected NAME=EXPR"];
 format_error({counts, What, T}) ->
     io_lib:format("--~s ~ts: expected positive integers separated by commas", [What, T]);
 format_error({mix, P}) -> [P, ": no _build/*/lib/*/ebin (run mix compile there first)"];
-format_error(no_elixir) -> "elixir is not installed (no elixir on PATH): give --elixir-lib DIR";
 format_error({no_erl, E}) -> ["--erl ", E, ": no such executable"].
 
 %% The nodes' erl, as the shell would find it.

@@ -49,9 +49,25 @@ origin(#{origin := {path, Dir}}) -> ["handler in ", Dir].
 %% its description and sizes; the first compile error is what list says of it.
 module(#{module := Mod, origin := builtin}) -> {ok, Mod};
 module(#{module := Mod, sources := Sources}) ->
-    case [E || F <- Sources, {error, E} <- [load_source(F)]] of
+    {Ex, Erl} = lists:partition(fun(F) -> filename:extension(F) =:= ".ex" end, Sources),
+    case [E || F <- Erl, {error, E} <- [load_source(F)]] ++ load_elixir(Ex) of
         [] -> {ok, Mod};
         [First | _] -> {error, First}
+    end.
+
+%% A handler written in Elixir is compiled here with Elixir's libraries added to this node.
+load_elixir([]) -> [];
+load_elixir(Files) ->
+    Result = case beamscale_elixir:lib(none) of
+                 {ok, Globs} ->
+                     {ok, Dirs} = beamscale_code:expand_path(Globs),
+                     ok = code:add_pathsz(Dirs),
+                     beamscale_elixir:compile_files(node(), Files);
+                 Error -> Error
+             end,
+    case Result of
+        ok -> [];
+        {error, Why} -> [beamscale_error:format(Why)]
     end.
 
 load_source(File) ->

@@ -183,19 +183,11 @@ ok({error, _} = Error) -> throw(Error).
 %% Erlang and Elixir source files the benchmarks call, compiled on the node.
 load_files(Node, #{files := Files} = Plan) ->
     ok = start_elixir(Node, Plan),
-    lists:foldl(fun(F, ok) -> load_file(Node, F);
+    {Erl, Ex} = lists:partition(fun(F) -> filename:extension(F) =:= ".erl" end, Files),
+    lists:foldl(fun(F, ok) -> F();
                    (_, Error) -> Error
-                end, ok, Files).
-
-load_file(Node, File) ->
-    case filename:extension(File) of
-        ".erl" -> beamscale_code:compile_load(Node, File);
-        _ -> case elixir_call(Node, 'Elixir.Code', compile_file,
-                              [unicode:characters_to_binary(File)], File) of
-                 {ok, _} -> ok;
-                 Error -> Error
-             end
-    end.
+                end, ok, [fun() -> beamscale_code:compile_load(Node, F) end || F <- Erl]
+                         ++ [fun() -> beamscale_elixir:compile_files(Node, Ex) end]).
 
 start_elixir(Node, #{elixir := true}) ->
     case erpc:call(Node, application, ensure_all_started, [elixir]) of

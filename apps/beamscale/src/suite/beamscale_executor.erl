@@ -131,7 +131,8 @@ start_nodes([], _Env, _Ctx, Acc) ->
     {ok, lists:reverse(Acc)};
 start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ctx, Acc) ->
     Spec0 = case host(I, maps:get(hosts, Ctx, [])) of
-                here -> #{erl => Erl, code_path => bench_path(Ctx) ++ maps:get(code_path, Ctx, [])};
+                here -> #{erl => Erl, code_path => bench_path(Ctx) ++ maps:get(code_path, Ctx, [])
+                                                     ++ elixir_path(Ctx)};
                 H -> #{erl => maps:get(erl, H, "erl"), ssh => maps:with([host, args, user], H)}
             end,
     Spec = maps:merge(Spec0#{flags => profile_flags(join_flags(Flags, extra_flags(Ctx)), Ctx),
@@ -181,14 +182,26 @@ join_flags("", Extra) -> Extra;
 join_flags(Flags, Extra) -> Flags ++ " " ++ Extra.
 
 %% Load beamscale's node-side modules, then compile the job's handler (with the sources beside
-%% it) on the node itself, so it is built by the erl under test.
+%% it) on the node itself, so it is built by the erl under test; Elixir files all at once.
 load_code(#{node := Node}, #{code := Code} = Ctx) ->
     #{sources := Sources} = handler(Ctx),
+    {Ex, Erl} = lists:partition(fun is_elixir/1, Sources),
     Steps = [fun() -> beamscale_code:load(Node, Code) end
-             | [fun() -> beamscale_code:compile_load(Node, F) end || F <- Sources]],
+             | [fun() -> beamscale_code:compile_load(Node, F) end || F <- Erl]]
+        ++ [fun() -> beamscale_elixir:compile_files(Node, Ex) end],
     lists:foldl(fun(Step, ok) -> Step();
                    (_, Error) -> Error
                 end, ok, Steps).
+
+is_elixir(File) -> filename:extension(File) =:= ".ex".
+
+%% Elixir's own applications, on the code path of a node whose handler is written in Elixir.
+elixir_path(Ctx) ->
+    #{sources := Sources} = handler(Ctx),
+    case lists:any(fun is_elixir/1, Sources) andalso beamscale_elixir:lib(none) of
+        {ok, Globs} -> element(2, {ok, _} = beamscale_code:expand_path(Globs));
+        _ -> []
+    end.
 
 %% bench_args/2 runs on the node under test with bencherl's keys.
 arg_sets(#{bench := Bench, version := Version}, #{cores := Cores} = Ctx,
@@ -327,4 +340,16 @@ scratch(Bench, Scratch) ->
     D.
 
 args_text(Args) ->
-    unicode:characters_to_binary(io_lib:format("~0tp", [Args])).
+    unicode:characters_to_binary(text(Args)).
+
+%% As `~0tp' writes a term, but a list is a string only when no character in it is a control
+%% one: bencherl's `[[10]]' is ten, not a newline.
+text(L) when is_list(L), L =/= [] ->
+    case io_lib:printable_unicode_list(L) andalso lists:all(fun(C) -> C >= $\s end, L) of
+        true -> io_lib:format("~0tp", [L]);
+        false -> try ["[", lists:join(",", [text(E) || E <- L]), "]"]
+                 catch error:_ -> io_lib:format("~0tp", [L])  % an improper list
+                 end
+    end;
+text(T) when is_tuple(T) -> ["{", lists:join(",", [text(E) || E <- tuple_to_list(T)]), "}"];
+text(T) -> io_lib:format("~0tp", [T]).

@@ -1,13 +1,14 @@
 %% @doc Where each benchmark comes from: a user's handler on the bench path, else a built-in one.
 %%
 %% A bench path directory is read in any of three layouts (docs/benchmarks.md):
-%% - flat: `DIR/NAME.erl' or `DIR/NAME.beam', every source of DIR compiled beside it, data in
-%%   `DIR/data';
-%% - bencherl's `bench/NAME': `NAME/src/NAME.erl' with the other sources of `src/', data in
+%% - flat: `DIR/NAME.erl', `DIR/NAME.beam' or `DIR/NAME.ex', every source of DIR compiled
+%%   beside it, data in `DIR/data';
+%% - bencherl's `bench/NAME': `NAME/src/NAME.erl' (or `.ex') with the other sources of `src/', data in
 %%   `NAME/data', settings in `NAME/conf/bench.conf';
 %% - bencherl's `bench/': every `bench/NAME' of the layout above.
 %% A handler of the same name as a built-in benchmark shadows it (the user's handler wins); the
-%% built-in stays reachable as `builtin:NAME'.
+%% built-in stays reachable as `builtin:NAME'. A handler written in Elixir (`NAME.ex') runs the
+%% module its file defines, compiled on the node under test with the Erlang sources beside it.
 -module(beamscale_handlers).
 
 -export([find/1, available/1, lookup/2, module/2, shadowed/2, extra_flags/1, near/2]).
@@ -110,33 +111,61 @@ qualify(N, Own) ->
         false -> N
     end.
 
-%% A directory is bencherl's `bench/NAME' when it has `src/NAME.erl', bencherl's `bench/' when
-%% some `*/src/*.erl' are in it, else flat.
+%% A directory is bencherl's `bench/NAME' when it has `src/NAME.erl' (or `.ex'), bencherl's
+%% `bench/' when some `*/src/*.erl' (or `.ex') are in it, else flat.
 in_dir(Dir) ->
     Name = filename:basename(Dir),
-    case filelib:is_regular(filename:join([Dir, "src", Name ++ ".erl"])) of
-        true -> [bencherl(Dir)];
-        false ->
-            Nested = [filename:dirname(S) || S <- lists:sort(filelib:wildcard("*/src", Dir)),
-                                             filelib:is_regular(filename:join([Dir, S,
-                                               filename:dirname(S) ++ ".erl"]))],
+    case main_source(filename:join(Dir, "src"), Name) of
+        {ok, _} -> [bencherl(Dir)];
+        error ->
+            Nested = [N || S <- lists:sort(filelib:wildcard("*/src", Dir)),
+                           N <- [filename:dirname(S)],
+                           main_source(filename:join(Dir, S), N) =/= error],
             [bencherl(filename:join(Dir, N)) || N <- Nested] ++ flat(Dir)
     end.
 
+%% A handler's own file: NAME.erl, else NAME.ex (a handler written in Elixir).
+main_source(Dir, Name) ->
+    Files = [filename:join(Dir, Name ++ Ext) || Ext <- [".erl", ".ex"]],
+    case [F || F <- Files, filelib:is_regular(F)] of
+        [F | _] -> {ok, F};
+        [] -> error
+    end.
+
 bencherl(Dir) ->
-    Name = list_to_atom(filename:basename(Dir)),
+    Base = filename:basename(Dir),
+    Name = list_to_atom(Base),
+    Src = filename:join(Dir, "src"),
+    {ok, Main} = main_source(Src, Base),
     Conf = filename:join([Dir, "conf", "bench.conf"]),
-    maps:merge(#{name => Name, module => Name, origin => {path, Dir},
-                 sources => lists:sort(filelib:wildcard(filename:join([Dir, "src", "*.erl"]))),
-                 datadir => filename:join(Dir, "data")},
+    maps:merge(#{name => Name, module => module_in(Main, Name), origin => {path, Dir},
+                 sources => sources(Src), datadir => filename:join(Dir, "data")},
                maps:from_list([{bench_conf, Conf} || filelib:is_regular(Conf)])).
 
 flat(Dir) ->
-    Sources = lists:sort(filelib:wildcard(filename:join(Dir, "*.erl"))),
-    Names = lists:usort([list_to_atom(filename:basename(F, filename:extension(F)))
-                         || F <- filelib:wildcard(filename:join(Dir, "*.{erl,beam}"))]),
-    [#{name => N, module => N, origin => {path, Dir}, sources => Sources,
-       datadir => filename:join(Dir, "data")} || N <- Names].
+    Files = filelib:wildcard(filename:join(Dir, "*.{erl,beam,ex}")),
+    Names = lists:usort([filename:basename(F, filename:extension(F)) || F <- Files]),
+    [#{name => list_to_atom(N), module => module_in(filename:join(Dir, N ++ ".ex"),
+                                                    list_to_atom(N)),
+       origin => {path, Dir}, sources => sources(Dir), datadir => filename:join(Dir, "data")}
+     || N <- Names].
+
+%% The sources compiled with a handler: every `.erl' and `.ex' of its directory.
+sources(Dir) ->
+    lists:sort(filelib:wildcard(filename:join(Dir, "*.erl")))
+        ++ lists:sort(filelib:wildcard(filename:join(Dir, "*.ex"))).
+
+%% An Elixir handler's module is the one its file defines (`defmodule EtsBench' or
+%% `defmodule :ets_bench'); an Erlang one's is its name.
+module_in(File, Name) ->
+    case filename:extension(File) =:= ".ex" andalso filelib:is_regular(File)
+        andalso not filelib:is_regular(filename:rootname(File) ++ ".erl") of
+        true -> case beamscale_elixir:module_of(File) of
+                    {ok, Mod} -> Mod;
+                    default -> Name
+                end;
+        false -> Name
+    end.
 
 first_of_each([], _Seen) -> [];
 first_of_each([#{name := N} | T], Seen) when is_map_key(N, Seen) -> first_of_each(T, Seen);
