@@ -328,13 +328,14 @@ ignored_settings_test() ->
           "</monitoring><options><option type=\"ts_http\" name=\"user_agent\"><user_agent "
           "probability=\"100\">x</user_agent></option><option name=\"seed\" value=\"1\"/>"
           "</options><?xml-stylesheet href=\"x\"?>",
-    {_, Warnings} = load(xml(#{top => Top})),
+    {Terms, Warnings} = load(xml(#{top => Top})),
     ?assertEqual(["<?xml-stylesheet?>", "<client maxusers>",
                   "<client use_controller_vm>",
                   "<option name=\"seed\">", "<snmp version>",
-                  "<tsung loglevel>",
-                  "<client cpu weight> on this machine (its users run in beamscale's node)"],
+                  "<tsung loglevel>"],
                  Warnings),
+    %% cpu="2" on this machine: two load nodes on 127.0.0.1, as Tsung's two emulators.
+    ?assertEqual(2, maps:get(load_nodes, Terms)),
     Line = lists:flatten(beamscale_load_tsung:warning_line("t.xml", Warnings)),
     ?assertEqual(1, length(string:split(string:trim(Line), "\n", all))),
     ?assertEqual([], beamscale_load_tsung:warning_line("t.xml", [])).

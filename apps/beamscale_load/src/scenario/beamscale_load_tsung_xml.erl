@@ -51,8 +51,8 @@ tsung(Root, Ctx0) ->
     Opts = lists:append([children(O, [option], Ctx0) || O <- only(options, Top)]),
     Ctx = Ctx0#{think => think_option(Opts, Ctx0), pis => Pis,
                 user_agents => ?OPTS:user_agents(Opts, Ctx0), options => ?OPTS:kinds(Opts, Ctx0)},
-    {Ips, Hosts, Local} = clients(lists:append([children(C, [client], Ctx)
-                                                || C <- only(clients, Top)]), Ctx),
+    {Ips, Hosts, Nodes, Local} = clients(lists:append([children(C, [client], Ctx)
+                                                       || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
     Sessions = one(sessions, Top, Root, Ctx),
     {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
@@ -68,7 +68,8 @@ tsung(Root, Ctx0) ->
               ++ [{time_limit_s, L, line(Load, Ctx)} || L <- [Limit], L =/= none]
               ++ [{files, Files, line(Root, Ctx)} || Files =/= []]
               ++ [{source_ips, [V || {V, _} <- Ips], Line} || [{_, Line} | _] <- [Ips]]
-              ++ [{load_nodes, [H || {H, _} <- Hosts], Line} || [{_, Line} | _] <- [Hosts]],
+              ++ [{load_nodes, [H || {H, _} <- Hosts], Line} || [{_, Line} | _] <- [Hosts]]
+              ++ [{load_nodes, N, Line} || {N, Line} <- [Nodes]],
     {Sample, Monitors} = sample(only(monitoring, Top), Targets, Ctx),
     Unused = ["<server> (no request uses it)"
               || only(servers, Top) =/= [], not lists:keymember(server, 1, Targets)],
@@ -102,8 +103,8 @@ pi_target(#xmlPI{value = V} = P, Root, Ctx) ->
 -spec bad_pi(pos_integer()) -> no_return().
 bad_pi(Line) -> throw({tsung, Line, "expected <?beamscale target {Name, Target}?>"}).
 
-%% The `<client>'s: on this machine (localhost, 127.x), users run in beamscale and their
-%% `<ip value>'s are pooled as source addresses; on other hosts, each is a host of load nodes
+%% The `<client>'s: on this machine (localhost, 127.x), users run in beamscale (`cpu' load nodes
+%% on 127.0.0.1) and their `<ip value>'s are pooled as source addresses; on other hosts, each is a host of load nodes
 %% reached by ssh, `cpu' nodes there, `weight' its share of the arrivals. Both at once would
 %% need an sshd here: refused.
 clients(Clients, Ctx) ->
@@ -116,9 +117,21 @@ clients(Clients, Ctx) ->
                             lists:append([source_ip(Ip, Ctx)
                                           || Ip <- children(C, [ip, iprange], Ctx)])
                         end || C <- Here]),
-    Local = ["<client cpu weight> on this machine (its users run in beamscale's node)"
-             || C <- Here, attr(C, cpu) =/= undefined orelse attr(C, weight) =/= undefined],
-    {Ips, [remote_client(C, Ctx) || C <- There], lists:usort(Local)}.
+    Weights = ["<client weight> on this machine (its load nodes share the arrivals equally)"
+               || C <- Here, attr(C, weight) =/= undefined],
+    {Ips, [remote_client(C, Ctx) || C <- There], local_nodes(Here, Ctx), lists:usort(Weights)}.
+
+%% Tsung runs `cpu' emulators for a client; here, as many load nodes on 127.0.0.1 (one is
+%% beamscale's own node, as one emulator is Tsung's).
+local_nodes(Here, Ctx) ->
+    case [{positive_integer(C, cpu, Ctx), line(C, Ctx)} || C <- Here, attr(C, cpu) =/= undefined] of
+        [] -> none;
+        [{_, Line} | _] = Cpus ->
+            case lists:sum([N || {N, _} <- Cpus]) of
+                1 -> none;
+                N -> {N, Line}
+            end
+    end.
 
 remote_client(C, Ctx) ->
     check_attrs(C, Ctx),
