@@ -220,8 +220,11 @@ reason({bad_reply, H, P}) -> io_lib:format("~ts:~b: not an HTTP reply", [H, P]);
 reason(reply_over) -> io_lib:format("reply over ~b bytes", [?MAX_REPLY]);
 reason(Why) -> io_lib:format("~0tp", [Why]).
 
-error_text(timeout) -> "timeout";
-error_text(Why) when is_atom(Why) -> inet:format_error(Why);
+error_text(Why) when is_atom(Why) ->
+    case inet:format_error(Why) of
+        "unknown POSIX error" ++ _ -> atom_to_list(Why);
+        Text -> Text
+    end;
 error_text(Why) -> ssl:format_error(Why).
 
 %% The methods the packet parser knows come as atoms; others are refused (no atom is made).
