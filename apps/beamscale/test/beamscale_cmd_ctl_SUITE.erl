@@ -1,7 +1,8 @@
 %% `beamscale ctl' steering a real load, as a user runs both commands: a load of a server of a
 %% known service time (beamscale_target_workers) with its live page, then status, a new rate,
 %% users added and ended, a bad command, the page's token and a wrong one, and stop; the
-%% changes are in events.csv, summary.json, load.csv's offered rate and the page's marks.
+%% changes are in events.csv, summary.json, load.csv's offered rate and the page's marks; the
+%% users ended count as stopped (started = done + stopped).
 -module(beamscale_cmd_ctl_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
@@ -86,6 +87,12 @@ steer(Dir, Load) ->
                  [lists:last(binary:split(R, <<",">>)) || R <- Rows]),
     Summary = beamscale_test_load:json(Dir, "summary.json"),
     ?assertMatch(#{<<"stopped">> := <<"interrupted">>}, Summary),
+    %% `users -2' ended two users in flight: stopped, not done, and none left in flight after
+    %% the drain (their sessions take about 0.5 s, the drain 2 s).
+    #{<<"sessions_started">> := Started, <<"sessions_done">> := Done,
+      <<"sessions_stopped">> := Stopped} = Summary,
+    ?assertEqual(2, Stopped),
+    ?assertEqual(Started, Done + Stopped),
     ?assertEqual(4, length(maps:get(<<"events">>, Summary))),
     {ok, Csv} = file:read_file(filename:join(Dir, "load.csv")),
     ?assertNotEqual(nomatch, binary:match(Csv, <<",main,40.0,">>)),

@@ -7,9 +7,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([phased_load_live/1, refusals/1, suite_run_live/1, saturate_live/1, study_live/1,
-         slow_clients/1]).
+         slow_clients/1, slow_renders/1]).
 -export([phased_load_live/0, refusals/0, suite_run_live/0, saturate_live/0, study_live/0,
-         slow_clients/0]).
+         slow_clients/0, slow_renders/0]).
 
 %% A step of the test that waits for the run: bounded, so a run that never gets there fails.
 -define(WAIT_MS, 30000).
@@ -20,7 +20,8 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [phased_load_live, refusals, suite_run_live, saturate_live, study_live, slow_clients].
+all() -> [phased_load_live, refusals, suite_run_live, saturate_live, study_live, slow_clients,
+          slow_renders].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -267,6 +268,39 @@ until(Port, Pred, Deadline) ->
             timer:sleep(?POLL_MS),
             until(Port, Pred, Deadline)
     end.
+
+%% Renders slower than the figures come (a load's page on a busy host): 30 seconds fed while
+%% each render takes 300 ms. The server answers at once, one render runs at a time, the 29 that
+%% came during the first make one render more (not 29), and the page shows the last state.
+slow_renders() -> [{doc, "One render at a time, no backlog; requests get the last render."}].
+slow_renders(_Config) ->
+    {ok, Web} = beamscale_web:start(#{port => 0}),
+    Port = beamscale_web:port(Web),
+    Running = atomics:new(2, []),
+    Renders = counters:new(1, []),
+    Render = fun(N) ->
+                     Now = atomics:add_get(Running, 1, 1),
+                     atomics:put(Running, 2, max(Now, atomics:get(Running, 2))),
+                     timer:sleep(300),
+                     atomics:sub(Running, 1, 1),
+                     counters:add(Renders, 1, 1),
+                     #{page => integer_to_list(N), json => io_lib:format("{\"n\":~b}", [N])}
+             end,
+    Update = fun(undefined) -> 1; (N) -> N + 1 end,
+    [beamscale_web:feed(Web, Update, Render) || _ <- lists:seq(1, 30)],
+    %% The server is not busy rendering: it answers a call before the first render ends (it
+    %% rendered all 30 in turn first, 9 s, when the renders ran in it).
+    Port = beamscale_web:port(Web),
+    ?assertEqual(0, counters:get(Renders, 1)),
+    Last = until(Port, fun(J) -> maps:get(<<"n">>, J, 0) =:= 30 end),
+    ct:pal("last: ~p after ~b renders", [Last, counters:get(Renders, 1)]),
+    ?assertEqual(1, atomics:get(Running, 2)),
+    %% The first, then one of the latest state (a third if the updates were slower than one
+    %% render, on a very loaded host).
+    ?assert(lists:member(counters:get(Renders, 1), [2, 3])),
+    ?assertEqual({200, <<"30">>}, get(Port, "GET / HTTP/1.1\r\nHost: 127.0.0.1:~b\r\n\r\n",
+                                      [Port])),
+    beamscale_web:stop(Web).
 
 %% One request as raw bytes; the status and body of the answer (the server closes after it).
 get(Port, Fmt, Args) ->

@@ -29,6 +29,8 @@
 counters() ->
     [e(sessions_started, "sessions started", "", count),
      e(sessions_done, "sessions done", "", count),
+     %% Users in flight ended by `beamscale ctl DIR users -N': started, never done.
+     e(sessions_stopped, "sessions stopped (ctl users -N)", "", count),
      e(requests, "requests", "", count),
      e(errors, "errors", "", count),
      e(timeouts, "timeouts", "", count),

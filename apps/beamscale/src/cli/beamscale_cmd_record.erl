@@ -14,18 +14,24 @@ info() ->
                  "at it\n(chromium --proxy-server=http://127.0.0.1:8090 "
                  "--proxy-bypass-list='<-loopback>').\nAfter every request BASE.xml (Tsung) and "
                  "BASE.scenario (terms) hold the session so far\n(default BASE: recorded). Ends "
-                 "after --duration, or on Ctrl-C. Plain HTTP only.",
+                 "after --duration, or on Ctrl-C. HTTPS through CONNECT: the proxy\nsigns a "
+                 "certificate per host with its CA, made once in --ca-dir (default: BASE's "
+                 "directory);\nit prints how to trust that CA.",
       options => [{port, "--port", integer, "the proxy's port on 127.0.0.1 (default 8090)"},
                   {out, "--out", string, "BASE of BASE.xml and BASE.scenario"},
+                  {ca_dir, "--ca-dir", string, "where the proxy's CA is kept (made if absent)"},
                   {duration, "--duration", integer, "seconds to record (default: until Ctrl-C)"}]}.
 
 %% @doc Record until the duration ends or the command is interrupted.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{opts := Opts, args := []}) ->
     Base = maps:get(out, Opts, "recorded"),
-    case beamscale_record:start(#{port => maps:get(port, Opts, 8090), base => Base}) of
+    Start = maps:merge(#{port => maps:get(port, Opts, 8090), base => Base},
+                       maps:with([ca_dir], Opts)),
+    case beamscale_record:start(Start) of
         {ok, Proxy} ->
             Port = beamscale_record:port(Proxy),
+            io:format("~ts", [beamscale_record_ca:trust_text(beamscale_record:ca(Proxy), Port)]),
             io:format("recording through the HTTP proxy 127.0.0.1:~b into ~ts.xml and "
                       "~ts.scenario~n(chromium --proxy-server=http://127.0.0.1:~b "
                       "--proxy-bypass-list='<-loopback>'); Ctrl-C ends it~n",

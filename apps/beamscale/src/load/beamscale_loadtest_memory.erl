@@ -32,8 +32,8 @@ start(OsPids) ->
 
 %% @doc One second's row of the run (`beamscale_load_metrics:row()').
 -spec second(pid(), map()) -> ok.
-second(Pid, #{sessions_started := S, sessions_done := D}) ->
-    Pid ! {second, S - D},
+second(Pid, #{sessions_started := S, sessions_done := D} = Row) ->
+    Pid ! {second, S - D - maps:get(sessions_stopped, Row, 0)},
     ok.
 
 %% @doc Nothing yet when the run's seconds end: the tracker ends with `peak/1'.

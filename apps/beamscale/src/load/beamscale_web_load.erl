@@ -2,7 +2,9 @@
 %% it each second's row as `beamscale_load_run' merged it; the figures so far are kept in the web
 %% server's feed state (the seconds as `summary.json' has them, the run's totals merged) and the
 %% page and `/live.json' rendered anew (`beamscale_report_live') with the target's samples read
-%% from the run directory. Runs one after another (saturate's levels) each start afresh.
+%% from the run directory, one render at a time (`beamscale_web:feed/3': seconds that come while
+%% a render runs on a busy host make one render after it, not a backlog). Runs one after
+%% another (saturate's levels) each start afresh.
 -module(beamscale_web_load).
 
 -behaviour(beamscale_seconds).
@@ -20,33 +22,33 @@
 start_run(Web, Scenario, #{dir := Dir, label := Label, msacc := Msacc}) ->
     Run = json(#{label => Label, msacc => Msacc,
                  phases => [beamscale_runinfo:to_json(P) || P <- maps:get(phases, Scenario)]}),
-    beamscale_web:feed(Web, fun(_) ->
-                                    render(#{run => Run, dir => Dir, seconds => [],
-                                             total => none, state => running})
-                            end).
+    feed(Web, fun(_) -> #{run => Run, dir => Dir, seconds => [], total => none,
+                          state => running}
+              end).
 
 %% @doc One more second of the run (`beamscale_load_run''s row).
 -spec second(beamscale_web:web(), beamscale_load_run:row()) -> ok.
-second(Web, Row) -> beamscale_web:feed(Web, fun(F) -> render(add(F, Row)) end).
+second(Web, Row) -> feed(Web, fun(F) -> add(F, Row) end).
 
 %% @doc The page's buttons steer the run with this token (`beamscale_loadtest_ctl').
 -spec control(beamscale_web:web(), binary()) -> ok.
-control(Web, Token) -> beamscale_web:feed(Web, fun(F) -> render(F#{token => Token}) end).
+control(Web, Token) -> feed(Web, fun(F) -> F#{token => Token} end).
 
 %% @doc A change `beamscale ctl' made: a mark on the charts.
 -spec event(beamscale_web:web(), beamscale_load_run:event()) -> ok.
 event(Web, Event) ->
-    beamscale_web:feed(Web, fun(F) -> render(F#{events => maps:get(events, F, []) ++
-                                                     [json(Event)]}) end).
+    feed(Web, fun(F) -> F#{events => maps:get(events, F, []) ++ [json(Event)]} end).
 
 %% @doc The run is over: the page says so and stops asking.
 -spec stop(beamscale_web:web()) -> ok.
 stop(Web) ->
-    beamscale_web:feed(Web, fun(#{state := _} = F) -> render(F#{state := done});
-                               (F) -> {F, #{page => <<"no run">>, json => <<"{}">>}}
-                            end).
+    feed(Web, fun(#{state := _} = F) -> F#{state := done};
+                 (F) -> F
+              end).
 
 %%% Internals
+
+feed(Web, Update) -> beamscale_web:feed(Web, Update, fun render/1).
 
 add(#{seconds := Secs, total := Total} = F, Row) ->
     Interval = maps:without(?ROW_ONLY, Row),
@@ -74,8 +76,9 @@ render(#{run := Run, dir := Dir, seconds := Secs, total := Total, state := State
              state => State, token => maps:get(token, F, none),
              samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
              lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv"))},
-    {F, #{page => beamscale_report_live:load_page(Data),
-          json => beamscale_report_live:load_json(Data)}}.
+    #{page => beamscale_report_live:load_page(Data),
+      json => beamscale_report_live:load_json(Data)};
+render(_) -> #{page => <<"no run">>, json => <<"{}">>}.
 
 %% Terms as the stored JSON files read back: binary keys, as the report's formatters take them.
 json(Term) ->

@@ -6,7 +6,8 @@
 -export([tsung/1, terms/1]).
 -export_type([request/0]).
 
--type request() :: #{method := atom(), host := string(), port := inet:port_number(),
+-type request() :: #{method := atom(), scheme => http | https, host := string(),
+                     port := inet:port_number(),
                      path := string(), headers := [{string(), string()}], body := binary(),
                      status := integer(), at := integer()}.
 
@@ -51,7 +52,9 @@ terms(Reqs) ->
                || {T, #{method := M, path := P, status := S, body := B} = R} <- thinks(Reqs)]),
     ["%% Recorded by beamscale record: ", integer_to_list(length(Reqs)), " requests.\n"
      "%% Replay: ./beamscale load FILE.scenario\n",
-     term({targets, [{N, #{address => A}} || {A, N} <- Targets]}),
+     [["%% https targets: the server's certificate is not checked (as in Tsung's file); "
+       "verify_peer with\n%% a cacertfile checks it.\n"] || lists:any(fun is_https/1, Reqs)],
+     term({targets, [{N, target_opts(A)} || {A, N} <- Targets]}),
      term({phases, [{recorded, #{duration_s => 1, rate => 10, max_users => 1}}]}),
      term({sessions, [{recorded, #{steps => Steps}}]}),
      term({drain_s, max(10, (lists:sum([T || {think, T} <- Steps]) + 999) div 1000 + 10)})].
@@ -74,9 +77,16 @@ targets(Reqs) ->
 
 target(R, Targets) -> proplists:get_value(address(R), Targets).
 
-address(#{host := H, port := P}) -> H ++ ":" ++ integer_to_list(P).
+%% "http://host:port" or "https://host:port": a server is its scheme, host and port.
+address(#{host := H, port := P} = R) ->
+    atom_to_list(maps:get(scheme, R, http)) ++ "://" ++ H ++ ":" ++ integer_to_list(P).
 
-url(#{path := P} = R) -> "http://" ++ address(R) ++ P.
+target_opts("https://" ++ _ = A) -> #{address => A, tls => #{verify => verify_none}};
+target_opts(A) -> #{address => A}.
+
+is_https(R) -> maps:get(scheme, R, http) =:= https.
+
+url(#{path := P} = R) -> address(R) ++ P.
 
 kept(#{headers := Hs}) -> [{K, V} || {K, V} <- Hs, lists:member(K, ?KEPT)].
 

@@ -2,14 +2,15 @@
 %% page) and `GET /live.json' (the latest figures), 404 for any other path and 405 for any other
 %% method, but `POST /control' once a control is set (`control/3': a load's `beamscale ctl', the
 %% page's buttons), which needs the run's token in `X-Beamscale-Token'. It serves the latest
-%% bodies it was given (`publish/2'), rendered by the caller
-%% (`beamscale_web_load' for loads); a request never waits for a run. Built on gen_tcp with
-%% `{packet, http_bin}': one acceptor, a short-lived process per connection (at most
+%% bodies it was given (`publish/2'), rendered by the caller, or by a process of its own, one at
+%% a time (`feed/3': `beamscale_web_load' for loads); a request never waits for a run. Built on
+%% gen_tcp with `{packet, http_bin}': one acceptor, a short-lived process per connection (at most
 %% ?MAX_CONNECTIONS at once), one request per connection (`Connection: close').
 -module(beamscale_web).
 -behaviour(gen_server).
 
--export([with/2, start/1, stop/1, port/1, url/1, publish/2, feed/2, control/3, format_error/1]).
+-export([with/2, start/1, stop/1, port/1, url/1, publish/2, feed/2, feed/3, control/3,
+         format_error/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 -export_type([web/0, bodies/0, opts/0]).
 
@@ -100,6 +101,13 @@ publish(Web, Bodies) -> gen_server:cast(Web, {publish, Bodies}).
 -spec feed(web(), fun((term()) -> {term(), bodies()})) -> ok.
 feed(Web, Fun) -> gen_server:cast(Web, {feed, Fun}).
 
+%% @doc As `feed/2' for a render that may be slow (a load's page on a busy host): `Update' runs
+%% in the server on every call (quick: the figures kept), `Render' on the state in a process of
+%% its own, one render at a time. Calls made while one renders leave one render to do, of the
+%% latest state, when it is done: renders never queue up, and requests get the last render.
+-spec feed(web(), fun((term()) -> term()), fun((term()) -> bodies())) -> ok.
+feed(Web, Update, Render) -> gen_server:cast(Web, {feed, Update, Render}).
+
 %% @doc Answer `POST /control' from now on: a request with `Token' in `X-Beamscale-Token' has its
 %% body handed to `Fun' (in the connection's process), which says the status and the text
 %% to answer; any other token gets 403.
@@ -126,7 +134,7 @@ init({Listen, Bodies}) ->
     true = ets:insert(Tab, [{port, Port}, {bodies, bin(Bodies)}, {control, none}]),
     Acceptor = spawn_link(fun() -> accept(Listen, Tab, 0) end),
     {ok, #{listen => Listen, port => Port, acceptor => Acceptor, bodies => bin(Bodies),
-           feed => undefined, tab => Tab}}.
+           feed => undefined, tab => Tab, rendering => none, next => none}}.
 
 -spec handle_call(term(), gen_server:from(), map()) -> {reply, term(), map()}.
 handle_call(port, _From, #{port := P} = St) -> {reply, P, St};
@@ -139,7 +147,19 @@ handle_call({control, Token, Fun}, _From, #{tab := Tab} = St) ->
 handle_cast({publish, Bodies}, St) -> {noreply, served(bin(Bodies), St)};
 handle_cast({feed, Fun}, #{feed := F} = St) ->
     {F1, Bodies} = Fun(F),
-    {noreply, served(bin(Bodies), St#{feed := F1})}.
+    {noreply, served(bin(Bodies), St#{feed := F1})};
+handle_cast({feed, Update, Render}, #{feed := F, rendering := R} = St) ->
+    St1 = St#{feed := Update(F)},
+    {noreply, case R of
+                  none -> render(Render, St1);
+                  _ -> St1#{next := Render}
+              end}.
+
+%% The render runs linked (a failing render stops the server, as a failing `feed/2' does).
+render(Render, #{feed := F} = St) ->
+    Me = self(),
+    Pid = spawn_link(fun() -> Me ! {rendered, self(), bin(Render(F))} end),
+    St#{rendering := Pid, next := none}.
 
 served(Bodies, #{tab := Tab} = St) ->
     true = ets:insert(Tab, {bodies, Bodies}),
@@ -147,12 +167,19 @@ served(Bodies, #{tab := Tab} = St) ->
 
 -spec handle_info(term(), map()) -> {noreply, map()} | {stop, term(), map()}.
 handle_info({'EXIT', A, Reason}, #{acceptor := A} = St) -> {stop, {acceptor, Reason}, St};
+handle_info({rendered, Pid, Bodies}, #{rendering := Pid, next := Next} = St) ->
+    St1 = served(Bodies, St#{rendering := none}),
+    {noreply, case Next of
+                  none -> St1;
+                  _ -> render(Next, St1)
+              end};
+handle_info({'EXIT', Pid, Reason}, #{rendering := Pid} = St) when Reason =/= normal ->
+    {stop, {render, Reason}, St};
 handle_info(_, St) -> {noreply, St}.
 
 -spec terminate(term(), map()) -> ok.
-terminate(_Reason, #{listen := L, acceptor := A}) ->
-    unlink(A),
-    exit(A, kill),
+terminate(_Reason, #{listen := L, acceptor := A, rendering := R}) ->
+    [begin unlink(P), exit(P, kill) end || P <- [A, R], is_pid(P)],
     ok = gen_tcp:close(L).
 
 %% Binaries, so handing them to a connection copies nothing.

@@ -55,7 +55,8 @@ tell(F, #{live := Live, weights := Ws, index := Index}) ->
 status(N, #{scenario := Sc, total := Total} = St) ->
     {Phase, Rate} = offered(Sc, now_s(St), maps:get(rate, St)),
     #{t_s => now_s(St), second => N, phase => Phase, rate => Rate,
-      users_in_flight => maps:get(sessions_started, Total) - maps:get(sessions_done, Total),
+      users_in_flight => maps:get(sessions_started, Total) - maps:get(sessions_done, Total)
+                             - maps:get(sessions_stopped, Total, 0),
       sessions_started => maps:get(sessions_started, Total),
       requests => maps:get(requests, Total), errors => maps:get(errors, Total),
       stopping => is_map_key(interrupted_at, St)}.

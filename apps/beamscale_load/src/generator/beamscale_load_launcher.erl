@@ -110,20 +110,30 @@ drain(St) ->
         Msg -> drain(handle(Msg, St))
     end.
 
-handle({'EXIT', Pid, _}, #{users := Users} = St) when is_map_key(Pid, Users) ->
+handle({'EXIT', Pid, Why}, #{users := Users} = St) when is_map_key(Pid, Users) ->
+    %% Killed by `users -N' (not done first): counted stopped, so that started = done +
+    %% stopped + in flight. (A kill landing between the user's `sessions_done' and its exit
+    %% would count it twice: a few instructions' window.)
+    _ = maps:get(Pid, Users) =:= stopping andalso Why =:= killed
+        andalso beamscale_load_metrics:incr(metrics(St), sessions_stopped) =:= ok,
     St#{users := maps:remove(Pid, Users)};
 handle({'EXIT', Parent, Reason}, #{parent := Parent} = St) -> halt_users(St, Reason);
 handle(stop, St) -> halt_users(St, normal);
 handle(stop_arrivals, St) -> throw({stop_arrivals, St});
 %% `beamscale ctl DIR users +N | -N': users started now, or users in flight ended (killed: their
-%% sessions never count as done).
+%% sessions count as stopped, not done, when their exit comes). Still linked: the exit says
+%% whether the kill ended the user or it had ended on its own.
 handle({add_users, K}, St) ->
     lists:foldl(fun(_, S) -> spawn_user(erlang:monotonic_time(), S) end, St, lists:seq(1, K));
 handle({remove_users, K}, #{users := Users} = St) ->
-    Gone = lists:sublist(maps:keys(Users), K),
-    [begin unlink(Pid), exit(Pid, kill) end || Pid <- Gone],
-    St#{users := maps:without(Gone, Users)};
+    Gone = lists:sublist([Pid || {Pid, true} <- maps:to_list(Users)], K),
+    [exit(Pid, kill) || Pid <- Gone],
+    St#{users := maps:merge(Users, maps:from_keys(Gone, stopping))};
 handle(_, St) -> St.
+
+metrics(#{key := Key}) ->
+    {_, #{metrics := M}} = persistent_term:get(Key),
+    M.
 
 -spec halt_users(map(), term()) -> no_return().
 halt_users(#{users := Users}, Reason) ->

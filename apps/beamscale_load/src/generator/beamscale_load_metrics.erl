@@ -28,6 +28,7 @@
 %% start, `sent' from the send, `session' durations, and one per transaction `{tx, Name}';
 %% `reasons': the errors by reason; `statuses': replies by status code (HTTP's).
 -type interval() :: #{sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
+                      sessions_stopped := non_neg_integer(),
                       requests := non_neg_integer(), errors := non_neg_integer(),
                       timeouts := non_neg_integer(), bytes_sent := non_neg_integer(),
                       bytes_received := non_neg_integer(), rows := non_neg_integer(),
@@ -44,7 +45,8 @@
 %% figures of a `load.csv' line: the interval's with the second, phase and offered rate.
 -type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
                  sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
-                 requests := non_neg_integer(), errors := non_neg_integer(),
+                 sessions_stopped => non_neg_integer(), requests := non_neg_integer(),
+                 errors := non_neg_integer(),
                  timeouts := non_neg_integer(), bytes_sent => non_neg_integer(),
                  bytes_received => non_neg_integer(), rows => non_neg_integer(),
                  latency := snapshot(),
@@ -133,7 +135,8 @@ slot(timeouts) -> 5;
 slot(bytes_sent) -> 6;
 slot(bytes_received) -> 7;
 %% Rows a database returned (the pgsql kind's DataRow messages).
-slot(rows) -> 8.
+slot(rows) -> 8;
+slot(sessions_stopped) -> 9.
 
 %% @doc Count one event of a named counter given to `new/2'.
 -spec count(metrics(), binary()) -> ok.

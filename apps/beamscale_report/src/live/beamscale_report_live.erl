@@ -211,11 +211,11 @@ last_second(Summary) ->
         Secs -> lists:last(Secs)
     end.
 
-%% Users started and not yet done, over the seconds so far.
+%% Users started and not yet done (nor stopped by `ctl users -N'), over the seconds so far.
 in_flight(Summary) ->
     Secs = get(Summary, <<"per_second">>, []),
     Sum = fun(K) -> lists:sum([N || S <- Secs, N <- [get(S, K, 0)], is_integer(N)]) end,
-    Sum(<<"sessions_started">>) - Sum(<<"sessions_done">>).
+    Sum(<<"sessions_started">>) - Sum(<<"sessions_done">>) - Sum(<<"sessions_stopped">>).
 
 %% Each sampled node's latest good row: OS CPU, utilisation, busy-wait (below 0 is noise of
 %% the estimate: shown as 0, as the final page's clamp does).

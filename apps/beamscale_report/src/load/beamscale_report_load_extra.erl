@@ -62,7 +62,8 @@ flow_graphs(Summary) ->
     N = fun(S, K) -> case get(S, K) of V when is_number(V) -> V; _ -> 0 end end,
     {InFlight, _} = lists:mapfoldl(
                       fun({T, S}, Acc) ->
-                              A = Acc + N(S, <<"sessions_started">>) - N(S, <<"sessions_done">>),
+                              A = Acc + N(S, <<"sessions_started">>) - N(S, <<"sessions_done">>)
+                                  - N(S, <<"sessions_stopped">>),
                               {{T, A}, A}
                       end, 0, Secs),
     Bytes = fun(K) -> [{T, N(S, K)} || {T, S} <- Secs] end,

@@ -13,7 +13,9 @@
 -define(COUNTERS, [{requests, "requests sent"}, {errors, "requests that failed"},
                    {timeouts, "requests that timed out"},
                    {sessions_started, "user sessions started"},
-                   {sessions_done, "user sessions done"}, {bytes_sent, "bytes sent"},
+                   {sessions_done, "user sessions done"},
+                   {sessions_stopped, "user sessions stopped by ctl users -N"},
+                   {bytes_sent, "bytes sent"},
                    {bytes_received, "bytes received"}]).
 -define(HISTOGRAMS, [{latency, "latency_seconds",
                       "request latency from the intended start (coordinated omission corrected)"},
@@ -44,8 +46,9 @@ add(Totals, Row) ->
 text(T) ->
     [[metric(["beamscale_load_", atom_to_list(K), "_total"], counter, Help, maps:get(K, T))
       || {K, Help} <- ?COUNTERS],
-     metric("beamscale_load_users_in_flight", gauge, "sessions started and not done",
-            maps:get(sessions_started, T) - maps:get(sessions_done, T)),
+     metric("beamscale_load_users_in_flight", gauge, "sessions started, not done nor stopped",
+            maps:get(sessions_started, T) - maps:get(sessions_done, T)
+            - maps:get(sessions_stopped, T)),
      metric("beamscale_load_offered_users_per_second", gauge, "the arrival rate offered",
             maps:get(offered_per_s, T)),
      metric("beamscale_load_seconds", gauge, "seconds of the load reported", maps:get(t_s, T)),
