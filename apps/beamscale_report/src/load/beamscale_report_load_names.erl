@@ -22,11 +22,13 @@ table(Summary) ->
 -spec graphs(beamscale_format_json:object()) ->
           [{binary(), binary(), binary(), [beamscale_report_svg:series()]}].
 graphs(Summary) ->
-    Secs = [{T, map(S, <<"requests_by_name">>)} || S <- list(Summary, <<"per_second">>),
-                                                   T <- [get(S, <<"t_s">>)], is_number(T)],
+    Secs = [{T, map(S, <<"requests_by_name">>)}
+            || S <- field(Summary, <<"per_second">>, fun is_list/1, []),
+               T <- [field(S, <<"t_s">>, fun is_number/1, null)], T =/= null],
     Names = lists:usort([N || {_, ByName} <- Secs, N <- maps:keys(ByName)]),
-    Per = fun(Name, K) -> [{T, V} || {T, ByName} <- Secs, F <- [map(ByName, Name)],
-                                     V <- [get(F, K)], is_number(V)] end,
+    Per = fun(Name, K) -> [{T, V} || {T, ByName} <- Secs,
+                                     V <- [field(map(ByName, Name), K, fun is_number/1, null)],
+                                     V =/= null] end,
     [{<<"latency by request name: p99 (from the intended start)">>, <<"ms">>, <<" ms">>,
       [#{name => N, points => [P || {_, V} = P <- Per(N, <<"p99_ms">>), V > 0]}
        || N <- Names]} || Names =/= []]
@@ -37,22 +39,18 @@ graphs(Summary) ->
 
 cell(name, N, _F) -> N;
 cell(K, _N, F) ->
-    case get(F, atom_to_binary(K)) of
-        V when is_number(V) -> beamscale_report_svg:fmt(V);
-        _ -> ""
+    case field(F, atom_to_binary(K), fun is_number/1, null) of
+        null -> "";
+        V -> beamscale_report_svg:fmt(V)
     end.
 
-get(M, K) when is_map(M) -> maps:get(K, M, null);
-get(_, _) -> null.
+%% A value of `summary.json' (decoded, so of any shape) when it is what is expected.
+field(M, K, Is, Default) when is_map(M) ->
+    V = maps:get(K, M, Default),
+    case Is(V) of
+        true -> V;
+        false -> Default
+    end;
+field(_, _, _, Default) -> Default.
 
-list(M, K) ->
-    case get(M, K) of
-        L when is_list(L) -> L;
-        _ -> []
-    end.
-
-map(M, K) ->
-    case get(M, K) of
-        V when is_map(V) -> V;
-        _ -> #{}
-    end.
+map(M, K) -> field(M, K, fun is_map/1, #{}).
