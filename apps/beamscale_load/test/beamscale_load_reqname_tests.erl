@@ -75,3 +75,20 @@ metrics_test() ->
     #{by_name := #{<<"a">> := #{requests := 2, latency := L2}}} =
         beamscale_load_metrics:merge(I, I),
     ?assertEqual(6, beamscale_stats_hist:count(L2)).
+
+%% A Tsung file's HTTP requests are named by method and URL as written, the substituted ones by
+%% their template (as Tsung's per-request table groups them by URL).
+tsung_test() ->
+    Xml = "<?xml version=\"1.0\"?>\n<tsung loglevel=\"notice\">"
+          "<servers><server host=\"127.0.0.1\" port=\"8080\" type=\"tcp\"/></servers>"
+          "<load><arrivalphase phase=\"1\" duration=\"2\" unit=\"second\">"
+          "<users arrivalrate=\"5\" unit=\"second\"/></arrivalphase></load><sessions>"
+          "<session name=\"s\" probability=\"100\" type=\"ts_http\">"
+          "<setdynvars sourcetype=\"random_number\" start=\"1\" end=\"9\">"
+          "<var name=\"id\"/></setdynvars>"
+          "<request subst=\"true\"><http url=\"/item/%%_id%%\" method=\"GET\"/></request>"
+          "<request><http url=\"/login\" method=\"POST\" contents=\"a=1\"/></request>"
+          "</session></sessions></tsung>\n",
+    {ok, S, _} = beamscale_load_tsung:from_text("t.xml", Xml),
+    ?assertEqual([<<"GET /item/%%_id%%">>, <<"POST /login">>],
+                 beamscale_load_reqname:names(beamscale_load_reqname:prepare(S))).
