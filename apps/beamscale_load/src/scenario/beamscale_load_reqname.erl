@@ -53,6 +53,7 @@ label(L, Path) when is_list(L); is_binary(L) ->
     end;
 label(_, Path) -> bad_label(Path).
 
+-spec bad_label([atom()]) -> no_return().
 bad_label(Path) ->
     throw({bad, Path, io_lib:format("expected printable text of 1 to ~b characters",
                                     [?MAX_CHARS])}).
