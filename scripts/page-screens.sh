@@ -55,7 +55,7 @@ until grep -q 'http://127\.0\.0\.1:[0-9]*/' "$out/output" 2>/dev/null; do
 done
 url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/' "$out/output" | head -1)
 sleep 10
-shot "$url" load-live-names.png 3000
+shot "$url" load-live-names.png 3600
 wait "$load" || true
-shot "file://$out/names/index.html" load-names-hosts.png 4300
+shot "file://$out/names/index.html" load-names-hosts.png 5200
 echo "docs/screens: load-live-names.png load-names-hosts.png (run kept in $out)"
