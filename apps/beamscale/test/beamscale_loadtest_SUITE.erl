@@ -34,7 +34,7 @@ sampled_run_and_report(Config) ->
             "{phases, [{one, #{duration_s => 1, rate => 20}}, {two, #{duration_s => 2, "
             "rate => 40}}]}.\n"
             "{sessions, [{s, #{steps => [{loop, 3, [{rpc, #{target => sut, call => "
-            "{beamscale_target_echo, work, [2000]}}}, {http, #{target => web}}, "
+            "{beamscale_target_echo, work, [2000]}}}, {http, #{target => web, label => home}}, "
             "{think, 20}]}]}}]}.\n{drain_s, 2}.\n", [Port])),
         {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 7,
                                                  msacc => 50}),
@@ -45,6 +45,7 @@ sampled_run_and_report(Config) ->
         Phases = lists:usort([A || #{args := A} <- Ok]),
         ?assert(lists:member(<<"one">>, Phases) andalso lists:member(<<"two">>, Phases)),
         ?assert(length(beamscale_store:read_rows(filename:join(Dir, "load.csv"))) >= 3),
+        by_name(Dir),
         {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
         ?assertMatch({_, _}, binary:match(Html, <<"is host:port: no node to sample">>)),
         ?assertMatch({_, _}, binary:match(Html, <<"was on for 50 % of each sampling">>)),
@@ -56,8 +57,22 @@ sampled_run_and_report(Config) ->
         beamscale_target_http:stop(Srv)
     end.
 
+%% requests.csv: a row a request name (the label; the rpc kind and its type), the counts of each as
+%% many as the run's requests; the page's table has the same names.
+by_name(Dir) ->
+    Rows = beamscale_store:read_rows(filename:join(Dir, "requests.csv")),
+    ?assertEqual([<<"home">>, <<"rpc call">>], [N || #{name := N} <- Rows]),
+    #{<<"requests">> := Total} = beamscale_test_load:json(Dir, "summary.json"),
+    [#{requests := Home, bytes_received := Bytes, p99_ms := P99}, #{requests := Rpc}] = Rows,
+    ?assertEqual(Home, Rpc),
+    ?assertEqual(Total, binary_to_integer(Home) + binary_to_integer(Rpc)),
+    ?assert(binary_to_integer(Bytes) > 0 andalso binary_to_float(P99) > 0),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertMatch({_, _}, binary:match(Html, <<"By request name">>)).
+
 %% Every chart draws its series: the load charts (users in flight and bytes per second, the
-%% HTTP steps counting bytes), replies by status (200 only), the latency distribution
+%% HTTP steps counting bytes), replies by status (200 only), p99 and requests by request name
+%% (2 names), the latency distribution
 %% (corrected and uncorrected), then CPU
 %% (OS CPU, utilisation, busy-wait of the one node) and the 7 msacc states.
 renders(Config, Dir) ->
@@ -71,7 +86,7 @@ renders(Config, Dir) ->
             Expected = [length(Series)
                         || {_, _, _, Series} <- beamscale_report_load:graphs(Summary)]
                 ++ [2, 3, 7],
-            ?assertEqual([5, 3, 3, 1, 2, 1, 2, 1, 2, 3, 7], Expected),
+            ?assertEqual([5, 3, 3, 1, 2, 1, 2, 1, 2, 2, 2, 3, 7], Expected),
             Charts = beamscale_test_chromium:charts(Dom),
             ?assertEqual(Expected, [beamscale_test_chromium:series(C) || C <- Charts]),
             [?assert(binary:match(C, [<<"<polyline">>, <<"<rect x">>]) =/= nomatch)

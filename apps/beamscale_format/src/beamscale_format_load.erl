@@ -9,7 +9,7 @@
 -module(beamscale_format_load).
 
 -export([counters/0, totals/0, histograms/0, percentiles/0, summary/0, load_csv/0,
-         errors_csv/0, live/0, keys/1, find/2, heading/1]).
+         errors_csv/0, requests_csv/0, live/0, keys/1, find/2, heading/1]).
 -export_type([entry/0, format/0, source/0]).
 
 %% How a value reads: a count, a rate per second, seconds, milliseconds, bytes, text; a
@@ -75,6 +75,8 @@ summary() ->
             e(statuses, "replies by status", "", counts_by_name),
             %% Counters the scenario names (checks' outcomes, unset variables).
             e(counts, "counts", "", counts_by_name),
+            %% By request name: `requests_csv/0''s figures (each second has them too).
+            e(requests_by_name, "by request name", "", list),
             %% `[Percentile, Milliseconds]' pairs, corrected and uncorrected.
             e(latency_distribution, "latency by percentile", "ms", list),
             e(per_second, "per second", "", list),
@@ -99,6 +101,16 @@ errors_csv() ->
     [e(t_s, "second", "s", seconds), e(reason, "reason", "", text),
      e(count, "count", "", count)].
 
+%% @doc The columns of `requests.csv' (Tsung's per-request table), a row a request name: the
+%% latency from the intended start (a request without a reply has none: see `errors').
+-spec requests_csv() -> [entry()].
+requests_csv() ->
+    [e(name, "request", "", text), e(requests, "requests", "", count),
+     e(errors, "errors", "", count), e(mean_ms, "mean", "ms", ms),
+     p(p50_ms, "p50", 50), p(p90_ms, "p90", 90), p(p99_ms, "p99", 99),
+     e(max_ms, "max", "ms", ms), e(bytes_sent, "bytes sent", "B", bytes),
+     e(bytes_received, "bytes received", "B", bytes)].
+
 %% @doc The live page's figures, in the order shown, each with where it comes from.
 -spec live() -> [entry()].
 live() ->
@@ -109,6 +121,8 @@ live() ->
      l(requests_per_s, "requests", "/s", rate, {second, [requests]}),
      l(errors_per_s, "errors", "/s", rate, {second, [errors]}),
      l(users_in_flight, "users in flight", "", count, in_flight),
+     l(bytes_sent_per_s, "bytes sent", "B/s", rate, {second, [bytes_sent]}),
+     l(bytes_received_per_s, "bytes received", "B/s", rate, {second, [bytes_received]}),
      l(p50_ms, "p50 (corrected)", "ms", ms, {second, [latency_corrected, p50_ms]}),
      l(p99_ms, "p99 (corrected)", "ms", ms, {second, [latency_corrected, p99_ms]}),
      l(p99_uncorrected_ms, "p99 (from the send)", "ms", ms,

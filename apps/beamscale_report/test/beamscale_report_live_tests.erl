@@ -62,3 +62,23 @@ table_figures_test() ->
          ?assert(is_map_key(K, Figures))
      end || #{key := Key} = E <- beamscale_format_load:live()],
     ?assertMatch(#{<<"p99_ms">> := <<"9">>, <<"achieved_per_s">> := <<"6">>}, Figures).
+
+%% The live charts are the final page's (issue 39): replies by status over time, users in
+%% flight, bytes per second and each request name's p99 and requests; bytes per second among
+%% the figures.
+live_charts_test() ->
+    Named = #{<<"GET /">> => #{<<"requests">> => 6, <<"p99_ms">> => 4.0}},
+    S = fun(T) -> (second(T, <<"a">>, 5, 6, 4))#{<<"statuses">> => #{<<"200">> => 5,
+                                                                      <<"404">> => 1},
+                                                 <<"bytes_sent">> => 600,
+                                                 <<"bytes_received">> => 9000,
+                                                 <<"requests_by_name">> => Named} end,
+    D = data([S(1), S(2)]),
+    #{summary := Sum} = D,
+    D1 = D#{summary := Sum#{<<"statuses">> => #{<<"200">> => 10, <<"404">> => 2}}},
+    J = json(D1),
+    Html = maps:get(<<"html">>, J),
+    [?assertNotEqual(nomatch, binary:match(Html, <<"<title>", T/binary>>))
+     || T <- [<<"replies by status">>, <<"users in flight">>, <<"bytes per second">>,
+              <<"latency by request name">>, <<"requests by name">>]],
+    ?assertMatch(#{<<"bytes_received_per_s">> := <<"9000">>}, maps:get(<<"figures">>, J)).

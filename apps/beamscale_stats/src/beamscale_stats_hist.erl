@@ -9,7 +9,8 @@
 -module(beamscale_stats_hist).
 
 -export([new/0, record/2, take/1, snapshot/1, empty/0, merge/2, merge/1,
-         percentile/2, mean/1, max/1, min/1, count/1, sum/1, highest/0, at_most/2]).
+         percentile/2, mean/1, max/1, min/1, count/1, sum/1, highest/0, at_most/2,
+         slot/1, from_slots/2]).
 -export_type([hist/0, snapshot/0]).
 
 %% 2048 sub-buckets per power of two: a bucket is at most 1/1024 of its value wide, which is
@@ -59,6 +60,20 @@ raise(Ref, V, Max) when V > Max ->
         Now -> raise(Ref, V, Now)
     end;
 raise(_, _, _) -> ok.
+
+%% @doc The bucket slot (0-based) a value is counted in, for a histogram kept elsewhere (a
+%% sparse one: `from_slots/2' makes it a snapshot).
+-spec slot(integer()) -> non_neg_integer().
+slot(V) -> index(clamp(V)).
+
+%% @doc The snapshot of slot counts (`slot/1') and the values' sum; its maximum is the highest
+%% value of the highest slot (within 1/1000, as every figure here).
+-spec from_slots(#{non_neg_integer() => pos_integer()}, non_neg_integer()) -> snapshot().
+from_slots(Counts, _Sum) when map_size(Counts) =:= 0 -> empty();
+from_slots(Counts, Sum) ->
+    {_, High} = range(lists:max(maps:keys(Counts))),
+    #{count => lists:sum(maps:values(Counts)), sum => Sum, max => High, counts => Counts,
+      min => lowest(Counts)}.
 
 %% The bucket slot of a value (0-based), as HdrHistogram computes it.
 index(V) when V =< ?SUB_MASK -> V;

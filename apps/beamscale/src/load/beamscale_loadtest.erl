@@ -205,10 +205,14 @@ local(Node) ->
     beamscale_loadtest_hosts:is_local(Host).
 
 write(Dir, Scenario, Result, Info, Opts) ->
-    Summary = (beamscale_load_results:summary(Result))#{memory => maps:get(memory, Info),
-                                                        events => maps:get(events, Result, [])},
+    Base = beamscale_load_results:summary(Result),
+    Summary = Base#{memory => maps:get(memory, Info), events => maps:get(events, Result, [])},
     ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
                                     beamscale_format_json:encode(Summary)),
+    Requests = [beamscale_load_results:requests_header()
+                | beamscale_load_results:requests_rows(Base)],
+    ok = beamscale_store:write_file(filename:join(Dir, "requests.csv"),
+                                    [beamscale_format_csv:line(L) || L <- Requests]),
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     beamscale_format_json:encode(run_info(Scenario, Info, Opts))),
     {ok, Index} = beamscale_writer:write(Dir),

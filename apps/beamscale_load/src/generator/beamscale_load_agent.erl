@@ -51,9 +51,11 @@ split(Max, I, Weights) ->
 
 %% @doc The agent process (spawned by `start/3').
 -spec init(map()) -> ok.
-init(#{controller := C, scenario := #{transactions := Tx} = Scenario, targets := Targets,
+init(#{controller := C, scenario := #{transactions := Tx} = Scenario0, targets := Targets,
        cookies := Cookies, start_us := StartUs, seed := Seed}) ->
     CRef = monitor(process, C),
+    %% Every request runs under its name (the per-request table).
+    Scenario = beamscale_load_reqname:prepare(Scenario0),
     [connect(Node, Cookie) || {Node, Cookie} <- Cookies],
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
     Metrics = beamscale_load_metrics:new(Tx, maps:get(counts, Scenario, [])),

@@ -5,7 +5,7 @@
 -module(beamscale_load_metrics).
 
 -export([new/1, new/2, incr/2, add/3, count/2, error/2, status/2, record/3, take/1, merge/2,
-         empty/1, counter_names/0]).
+         empty/1, counter_names/0, start_request/2, stop_request/0]).
 -export_type([metrics/0, interval/0, row/0, statuses/0]).
 
 %% Histograms every run has: `connect' is the time to open a connection (TCP and TLS),
@@ -20,7 +20,7 @@
                      hists := #{atom() | {tx, atom() | binary()} => term()},
                      statuses := counters:counters_ref(),
                      per_us := pos_integer() | convert, reasons := ets:tid(),
-                     named => named()}.
+                     byname := beamscale_load_byname:tab(), named => named()}.
 %% Counters named by the scenario (checks' outcomes, unset variables): known before the run, so
 %% they are slots of one array too, and a name from a response can never add one.
 -type named() :: {counters:counters_ref(), #{binary() => pos_integer()}}.
@@ -38,7 +38,9 @@
                       reasons := beamscale_load_reasons:counts(),
                       {tx, atom() | binary()} => snapshot(),
                       counts => #{binary() => non_neg_integer()},
-                      statuses => statuses()}.
+                      statuses => statuses(), by_name => by_name()}.
+%% The figures by request name (`beamscale_load_byname').
+-type by_name() :: #{binary() => beamscale_load_byname:figures()}.
 %% Replies by status code.
 -type statuses() :: #{non_neg_integer() => pos_integer()}.
 %% One second of a load run (the agents' intervals merged by `beamscale_load_run'), the
@@ -54,7 +56,8 @@
                  delivery => snapshot(), confirm => snapshot(),
                  reasons := beamscale_load_reasons:counts(),
                  {tx, atom() | binary()} => snapshot(),
-                 counts => #{binary() => non_neg_integer()}, statuses => statuses()}.
+                 counts => #{binary() => non_neg_integer()}, statuses => statuses(),
+                 by_name => by_name()}.
 -type snapshot() :: beamscale_stats_hist:snapshot().
 
 %% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and
@@ -77,7 +80,8 @@ new_plain(Transactions) ->
                            ++ [{{tx, T}, beamscale_stats_hist:new()} || T <- Transactions]),
     #{counters => counters:new(length(counter_names()), [write_concurrency]), hists => Hists,
       per_us => per_us(), statuses => counters:new(?STATUSES, [write_concurrency]),
-      reasons => ets:new(?MODULE, [set, public, {write_concurrency, true}])}.
+      reasons => ets:new(?MODULE, [set, public, {write_concurrency, true}]),
+      byname => beamscale_load_byname:new()}.
 
 %% Native units per microsecond when whole (nanoseconds on Linux): a division then replaces
 %% `erlang:convert_time_unit/3' (an Erlang function, measured the costliest step of recording).
@@ -99,9 +103,20 @@ counter_names() -> beamscale_format_load:keys(beamscale_format_load:counters()).
 -spec incr(metrics(), atom()) -> ok.
 incr(#{counters := C}, Name) -> counters:add(C, slot(Name), 1).
 
-%% @doc Count `N' (bytes).
+%% @doc Count `N' (bytes), for the calling user's request name too.
 -spec add(metrics(), atom(), non_neg_integer()) -> ok.
-add(#{counters := C}, Name, N) -> counters:add(C, slot(Name), N).
+add(#{counters := C}, Name, N) ->
+    counters:add(C, slot(Name), N),
+    beamscale_load_byname:add(Name, N).
+
+%% @doc The calling user starts a request named `Name' (`beamscale_load_reqname'): what is
+%% recorded until `stop_request/0' is counted under the name as well.
+-spec start_request(metrics(), binary()) -> ok.
+start_request(#{byname := T}, Name) -> beamscale_load_byname:start(T, Name).
+
+%% @doc The calling user's named request is over.
+-spec stop_request() -> ok.
+stop_request() -> beamscale_load_byname:stop().
 
 %% @doc Count one failed request (`errors', `timeouts' for a timeout) under its reason's text.
 %% The number of distinct reasons is bounded here too (a racing insert may pass the bound by
@@ -109,6 +124,7 @@ add(#{counters := C}, Name, N) -> counters:add(C, slot(Name), N).
 -spec error(metrics(), term()) -> ok.
 error(#{reasons := T} = M, Reason) ->
     incr(M, errors),
+    beamscale_load_byname:error(),
     case Reason of
         timeout -> incr(M, timeouts);
         _ -> ok
@@ -144,15 +160,18 @@ count(#{named := {C, Slots}}, Name) -> counters:add(C, maps:get(Name, Slots), 1)
 
 %% @doc Record a duration in native time units into histogram `Name'.
 -spec record(metrics(), term(), integer()) -> ok.
-record(#{hists := H, per_us := convert}, Name, Native) ->
-    beamscale_stats_hist:record(maps:get(Name, H),
-                                erlang:convert_time_unit(Native, native, microsecond));
 record(#{hists := H, per_us := PerUs}, Name, Native) ->
-    beamscale_stats_hist:record(maps:get(Name, H), Native div PerUs).
+    Us = case PerUs of
+             convert -> erlang:convert_time_unit(Native, native, microsecond);
+             _ -> Native div PerUs
+         end,
+    %% The latency from the intended start is the request name's too.
+    [beamscale_load_byname:latency(Us) || Name =:= latency],
+    beamscale_stats_hist:record(maps:get(Name, H), Us).
 
 %% @doc The interval's figures, reset.
 -spec take(metrics()) -> interval().
-take(#{counters := C, hists := H, reasons := T, statuses := SC} = M) ->
+take(#{counters := C, hists := H, reasons := T, statuses := SC, byname := B} = M) ->
     Counts = [{Name, take_counter(C, slot(Name))} || Name <- counter_names()],
     Statuses = maps:from_list([{I - 1, N} || I <- lists:seq(1, ?STATUSES),
                                              N <- [take_counter(SC, I)], N > 0]),
@@ -162,7 +181,8 @@ take(#{counters := C, hists := H, reasons := T, statuses := SC} = M) ->
                     [{counts, maps:map(fun(_, I) -> take_counter(NC, I) end, Slots)}];
                 _ -> []
             end,
-    maps:from_list([{reasons, take_reasons(T)}, {statuses, Statuses} | Counts ++ Hists ++ Named]).
+    maps:from_list([{reasons, take_reasons(T)}, {statuses, Statuses},
+                    {by_name, beamscale_load_byname:take(B)} | Counts ++ Hists ++ Named]).
 
 %% As counters: what was read is subtracted, so errors counted meanwhile are kept.
 take_reasons(T) ->
@@ -178,7 +198,8 @@ take_counter(C, I) ->
 %% @doc Nothing recorded, for the given transactions.
 -spec empty([atom()]) -> interval().
 empty(Transactions) ->
-    maps:from_list([{reasons, #{}}, {statuses, #{}} | [{N, 0} || N <- counter_names()]]
+    maps:from_list([{reasons, #{}}, {statuses, #{}}, {by_name, #{}}
+                    | [{N, 0} || N <- counter_names()]]
                    ++ [{H, beamscale_stats_hist:empty()} || H <- ?HISTS]
                    ++ [{{tx, T}, beamscale_stats_hist:empty()} || T <- Transactions]).
 
@@ -190,6 +211,8 @@ merge(A, B) ->
                       Acc#{reasons => beamscale_load_reasons:merge(maps:get(reasons, Acc, #{}),
                                                                    V)};
                  (counts, V, Acc) -> Acc#{counts => add_counts(V, maps:get(counts, Acc, #{}))};
+                 (by_name, V, Acc) ->
+                      Acc#{by_name => beamscale_load_byname:merge(V, maps:get(by_name, Acc, #{}))};
                  (statuses, V, Acc) ->
                       Acc#{statuses => add_counts(V, maps:get(statuses, Acc, #{}))};
                  (K, V, Acc) ->

@@ -4,7 +4,8 @@
 -module(beamscale_load_results).
 
 -export([live_line/1, csv_header/0, csv_row/1, errors_header/0, errors_rows/1, summary/1,
-         top_reasons/2, statuses_header/0, statuses_rows/1, statuses_line/1]).
+         top_reasons/2, statuses_header/0, statuses_rows/1, statuses_line/1,
+         requests_header/0, requests_rows/1]).
 -export_type([csv_row/0, percentiles/0, second/0, summary/0]).
 
 %% A `load.csv' line's values, in the order of `csv_header/0'.
@@ -20,7 +21,11 @@
                     timeouts := non_neg_integer(), errors_by_reason := reasons(),
                     latency_corrected := percentiles(),
                     latency_uncorrected := percentiles(), session_duration := percentiles(),
-                    transactions := #{binary() => percentiles()}, statuses := statuses()}.
+                    transactions := #{binary() => percentiles()}, statuses := statuses(),
+                    requests_by_name := by_name()}.
+%% By request name (`beamscale_load_reqname'): the latency from the intended start, with the
+%% requests, errors and bytes of the name.
+-type by_name() :: #{binary() => #{atom() => number()}}.
 %% Replies by status code (HTTP's), the code as text: a JSON object's key.
 -type statuses() :: #{binary() => pos_integer()}.
 %% The latency distribution of the whole run: `[Percentile, Milliseconds]' pairs at the
@@ -37,7 +42,7 @@
                      errors_by_reason := reasons(),
                      latency_distribution := distribution(),
                      counts := #{binary() => non_neg_integer()}, statuses := statuses(),
-                     atom() => non_neg_integer()}.
+                     requests_by_name := by_name(), atom() => non_neg_integer()}.
 
 %% Errors by reason (bounded text, `beamscale_load_reasons').
 -type reasons() :: beamscale_load_reasons:counts().
@@ -129,7 +134,24 @@ second(#{latency := L, sent := S, session := Sess} = Row) ->
     Counts = maps:with([t_s, phase, offered_per_s | beamscale_load_metrics:counter_names()], Row),
     Counts#{latency_corrected => percentiles(L), latency_uncorrected => percentiles(S),
             session_duration => percentiles(Sess), errors_by_reason => maps:get(reasons, Row),
-            transactions => transactions(Row), statuses => statuses(maps:get(statuses, Row, #{}))}.
+            transactions => transactions(Row), statuses => statuses(maps:get(statuses, Row, #{})),
+            requests_by_name => by_name(maps:get(by_name, Row, #{}))}.
+
+%% Each name's latency percentiles and its counts.
+by_name(ByName) ->
+    maps:map(fun(_, #{latency := L} = F) ->
+                     maps:merge(percentiles(L), maps:without([latency], F))
+             end, ByName).
+
+%% @doc The columns of `requests.csv' (Tsung's per-request table): a row a request name.
+-spec requests_header() -> [atom()].
+requests_header() -> beamscale_format_load:keys(beamscale_format_load:requests_csv()).
+
+%% @doc The rows of `requests.csv' from the summary's `requests_by_name', by name.
+-spec requests_rows(summary()) -> [[number() | binary()]].
+requests_rows(#{requests_by_name := ByName}) ->
+    [[maps:get(K, F#{name => N}) || K <- requests_header()]
+     || {N, F} <- lists:sort(maps:to_list(ByName))].
 
 %% A terms file names transactions with atoms, a Tsung file with binaries (no atom from it).
 transactions(Hists) ->
@@ -159,4 +181,5 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             transactions => Tx, errors_by_reason => maps:get(reasons, T),
             latency_distribution => #{corrected => distribution(maps:get(latency, T)),
                                       uncorrected => distribution(maps:get(sent, T))},
-            counts => maps:get(counts, T, #{}), statuses => statuses(maps:get(statuses, T, #{}))}.
+            counts => maps:get(counts, T, #{}), statuses => statuses(maps:get(statuses, T, #{})),
+            requests_by_name => by_name(maps:get(by_name, T, #{}))}.

@@ -149,6 +149,12 @@ think_wait(Left, Next, Fs, #{rand := R1} = St1, Restarts) ->
 set_var(Var, I, #{vars := Vars} = St) -> St#{vars := Vars#{Var => integer_to_binary(I)}}.
 
 %% A step other than a think: its new state, and the frames it pushes (a block's steps).
+%% A request under its name: what the metrics record meanwhile is counted under it too.
+step({named, Name, Request}, #{ctx := #{metrics := M}} = St) ->
+    beamscale_load_metrics:start_request(M, Name),
+    try step(Request, St)
+    after beamscale_load_metrics:stop_request()
+    end;
 step({request, Mod, Target, Spec, Timeout}, St) ->
     {[], element(1, request(Mod, Target, Spec, Timeout, St))};
 step({dyn, Dyn, Request}, St) -> {[], dyn(Dyn, Request, St, 0)};

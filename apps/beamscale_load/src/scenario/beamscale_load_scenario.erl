@@ -21,6 +21,7 @@
               | {loop, pos_integer(), [step()]}
               | {transaction, atom() | binary(), [step()]}
               | {dyn, beamscale_load_dynreq:dyn(), {request, module(), atom(), map(), timeout()}}
+              | {named, binary(), step()}
               | {setvars, beamscale_load_vars:source(), [binary()]}
               | {'if', beamscale_load_vars:cond_(), [step()]}
               | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
@@ -346,9 +347,13 @@ request(Kind, Mod, Spec, Targets) ->
                         {error, Key, Msg} -> bad([steps, Kind, Key], Msg)
                     end
             end,
-    beamscale_load_scenario_dyn:request({request, Mod, Target, Timeout},
-                                        maps:without([target, timeout_ms], Spec), Check,
-                                        [steps, Kind]).
+    Step = beamscale_load_scenario_dyn:request({request, Mod, Target, Timeout},
+                                               maps:without([target, timeout_ms, label], Spec),
+                                               Check, [steps, Kind]),
+    case maps:find(label, Spec) of
+        error -> Step;
+        {ok, Label} -> {named, beamscale_load_reqname:label(Label, [steps, Kind, label]), Step}
+    end.
 
 %% A request kind of one's own must be a module here with the behaviour's callbacks, said now
 %% rather than as `undef' at the first request.

@@ -1,7 +1,8 @@
 %% @doc The one walker of a checked scenario's step tree: the only module that knows which
 %% steps hold other steps (`loop', `transaction', `if', `repeat', `for', and a dynamic request
-%% holding its request). Every check and rewrite of the steps walks with it, so a check sees
-%% every step at any depth, and a new container is taught here once. Pure.
+%% holding its request, a named request its request). Every check and rewrite of the steps
+%% walks with it, so a check sees every step at any depth, and a new container is taught here
+%% once. Pure.
 -module(beamscale_load_steps).
 
 -export([fold/3, map/2, body/1, times/1, all/1]).
@@ -30,6 +31,8 @@ body({'if', _, S}) -> S;
 body({repeat, _, S, _}) -> S;
 body({for, _, _, _, _, S}) -> S;
 body({dyn, _, Request}) -> [Request];
+%% A request with its name (`beamscale_load_reqname').
+body({named, _, Request}) -> [Request];
 body(_) -> [].
 
 %% @doc How many times a step's body runs at most (an `if' counted as taken).
@@ -45,4 +48,5 @@ set_body({'if', C, _}, S) -> {'if', C, S};
 set_body({repeat, N, _, W}, S) -> {repeat, N, S, W};
 set_body({for, V, A, B, I, _}, S) -> {for, V, A, B, I, S};
 set_body({dyn, D, _}, [Request]) -> {dyn, D, Request};
+set_body({named, N, _}, [Request]) -> {named, N, Request};
 set_body(Step, []) -> Step.

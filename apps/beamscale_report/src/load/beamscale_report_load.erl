@@ -5,7 +5,9 @@
 %% duration over time; users offered against started and done; requests per second; errors and
 %% timeouts, and errors by reason (the most frequent, when there are errors); replies by status
 %% code (HTTP's, when there are); transactions over
-%% time; the target's CPU, scheduler utilisation and busy-wait (`beamscale_report_cpu'); and
+%% time; each request name's p99 and requests over time, and its table
+%% (`beamscale_report_load_names'); the target's CPU, scheduler utilisation and busy-wait
+%% (`beamscale_report_cpu'); and
 %% the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
 %% and the rows of `samples.csv' and `lcnt.csv'.
 -module(beamscale_report_load).
@@ -70,7 +72,8 @@ graphs(Summary) ->
         ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs))
         ++ beamscale_report_load_extra:flow_graphs(Summary)
         ++ statuses_graph(map(Summary, <<"statuses">>), timed(Secs))
-        ++ beamscale_report_load_extra:transaction_graphs(Summary).
+        ++ beamscale_report_load_extra:transaction_graphs(Summary)
+        ++ beamscale_report_load_names:graphs(Summary).
 
 %% Errors per second of the most frequent reasons, the rest summed; no chart without errors.
 reasons_graph(Total, _Secs) when map_size(Total) =:= 0 -> [];
@@ -161,6 +164,7 @@ summary_tables(Summary) ->
      [beamscale_report_html:table(["status", "replies"],
                                   [[C, cell(N)] || {C, N} <- lists:sort(maps:to_list(Statuses))])
       || map_size(Statuses) > 0],
+     beamscale_report_load_names:table(Summary),
      load_nodes(list(Summary, <<"load_nodes">>))].
 
 %% A broker's times are rows only when the run counted some; the others whenever present.
