@@ -15,6 +15,7 @@
                     recbuf => pos_integer(), sndbuf => pos_integer()}.
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
                    max_users := pos_integer() | infinity,
+                   users_at => [{number(), atom() | binary()}],
                    sessions => [{atom() | binary(), number()}]}.
 -type step() :: {request, module(), atom(), map(), timeout()}
               | {think, beamscale_load_arrival:dist()}
@@ -229,7 +230,9 @@ only(Map, Keys) ->
 phases(V) -> named(V, "Phase", fun phase/2).
 
 phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 1000 ->
-    only(P, [duration_s, rate, interarrival_ms, max_users, sessions]),
+    only(P, [duration_s, rate, interarrival_ms, max_users, sessions, users_at]),
+    At = maps:from_list([{users_at, beamscale_load_scenario_mix:users_at(A, D)}
+                         || A <- [maps:get(users_at, P, none)], A =/= none]),
     Rate = case P of
                #{rate := R, interarrival_ms := _} when R =/= none ->
                    bad([rate], "give rate or interarrival_ms, not both");
@@ -242,7 +245,9 @@ phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 100
                #{interarrival_ms := _} ->
                    bad([interarrival_ms], io_lib:format("expected ms from ~g to ~b",
                                                         [1000 / ?MAX_RATE, ?MAX_MS]));
-               _ -> bad([], "needs rate (users/s) or interarrival_ms")
+               %% Only users at fixed times (Tsung's `<user>').
+               #{users_at := _} -> 0.0;
+               _ -> bad([], "needs rate (users/s), interarrival_ms or users_at")
            end,
     Max = case maps:get(max_users, P, infinity) of
               infinity -> infinity;
@@ -251,7 +256,7 @@ phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 100
           end,
     Mix = maps:from_list([{sessions, beamscale_load_scenario_mix:phase(M)}
                           || M <- [maps:get(sessions, P, none)], M =/= none]),
-    Mix#{name => Name, duration_s => D, rate => Rate, max_users => Max};
+    maps:merge(Mix, At#{name => Name, duration_s => D, rate => Rate, max_users => Max});
 phase(_Name, _) -> bad([duration_s], max_s_text("a positive number of seconds")).
 
 max_s_text(What) ->

@@ -66,6 +66,7 @@ spec(load) -> {[duration, unit, loop], []};
 spec(arrivalphase) -> {[phase, duration, unit], []};
 spec(soap) -> {[action], []};
 spec(session_setup) -> {[name, probability], []};
+spec(user) -> {[session, start_time, unit], []};
 spec(users) -> {[arrivalrate, interarrival, unit, maxnumber], []};
 spec(options) -> {[], []};
 spec(option) -> {[name, type, value, random, min, max, override, id], []};
@@ -121,7 +122,6 @@ unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
               foreach -> "beamscale has no list variables";
               _ when N =:= oauth; N =:= soap -> "not yet";
               change_type -> "a session keeps one type";
-              user -> "only <users> arrivals are supported";
               _ when N =:= jabber; N =:= ldap; N =:= fs;
                      N =:= shell; N =:= job; N =:= amqp; N =:= mqtt; N =:= tcp; N =:= udp ->
                   ["beamscale sends ", lists:join(", ", [atom_to_list(K) || K <- Kinds]),

@@ -60,7 +60,7 @@ tsung(Root, Ctx0) ->
     Targets = [{N, T} || {N, T} <- Pis]
         ++ [{N, case T of #{address := _} -> maps:merge(T, Socket); _ -> T end}
             || {N, T} <- lists:usort(Used)],
-    {Phases, Limit} = load(Load, Ctx),
+    {Phases, Limit} = load(Load, session_names(Sessions, Ctx), Ctx),
     Files = beamscale_load_tsung_dyn:files(Opts, Ctx),
     Entries = [{targets, Targets, line(Root, Ctx)},
                {phases, Phases, line(Load, Ctx)},
@@ -162,7 +162,11 @@ servers([_, E | _], Ctx) -> fail(E, Ctx, "<servers> is given twice", []).
 
 %% ---- load ----
 
-load(E, Ctx) ->
+session_names(Sessions, Ctx) ->
+    [unicode:characters_to_binary(N) || S <- children(Sessions, [session], Ctx),
+                                        N <- [attr(S, name)], N =/= undefined].
+
+load(E, Names, Ctx) ->
     check_attrs(E, Ctx),
     Unit = unit(E, Ctx),
     Limit = case attr(E, duration) of
@@ -175,10 +179,13 @@ load(E, Ctx) ->
            end,
     [fail(E, Ctx, "loop=\"~ts\": from 0 to ~b", [attr(E, loop), ?MAX_LOAD_LOOP])
      || Loop < 0 orelse Loop > ?MAX_LOAD_LOOP],
-    Phases = lists:keysort(1, [phase(P, Ctx) || P <- children(E, [arrivalphase], Ctx)]),
-    [fail(E, Ctx, "<load> needs an <arrivalphase>", []) || Phases =:= []],
+    Kids = children(E, [arrivalphase, user], Ctx),
+    Phases = lists:keysort(1, [phase(P, Ctx) || #xmlElement{name = arrivalphase} = P <- Kids]),
+    Users = [U || #xmlElement{name = user} = U <- Kids],
+    [fail(E, Ctx, "<load> needs an <arrivalphase> or a <user>", []) || Kids =:= []],
     [fail(P, Ctx, "phase ~b is given twice", [N]) || {{N, P, _}, {N, _, _}} <- pairs(Phases)],
-    {lists:append(lists:duplicate(Loop + 1, [T || {_, _, T} <- Phases])), Limit}.
+    All = lists:append(lists:duplicate(Loop + 1, [T || {_, _, T} <- Phases])),
+    {beamscale_load_tsung_users:place(Users, All, Names, Ctx), Limit}.
 
 pairs([A, B | Rest]) -> [{A, B} | pairs([B | Rest])];
 pairs(_) -> [].

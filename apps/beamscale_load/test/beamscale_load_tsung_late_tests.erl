@@ -1,0 +1,76 @@
+%% Tsung elements read since issue #38's second part: `<user>' (users at fixed times) and the
+%% elements after it, each translated into scenario terms or refused at its line.
+-module(beamscale_load_tsung_late_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-include("beamscale_load_code_first.hrl").
+
+%% A Tsung file of `Load' and sessions `s' (probability 100) and `late' (0), each one request.
+file(Load) -> file(Load, "<request><http url=\"/\" method=\"GET\"/></request>").
+
+file(Load, Body) ->
+    lists:flatten(
+      ["<?xml version=\"1.0\"?>\n<tsung>\n",
+       "<servers><server host=\"127.0.0.1\" port=\"8080\" type=\"tcp\"/></servers>\n",
+       Load, "\n<sessions>\n",
+       "<session name=\"s\" probability=\"100\" type=\"ts_http\">", Body, "</session>\n",
+       "<session name=\"late\" probability=\"0\" type=\"ts_http\">",
+       "<request><http url=\"/late\" method=\"GET\"/></request></session>\n",
+       "</sessions>\n</tsung>\n"]).
+
+read(Text) ->
+    case beamscale_load_tsung:from_text("t.xml", Text) of
+        {ok, S, _} -> S;
+        {error, E} -> {error, lists:flatten(beamscale_load_tsung:format_error(E))}
+    end.
+
+phases(Load) -> [{N, maps:with([duration_s, rate, users_at], P)}
+                 || #{name := N} = P <- maps:get(phases, read(file(Load)))].
+
+-define(PHASE(D), "<arrivalphase phase=\"1\" duration=\"" D "\" unit=\"second\">"
+                  "<users arrivalrate=\"2\" unit=\"second\"/></arrivalphase>").
+
+users_only_test() ->
+    [{users, #{duration_s := D, rate := 0.0, users_at := At}}] =
+        phases("<load><user session=\"late\" start_time=\"2\" unit=\"minute\"/>"
+               "<user session=\"s\"/><user session=\"late\" start_time=\"250\" "
+               "unit=\"millisecond\"/></load>"),
+    ?assertEqual([{0, <<"s">>}, {0.25, <<"late">>}, {120, <<"late">>}], At),
+    ?assert(D > 120 andalso D < 121).
+
+users_in_and_after_phases_test() ->
+    ?assertMatch([{phase1, #{rate := 2.0, users_at := [{1.5, <<"late">>}]}},
+                  {users, #{users_at := [{Late, <<"late">>}]}}] when Late == 1.0,
+                 phases("<load>" ?PHASE("2") "<user session=\"late\" start_time=\"1.5\"/>"
+                        "<user session=\"late\" start_time=\"3\"/></load>")),
+    ?assertMatch([{phase1, #{rate := 2.0}}], phases("<load>" ?PHASE("2") "</load>")).
+
+users_refused_test() ->
+    ?assertEqual({error, "t.xml:4: session=\"nope\": no <session> of that name"},
+                 read(file("<load><user session=\"nope\"/></load>"))),
+    ?assertMatch({error, "t.xml:4: unit \"day\"" ++ _},
+                 read(file("<load><user session=\"s\" start_time=\"1\" unit=\"day\"/></load>"))),
+    ?assertMatch({error, "t.xml:4: start_time must not be negative"},
+                 read(file("<load><user session=\"s\" start_time=\"-1\"/></load>"))),
+    ?assertMatch({error, "t.xml:4: <load> needs an <arrivalphase> or a <user>"},
+                 read(file("<load></load>"))).
+
+%% The terms format's own check of `users_at'.
+users_at_terms_test() ->
+    Phase = fun(P) -> beamscale_load_scenario:check("t.config", entries(P)) end,
+    {ok, #{phases := [#{rate := 0.0, users_at := [{0, s}, {1, s}]}]}} =
+        Phase(#{duration_s => 2, users_at => [{1, s}, {0, s}]}),
+    {error, E1} = Phase(#{duration_s => 2, users_at => [{2, s}]}),
+    ?assertMatch("t.config:1: key phases.p.users_at: expected a list" ++ _,
+                 lists:flatten(beamscale_load_scenario:format_error(E1))),
+    {error, E2} = Phase(#{duration_s => 2, users_at => [{1, nope}]}),
+    ?assertMatch("t.config:1: key phases.p.users_at: no session nope",
+                 lists:flatten(beamscale_load_scenario:format_error(E2))).
+
+entries(Phase) ->
+    {ok, Es} = beamscale_format_terms:parse(
+                 lists:flatten(io_lib:format(
+                                 "{phases, [{p, ~0p}]}.\n{targets, [{w, #{node => a@b}}]}.\n"
+                                 "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n", [Phase]))),
+    Es.
