@@ -22,7 +22,7 @@ file(Load, Body) ->
 read(Text) ->
     case beamscale_load_tsung:from_text("t.xml", Text) of
         {ok, S, _} -> S;
-        {error, E} -> {error, lists:flatten(beamscale_load_tsung:format_error(E))}
+        {error, {Mod, _} = E} -> {error, lists:flatten(Mod:format_error(E))}
     end.
 
 phases(Load) -> [{N, maps:with([duration_s, rate, users_at], P)}
@@ -74,3 +74,64 @@ entries(Phase) ->
                                  "{phases, [{p, ~0p}]}.\n{targets, [{w, #{node => a@b}}]}.\n"
                                  "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n", [Phase]))),
     Es.
+
+%% ---- <foreach> and list variables ----
+
+steps(Body) ->
+    case read(file("<load><user session=\"s\"/></load>", Body)) of
+        #{sessions := [#{steps := Steps} | _]} -> Steps;
+        Error -> Error
+    end.
+
+foreach_read_test() ->
+    [{foreach, <<"u">>, <<"items">>, {[_], []}, [{dyn, _, _}]}] =
+        steps("<foreach name=\"u\" in=\"items\" include=\"^a\">"
+              "<request subst=\"true\"><http url=\"/%%_u%%\" method=\"GET\"/></request>"
+              "</foreach>"),
+    ?assertMatch({error, "t.xml:6: <foreach> needs the attribute in"},
+                 steps("<foreach name=\"u\"><thinktime value=\"1\"/></foreach>")),
+    ?assertMatch({error, "t.xml:6: exclude=\"(\": missing ) at 1"},
+                 steps("<foreach name=\"u\" in=\"l\" exclude=\"(\"><thinktime value=\"1\"/>"
+                       "</foreach>")).
+
+jsonpath_source_test() ->
+    [{setvars, {jsonpath, <<"j">>, [{key, <<"a">>}, {index, 0}]}, [<<"v">>]}] =
+        steps("<setdynvars sourcetype=\"jsonpath\" from=\"j\" jsonpath=\"a[0]\">"
+              "<var name=\"v\"/></setdynvars>"),
+    ?assertMatch({error, "t.xml:6: <setdynvars> needs the attribute from"},
+                 steps("<setdynvars sourcetype=\"jsonpath\" jsonpath=\"a\"><var name=\"v\"/>"
+                       "</setdynvars>")),
+    Src = {jsonpath, <<"j">>, [{key, <<"a">>}, {index, 1}]},
+    Ctx = beamscale_load_vars:new_ctx(#{}),
+    R = rand:seed_s(exsss, 1),
+    J = #{<<"j">> => <<"{\"a\": [1, 2]}">>},
+    ?assertMatch({[<<"2">>], _}, beamscale_load_vars:source(Src, 1, {J, 1, Ctx}, R)),
+    ?assertMatch({[<<>>], _}, beamscale_load_vars:source(Src, 1, {#{}, 1, Ctx}, R)).
+
+list_variables_test() ->
+    {ok, MP} = re:compile(<<"id=(\\d+)">>),
+    Resp = #{body => <<"id=1 id=22 id=3">>},
+    V1 = beamscale_load_extract:apply([{re_all, <<"i">>, MP}], Resp, #{}),
+    ?assertEqual(#{<<"i">> => <<"1">>, {list, <<"i">>} => [<<"1">>, <<"22">>, <<"3">>]}, V1),
+    {ok, Path} = beamscale_load_jsonpath:parse("$.a[*].n"),
+    V2 = beamscale_load_extract:apply([{jsonpath, <<"n">>, Path}],
+                                      #{body => <<"{\"a\": [{\"n\": \"x\"}, {\"n\": 2}]}">>}, V1),
+    ?assertEqual([<<"x">>, <<"2">>], maps:get({list, <<"n">>}, V2)),
+    %% A reply without them unsets both.
+    ?assertEqual(#{}, beamscale_load_extract:apply([{re_all, <<"i">>, MP}], #{body => <<>>}, V1)),
+    {ok, Two} = re:compile(<<"2">>),
+    ?assertEqual([<<"1">>, <<"3">>], beamscale_load_vars:list(<<"i">>, {[], [Two]}, V1)),
+    ?assertEqual([<<"22">>], beamscale_load_vars:list(<<"i">>, {[Two], []}, V1)),
+    ?assertEqual([<<"x">>], beamscale_load_vars:list(<<"x">>, {[], []}, #{<<"x">> => <<"x">>})),
+    ?assertEqual([], beamscale_load_vars:list(<<"y">>, {[], []}, V1)).
+
+re_all_terms_test() ->
+    {ok, Es} = beamscale_format_terms:parse(
+                 "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
+                 "{targets, [{w, #{address => \"127.0.0.1:80\"}}]}.\n"
+                 "{sessions, [{s, #{steps => [{http, #{path => \"/\", extract => "
+                 "[{re, \"i\", \"id=(\\\\d+)\", all}]}}, {foreach, \"u\", #{in => \"i\"}, "
+                 "[{http, #{path => \"/%%_u%%\"}}]}]}}]}.\n"),
+    {ok, #{sessions := [#{steps := [{dyn, #{extract := [{re_all, <<"i">>, _}]}, _},
+                                    {foreach, <<"u">>, <<"i">>, {[], []}, [_]}]}]}} =
+        beamscale_load_scenario:check("t.config", Es).

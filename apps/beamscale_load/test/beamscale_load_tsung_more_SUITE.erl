@@ -8,9 +8,11 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([statuses/1, tsung_match_status/1, user_agents/1, methods/1, max_restart/1,
-         abort_test/1, think_from_variable/1, abort_element/1, fixed_users/1]).
+         abort_test/1, think_from_variable/1, abort_element/1, fixed_users/1,
+         foreach/1]).
 -export([statuses/0, tsung_match_status/0, user_agents/0, methods/0, max_restart/0,
-         abort_test/0, think_from_variable/0, abort_element/0, fixed_users/0]).
+         abort_test/0, think_from_variable/0, abort_element/0, fixed_users/0,
+         foreach/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, tmp_dir/2, free_port/0]).
 
@@ -20,7 +22,7 @@
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [statuses, tsung_match_status, user_agents, methods, max_restart, abort_test,
-          think_from_variable, abort_element, fixed_users].
+          think_from_variable, abort_element, fixed_users, foreach].
 
 init_per_suite(Config) ->
     Dir = tmp_dir(Config, "tsung_more_nginx"),
@@ -45,6 +47,7 @@ nginx_conf(Dir, Port) ->
       "    location / { return 200 'hello'; }\n"
       "    location /missing { return 404; }\n"
       "    location /teapot { return 418; }\n"
+      "    location /list { return 200 '{\"items\": [\"e1\", \"e2\", \"x3\"]}'; }\n"
       "  }\n}\n", [Dir, Dir, Dir, Dir, Dir, Dir, Dir, Port]).
 
 target(Config) -> io_lib:format("{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n",
@@ -184,11 +187,33 @@ fixed_users(Config) ->
     Xml = tsung_text(Config, Load, "", Sessions),
     ?assertMatch([{phase1, #{users_at := [{0.3, <<"late">>}]}},
                   {users, #{rate := 0.0, users_at := [{_, <<"late">>}]}}],
-                 [{N, maps:with([rate, users_at], P)} || #{name := N} = P <- maps:get(phases, Xml)]),
+                 [{N, maps:with([rate, users_at], P)}
+                  || #{name := N} = P <- maps:get(phases, Xml)]),
     #{total := T} = run(Xml),
     ?assertEqual(0, maps:get(errors, T)),
     ?assertEqual(2, length(seen(Config, "/fixed", 2))),
     ?assertEqual(maps:get(sessions_done, T) - 2, length(seen(Config, "/arrived", 1))).
+
+foreach() -> [{doc, "<foreach> over a JSONPath list variable, one value excluded; a "
+                     "setdynvars of sourcetype jsonpath."}].
+foreach(Config) ->
+    Xml = tsung_file(Config,
+                     "<request><dyn_variable name=\"items\" jsonpath=\"$.items[*]\"/>"
+                     "<http url=\"/list\" method=\"GET\"/></request>"
+                     "<foreach name=\"u\" in=\"items\" exclude=\"x\">"
+                     "<request subst=\"true\"><http url=\"/%%_u%%\" method=\"GET\"/></request>"
+                     "</foreach>"
+                     "<setdynvars sourcetype=\"value\" value=\"{&quot;u&quot;: &quot;j1&quot;}\">"
+                     "<var name=\"j\"/></setdynvars>"
+                     "<setdynvars sourcetype=\"jsonpath\" from=\"j\" jsonpath=\"u\">"
+                     "<var name=\"v\"/></setdynvars>"
+                     "<request subst=\"true\"><http url=\"/%%_v%%\" method=\"GET\"/></request>"),
+    #{total := T} = run(Xml),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3),
+    ?assertEqual({4 * D, 0}, {maps:get(requests, T), maps:get(errors, T)}),
+    [?assertEqual(D, length(seen(Config, U, D))) || U <- ["/e1", "/e2", "/j1"]],
+    ?assertEqual([], seen(Config, "/x3", 0)).
 
 %% The access log's lines for `Uri' ([Method, UserAgent, Uri]), once `N' are there.
 seen(Config, Uri, N) ->

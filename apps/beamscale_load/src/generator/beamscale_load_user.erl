@@ -74,6 +74,7 @@ finish(#{ctx := #{metrics := M}, conns := Conns, due := Due}) ->
 -type frame() :: {steps, [beamscale_load_scenario:step()]} | {loop, non_neg_integer(), list()}
                | {repeat, pos_integer(), list(), term()}
                | {for, term(), integer(), integer(), integer(), list()}
+               | {foreach, binary(), [binary()], list()}
                | {tx, term(), integer()}.
 
 exec([], St, _Restarts) -> St;
@@ -100,6 +101,10 @@ exec([{for, Var, I, To, Incr, Steps} | Fs], St, Restarts) ->
                      set_var(Var, I + Incr, St), Restarts);
         false -> exec(Fs, St, Restarts)
     end;
+exec([{foreach, _Var, [], _Steps} | Fs], St, Restarts) -> exec(Fs, St, Restarts);
+exec([{foreach, Var, [V | Vs], Steps} | Fs], #{vars := Vars} = St, Restarts) ->
+    exec([{steps, Steps}, {foreach, Var, Vs, Steps} | Fs], St#{vars := Vars#{Var => V}},
+         Restarts);
 exec([{tx, Name, Start} | Fs], #{ctx := #{metrics := M}} = St, Restarts) ->
     beamscale_load_metrics:record(M, {tx, Name}, erlang:monotonic_time() - Start),
     exec(Fs, St, Restarts).
@@ -169,6 +174,8 @@ step({repeat, Max, Steps, Cond}, St) -> {[{steps, Steps}, {repeat, Max, Steps, C
 step({for, Var, From, To, Incr, Steps}, St) ->
     {[{steps, Steps}, {for, Var, From, To, Incr, Steps}], set_var(Var, From, St)};
 step({loop, N, Steps}, St) -> {[{loop, N, Steps}], St};
+step({foreach, Var, In, Filter, Steps}, #{vars := Vars} = St) ->
+    {[{foreach, Var, beamscale_load_vars:list(In, Filter, Vars), Steps}], St};
 step({wait, Mod, Target, Ms}, #{ctx := #{metrics := M}} = St) ->
     Until = erlang:monotonic_time() + erlang:convert_time_unit(Ms, millisecond, native),
     {Got, St1} = beamscale_load_push:wait(Until, {Mod, Target}, St),

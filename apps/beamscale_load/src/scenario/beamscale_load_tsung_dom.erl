@@ -80,7 +80,8 @@ spec(while) -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec(until) -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec('if') -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec(setdynvars) -> {[sourcetype, callback, fileid, order, delimiter, length, start, 'end',
-                      value, code], []};
+                      value, code, from, jsonpath], []};
+spec(foreach) -> {[name, in, include, exclude], []};
 spec(var) -> {[name], []};
 spec(dyn_variable) -> {[name, re, regexp, header, xpath, jsonpath, pgsql_expr, decode], []};
 spec(match) -> {[do, 'when', name, max_loop, sleep_loop, skip_headers, subst, loop_back,
@@ -119,7 +120,6 @@ children(#xmlElement{content = C} = E, Allowed, Ctx) ->
 unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
     Kinds = beamscale_load_kinds:tsung_elements(),
     Why = case N of
-              foreach -> "beamscale has no list variables";
               _ when N =:= oauth; N =:= soap -> "not yet";
               change_type -> "a session keeps one type";
               _ when N =:= jabber; N =:= ldap; N =:= fs;

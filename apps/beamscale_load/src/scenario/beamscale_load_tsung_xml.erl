@@ -292,7 +292,7 @@ step(#xmlElement{name = transaction} = E, Ctx) ->
     {Steps, Used} = steps(E, Ctx),
     {{transaction, unicode:characters_to_binary(req(E, name, Ctx)), nonempty(Steps, E, Ctx)}, Used};
 step(#xmlElement{name = N} = E, Ctx) when N =:= 'for'; N =:= repeat; N =:= 'if';
-                                          N =:= setdynvars; N =:= abort ->
+                                          N =:= setdynvars; N =:= abort; N =:= foreach ->
     beamscale_load_tsung_dyn:step(E, Ctx, fun(#xmlElement{} = P) -> steps(P, Ctx);
                                              (Els) -> steps_of(Els, Ctx)
                                           end);
