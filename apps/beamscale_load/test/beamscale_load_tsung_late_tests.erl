@@ -135,3 +135,36 @@ re_all_terms_test() ->
     {ok, #{sessions := [#{steps := [{dyn, #{extract := [{re_all, <<"i">>, _}]}, _},
                                     {foreach, <<"u">>, <<"i">>, {[], []}, [_]}]}]}} =
         beamscale_load_scenario:check("t.config", Es).
+
+%% ---- contents_from_file ----
+
+contents_from_file_test() ->
+    Dir = string:trim(os:cmd("mktemp -d")),
+    ok = file:write_file(filename:join(Dir, "body.json"), <<"{\"a\": 1}\n">>),
+    Xml = filename:join(Dir, "t.xml"),
+    Body = fun(Attrs) ->
+                   Text = file("<load><user session=\"s\"/></load>",
+                               ["<request><http url=\"/\" method=\"POST\" ", Attrs,
+                                "/></request>"]),
+                   case beamscale_load_tsung:from_text(Xml, Text) of
+                       {ok, #{sessions := [#{steps := [{dyn, _, {request, _, _, Spec, _}}]}
+                                           | _]}, _} -> {ok, maps:get(bytes, Spec)};
+                       {error, {Mod, _} = E} ->
+                           {error, lists:nthtail(length(Xml) + 1,
+                                                 lists:flatten(Mod:format_error(E)))}
+                   end
+           end,
+    try
+        {ok, Bytes} = Body("contents_from_file=\"body.json\""),
+        ?assertMatch({_, _}, binary:match(Bytes, <<"\r\n\r\n{\"a\": 1}\n">>)),
+        ?assertMatch({error, "6: contents_from_file=\"../x\": a path inside" ++ _},
+                     Body("contents_from_file=\"../x\"")),
+        ?assertMatch({error, "6: contents_from_file=\"/etc/passwd\": a path inside" ++ _},
+                     Body("contents_from_file=\"/etc/passwd\"")),
+        ?assertMatch({error, "6: contents_from_file=\"none\": " ++ _},
+                     Body("contents_from_file=\"none\"")),
+        ?assertEqual({error, "6: give contents or contents_from_file, not both"},
+                     Body("contents=\"x\" contents_from_file=\"body.json\""))
+    after
+        file:del_dir_r(Dir)
+    end.

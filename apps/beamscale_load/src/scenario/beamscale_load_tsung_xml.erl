@@ -4,7 +4,7 @@
 %% warnings; anything that would change it and is not supported is an error `{Line, Message}'.
 -module(beamscale_load_tsung_xml).
 
--export([translate/2, ignored/2]).
+-export([translate/3, ignored/2]).
 -export_type([lines/0, terms/0]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -28,13 +28,14 @@
 -define(MAX_LOAD_LOOP, 1000).
 -define(OPTS, beamscale_load_tsung_options).
 
-%% @doc Translate the root `<tsung>' element; `Lines' gives the line of every element.
--spec translate(#xmlElement{}, lines()) -> {ok, terms()} | {error, {pos_integer(), string()}}.
-translate(#xmlElement{name = tsung} = Root, Lines) ->
-    try {ok, tsung(Root, #{lines => Lines})}
+%% @doc Translate the root `<tsung>' element of `File'; `Lines' gives the line of every element.
+-spec translate(#xmlElement{}, lines(), file:filename()) ->
+    {ok, terms()} | {error, {pos_integer(), string()}}.
+translate(#xmlElement{name = tsung} = Root, Lines, File) ->
+    try {ok, tsung(Root, #{lines => Lines, file => File})}
     catch throw:{tsung, Line, Msg} -> {error, {Line, lists:flatten(Msg)}}
     end;
-translate(#xmlElement{name = Name} = E, Lines) ->
+translate(#xmlElement{name = Name} = E, Lines, _File) ->
     {error, {line(E, #{lines => Lines}), io_lib:format("the root element is <~ts>, not <tsung>",
                                                         [Name])}}.
 
