@@ -45,8 +45,8 @@ raw_udp_and_ssl_test() ->
 
 raw_errors_test() ->
     Err = fun(Server, Body) -> load(xml(server(Server), "ts_raw", Body)) end,
-    ?assertEqual({error, "t.xml:6: ack=\"global\" is not supported (a barrier across users; use "
-                         "local or no_ack)"},
+    ?assertEqual({error, "t.xml:6: ack=\"global\" needs <option name=\"global_number\" "
+                         "value=\"N\">: how many users meet there"},
                  Err("tcp", "<request><raw data=\"a\" ack=\"global\"/></request>")),
     ?assertEqual({error, "t.xml:6: <raw> needs data or datasize"},
                  Err("tcp", "<request><raw ack=\"local\"/></request>")),

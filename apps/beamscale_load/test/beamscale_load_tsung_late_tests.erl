@@ -168,3 +168,63 @@ contents_from_file_test() ->
     after
         file:del_dir_r(Dir)
     end.
+
+%% ---- rendezvous ----
+
+%% The first three meet; the fourth passes at once; a point of more users times out.
+rendezvous_test() ->
+    C = beamscale_load_rendezvous:start_link(),
+    Self = self(),
+    Arrive = fun(Name, N, Ms) ->
+                     spawn(fun() -> Self ! {self(), beamscale_load_rendezvous:arrive(C, Name, N,
+                                                                                    Ms)} end)
+             end,
+    [P1, P2] = [Arrive(<<"a">>, 3, 10000) || _ <- [1, 2]],
+    receive {_, _} = Early -> ?assert(Early =:= none) after 100 -> ok end,
+    ?assertEqual(ok, beamscale_load_rendezvous:arrive(C, <<"a">>, 3, 10000)),
+    [receive {P, R} -> ?assertEqual(ok, R) after 5000 -> ?assert(false) end || P <- [P1, P2]],
+    ?assertEqual(ok, beamscale_load_rendezvous:arrive(C, <<"a">>, 3, 10)),
+    ?assertEqual(timeout, beamscale_load_rendezvous:arrive(C, <<"b">>, 2, 50)),
+    %% The late release of the one that timed out leaves nothing in its mailbox.
+    ?assertEqual(ok, beamscale_load_rendezvous:arrive(C, <<"b">>, 2, 1000)),
+    ?assertEqual({messages, []}, process_info(self(), messages)),
+    unlink(C),
+    exit(C, kill).
+
+raw_global_test() ->
+    Raw = fun(Opts) ->
+                  Text = lists:flatten(
+                           ["<?xml version=\"1.0\"?>\n<tsung>\n",
+                            "<servers><server host=\"127.0.0.1\" port=\"7\" type=\"tcp\"/>",
+                            "</servers>\n",
+                            "<load><user session=\"r\"/></load>\n<options>", Opts, "</options>\n",
+                            "<sessions><session name=\"r\" probability=\"100\" type=\"ts_raw\">\n",
+                            "<request><raw data=\"x\" ack=\"global\"/></request>",
+                            "</session></sessions>\n</tsung>\n"]),
+                  case read(Text) of
+                      #{sessions := [#{steps := Steps}]} -> Steps;
+                      Error -> Error
+                  end
+          end,
+    ?assertMatch([{request, beamscale_load_raw, server, #{ack := no_ack}, _},
+                  {rendezvous, <<"global">>, 4, _}],
+                 Raw("<option name=\"global_number\" value=\"4\"/>")),
+    ?assertMatch({error, "t.xml:7: ack=\"global\" needs <option name=\"global_number\"" ++ _},
+                 Raw("")).
+
+rendezvous_terms_test() ->
+    Check = fun(R) ->
+                    {ok, Es} = beamscale_format_terms:parse(lists:flatten(io_lib:format(
+                        "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
+                        "{targets, [{w, #{node => a@b}}]}.\n"
+                        "{sessions, [{s, #{steps => [~0p]}}]}.\n", [R]))),
+                    case beamscale_load_scenario:check("t.config", Es) of
+                        {ok, #{sessions := [#{steps := [S]}]}} -> S;
+                        {error, E} -> lists:flatten(beamscale_load_scenario:format_error(E))
+                    end
+            end,
+    ?assertEqual({rendezvous, <<"p">>, 3, 60000}, Check({rendezvous, "p", #{users => 3}})),
+    ?assertMatch("t.config:3: key sessions.s.steps.rendezvous: expected" ++ _,
+                 Check({rendezvous, "p", #{users => 0}})),
+    ?assertMatch("t.config:3: key sessions.s.steps.rendezvous.timeout_ms: expected" ++ _,
+                 Check({rendezvous, "p", #{users => 2, timeout_ms => 0}})).

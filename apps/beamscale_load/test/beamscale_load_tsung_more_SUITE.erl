@@ -9,10 +9,10 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([statuses/1, tsung_match_status/1, user_agents/1, methods/1, max_restart/1,
          abort_test/1, think_from_variable/1, abort_element/1, fixed_users/1,
-         foreach/1]).
+         foreach/1, rendezvous/1]).
 -export([statuses/0, tsung_match_status/0, user_agents/0, methods/0, max_restart/0,
          abort_test/0, think_from_variable/0, abort_element/0, fixed_users/0,
-         foreach/0]).
+         foreach/0, rendezvous/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, tmp_dir/2, free_port/0]).
 
@@ -22,7 +22,8 @@
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [statuses, tsung_match_status, user_agents, methods, max_restart, abort_test,
-          think_from_variable, abort_element, fixed_users, foreach].
+          think_from_variable, abort_element, fixed_users, foreach,
+          rendezvous].
 
 init_per_suite(Config) ->
     Dir = tmp_dir(Config, "tsung_more_nginx"),
@@ -214,6 +215,27 @@ foreach(Config) ->
     ?assertEqual({4 * D, 0}, {maps:get(requests, T), maps:get(errors, T)}),
     [?assertEqual(D, length(seen(Config, U, D))) || U <- ["/e1", "/e2", "/j1"]],
     ?assertEqual([], seen(Config, "/x3", 0)).
+
+rendezvous() -> [{doc, "{rendezvous, ...}: the first 5 users, started 0.2 s apart, wait for "
+                        "the fifth; a rendezvous of more users than come times out."}].
+rendezvous(Config) ->
+    At = "[{0, s}, {0.2, s}, {0.4, s}, {0.6, s}, {0.8, s}]",
+    S = scenario([target(Config),
+                  "{phases, [{p, #{duration_s => 1, users_at => ", At, "}}]}.\n"
+                  "{sessions, [{s, #{weight => 0, steps => [{http, #{path => \"/r1\"}},"
+                  " {rendezvous, \"five\", #{users => 5, timeout_ms => 10000}},"
+                  " {http, #{path => \"/r2\"}},"
+                  " {rendezvous, \"more\", #{users => 6, timeout_ms => 300}}]}}]}.\n"]),
+    #{total := T} = run(S),
+    ?assertEqual({5, 10}, {maps:get(sessions_done, T), maps:get(requests, T)}),
+    ?assertEqual(#{<<"rendezvous more: 6 users not there within 300 ms">> => 5},
+                 maps:get(reasons, T)),
+    %% Microseconds: the first user waited for the fifth (0.8 s later), the last for none.
+    Session = maps:get(session, T),
+    {Min, Max} = {beamscale_stats_hist:percentile(Session, 0),
+                  beamscale_stats_hist:percentile(Session, 100)},
+    ct:pal("sessions from ~b to ~b us", [Min, Max]),
+    ?assert(Max >= 1000000 andalso Min >= 290000 andalso Max - Min >= 600000).
 
 %% The access log's lines for `Uri' ([Method, UserAgent, Uri]), once `N' are there.
 seen(Config, Uri, N) ->

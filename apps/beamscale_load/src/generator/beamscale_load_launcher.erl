@@ -42,7 +42,9 @@ stop_arrivals(Pid) ->
 init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     Key = {?MODULE, self()},
     Sessions = [S#{slot => I} || {I, S} <- lists:enumerate(Sessions0)],
-    persistent_term:put(Key, {list_to_tuple(Sessions0), Ctx}),
+    %% Users of this launcher meet at rendezvous through one coordinator, linked to it.
+    persistent_term:put(Key, {list_to_tuple(Sessions0),
+                              Ctx#{rendezvous => beamscale_load_rendezvous:start_link()}}),
     St = #{parent => Parent, users => #{}, sessions => Sessions, all => Sessions, key => Key,
            rand => Rand, pending => 0, fixed_off => false},
     try

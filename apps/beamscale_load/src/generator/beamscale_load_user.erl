@@ -15,7 +15,7 @@
 -define(COMPACT_MS, 1000).
 
 -type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
-                 controller => pid(),
+                 controller => pid(), rendezvous => pid(),
                  vars => beamscale_load_vars:ctx(), sources => beamscale_load_source:sources()}.
 -export_type([ctx/0]).
 
@@ -182,6 +182,12 @@ step({wait, Mod, Target, Ms}, #{ctx := #{metrics := M}} = St) ->
     [beamscale_load_metrics:error(M, {no_push, Ms}) || Got =:= timeout],
     Now = erlang:monotonic_time(),
     {[], St1#{base := Now, intended := Now}};
+%% As a `wait': the time spent waiting for the other users is no request's latency.
+step({rendezvous, Name, N, Ms}, #{ctx := #{metrics := M, rendezvous := R}} = St) ->
+    [beamscale_load_metrics:error(M, {rendezvous, Name, N, Ms})
+     || beamscale_load_rendezvous:arrive(R, Name, N, Ms) =:= timeout],
+    Now = erlang:monotonic_time(),
+    {[], St#{base := Now, intended := Now}};
 step({abort, session}, St) -> throw({session, abort, St});
 step({abort, all}, St) -> throw({session, abort_test, St});
 step({transaction, Name, Steps}, St) ->

@@ -27,6 +27,7 @@
               | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
               | {for, binary(), integer(), integer(), pos_integer(), [step()]}
               | {foreach, binary(), binary(), {list(), list()}, [step()]}
+              | {rendezvous, binary(), pos_integer(), pos_integer()}
               | {wait, module(), atom(), pos_integer()}
               | {abort, session | all}.
 -type session() :: #{name := atom() | binary(), weight := number(), steps := [step()],
@@ -305,7 +306,8 @@ step({transaction, Name, Steps}, T) when is_atom(Name); is_binary(Name) ->
     shown([steps, transaction, Name], Name),
     {transaction, Name, steps(Steps, T)};
 step(S, T) when element(1, S) =:= setvars; element(1, S) =:= 'if'; element(1, S) =:= repeat;
-                element(1, S) =:= for; element(1, S) =:= foreach ->
+                element(1, S) =:= for; element(1, S) =:= foreach;
+                element(1, S) =:= rendezvous ->
     try beamscale_load_scenario_dyn:step(S, fun(Steps) -> steps(Steps, T) end)
     catch throw:{bad, Path, Msg} when hd(Path) =/= steps -> bad([steps | Path], Msg)
     end;

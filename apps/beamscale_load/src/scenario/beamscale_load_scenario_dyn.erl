@@ -49,6 +49,17 @@ step({foreach, Var, #{in := In} = F, Body}, Steps) ->
     {foreach, name(Var), name(In), Filter, Steps(Body)};
 step({foreach, _, _, _}, _) -> bad([foreach], "expected {foreach, Var, #{in => ListVar, "
                                               "include => Re, exclude => Re}, Steps}");
+%% The first `users' users to reach it wait for each other, each at most `timeout_ms'
+%% (beamscale_load_rendezvous; counted per load node).
+step({rendezvous, Name, #{users := N} = R}, _Steps) when is_integer(N), N > 0, N =< ?MAX_LOOP ->
+    only(R, [users, timeout_ms], [rendezvous]),
+    Ms = case maps:get(timeout_ms, R, 60000) of
+             T when is_integer(T), T > 0, T < 1 bsl 32 -> T;
+             _ -> bad([rendezvous, timeout_ms], "expected ms from 1 to 2^32-1")
+         end,
+    {rendezvous, name(Name), N, Ms};
+step({rendezvous, _, _}, _) -> bad([rendezvous], "expected {rendezvous, Name, #{users => N "
+                                                 "(1 to 1000000), timeout_ms => Ms}}");
 step({for, _, _, _}, _) -> bad(['for'], "expected {for, Var, #{from => I, to => J, incr => K}, "
                                         "Steps}");
 step(_, _) -> none.

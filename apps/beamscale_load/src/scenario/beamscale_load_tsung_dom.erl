@@ -20,6 +20,7 @@ ign(#xmlElement{name = option} = E) ->
         {"file_server", _} -> [];
         {"user_agent", _} -> [];
         {N, _} when N =:= "connect_timeout"; N =:= "tcp_rcv_buffer"; N =:= "tcp_snd_buffer" -> [];
+        {"global_number", undefined} -> [];
         {Name, Type} ->
             %% A kind's own options (ts_amqp's credentials) are read by its `from_tsung/3'.
             case lists:member(Name, kind_options(Type)) of

@@ -3,7 +3,7 @@
 %% `from_tsung/3' reads. `think' options stay with the think times (`beamscale_load_tsung_xml').
 -module(beamscale_load_tsung_options).
 
--export([kinds/2, sockets/2, user_agents/2, agent_var/2, agent_step/2]).
+-export([kinds/2, sockets/2, user_agents/2, agent_var/2, agent_step/2, global_number/2]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -29,6 +29,15 @@ sockets(Opts, Ctx) ->
                                                 {"tcp_rcv_buffer", recbuf},
                                                 {"tcp_snd_buffer", sndbuf}],
                        attr(O, name) =:= Name]).
+
+%% @doc `<option name="global_number" value="N">': how many users meet at Tsung's global
+%% barrier (`ack="global"'), or `none'.
+-spec global_number([#xmlElement{}], map()) -> pos_integer() | none.
+global_number(Opts, Ctx) ->
+    case [O || O <- Opts, attr(O, name) =:= "global_number", attr(O, type) =:= undefined] of
+        [] -> none;
+        [O | _] -> positive_integer(O, value, Ctx)
+    end.
 
 %% @doc `<option type="ts_http" name="user_agent">': each HTTP session picks one of its
 %% `<user_agent probability>' texts at its start, as Tsung does, into a variable its requests

@@ -15,6 +15,8 @@
 -define(TSUNG_TLS, #{verify => verify_none}).
 %% A body read from a file (`contents_from_file'): as large as a raw request's data.
 -define(MAX_FILE_BYTES, 16 * 1024 * 1024).
+%% How long a user waits at Tsung's global barrier (Tsung waits without end).
+-define(GLOBAL_TIMEOUT_MS, 600000).
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/3, bool/4, fail/4]).
 
@@ -49,6 +51,10 @@ request(E, #{type := Mod} = Ctx) ->
 %% back as `#{wait_ms => Ms, target => T}': a `wait' step on the kind's connection.
 step(Mod, #{wait_ms := Ms, target := T}) ->
     {wait, #{kind => Mod:name(), target => T, timeout_ms => Ms}};
+%% Tsung's `ack="global"': the request, then the rendezvous `global' of that many users.
+step(Mod, #{rendezvous := N} = Spec) ->
+    {steps, [step(Mod, maps:remove(rendezvous, Spec)),
+             {rendezvous, "global", #{users => N, timeout_ms => ?GLOBAL_TIMEOUT_MS}}]};
 step(Mod, Spec) -> {Mod:name(), Spec}.
 
 kinds_with(Feature) ->

@@ -51,7 +51,8 @@ tsung(Root, Ctx0) ->
     Pis = pi_targets(Root, Ctx0),
     Opts = lists:append([children(O, [option], Ctx0) || O <- only(options, Top)]),
     Ctx = Ctx0#{think => think_option(Opts, Ctx0), pis => Pis,
-                user_agents => ?OPTS:user_agents(Opts, Ctx0), options => ?OPTS:kinds(Opts, Ctx0)},
+                user_agents => ?OPTS:user_agents(Opts, Ctx0), options => ?OPTS:kinds(Opts, Ctx0),
+                global_number => ?OPTS:global_number(Opts, Ctx0)},
     {Ips, Hosts, Local} = clients(lists:append([children(C, [client], Ctx)
                                                 || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
@@ -285,7 +286,9 @@ steps(E, Ctx) -> steps_of(children(E, ?STEPS, Ctx), Ctx).
 
 steps_of(Elements, Ctx) ->
     Pairs = [step(S, Ctx) || S <- Elements],
-    {[S || {S, _} <- Pairs], lists:append([U || {_, U} <- Pairs])}.
+    %% A request may stand for several steps (`{steps, List}': ack="global"'s rendezvous).
+    {lists:append([case S of {steps, L} -> L; _ -> [S] end || {S, _} <- Pairs]),
+     lists:append([U || {_, U} <- Pairs])}.
 
 step(#xmlElement{name = thinktime} = E, Ctx) -> {{think, think(E, Ctx)}, []};
 step(#xmlElement{name = transaction} = E, Ctx) ->
