@@ -92,7 +92,7 @@ terms_tls_test_() ->
      ?_assertEqual("s:1: key targets.t.tls.verify: expected verify_peer or verify_none",
                    Check("#{address => \"h:1\", tls => #{verify => maybe}}")),
      ?_assertEqual("s:1: key targets.t.tls.pin: unknown key (known: verify, cacertfile, "
-                   "server_name_indication)",
+                   "server_name_indication, versions, ciphers)",
                    Check("#{address => \"h:1\", tls => #{pin => 1}}")),
      ?_assertEqual("s:1: key targets.t.tls: TLS over udp is not supported",
                    Check("#{address => \"h:1\", tls => true, transport => udp}")),

@@ -228,3 +228,30 @@ rendezvous_terms_test() ->
                  Check({rendezvous, "p", #{users => 0}})),
     ?assertMatch("t.config:3: key sessions.s.steps.rendezvous.timeout_ms: expected" ++ _,
                  Check({rendezvous, "p", #{users => 2, timeout_ms => 0}})).
+
+%% ---- options and elements read since ----
+
+%% A file of one ssl server, the given options.
+ssl_file(Options) ->
+    lists:flatten(
+      ["<?xml version=\"1.0\"?>\n<tsung>\n<information><name>n</name></information>\n",
+       "<servers><server host=\"127.0.0.1\" port=\"8443\" type=\"ssl\"/></servers>\n",
+       "<monitoring><monitor host=\"db\" type=\"mysqladmin\"/></monitoring>\n",
+       "<load><user session=\"s\"/></load>\n<options>", Options, "</options>\n",
+       "<sessions><session name=\"s\" probability=\"100\" type=\"ts_http\">",
+       "<request><http url=\"/\" method=\"GET\"/></request></session></sessions>\n</tsung>\n"]).
+
+ssl_options_test() ->
+    {ok, #{targets := #{server := #{tls := Tls}}}, Warnings} =
+        beamscale_load_tsung:from_text("t.xml", ssl_file(
+            "<option name=\"ssl_versions\" value=\"tlsv1.2\"/>"
+            "<option name=\"ssl_ciphers\" value=\"ECDHE-RSA-AES256-GCM-SHA384\"/>")),
+    ?assertEqual(['tlsv1.2'], proplists:get_value(versions, Tls)),
+    ?assertMatch([#{cipher := aes_256_gcm}], proplists:get_value(ciphers, Tls)),
+    ?assertEqual(verify_none, proplists:get_value(verify, Tls)),
+    %% <information> describes the test; a mysqladmin monitor is said to be unsampled.
+    ?assertEqual(["<monitor type=\"mysqladmin\"> (not sampled)"], Warnings),
+    ?assertEqual({error, "t.xml:7: ssl_versions \"sslv3\" (tlsv1.3, tlsv1.2, tlsv1.1 or tlsv1)"},
+                 read(ssl_file("<option name=\"ssl_versions\" value=\"sslv3\"/>"))),
+    ?assertEqual({error, "t.xml:7: ssl_ciphers: unknown cipher suite NOPE"},
+                 read(ssl_file("<option name=\"ssl_ciphers\" value=\"NOPE\"/>"))).

@@ -40,7 +40,7 @@ arrived(Name, N, Alias, Points) ->
     case maps:get(Name, Points, {0, []}) of
         passed -> Alias ! {go, Alias}, Points;
         {Count, Waiting} when Count + 1 >= N ->
-            [A ! {go, A} || A <- [Alias | Waiting]],
+            _ = [A ! {go, A} || A <- [Alias | Waiting]],
             Points#{Name => passed};
         {Count, Waiting} -> Points#{Name => {Count + 1, [Alias | Waiting]}}
     end.

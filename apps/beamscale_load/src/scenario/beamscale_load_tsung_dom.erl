@@ -21,6 +21,7 @@ ign(#xmlElement{name = option} = E) ->
         {"user_agent", _} -> [];
         {N, _} when N =:= "connect_timeout"; N =:= "tcp_rcv_buffer"; N =:= "tcp_snd_buffer" -> [];
         {"global_number", undefined} -> [];
+        {N, undefined} when N =:= "ssl_versions"; N =:= "ssl_ciphers" -> [];
         {Name, Type} ->
             %% A kind's own options (ts_amqp's credentials) are read by its `from_tsung/3'.
             case lists:member(Name, kind_options(Type)) of
@@ -28,8 +29,11 @@ ign(#xmlElement{name = option} = E) ->
                 false -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
             end
     end;
+ign(#xmlElement{name = information}) -> [];
 ign(#xmlElement{name = monitor} = E) ->
     ["<monitor batch>" || attr(E, batch) =/= undefined]
+        ++ [lists:flatten(io_lib:format("<monitor type=\"~ts\"> (not sampled)", [T]))
+            || T <- [attr(E, type, "erlang")], not lists:member(T, ["erlang", "munin", "snmp"])]
         ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
 ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
     {_, Ignored} = spec(Name),
@@ -123,6 +127,8 @@ unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
     Why = case N of
               _ when N =:= oauth; N =:= soap -> "not yet";
               change_type -> "a session keeps one type";
+              set_option -> "an option changed within a session (give <option> for the file)";
+              interaction -> "no timing between users' send and receive yet";
               _ when N =:= jabber; N =:= ldap; N =:= fs;
                      N =:= shell; N =:= job; N =:= amqp; N =:= mqtt; N =:= tcp; N =:= udp ->
                   ["beamscale sends ", lists:join(", ", [atom_to_list(K) || K <- Kinds]),

@@ -47,7 +47,9 @@ ignored(Root, _Lines) -> beamscale_load_tsung_dom:ignored(Root).
 
 tsung(Root, Ctx0) ->
     check_attrs(Root, Ctx0),
-    Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
+    %% `<information>' (name, description, username, organisation) only describes the test.
+    Top = children(Root, [information, clients, servers, monitoring, load, options, sessions],
+                   Ctx0),
     Pis = pi_targets(Root, Ctx0),
     Opts = lists:append([children(O, [option], Ctx0) || O <- only(options, Top)]),
     Ctx = Ctx0#{think => think_option(Opts, Ctx0), pis => Pis,
@@ -59,9 +61,14 @@ tsung(Root, Ctx0) ->
     Sessions = one(sessions, Top, Root, Ctx),
     {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
     Socket = ?OPTS:sockets(Opts, Ctx),
+    Tls = ?OPTS:tls(Opts, Ctx),
     Targets = [{N, T} || {N, T} <- Pis]
-        ++ [{N, case T of #{address := _} -> maps:merge(T, Socket); _ -> T end}
-            || {N, T} <- lists:usort(Used)],
+        ++ [{N, case T of
+                    #{address := _, tls := TT} -> maps:merge(T#{tls := maps:merge(TT, Tls)},
+                                                             Socket);
+                    #{address := _} -> maps:merge(T, Socket);
+                    _ -> T
+                end} || {N, T} <- lists:usort(Used)],
     {Phases, Limit} = load(Load, session_names(Sessions, Ctx), Ctx),
     Files = beamscale_load_tsung_dyn:files(Opts, Ctx),
     Entries = [{targets, Targets, line(Root, Ctx)},
