@@ -255,3 +255,47 @@ ssl_options_test() ->
                  read(ssl_file("<option name=\"ssl_versions\" value=\"sslv3\"/>"))),
     ?assertEqual({error, "t.xml:7: ssl_ciphers: unknown cipher suite NOPE"},
                  read(ssl_file("<option name=\"ssl_ciphers\" value=\"NOPE\"/>"))).
+
+%% ---- max_retries ----
+
+%% A connect refused twice, then a server listens: with retries the request gets through, after
+%% the back-off (40 then 80 ms); without, it fails at once.
+max_retries_test() ->
+    {ok, L0} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(L0),
+    ok = gen_tcp:close(L0),
+    Self = self(),
+    Target = #{host => "127.0.0.1", port => Port, max_retries => 5, retry_timeout_ms => 40},
+    Send = fun(T) ->
+                   M = beamscale_load_metrics:new([]),
+                   beamscale_load_request:run(beamscale_load_raw, T, closed,
+                                              {#{send => <<"x">>, ack => no_ack}, 1000}, M)
+           end,
+    ?assertMatch({error, _, closed}, Send(maps:without([max_retries], Target))),
+    Server = spawn(fun() ->
+                           timer:sleep(60),
+                           {ok, L} = gen_tcp:listen(Port, [{ip, {127, 0, 0, 1}},
+                                                           {reuseaddr, true}]),
+                           Self ! listening,
+                           receive stop -> gen_tcp:close(L) end
+                   end),
+    T0 = erlang:monotonic_time(millisecond),
+    Result = Send(Target),
+    Ms = erlang:monotonic_time(millisecond) - T0,
+    Server ! stop,
+    receive listening -> ok after 5000 -> ?assert(false) end,
+    {ok, Conn} = Result,
+    beamscale_load_request:close(beamscale_load_raw, Conn),
+    ?assert(Ms >= 60).
+
+max_retries_read_test() ->
+    {ok, #{targets := #{server := T}}, []} =
+        beamscale_load_tsung:from_text("t.xml", lists:flatten(
+            ["<?xml version=\"1.0\"?>\n<tsung>\n",
+             "<servers><server host=\"127.0.0.1\" port=\"80\" type=\"tcp\"/></servers>\n",
+             "<load><user session=\"s\"/></load>\n<options>",
+             "<option name=\"max_retries\" value=\"4\"/><option name=\"retry_timeout\" ",
+             "value=\"20\"/></options>\n<sessions><session name=\"s\" probability=\"100\" ",
+             "type=\"ts_http\"><request><http url=\"/\" method=\"GET\"/></request></session>",
+             "</sessions>\n</tsung>\n"])),
+    ?assertMatch(#{max_retries := 4, retry_timeout_ms := 20}, T).

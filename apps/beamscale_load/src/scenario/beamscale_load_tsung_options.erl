@@ -22,14 +22,18 @@ kinds(Opts, _Ctx) ->
                   T =/= undefined, N =/= undefined, V =/= undefined].
 
 %% @doc `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
-%% (bytes): the socket settings of every `host:port' target of the file.
--spec sockets([#xmlElement{}], map()) -> #{atom() => pos_integer()}.
+%% (bytes), `max_retries' and `retry_timeout' (ms): the socket settings of every `host:port'
+%% target of the file.
+-spec sockets([#xmlElement{}], map()) -> #{atom() => number()}.
 sockets(Opts, Ctx) ->
     maps:from_list([{K, positive_integer(O, value, Ctx)}
                     || O <- Opts, {Name, K} <- [{"connect_timeout", connect_timeout_ms},
                                                 {"tcp_rcv_buffer", recbuf},
-                                                {"tcp_snd_buffer", sndbuf}],
-                       attr(O, name) =:= Name]).
+                                                {"tcp_snd_buffer", sndbuf},
+                                                {"retry_timeout", retry_timeout_ms}],
+                       attr(O, name) =:= Name]
+                   ++ [{max_retries, non_negative(O, value, Ctx)}
+                       || O <- Opts, attr(O, name) =:= "max_retries"]).
 
 %% @doc `<option name="ssl_versions" value="tlsv1.2">' and `ssl_ciphers' (OpenSSL's names,
 %% colon-separated): added to the `tls' of every TLS target of the file.
