@@ -299,3 +299,36 @@ max_retries_read_test() ->
              "type=\"ts_http\"><request><http url=\"/\" method=\"GET\"/></request></session>",
              "</sessions>\n</tsung>\n"])),
     ?assertMatch(#{max_retries := 4, retry_timeout_ms := 20}, T).
+
+%% ---- ports_range ----
+
+%% Connections of a target with `ports' bind local ports of the range in turn; past its end the
+%% first port again, here still held: that connect fails (a range must hold the connections).
+ports_range_test() ->
+    {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
+    {ok, Port} = inet:port(L),
+    {ok, L1} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
+    {ok, Min} = inet:port(L1),
+    ok = gen_tcp:close(L1),
+    #{t := T} = beamscale_load_tcp:port_counters(
+                  #{t => #{host => "127.0.0.1", port => Port, ports => {Min, Min + 1}}}),
+    {ok, {S1, _}} = beamscale_load_tcp:connect(T),
+    {ok, {S2, _}} = beamscale_load_tcp:connect(T),
+    try
+        ?assertEqual([{ok, Min}, {ok, Min + 1}],
+                     [case inet:sockname(S) of {ok, {_, P}} -> {ok, P} end || S <- [S1, S2]]),
+        ?assertMatch({error, {connect, _}}, beamscale_load_tcp:connect(T))
+    after
+        [gen_tcp:close(S) || S <- [S1, S2, L]]
+    end.
+
+ports_range_read_test() ->
+    {ok, #{targets := #{server := T}}, []} =
+        beamscale_load_tsung:from_text("t.xml", lists:flatten(
+            ["<?xml version=\"1.0\"?>\n<tsung>\n",
+             "<servers><server host=\"127.0.0.1\" port=\"80\" type=\"tcp\"/></servers>\n",
+             "<load><user session=\"s\"/></load>\n<options>",
+             "<option name=\"ports_range\" min=\"20000\" max=\"20100\" value=\"on\"/></options>\n",
+             "<sessions><session name=\"s\" probability=\"100\" type=\"ts_http\"><request>",
+             "<http url=\"/\" method=\"GET\"/></request></session></sessions>\n</tsung>\n"])),
+    ?assertEqual({20000, 20100}, maps:get(ports, T)).

@@ -13,7 +13,8 @@
                     tls => [ssl:tls_client_option()], transport => tcp | udp,
                     max_reply_bytes => pos_integer(), connect_timeout_ms => pos_integer(),
                     recbuf => pos_integer(), sndbuf => pos_integer(),
-                    max_retries => 0..100, retry_timeout_ms => pos_integer()}.
+                    max_retries => 0..100, retry_timeout_ms => pos_integer(),
+                    ports => {1025..65535, 1025..65535}}.
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
                    max_users := pos_integer() | infinity,
                    users_at => [{number(), atom() | binary()}],

@@ -21,7 +21,8 @@ ign(#xmlElement{name = option} = E) ->
         {"user_agent", _} -> [];
         {N, _} when N =:= "connect_timeout"; N =:= "tcp_rcv_buffer"; N =:= "tcp_snd_buffer" -> [];
         {"global_number", undefined} -> [];
-        {N, undefined} when N =:= "max_retries"; N =:= "retry_timeout" -> [];
+        {N, undefined} when N =:= "max_retries"; N =:= "retry_timeout"; N =:= "ports_range" ->
+            [];
         {N, undefined} when N =:= "ssl_versions"; N =:= "ssl_ciphers" -> [];
         {Name, Type} ->
             %% A kind's own options (ts_amqp's credentials) are read by its `from_tsung/3'.

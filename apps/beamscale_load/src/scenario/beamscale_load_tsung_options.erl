@@ -22,9 +22,9 @@ kinds(Opts, _Ctx) ->
                   T =/= undefined, N =/= undefined, V =/= undefined].
 
 %% @doc `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
-%% (bytes), `max_retries' and `retry_timeout' (ms): the socket settings of every `host:port'
-%% target of the file.
--spec sockets([#xmlElement{}], map()) -> #{atom() => number()}.
+%% (bytes), `max_retries', `retry_timeout' (ms) and `ports_range': the socket settings of every
+%% `host:port' target of the file.
+-spec sockets([#xmlElement{}], map()) -> #{atom() => term()}.
 sockets(Opts, Ctx) ->
     maps:from_list([{K, positive_integer(O, value, Ctx)}
                     || O <- Opts, {Name, K} <- [{"connect_timeout", connect_timeout_ms},
@@ -33,7 +33,16 @@ sockets(Opts, Ctx) ->
                                                 {"retry_timeout", retry_timeout_ms}],
                        attr(O, name) =:= Name]
                    ++ [{max_retries, non_negative(O, value, Ctx)}
-                       || O <- Opts, attr(O, name) =:= "max_retries"]).
+                       || O <- Opts, attr(O, name) =:= "max_retries"]
+                   %% Tsung's defaults: 1025 to 65534; value="off" leaves it out.
+                   ++ [{ports, {integer_or(O, min, 1025, Ctx), integer_or(O, max, 65534, Ctx)}}
+                       || O <- Opts, attr(O, name) =:= "ports_range", attr(O, value) =/= "off"]).
+
+integer_or(O, Name, Default, Ctx) ->
+    case attr(O, Name) of
+        undefined -> Default;
+        _ -> positive_integer(O, Name, Ctx)
+    end.
 
 %% @doc `<option name="ssl_versions" value="tlsv1.2">' and `ssl_ciphers' (OpenSSL's names,
 %% colon-separated): added to the `tls' of every TLS target of the file.
