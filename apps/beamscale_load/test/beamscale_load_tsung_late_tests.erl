@@ -288,17 +288,21 @@ max_retries_test() ->
     beamscale_load_request:close(beamscale_load_raw, Conn),
     ?assert(Ms >= 60).
 
-max_retries_read_test() ->
+%% The `server' target of a file of one tcp server and the given options, read without warning.
+option_target(Options) ->
     {ok, #{targets := #{server := T}}, []} =
         beamscale_load_tsung:from_text("t.xml", lists:flatten(
             ["<?xml version=\"1.0\"?>\n<tsung>\n",
              "<servers><server host=\"127.0.0.1\" port=\"80\" type=\"tcp\"/></servers>\n",
-             "<load><user session=\"s\"/></load>\n<options>",
-             "<option name=\"max_retries\" value=\"4\"/><option name=\"retry_timeout\" ",
-             "value=\"20\"/></options>\n<sessions><session name=\"s\" probability=\"100\" ",
-             "type=\"ts_http\"><request><http url=\"/\" method=\"GET\"/></request></session>",
-             "</sessions>\n</tsung>\n"])),
-    ?assertMatch(#{max_retries := 4, retry_timeout_ms := 20}, T).
+             "<load><user session=\"s\"/></load>\n<options>", Options, "</options>\n",
+             "<sessions><session name=\"s\" probability=\"100\" type=\"ts_http\"><request>",
+             "<http url=\"/\" method=\"GET\"/></request></session></sessions>\n</tsung>\n"])),
+    T.
+
+max_retries_read_test() ->
+    ?assertMatch(#{max_retries := 4, retry_timeout_ms := 20},
+                 option_target("<option name=\"max_retries\" value=\"4\"/>"
+                               "<option name=\"retry_timeout\" value=\"20\"/>")).
 
 %% ---- ports_range ----
 
@@ -323,12 +327,6 @@ ports_range_test() ->
     end.
 
 ports_range_read_test() ->
-    {ok, #{targets := #{server := T}}, []} =
-        beamscale_load_tsung:from_text("t.xml", lists:flatten(
-            ["<?xml version=\"1.0\"?>\n<tsung>\n",
-             "<servers><server host=\"127.0.0.1\" port=\"80\" type=\"tcp\"/></servers>\n",
-             "<load><user session=\"s\"/></load>\n<options>",
-             "<option name=\"ports_range\" min=\"20000\" max=\"20100\" value=\"on\"/></options>\n",
-             "<sessions><session name=\"s\" probability=\"100\" type=\"ts_http\"><request>",
-             "<http url=\"/\" method=\"GET\"/></request></session></sessions>\n</tsung>\n"])),
-    ?assertEqual({20000, 20100}, maps:get(ports, T)).
+    ?assertEqual({20000, 20100},
+                 maps:get(ports, option_target("<option name=\"ports_range\" min=\"20000\" "
+                                               "max=\"20100\" value=\"on\"/>"))).
