@@ -45,8 +45,8 @@ raw_udp_and_ssl_test() ->
 
 raw_errors_test() ->
     Err = fun(Server, Body) -> load(xml(server(Server), "ts_raw", Body)) end,
-    ?assertEqual({error, "t.xml:6: ack=\"global\" is not supported (a barrier across users; use "
-                         "local or no_ack)"},
+    ?assertEqual({error, "t.xml:6: ack=\"global\" needs <option name=\"global_number\" "
+                         "value=\"N\">: how many users meet there"},
                  Err("tcp", "<request><raw data=\"a\" ack=\"global\"/></request>")),
     ?assertEqual({error, "t.xml:6: <raw> needs data or datasize"},
                  Err("tcp", "<request><raw ack=\"local\"/></request>")),
@@ -92,7 +92,7 @@ terms_tls_test_() ->
      ?_assertEqual("s:1: key targets.t.tls.verify: expected verify_peer or verify_none",
                    Check("#{address => \"h:1\", tls => #{verify => maybe}}")),
      ?_assertEqual("s:1: key targets.t.tls.pin: unknown key (known: verify, cacertfile, "
-                   "server_name_indication)",
+                   "server_name_indication, versions, ciphers)",
                    Check("#{address => \"h:1\", tls => #{pin => 1}}")),
      ?_assertEqual("s:1: key targets.t.tls: TLS over udp is not supported",
                    Check("#{address => \"h:1\", tls => true, transport => udp}")),

@@ -8,9 +8,11 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([statuses/1, tsung_match_status/1, user_agents/1, methods/1, max_restart/1,
-         abort_test/1, think_from_variable/1, abort_element/1]).
+         abort_test/1, think_from_variable/1, abort_element/1, fixed_users/1,
+         foreach/1, rendezvous/1]).
 -export([statuses/0, tsung_match_status/0, user_agents/0, methods/0, max_restart/0,
-         abort_test/0, think_from_variable/0, abort_element/0]).
+         abort_test/0, think_from_variable/0, abort_element/0, fixed_users/0,
+         foreach/0, rendezvous/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, tmp_dir/2, free_port/0]).
 
@@ -20,7 +22,8 @@
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [statuses, tsung_match_status, user_agents, methods, max_restart, abort_test,
-          think_from_variable, abort_element].
+          think_from_variable, abort_element, fixed_users, foreach,
+          rendezvous].
 
 init_per_suite(Config) ->
     Dir = tmp_dir(Config, "tsung_more_nginx"),
@@ -45,6 +48,7 @@ nginx_conf(Dir, Port) ->
       "    location / { return 200 'hello'; }\n"
       "    location /missing { return 404; }\n"
       "    location /teapot { return 418; }\n"
+      "    location /list { return 200 '{\"items\": [\"e1\", \"e2\", \"x3\"]}'; }\n"
       "  }\n}\n", [Dir, Dir, Dir, Dir, Dir, Dir, Dir, Port]).
 
 target(Config) -> io_lib:format("{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n",
@@ -170,6 +174,69 @@ abort_element(Config) ->
     ?assert(D >= 3),
     ?assertEqual({D, 0}, {maps:get(requests, T), maps:get(errors, T)}).
 
+fixed_users() -> [{doc, "<user session start_time>: one user each, beside the arrivals and after "
+                        "them (a session of probability 0 started only so)."}].
+fixed_users(Config) ->
+    Load = "<load><arrivalphase phase=\"1\" duration=\"1\" unit=\"second\">"
+           "<users interarrival=\"0.2\" unit=\"second\"/></arrivalphase>"
+           "<user session=\"late\" start_time=\"300\" unit=\"millisecond\"/>"
+           "<user session=\"late\" start_time=\"1.5\"/></load>",
+    Sessions = "<session name=\"s\" probability=\"100\" type=\"ts_http\">"
+               "<request><http url=\"/arrived\" method=\"GET\"/></request></session>"
+               "<session name=\"late\" probability=\"0\" type=\"ts_http\">"
+               "<request><http url=\"/fixed\" method=\"GET\"/></request></session>",
+    Xml = tsung_text(Config, Load, "", Sessions),
+    ?assertMatch([{phase1, #{users_at := [{0.3, <<"late">>}]}},
+                  {users, #{rate := 0.0, users_at := [{_, <<"late">>}]}}],
+                 [{N, maps:with([rate, users_at], P)}
+                  || #{name := N} = P <- maps:get(phases, Xml)]),
+    #{total := T} = run(Xml),
+    ?assertEqual(0, maps:get(errors, T)),
+    ?assertEqual(2, length(seen(Config, "/fixed", 2))),
+    ?assertEqual(maps:get(sessions_done, T) - 2, length(seen(Config, "/arrived", 1))).
+
+foreach() -> [{doc, "<foreach> over a JSONPath list variable, one value excluded; a "
+                     "setdynvars of sourcetype jsonpath."}].
+foreach(Config) ->
+    Xml = tsung_file(Config,
+                     "<request><dyn_variable name=\"items\" jsonpath=\"$.items[*]\"/>"
+                     "<http url=\"/list\" method=\"GET\"/></request>"
+                     "<foreach name=\"u\" in=\"items\" exclude=\"x\">"
+                     "<request subst=\"true\"><http url=\"/%%_u%%\" method=\"GET\"/></request>"
+                     "</foreach>"
+                     "<setdynvars sourcetype=\"value\" value=\"{&quot;u&quot;: &quot;j1&quot;}\">"
+                     "<var name=\"j\"/></setdynvars>"
+                     "<setdynvars sourcetype=\"jsonpath\" from=\"j\" jsonpath=\"u\">"
+                     "<var name=\"v\"/></setdynvars>"
+                     "<request subst=\"true\"><http url=\"/%%_v%%\" method=\"GET\"/></request>"),
+    #{total := T} = run(Xml),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3),
+    ?assertEqual({4 * D, 0}, {maps:get(requests, T), maps:get(errors, T)}),
+    [?assertEqual(D, length(seen(Config, U, D))) || U <- ["/e1", "/e2", "/j1"]],
+    ?assertEqual([], seen(Config, "/x3", 0)).
+
+rendezvous() -> [{doc, "{rendezvous, ...}: the first 5 users, started 0.2 s apart, wait for "
+                        "the fifth; a rendezvous of more users than come times out."}].
+rendezvous(Config) ->
+    At = "[{0, s}, {0.2, s}, {0.4, s}, {0.6, s}, {0.8, s}]",
+    S = scenario([target(Config),
+                  "{phases, [{p, #{duration_s => 1, users_at => ", At, "}}]}.\n"
+                  "{sessions, [{s, #{weight => 0, steps => [{http, #{path => \"/r1\"}},"
+                  " {rendezvous, \"five\", #{users => 5, timeout_ms => 10000}},"
+                  " {http, #{path => \"/r2\"}},"
+                  " {rendezvous, \"more\", #{users => 6, timeout_ms => 300}}]}}]}.\n"]),
+    #{total := T} = run(S),
+    ?assertEqual({5, 10}, {maps:get(sessions_done, T), maps:get(requests, T)}),
+    ?assertEqual(#{<<"rendezvous more: 6 users not there within 300 ms">> => 5},
+                 maps:get(reasons, T)),
+    %% Microseconds: the first user waited for the fifth (0.8 s later), the last for none.
+    Session = maps:get(session, T),
+    {Min, Max} = {beamscale_stats_hist:percentile(Session, 0),
+                  beamscale_stats_hist:percentile(Session, 100)},
+    ct:pal("sessions from ~b to ~b us", [Min, Max]),
+    ?assert(Max >= 1000000 andalso Min >= 290000 andalso Max - Min >= 600000).
+
 %% The access log's lines for `Uri' ([Method, UserAgent, Uri]), once `N' are there.
 seen(Config, Uri, N) ->
     seen(Config, Uri, N, erlang:monotonic_time(millisecond) + ?LOG_WAIT_MS).
@@ -192,15 +259,18 @@ tsung_file(Config, Requests) ->
     tsung_file(Config, "", Requests).
 
 tsung_file(Config, Options, Requests) ->
+    tsung_text(Config, "<load><arrivalphase phase=\"1\" duration=\"1\" unit=\"second\">"
+                       "<users interarrival=\"0.1\" unit=\"second\"/></arrivalphase></load>",
+               Options, "<session name=\"s\" probability=\"100\" type=\"ts_http\">"
+                        ++ Requests ++ "</session>").
+
+tsung_text(Config, Load, Options, Sessions) ->
     Text = io_lib:format(
              "<?xml version=\"1.0\"?>\n<tsung>\n"
              "<clients><client host=\"localhost\" use_controller_vm=\"true\"/></clients>\n"
              "<servers><server host=\"127.0.0.1\" port=\"~b\" type=\"tcp\"/></servers>\n"
-             "<load><arrivalphase phase=\"1\" duration=\"1\" unit=\"second\">"
-             "<users interarrival=\"0.1\" unit=\"second\"/></arrivalphase></load>\n"
-             "<options>~ts</options>\n"
-             "<sessions><session name=\"s\" probability=\"100\" type=\"ts_http\">~ts"
-             "</session></sessions>\n</tsung>\n", [?config(port, Config), Options, Requests]),
+             "~ts\n<options>~ts</options>\n<sessions>~ts</sessions>\n</tsung>\n",
+             [?config(port, Config), Load, Options, Sessions]),
     case beamscale_load_tsung:from_text("more.xml", lists:flatten(Text)) of
         {ok, S, _Ignored} -> S;
         {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])

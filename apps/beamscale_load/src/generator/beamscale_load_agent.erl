@@ -37,8 +37,14 @@ stop({Pid, Ref}) ->
 share(#{phases := Phases} = Scenario, I, Weights) ->
     W = lists:nth(I, Weights),
     Sum = lists:sum(Weights),
-    Scenario#{phases := [P#{rate := R * W / Sum, max_users := split(Max, I, Weights)}
+    Scenario#{phases := [at(P#{rate := R * W / Sum, max_users := split(Max, I, Weights)},
+                            I, length(Weights))
                          || #{rate := R, max_users := Max} = P <- Phases]}.
+
+%% Users at fixed times are dealt to the shares in turn (share `I' of `N' starts every Nth).
+at(#{users_at := At} = P, I, N) ->
+    P#{users_at := [U || {K, U} <- lists:enumerate(At), K rem N =:= I rem N]};
+at(P, _I, _N) -> P.
 
 %% @doc The part of agent number I of Max users, split by the weights (infinity stays so).
 -spec split(non_neg_integer() | infinity, pos_integer(), [number()]) ->
@@ -59,7 +65,8 @@ init(#{controller := C, scenario := #{transactions := Tx} = Scenario0, targets :
     [connect(Node, Cookie) || {Node, Cookie} <- Cookies],
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
     Metrics = beamscale_load_metrics:new(Tx, maps:get(counts, Scenario, [])),
-    Ctx = #{metrics => Metrics, targets => Targets, controller => C,
+    Ctx = #{metrics => Metrics, targets => beamscale_load_tcp:port_counters(Targets),
+            controller => C,
             sources => beamscale_load_source:new(maps:get(source_ips, Scenario, [])),
             vars => beamscale_load_vars:new_ctx(maps:get(files, Scenario, #{}))},
     L = beamscale_load_launcher:start_link(Scenario, Ctx, Start, rand:seed_s(exsss, Seed)),

@@ -16,7 +16,7 @@
 %% A compiled regular expression (`re:compile/2'; OTP 25 exports no type for it).
 -type mp() :: {re_pattern, term(), term(), term(), term()}.
 
--type extract() :: {re, binary(), mp()} | {header, binary(), binary()}
+-type extract() :: {re, binary(), mp()} | {re_all, binary(), mp()} | {header, binary(), binary()}
                  | {header, binary(), binary(), binary()} | {status, binary()}
                  | {jsonpath, binary(), beamscale_load_jsonpath:path()}
                  | {xpath, binary(), beamscale_load_xpath:xpath()}.
@@ -40,6 +40,15 @@ one({re, Name, MP}, #{body := Body}, Vars) ->
         {match, []} -> Vars#{Name => <<>>};
         nomatch -> maps:remove(Name, Vars)
     end;
+%% Every match's first group: a list variable (`{list, Name}'), its first value in `Name'.
+one({re_all, Name, MP}, #{body := Body}, Vars) ->
+    Found = try re:run(Body, MP, [global, {capture, all_but_first, binary}])
+            catch error:badarg -> nomatch
+            end,
+    case Found of
+        {match, Ms} -> list(Name, [case M of [G | _] -> G; [] -> <<>> end || M <- Ms], Vars);
+        nomatch -> maps:remove({list, Name}, maps:remove(Name, Vars))
+    end;
 one({header, Name, Header}, Response, Vars) ->
     case header(Header, Response) of
         {ok, V} -> Vars#{Name => V};
@@ -59,10 +68,18 @@ one({header, Name, Header, Param}, Response, Vars) ->
     end;
 one({status, Name}, #{status := S}, Vars) -> Vars#{Name => integer_to_binary(S)};
 one({status, Name}, _, Vars) -> maps:remove(Name, Vars);
+%% Several nodes selected: a list variable too.
 one({jsonpath, Name, Path}, #{body := Body}, Vars) ->
-    found(Name, beamscale_load_jsonpath:value(Path, Body), Vars);
+    case beamscale_load_jsonpath:values(Path, Body) of
+        {ok, Vs} -> list(Name, Vs, Vars);
+        error -> maps:remove({list, Name}, maps:remove(Name, Vars))
+    end;
 one({xpath, Name, X}, #{body := Body}, Vars) ->
     found(Name, beamscale_load_xpath:eval(X, Body), Vars).
+
+%% A reply's list is cut at 1000 values, as JSONPath's.
+list(Name, [First | _] = Vs, Vars) ->
+    Vars#{Name => First, {list, Name} => lists:sublist(Vs, 1000)}.
 
 %% @doc `re:run/3' of a scenario's expression: one in UTF-8 mode (it holds a character beyond
 %% ASCII) does not match a response that is not valid UTF-8 (`re' raises badarg).

@@ -4,7 +4,7 @@
 %% other value as JSON text. A body is decoded within bounds of size, heap and time.
 -module(beamscale_load_jsonpath).
 
--export([parse/1, select/2, value/2, format/1]).
+-export([parse/1, select/2, value/2, values/2, format/1]).
 -export_type([path/0]).
 
 -type step() :: {key, binary()} | {index, integer()} | all.
@@ -19,6 +19,8 @@
 %% holds the decoding of 400 kB of small objects (16 MB does not), and 8 users stay in 300 MB.
 -define(MAX_HEAP_WORDS, 4 * 1024 * 1024).
 -define(EVAL_TIMEOUT_MS, 1000).
+%% The values kept of a list variable: a reply's list is cut there.
+-define(MAX_VALUES, 1000).
 
 %% @doc The steps of an expression, or why it is not one.
 -spec parse(string() | binary()) -> {ok, path()} | {error, string()}.
@@ -86,6 +88,23 @@ value(_, Body) when byte_size(Body) > ?MAX_BODY_BYTES -> error;
 value(Path, Body) ->
     beamscale_load_bounded:call(fun() -> first(Path, Body) end, ?MAX_HEAP_WORDS,
                                 ?EVAL_TIMEOUT_MS).
+
+%% @doc The texts of the nodes (at most ?MAX_VALUES) the path selects in a JSON text, or
+%% `error' when it selects none.
+-spec values(path(), binary()) -> {ok, [binary(), ...]} | error.
+values(_, Body) when byte_size(Body) > ?MAX_BODY_BYTES -> error;
+values(Path, Body) ->
+    beamscale_load_bounded:call(fun() -> all(Path, Body) end, ?MAX_HEAP_WORDS, ?EVAL_TIMEOUT_MS).
+
+all(Path, Body) ->
+    case beamscale_format_json:decode(Body) of
+        {ok, Json} ->
+            case select(Path, Json) of
+                [] -> error;
+                Vs -> {ok, [format(V) || V <- lists:sublist(Vs, ?MAX_VALUES)]}
+            end;
+        {error, _} -> error
+    end.
 
 first(Path, Body) ->
     case beamscale_format_json:decode(Body) of

@@ -42,15 +42,17 @@ stop_arrivals(Pid) ->
 init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     Key = {?MODULE, self()},
     Sessions = [S#{slot => I} || {I, S} <- lists:enumerate(Sessions0)],
-    persistent_term:put(Key, {list_to_tuple(Sessions0), Ctx}),
+    %% Users of this launcher meet at rendezvous through one coordinator, linked to it.
+    persistent_term:put(Key, {list_to_tuple(Sessions0),
+                              Ctx#{rendezvous => beamscale_load_rendezvous:start_link()}}),
     St = #{parent => Parent, users => #{}, sessions => Sessions, all => Sessions, key => Key,
-           rand => Rand},
+           rand => Rand, pending => 0, fixed_off => false},
     try
         St2 = try lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
                                                     phase(P, From, S)} end,
                               {Start, St}, Phases) of
                   {_, S2} -> S2
-              catch throw:{stop_arrivals, S2} -> S2
+              catch throw:{stop_arrivals, S2} -> S2#{fixed_off := true}
               end,
         Parent ! {arrivals_done, self()},
         drain(St2)
@@ -63,27 +65,44 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
 %% A rate set by `beamscale ctl' holds to the end of the phase it was set in.
 phase(#{duration_s := D, rate := Rate, max_users := Max} = P, From, #{all := All} = St) ->
     Sessions = beamscale_load_scenario_mix:sessions(P, All),
+    St0 = fixed(maps:get(users_at, P, []), From, St),
     St1 = arrive(From, From + native(D), Rate, Max, 0,
-                 (maps:remove(rate, St))#{sessions := Sessions}),
+                 (maps:remove(rate, St0))#{sessions := Sessions}),
     St1#{sessions := All}.
 
 %% A new rate while waiting: the next arrival is drawn again from now (Poisson arrivals have no
 %% memory, so nothing is owed from the old rate's draw).
 arrive(T, End, Rate, Max, N, #{rand := R0} = St) ->
-    {Gap, R1} = beamscale_load_arrival:gap(maps:get(rate, St, Rate), R0),
-    Next = T + native(Gap),
-    case Next < End andalso N < Max of
-        true -> arrived(wait(Next, St#{rand := R1}), Next, End, Rate, Max, N);
-        false -> arrived(wait(End, St#{rand := R1}), none, End, Rate, Max, N)
+    case maps:get(rate, St, Rate) of
+        %% A phase of users at fixed times only (`users_at').
+        Zero when Zero == 0 -> arrived(wait(End, St), none, End, Rate, Max, N);
+        R ->
+            {Gap, R1} = beamscale_load_arrival:gap(R, R0),
+            Next = T + native(Gap),
+            case Next < End andalso N < Max of
+                true -> arrived(wait(Next, St#{rand := R1}), Next, End, Rate, Max, N);
+                false -> arrived(wait(End, St#{rand := R1}), none, End, Rate, Max, N)
+            end
     end.
+
+%% A phase's users at fixed times (Tsung's `<user start_time>'): a timer each, against the clock
+%% as arrivals are; started by `handle/2' wherever the launcher waits.
+fixed(At, From, #{pending := P} = St) ->
+    Ms = fun(T) -> erlang:convert_time_unit(From + native(T), native, millisecond) end,
+    [erlang:send_after(Ms(T), self(), {fixed_user, Name, From + native(T)}, [{abs, true}])
+     || {T, Name} <- At],
+    St#{pending := P + length(At)}.
 
 arrived({replan, St}, _Due, End, Rate, Max, N) ->
     arrive(erlang:monotonic_time(), End, Rate, Max, N, St);
 arrived(St, none, _End, _Rate, _Max, _N) -> St;
 arrived(St, Due, End, Rate, Max, N) -> arrive(Due, End, Rate, Max, N + 1, spawn_user(Due, St)).
 
-spawn_user(Due, #{sessions := Sessions, key := Key, rand := R0, users := Users} = St) ->
-    {#{slot := Slot}, R1} = beamscale_load_arrival:pick(Sessions, R0),
+spawn_user(Due, #{sessions := Sessions, rand := R0} = St) ->
+    {Session, R1} = beamscale_load_arrival:pick(Sessions, R0),
+    spawn_session(Session, Due, St#{rand := R1}).
+
+spawn_session(#{slot := Slot}, Due, #{key := Key, rand := R1, users := Users} = St) ->
     {Seed, R2} = rand:uniform_s(1 bsl 40, R1),
     %% The closure captures only small terms (see the module's doc).
     Pid = spawn_link(fun() ->
@@ -102,11 +121,11 @@ wait(T, St) ->
     after max(Ms, 0) -> St
     end.
 
-drain(#{users := Users, parent := Parent}) when map_size(Users) =:= 0 ->
+drain(#{users := Users, parent := Parent, pending := 0}) when map_size(Users) =:= 0 ->
     Parent ! {users_done, self()};
 drain(St) ->
     receive
-        stop_arrivals -> drain(St);
+        stop_arrivals -> drain(St#{fixed_off := true});
         Msg -> drain(handle(Msg, St))
     end.
 
@@ -120,6 +139,10 @@ handle({'EXIT', Pid, Why}, #{users := Users} = St) when is_map_key(Pid, Users) -
 handle({'EXIT', Parent, Reason}, #{parent := Parent} = St) -> halt_users(St, Reason);
 handle(stop, St) -> halt_users(St, normal);
 handle(stop_arrivals, St) -> throw({stop_arrivals, St});
+handle({fixed_user, _, _}, #{fixed_off := true, pending := P} = St) -> St#{pending := P - 1};
+handle({fixed_user, Name, Due}, #{all := All, pending := P} = St) ->
+    [Session] = [S || #{name := N} = S <- All, N =:= Name],
+    spawn_session(Session, Due, St#{pending := P - 1});
 %% `beamscale ctl DIR users +N | -N': users started now, or users in flight ended (killed: their
 %% sessions count as stopped, not done, when their exit comes). Still linked: the exit says
 %% whether the kill ended the user or it had ended on its own.

@@ -32,6 +32,8 @@ text({status, N}) when is_integer(N) -> <<"http status ", (integer_to_binary(N))
 text({unset_variable, Name}) when is_binary(Name) ->
     fmt("variable ~ts unset (no value when the request was sent)", [Name]);
 text({eval, R}) -> fmt("setdynvars: ~ts", [beamscale_load_eval:format_error(R)]);
+text({rendezvous, Name, N, Ms}) when is_binary(Name) ->
+    fmt("rendezvous ~ts: ~b users not there within ~b ms", [Name, N, Ms]);
 text({no_push, Ms}) when is_integer(Ms) -> fmt("no pushed message within ~b ms", [Ms]);
 text({connect, econnrefused}) -> <<"connection refused">>;
 %% A request filled from variables that its kind refuses (CR LF from a reply, say): not sent.

@@ -15,7 +15,7 @@
 -define(COMPACT_MS, 1000).
 
 -type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
-                 controller => pid(),
+                 controller => pid(), rendezvous => pid(),
                  vars => beamscale_load_vars:ctx(), sources => beamscale_load_source:sources()}.
 -export_type([ctx/0]).
 
@@ -74,6 +74,7 @@ finish(#{ctx := #{metrics := M}, conns := Conns, due := Due}) ->
 -type frame() :: {steps, [beamscale_load_scenario:step()]} | {loop, non_neg_integer(), list()}
                | {repeat, pos_integer(), list(), term()}
                | {for, term(), integer(), integer(), integer(), list()}
+               | {foreach, binary(), [binary()], list()}
                | {tx, term(), integer()}.
 
 exec([], St, _Restarts) -> St;
@@ -100,6 +101,10 @@ exec([{for, Var, I, To, Incr, Steps} | Fs], St, Restarts) ->
                      set_var(Var, I + Incr, St), Restarts);
         false -> exec(Fs, St, Restarts)
     end;
+exec([{foreach, _Var, [], _Steps} | Fs], St, Restarts) -> exec(Fs, St, Restarts);
+exec([{foreach, Var, [V | Vs], Steps} | Fs], #{vars := Vars} = St, Restarts) ->
+    exec([{steps, Steps}, {foreach, Var, Vs, Steps} | Fs], St#{vars := Vars#{Var => V}},
+         Restarts);
 exec([{tx, Name, Start} | Fs], #{ctx := #{metrics := M}} = St, Restarts) ->
     beamscale_load_metrics:record(M, {tx, Name}, erlang:monotonic_time() - Start),
     exec(Fs, St, Restarts).
@@ -175,12 +180,20 @@ step({repeat, Max, Steps, Cond}, St) -> {[{steps, Steps}, {repeat, Max, Steps, C
 step({for, Var, From, To, Incr, Steps}, St) ->
     {[{steps, Steps}, {for, Var, From, To, Incr, Steps}], set_var(Var, From, St)};
 step({loop, N, Steps}, St) -> {[{loop, N, Steps}], St};
+step({foreach, Var, In, Filter, Steps}, #{vars := Vars} = St) ->
+    {[{foreach, Var, beamscale_load_vars:list(In, Filter, Vars), Steps}], St};
 step({wait, Mod, Target, Ms}, #{ctx := #{metrics := M}} = St) ->
     Until = erlang:monotonic_time() + erlang:convert_time_unit(Ms, millisecond, native),
     {Got, St1} = beamscale_load_push:wait(Until, {Mod, Target}, St),
     [beamscale_load_metrics:error(M, {no_push, Ms}) || Got =:= timeout],
     Now = erlang:monotonic_time(),
     {[], St1#{base := Now, intended := Now}};
+%% As a `wait': the time spent waiting for the other users is no request's latency.
+step({rendezvous, Name, N, Ms}, #{ctx := #{metrics := M, rendezvous := R}} = St) ->
+    [beamscale_load_metrics:error(M, {rendezvous, Name, N, Ms})
+     || beamscale_load_rendezvous:arrive(R, Name, N, Ms) =:= timeout],
+    Now = erlang:monotonic_time(),
+    {[], St#{base := Now, intended := Now}};
 step({abort, session}, St) -> throw({session, abort, St});
 step({abort, all}, St) -> throw({session, abort_test, St});
 step({transaction, Name, Steps}, St) ->

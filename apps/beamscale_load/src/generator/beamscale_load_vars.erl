@@ -5,10 +5,12 @@
 -module(beamscale_load_vars).
 
 -export([compile/1, render/2, fill_head/2, names/1, text_keys/1, parse/1, fill/2, source/4,
-         test/2, value/1, new_ctx/1, read_lines/2, format_error/1]).
+         test/2, value/1, list/3, new_ctx/1, read_lines/2, format_error/1]).
 -export_type([vars/0, template/0, source/0, cond_/0, ctx/0]).
 
--type vars() :: #{binary() => binary()}.
+%% A list variable (several values found in a reply: Tsung's `<foreach in>') is kept under
+%% `{list, Name}' beside `Name', its first value.
+-type vars() :: #{binary() => binary(), {list, binary()} => [binary()]}.
 %% A term with its dynamic parts marked: `{'$tpl', bin | str, Parts}' for a binary or string
 %% holding `%%_name%%', `{'$var', Name}' for a `{var, Name}', `{'$map', Static, [{Key, T}]}'
 %% for a map; `static' when there is none.
@@ -18,7 +20,8 @@
                 | {random_bytes, pos_integer()} | {erlang, module(), atom()}
                 | {choice, [{number(), binary()}]}
                 | {file, binary(), iter | random, binary()} | user_number | time
-                | {value, binary()} | {eval, beamscale_load_eval:code()}.
+                | {value, binary()} | {eval, beamscale_load_eval:code()}
+                | {jsonpath, binary(), beamscale_load_jsonpath:path()}.
 -type cond_() :: {binary(), eq | neq, binary()}.
 %% What the sources need beyond the user: each file's lines and its shared position, and the
 %% load node's user counter.
@@ -253,6 +256,19 @@ get_var(N, Vars, U) ->
 -spec test(cond_(), vars()) -> boolean().
 test({Var, Op, Value}, Vars) -> (maps:get(Var, Vars, <<>>) =:= Value) =:= (Op =:= eq).
 
+%% @doc The values of the list variable `Name' (its one value when it holds one), those that
+%% match an `Include' expression and no `Exclude' one.
+-spec list(binary(), {[beamscale_load_extract:mp()], [beamscale_load_extract:mp()]}, vars()) ->
+    [binary()].
+list(Name, {Include, Exclude}, Vars) ->
+    All = case Vars of
+              #{{list, Name} := L} -> L;
+              #{Name := V} -> [V];
+              _ -> []
+          end,
+    Hit = fun(V, MPs) -> [M || M <- MPs, beamscale_load_extract:run(V, M, []) =/= nomatch] end,
+    [V || V <- All, Include =:= [] orelse Hit(V, Include) =/= [], Hit(V, Exclude) =:= []].
+
 %% @doc A value as the binary variables hold.
 -spec value(term()) -> binary().
 value(B) when is_binary(B) -> B;
@@ -286,6 +302,14 @@ source(user_number, N, {_, User, _}, R) -> {lists:duplicate(N, integer_to_binary
 source(time, N, _U, R) ->
     {lists:duplicate(N, integer_to_binary(erlang:system_time(millisecond))), R};
 source({value, V}, N, _U, R) -> {lists:duplicate(N, V), R};
+%% Tsung's `sourcetype="jsonpath" from jsonpath': the first value the path selects in the JSON
+%% text of the variable `From' (empty when there is none).
+source({jsonpath, From, Path}, N, {Vars, _, _}, R) ->
+    V = case beamscale_load_jsonpath:value(Path, maps:get(From, Vars, <<>>)) of
+            {ok, X} -> X;
+            error -> <<>>
+        end,
+    {lists:duplicate(N, V), R};
 %% One of the values, each as likely as its weight (Tsung's weighted `<user_agent>' list).
 source({choice, Weighted}, N, _U, R0) ->
     {X, R1} = rand:uniform_s(R0),

@@ -271,7 +271,8 @@ features() -> [extract, match, cookies, auth, subst, headers, head].
 %% @doc Tsung's `ts_http' sessions and their `<http>' element.
 -spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_http", element => http, servers => ["tcp", "ssl"],
-             attributes => [url, method, version, contents, content_type, if_modified_since]}.
+             attributes => [url, method, version, contents, contents_from_file, content_type,
+                            if_modified_since]}.
 
 %% @doc `<http url method version contents content_type>' with its `<http_header>'s, its
 %% `<soap>' and the request's `<dyn_variable>'s and `<match>'es; Tsung keeps every HTTP user's
@@ -314,13 +315,21 @@ tsung_http(E, Ctx) ->
     beamscale_load_tsung_dyn:calls(E, beamscale_load_tsung_request:values(E), Ctx),
     Spec0 = #{method => method(E, Ctx), path => Path,
              headers => Headers,
-             body => unicode:characters_to_binary(attr(E, contents, "")),
+             body => body(E, Ctx),
              target => element(1, Target)},
     Spec = case Version of
                "1.1" -> Spec0;
                _ -> Spec0#{version => Version}
            end,
     {Spec, [Target]}.
+
+%% `contents', or the bytes of the file `contents_from_file' names (sent as they are).
+body(E, Ctx) ->
+    case {attr(E, contents), attr(E, contents_from_file)} of
+        {C, undefined} -> unicode:characters_to_binary(case C of undefined -> ""; _ -> C end);
+        {undefined, _} -> beamscale_load_tsung_request:file_contents(E, contents_from_file, Ctx);
+        _ -> fail(E, Ctx, "give contents or contents_from_file, not both", [])
+    end.
 
 %% `<soap action>': the SOAPAction header of a SOAP request.
 soap(H, Ctx) ->

@@ -125,8 +125,8 @@ tsung() -> #{type => "ts_raw", element => raw, servers => ["tcp", "ssl", "udp"],
 from_tsung(_Req, E, Ctx) -> tsung_raw(E, Ctx).
 
 %% `ts_raw': `data' or `datasize' bytes to the `<server>' (tcp, ssl or udp); `ack' local waits
-%% for the first bytes back, no_ack does not. Tsung's `global' ack (a barrier across users) has
-%% no counterpart here and is refused.
+%% for the first bytes back, no_ack does not; `global' sends as no_ack, then waits for the
+%% other users at a rendezvous of `<option name="global_number">' users (as Tsung's barrier).
 tsung_raw(E, Ctx) ->
     check_attrs(E, Ctx),
     Bytes = case {attr(E, data), attr(E, datasize)} of
@@ -138,14 +138,18 @@ tsung_raw(E, Ctx) ->
     Ack = case attr(E, ack, "local") of
               "local" -> local;
               "no_ack" -> no_ack;
-              "global" -> fail(E, Ctx, "ack=\"global\" is not supported (a barrier across "
-                                       "users; use local or no_ack)", []);
-              A -> fail(E, Ctx, "ack=\"~ts\" (expected local or no_ack)", [A])
+              "global" -> global;
+              A -> fail(E, Ctx, "ack=\"~ts\" (expected local, no_ack or global)", [A])
           end,
     {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
-    Spec = Bytes#{ack => Ack},
+    Spec = case Ack of
+               global -> Bytes#{ack => no_ack};
+               _ -> Bytes#{ack => Ack}
+           end,
     %% Checked here too, so that a size too big names the <raw> element's line.
     case check(Spec, maps:merge(#{host => "", port => 0}, maps:with([transport], Target))) of
+        {ok, _} when Ack =:= global ->
+            {Spec#{target => Name, rendezvous => global(E, Ctx)}, [{Name, Target}]};
         {ok, _} -> {Spec#{target => Name}, [{Name, Target}]};
         {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
     end.
@@ -175,3 +179,8 @@ handle_push(_Closed, {S, _}, N) ->
 pushed(Data, Conn, N) ->
     beamscale_load_request:count(bytes_received, byte_size(Data)),
     {push, Conn, N + 1}.
+
+global(E, #{global_number := none} = Ctx) ->
+    fail(E, Ctx, "ack=\"global\" needs <option name=\"global_number\" value=\"N\">: how many "
+                 "users meet there", []);
+global(_E, #{global_number := N}) -> N.

@@ -92,6 +92,9 @@
 -define(OBSERVED, '$beamscale_load_request_observed').
 %% The metrics of the user's run, for a kind that records measures of its own (`measures/0').
 -define(METRICS, '$beamscale_load_request_metrics').
+-define(MAX_BACKOFF_MS, 60000).
+%% Tsung's default `retry_timeout'.
+-define(RETRY_TIMEOUT_MS, 10).
 
 %% @doc Run one request on a connection (`closed': connect first), recording the connect time
 %% and the bytes into `Metrics'.
@@ -100,7 +103,8 @@
 run(Mod, Target, closed, {Spec, Timeout}, M) ->
     put(?METRICS, M),
     Start = erlang:monotonic_time(),
-    case Mod:connect(Target) of
+    case connect(Mod, Target, maps:get(max_retries, Target, 0),
+                 maps:get(retry_timeout_ms, Target, ?RETRY_TIMEOUT_MS)) of
         {ok, Conn} ->
             beamscale_load_metrics:record(M, connect, erlang:monotonic_time() - Start),
             tally(M, Mod:request(Spec, Conn, Timeout));
@@ -108,6 +112,18 @@ run(Mod, Target, closed, {Spec, Timeout}, M) ->
     end;
 run(Mod, _Target, Conn, {Spec, Timeout}, M) ->
     tally(M, Mod:request(Spec, Conn, Timeout)).
+
+%% Tsung's `max_retries' and `retry_timeout': a failed connect is tried again that many times,
+%% after a wait doubling from the timeout (capped at ?MAX_BACKOFF_MS); the last failure is the
+%% request's.
+connect(Mod, Target, 0, _Ms) -> Mod:connect(Target);
+connect(Mod, Target, Retries, Ms) ->
+    case Mod:connect(Target) of
+        {ok, _} = Ok -> Ok;
+        {error, _} ->
+            timer:sleep(min(Ms, ?MAX_BACKOFF_MS)),
+            connect(Mod, Target, Retries - 1, 2 * Ms)
+    end.
 
 tally(M, Result) ->
     record_observed(M),

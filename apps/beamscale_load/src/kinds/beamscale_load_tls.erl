@@ -10,7 +10,8 @@
 %% `ssl' options, and the session key (host and port) the user remembers its session under.
 -type opts() :: #{ssl := [ssl:tls_client_option()], key := term()}.
 
--define(KEYS, [verify, cacertfile, server_name_indication]).
+-define(KEYS, [verify, cacertfile, server_name_indication, versions, ciphers]).
+-define(VERSIONS, ['tlsv1.3', 'tlsv1.2', 'tlsv1.1', tlsv1]).
 %% The process-dictionary key of a user's saved sessions: a user is one process and its
 %% connections come and go with errors, so the session must outlive any one connection.
 -define(SESSIONS, {?MODULE, sessions}).
@@ -22,9 +23,14 @@
 check(true) -> check(#{});
 check(M) when is_map(M) ->
     case [K || K <- maps:keys(M), not lists:member(K, ?KEYS)] of
-        [K | _] -> {error, K, "unknown key (known: verify, cacertfile, server_name_indication)"};
-        [] -> opts(maps:get(verify, M, verify_peer), maps:get(cacertfile, M, system),
-                   maps:get(server_name_indication, M, host))
+        [K | _] -> {error, K, "unknown key (known: verify, cacertfile, server_name_indication, "
+                              "versions, ciphers)"};
+        [] ->
+            case opts(maps:get(verify, M, verify_peer), maps:get(cacertfile, M, system),
+                      maps:get(server_name_indication, M, host)) of
+                {ok, Opts} -> more(M, Opts);
+                Error -> Error
+            end
     end;
 check(_) -> {error, tls, "expected true or #{verify, cacertfile, server_name_indication}"}.
 
@@ -38,6 +44,30 @@ opts(verify_none, _, Sni) -> {ok, [{verify, verify_none} | sni(Sni)]};
 opts(verify_peer, system, Sni) -> {ok, [{verify, verify_peer} | sni(Sni)]};
 opts(verify_peer, Ca, Sni) ->
     {ok, [{verify, verify_peer}, {cacertfile, Ca} | sni(Sni)]}.
+
+%% `versions => [tlsv1.2, ...]' offered, and `ciphers => "OpenSSL:names"' (Tsung's
+%% `ssl_versions' and `ssl_ciphers'), each checked against what this OTP knows.
+more(#{versions := Vs} = M, Opts) ->
+    case is_list(Vs) andalso Vs =/= [] andalso [V || V <- Vs, not lists:member(V, ?VERSIONS)] of
+        [] -> more(maps:remove(versions, M), [{versions, Vs} | Opts]);
+        _ -> {error, versions, "expected a list of 'tlsv1.3', 'tlsv1.2', 'tlsv1.1' or tlsv1"}
+    end;
+more(#{ciphers := C} = M, Opts) when is_list(C), C =/= [] ->
+    Names = string:lexemes(C, ":"),
+    case [N || N <- Names, not suite(N)] of
+        [] -> more(maps:remove(ciphers, M),
+                   [{ciphers, [ssl:str_to_suite(N) || N <- Names]} | Opts]);
+        [Bad | _] -> {error, ciphers, "unknown cipher suite " ++ Bad}
+    end;
+more(#{ciphers := _}, _Opts) -> {error, ciphers, "expected \"NAME:NAME...\" (OpenSSL's names)"};
+more(_M, Opts) -> {ok, Opts}.
+
+suite(Name) ->
+    try ssl:str_to_suite(Name) of
+        #{} -> true;
+        _ -> false
+    catch _:_ -> false
+    end.
 
 sni(host) -> [];
 sni(disable) -> [{server_name_indication, disable}];

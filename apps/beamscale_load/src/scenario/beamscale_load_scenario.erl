@@ -12,9 +12,12 @@
                 | #{host := string(), port := inet:port_number(),
                     tls => [ssl:tls_client_option()], transport => tcp | udp,
                     max_reply_bytes => pos_integer(), connect_timeout_ms => pos_integer(),
-                    recbuf => pos_integer(), sndbuf => pos_integer()}.
+                    recbuf => pos_integer(), sndbuf => pos_integer(),
+                    max_retries => 0..100, retry_timeout_ms => pos_integer(),
+                    ports => {1025..65535, 1025..65535}}.
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
                    max_users := pos_integer() | infinity,
+                   users_at => [{number(), atom() | binary()}],
                    sessions => [{atom() | binary(), number()}]}.
 -type step() :: {request, module(), atom(), map(), timeout()}
               | {think, beamscale_load_arrival:dist()}
@@ -26,6 +29,8 @@
               | {'if', beamscale_load_vars:cond_(), [step()]}
               | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
               | {for, binary(), integer(), integer(), pos_integer(), [step()]}
+              | {foreach, binary(), binary(), {list(), list()}, [step()]}
+              | {rendezvous, binary(), pos_integer(), pos_integer()}
               | {wait, module(), atom(), pos_integer()}
               | {abort, session | all}.
 -type session() :: #{name := atom() | binary(), weight := number(), steps := [step()],
@@ -230,7 +235,9 @@ only(Map, Keys) ->
 phases(V) -> named(V, "Phase", fun phase/2).
 
 phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 1000 ->
-    only(P, [duration_s, rate, interarrival_ms, max_users, sessions]),
+    only(P, [duration_s, rate, interarrival_ms, max_users, sessions, users_at]),
+    At = maps:from_list([{users_at, beamscale_load_scenario_mix:users_at(A, D)}
+                         || A <- [maps:get(users_at, P, none)], A =/= none]),
     Rate = case P of
                #{rate := R, interarrival_ms := _} when R =/= none ->
                    bad([rate], "give rate or interarrival_ms, not both");
@@ -243,7 +250,9 @@ phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 100
                #{interarrival_ms := _} ->
                    bad([interarrival_ms], io_lib:format("expected ms from ~g to ~b",
                                                         [1000 / ?MAX_RATE, ?MAX_MS]));
-               _ -> bad([], "needs rate (users/s) or interarrival_ms")
+               %% Only users at fixed times (Tsung's `<user>').
+               #{users_at := _} -> 0.0;
+               _ -> bad([], "needs rate (users/s), interarrival_ms or users_at")
            end,
     Max = case maps:get(max_users, P, infinity) of
               infinity -> infinity;
@@ -252,7 +261,7 @@ phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 100
           end,
     Mix = maps:from_list([{sessions, beamscale_load_scenario_mix:phase(M)}
                           || M <- [maps:get(sessions, P, none)], M =/= none]),
-    Mix#{name => Name, duration_s => D, rate => Rate, max_users => Max};
+    maps:merge(Mix, At#{name => Name, duration_s => D, rate => Rate, max_users => Max});
 phase(_Name, _) -> bad([duration_s], max_s_text("a positive number of seconds")).
 
 max_s_text(What) ->
@@ -300,7 +309,8 @@ step({transaction, Name, Steps}, T) when is_atom(Name); is_binary(Name) ->
     shown([steps, transaction, Name], Name),
     {transaction, Name, steps(Steps, T)};
 step(S, T) when element(1, S) =:= setvars; element(1, S) =:= 'if'; element(1, S) =:= repeat;
-                element(1, S) =:= for ->
+                element(1, S) =:= for; element(1, S) =:= foreach;
+                element(1, S) =:= rendezvous ->
     try beamscale_load_scenario_dyn:step(S, fun(Steps) -> steps(Steps, T) end)
     catch throw:{bad, Path, Msg} when hd(Path) =/= steps -> bad([steps | Path], Msg)
     end;

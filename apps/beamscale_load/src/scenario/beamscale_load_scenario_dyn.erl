@@ -39,6 +39,27 @@ step({for, Var, #{from := F, to := T} = R, Body}, Steps) when is_integer(F), is_
            end,
     [bad(['for'], "more than 1000000 rounds") || (T - F) div Incr > ?MAX_LOOP],
     {for, name(Var), F, T, Incr, Steps(Body)};
+%% Tsung's `<foreach name in include exclude>': the body once per value of the list variable
+%% `in' (its one value when it holds one, none when unset), kept by `include' and dropped by
+%% `exclude' (regular expressions).
+step({foreach, Var, #{in := In} = F, Body}, Steps) ->
+    only(F, [in, include, exclude], [foreach]),
+    Filter = {[re(R, [foreach, include]) || R <- [maps:get(include, F, none)], R =/= none],
+              [re(R, [foreach, exclude]) || R <- [maps:get(exclude, F, none)], R =/= none]},
+    {foreach, name(Var), name(In), Filter, Steps(Body)};
+step({foreach, _, _, _}, _) -> bad([foreach], "expected {foreach, Var, #{in => ListVar, "
+                                              "include => Re, exclude => Re}, Steps}");
+%% The first `users' users to reach it wait for each other, each at most `timeout_ms'
+%% (beamscale_load_rendezvous; counted per load node).
+step({rendezvous, Name, #{users := N} = R}, _Steps) when is_integer(N), N > 0, N =< ?MAX_LOOP ->
+    only(R, [users, timeout_ms], [rendezvous]),
+    Ms = case maps:get(timeout_ms, R, 60000) of
+             T when is_integer(T), T > 0, T < 1 bsl 32 -> T;
+             _ -> bad([rendezvous, timeout_ms], "expected ms from 1 to 2^32-1")
+         end,
+    {rendezvous, name(Name), N, Ms};
+step({rendezvous, _, _}, _) -> bad([rendezvous], "expected {rendezvous, Name, #{users => N "
+                                                 "(1 to 1000000), timeout_ms => Ms}}");
 step({for, _, _, _}, _) -> bad(['for'], "expected {for, Var, #{from => I, to => J, incr => K}, "
                                         "Steps}");
 step(_, _) -> none.
@@ -87,6 +108,11 @@ source({file, Id, Opts}, _) when is_map(Opts) ->
             end,
     {file, name(Id), Order, Delim};
 source({file, Id}, N) -> source({file, Id, #{}}, N);
+source({jsonpath, From, P}, _) ->
+    case beamscale_load_jsonpath:parse(beamscale_load_vars:value(P)) of
+        {ok, Steps} -> {jsonpath, name(From), Steps};
+        {error, Msg} -> bad([setvars, jsonpath], Msg)
+    end;
 source({choice, [_ | _] = L}, _) ->
     [bad([setvars, choice], "expected [{Weight, Value}] with weights above 0")
      || X <- L, not (tuple_size(X) =:= 2 andalso is_number(element(1, X))
@@ -193,6 +219,7 @@ extracts(L, Path) when is_list(L) -> [extract(E, Path ++ [extract]) || E <- L];
 extracts(_, Path) -> bad(Path ++ [extract], "expected a list").
 
 extract({re, Name, Re}, Path) -> {re, name(Name), re(Re, Path)};
+extract({re, Name, Re, all}, Path) -> {re_all, name(Name), re(Re, Path)};
 extract({header, Name, H}, _) ->
     {header, name(Name), string:lowercase(beamscale_load_vars:value(H))};
 extract({header, Name, H, Param}, _) ->

@@ -34,7 +34,8 @@ target(#{start := S} = T) when is_map(S) ->
     end,
     #{start => Start};
 target(#{address := A} = T) ->
-    only(T, [address, tls, transport, max_reply_bytes, connect_timeout_ms, recbuf, sndbuf]),
+    only(T, [address, tls, transport, max_reply_bytes, connect_timeout_ms, recbuf, sndbuf,
+             max_retries, retry_timeout_ms, ports]),
     Tcp = case maps:get(transport, T, tcp) of
               tcp -> #{};
               udp when is_map_key(tls, T) -> bad([tls], "TLS over udp is not supported");
@@ -79,7 +80,20 @@ socket(T) ->
      || K <- [recbuf, sndbuf], is_map_key(K, T),
         not (is_integer(maps:get(K, T)) andalso maps:get(K, T) > 0
              andalso maps:get(K, T) =< 1 bsl 30)],
-    maps:with([connect_timeout_ms, recbuf, sndbuf], T).
+    [bad([max_retries], "expected 0 to 100") || is_map_key(max_retries, T),
+                                                not lists:member(maps:get(max_retries, T),
+                                                                 lists:seq(0, 100))],
+    [bad([retry_timeout_ms], "expected milliseconds from 1 to 60000")
+     || is_map_key(retry_timeout_ms, T),
+        not lists:member(maps:get(retry_timeout_ms, T), lists:seq(1, 60000))],
+    [bad([ports], "expected {Min, Max}, 1024 < Min =< Max =< 65535")
+     || is_map_key(ports, T),
+        not case maps:get(ports, T) of
+                {A, B} when is_integer(A), is_integer(B) -> 1024 < A andalso A =< B
+                                                                andalso B =< 65535;
+                _ -> false
+            end],
+    maps:with([connect_timeout_ms, recbuf, sndbuf, max_retries, retry_timeout_ms, ports], T).
 
 %% `max_reply_bytes => N': the most bytes one request may read (beamscale_load_reader).
 max(#{max_reply_bytes := N}) when is_integer(N), N > 0, N =< ?MAX_REPLY -> #{max_reply_bytes => N};

@@ -30,6 +30,7 @@ body({transaction, _, S}) -> S;
 body({'if', _, S}) -> S;
 body({repeat, _, S, _}) -> S;
 body({for, _, _, _, _, S}) -> S;
+body({foreach, _, _, _, S}) -> S;
 body({dyn, _, Request}) -> [Request];
 %% A request with its name (`beamscale_load_reqname').
 body({named, _, Request}) -> [Request];
@@ -40,6 +41,8 @@ body(_) -> [].
 times({loop, N, _}) -> N;
 times({repeat, N, _, _}) -> N;
 times({for, _, From, To, Incr, _}) -> max(0, (To - From) div Incr + 1);
+%% A list variable holds at most 1000 values (`beamscale_load_extract').
+times({foreach, _, _, _, _}) -> 1000;
 times(_) -> 1.
 
 set_body({loop, N, _}, S) -> {loop, N, S};
@@ -47,6 +50,7 @@ set_body({transaction, Name, _}, S) -> {transaction, Name, S};
 set_body({'if', C, _}, S) -> {'if', C, S};
 set_body({repeat, N, _, W}, S) -> {repeat, N, S, W};
 set_body({for, V, A, B, I, _}, S) -> {for, V, A, B, I, S};
+set_body({foreach, V, In, F, _}, S) -> {foreach, V, In, F, S};
 set_body({dyn, D, _}, [Request]) -> {dyn, D, Request};
 set_body({named, N, _}, [Request]) -> {named, N, Request};
 set_body(Step, []) -> Step.

@@ -36,7 +36,7 @@ load(File) ->
 from_text(File, Text) ->
     case scan(Text) of
         {ok, Root, Lines} ->
-            case beamscale_load_tsung_xml:translate(Root, Lines) of
+            case beamscale_load_tsung_xml:translate(Root, Lines, File) of
                 {ok, #{entries := Entries, sample := Sample, warnings := Warnings}} ->
                     case beamscale_load_scenario:check(File, [entry(E) || E <- Entries]) of
                         {ok, Scenario} ->

@@ -20,6 +20,10 @@ ign(#xmlElement{name = option} = E) ->
         {"file_server", _} -> [];
         {"user_agent", _} -> [];
         {N, _} when N =:= "connect_timeout"; N =:= "tcp_rcv_buffer"; N =:= "tcp_snd_buffer" -> [];
+        {"global_number", undefined} -> [];
+        {N, undefined} when N =:= "max_retries"; N =:= "retry_timeout"; N =:= "ports_range" ->
+            [];
+        {N, undefined} when N =:= "ssl_versions"; N =:= "ssl_ciphers" -> [];
         {Name, Type} ->
             %% A kind's own options (ts_amqp's credentials) are read by its `from_tsung/3'.
             case lists:member(Name, kind_options(Type)) of
@@ -27,8 +31,11 @@ ign(#xmlElement{name = option} = E) ->
                 false -> [lists:flatten(io_lib:format("<option name=\"~ts\">", [Name]))]
             end
     end;
+ign(#xmlElement{name = information}) -> [];
 ign(#xmlElement{name = monitor} = E) ->
     ["<monitor batch>" || attr(E, batch) =/= undefined]
+        ++ [lists:flatten(io_lib:format("<monitor type=\"~ts\"> (not sampled)", [T]))
+            || T <- [attr(E, type, "erlang")], not lists:member(T, ["erlang", "munin", "snmp"])]
         ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
 ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
     {_, Ignored} = spec(Name),
@@ -66,6 +73,7 @@ spec(load) -> {[duration, unit, loop], []};
 spec(arrivalphase) -> {[phase, duration, unit], []};
 spec(soap) -> {[action], []};
 spec(session_setup) -> {[name, probability], []};
+spec(user) -> {[session, start_time, unit], []};
 spec(users) -> {[arrivalrate, interarrival, unit, maxnumber], []};
 spec(options) -> {[], []};
 spec(option) -> {[name, type, value, random, min, max, override, id], []};
@@ -79,7 +87,8 @@ spec(while) -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec(until) -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec('if') -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec(setdynvars) -> {[sourcetype, callback, fileid, order, delimiter, length, start, 'end',
-                      value, code], []};
+                      value, code, from, jsonpath], []};
+spec(foreach) -> {[name, in, include, exclude], []};
 spec(var) -> {[name], []};
 spec(dyn_variable) -> {[name, re, regexp, header, xpath, jsonpath, pgsql_expr, decode], []};
 spec(match) -> {[do, 'when', name, max_loop, sleep_loop, skip_headers, subst, loop_back,
@@ -118,10 +127,10 @@ children(#xmlElement{content = C} = E, Allowed, Ctx) ->
 unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
     Kinds = beamscale_load_kinds:tsung_elements(),
     Why = case N of
-              foreach -> "beamscale has no list variables";
               _ when N =:= oauth; N =:= soap -> "not yet";
               change_type -> "a session keeps one type";
-              user -> "only <users> arrivals are supported";
+              set_option -> "an option changed within a session (give <option> for the file)";
+              interaction -> "no timing between users' send and receive yet";
               _ when N =:= jabber; N =:= ldap; N =:= fs;
                      N =:= shell; N =:= job; N =:= amqp; N =:= mqtt; N =:= tcp; N =:= udp ->
                   ["beamscale sends ", lists:join(", ", [atom_to_list(K) || K <- Kinds]),

@@ -34,7 +34,8 @@ calls(E, Text, Ctx) ->
 
 %% @doc The elements that are steps of a session.
 -spec step_names() -> [atom()].
-step_names() -> [request, thinktime, transaction, 'for', repeat, 'if', setdynvars, abort].
+step_names() -> [request, thinktime, transaction, 'for', repeat, 'if', setdynvars, abort,
+                 foreach].
 
 %% @doc The term of a dynamic step element; `Steps' translates the steps inside an element and
 %% returns them with the targets they use.
@@ -52,6 +53,13 @@ step(#xmlElement{name = abort} = E, Ctx, _Steps) ->
         "all" -> {{abort, all}, []};
         T -> fail(E, Ctx, "type=\"~ts\" (expected session or all)", [T])
     end;
+step(#xmlElement{name = foreach} = E, Ctx, Steps) ->
+    check_attrs(E, Ctx),
+    {Body, Used} = Steps(E),
+    Filter = [{K, V} || K <- [include, exclude], V <- [attr(E, K)], V =/= undefined],
+    [fail(E, Ctx, "~ts=\"~ts\": ~ts at ~b", [K, V, Why, At])
+     || {K, V} <- Filter, {error, {Why, At}} <- [re:compile(V, [unicode])]],
+    {{foreach, req(E, name, Ctx), maps:from_list([{in, req(E, in, Ctx)} | Filter]), Body}, Used};
 step(#xmlElement{name = 'if'} = E, Ctx, Steps) ->
     check_attrs(E, Ctx),
     {Body, Used} = Steps(E),
@@ -107,8 +115,13 @@ source(E, Ctx) ->
                                           delimiter => attr(E, delimiter, ";")}};
         "erlang" -> callback(E, req(E, callback, Ctx), Ctx);
         "eval" -> eval(E, req(E, code, Ctx), Ctx);
+        "jsonpath" ->
+            Path = req(E, jsonpath, Ctx),
+            [fail(E, Ctx, "jsonpath=\"~ts\": ~ts", [Path, Msg])
+             || {error, Msg} <- [beamscale_load_jsonpath:parse(Path)]],
+            {jsonpath, req(E, from, Ctx), Path};
         T -> fail(E, Ctx, "sourcetype=\"~ts\" is not supported (random_number, random_string, "
-                          "urandom_string, value, file, erlang, eval)", [T])
+                          "urandom_string, value, file, erlang, eval, jsonpath)", [T])
     end.
 
 order(E, Ctx) ->

@@ -3,11 +3,12 @@
 %% `from_tsung/3' reads. `think' options stay with the think times (`beamscale_load_tsung_xml').
 -module(beamscale_load_tsung_options).
 
--export([kinds/2, sockets/2, user_agents/2, agent_var/2, agent_step/2]).
+-export([kinds/2, sockets/2, tls/2, user_agents/2, agent_var/2, agent_step/2,
+         global_number/2]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
--import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, positive_integer/3,
+-import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, positive_integer/3,
                                    non_negative/3, fail/4]).
 
 %% The variable an HTTP session's User-Agent is drawn into.
@@ -21,14 +22,56 @@ kinds(Opts, _Ctx) ->
                   T =/= undefined, N =/= undefined, V =/= undefined].
 
 %% @doc `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
-%% (bytes): the socket settings of every `host:port' target of the file.
--spec sockets([#xmlElement{}], map()) -> #{atom() => pos_integer()}.
+%% (bytes), `max_retries', `retry_timeout' (ms) and `ports_range': the socket settings of every
+%% `host:port' target of the file.
+-spec sockets([#xmlElement{}], map()) -> #{atom() => term()}.
 sockets(Opts, Ctx) ->
     maps:from_list([{K, positive_integer(O, value, Ctx)}
                     || O <- Opts, {Name, K} <- [{"connect_timeout", connect_timeout_ms},
                                                 {"tcp_rcv_buffer", recbuf},
-                                                {"tcp_snd_buffer", sndbuf}],
-                       attr(O, name) =:= Name]).
+                                                {"tcp_snd_buffer", sndbuf},
+                                                {"retry_timeout", retry_timeout_ms}],
+                       attr(O, name) =:= Name]
+                   ++ [{max_retries, non_negative(O, value, Ctx)}
+                       || O <- Opts, attr(O, name) =:= "max_retries"]
+                   %% Tsung's defaults: 1025 to 65534; value="off" leaves it out.
+                   ++ [{ports, {integer_or(O, min, 1025, Ctx), integer_or(O, max, 65534, Ctx)}}
+                       || O <- Opts, attr(O, name) =:= "ports_range", attr(O, value) =/= "off"]).
+
+integer_or(O, Name, Default, Ctx) ->
+    case attr(O, Name) of
+        undefined -> Default;
+        _ -> positive_integer(O, Name, Ctx)
+    end.
+
+%% @doc `<option name="ssl_versions" value="tlsv1.2">' and `ssl_ciphers' (OpenSSL's names,
+%% colon-separated): added to the `tls' of every TLS target of the file.
+-spec tls([#xmlElement{}], map()) -> map().
+tls(Opts, Ctx) ->
+    maps:from_list(
+      [{versions, [case lists:member(V, ["tlsv1.3", "tlsv1.2", "tlsv1.1", "tlsv1"]) of
+                       true -> list_to_existing_atom(V);
+                       false -> fail(O, Ctx, "ssl_versions \"~ts\" (tlsv1.3, tlsv1.2, tlsv1.1 "
+                                             "or tlsv1)", [V])
+                   end || V <- [string:trim(attr(O, value, ""), both, "' ")]]}
+       || O <- Opts, attr(O, name) =:= "ssl_versions"]
+      ++ [{ciphers, ciphers(O, Ctx)} || O <- Opts, attr(O, name) =:= "ssl_ciphers"]).
+
+ciphers(O, Ctx) ->
+    C = attr(O, value, ""),
+    case beamscale_load_tls:check(#{ciphers => C}) of
+        {ok, _} -> C;
+        {error, _, Msg} -> fail(O, Ctx, "ssl_ciphers: ~ts", [Msg])
+    end.
+
+%% @doc `<option name="global_number" value="N">': how many users meet at Tsung's global
+%% barrier (`ack="global"'), or `none'.
+-spec global_number([#xmlElement{}], map()) -> pos_integer() | none.
+global_number(Opts, Ctx) ->
+    case [O || O <- Opts, attr(O, name) =:= "global_number", attr(O, type) =:= undefined] of
+        [] -> none;
+        [O | _] -> positive_integer(O, value, Ctx)
+    end.
 
 %% @doc `<option type="ts_http" name="user_agent">': each HTTP session picks one of its
 %% `<user_agent probability>' texts at its start, as Tsung does, into a variable its requests

@@ -5,7 +5,7 @@
 -module(beamscale_load_tsung_request).
 
 -export([request/2, node_name/1, static/3, literal/2, values/1, text/1, choice/4, atom/4,
-         server/2, tls/0]).
+         server/2, tls/0, file_contents/3]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -13,6 +13,10 @@
 -define(MAX_ATOM, 255).
 %% Tsung does not check a server's certificate.
 -define(TSUNG_TLS, #{verify => verify_none}).
+%% A body read from a file (`contents_from_file'): as large as a raw request's data.
+-define(MAX_FILE_BYTES, 16 * 1024 * 1024).
+%% How long a user waits at Tsung's global barrier (Tsung waits without end).
+-define(GLOBAL_TIMEOUT_MS, 600000).
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/3, bool/4, fail/4]).
 
@@ -47,6 +51,10 @@ request(E, #{type := Mod} = Ctx) ->
 %% back as `#{wait_ms => Ms, target => T}': a `wait' step on the kind's connection.
 step(Mod, #{wait_ms := Ms, target := T}) ->
     {wait, #{kind => Mod:name(), target => T, timeout_ms => Ms}};
+%% Tsung's `ack="global"': the request, then the rendezvous `global' of that many users.
+step(Mod, #{rendezvous := N} = Spec) ->
+    {steps, [step(Mod, maps:remove(rendezvous, Spec)),
+             {rendezvous, "global", #{users => N, timeout_ms => ?GLOBAL_TIMEOUT_MS}}]};
 step(Mod, Spec) -> {Mod:name(), Spec}.
 
 kinds_with(Feature) ->
@@ -100,6 +108,24 @@ choice(E, Name, [Default | _] = Known, Ctx) ->
     case lists:member(V, Known) of
         true -> list_to_existing_atom(V);
         false -> fail(E, Ctx, "~ts=\"~ts\" (expected ~ts)", [Name, V, lists:join(" or ", Known)])
+    end.
+
+%% @doc The bytes of the file the attribute `Name' of `E' names (Tsung's `contents_from_file'),
+%% read when the scenario is: a path relative to the XML file's directory that stays inside it
+%% (no absolute path, no `..' or link out of it), at most 16 MiB.
+-spec file_contents(#xmlElement{}, atom(), map()) -> binary().
+file_contents(E, Name, #{file := File} = Ctx) ->
+    Path = attr(E, Name, ""),
+    Dir = filename:dirname(filename:absname(File)),
+    case filelib:safe_relative_path(Path, Dir) of
+        unsafe -> fail(E, Ctx, "~ts=\"~ts\": a path inside the XML file's directory (~ts) is "
+                               "expected", [Name, Path, Dir]);
+        Rel ->
+            case beamscale_format_file:read(filename:join(Dir, Rel), ?MAX_FILE_BYTES) of
+                {ok, Bin} -> Bin;
+                {error, Why} -> fail(E, Ctx, "~ts=\"~ts\": ~ts",
+                                     [Name, Path, beamscale_format_file:format_error(Why)])
+            end
     end.
 
 %% @doc Tsung's TLS options: the certificate is not checked.

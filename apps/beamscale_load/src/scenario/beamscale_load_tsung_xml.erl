@@ -4,7 +4,7 @@
 %% warnings; anything that would change it and is not supported is an error `{Line, Message}'.
 -module(beamscale_load_tsung_xml).
 
--export([translate/2, ignored/2]).
+-export([translate/3, ignored/2]).
 -export_type([lines/0, terms/0]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -28,13 +28,14 @@
 -define(MAX_LOAD_LOOP, 1000).
 -define(OPTS, beamscale_load_tsung_options).
 
-%% @doc Translate the root `<tsung>' element; `Lines' gives the line of every element.
--spec translate(#xmlElement{}, lines()) -> {ok, terms()} | {error, {pos_integer(), string()}}.
-translate(#xmlElement{name = tsung} = Root, Lines) ->
-    try {ok, tsung(Root, #{lines => Lines})}
+%% @doc Translate the root `<tsung>' element of `File'; `Lines' gives the line of every element.
+-spec translate(#xmlElement{}, lines(), file:filename()) ->
+    {ok, terms()} | {error, {pos_integer(), string()}}.
+translate(#xmlElement{name = tsung} = Root, Lines, File) ->
+    try {ok, tsung(Root, #{lines => Lines, file => File})}
     catch throw:{tsung, Line, Msg} -> {error, {Line, lists:flatten(Msg)}}
     end;
-translate(#xmlElement{name = Name} = E, Lines) ->
+translate(#xmlElement{name = Name} = E, Lines, _File) ->
     {error, {line(E, #{lines => Lines}), io_lib:format("the root element is <~ts>, not <tsung>",
                                                         [Name])}}.
 
@@ -46,21 +47,29 @@ ignored(Root, _Lines) -> beamscale_load_tsung_dom:ignored(Root).
 
 tsung(Root, Ctx0) ->
     check_attrs(Root, Ctx0),
-    Top = children(Root, [clients, servers, monitoring, load, options, sessions], Ctx0),
+    %% `<information>' (name, description, username, organisation) only describes the test.
+    Top = children(Root, [information, clients, servers, monitoring, load, options, sessions],
+                   Ctx0),
     Pis = pi_targets(Root, Ctx0),
     Opts = lists:append([children(O, [option], Ctx0) || O <- only(options, Top)]),
     Ctx = Ctx0#{think => think_option(Opts, Ctx0), pis => Pis,
-                user_agents => ?OPTS:user_agents(Opts, Ctx0), options => ?OPTS:kinds(Opts, Ctx0)},
+                user_agents => ?OPTS:user_agents(Opts, Ctx0), options => ?OPTS:kinds(Opts, Ctx0),
+                global_number => ?OPTS:global_number(Opts, Ctx0)},
     {Ips, Hosts, Nodes, Local} = clients(lists:append([children(C, [client], Ctx)
                                                        || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
     Sessions = one(sessions, Top, Root, Ctx),
     {SessionTerms, Used} = sessions(Sessions, Ctx#{servers => servers(only(servers, Top), Ctx)}),
     Socket = ?OPTS:sockets(Opts, Ctx),
+    Tls = ?OPTS:tls(Opts, Ctx),
     Targets = [{N, T} || {N, T} <- Pis]
-        ++ [{N, case T of #{address := _} -> maps:merge(T, Socket); _ -> T end}
-            || {N, T} <- lists:usort(Used)],
-    {Phases, Limit} = load(Load, Ctx),
+        ++ [{N, case T of
+                    #{address := _, tls := TT} -> maps:merge(T#{tls := maps:merge(TT, Tls)},
+                                                             Socket);
+                    #{address := _} -> maps:merge(T, Socket);
+                    _ -> T
+                end} || {N, T} <- lists:usort(Used)],
+    {Phases, Limit} = load(Load, session_names(Sessions, Ctx), Ctx),
     Files = beamscale_load_tsung_dyn:files(Opts, Ctx),
     Entries = [{targets, Targets, line(Root, Ctx)},
                {phases, Phases, line(Load, Ctx)},
@@ -175,7 +184,11 @@ servers([_, E | _], Ctx) -> fail(E, Ctx, "<servers> is given twice", []).
 
 %% ---- load ----
 
-load(E, Ctx) ->
+session_names(Sessions, Ctx) ->
+    [unicode:characters_to_binary(N) || S <- children(Sessions, [session], Ctx),
+                                        N <- [attr(S, name)], N =/= undefined].
+
+load(E, Names, Ctx) ->
     check_attrs(E, Ctx),
     Unit = unit(E, Ctx),
     Limit = case attr(E, duration) of
@@ -188,10 +201,13 @@ load(E, Ctx) ->
            end,
     [fail(E, Ctx, "loop=\"~ts\": from 0 to ~b", [attr(E, loop), ?MAX_LOAD_LOOP])
      || Loop < 0 orelse Loop > ?MAX_LOAD_LOOP],
-    Phases = lists:keysort(1, [phase(P, Ctx) || P <- children(E, [arrivalphase], Ctx)]),
-    [fail(E, Ctx, "<load> needs an <arrivalphase>", []) || Phases =:= []],
+    Kids = children(E, [arrivalphase, user], Ctx),
+    Phases = lists:keysort(1, [phase(P, Ctx) || #xmlElement{name = arrivalphase} = P <- Kids]),
+    Users = [U || #xmlElement{name = user} = U <- Kids],
+    [fail(E, Ctx, "<load> needs an <arrivalphase> or a <user>", []) || Kids =:= []],
     [fail(P, Ctx, "phase ~b is given twice", [N]) || {{N, P, _}, {N, _, _}} <- pairs(Phases)],
-    {lists:append(lists:duplicate(Loop + 1, [T || {_, _, T} <- Phases])), Limit}.
+    All = lists:append(lists:duplicate(Loop + 1, [T || {_, _, T} <- Phases])),
+    {beamscale_load_tsung_users:place(Users, All, Names, Ctx), Limit}.
 
 pairs([A, B | Rest]) -> [{A, B} | pairs([B | Rest])];
 pairs(_) -> [].
@@ -290,7 +306,9 @@ steps(E, Ctx) -> steps_of(children(E, ?STEPS, Ctx), Ctx).
 
 steps_of(Elements, Ctx) ->
     Pairs = [step(S, Ctx) || S <- Elements],
-    {[S || {S, _} <- Pairs], lists:append([U || {_, U} <- Pairs])}.
+    %% A request may stand for several steps (`{steps, List}': ack="global"'s rendezvous).
+    {lists:append([case S of {steps, L} -> L; _ -> [S] end || {S, _} <- Pairs]),
+     lists:append([U || {_, U} <- Pairs])}.
 
 step(#xmlElement{name = thinktime} = E, Ctx) -> {{think, think(E, Ctx)}, []};
 step(#xmlElement{name = transaction} = E, Ctx) ->
@@ -298,7 +316,7 @@ step(#xmlElement{name = transaction} = E, Ctx) ->
     {Steps, Used} = steps(E, Ctx),
     {{transaction, unicode:characters_to_binary(req(E, name, Ctx)), nonempty(Steps, E, Ctx)}, Used};
 step(#xmlElement{name = N} = E, Ctx) when N =:= 'for'; N =:= repeat; N =:= 'if';
-                                          N =:= setdynvars; N =:= abort ->
+                                          N =:= setdynvars; N =:= abort; N =:= foreach ->
     beamscale_load_tsung_dyn:step(E, Ctx, fun(#xmlElement{} = P) -> steps(P, Ctx);
                                              (Els) -> steps_of(Els, Ctx)
                                           end);
