@@ -178,12 +178,13 @@ search(I, Cell, St, Done, Deadline, {Handles, Targets} = Nodes, Run) ->
                      lists:reverse(Done), Run);
         {{run, Rate}, true} ->
             L = length(Done) + 1,
-            Row = level(Cell, L, #{rate => Rate, hold_s => Hold, ops => Ops}, Handles, Targets,
-                        Run),
+            {Row, Profiling} = level(Cell, L, #{rate => Rate, hold_s => Hold, ops => Ops},
+                                     Handles, Targets, Run),
             Map = written(I, Cell, L, Row, Run),
             Held = maps:get(held, Map) =:= true,
+            %% Folding a profile is not the search's time: the budget is the levels'.
             search(I, Cell, beamscale_stats_search:record(St, Rate, Held),
-                   [{Rate, Held, maps:get(why, Map)} | Done], Deadline, Nodes, Run)
+                   [{Rate, Held, maps:get(why, Map)} | Done], Deadline + Profiling, Nodes, Run)
     end.
 
 capacity(Cell, Outcome, Done, #{cap_fd := Fd} = Run) ->
@@ -196,7 +197,7 @@ capacity(Cell, Outcome, Done, #{cap_fd := Fd} = Run) ->
 %% Levels run in order; once one is not held the higher ones are only written as skipped.
 levels(_I, _Cell, [], _Handles, _Targets, _Run) -> ok;
 levels(I, Cell, [{L, Level} | Rest], Handles, Targets, Run) ->
-    Row = level(Cell, L, Level, Handles, Targets, Run),
+    {Row, _} = level(Cell, L, Level, Handles, Targets, Run),
     Map = written(I, Cell, L, Row, Run),
     case maps:get(held, Map) of
         true -> levels(I, Cell, Rest, Handles, Targets, Run);
@@ -224,13 +225,14 @@ level(Cell, L, #{rate := Rate, hold_s := Hold} = Level, Handles, Targets, Run) -
                      env => list_to_binary(maps:get(config, Cell)), args => Args},
             Profile = profile_start(Cell, L, Hold, Run),
             Exec = exec(Scenario, Targets, Handles, Meta, Run),
-            profile_end(Profile, Cell, L, Rate),
+            Profiling = profile_end(Profile, Cell, L, Rate),
             case Exec of
                 {ok, Result, Samples} ->
-                    beamscale_stats_levels:row(CellKey, Level, Result, Samples);
-                {error, _} -> beamscale_stats_levels:skipped(CellKey, {Level, load_failed})
+                    {beamscale_stats_levels:row(CellKey, Level, Result, Samples), Profiling};
+                {error, _} ->
+                    {beamscale_stats_levels:skipped(CellKey, {Level, load_failed}), Profiling}
             end;
-        {error, _} -> beamscale_stats_levels:skipped(CellKey, {Level, bad_scenario})
+        {error, _} -> {beamscale_stats_levels:skipped(CellKey, {Level, bad_scenario}), 0}
     end.
 
 %% With --profile, the node under test sampled in the middle of the level's hold, for the
@@ -246,10 +248,13 @@ profile_start(Cell, L, Hold, #{profile := #{window_ms := W} = Opts, dir := Dir,
                                    (Hold * 1000 - Window) div 2);
 profile_start(_Cell, _L, _Hold, _Run) -> none.
 
-profile_end(none, _Cell, _L, _Rate) -> ok;
+%% The seconds spent folding after the level.
+profile_end(none, _Cell, _L, _Rate) -> 0;
 profile_end(Window, #{target := T, op := O, config := C}, L, Rate) ->
-    beamscale_profile:end_window(Window, #{cell => iolist_to_binary([T, "/", O, " ", C]),
-                                           level => L, rate => Rate}).
+    T0 = erlang:monotonic_time(second),
+    ok = beamscale_profile:end_window(Window, #{cell => iolist_to_binary([T, "/", O, " ", C]),
+                                                level => L, rate => Rate}),
+    erlang:monotonic_time(second) - T0.
 
 %% The load generator against the targets, the sampler on the nodes, the sample summary of
 %% the level back (`beamscale_loadtest_sampled').

@@ -19,8 +19,8 @@
 
 %% @doc `{Lead, Follow}': the "What grew" section, and the points' profiles, as page sections
 %% (title and HTML); none without points. `Lcnt': the rows of lcnt.csv, which say whether the
-%% nodes could count locks.
--spec sections([point()], [#{atom() => binary()}]) ->
+%% nodes could count locks, or `none' where lock counting does not apply (load levels).
+-spec sections([point()], [#{atom() => binary()}] | none) ->
     {[beamscale_report_run:section()], [beamscale_report_run:section()]}.
 sections([], _Lcnt) -> {[], []};
 sections(Points, LcntRows) ->
