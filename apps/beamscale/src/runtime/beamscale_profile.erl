@@ -8,7 +8,7 @@
 -module(beamscale_profile).
 
 -export([defaults/0, node_flags/0, point/2, read/1, summary/1]).
--export([start_window/2, end_window/2, read_levels/1, drop_map/1]).
+-export([start_window/2, end_window/2, read_levels/1, drop_map/1, is_profiled/3]).
 -export_type([opts/0, call/0, window/0]).
 
 -type opts() :: #{rate := pos_integer(), window_ms := pos_integer(), stacks := dwarf | fp}.
@@ -55,6 +55,11 @@ point(#{dir := Dir, bench := Bench, env := Env} = Point, Call) ->
             ok = write(Base ++ ".folded", beamscale_format_perf:text(Folded)),
             ok = write(Base ++ ".json", beamscale_format_json:encode(maps:remove(folded, Meta)))
     end.
+
+%% @doc Whether the point has its profile (a rerun keeps it).
+-spec is_profiled(file:filename(), binary(), beamscale_format_env:env()) -> boolean().
+is_profiled(Dir, Bench, Env) ->
+    filelib:is_regular(base(Dir, Bench, beamscale_format_env:key(Env)) ++ ".json").
 
 base(Dir, Bench, EnvKey) ->
     File = binary:replace(EnvKey, <<"/">>, <<"-">>, [global]),
