@@ -8,7 +8,7 @@
 -module(beamscale_profile).
 
 -export([defaults/0, node_flags/0, point/2, read/1, summary/1]).
--export([start_window/2, end_window/2, read_levels/1, drop_map/1, is_profiled/3]).
+-export([start_window/2, end_window/2, read_levels/1, drop_map/1, is_profiled/3, failed/4]).
 -export_type([opts/0, call/0, window/0]).
 
 -type opts() :: #{rate := pos_integer(), window_ms := pos_integer(), stacks := dwarf | fp}.
@@ -60,6 +60,14 @@ point(#{dir := Dir, bench := Bench, env := Env} = Point, Call) ->
 -spec is_profiled(file:filename(), binary(), beamscale_format_env:env()) -> boolean().
 is_profiled(Dir, Bench, Env) ->
     filelib:is_regular(base(Dir, Bench, beamscale_format_env:key(Env)) ++ ".json").
+
+%% @doc A point whose profile could not be taken (its nodes did not start): why, on the page.
+-spec failed(file:filename(), binary(), beamscale_format_env:env(), iodata()) -> ok.
+failed(Dir, Bench, Env, Why) ->
+    Key = beamscale_format_env:key(Env),
+    write(base(Dir, Bench, Key) ++ ".json",
+          beamscale_format_json:encode(#{bench => Bench, env => Key,
+                                         error => unicode:characters_to_binary(Why)})).
 
 base(Dir, Bench, EnvKey) ->
     File = binary:replace(EnvKey, <<"/">>, <<"-">>, [global]),

@@ -246,7 +246,11 @@ profile([Args | _], #{bench := Bench, env := Env} = Job, #{profile := #{} = Opts
                                               os_pid => beamscale_node:os_pid(Main),
                                               node => maps:get(node, Main)}, Call),
                     Ps;
-                {error, _} -> []
+                {error, Reason} ->
+                    ok = beamscale_profile:failed(Dir, atom_to_binary(Bench), Env,
+                                                  ["its nodes did not start: ",
+                                                   beamscale_error:format(Reason)]),
+                    []
             end
     end;
 profile(_Sets, _Job, _Ctx, Nodes, _Store) -> Nodes.
