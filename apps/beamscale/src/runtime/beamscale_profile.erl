@@ -51,6 +51,8 @@ point(#{dir := Dir, bench := Bench, env := Env} = Point, Call) ->
         false ->
             Meta0 = #{bench => Bench, env => beamscale_format_env:key(Env)},
             Meta = maps:merge(Meta0, profile(Point, Base, Call)),
+            %% The JIT's map is written whether perf or the emulator sampled.
+            ok = drop_map(maps:get(os_pid, Point)),
             Folded = maps:get(folded, Meta, #{}),
             ok = write(Base ++ ".folded", beamscale_format_perf:text(Folded)),
             ok = write(Base ++ ".json", beamscale_format_json:encode(maps:remove(folded, Meta)))
@@ -91,9 +93,7 @@ profile(#{os_pid := OsPid, opts := #{rate := Rate, window_ms := Window} = Opts} 
                     try record(Perf, Data, OsPid, Opts, Call, Before) of
                         #{perf_failed := Why} -> fallback(Point, Call, Figures, Why);
                         Result -> maps:merge(Figures, Result)
-                    after
-                        _ = file:delete(Data),
-                        _ = file:delete("/tmp/perf-" ++ OsPid ++ ".map")
+                    after _ = file:delete(Data)
                     end
             end
     end.
