@@ -1,18 +1,19 @@
 %% `run' with profiles (docs/profiles.md) on real nodes under perf: a contended ETS table at 1
 %% and 2 schedulers has a profile per point, a flame graph and "What grew" on its page, and
-%% its lock's share grows; mbrot, embarrassingly parallel, grows no category by much.
+%% its lock's share grows; mbrot, embarrassingly parallel, grows no category by much; the
+%% pollset study's keep-alive server profiled at two load levels.
 -module(beamscale_profile_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([ets_contention/1, mbrot_parallel/1, options/1, no_perf/1]).
--export([ets_contention/0, mbrot_parallel/0, options/0, no_perf/0]).
+-export([ets_contention/1, mbrot_parallel/1, options/1, no_perf/1, load_levels/1]).
+-export([ets_contention/0, mbrot_parallel/0, options/0, no_perf/0, load_levels/0]).
 
 %% perf's own start (symbols, a few seconds on a loaded host) and `perf script' per point.
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [options, ets_contention, mbrot_parallel, no_perf].
+all() -> [options, ets_contention, mbrot_parallel, no_perf, load_levels].
 
 init_per_suite(Config) ->
     case perf_usable() of
@@ -96,6 +97,38 @@ no_perf(Config) ->
      || F <- [One, Two]],
     ?assert(lists:any(fun(Stack) -> lists:any(fun(Fr) -> binary:match(Fr, <<"mbrot">>) =/= nomatch
                                               end, Stack) end, maps:keys(Two))).
+
+load_levels() ->
+    [{doc, "The pollset study's HTTP server under load at two levels, profiled: categories at "
+           "each, what grew on the page."}].
+load_levels(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "profile_load_levels"),
+    ok = filelib:ensure_path(Dir),
+    P = #{requests => 20, rates => [50, 400], hold_s => 2, schedulers => [2],
+          polling => ["io_t1"]},
+    Cells = beamscale_study_pollset:cells(P, beamscale_study_pollset:polling(), none),
+    Profile = #{rate => 999, window_ms => 1500, stacks => dwarf},
+    {ok, []} = beamscale_study_levels:run(Cells, #{dir => Dir, quiet => true, seed => 1,
+                                                   profile => Profile}),
+    [Low, High] = beamscale_profile:read_levels(Dir),
+    ?assertMatch({50, 400}, {maps:get(schedulers, Low), maps:get(schedulers, High)}),
+    Shares = [begin
+                  ?assert(map_size(F) > 0, Meta),
+                  beamscale_stats_profile:category_shares(F)
+              end || #{folded := F, meta := Meta} <- [Low, High]],
+    ct:log("categories at 50 and 400 sessions/s: ~p", [Shares]),
+    %% Eight times the requests: more of the server's CPU time, so more samples.
+    [NLow, NHigh] = [beamscale_stats_profile:samples(F) || #{folded := F} <- [Low, High]],
+    ?assert(NHigh > NLow andalso NHigh >= 50, {NLow, NHigh}),
+    %% A keep-alive server's work is its sockets and its Erlang code, at both levels.
+    [?assert(proplists:get_value(io, S) + proplists:get_value(erlang, S) > 0.0, S)
+     || S <- Shares],
+    Html = iolist_to_binary(beamscale_report_pollset:html(#{}, [], [], [], [Low, High])),
+    [?assertNotEqual(nomatch, binary:match(Html, S), S)
+     || S <- [<<"What grew with sessions/s">>, <<"50 to 400 sessions/s">>,
+              <<"<svg id=\"flame1\"">>, <<"<svg id=\"flame2\"">>]],
+    ?assertEqual([], filelib:wildcard(filename:join([Dir, "profiles", "*", "*.perf.data"]))),
+    beamscale_test_cli:no_strays().
 
 %%% Helpers
 

@@ -4,6 +4,7 @@
 -behaviour(beamscale_cmd).
 
 -export([info/0, do/1, format_error/1, overrides/1]).
+-export([profile_options/2, profile/1]).
 
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
@@ -34,14 +35,9 @@ info() ->
           {name, "--name", string, "the run's name (default: run-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
           {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"},
-          {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
-          {profile, "--profile", flag,
-           "a perf CPU profile of each point, flame graphs, what grew (docs/profiles.md)"},
-          {profile_rate, "--profile-rate", integer, "perf's sampling rate, Hz (default 999)"},
-          {profile_window, "--profile-window", integer,
-           "ms of profiled calls per point (default 2000; as long again unprofiled)"},
-          {profile_stacks, "--profile-stacks", string,
-           "dwarf (callers through the emulator's C code; default) or fp (cheaper)"},
+          {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"}]
+          ++ profile_options("each point", "ms of profiled calls per point (default 2000; as "
+                                           "long again unprofiled)") ++ [
           {otp, "--otp", {list, string},
            "OTP releases to run on, as erls: 25,27,29 (installed by beamscale otp install)"},
           {emu_flavor, "--emu-flavor", {list, string},
@@ -104,7 +100,20 @@ overrides(Opts) ->
     [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample
         ++ profile(Opts).
 
-%% --profile-rate or --profile-window imply --profile.
+%% @doc The options of a CPU profile (docs/profiles.md), `run''s and `study''s: of what a profile
+%% is taken, and what the window is.
+-spec profile_options(string(), string()) -> beamscale_args:spec().
+profile_options(Of, Window) ->
+    [{profile, "--profile", flag,
+      "a perf CPU profile of " ++ Of ++ ", flame graphs, what grew (docs/profiles.md)"},
+     {profile_rate, "--profile-rate", integer, "perf's sampling rate, Hz (default 999)"},
+     {profile_window, "--profile-window", integer, Window},
+     {profile_stacks, "--profile-stacks", string,
+      "dwarf (callers through the emulator's C code; default) or fp (cheaper)"}].
+
+%% @doc The `profile' key the profile options set, if any: --profile-rate, --profile-window or
+%% --profile-stacks imply --profile.
+-spec profile(#{atom() => term()}) -> [{profile, #{atom() => term()}}].
 profile(Opts) ->
     Named = [{profile_rate, rate}, {profile_window, window_ms}, {profile_stacks, stacks}],
     Set = maps:from_list([{K, profile_term(K, V)} || {O, K} <- Named,

@@ -18,7 +18,10 @@ info() ->
           {otp, "--otp", {list, string}, "ets only: OTP releases to run on, 25,27 (docs/otp.md)"},
           {name, "--name", string, "the run's name (default: STUDY-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
-          {quiet, "--quiet", flag, "print no progress"},
+          {quiet, "--quiet", flag, "print no progress"}]
+          ++ beamscale_cmd_run:profile_options("the server at each load level "
+                                               "(pollset)", "ms profiled per level (default "
+                                               "2000, at most the level's hold)") ++ [
           {web, "--web", integer, "serve a live page of the load levels on "
                                   "http://127.0.0.1:PORT/ (0: a free port)"}]}.
 
@@ -28,6 +31,8 @@ do(#{opts := Opts, args := [Study]}) ->
     case {beamscale_study:find(Study), options(Opts)} of
         {error, _} -> {error, {unknown_study, Study}};
         {_, {ok, #{erls := _}}} when Study =/= "ets" -> {error, {otp_not_for, Study}};
+        {_, {ok, #{profile := _}}} when Study =/= "pollset" ->
+            {error, {profile_not_for, Study}};
         {_, {error, _} = Error} -> Error;
         {{ok, Mod}, {ok, Checked}} ->
             %% Studies resume as runs do (finished iterations and levels are kept).
@@ -53,11 +58,25 @@ format_error({unknown_study, S}) -> ["unknown study ", S, "; ", studies_text()];
 format_error(no_study) -> ["give the study's name; ", studies_text()];
 format_error({bad_option, Opt, V}) -> io_lib:format("~s: bad value ~ts", [Opt, V]);
 format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
-format_error({otp_not_for, S}) -> ["--otp: only the ets study runs on several releases, not ", S].
+format_error({otp_not_for, S}) -> ["--otp: only the ets study runs on several releases, not ", S];
+format_error({profile_not_for, S}) -> ["--profile: only the pollset study takes profiles, not ", S].
 
 options(Opts) ->
-    try {ok, maps:fold(fun option/3, #{}, Opts)}
+    Profile = [profile_rate, profile_window, profile_stacks, profile],
+    try {ok, maps:merge(maps:fold(fun option/3, #{}, maps:without(Profile, Opts)),
+                        profile(Opts))}
     catch throw:{bad_option, _, _} = Bad -> {error, Bad}
+    end.
+
+%% The profile options, checked as `run''s `profile' key is.
+profile(Opts) ->
+    case beamscale_cmd_run:profile(Opts) of
+        [] -> #{};
+        [{profile, Set}] ->
+            case beamscale_config:check(profile, Set) of
+                {ok, Checked} -> #{profile => Checked};
+                {error, _, Expected} -> throw({bad_option, "--profile-*", Expected})
+            end
     end.
 
 option(version, V, Acc) ->

@@ -263,7 +263,10 @@ preflight(Erl, Args) ->
     case persistent_term:get(Key, unchecked) of
         ok -> ok;
         unchecked ->
-            Check = Args ++ ["-noshell", "-noinput", "-eval", "erlang:halt(0)"],
+            %% With `+JPperf true' the check would leave its perf map in /tmp: a later flag
+            %% turns it off (the first is still checked).
+            NoMap = [F || lists:member("+JPperf", Args), F <- ["+JPperf", "false"]],
+            Check = Args ++ NoMap ++ ["-noshell", "-noinput", "-eval", "erlang:halt(0)"],
             case beamscale_os:cmd(Erl, Check, no_env_flags(), ?PREFLIGHT_TIMEOUT) of
                 {0, _} -> persistent_term:put(Key, ok);
                 {Status, Out} -> {error, {emulator, Status, emulator_words(Out)}}

@@ -8,11 +8,14 @@
 -module(beamscale_profile).
 
 -export([defaults/0, node_flags/0, point/2, read/1, summary/1]).
--export_type([opts/0, call/0]).
+-export([start_window/2, end_window/2, read_levels/1, drop_map/1, is_profiled/3, failed/4]).
+-export_type([opts/0, call/0, window/0]).
 
 -type opts() :: #{rate := pos_integer(), window_ms := pos_integer(), stacks := dwarf | fp}.
 %% One call of the benchmark: its time in seconds, or `error' (the profile stops there).
 -type call() :: fun(() -> {ok, float()} | error).
+%% A profile of a node under load, started by `start_window/2'.
+-opaque window() :: {pid(), map(), non_neg_integer()}.
 
 %% 999 Hz rather than 1000: not in step with the emulator's millisecond timers.
 -define(RATE, 999).
@@ -48,10 +51,25 @@ point(#{dir := Dir, bench := Bench, env := Env} = Point, Call) ->
         false ->
             Meta0 = #{bench => Bench, env => beamscale_format_env:key(Env)},
             Meta = maps:merge(Meta0, profile(Point, Base, Call)),
+            %% The JIT's map is written whether perf or the emulator sampled.
+            ok = drop_map(maps:get(os_pid, Point)),
             Folded = maps:get(folded, Meta, #{}),
             ok = write(Base ++ ".folded", beamscale_format_perf:text(Folded)),
             ok = write(Base ++ ".json", beamscale_format_json:encode(maps:remove(folded, Meta)))
     end.
+
+%% @doc Whether the point has its profile (a rerun keeps it).
+-spec is_profiled(file:filename(), binary(), beamscale_format_env:env()) -> boolean().
+is_profiled(Dir, Bench, Env) ->
+    filelib:is_regular(base(Dir, Bench, beamscale_format_env:key(Env)) ++ ".json").
+
+%% @doc A point whose profile could not be taken (its nodes did not start): why, on the page.
+-spec failed(file:filename(), binary(), beamscale_format_env:env(), iodata()) -> ok.
+failed(Dir, Bench, Env, Why) ->
+    Key = beamscale_format_env:key(Env),
+    write(base(Dir, Bench, Key) ++ ".json",
+          beamscale_format_json:encode(#{bench => Bench, env => Key,
+                                         error => unicode:characters_to_binary(Why)})).
 
 base(Dir, Bench, EnvKey) ->
     File = binary:replace(EnvKey, <<"/">>, <<"-">>, [global]),
@@ -75,9 +93,7 @@ profile(#{os_pid := OsPid, opts := #{rate := Rate, window_ms := Window} = Opts} 
                     try record(Perf, Data, OsPid, Opts, Call, Before) of
                         #{perf_failed := Why} -> fallback(Point, Call, Figures, Why);
                         Result -> maps:merge(Figures, Result)
-                    after
-                        _ = file:delete(Data),
-                        _ = file:delete("/tmp/perf-" ++ OsPid ++ ".map")
+                    after _ = file:delete(Data)
                     end
             end
     end.
@@ -125,17 +141,9 @@ calls(Call, Deadline, Acc) ->
             end
     end.
 
-record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window} = Opts, Call, Before) ->
+record(Perf, Data, OsPid, #{window_ms := Window} = Opts, Call, Before) ->
     Self = self(),
-    Stacks = case Opts of
-                 #{stacks := fp} -> ["-g"];
-                 #{stacks := dwarf} -> ["--call-graph", ?DWARF_STACK]
-             end,
-    Args = ["record", "-F", integer_to_list(Rate)] ++ Stacks
-        ++ ["-p", OsPid, "-o", Data, "--", "sleep", io_lib:format("~.3f", [Window / 1000])],
-    Pid = spawn(fun() -> Self ! {perf, self(),
-                                 beamscale_os:cmd(Perf, flat(Args), Window + ?PERF_SLACK_MS)}
-                end),
+    Pid = spawn(fun() -> Self ! {perf, self(), perf_record(Perf, Data, OsPid, Opts)} end),
     timer:sleep(?ATTACH_MS),
     With = profiled_calls(Call, Pid, []),
     %% Unprofiled calls on both sides of perf's window: a drift of the host's load over the
@@ -154,7 +162,15 @@ record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window} = Opts, Call, Bef
     after Window + ?PERF_SLACK_MS -> #{error => <<"perf record did not end">>}
     end.
 
-flat(Args) -> [lists:flatten(A) || A <- Args].
+%% `perf record' of the OS process for the window: `{Status, Output}'.
+perf_record(Perf, Data, OsPid, #{rate := Rate, window_ms := Window} = Opts) ->
+    Stacks = case Opts of
+                 #{stacks := fp} -> ["-g"];
+                 #{stacks := dwarf} -> ["--call-graph", ?DWARF_STACK]
+             end,
+    Args = ["record", "-F", integer_to_list(Rate)] ++ Stacks
+        ++ ["-p", OsPid, "-o", Data, "--", "sleep", io_lib:format("~.3f", [Window / 1000])],
+    beamscale_os:cmd(Perf, [lists:flatten(A) || A <- Args], Window + ?PERF_SLACK_MS).
 
 %% Calls while perf records: those started before it ended.
 profiled_calls(Call, Pid, Acc) ->
@@ -174,11 +190,17 @@ perf_failed(Status, Out) ->
 script(_Perf, _Data, error, _Without) -> #{error => <<"a profiled call failed">>};
 script(_Perf, _Data, _With, error) -> #{error => <<"a call without perf failed">>};
 script(Perf, Data, With, Without) ->
+    case fold(Perf, Data) of
+        {ok, Folded} -> counted(Folded, With, Without);
+        {error, Why} -> #{error => Why}
+    end.
+
+fold(Perf, Data) ->
     Sh = "exec \"$0\" script -i \"$1\" 2>/dev/null",
     case beamscale_os:cmd("/bin/sh", ["-c", Sh, Perf, Data], ?SCRIPT_TIMEOUT_MS) of
-        {0, Text} -> counted(beamscale_format_perf:fold(Text), With, Without);
+        {0, Text} -> {ok, beamscale_format_perf:fold(Text)};
         {Status, _} ->
-            #{error => iolist_to_binary(io_lib:format("perf script failed (~p)", [Status]))}
+            {error, iolist_to_binary(io_lib:format("perf script failed (~p)", [Status]))}
     end.
 
 %% The sampler's stacks and figures, once the calls after its window are made too.
@@ -198,6 +220,99 @@ counted(Folded, With, Without) ->
 
 median(L) -> beamscale_stats:median(L).
 
+%%% A node profiled while a load runs against it (a load level): nothing is called here, so
+%%% no overhead is measured; perf's own cost falls on the level's figures.
+
+%% @doc Sample the node for the window after `delay_ms' (perf, or the emulator's sampling
+%% where perf cannot run); `end_window/2' folds and writes `BASE.folded' and `BASE.json'.
+-spec start_window(#{base := file:filename(), os_pid := string(), node := node(),
+                     opts := opts()}, non_neg_integer()) -> window().
+start_window(W, Delay) ->
+    Self = self(),
+    Pid = spawn(fun() -> timer:sleep(Delay), Self ! {window, self(), catch sampled(W)} end),
+    {Pid, W, Delay}.
+
+sampled(#{base := Base, os_pid := OsPid, opts := Opts} = W) ->
+    case perf() of
+        false -> emulator_sampled(W, <<"perf not found: install linux-perf">>);
+        Perf ->
+            Data = Base ++ ".perf.data",
+            ok = filelib:ensure_dir(Data),
+            case perf_record(Perf, Data, OsPid, Opts) of
+                {0, _} -> {perf, Perf, Data};
+                {Status, Out} ->
+                    _ = file:delete(Data),
+                    emulator_sampled(W, perf_failed(Status, Out))
+            end
+    end.
+
+emulator_sampled(#{node := Node, opts := #{window_ms := Window}}, Why) ->
+    Note = <<"perf cannot run (", Why/binary, "): sampled by the emulator (process_info)">>,
+    case catch erpc:call(Node, beamscale_bench_sample, sample, [Window, ?SAMPLE_MS],
+                         Window + ?PERF_SLACK_MS) of
+        Folded when is_map(Folded) -> {folded, Folded, #{sampler => <<"process_info">>,
+                                                         note => Note}};
+        _ -> {error, <<"the emulator's sampling failed">>}
+    end.
+
+%% @doc Wait for the window's samples, fold them, write the profile with `Meta' beside its
+%% figures (rate, window, samples, or why there are none).
+-spec end_window(window(), #{atom() => term()}) -> ok.
+end_window({Pid, #{base := Base, opts := #{rate := Rate, window_ms := Window} = Opts}, Delay},
+           Meta) ->
+    Figures = Meta#{rate_hz => Rate, window_ms => Window, stacks => maps:get(stacks, Opts)},
+    Result = receive
+                 {window, Pid, R} -> window_folded(R)
+             after Delay + Window + ?PERF_SLACK_MS ->
+                 exit(Pid, kill),
+                 #{error => <<"perf record did not end">>}
+             end,
+    Folded = maps:get(folded, Result, #{}),
+    Samples = beamscale_stats_profile:samples(Folded),
+    ok = write(Base ++ ".folded", beamscale_format_perf:text(Folded)),
+    ok = write(Base ++ ".json", beamscale_format_json:encode(
+                                  maps:merge(Figures#{samples => Samples},
+                                             maps:remove(folded, Result)))).
+
+window_folded({perf, Perf, Data}) ->
+    try fold(Perf, Data) of
+        {ok, Folded} -> #{folded => Folded};
+        {error, Why} -> #{error => Why}
+    after _ = file:delete(Data)
+    end;
+window_folded({folded, Folded, Note}) -> Note#{folded => Folded};
+window_folded({error, Why}) -> #{error => Why};
+window_folded(Crash) ->
+    #{error => iolist_to_binary(io_lib:format("the profile failed: ~0tp", [Crash]))}.
+
+%% @doc The profiles of a run's load levels (written by `end_window/2' with `cell', `level'
+%% and `rate' in their figures), as points ordered by rate, for a page.
+-spec read_levels(file:filename()) -> [beamscale_report_profile:point()].
+read_levels(Dir) ->
+    Metas = filelib:wildcard(filename:join([Dir, "profiles", "*", "*.json"])),
+    [#{bench => C, env => iolist_to_binary(["level ", integer_to_binary(L), ": ",
+                                            rate_text(R), " sessions/s"]),
+       schedulers => max(1, round(R)), group => <<"load levels">>, axis => <<"sessions/s">>,
+       folded => folded_file(M), meta => Meta}
+     || M <- lists:sort(Metas), {ok, Bin} <- [file:read_file(M)],
+        {ok, #{<<"cell">> := C, <<"level">> := L, <<"rate">> := R} = Meta}
+            <- [beamscale_format_json:decode(Bin)]].
+
+rate_text(R) when is_integer(R) -> integer_to_binary(R);
+rate_text(R) -> float_to_binary(float(R), [{decimals, 1}, compact]).
+
+folded_file(MetaFile) ->
+    case file:read_file(filename:rootname(MetaFile) ++ ".folded") of
+        {ok, Bin} -> beamscale_format_perf:parse_folded(Bin);
+        {error, _} -> #{}
+    end.
+
+%% @doc Remove the JIT's perf map of a node that has stopped.
+-spec drop_map(string()) -> ok.
+drop_map(OsPid) ->
+    _ = file:delete("/tmp/perf-" ++ OsPid ++ ".map"),
+    ok.
+
 %% @doc The profiles of a run directory, for its page.
 -spec read(file:filename()) -> [beamscale_report_profile:point()].
 read(Dir) ->
@@ -209,10 +324,7 @@ read(Dir) ->
 
 point_of(MetaFile, #{<<"bench">> := Bench, <<"env">> := Env} = Meta) ->
     [Otp, Args, S, N] = beamscale_format_env:fields(Env),
-    Folded = case file:read_file(filename:rootname(MetaFile) ++ ".folded") of
-                 {ok, Bin} -> beamscale_format_perf:parse_folded(Bin);
-                 {error, _} -> #{}
-             end,
+    Folded = folded_file(MetaFile),
     #{bench => Bench, env => Env, schedulers => S, folded => Folded, meta => Meta,
       group => iolist_to_binary([Otp, $/, Args, "/nodes ", integer_to_binary(N)])}.
 

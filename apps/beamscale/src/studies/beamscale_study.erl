@@ -14,7 +14,8 @@
 
 -type opts() :: #{version := beamscale_bench:version(), name := string(), out := string(),
                   quiet := boolean(), schedulers => [pos_integer()], seed => integer(),
-                  web => beamscale_web:web(), erls => [{atom(), string()}]}.
+                  web => beamscale_web:web(), erls => [{atom(), string()}],
+                  profile => beamscale_profile:opts()}.
 -type info() :: #{name := string(), summary := string()}.
 
 -callback info() -> info().

@@ -33,9 +33,10 @@
 -type search() :: #{start := number(), factor := number(), tolerance := number(),
                     max_rate := number(), hold_s := pos_integer(), ops := pos_integer(),
                     budget_s := pos_integer()}.
-%% web: the live page's server (--web), shown each level as a load run.
+%% web: the live page's server (--web), shown each level as a load run. profile: a CPU
+%% profile of the node under test at each level (docs/profiles.md), in `profiles/CELL/'.
 -type ctx() :: #{dir := file:filename(), quiet := boolean(), seed := integer(),
-                 web => beamscale_web:web()}.
+                 web => beamscale_web:web(), profile => beamscale_profile:opts()}.
 
 -define(SETUP_TIMEOUT, 120000).
 -define(SAMPLE_MS, 500).
@@ -100,7 +101,11 @@ cell(I, #{levels := Levels} = Cell, #{rows := Rows} = Run) ->
 
 %% Work is the fixed levels still to run, or `{search, State, Done}'.
 with_node(I, Cell, Pending, Run) ->
-    #{erl := Erl, flags := Flags, schedulers := S} = Cell,
+    #{erl := Erl, flags := Flags0, schedulers := S} = Cell,
+    Flags = case Run of
+                #{profile := _} -> Flags0 ++ " " ++ beamscale_profile:node_flags();
+                _ -> Flags0
+            end,
     %% beamscale_loadtest_targets starts one scheduler per core; a later +S wins.
     Spec = #{start => #{erl => Erl, code_path => [],
                         flags => lists:flatten(io_lib:format("+S ~b:~b ~s", [S, S, Flags]))}},
@@ -109,8 +114,11 @@ with_node(I, Cell, Pending, Run) ->
             try setup(Node, Cell) of
                 {ok, Target} ->
                     _ = (maps:get(before_levels, Cell, fun(_) -> ok end))(Target),
-                    work(I, Cell, Pending, Handles, #{sut => Target}, Run),
+                    OsPid = erpc:call(Node, os, getpid, []),
+                    work(I, Cell, Pending, Handles, #{sut => Target},
+                         Run#{sut_node => {Node, OsPid}}),
                     _ = (maps:get(after_levels, Cell, fun(_) -> ok end))(Target),
+                    beamscale_profile:drop_map(OsPid),
                     [];
                 {error, Reason} -> fail(I, Cell, Pending, Reason, Run)
             after beamscale_loadtest_targets:stop(Handles)
@@ -170,12 +178,13 @@ search(I, Cell, St, Done, Deadline, {Handles, Targets} = Nodes, Run) ->
                      lists:reverse(Done), Run);
         {{run, Rate}, true} ->
             L = length(Done) + 1,
-            Row = level(Cell, L, #{rate => Rate, hold_s => Hold, ops => Ops}, Handles, Targets,
-                        Run),
+            {Row, Profiling} = level(Cell, L, #{rate => Rate, hold_s => Hold, ops => Ops},
+                                     Handles, Targets, Run),
             Map = written(I, Cell, L, Row, Run),
             Held = maps:get(held, Map) =:= true,
+            %% Folding a profile is not the search's time: the budget is the levels'.
             search(I, Cell, beamscale_stats_search:record(St, Rate, Held),
-                   [{Rate, Held, maps:get(why, Map)} | Done], Deadline, Nodes, Run)
+                   [{Rate, Held, maps:get(why, Map)} | Done], Deadline + Profiling, Nodes, Run)
     end.
 
 capacity(Cell, Outcome, Done, #{cap_fd := Fd} = Run) ->
@@ -188,7 +197,7 @@ capacity(Cell, Outcome, Done, #{cap_fd := Fd} = Run) ->
 %% Levels run in order; once one is not held the higher ones are only written as skipped.
 levels(_I, _Cell, [], _Handles, _Targets, _Run) -> ok;
 levels(I, Cell, [{L, Level} | Rest], Handles, Targets, Run) ->
-    Row = level(Cell, L, Level, Handles, Targets, Run),
+    {Row, _} = level(Cell, L, Level, Handles, Targets, Run),
     Map = written(I, Cell, L, Row, Run),
     case maps:get(held, Map) of
         true -> levels(I, Cell, Rest, Handles, Targets, Run);
@@ -214,13 +223,38 @@ level(Cell, L, #{rate := Rate, hold_s := Hold} = Level, Handles, Targets, Run) -
                                      maps:get(token, Run)]),
             Meta = #{bench => iolist_to_binary([maps:get(target, Cell), "/", maps:get(op, Cell)]),
                      env => list_to_binary(maps:get(config, Cell)), args => Args},
-            case exec(Scenario, Targets, Handles, Meta, Run) of
+            Profile = profile_start(Cell, L, Hold, Run),
+            Exec = exec(Scenario, Targets, Handles, Meta, Run),
+            Profiling = profile_end(Profile, Cell, L, Rate),
+            case Exec of
                 {ok, Result, Samples} ->
-                    beamscale_stats_levels:row(CellKey, Level, Result, Samples);
-                {error, _} -> beamscale_stats_levels:skipped(CellKey, {Level, load_failed})
+                    {beamscale_stats_levels:row(CellKey, Level, Result, Samples), Profiling};
+                {error, _} ->
+                    {beamscale_stats_levels:skipped(CellKey, {Level, load_failed}), Profiling}
             end;
-        {error, _} -> beamscale_stats_levels:skipped(CellKey, {Level, bad_scenario})
+        {error, _} -> {beamscale_stats_levels:skipped(CellKey, {Level, bad_scenario}), 0}
     end.
+
+%% With --profile, the node under test sampled in the middle of the level's hold, for the
+%% window or the hold if shorter; perf's stacks are folded once the level has ended.
+profile_start(Cell, L, Hold, #{profile := #{window_ms := W} = Opts, dir := Dir,
+                               sut_node := {Node, OsPid}}) ->
+    Window = min(W, Hold * 1000),
+    Name = lists:flatten(string:replace([[maps:get(K, Cell), "-"] || K <- [target, op]]
+                                        ++ maps:get(config, Cell), "/", "-", all)),
+    Base = filename:join([Dir, "profiles", Name, "level-" ++ integer_to_list(L)]),
+    beamscale_profile:start_window(#{base => Base, os_pid => OsPid, node => Node,
+                                     opts => Opts#{window_ms := Window}},
+                                   (Hold * 1000 - Window) div 2);
+profile_start(_Cell, _L, _Hold, _Run) -> none.
+
+%% The seconds spent folding after the level.
+profile_end(none, _Cell, _L, _Rate) -> 0;
+profile_end(Window, #{target := T, op := O, config := C}, L, Rate) ->
+    T0 = erlang:monotonic_time(second),
+    ok = beamscale_profile:end_window(Window, #{cell => iolist_to_binary([T, "/", O, " ", C]),
+                                                level => L, rate => Rate}),
+    erlang:monotonic_time(second) - T0.
 
 %% The load generator against the targets, the sampler on the nodes, the sample summary of
 %% the level back (`beamscale_loadtest_sampled').

@@ -44,15 +44,16 @@ run(#{out := Out, name := Name, quiet := Quiet} = Opts, Size) ->
               false -> none;
               Exe -> {Exe, Dir}
           end,
-    Ctx = maps:merge(#{dir => Dir, quiet => Quiet, seed => Seed}, maps:with([web], Opts)),
+    Ctx = maps:merge(#{dir => Dir, quiet => Quiet, seed => Seed}, maps:with([web, profile], Opts)),
     case beamscale_study_levels:run(cells(P, polling(), Wrk), Ctx) of
         {ok, _Failed} ->
             Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
             [WrkRows, Caps] = [beamscale_store:read_rows(filename:join(Dir, F))
                                || F <- [?WRK_FILE, "capacity.csv"]],
             ok = beamscale_store:write_file(filename:join(Dir, "index.html"),
-                                            beamscale_report_pollset:html(Meta, Rows, WrkRows,
-                                                                          Caps)),
+                                            beamscale_report_pollset:html(
+                                              Meta, Rows, WrkRows, Caps,
+                                              beamscale_profile:read_levels(Dir))),
             {ok, Dir};
         {error, _} = Error -> Error
     end.

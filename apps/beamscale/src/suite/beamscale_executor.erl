@@ -22,6 +22,7 @@
                      msacc => 0..100,
                      clock => beamscale_bench_runner:clock(),
                      profile => beamscale_profile:opts() | false,
+                     profiling => true,  % nodes started for a profile (+JPperf true)
                      sampler => beamscale_sampler:sampler(),
                      handler => beamscale_handlers:handler(),
                      node_names => [string()]}.
@@ -162,7 +163,7 @@ name_prefix(_I, []) -> [];
 name_prefix(I, Names) -> [{name_prefix, lists:nth((I - 2) rem length(Names) + 1, Names)}].
 
 %% A profiled node's JIT names its code for perf.
-profile_flags(Flags, #{profile := #{}}) ->
+profile_flags(Flags, #{profiling := true}) ->
     string:trim(Flags ++ " " ++ beamscale_profile:node_flags());
 profile_flags(Flags, _Ctx) -> Flags.
 
@@ -229,23 +230,43 @@ run_sets(Sets, Key, Job, Ctx, Nodes, Store) ->
     {Nodes1, Store1} =
         lists:foldl(fun(Args, {Ns, St}) -> run_set(Args, Key, Job, Ctx, Ns, St) end,
                     {Nodes, Store}, Sets),
-    ok = profile(Sets, Job, Ctx, Nodes1, Store1),
-    stop_env(Ctx, Nodes1),
+    stop_env(Ctx, profile(Sets, Job, Ctx, Nodes1, Store1)),
     Store1.
 
-%% The point's profile (docs/profiles.md), with its first argument set, after the iterations.
+%% The point's profile (docs/profiles.md), with its first argument set, after the iterations,
+%% on fresh nodes of its own (warmed up, not sampled): the measured nodes run without
+%% `+JPperf true', which slowed mbrot's measured iterations by 10 to 40 %
+%% (bench/profile_overhead.sh). The nodes left to stop are returned.
 profile([Args | _], #{bench := Bench, env := Env} = Job, #{profile := #{} = Opts} = Ctx,
-        [Main | _] = Nodes, Store) ->
-    Call = fun() -> case call(Args, Job, Ctx, Nodes) of
-                        {ok, Timings, _} -> {ok, lists:sum([T || {_, T} <- Timings])};
-                        _ -> error
-                    end
-           end,
-    beamscale_profile:point(#{dir => beamscale_store:dir(Store), bench => atom_to_binary(Bench),
-                              env => Env, os_pid => beamscale_node:os_pid(Main), opts => Opts,
-                              node => maps:get(node, Main)},
-                            Call);
-profile(_Sets, _Job, _Ctx, _Nodes, _Store) -> ok.
+        Nodes, Store) ->
+    Dir = beamscale_store:dir(Store),
+    case beamscale_profile:is_profiled(Dir, atom_to_binary(Bench), Env) of
+        true -> Nodes;
+        false ->
+            stop_env(Ctx, Nodes),
+            PCtx = maps:remove(sampler, Ctx#{profiling => true}),
+            case start_env(Job, PCtx) of
+                {ok, Started} ->
+                    {[Main | _] = Ps, _} = warmups(Args, Job, PCtx, Started),
+                    Call = fun() -> case call(Args, Job, PCtx, Ps) of
+                                        {ok, Timings, _} ->
+                                            {ok, lists:sum([T || {_, T} <- Timings])};
+                                        _ -> error
+                                    end
+                           end,
+                    beamscale_profile:point(#{dir => Dir, bench => atom_to_binary(Bench),
+                                              env => Env, opts => Opts,
+                                              os_pid => beamscale_node:os_pid(Main),
+                                              node => maps:get(node, Main)}, Call),
+                    Ps;
+                {error, Reason} ->
+                    ok = beamscale_profile:failed(Dir, atom_to_binary(Bench), Env,
+                                                  ["its nodes did not start: ",
+                                                   beamscale_error:format(Reason)]),
+                    []
+            end
+    end;
+profile(_Sets, _Job, _Ctx, Nodes, _Store) -> Nodes.
 
 run_set(Args, Key0, Job, Ctx, Nodes, Store) ->
     Key = Key0(args_text(Args)),

@@ -8,26 +8,33 @@
 
 %% One point's profile: benchmark, environment key, schedulers, the other environment fields
 %% (the group the points of a benchmark are compared within), the folded stacks and its
-%% figures (rate, window, samples, overhead) or the reason it has none.
+%% figures (rate, window, samples, overhead) or the reason it has none. `axis' names what
+%% `schedulers' counts when the points are not scheduler counts (a load level's sessions/s).
 -type point() :: #{bench := binary(), env := binary(), schedulers := pos_integer(),
                    group := binary(), folded := beamscale_format_perf:folded(),
-                   meta := #{binary() => term()}}.
+                   meta := #{binary() => term()}, axis => binary()}.
 
 -define(TOP, 15).
 -define(GREW, 10).
 
 %% @doc `{Lead, Follow}': the "What grew" section, and the points' profiles, as page sections
 %% (title and HTML); none without points. `Lcnt': the rows of lcnt.csv, which say whether the
-%% nodes could count locks.
--spec sections([point()], [#{atom() => binary()}]) ->
+%% nodes could count locks, or `none' where lock counting does not apply (load levels).
+-spec sections([point()], [#{atom() => binary()}] | none) ->
     {[beamscale_report_run:section()], [beamscale_report_run:section()]}.
 sections([], _Lcnt) -> {[], []};
 sections(Points, LcntRows) ->
-    Lcnt = lists:any(fun(R) -> maps:get(status, R, <<>>) =/= <<"not_available">> end, LcntRows),
+    Lcnt = LcntRows =:= none orelse
+        lists:any(fun(R) -> maps:get(status, R, <<>>) =/= <<"not_available">> end, LcntRows),
     Sorted = lists:sort(fun(A, B) -> key(A) =< key(B) end, Points),
-    {[{"What grew with schedulers (profiles)", [beamscale_report_flame:legend(),
+    What = case Points of
+               [#{axis := Axis} | _] -> ["What grew with ", Axis, " (profiles)"];
+               _ -> "What grew with schedulers (profiles)"
+           end,
+    {[{lists:flatten(io_lib:format("~ts", [What])), [beamscale_report_flame:legend(),
                                                  [grew(G) || G <- groups(Sorted)]]}],
-     [{"Profiles of each point", [beamscale_report_flame:script(), lcnt_note(Lcnt),
+     [{"Profiles of each point", [beamscale_report_flame:script(),
+                                  [lcnt_note(Lcnt) || LcntRows =/= none],
                                   [point(P, I) || {I, P} <- lists:enumerate(Sorted)]]}]}.
 
 key(#{bench := B, group := G, schedulers := S}) -> {B, G, S}.
@@ -46,10 +53,13 @@ grew({B, G, Ps}) ->
     #{schedulers := S1, folded := Small} = hd(Ps),
     #{schedulers := S2, folded := Large} = lists:last(Ps),
     #{categories := Cats, functions := Funs} = beamscale_stats_profile:grew(Small, Large, ?GREW),
-    Head = fun(What) -> [What, integer_to_list(S1) ++ " sched. %",
-                         integer_to_list(S2) ++ " sched. %", "growth (points)"] end,
-    [el(h3, [B, " (", G, "): ", integer_to_list(S1), " to ", integer_to_list(S2),
-             " schedulers"]),
+    {Short, Long} = case hd(Ps) of
+                        #{axis := Axis} -> {Axis, Axis};
+                        _ -> {<<"sched.">>, <<"schedulers">>}
+                    end,
+    Head = fun(What) -> [What, [integer_to_list(S1), " ", Short, " %"],
+                         [integer_to_list(S2), " ", Short, " %"], "growth (points)"] end,
+    [el(h3, [B, " (", G, "): ", integer_to_list(S1), " to ", integer_to_list(S2), " ", Long]),
      beamscale_report_html:table(Head("category"),
                                  [growth_row({safe, swatch(C)}, X, Y, D)
                                   || {C, X, Y, D} <- Cats]),

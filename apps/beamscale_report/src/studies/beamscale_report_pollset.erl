@@ -2,7 +2,7 @@
 %% IO-polling configuration and scheduler count, as bars and a table.
 -module(beamscale_report_pollset).
 
--export([html/3, html/4]).
+-export([html/3, html/4, html/5]).
 
 %% @doc The whole page from the study's metadata and the rows of `levels.csv' and `wrk.csv'.
 -spec html(map(), [#{atom() => binary()}], [#{atom() => binary()}]) -> iodata().
@@ -11,7 +11,14 @@ html(Meta, Rows, WrkRows) -> html(Meta, Rows, WrkRows, []).
 %% @doc The whole page, with the capacity of each configuration from `capacity.csv'.
 -spec html(map(), [#{atom() => binary()}], [#{atom() => binary()}], [#{atom() => binary()}]) ->
     iodata().
-html(Meta, Rows, WrkRows, Caps) ->
+html(Meta, Rows, WrkRows, Caps) -> html(Meta, Rows, WrkRows, Caps, []).
+
+%% @doc The whole page, with the profiles of the server at each level (`--profile'): what grew
+%% from the lowest level to the highest, then each level's flame graph.
+-spec html(map(), [#{atom() => binary()}], [#{atom() => binary()}], [#{atom() => binary()}],
+           [beamscale_report_profile:point()]) -> iodata().
+html(Meta, Rows, WrkRows, Caps, Profiles) ->
+    {Lead, Follow} = beamscale_report_profile:sections(Profiles, none),
     Title = "beamscale study pollset",
     Levels = beamscale_report_smp_io:levels(Rows),
     Configs = beamscale_stats_samples:group(fun(#{config := C}) -> C end, Rows),
@@ -54,7 +61,8 @@ html(Meta, Rows, WrkRows, Caps) ->
                                                                         {busy_wait_pct,
                                                                          "busy-wait %"}]]})),
          beamscale_report_html:section("wrk (closed model)", wrk(Meta, WrkRows)),
-         beamscale_report_html:section("Every level", beamscale_report_smp_io:levels_table(Rows))]).
+         beamscale_report_html:section("Every level", beamscale_report_smp_io:levels_table(Rows)),
+         [beamscale_report_html:section(T, H) || {T, H} <- Lead ++ Follow]]).
 
 %% The last wrk run of each configuration.
 wrk(Meta, []) -> beamscale_report_html:el(p, wrk_note(Meta));
