@@ -108,6 +108,7 @@ download(Dest, Url, Sha, Log) ->
     end.
 
 %% The index can list a tarball the mirror does not hold yet (sid's 29.1.2 did): say so.
+-spec not_found({?MODULE, term()}, string(), non_neg_integer()) -> no_return().
 not_found({?MODULE, {failed, download, _, Log, _}} = Failed, Url, Before) ->
     {ok, Text} = file:read_file(Log),
     Scope = {scope, {Before, byte_size(Text) - Before}},
