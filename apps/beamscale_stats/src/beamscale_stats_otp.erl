@@ -32,15 +32,16 @@ compare(Rows, Opts) ->
 otp(#{otp := O}) -> iolist_to_binary(O).
 
 %% @doc Which of the sampler's figures an erl did not give: the erls of `samples.csv''s rows
-%% (oldest first) and, per column that some erl left empty in all its `ok' rows, those erls
-%% (a figure a release does not have is marked so, not read as 0). Nothing with one erl.
+%% (oldest first) and, per column some erl read and another left empty in all its `ok' rows,
+%% those others (a figure a release does not have is marked so, not read as 0). Columns no erl
+%% read (the hosts' columns of a run without `monitors') are not this run's figures.
 -spec unread([#{atom() => binary()}]) -> {[binary()], [{atom(), [binary()]}]}.
 unread(Samples) ->
     Ok = [{erl(R), R} || #{status := <<"ok">>} = R <- Samples],
     case lists:sort(fun older/2, lists:usort([E || {E, _} <- Ok])) of
         [_, _ | _] = Erls ->
-            Figures = lists:usort([K || {_, R} <- Ok, K <- maps:keys(R)]) -- ?NOT_FIGURES,
             Read = lists:usort([{E, K} || {E, R} <- Ok, {K, V} <- maps:to_list(R), V =/= <<>>]),
+            Figures = lists:usort([K || {_, K} <- Read]) -- ?NOT_FIGURES,
             {Erls, [{F, Without} || F <- Figures,
                                     Without <- [[E || E <- Erls,
                                                       not lists:member({E, F}, Read)]],
