@@ -1,5 +1,4 @@
 #!/usr/bin/env escript
-%%! -pa _build/default/lib/beamscale_format/ebin -pa _build/default/lib/beamscale_stats/ebin -pa _build/default/lib/beamscale_report/ebin -pa _build/default/lib/beamscale/ebin
 %% The page's "Releases compared" of a run directory as a Markdown table (for docs/otp.md and
 %% docs/studies/ets.md), with the sampler's figures an erl did not give. Run from the
 %% repository root after `rebar3 compile':
@@ -8,6 +7,7 @@
 
 main([Dir]) -> main([Dir, ""]);
 main([Dir, Prefix]) ->
+    ok = code:add_pathsa(filelib:wildcard("_build/default/lib/*/ebin")),
     Rows = beamscale_store:measurements(Dir),
     [pair(P, list_to_binary(Prefix)) || P <- beamscale_stats_otp:compare(Rows)],
     {Erls, Unread} = beamscale_stats_otp:unread(beamscale_store:read_rows(
