@@ -67,3 +67,19 @@ cleanup(Root) ->
     true = os:unsetenv("BEAMSCALE_OTP_DIR"),
     {0, _} = beamscale_os:cmd("/bin/rm", ["-rf", Root], 60000),
     ok.
+
+%% The progress line names the directory make entered last and its last step, not the last
+%% application entered (erl_interface's stays while erts's emulator compiles).
+whereabouts_test() ->
+    Work = "/c/otp/.build/27",
+    Tail = <<"make[1]: Entering directory '/c/otp/.build/27/lib/erl_interface'\n"
+             "=== Entering application erl_interface\n CC\tobj/ei_x_encode.o\n"
+             "=== Leaving application erl_interface\n MAKE\temulator\n"
+             "make[3]: Entering directory '/c/otp/.build/27/erts/emulator'\n"
+             " CC\tobj/x86_64-pc-linux-gnu/opt/jit/erl_db.o\n"
+             "../include/atomic.h:97:5: warning: inlined\n">>,
+    ?assertEqual("in erts/emulator: CC erl_db.o", beamscale_otp_build:whereabouts(Tail, Work)),
+    ?assertEqual("in .", beamscale_otp_build:whereabouts(
+                           <<"make: Entering directory '/c/otp/.build/27'\n">>, Work)),
+    ?assertEqual("starting", beamscale_otp_build:whereabouts(<<"checking for gcc... gcc\n">>,
+                                                              Work)).

@@ -27,3 +27,28 @@ base_is_oldest_test() ->
     Slower = R27#{ratio := 2.0, ratio_low := 1.8, ratio_high := 2.2},
     ?assertMatch(<<"25 faster by 50.0 % (44.4 to 54.5 %)">>,
                  beamscale_report_otp:verdict(<<"25">>, <<"27">>, Slower)).
+
+sample(Env, Status, Figures) ->
+    maps:merge(#{benchmark => <<"b">>, env => Env, args => <<"[]">>, node => <<"n@h">>,
+                 time => <<"t">>, t_s => <<"1.0">>, interval_s => <<"1.0">>, status => Status},
+               Figures).
+
+%% A figure one release leaves empty in all its rows is named with that release; one read as 0
+%% is read; one no erl read is none of the run's figures; status rows (timeout, down) hold no
+%% figures and say nothing.
+unread_test() ->
+    Rows = [sample(<<"27/default/1/1">>, <<"ok">>, #{util_pct => <<"0.0">>, msacc_async_aux => <<>>,
+                                                     mem_atom => <<>>}),
+            sample(<<"27/default/2/1">>, <<"ok">>, #{util_pct => <<"1.0">>, msacc_async_aux => <<>>,
+                                                     mem_atom => <<"7">>}),
+            sample(<<"25/default/1/1">>, <<"ok">>, #{util_pct => <<"2.0">>, msacc_async_aux => <<>>,
+                                                     mem_atom => <<>>}),
+            sample(<<"25/default/1/1">>, <<"timeout">>, #{util_pct => <<>>})],
+    ?assertEqual({[<<"25">>, <<"27">>], [{mem_atom, [<<"25">>]}]},
+                 beamscale_stats_otp:unread(Rows)),
+    ?assertEqual({[<<"25">>], []}, beamscale_stats_otp:unread(tl(tl(Rows)))),
+    [{"Releases compared", Html}] =
+        beamscale_report_otp:sections([], beamscale_stats_otp:unread(Rows)),
+    Text = iolist_to_binary(Html),
+    ?assertNotEqual(nomatch, binary:match(Text, <<"mem_atom</td><td class=\"t\">25</td>">>)),
+    ?assertEqual([], beamscale_report_otp:sections([], {[<<"25">>], []})).

@@ -5,8 +5,11 @@
 %% significance, as `beamscale compare' says it for two runs (beamscale_stats_compare).
 -module(beamscale_stats_otp).
 
--export([compare/1, compare/2]).
+-export([compare/1, compare/2, unread/1]).
 -export_type([pair/0]).
+
+%% The columns of a sample row that say which reading it is, not what was read.
+-define(NOT_FIGURES, [benchmark, env, args, node, time, t_s, interval_s, status]).
 
 -type pair() :: #{base := binary(), other := binary(),
                   results := [beamscale_stats_compare:result()]}.
@@ -27,6 +30,27 @@ compare(Rows, Opts) ->
     end.
 
 otp(#{otp := O}) -> iolist_to_binary(O).
+
+%% @doc Which of the sampler's figures an erl did not give: the erls of `samples.csv''s rows
+%% (oldest first) and, per column some erl read and another left empty in all its `ok' rows,
+%% those others (a figure a release does not have is marked so, not read as 0). Columns no erl
+%% read (the hosts' columns of a run without `monitors') are not this run's figures.
+-spec unread([#{atom() => binary()}]) -> {[binary()], [{atom(), [binary()]}]}.
+unread(Samples) ->
+    Ok = [{erl(R), R} || #{status := <<"ok">>} = R <- Samples],
+    case lists:sort(fun older/2, lists:usort([E || {E, _} <- Ok])) of
+        [_, _ | _] = Erls ->
+            Read = lists:usort([{E, K} || {E, R} <- Ok, {K, V} <- maps:to_list(R), V =/= <<>>]),
+            Figures = lists:usort([K || {_, K} <- Read]) -- ?NOT_FIGURES,
+            {Erls, [{F, Without} || F <- Figures,
+                                    Without <- [[E || E <- Erls,
+                                                      not lists:member({E, F}, Read)]],
+                                    Without =/= []]};
+        Erls -> {Erls, []}
+    end.
+
+%% A sample row's erl: the first field of its environment key.
+erl(#{env := Env}) -> hd(binary:split(Env, <<"/">>)).
 
 %% The erl's rows with its name taken out of the key, so the other erl's rows match them.
 of_erl(Name, Rows) -> [R#{otp := <<>>} || R <- Rows, otp(R) =:= Name].

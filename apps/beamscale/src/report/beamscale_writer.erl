@@ -109,12 +109,14 @@ load(Dir) ->
             Measurements = beamscale_store:measurements(Dir),
             Stats = beamscale_stats:report_stats(Measurements),
             Rows = beamscale_report_summary:with_sanity(Stats, Verdicts),
+            Samples = beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
             {ok, #{run => Run, rows => Rows, sanity => Sanity,
                    failures => beamscale_store:failures(Dir), missing => element(3, missing(Dir)),
-                   samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
+                   samples => Samples,
                    lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv")),
                    sections => beamscale_study:report_sections(Rows)
-                       ++ beamscale_report_otp:sections(beamscale_stats_otp:compare(Measurements)),
+                       ++ beamscale_report_otp:sections(beamscale_stats_otp:compare(Measurements),
+                                                        beamscale_stats_otp:unread(Samples)),
                    profiles => beamscale_profile:read(Dir),
                    iterations => beamscale_report_iterations:by_key(Measurements)}}
     end.

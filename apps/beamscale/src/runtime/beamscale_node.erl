@@ -121,9 +121,10 @@ start(Label, #{erl := Erl, flags := Flags} = Spec) ->
     Emulator = [lists:flatten(A) || A <- ?NO_PARTITION_GUARD ++ Scheds ++ Paths
                                           ++ string:lexemes(Flags, " ")],
     try
-        ok = preflight(Erl, [A || not is_map_key(ssh, Spec), A <- dist_args() ++ Emulator]),
+        {ok, Release} = preflight(Erl, [A || not is_map_key(ssh, Spec),
+                                             A <- dist_args() ++ Emulator]),
         ok = reachable(Spec),
-        boot(Name, Erl, Emulator, Spec)
+        boot(Name, Erl, Emulator, Spec, Release)
     catch
         error:{badmatch, {error, {emulator, _, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
         error:{badmatch, {error, {cookie, _} = Why}} -> {error, {?MODULE, {node_start, Why}}};
@@ -145,21 +146,21 @@ loopback(_) -> false.
 
 %% Here: a private HOME holding the cookie, on this node's address. There: the same made on the
 %% host through ssh, the node listening on the host's addresses.
-boot(Name, Erl, Emulator, #{ssh := #{host := Host} = Ssh} = Spec) ->
+boot(Name, Erl, Emulator, #{ssh := #{host := Host} = Ssh} = Spec, _Release) ->
     {ok, Home} = beamscale_node_ssh:home(Ssh),
     %% Hosts of nodes need not reach each other (only this one): no full mesh by `global'.
     {Exec, Args} = beamscale_node_ssh:exec(Erl, ["-connect_all", "false"] ++ dist_args()
                                                 ++ Emulator, Ssh, Home),
-    Result = peer_start(Name, Host, Exec, Args, [], Spec),
+    Result = peer_start(Name, Host, Exec, Args, [], Spec, #{}),
     ok = beamscale_node_ssh:forget(Ssh, Home, case Result of {ok, _, N} -> N; _ -> none end),
     started(Result, Spec);
-boot(Name, Erl, Emulator, Spec) ->
+boot(Name, Erl, Emulator, Spec, Release) ->
     {Cookie, Private} = cookie(),
     Env = Cookie ++ no_env_flags(),
     {Here, Ip} = here(),
     Interface = ["-kernel", "inet_dist_use_interface", lists:flatten(io_lib:format("~p", [Ip]))],
-    try started(peer_start(Name, Here, Erl, Interface ++ dist_args() ++ Emulator, Env, Spec),
-                Spec)
+    try started(peer_start(Name, Here, Erl, Interface ++ dist_args() ++ Emulator, Env, Spec,
+                           control(Release, Ip)), Spec)
     after
         %% The node read its cookie at boot: the file is not needed any more.
         file:del_dir_r(Private)
@@ -171,13 +172,22 @@ boot(Name, Erl, Emulator, Spec) ->
 %% through ssh, where this environment does not go): the variables are emptied.
 no_env_flags() -> [{V, ""} || V <- ["ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS"]].
 
-peer_start(Name, Host, Exec, Args, Env, Spec) ->
+peer_start(Name, Host, Exec, Args, Env, Spec, Control) ->
     with_output(maps:get(output, Spec, group_leader()),
-                fun() -> peer:start(#{name => Name, host => Host, longnames => true,
-                                      exec => Exec, args => Args, env => Env,
-                                      wait_boot => ?BOOT_TIMEOUT,
-                                      shutdown => {halt, ?STOP_TIMEOUT}})
+                fun() -> peer:start(Control#{name => Name, host => Host, longnames => true,
+                                             exec => Exec, args => Args, env => Env,
+                                             wait_boot => ?BOOT_TIMEOUT,
+                                             shutdown => {halt, ?STOP_TIMEOUT}})
                 end).
+
+%% `peer''s control connection to a node of another release is TCP (on this node's address):
+%% over the distribution, OTP 27's peer asks its origin `{starting, Node}' at boot, which OTP
+%% 25's does not answer (function_clause), while both speak the same messages over TCP.
+control(Release, Ip) ->
+    case Release =:= erlang:system_info(otp_release) orelse Release =:= unknown of
+        true -> #{};
+        false -> #{connection => {Ip, 0}}
+    end.
 
 started({ok, Peer, Node}, Spec) ->
     OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
@@ -256,21 +266,31 @@ with_output(Device, Start) ->
 %% A wrong emulator flag kills a detached node unseen, and `peer' only says so after its boot
 %% timeout. The same erl with the same flags run plainly says what is wrong at once, in the
 %% emulator's words: run that first, once per erl and arguments (a node started through ssh,
-%% with no local arguments, is not checked).
-preflight(_Erl, []) -> ok;
+%% with no local arguments, is not checked). It says the erl's OTP release too.
+preflight(_Erl, []) -> {ok, unknown};
 preflight(Erl, Args) ->
     Key = {?MODULE, preflight, Erl, Args},
     case persistent_term:get(Key, unchecked) of
-        ok -> ok;
         unchecked ->
             %% With `+JPperf true' the check would leave its perf map in /tmp: a later flag
             %% turns it off (the first is still checked).
             NoMap = [F || lists:member("+JPperf", Args), F <- ["+JPperf", "false"]],
-            Check = Args ++ NoMap ++ ["-noshell", "-noinput", "-eval", "erlang:halt(0)"],
+            Check = Args ++ NoMap ++ ["-noshell", "-noinput", "-eval",
+                                      "io:format(\"~nbeamscale_otp_release=~s~n\", "
+                                      "[erlang:system_info(otp_release)]), erlang:halt(0)"],
             case beamscale_os:cmd(Erl, Check, no_env_flags(), ?PREFLIGHT_TIMEOUT) of
-                {0, _} -> persistent_term:put(Key, ok);
+                {0, Out} ->
+                    persistent_term:put(Key, {ok, release(Out)}),
+                    persistent_term:get(Key);
                 {Status, Out} -> {error, {emulator, Status, emulator_words(Out)}}
-            end
+            end;
+        Checked -> Checked
+    end.
+
+release(Out) ->
+    case re:run(Out, "beamscale_otp_release=([0-9]+)", [{capture, all_but_first, list}]) of
+        {match, [Release]} -> Release;
+        nomatch -> unknown
     end.
 
 %% What the emulator said before its usage text.

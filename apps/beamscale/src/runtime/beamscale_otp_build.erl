@@ -10,7 +10,7 @@
 %% the emulator is built and the system's libraries are reused (`emulator_only').
 -module(beamscale_otp_build).
 
--export([install/2, format_error/1]).
+-export([install/2, whereabouts/2, format_error/1]).
 
 %% Left out of a full build: GUI and Java bindings, protocols no benchmark uses, and tools that
 %% only run on a developer's node. Kept: erts, kernel, stdlib, compiler, runtime_tools, tools,
@@ -97,8 +97,24 @@ download(Dest, Url, Sha, Log) ->
         Sha -> progress("source ~s (cached)", [filename:basename(Dest)]);
         _ ->
             progress("download ~s", [Url]),
-            step(download, "/usr/lib/apt/apt-helper",
-                 ["download-file", Url, Dest, "SHA256:" ++ Sha], "/", Log, 30 * ?MIN)
+            Before = filelib:file_size(Log),
+            try
+                step(download, "/usr/lib/apt/apt-helper",
+                     ["download-file", Url, Dest, "SHA256:" ++ Sha], "/", Log, 30 * ?MIN)
+            catch
+                throw:{?MODULE, {failed, download, _, _, _}} = Failed ->
+                    not_found(Failed, Url, Before)
+            end
+    end.
+
+%% The index can list a tarball the mirror does not hold yet (sid's 29.1.2 did): say so.
+-spec not_found({?MODULE, term()}, string(), non_neg_integer()) -> no_return().
+not_found({?MODULE, {failed, download, _, Log, _}} = Failed, Url, Before) ->
+    {ok, Text} = file:read_file(Log),
+    Scope = {scope, {Before, byte_size(Text) - Before}},
+    case binary:match(Text, <<"404  Not Found">>, [Scope]) of
+        nomatch -> throw(Failed);
+        _ -> throw({?MODULE, {not_on_mirror, Url, Log}})
     end.
 
 sha256(File) ->
@@ -164,7 +180,8 @@ configure_flags(#{flavour := F}) ->
 build(full, Release, Stage, #{work := Work, log := Log, opts := Opts, final := Final}) ->
     Jobs = "-j" ++ integer_to_list(maps:get(jobs, Opts, beamscale_os:logical_cores())),
     progress("make ~s (the log: ~ts)", [Jobs, Log]),
-    ticking(fun() -> step(make, "/usr/bin/make", [Jobs], Work, Log, 600 * ?MIN) end, Log),
+    ticking(fun() -> step(make, "/usr/bin/make", [Jobs], Work, Log, 600 * ?MIN) end,
+            Log, Work),
     lcnt_type(Release, Jobs, Work, Log),
     progress("make install into ~ts", [Stage]),
     step(install, "/usr/bin/make", ["install", "DESTDIR=" ++ Stage], Work, Log, 30 * ?MIN),
@@ -183,7 +200,7 @@ build(emulator_only, Release, Stage, #{work := Work, log := Log, opts := Opts, f
                     step(make, "/usr/bin/make", [Jobs, "erl_interface"], Work, Log, 60 * ?MIN),
                     step(make, "/usr/bin/make", [Jobs, "emulator" | Type], Work, Log,
                          600 * ?MIN)
-            end, Log),
+            end, Log, Work),
     beamscale_otp_files:assemble(Release, Work, Stage, Final).
 
 %% The lock-counting emulator is a second emulator type, started by `-emu_type lcnt'.
@@ -231,22 +248,45 @@ last_line(Log) ->
         Lines -> lists:last(Lines)
     end.
 
-%% A long step shows, every few seconds, how long it has run and the app make is in.
-ticking(Fun, Log) ->
+%% A long step shows, every few seconds, how long it has run and where make is.
+ticking(Fun, Log, Work) ->
     Start = erlang:monotonic_time(second),
-    Ticker = spawn_link(fun() -> tick(Start, Log) end),
+    Ticker = spawn_link(fun() -> tick(Start, Log, Work) end),
     try Fun() after unlink(Ticker), exit(Ticker, kill) end.
 
-tick(Start, Log) ->
+tick(Start, Log, Work) ->
     receive after ?TICK -> ok end,
-    Where = case re:run(tail(Log), "=== Entering application ([a-z_]+)",
-                        [global, {capture, all_but_first, list}]) of
-                {match, Apps} -> "in " ++ hd(lists:last(Apps));
-                nomatch -> "emulator"
-            end,
-    Min = (erlang:monotonic_time(second) - Start) div 60,
-    progress("  ~bm~2..0bs ~s", [Min, (erlang:monotonic_time(second) - Start) rem 60, Where]),
-    tick(Start, Log).
+    Secs = erlang:monotonic_time(second) - Start,
+    progress("  ~bm~2..0bs ~ts", [Secs div 60, Secs rem 60, whereabouts(tail(Log), Work)]),
+    tick(Start, Log, Work).
+
+%% @doc Where a build is, read from its log's tail: the directory make entered last (relative
+%% to the source tree `Work') and the last step OTP's quiet make printed (` CC\tobj/.../x.o').
+%% Both are what make is doing now; the last application entered is not (erl_interface stays
+%% the last one entered while erts's emulator compiles).
+-spec whereabouts(binary(), file:filename()) -> string().
+whereabouts(Tail, Work) ->
+    Dir = case last_match(Tail, "Entering directory '([^']+)'") of
+              [D] -> "in " ++ relative(D, Work);
+              none -> "starting"
+          end,
+    case last_match(Tail, "^ ([A-Z]+)\t+(\\S+)") of
+        [Verb, File] -> lists:flatten([Dir, ": ", Verb, " ", filename:basename(File)]);
+        none -> Dir
+    end.
+
+last_match(Bin, Re) ->
+    case re:run(Bin, Re, [global, multiline, {capture, all_but_first, list}]) of
+        {match, Matches} -> lists:last(Matches);
+        nomatch -> none
+    end.
+
+relative(Dir, Work) ->
+    case string:prefix(Dir, Work ++ "/") of
+        nomatch when Dir =:= Work -> ".";
+        nomatch -> Dir;
+        Rest -> Rest
+    end.
 
 tail(Log) ->
     {ok, F} = file:open(Log, [read, binary, raw]),
@@ -266,6 +306,9 @@ format_error({installed, Dir}) ->
     io_lib:format("already installed in ~ts (--force builds it again)", [Dir]);
 format_error({no_source, Rel}) ->
     ["no erlang source package of OTP ", Rel, " in the suite's Sources index"];
+format_error({not_on_mirror, Url, Log}) ->
+    io_lib:format("the suite's Sources index lists ~ts but the mirror answers 404 Not Found "
+                  "for it; nothing installed (the log: ~ts)", [Url, Log]);
 format_error({failed, download, S, Log, Last}) ->
     io_lib:format("download failed (exit ~p): ~ts (the log: ~ts)", [S, Last, Log]);
 format_error({failed, Step, S, Log, Last}) ->

@@ -4,13 +4,32 @@
 %% not tell from none says so.
 -module(beamscale_report_otp).
 
--export([sections/1, verdict/3]).
+-export([sections/1, sections/2, verdict/3]).
 
 %% @doc The section; none when the run had one erl.
 -spec sections([beamscale_stats_otp:pair()]) -> [beamscale_report_run:section()].
-sections([]) -> [];
-sections(Pairs) ->
-    [{"Releases compared", [intro(), [pair(P) || P <- Pairs]]}].
+sections(Pairs) -> sections(Pairs, {[], []}).
+
+%% @doc The section with the sampler's figures each erl did not give
+%% (`beamscale_stats_otp:unread/1'); none when the run had one erl.
+-spec sections([beamscale_stats_otp:pair()], {[binary()], [{atom(), [binary()]}]}) ->
+    [beamscale_report_run:section()].
+sections([], {[_, _ | _], _} = Unread) -> [{"Releases compared", unread(Unread)}];
+sections([], _) -> [];
+sections(Pairs, Unread) ->
+    [{"Releases compared", [intro(), [pair(P) || P <- Pairs], unread(Unread)]}].
+
+%% Sampled on fewer than two erls: nothing to say; else which figures an erl left empty.
+unread({[_, _ | _] = Erls, []}) ->
+    el(p, ["The sampler read every figure on every erl (", lists:join(", ", Erls), ")."]);
+unread({[_, _ | _], Unread}) ->
+    [el(h3, "Sampler figures not read on every erl"),
+     el(p, "Columns of samples.csv an erl left empty in all its rows: that release or "
+           "flavour does not give the figure (not 0). Every other figure was read on all."),
+     beamscale_report_html:table([<<"figure">>, <<"unavailable on">>],
+                                 [[atom_to_binary(F), iolist_to_binary(lists:join(", ", Es))]
+                                  || {F, Es} <- Unread])];
+unread(_) -> [].
 
 intro() ->
     el(p, "Each erl against the first (the oldest release): the ratio of median times "
