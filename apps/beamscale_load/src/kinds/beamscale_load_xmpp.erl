@@ -116,7 +116,7 @@ tls(#{s := S, server := Server} = C, Timeout) ->
     beamscale_load_reader:closed(S),
     case beamscale_load_tls:handshake(S, Server, [{verify, verify_none}], Timeout) of
         {ok, T} -> {ok, C#{s := T, buf := <<>>}};
-        {error, R} -> gone(S, R)
+        {error, R} -> gone(C, R)
     end.
 
 header(#{ws := _, domain := D}) -> ?WS:open(D);
