@@ -225,7 +225,11 @@ nudge(#{s := S}) -> self() ! {ssl, S, <<>>}, ok.
 
 gone(#{bosh := _} = C, Reason) ->
     ok = ?BOSH:drop(C),
-    {error, Reason, closed};
+    %% The run names only its kinds' reasons in their words: BOSH's go by this kind.
+    {error, case Reason of
+                {?BOSH, _} -> {?MODULE, Reason};
+                _ -> Reason
+            end, closed};
 gone(#{s := S}, Reason) ->
     ok = beamscale_load_tcp:drop(S),
     {error, Reason, closed}.
@@ -327,6 +331,7 @@ format_error({stream_error, C}) -> ["XMPP stream error: ", C];
 format_error({sasl_failure, C}) -> ["SASL failure: ", C];
 format_error({iq_error, C}) -> ["XMPP iq error: ", C];
 format_error({send, R}) -> io_lib:format("send: ~0tp", [R]);
+format_error({?BOSH, _} = R) -> ?BOSH:format_error(R);
 format_error(R) -> ?ST:format_error(R).
 
 %% @doc Tsung's `ts_jabber' sessions and their `<jabber>' element.
