@@ -11,6 +11,12 @@
 #   bench/xmpp_vs_tsung.sh [USERS] [SECONDS] [THINK]      (defaults 1000, 30, 2)
 # Tsung counts no delivered chats: its CPU is per chat sent (10 per finished session), which
 # flatters it when chats are lost.
+# Most of a short run's CPU is not the chats: start-up, the per-second figures, the closing
+# report and each session's connect, auth, presence and roster. So each tool also runs the same
+# file with the chats taken out, and the difference over the chats is each tool's CPU per
+# chat itself (start-up and sessions subtracted the same way for both). NOCHAT=0 skips it.
+# BEFORE=ESCRIPT also runs another build of beamscale (say the main branch's
+# _build/default/bin/beamscale) on both files, for before/after figures in one invocation.
 set -eu
 cd "$(dirname "$0")/.."
 users=${1:-1000}
@@ -68,9 +74,17 @@ xml() { # ARRIVAL-SECONDS -> Tsung file on stdout
 EOF
 }
 xml "$secs" > "$out/chat.xml"
+grep -v '<request><jabber type="chat"' "$out/chat.xml" > "$out/nochat.xml"
+bs_run() { # FILE NAME [COMMAND]
+    /usr/bin/time -o "$out/$2.time" -f "cpu %U %S" ${3:-./beamscale} load "$out/$1.xml" \
+        --name "$2" --out "$out" --quiet >/dev/null 2>"$out/$2.err" || true
+}
 # A controller id of its own: another Tsung on the host would hold the default one.
-/usr/bin/time -o "$out/bs.time" -f "cpu %U %S" \
-    ./beamscale load "$out/chat.xml" --name bs --out "$out" --quiet >/dev/null 2>"$out/bs.err" || true
+ts_run() { # FILE NAME
+    /usr/bin/time -o "$out/$2.time" -f "cpu %U %S" \
+        tsung -n -i "xmpp$$$2" -f "$out/$1.xml" -l "$out/$2" start >/dev/null 2>&1 || true
+}
+bs_run chat bs
 read_counts() { python3 - "$1" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -82,8 +96,14 @@ PY
 }
 read_counts "$out/bs/summary.json" > "$out/bs.counts" || echo "0 0
 ? ? ? ?" > "$out/bs.counts"
-/usr/bin/time -o "$out/ts.time" -f "cpu %U %S" \
-    tsung -n -i "xmpp$$" -f "$out/chat.xml" -l "$out/tsung" start >/dev/null 2>&1 || true
+ts_run chat tsung
+nochat=${NOCHAT:-1}
+if [ "$nochat" = 1 ]; then bs_run nochat bs0; ts_run nochat tsung0; fi
+if [ -n "${BEFORE:-}" ]; then
+    bs_run chat before "$BEFORE"
+    read_counts "$out/before/summary.json" > "$out/before.counts" || echo "0 0" > "$out/before.counts"
+    [ "$nochat" = 1 ] && bs_run nochat before0 "$BEFORE"
+fi
 # Tsung's chats sent: its per-request count for the chat requests is not apart, so the
 # sessions' fixed 10 chats each are counted from its finished sessions.
 ts_sessions=$(grep -h '^stats: session ' "$out"/tsung/*/tsung.log | awk '{ s += $3 } END { print s + 0 }')
@@ -92,7 +112,10 @@ bs_sent=$1; bs_del=$2
 set -- $(sed -n 2p "$out/bs.counts")
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 awk -v u="$users" -v s="$secs" -v t="$think" -v bsc="$(cpu "$out/bs.time")" \
-    -v tsc="$(cpu "$out/ts.time")" -v bss="$bs_sent" -v bsd="$bs_del" -v tss="$ts_sessions" \
+    -v tsc="$(cpu "$out/tsung.time")" -v nc="$nochat" \
+    -v bs0="$( [ "$nochat" = 1 ] && cpu "$out/bs0.time" || echo 0)" \
+    -v ts0="$( [ "$nochat" = 1 ] && cpu "$out/tsung0.time" || echo 0)" \
+    -v bss="$bs_sent" -v bsd="$bs_del" -v tss="$ts_sessions" \
     -v p50="$1" -v p90="$2" -v p99="$3" -v pmax="$4" -v la="$load" 'BEGIN {
     printf "%d users over %d s, think %d s, 10 chats each, load average %s\n", u, s, t, la
     printf "beamscale: %d chats sent, %d delivered (%.0f%%), client CPU %.2f s, %.1f us per delivered chat\n",
@@ -102,4 +125,21 @@ awk -v u="$users" -v s="$secs" -v t="$think" -v bsc="$(cpu "$out/bs.time")" \
     printf "tsung: %d sessions done, about %d chats sent, client CPU %.2f s, %.1f us per sent chat\n",
         tss, tsd, tsc, (tsd > 0 ? 1e6 * tsc / tsd : 0)
     if (bsd > 0 && tsd > 0)
-        printf "client CPU per chat beamscale/tsung: %.2f (goal <= 0.5)\n", (bsc / bsd) / (tsc / tsd) }'
+        printf "client CPU per chat beamscale/tsung: %.2f (goal <= 0.5)\n", (bsc / bsd) / (tsc / tsd)
+    if (nc == 1 && bsd > 0 && tsd > 0) {
+        printf "without chats: beamscale CPU %.2f s, tsung %.2f s\n", bs0, ts0
+        bm = 1e6 * (bsc - bs0) / bsd; tm = 1e6 * (tsc - ts0) / tsd
+        printf "CPU per chat itself (run minus its run without chats): beamscale %.1f us, " \
+            "tsung %.1f us, ratio %.2f\n", bm, tm, (tm > 0 ? bm / tm : 0) } }'
+if [ -n "${BEFORE:-}" ]; then
+    awk -v c="$(cpu "$out/before.time")" -v d="$(cut -d' ' -f2 "$out/before.counts" | head -1)" \
+        -v c0="$( [ "$nochat" = 1 ] && cpu "$out/before0.time" || echo 0)" -v nc="$nochat" \
+        -v tsc="$(cpu "$out/tsung.time")" -v ts0="$( [ "$nochat" = 1 ] && cpu "$out/tsung0.time" \
+        || echo 0)" -v tsd="$((ts_sessions * 10))" 'BEGIN {
+        if (d == 0 || tsd == 0) { print "before: no chats delivered"; exit }
+        printf "before (%s): client CPU %.2f s, %.1f us per delivered chat, ratio %.2f\n",
+            ENVIRON["BEFORE"], c, 1e6 * c / d, (c / d) / (tsc / tsd)
+        if (nc == 1)
+            printf "before: without chats %.2f s, per chat itself %.1f us, ratio %.2f\n", c0,
+                1e6 * (c - c0) / d, (1e6 * (c - c0) / d) / (1e6 * (tsc - ts0) / tsd) }'
+fi

@@ -9,11 +9,11 @@
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
          register/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
          tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1, hostile_stanza/1,
-         websocket/1]).
+         websocket/1, bosh/1, tsung_bosh/1, hostile_bosh/1]).
 -export([sasl/0, legacy/0, chat_delivery/0, roster_presence/0, muc_pubsub_privacy/0,
          register/0, starttls/0, tsung_jabber/0, tsung_roster/0, tsung_register/0,
          tsung_muc/0, tsung_node/0, tsung_privacy/0, tsung_starttls/0, hostile_stanza/0,
-         websocket/0]).
+         websocket/0, bosh/0, tsung_bosh/0, hostile_bosh/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
@@ -23,7 +23,7 @@ suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register, starttls,
           tsung_jabber, tsung_roster, tsung_register, tsung_muc, tsung_node, tsung_privacy,
-          tsung_starttls, hostile_stanza, websocket].
+          tsung_starttls, hostile_stanza, websocket, bosh, tsung_bosh, hostile_bosh].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -231,49 +231,81 @@ tsung_privacy(Config) ->
 %% Besides the rewrites: its user file (file_server) is one the test writes.
 tsung_starttls() -> [{doc, "Tsung's jabber_starttls.xml runs with its user file rewritten."}].
 tsung_starttls(Config) ->
+    clean(example(Config, "jabber_starttls.xml", [], users(Config))).
+
+users(Config) ->
     Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_xmpp_SUITE_users"),
     Users = filename:join(Dir, "users.csv"),
     ok = file:write_file(Users, [io_lib:format("user~b,pass~b~n", [N, N])
                                  || N <- lists:seq(1, ?USERS)]),
-    clean(example(Config, "jabber_starttls.xml", [],
-                  [{"value=\"/home/nniclaus/.tsung/usernames.csv\"",
-                    "value=\"" ++ Users ++ "\""}])).
+    [{"value=\"/home/nniclaus/.tsung/usernames.csv\"", "value=\"" ++ Users ++ "\""}].
+
+%% Besides the rewrites: its server (type bosh, on ejabberd's HTTP port) and its user file.
+tsung_bosh() -> [{doc, "Tsung's bosh.xml runs over BOSH with its server and user file rewritten."}].
+tsung_bosh(Config) ->
+    Http = integer_to_list(proplists:get_value(http, Config)),
+    T = example(Config, "bosh.xml", [],
+                [{"<server host=\"myserver\" port=\"5280\"",
+                  "<server host=\"127.0.0.1\" port=\"" ++ Http ++ "\""} | users(Config)]),
+    clean(T),
+    %% connect, auth_sasl, connect, bind, session, presence, roster get, close.
+    ?assertEqual(8 * maps:get(sessions_done, T), maps:get(requests, T)).
 
 %% A server in this node that answers the stream header with a stanza that never ends (its
 %% body streamed): a named reason per user, and no more read than the bound allows.
 hostile_stanza() -> [{doc, "A stanza that never ends is a named reason, bounded in bytes read."}].
 hostile_stanza(_Config) ->
+    T = hostile(connect(), "<?xml version='1.0'?><stream:stream id='1' from='bs.test'>"
+                           "<message><body>"),
+    Done = maps:get(sessions_done, T),
+    ?assertEqual(#{<<"XMPP stanza above max_reply_bytes (65536): connection closed">> => Done},
+                 maps:get(reasons, T)).
+
+%% A BOSH server whose answer is above the bound (its Content-Length read, the rest not), or
+%% not 200: each a named reason, bounded in bytes read.
+hostile_bosh() -> [{doc, "A BOSH answer above max_reply_bytes or not 200 is a named reason."}].
+hostile_bosh(_Config) ->
+    Open = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, bosh => <<\"/http-bind\">>}}",
+    [begin
+         T = hostile(Open, Head),
+         ?assertEqual(#{Reason => maps:get(sessions_done, T)}, maps:get(reasons, T))
+     end || {Head, Reason} <- [{"HTTP/1.1 200 OK\r\nContent-Length: 999999\r\n\r\n<body>",
+                                <<"BOSH: response above max_reply_bytes (65536): connection "
+                                  "closed">>},
+                               {"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n",
+                                <<"BOSH: HTTP status 503">>}]].
+
+%% Sessions of one `connect' against a server in this node that answers `Head' then 1 MiB.
+hostile(Connect, Head) ->
     {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
                                  {reuseaddr, true}]),
     {ok, Port} = inet:port(L),
-    Acceptor = spawn(fun() -> accept(L) end),
+    Acceptor = spawn(fun() -> accept(L, Head) end),
     ok = gen_tcp:controlling_process(L, Acceptor),
     try
         S = scenario(io_lib:format(
                        "{targets, [{t, #{address => \"127.0.0.1:~b\","
                        " max_reply_bytes => 65536}}]}.\n"
                        "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
-                       "{sessions, [{s, #{steps => [~ts]}}]}.\n", [Port, connect()])),
+                       "{sessions, [{s, #{steps => [~ts]}}]}.\n", [Port, Connect])),
         #{total := T} = run(S),
         Done = maps:get(sessions_done, T),
         ?assert(Done >= 5),
-        ?assertEqual(#{<<"XMPP stanza above max_reply_bytes (65536): connection closed">> => Done},
-                     maps:get(reasons, T)),
-        ?assert(maps:get(bytes_received, T) =< Done * 256 * 1024)
+        ?assert(maps:get(bytes_received, T) =< Done * 256 * 1024),
+        T
     after
         exit(Acceptor, kill), gen_tcp:close(L)
     end.
 
-accept(L) ->
+accept(L, Head) ->
     case gen_tcp:accept(L) of
-        {ok, S} -> spawn(fun() -> flood(S) end), accept(L);
+        {ok, S} -> spawn(fun() -> flood(S, Head) end), accept(L, Head);
         _ -> ok
     end.
 
-flood(S) ->
+flood(S, Head) ->
     _ = gen_tcp:recv(S, 0, 5000),
-    _ = gen_tcp:send(S, "<?xml version='1.0'?><stream:stream id='1' from='bs.test'>"
-                        "<message><body>"),
+    _ = gen_tcp:send(S, Head),
     Junk = binary:copy(<<"x">>, 4096),
     lists:foreach(fun(_) -> gen_tcp:send(S, Junk) end, lists:seq(1, 256)),
     gen_tcp:close(S).
@@ -282,11 +314,22 @@ flood(S) ->
 %% close, all answered.
 websocket() -> [{doc, "XMPP over WebSocket (RFC 7395): authentication, chats and close."}].
 websocket(Config) ->
+    chats_over(Config, "websocket => <<\"/ws\">>", []).
+
+bosh() -> [{doc, "XMPP over BOSH (XEP-0124/0206): SASL, restart, chats pushed, terminate."}].
+bosh(Config) ->
+    T = chats_over(Config, "bosh => <<\"/http-bind\">>", ["{xmpp, #{type => iq_roster_get}}"]),
+    %% Chats reach users that are still polling: pushed, with their delivery time.
+    Delivered = maps:get(<<"xmpp_chat_delivered">>, maps:get(counts, T)),
+    ?assertEqual(Delivered, maps:get(count, maps:get({tx, xmpp_delivery}, T))).
+
+%% Authentication, 3 chats and close over ejabberd's HTTP port (`Transport': the connect's key).
+chats_over(Config, Transport, More) ->
     Chats = lists:duplicate(3, "{xmpp, #{type => chat, size => 32}}, {think, 100}"),
-    Open = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, userid_max => 40,"
-           " websocket => <<\"/ws\">>}}",
+    Open = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, userid_max => 40, "
+           ++ Transport ++ "}}",
     Steps = [Open, "{xmpp, #{type => auth_sasl}}"] ++ bind()
-            ++ ["{xmpp, #{type => presence_initial}}"] ++ Chats
+            ++ ["{xmpp, #{type => presence_initial}}"] ++ More ++ Chats
             ++ ["{think, 1000}", "{xmpp, #{type => close}}"],
     S = scenario(io_lib:format(
                    "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
@@ -298,4 +341,5 @@ websocket(Config) ->
     clean(T),
     Counts = maps:get(counts, T),
     ?assertEqual(3 * maps:get(sessions_done, T), maps:get(<<"xmpp_chat_sent">>, Counts)),
-    ?assert(maps:get(<<"xmpp_chat_delivered">>, Counts) >= 1).
+    ?assert(maps:get(<<"xmpp_chat_delivered">>, Counts) >= 1),
+    T.

@@ -59,3 +59,17 @@ check_test() ->
     ?assertMatch({error, destination, _}, U:check(#{type => chat, destination => nobody})),
     ?assertMatch({error, room, _}, U:check(#{type => chat, room => <<"r">>})),
     ?assertMatch({error, type, _}, U:check(#{type => fly})).
+
+%% A plain text is returned as it is; every special character escaped wherever it is.
+escape_and_name_test() ->
+    Z = beamscale_load_xmpp_stanza,
+    J = <<"user12@bs.test/tsung">>,
+    ?assertEqual(J, Z:escape(J)),
+    ?assertEqual(<<"a&amp;b&lt;c&gt;d&apos;e&quot;">>, Z:escape(<<"a&b<c>d'e\"">>)),
+    ?assertEqual(<<"&amp;">>, Z:escape(<<"&">>)),
+    ?assertEqual(<<>>, Z:escape(<<>>)),
+    S = beamscale_load_xmpp_stream,
+    ?assertEqual(<<"message">>, S:name(<<"<message to='a'><body/></message>">>)),
+    ?assertEqual(<<"presence">>, S:name(<<"<presence/>">>)),
+    ?assertEqual(<<"stream:features">>, S:name(<<"<stream:features>">>)),
+    ?assertEqual(<<"iq">>, S:name(<<"<iq\n type='get'>">>)).

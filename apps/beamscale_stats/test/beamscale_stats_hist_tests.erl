@@ -78,3 +78,25 @@ empty_test() ->
     E = beamscale_stats_hist:empty(),
     ?assertEqual(0, beamscale_stats_hist:percentile(E, 99)),
     ?assertEqual(0.0, beamscale_stats_hist:mean(E)).
+
+%% Takes while recorders run lose no count (an idle take skips the scan: the reset maximum says
+%% whether anything was recorded since); a value of 0 is a record too.
+takes_during_records_test() ->
+    H = beamscale_stats_hist:new(),
+    ok = beamscale_stats_hist:record(H, 0),
+    S0 = beamscale_stats_hist:take(H),
+    ?assertEqual({1, 0}, {beamscale_stats_hist:count(S0), beamscale_stats_hist:max(S0)}),
+    Parent = self(),
+    Pids = [spawn_link(fun() -> [beamscale_stats_hist:record(H, I) || I <- lists:seq(0, 19999)],
+                                Parent ! {done, self()} end) || _ <- lists:seq(1, 4)],
+    Taken = takes(H, Pids, []),
+    Total = beamscale_stats_hist:merge([beamscale_stats_hist:take(H) | Taken]),
+    ?assertEqual(80000, beamscale_stats_hist:count(Total)),
+    ?assertEqual(19999, beamscale_stats_hist:max(Total)).
+
+takes(_H, [], Acc) -> Acc;
+takes(H, Pids, Acc) ->
+    S = beamscale_stats_hist:take(H),
+    receive {done, P} -> takes(H, Pids -- [P], [S | Acc])
+    after 0 -> takes(H, Pids, [S | Acc])
+    end.

@@ -55,9 +55,10 @@ bad(Path, Msg) -> throw({bad, [wait | Path], lists:flatten(Msg)}).
 %% the user's (`conns', `pushed' stores, `ctx''s metrics, `bidi').
 -spec wait(integer(), {module(), atom()} | none, map()) -> {got | timeout, map()}.
 wait(Until, Want, #{conns := Conns} = St) ->
-    Socks = maps:from_list([{Mod:push_socket(C), Key}
+    %% A kind may push on several sockets (xmpp over BOSH: its two connections).
+    Socks = maps:from_list([{S, Key}
                             || {{Mod, _} = Key, C} <- maps:to_list(Conns), C =/= closed,
-                               pushes(Mod)]),
+                               pushes(Mod), S <- lists:flatten([Mod:push_socket(C)])]),
     Left = max(0, erlang:convert_time_unit(Until - erlang:monotonic_time(), native,
                                            millisecond)),
     receive

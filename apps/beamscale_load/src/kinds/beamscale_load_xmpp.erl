@@ -18,6 +18,7 @@
 -define(Z, beamscale_load_xmpp_stanza).
 -define(U, beamscale_load_xmpp_user).
 -define(WS, beamscale_load_xmpp_ws).
+-define(BOSH, beamscale_load_xmpp_bosh).
 
 -type conn() :: map().
 
@@ -30,7 +31,8 @@ check(_Spec, _Target) -> {error, target, "xmpp needs a host:port target"}.
 -spec connect(map()) -> {ok, conn()} | {error, term()}.
 connect(#{host := H, port := P} = Target) ->
     case beamscale_load_tcp:connect(Target) of
-        {ok, {S, Buf}} -> {ok, #{s => S, buf => Buf, server => {H, P}, id => 1}};
+        {ok, {S, Buf}} ->
+            {ok, #{s => S, buf => Buf, server => {H, P}, id => 1, target => Target}};
         {error, _} = E -> E
     end.
 
@@ -44,14 +46,24 @@ request(#{type := connect, websocket := Path} = Spec, #{s := S, server := Srv} =
         {ok, Rest} -> request(Spec, C#{ws => Rest}, Timeout);
         {error, _, _} = E -> E
     end;
+request(#{type := connect, bosh := Path} = Spec, #{target := T} = C, Timeout)
+  when not is_map_key(bosh, C) ->
+    C1 = ?U:identity(Spec, C),
+    request(Spec, ?BOSH:open(C1, Path, T#{domain => maps:get(domain, C1)}), Timeout);
 request(#{type := connect} = Spec, C, Timeout) ->
     C1 = case C of
+             #{bosh := _} -> ?BOSH:restart(C);
              #{user := _} -> C;
              _ -> ?U:identity(Spec, C)
          end,
     exchange(header(C1), features, C1, Timeout);
 request(_Spec, C, _Timeout) when not is_map_key(domain, C) ->
     {error, {?MODULE, not_connected}, C};
+request(#{type := close}, #{bosh := _} = C, _Timeout) ->
+    ok = ?BOSH:close(C),
+    ?U:offline(C),
+    ok = ?BOSH:drop(C),
+    {ok, closed};
 request(#{type := close}, #{s := S} = C, _Timeout) ->
     _ = send(C, case C of #{ws := _} -> ?WS:close(); _ -> "</stream:stream>" end),
     ?U:offline(C),
@@ -104,14 +116,19 @@ tls(#{s := S, server := Server} = C, Timeout) ->
     beamscale_load_reader:closed(S),
     case beamscale_load_tls:handshake(S, Server, [{verify, verify_none}], Timeout) of
         {ok, T} -> {ok, C#{s := T, buf := <<>>}};
-        {error, R} -> gone(S, R)
+        {error, R} -> gone(C, R)
     end.
 
 header(#{ws := _, domain := D}) -> ?WS:open(D);
 header(#{domain := D}) -> ?Z:header(D).
 
-send(#{ws := _, s := S}, Bytes) -> ?WS:send(S, Bytes);
-send(#{s := S}, Bytes) -> beamscale_load_tcp:send(S, Bytes).
+%% The connection after it: over BOSH, the session's request id and connections change.
+send(#{bosh := _} = C, Bytes) -> ?BOSH:send(C, Bytes);
+send(#{ws := _, s := S} = C, Bytes) -> sent(?WS:send(S, Bytes), C);
+send(#{s := S} = C, Bytes) -> sent(beamscale_load_tcp:send(S, Bytes), C).
+
+sent(ok, C) -> {ok, C};
+sent({error, _} = E, _C) -> E.
 
 %% Bytes received: over WebSocket, the text of its whole frames.
 feed(#{ws := Raw, buf := Buf, s := S} = C, Data) ->
@@ -121,11 +138,11 @@ feed(#{ws := Raw, buf := Buf, s := S} = C, Data) ->
     end;
 feed(#{buf := Buf} = C, Data) -> {ok, C#{buf := <<Buf/binary, Data/binary>>}}.
 
-exchange(Bytes, Want, #{s := S} = C, Timeout) ->
+exchange(Bytes, Want, C, Timeout) ->
     case send(C, Bytes) of
-        ok when Want =:= none -> {ok, C};
-        ok -> await(Want, C, beamscale_load_tcp:deadline(Timeout));
-        {error, R} -> gone(S, R)
+        {ok, C1} when Want =:= none -> {ok, C1};
+        {ok, C1} -> await(Want, C1, beamscale_load_tcp:deadline(Timeout));
+        {error, R} -> gone(C, R)
     end.
 
 %% Stanzas until the one awaited; messages met on the way are read for their stamp, pings
@@ -139,18 +156,23 @@ await(Want, #{s := S, buf := Buf} = C, Deadline) ->
                 %% The stream goes on after a refused request.
                 {error, {E, _} = R} when E =:= iq_error; E =:= sasl_failure ->
                     {error, {?MODULE, R}, C#{buf := Rest}};
-                {error, R} -> gone(S, {?MODULE, R})
+                {error, R} -> gone(C, {?MODULE, R})
+            end;
+        more when is_map_key(bosh, C) ->
+            case ?BOSH:more(C, Deadline) of
+                {ok, C1} -> await(Want, C1, Deadline);
+                {error, R} -> gone(C, R)
             end;
         more ->
             case beamscale_load_reader:recv(S, <<>>, Deadline) of
                 {ok, Data} ->
                     case feed(C, Data) of
                         {ok, C1} -> await(Want, C1, Deadline);
-                        {error, R} -> gone(S, R)
+                        {error, R} -> gone(C, R)
                     end;
-                {error, R} -> gone(S, R)
+                {error, R} -> gone(C, R)
             end;
-        {error, R} -> gone(S, {?MODULE, R})
+        {error, R} -> gone(C, {?MODULE, R})
     end.
 
 answer(Want, {header, H}, C) -> {next, Want, C#{sid => ?ST:attr(H, <<"id">>)}};
@@ -170,7 +192,7 @@ stanza(sasl, <<"challenge">>, X, #{user := U, pass := P, domain := D} = C) ->
                _ -> <<>>
            end,
     case send(C, ?Z:digest_md5(Text, U, P, D)) of
-        ok -> {next, sasl, C};
+        {ok, C1} -> {next, sasl, C1};
         {error, R} -> {error, {send, R}}
     end;
 stanza(Want, <<"iq">>, X, C) -> iq_in(Want, ?ST:attr(X, <<"type">>), X, C);
@@ -189,8 +211,10 @@ iq_in({id, Id} = Want, Type, X, C) ->
         _ -> {next, Want, C}
     end;
 iq_in(Want, Type, X, C) when Type =:= <<"get">>; Type =:= <<"set">> ->
-    _ = send(C, ?U:pong(X)),
-    {next, Want, C};
+    case send(C, ?U:pong(X)) of
+        {ok, C1} -> {next, Want, C1};
+        {error, R} -> {error, {send, R}}
+    end;
 iq_in(Want, _Type, _X, C) -> any(Want, C).
 
 %% Bytes that came behind the answer wait in the buffer, where a `wait' step, which watches the
@@ -199,21 +223,31 @@ nudge(#{buf := <<>>}) -> ok;
 nudge(#{s := S}) when is_port(S) -> self() ! {tcp, S, <<>>}, ok;
 nudge(#{s := S}) -> self() ! {ssl, S, <<>>}, ok.
 
-gone(S, Reason) ->
+gone(#{bosh := _} = C, Reason) ->
+    ok = ?BOSH:drop(C),
+    %% The run names only its kinds' reasons in their words: BOSH's go by this kind.
+    {error, case Reason of
+                {?BOSH, _} -> {?MODULE, Reason};
+                _ -> Reason
+            end, closed};
+gone(#{s := S}, Reason) ->
     ok = beamscale_load_tcp:drop(S),
     {error, Reason, closed}.
 
 %% @doc Close the user's connection.
 -spec close(conn()) -> ok.
+close(#{bosh := _} = C) -> ?U:offline(C), ?BOSH:drop(C);
 close(#{s := S} = C) -> ?U:offline(C), beamscale_load_tcp:drop(S).
 
-%% @doc The socket whose messages are this connection's pushes.
--spec push_socket(conn()) -> term().
+%% @doc The socket whose messages are this connection's pushes (over BOSH, its two).
+-spec push_socket(conn()) -> term() | [term()].
+push_socket(#{bosh := _} = C) -> ?BOSH:socks(C);
 push_socket(#{s := S}) -> S.
 
 %% @doc Stanzas the server sent while the user waits: a message is a push (its delivery time
 %% recorded), pings are answered, the rest dropped.
 -spec handle_push(term(), conn(), term()) -> {push | ignore, conn() | closed, term()}.
+handle_push(Msg, #{bosh := _} = C, Store) -> bosh_push(Msg, C, Store);
 handle_push({T, S, Data}, #{s := S} = C, Store) when T =:= tcp; T =:= ssl ->
     beamscale_load_request:count(bytes_received, byte_size(Data)),
     case case feed(C, Data) of
@@ -230,6 +264,30 @@ handle_push({P, S}, #{s := S} = C, Store) when P =:= tcp_passive; P =:= ssl_pass
 handle_push(_Closed, #{s := S} = C, Store) ->
     ?U:offline(C),
     ok = beamscale_load_tcp:drop(S),
+    {ignore, closed, Store}.
+
+%% Over BOSH: each whole response's stanzas taken, and a poll kept open for the next ones.
+bosh_push({T, S, Data}, C, Store) when T =:= tcp; T =:= ssl ->
+    beamscale_load_request:count(bytes_received, byte_size(Data)),
+    Polled = case ?BOSH:feed(C, S, Data) of
+                 {ok, Fed} ->
+                     case pushes(Fed, 0) of
+                         {ok, C1, Got} -> {?BOSH:poll(C1), Got};
+                         error -> error
+                     end;
+                 {error, _} -> error
+             end,
+    case Polled of
+        {{ok, C2}, 0} -> {ignore, C2, Store};
+        {{ok, C2}, _} -> {push, C2, Store};
+        _ -> ?U:offline(C), ok = ?BOSH:drop(C), {ignore, closed, Store}
+    end;
+bosh_push({P, S}, C, Store) when P =:= tcp_passive; P =:= ssl_passive ->
+    ok = beamscale_load_reader:arm(S),
+    {ignore, C, Store};
+bosh_push(_Closed, C, Store) ->
+    ?U:offline(C),
+    ok = ?BOSH:drop(C),
     {ignore, closed, Store}.
 
 pushes(#{s := S, buf := Buf} = C, Got) ->
@@ -273,6 +331,7 @@ format_error({stream_error, C}) -> ["XMPP stream error: ", C];
 format_error({sasl_failure, C}) -> ["SASL failure: ", C];
 format_error({iq_error, C}) -> ["XMPP iq error: ", C];
 format_error({send, R}) -> io_lib:format("send: ~0tp", [R]);
+format_error({?BOSH, _} = R) -> ?BOSH:format_error(R);
 format_error(R) -> ?ST:format_error(R).
 
 %% @doc Tsung's `ts_jabber' sessions and their `<jabber>' element.

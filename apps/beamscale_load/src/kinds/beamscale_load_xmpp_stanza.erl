@@ -181,6 +181,18 @@ privacy(set_active, Name) ->
 %% @doc A text escaped for XML.
 -spec escape(binary()) -> binary().
 escape(T) ->
+    %% Most texts (every chat's JID) need none: a scan of their bytes, cheaper than the five
+    %% replaces (each compiles its pattern) that a text with a special character takes.
+    case plain(T) of
+        true -> T;
+        false -> replace(T)
+    end.
+
+plain(<<C, _/binary>>) when C =:= $&; C =:= $<; C =:= $>; C =:= $'; C =:= $" -> false;
+plain(<<_, R/binary>>) -> plain(R);
+plain(<<>>) -> true.
+
+replace(T) ->
     lists:foldl(fun({C, E}, Acc) -> binary:replace(Acc, C, E, [global]) end, T,
                 [{<<"&">>, <<"&amp;">>}, {<<"<">>, <<"&lt;">>}, {<<">">>, <<"&gt;">>},
                  {<<"'">>, <<"&apos;">>}, {<<"\"">>, <<"&quot;">>}]).

@@ -22,7 +22,7 @@
 
 %% @doc Tsung's `ts_jabber' sessions and their `<jabber>' element, to a tcp or ssl server.
 -spec tsung() -> beamscale_load_request:tsung().
-tsung() -> #{type => "ts_jabber", element => jabber, servers => ["tcp", "ssl"],
+tsung() -> #{type => "ts_jabber", element => jabber, servers => ["tcp", "ssl", "bosh"],
              attributes => [type, ack, size, destination, room, nick, node, data, show, id,
                             node_type],
              options => ?OPTIONS}.
@@ -36,7 +36,8 @@ from_tsung(_Req, E, Ctx) ->
     Spec0 = maps:from_list([{K, V} || {K, V} <- [{ack, ack(E, Ctx)} | attrs(E, Ctx)],
                                       V =/= undefined]),
     Spec = case Type of
-               connect -> maps:merge(maps:merge(Spec0, options(E, Ctx)), credentials(E));
+               connect -> maps:merge(maps:merge(maps:merge(Spec0, bosh(Ctx)), options(E, Ctx)),
+                                     credentials(E));
                auth_sasl -> Spec0#{mechanism => mechanism(E, Ctx)};
                pubsub_create -> Spec0#{config => config(attr(E, data))};
                _ -> Spec0
@@ -83,6 +84,11 @@ config(Text) ->
         {match, Pairs} -> [{K, V} || [K, V] <- Pairs];
         nomatch -> []
     end.
+
+%% A server of type bosh: XMPP over BOSH at ejabberd's and Tsung's default path (the file's
+%% untyped `<option name="bosh_path">' is not read: it says so among the ignored settings).
+bosh(#{servers := [{_, _, _, "bosh"}]}) -> #{bosh => <<"/http-bind">>};
+bosh(_Ctx) -> #{}.
 
 %% `<xmpp_authenticate username passwd>' inside a connect: this user's own name and password
 %% (with subst, from its variables), used as they are.

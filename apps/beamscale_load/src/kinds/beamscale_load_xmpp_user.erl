@@ -19,7 +19,7 @@
 %% The request types and the keys each takes besides `type' and `ack'.
 -define(TYPES, #{
     connect => [domain, username, passwd, userid_max, muc_service, pubsub_service,
-                websocket],
+                websocket, bosh],
     close => [], starttls => [], auth_get => [], auth_set_plain => [], auth_set_digest => [],
     auth_set_sip => [], auth_sasl => [mechanism], auth_sasl_bind => [], auth_sasl_session => [],
     register => [], raw => [data],
@@ -76,10 +76,10 @@ value(destination, V, S) when V =:= online; V =:= offline; V =:= random; V =:= u
                               V =:= previous -> S#{destination => V};
 value(destination, _, _) ->
     throw({bad, destination, "expected online, offline, random, unique or previous"});
-value(websocket, V, S) ->
+value(K, V, S) when K =:= websocket; K =:= bosh ->
     case catch iolist_to_binary(V) of
-        <<"/", _/binary>> = P -> S#{websocket => P};
-        _ -> throw({bad, websocket, "expected a path starting with /"})
+        <<"/", _/binary>> = P -> S#{K => P};
+        _ -> throw({bad, K, "expected a path starting with /"})
     end;
 value(config, V, S) ->
     try S#{config => [{iolist_to_binary(K), iolist_to_binary(X)} || {K, X} <- V]}

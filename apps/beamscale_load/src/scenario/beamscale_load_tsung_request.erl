@@ -150,6 +150,7 @@ server(#xmlElement{name = El} = Http, #{servers := Servers} = Ctx) ->
                   [Type, El, lists:join(", ", Known)]) || not lists:member(Type, Known)],
             {server, case Type of
                          "tcp" -> #{address => Address};
+                         "bosh" -> #{address => Address};
                          "ssl" -> #{address => Address, tls => ?TSUNG_TLS};
                          "udp" -> #{address => Address, transport => udp}
                      end};
