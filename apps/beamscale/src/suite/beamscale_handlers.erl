@@ -3,8 +3,8 @@
 %% A bench path directory is read in any of three layouts (docs/benchmarks.md):
 %% - flat: `DIR/NAME.erl', `DIR/NAME.beam' or `DIR/NAME.ex', every source of DIR compiled
 %%   beside it, data in `DIR/data';
-%% - bencherl's `bench/NAME': `NAME/src/NAME.erl' (or `.ex') with the other sources of `src/', data in
-%%   `NAME/data', settings in `NAME/conf/bench.conf';
+%% - bencherl's `bench/NAME': `NAME/src/NAME.erl' (or `.ex') with the other sources of `src/',
+%%   data in `NAME/data', settings in `NAME/conf/bench.conf';
 %% - bencherl's `bench/': every `bench/NAME' of the layout above.
 %% A handler of the same name as a built-in benchmark shadows it (the user's handler wins); the
 %% built-in stays reachable as `builtin:NAME'. A handler written in Elixir (`NAME.ex') runs the
