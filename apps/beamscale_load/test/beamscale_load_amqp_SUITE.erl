@@ -71,13 +71,13 @@ publish_consume(Config) ->
     ct:pal("~p", [maps:with([sessions_done, requests, errors, reasons, counts], T)]),
     ?assertEqual(#{}, maps:get(reasons, T)),
     ?assertEqual(0, maps:get(errors, T)),
-    Publishes = beamscale_stats_hist:count(maps:get(confirm, T)),
+    Publishes = beamscale_stats_hist:count(maps:get({tx, confirm_time}, T)),
     %% 10 publishes a publisher session, each confirmed, its time from the publish recorded.
     ?assert(Publishes >= 10),
     ?assertEqual(0, Publishes rem 10),
-    Delivered = beamscale_stats_hist:count(maps:get(delivery, T)),
+    Delivered = beamscale_stats_hist:count(maps:get({tx, delivery_time}, T)),
     ?assert(Delivered >= 1),
-    ?assert(beamscale_stats_hist:percentile(maps:get(delivery, T), 99.0) > 0),
+    ?assert(beamscale_stats_hist:percentile(maps:get({tx, delivery_time}, T), 99.0) > 0),
     ?assert(maps:get(<<"pushed">>, maps:get(counts, T)) >= 1).
 
 tsung_example() ->
@@ -103,7 +103,7 @@ tsung_example(Config) ->
     ?assertEqual(#{}, maps:get(reasons, T)),
     ?assertEqual(0, maps:get(errors, T)),
     ?assert(maps:get(sessions_done, T) >= 2),
-    ?assert(beamscale_stats_hist:count(maps:get(confirm, T)) >= 2000).
+    ?assert(beamscale_stats_hist:count(maps:get({tx, confirm_time}, T)) >= 2000).
 
 %% amqp.xml with its host, port, durations and the static user (refused: static arrivals)
 %% rewritten; the consumer session gets arrivals of its own.

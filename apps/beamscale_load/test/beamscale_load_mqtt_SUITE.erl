@@ -90,7 +90,7 @@ pub_sub(Port, Q) ->
     ?assertEqual(0, maps:get(errors, T)),
     Pushed = maps:get(<<"pushed">>, maps:get(counts, T), 0),
     ?assert(Pushed >= 1),
-    ?assert(beamscale_stats_hist:count(maps:get(delivery, T)) >= 1),
+    ?assert(beamscale_stats_hist:count(maps:get({tx, delivery_time}, T)) >= 1),
     ?assert(maps:get(sessions_done, T) >= 10).
 
 qos(Q) -> integer_to_list(Q).

@@ -13,7 +13,7 @@
 
 -export([check/2, connect/1, request/3, close/1]).
 -export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
--export([push_socket/1, handle_push/3]).
+-export([push_socket/1, handle_push/3, measures/0]).
 -export_type([conn/0]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -228,6 +228,11 @@ deliveries(Data, St, Got) ->
         {more, St1} -> {ok, St1, Got};
         {error, _, St1} -> {error, St1}
     end.
+
+%% @doc Its own histograms: a stamped publish's time to its delivery (`beamscale_load_stamp'),
+%% and to its confirm.
+-spec measures() -> {[binary()], [atom()]}.
+measures() -> {[], [delivery_time, confirm_time]}.
 
 %% @doc The kind's step name.
 -spec name() -> amqp.

@@ -130,7 +130,7 @@ confirmed(Ch, D, Multiple, Ack, #{chans := Cs, nacked := N} = St) ->
             {Done, Left} = take_confirmed(D, Multiple, P),
             Now = erlang:monotonic_time(),
             [beamscale_load_request:observe(
-               confirm, erlang:convert_time_unit(Now - T, native, microsecond)) || T <- Done],
+               confirm_time, erlang:convert_time_unit(Now - T, native, microsecond)) || T <- Done],
             Nacked = case Ack of 'basic.nack' -> length(Done); _ -> 0 end,
             {confirmed, St#{chans := Cs#{Ch := C#{pending := Left}}, nacked := N + Nacked}};
         _ -> {none, St}

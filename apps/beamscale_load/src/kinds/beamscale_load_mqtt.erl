@@ -14,7 +14,7 @@
 
 -export([check/2, connect/1, request/3, close/1]).
 -export([name/0, format_error/1, tsung/0, from_tsung/3]).
--export([push_socket/1, handle_push/3]).
+-export([push_socket/1, handle_push/3, measures/0]).
 -export_type([conn/0]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -310,6 +310,10 @@ deliveries(S, Buf, Got) ->
         more -> {ok, Buf, Got};
         {error, _} -> error
     end.
+
+%% @doc Its own histograms: a stamped publish's time to its delivery (`beamscale_load_stamp').
+-spec measures() -> {[binary()], [atom()]}.
+measures() -> {[], [delivery_time]}.
 
 %% @doc The kind's step name.
 -spec name() -> mqtt.
