@@ -11,7 +11,8 @@
 # default node name.
 # Each tool runs twice: the connections alone, then with the publishes; CPU seconds (user +
 # system, GNU time) per publish is the difference over the messages the broker received, so
-# neither tool's start counts. Prints them, the ratio and the load average.
+# neither tool's start counts (bench/lib.sh, cpu_vs_tsung). Prints them, the ratio and the load
+# average. BEFORE=ESCRIPT measures an earlier beamscale build beside them.
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -70,34 +71,9 @@ EOF
 EOF
 }
 
-# run_both NAME: both tools on NAME.xml, their CPU seconds in NAME.bs and NAME.ts, the
-# messages each published in NAME.bsn and NAME.tsn (the queue purged after each).
-run_both() {
-    /usr/bin/time -o "$out/$1.bs" -f "%U %S" ./beamscale load "$out/$1.xml" --name "bs$1" \
-        --out "$out" --quiet >"$out/$1.bs.out" 2>&1 || true
-    rabbit_queued bench_q > "$out/$1.bsn"
-    rabbit_ctl purge_queue bench_q >/dev/null
-    /usr/bin/time -o "$out/$1.ts" -f "%U %S" tsung -i "bs$$" -n -f "$out/$1.xml" \
-        -l "$out/tsung$1" start >/dev/null 2>&1 || true
-    rabbit_queued bench_q > "$out/$1.tsn"
-    rabbit_ctl purge_queue bench_q >/dev/null; }
+# What the broker received since the last call (the queue purged after it).
+counted() { rabbit_queued bench_q; rabbit_ctl purge_queue bench_q >/dev/null; }
 
-# The start and the connections alone, then with the publishes: CPU per publish is the
-# difference over the messages the broker received.
-tsung_xml 0 > "$out/base.xml"
-tsung_xml $((pubs / 100)) > "$out/full.xml"
-run_both base
-run_both full
-cpu() { awk '{ print $1 + $2 }' "$out/$1"; }
-
-awk -v bsb="$(cpu base.bs)" -v tsb="$(cpu base.ts)" -v bsc="$(cpu full.bs)" \
-    -v tsc="$(cpu full.ts)" -v bsn="$(cat "$out/full.bsn")" -v tsn="$(cat "$out/full.tsn")" \
-    -v u="$users" -v p="$pubs" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
-    printf "%d publishers x %d persistent 100-byte publishes with confirms, RabbitMQ\n", u, p
-    printf "published (counted by the broker): beamscale %d, tsung %d\n", bsn, tsn
-    printf "client CPU s, start and connections alone: beamscale %.2f, tsung %.2f\n", bsb, tsb
-    printf "client CPU s, with the publishes: beamscale %.2f, tsung %.2f\n", bsc, tsc
-    bcpu = (bsn > 0 ? 1e6 * (bsc - bsb) / bsn : 0); tcpu = (tsn > 0 ? 1e6 * (tsc - tsb) / tsn : 0)
-    printf "client CPU per publish (us, start excluded): beamscale %.1f, tsung %.1f\n", bcpu, tcpu
-    printf "beamscale/tsung: %.2f (goal <= 0.5)\n", (tcpu > 0 ? bcpu / tcpu : 0)
-    printf "load average: %s\n", la }'
+printf "%d publishers x %d persistent 100-byte publishes with confirms, RabbitMQ\n" \
+    "$users" "$pubs"
+cpu_vs_tsung "$out" $((pubs / 100))

@@ -199,20 +199,6 @@ broker_stopped(Config) ->
             " {amqp, #{type => 'confirm.select'}}, {think, 200},"
             " {amqp, #{type => 'basic.publish', routing_key => <<\"bs_q\">>, size => 10}},"
             " {amqp, #{type => 'waitForConfirms'}}, {amqp, #{type => 'connection.close'}}]",
-    Port = proplists:get_value(port, Config),
-    S = scenario(io_lib:format(
-                   "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
-                   "{phases, [{p, #{duration_s => 3, rate => 20}}]}.\n"
-                   "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, Steps])),
-    Stop = proplists:get_value(stop, Config),
-    %% Not linked: it stops the broker even if the run fails first.
-    _ = spawn(fun() -> timer:sleep(1000), Stop() end),
-    Start = erlang:monotonic_time(millisecond),
-    #{total := T} = run(S),
-    Elapsed = erlang:monotonic_time(millisecond) - Start,
-    Reasons = maps:get(reasons, T),
-    ct:pal("errors ~p, reasons ~p, ~b ms", [maps:get(errors, T), Reasons, Elapsed]),
-    ?assert(maps:get(errors, T) >= 5),
-    ?assert(maps:is_key(<<"connection refused">>, Reasons)),
-    ?assert(maps:get(sessions_done, T) >= 10),
-    ?assert(Elapsed < 20000).
+    _ = beamscale_load_servers:stopped_mid_load(
+          proplists:get_value(port, Config), Steps, proplists:get_value(stop, Config),
+          #{duration_s => 3, stop_ms => 1000, min_done => 10, within_ms => 20000}).

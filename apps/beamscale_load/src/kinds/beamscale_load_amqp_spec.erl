@@ -32,18 +32,10 @@
 
 %% @doc `#{type => Method, ...}' with its keys (docs/scenario.md, "amqp"), defaults filled.
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
-check(#{type := Type} = Spec, #{host := _}) when is_map_key(Type, ?KEYS) ->
-    Known = maps:get(Type, ?KEYS),
-    case [K || K <- maps:keys(Spec), K =/= type, not is_map_key(K, Known)] of
-        [K | _] -> {error, K, "unknown key (known: type, " ++
-                        lists:join(", ", [atom_to_list(X) || X <- maps:keys(Known)]) ++ ")"};
-        [] -> try {ok, spec(Type, maps:merge(Known, Spec))}
-              catch throw:{bad, Key, Msg} -> {error, Key, Msg}
-              end
-    end;
-check(#{type := _}, #{host := _}) ->
-    {error, type, "expected one of " ++ lists:join(", ", [atom_to_list(T)
-                                                         || T <- maps:keys(?KEYS)])};
+check(Spec, #{host := _}) ->
+    Keys = maps:map(fun(_, Defaults) -> maps:keys(Defaults) end, ?KEYS),
+    beamscale_load_request:check_typed(
+      Spec, Keys, fun(T, S) -> spec(T, maps:merge(maps:get(T, ?KEYS), S)) end);
 check(#{type := _}, _Target) -> {error, target, "amqp needs a host:port target"};
 check(_Spec, _Target) -> {error, type, "missing"}.
 

@@ -36,17 +36,7 @@
 %% @doc `#{type => connect | publish | subscribe | unsubscribe | disconnect, ...}' against
 %% host:port (docs/scenario.md, "mqtt").
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
-check(#{type := Type} = Spec, #{host := _}) when is_map_key(Type, ?KEYS) ->
-    Known = maps:get(Type, ?KEYS),
-    case [K || K <- maps:keys(Spec), K =/= type, not lists:member(K, Known)] of
-        [K | _] -> {error, K, "unknown key (known: type, " ++
-                        lists:join(", ", [atom_to_list(X) || X <- Known]) ++ ")"};
-        [] -> try {ok, spec(Type, Spec)}
-              catch throw:{bad, Key, Msg} -> {error, Key, Msg}
-              end
-    end;
-check(#{type := _}, #{host := _}) ->
-    {error, type, "expected connect, publish, subscribe, unsubscribe or disconnect"};
+check(Spec, #{host := _}) -> beamscale_load_request:check_typed(Spec, ?KEYS, fun spec/2);
 check(#{type := _}, _Target) -> {error, target, "mqtt needs a host:port target"};
 check(_Spec, _Target) -> {error, type, "missing"}.
 
