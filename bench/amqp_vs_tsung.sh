@@ -18,6 +18,9 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 users=${1:-20}
 pubs=${2:-1000}
+# CONFIRMS=0: no confirm.select nor waitForConfirms, on both sides (Tsung reads each confirm
+# but times none; beamscale times each): the publish path alone.
+confirms=${CONFIRMS:-1}
 ./beamscale list >/dev/null
 out=$(mktemp -d /tmp/beamscale-amqp.XXXXXX)
 rabbit_sh=
@@ -52,7 +55,7 @@ tsung_xml() {
 <sessions><session name="pub" probability="100" type="ts_amqp">
  <request><amqp type="connection.open" vhost="/"/></request>
  <request><amqp type="channel.open"/></request>
- <request><amqp type="confirm.select" channel="1"/></request>
+ $([ "$confirms" = 0 ] || echo '<request><amqp type="confirm.select" channel="1"/></request>')
 EOF
     [ "$1" -eq 0 ] || cat <<EOF
  <for from="1" to="$1" var="round">
@@ -60,7 +63,7 @@ EOF
    <request><amqp type="basic.publish" channel="1" exchange="" routing_key="bench_q"
      persistent="true" payload_size="100"/></request>
   </for>
-  <request><amqp type="waitForConfirms" timeout="1"/></request>
+  $([ "$confirms" = 0 ] || echo '<request><amqp type="waitForConfirms" timeout="1"/></request>')
  </for>
 EOF
     cat <<EOF
@@ -74,6 +77,6 @@ EOF
 # What the broker received since the last call (the queue purged after it).
 counted() { rabbit_queued bench_q; rabbit_ctl purge_queue bench_q >/dev/null; }
 
-printf "%d publishers x %d persistent 100-byte publishes with confirms, RabbitMQ\n" \
-    "$users" "$pubs"
+printf "%d publishers x %d persistent 100-byte publishes, confirms %s, RabbitMQ\n" \
+    "$users" "$pubs" "$([ "$confirms" = 0 ] && echo off || echo on)"
 cpu_vs_tsung "$out" $((pubs / 100))

@@ -123,13 +123,12 @@ method(#{type := 'basic.consume', ack := Ack} = Spec, Ch, #{consumers := Cs} = S
     answered(call(?CODEC:method(Ch, 'basic.consume', Spec#{no_ack => not Ack}),
                   {'basic.consume_ok', Ch}, St#{consumers := Cs#{pending => not Ack}}, D),
              fun(S) -> S end);
+method(#{type := 'basic.publish', wire := {Head, Stamp, Tail}}, Ch, St, _D) ->
+    published([Head, [beamscale_load_stamp:stamp() || Stamp] | Tail], Ch, St);
 method(#{type := 'basic.publish'} = Spec, Ch, #{frame_max := FM} = St, _D) ->
     Publish = ?CODEC:method(Ch, 'basic.publish', Spec),
-    Bytes = ?CODEC:content(Ch, payload(Spec), maps:get(persistent, Spec), FM, Publish),
-    case ?C:send(St, Bytes) of
-        ok -> {ok, {amqp, ?C:next_seq(Ch, St)}};
-        {error, R} -> gone(St, R)
-    end;
+    published(?CODEC:content(Ch, payload(Spec), maps:get(persistent, Spec), FM, Publish), Ch,
+              St);
 method(#{type := 'waitForConfirms'}, _Ch, St, D) ->
     R = case ?C:unconfirmed(St) of
             0 -> {ok, #{}, St};
@@ -149,6 +148,12 @@ method(#{type := 'connection.close'}, _Ch, St, D) ->
 method(#{type := Type} = Spec, Ch, St, D) ->
     Ok = list_to_existing_atom(atom_to_list(Type) ++ "_ok"),
     answered(call(?CODEC:method(Ch, Type, Spec), {Ok, Ch}, St, D), fun(S) -> S end).
+
+published(Bytes, Ch, St) ->
+    case ?C:send(St, Bytes) of
+        ok -> {ok, {amqp, ?C:next_seq(Ch, St)}};
+        {error, R} -> gone(St, R)
+    end.
 
 answered({ok, _Args, St}, Then) -> {ok, {amqp, Then(St)}};
 answered(Error, _Then) -> Error.
