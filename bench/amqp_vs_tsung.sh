@@ -75,7 +75,12 @@ EOF
 }
 
 # What the broker received since the last call (the queue purged after it).
-counted() { rabbit_queued bench_q; rabbit_ctl purge_queue bench_q >/dev/null; }
+# Read until two reads a second apart agree: without confirms a publish may still be on its
+# way into the queue when its client is done.
+counted() {
+    a=-1; b=$(rabbit_queued bench_q)
+    while [ "$a" != "$b" ]; do sleep 1; a=$b; b=$(rabbit_queued bench_q); done
+    echo "$b"; rabbit_ctl purge_queue bench_q >/dev/null; }
 
 printf "%d publishers x %d persistent 100-byte publishes, confirms %s, RabbitMQ\n" \
     "$users" "$pubs" "$([ "$confirms" = 0 ] && echo off || echo on)"
