@@ -33,10 +33,10 @@ new(S, Max) ->
 send(#{sock := S}, Bytes) -> beamscale_load_tcp:send(S, Bytes).
 
 %% @doc Sends joined (`delay_send') while the user publishes, which waits for no answer: the
-%% runtime writes what a burst of publishes queued in one system call, not one per publish
-%% (measured: 9.7 against 17.3 µs of client CPU per publish, bench/amqp_vs_tsung.sh). Off
-%% before a method that waits for its answer, so its time is not the queue's. A TLS
-%% connection's sends stay as they are.
+%% runtime may write what a burst of publishes queued in one system call, not one per
+%% publish (bench/amqp_vs_tsung.sh; docs/scenario.md has the figures). Off before a method
+%% that waits for its answer, so its time is not the queue's. A TLS connection's sends stay as
+%% they are.
 -spec delay(boolean(), state()) -> state().
 delay(On, #{delay := On} = St) -> St;
 delay(On, #{sock := S} = St) when is_port(S) ->
