@@ -96,8 +96,7 @@ tune(#{frame_max := SF, heartbeat := SH, channel_max := CM}, V, H, St, D) ->
     call(Bytes, {'connection.open_ok', 0}, St#{frame_max := FM, heartbeat_ms := HB * 1000}, D).
 
 %% Send, then wait for the answer `Want' ({Method, Channel}).
-call(Bytes, Want, St0, D) ->
-    St = ?C:delay(false, St0),
+call(Bytes, Want, St, D) ->
     case ?C:send(St, Bytes) of
         ok -> await(Want, St, D);
         {error, R} -> gone(St, R)
@@ -150,8 +149,7 @@ method(#{type := Type} = Spec, Ch, St, D) ->
     Ok = list_to_existing_atom(atom_to_list(Type) ++ "_ok"),
     answered(call(?CODEC:method(Ch, Type, Spec), {Ok, Ch}, St, D), fun(S) -> S end).
 
-published(Bytes, Ch, St0) ->
-    St = ?C:delay(true, St0),
+published(Bytes, Ch, St) ->
     case ?C:send(St, Bytes) of
         ok -> {ok, {amqp, ?C:next_seq(Ch, St)}};
         {error, R} -> gone(St, R)
