@@ -11,12 +11,16 @@
 # default node name.
 # Each tool runs twice: the connections alone, then with the publishes; CPU seconds (user +
 # system, GNU time) per publish is the difference over the messages the broker received, so
-# neither tool's start counts. Prints them, the ratio and the load average.
+# neither tool's start counts (bench/lib.sh, cpu_vs_tsung). Prints them, the ratio and the load
+# average. BEFORE=ESCRIPT measures an earlier beamscale build beside them.
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 users=${1:-20}
 pubs=${2:-1000}
+# CONFIRMS=0: no confirm.select nor waitForConfirms, on both sides (Tsung reads each confirm
+# but times none; beamscale times each): the publish path alone.
+confirms=${CONFIRMS:-1}
 ./beamscale list >/dev/null
 out=$(mktemp -d /tmp/beamscale-amqp.XXXXXX)
 rabbit_sh=
@@ -51,7 +55,7 @@ tsung_xml() {
 <sessions><session name="pub" probability="100" type="ts_amqp">
  <request><amqp type="connection.open" vhost="/"/></request>
  <request><amqp type="channel.open"/></request>
- <request><amqp type="confirm.select" channel="1"/></request>
+ $([ "$confirms" = 0 ] || echo '<request><amqp type="confirm.select" channel="1"/></request>')
 EOF
     [ "$1" -eq 0 ] || cat <<EOF
  <for from="1" to="$1" var="round">
@@ -59,7 +63,7 @@ EOF
    <request><amqp type="basic.publish" channel="1" exchange="" routing_key="bench_q"
      persistent="true" payload_size="100"/></request>
   </for>
-  <request><amqp type="waitForConfirms" timeout="1"/></request>
+  $([ "$confirms" = 0 ] || echo '<request><amqp type="waitForConfirms" timeout="1"/></request>')
  </for>
 EOF
     cat <<EOF
@@ -70,34 +74,14 @@ EOF
 EOF
 }
 
-# run_both NAME: both tools on NAME.xml, their CPU seconds in NAME.bs and NAME.ts, the
-# messages each published in NAME.bsn and NAME.tsn (the queue purged after each).
-run_both() {
-    /usr/bin/time -o "$out/$1.bs" -f "%U %S" ./beamscale load "$out/$1.xml" --name "bs$1" \
-        --out "$out" --quiet >"$out/$1.bs.out" 2>&1 || true
-    rabbit_queued bench_q > "$out/$1.bsn"
-    rabbit_ctl purge_queue bench_q >/dev/null
-    /usr/bin/time -o "$out/$1.ts" -f "%U %S" tsung -i "bs$$" -n -f "$out/$1.xml" \
-        -l "$out/tsung$1" start >/dev/null 2>&1 || true
-    rabbit_queued bench_q > "$out/$1.tsn"
-    rabbit_ctl purge_queue bench_q >/dev/null; }
+# What the broker received since the last call (the queue purged after it).
+# Read until two reads a second apart agree: without confirms a publish may still be on its
+# way into the queue when its client is done.
+counted() {
+    a=-1; b=$(rabbit_queued bench_q)
+    while [ "$a" != "$b" ]; do sleep 1; a=$b; b=$(rabbit_queued bench_q); done
+    echo "$b"; rabbit_ctl purge_queue bench_q >/dev/null; }
 
-# The start and the connections alone, then with the publishes: CPU per publish is the
-# difference over the messages the broker received.
-tsung_xml 0 > "$out/base.xml"
-tsung_xml $((pubs / 100)) > "$out/full.xml"
-run_both base
-run_both full
-cpu() { awk '{ print $1 + $2 }' "$out/$1"; }
-
-awk -v bsb="$(cpu base.bs)" -v tsb="$(cpu base.ts)" -v bsc="$(cpu full.bs)" \
-    -v tsc="$(cpu full.ts)" -v bsn="$(cat "$out/full.bsn")" -v tsn="$(cat "$out/full.tsn")" \
-    -v u="$users" -v p="$pubs" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
-    printf "%d publishers x %d persistent 100-byte publishes with confirms, RabbitMQ\n", u, p
-    printf "published (counted by the broker): beamscale %d, tsung %d\n", bsn, tsn
-    printf "client CPU s, start and connections alone: beamscale %.2f, tsung %.2f\n", bsb, tsb
-    printf "client CPU s, with the publishes: beamscale %.2f, tsung %.2f\n", bsc, tsc
-    bcpu = (bsn > 0 ? 1e6 * (bsc - bsb) / bsn : 0); tcpu = (tsn > 0 ? 1e6 * (tsc - tsb) / tsn : 0)
-    printf "client CPU per publish (us, start excluded): beamscale %.1f, tsung %.1f\n", bcpu, tcpu
-    printf "beamscale/tsung: %.2f (goal <= 0.5)\n", (tcpu > 0 ? bcpu / tcpu : 0)
-    printf "load average: %s\n", la }'
+printf "%d publishers x %d persistent 100-byte publishes, confirms %s, RabbitMQ\n" \
+    "$users" "$pubs" "$([ "$confirms" = 0 ] && echo off || echo on)"
+cpu_vs_tsung "$out" $((pubs / 100))

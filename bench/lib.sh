@@ -111,3 +111,46 @@ rabbit_stop() {
         wait "$rabbit_sh" 2>/dev/null || true
         rabbit_sh=
     fi; }
+
+# ---- Client CPU per operation against Tsung (amqp_vs_tsung.sh, mqtt_vs_tsung.sh) ----
+# cpu_vs_tsung DIR ROUNDS: both tools on the same Tsung file, twice each: the start and the
+# connections alone (`tsung_xml 0', a function of the caller), then with the work (`tsung_xml
+# ROUNDS'). After each run the caller's `counted' prints what the server counted of that run
+# (messages, publishes). CPU (user + system, GNU time) per operation is the difference over
+# what the server counted, so neither tool's start counts. BEFORE=ESCRIPT adds a third tool, an
+# earlier beamscale's built escript, for a before/after figure in the same invocation. Prints
+# the figures, the ratios and the load average.
+cpu_vs_tsung() {
+    tools="bs ts"; [ -z "${BEFORE:-}" ] || tools="bs bs0 ts"
+    tsung_xml 0 > "$1/base.xml"
+    tsung_xml "$2" > "$1/full.xml"
+    for run in base full; do
+        for t in $tools; do
+            cpu_vs_tsung_run "$1" "$run" "$t"
+            counted > "$1/$run.$t.n"
+        done
+    done
+    for t in $tools; do
+        awk -v t="$t" '{ c[FILENAME ~ /full/] = $1 + $2 }
+            END { printf "%s %.4f %.4f\n", t, c[0], c[1] }' "$1/base.$t" "$1/full.$t"
+    done > "$1/cpu"
+    awk -v la="$(cut -d' ' -f1-3 /proc/loadavg)" -v dir="$1" '
+        { name[$1] = ($1 == "ts" ? "tsung" : $1 == "bs0" ? "beamscale before" : "beamscale")
+          getline n < (dir "/full." $1 ".n"); done[$1] = n
+          us[$1] = (n > 0 ? 1e6 * ($3 - $2) / n : 0); base[$1] = $2; full[$1] = $3; t[NR] = $1 }
+        END { for (i = 1; i <= NR; i++) { k = t[i]
+                printf "%s: %d done (counted by the server), CPU s %.2f alone, %.2f with the " \
+                       "work: %.1f us per operation\n", name[k], done[k], base[k], full[k], us[k] }
+              for (i = 1; i < NR; i++) if (us["ts"] > 0)
+                printf "%s/tsung: %.2f (goal <= 0.5)\n", name[t[i]], us[t[i]] / us["ts"]
+              printf "load average: %s\n", la }' "$1/cpu"; }
+
+# One tool's run of DIR/RUN.xml, its CPU seconds (user, system) in DIR/RUN.TOOL.
+cpu_vs_tsung_run() {
+    case $3 in
+        bs) cmd="./beamscale load $1/$2.xml --name bs$2 --out $1 --quiet" ;;
+        bs0) cmd="$BEFORE load $1/$2.xml --name bs0$2 --out $1 --quiet" ;;
+        ts) cmd="tsung -i bs$$ -n -f $1/$2.xml -l $1/tsung$2 start" ;;
+    esac
+    # shellcheck disable=SC2086
+    /usr/bin/time -o "$1/$2.$3" -f "%U %S" $cmd >"$1/$2.$3.out" 2>&1 || true; }

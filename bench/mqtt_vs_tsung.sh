@@ -10,7 +10,8 @@
 # default node name.
 # Each tool runs twice: the connections alone, then with the publishes; CPU seconds (user +
 # system, GNU time) per publish is the difference over the publishes the broker received, so
-# neither tool's start counts. Prints them, the ratio and the load average.
+# neither tool's start counts (bench/lib.sh, cpu_vs_tsung). Prints them, the ratio and the load
+# average. BEFORE=ESCRIPT measures an earlier beamscale build beside them.
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -60,33 +61,9 @@ EOF
 EOF
 }
 
-# run_both NAME: both tools on NAME.xml, their CPU seconds in NAME.bs and NAME.ts, the
-# publishes the broker received from each in NAME.bsn and NAME.tsn.
-run_both() {
-    n0=$(received)
-    /usr/bin/time -o "$out/$1.bs" -f "%U %S" ./beamscale load "$out/$1.xml" --name "bs$1" \
-        --out "$out" --quiet >"$out/$1.bs.out" 2>&1 || true
-    n1=$(received)
-    /usr/bin/time -o "$out/$1.ts" -f "%U %S" tsung -i "bs$$" -n -f "$out/$1.xml" \
-        -l "$out/tsung$1" start >/dev/null 2>&1 || true
-    n2=$(received)
-    echo $((n1 - n0)) > "$out/$1.bsn"
-    echo $((n2 - n1)) > "$out/$1.tsn"; }
+# The PUBLISH packets the broker received since the last call.
+last=0
+counted() { n=$(received); echo $((n - last)); last=$n; }
 
-tsung_xml 0 > "$out/base.xml"
-tsung_xml "$pubs" > "$out/full.xml"
-run_both base
-run_both full
-cpu() { awk '{ print $1 + $2 }' "$out/$1"; }
-
-awk -v bsb="$(cpu base.bs)" -v tsb="$(cpu base.ts)" -v bsc="$(cpu full.bs)" \
-    -v tsc="$(cpu full.ts)" -v bsn="$(cat "$out/full.bsn")" -v tsn="$(cat "$out/full.tsn")" \
-    -v u="$users" -v p="$pubs" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
-    printf "%d publishers x %d QoS 1 publishes, mosquitto\n", u, p
-    printf "published (counted by the broker): beamscale %d, tsung %d\n", bsn, tsn
-    printf "client CPU s, start and connections alone: beamscale %.2f, tsung %.2f\n", bsb, tsb
-    printf "client CPU s, with the publishes: beamscale %.2f, tsung %.2f\n", bsc, tsc
-    bcpu = (bsn > 0 ? 1e6 * (bsc - bsb) / bsn : 0); tcpu = (tsn > 0 ? 1e6 * (tsc - tsb) / tsn : 0)
-    printf "client CPU per publish (us, start excluded): beamscale %.1f, tsung %.1f\n", bcpu, tcpu
-    printf "beamscale/tsung: %.2f (goal <= 0.5)\n", (tcpu > 0 ? bcpu / tcpu : 0)
-    printf "load average: %s\n", la }'
+printf "%d publishers x %d QoS 1 publishes, mosquitto\n" "$users" "$pubs"
+cpu_vs_tsung "$out" "$pubs"

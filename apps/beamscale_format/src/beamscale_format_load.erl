@@ -52,10 +52,7 @@ histograms() ->
     [e(latency_corrected, "latency, from the intended start (corrected)", "ms", percentiles),
      e(latency_uncorrected, "latency, from the send (uncorrected)", "ms", percentiles),
      e(session_duration, "session duration", "ms", percentiles),
-     e(connect_time, "connect (TCP, and the TLS handshake)", "ms", percentiles),
-     %% A broker's (mqtt, amqp): publish to a consumer user's delivery, publish to confirm.
-     e(delivery_time, "delivery, from the publish (a consumer user's)", "ms", percentiles),
-     e(confirm_time, "confirm, from the publish (amqp)", "ms", percentiles)].
+     e(connect_time, "connect (TCP, and the TLS handshake)", "ms", percentiles)].
 
 %% @doc The keys of one histogram, in the order the pages show them.
 -spec percentiles() -> [entry()].
@@ -69,6 +66,8 @@ percentiles() ->
 summary() ->
     totals() ++ histograms()
         ++ [e(stopped, "stopped", "", text),
+            %% The scenario's, and the histograms its kinds declare (`measures/0': a broker's
+            %% `delivery_time' and `confirm_time', xmpp's `xmpp_delivery').
             e(transactions, "transactions", "ms", percentiles_by_name),
             e(errors_by_reason, "errors by reason", "", counts_by_name),
             %% Replies by status code (the http kind), the code as text.

@@ -62,3 +62,26 @@ hostile_test_() ->
      ?_assertEqual({error, {?C, {malformed, 1}}}, ?C:decode(frame(1, 0, <<10:16>>), 4096)),
      ?_assertEqual("404 not-found" , "404 " ++ ?C:reply_text(404)),
      ?_assertEqual("999", ?C:reply_text(999))].
+
+%% A publish encoded once per spec (`wire') sends the bytes the per-publish encoding sends.
+publish_wire_test_() ->
+    Check = fun(Spec) ->
+                    {ok, S} = beamscale_load_amqp_spec:check(
+                                Spec#{type => 'basic.publish', routing_key => <<"q">>},
+                                #{host => "h", port => 1}),
+                    S
+            end,
+    Stamp = <<"bs", 0, "t", 1234:64>>,
+    Slow = fun(S, Body) -> iolist_to_binary(?C:content(1, Body, maps:get(persistent, S), 4096,
+                                                       ?C:method(1, 'basic.publish', S)))
+           end,
+    Fast = fun(#{wire := {H, St, T}}) -> iolist_to_binary([H, [Stamp || St] | T]) end,
+    Sized = Check(#{size => 100, persistent => true}),
+    Given = Check(#{payload => <<"hello">>, stamp => true}),
+    Plain = Check(#{payload => <<"hello">>}),
+    [?_assertEqual(Slow(Sized, <<Stamp/binary, 0:(88 * 8)>>), Fast(Sized)),
+     ?_assertEqual(Slow(Given, <<Stamp/binary, "hello">>), Fast(Given)),
+     ?_assertEqual(Slow(Plain, <<"hello">>), Fast(Plain)),
+     %% A body above one frame of the smallest frame-max, or none: encoded per publish.
+     ?_assertNot(is_map_key(wire, Check(#{size => 5000}))),
+     ?_assertNot(is_map_key(wire, Check(#{payload => <<>>})))].

@@ -171,11 +171,7 @@ tsung_example(Config) ->
 hostile_length() ->
     [{doc, "A server announcing a 4 GiB message: a named reason, nothing of it held."}].
 hostile_length(_Config) ->
-    {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
-                                 {reuseaddr, true}]),
-    {ok, Port} = inet:port(L),
-    Acceptor = spawn(fun() -> accept(L) end),
-    ok = gen_tcp:controlling_process(L, Acceptor),
+    {L, Port, Acceptor} = beamscale_load_servers:broker(fun flood/1),
     try
         #{total := T} = run(scenario(Port, "[{s, #{steps => [" ++ bind() ++ "]}}]")),
         Done = maps:get(sessions_done, T),
@@ -185,12 +181,6 @@ hostile_length(_Config) ->
         ?assert(maps:get(bytes_received, T) =< Done * 64 * 1024)
     after
         exit(Acceptor, kill), gen_tcp:close(L)
-    end.
-
-accept(L) ->
-    case gen_tcp:accept(L) of
-        {ok, S} -> spawn(fun() -> flood(S) end), accept(L);
-        _ -> ok
     end.
 
 %% Reads the bind, answers with a SEQUENCE head of length 2^32 - 1 and junk.
@@ -206,20 +196,8 @@ server_stopped() ->
 server_stopped(Config) ->
     {Port, Stop, _} = slapd(Config, "beamscale_load_ldap_SUITE_stopped", no_tls),
     Steps = "[" ++ bind() ++ ", {think, 100}, " ++ bind() ++ ", {ldap, #{type => unbind}}]",
-    S = scenario(io_lib:format(
-                   "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
-                   "{phases, [{p, #{duration_s => 2, rate => 20}}]}.\n"
-                   "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, Steps])),
-    %% Not linked: it stops slapd even if the run fails first.
-    _ = spawn(fun() -> timer:sleep(800), Stop() end),
-    Start = erlang:monotonic_time(millisecond),
-    #{total := T} = run(S),
-    Elapsed = erlang:monotonic_time(millisecond) - Start,
-    Reasons = maps:get(reasons, T),
-    ct:pal("errors ~p, reasons ~p, ~b ms", [maps:get(errors, T), Reasons, Elapsed]),
-    ?assert(maps:get(errors, T) >= 5),
-    ?assert(maps:is_key(<<"connection refused">>, Reasons)),
-    ?assert(maps:get(sessions_done, T) >= 5),
-    ?assert(Elapsed < 15000).
+    _ = beamscale_load_servers:stopped_mid_load(
+          Port, Steps, Stop, #{duration_s => 2, stop_ms => 800, min_done => 5,
+                               within_ms => 15000}).
 
 port(Config) -> proplists:get_value(port, Config).

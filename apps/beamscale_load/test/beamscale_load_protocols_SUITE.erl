@@ -274,11 +274,8 @@ websocket_terms(Config) ->
 websocket_fragments_ping() ->
     [{doc, "Replies in fragments are joined; pings in between answered with pongs."}].
 websocket_fragments_ping(_Config) ->
-    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}]),
-    {ok, Port} = inet:port(L),
     Test = self(),
-    Acceptor = spawn(fun() -> ws_accept(L, Test) end),
-    ok = gen_tcp:controlling_process(L, Acceptor),
+    {L, Port, Acceptor} = beamscale_load_servers:broker(fun(S) -> ws_handshake(S, Test) end),
     try
         S = scenario(io_lib:format(
             "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
@@ -294,13 +291,6 @@ websocket_fragments_ping(_Config) ->
     after
         exit(Acceptor, kill), gen_tcp:close(L)
     end.
-
-ws_accept(L, Test) ->
-    {ok, S} = gen_tcp:accept(L),
-    Pid = spawn(fun() -> receive go -> ws_handshake(S, Test) end end),
-    ok = gen_tcp:controlling_process(S, Pid),
-    Pid ! go,
-    ws_accept(L, Test).
 
 ws_handshake(S, Test) ->
     ok = inet:setopts(S, [{packet, http_bin}]),

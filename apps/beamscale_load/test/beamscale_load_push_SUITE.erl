@@ -24,18 +24,8 @@ all() -> [pushed_during_think, wait_times_out, wait_gets_push].
 %% ?LATE_MS later; `w' (a wait's cue, sent no_ack) with one push after 50 ms; never pushes
 %% otherwise.
 server() ->
-    {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
-                                 {reuseaddr, true}]),
-    {ok, Port} = inet:port(L),
-    Pid = spawn(fun() -> accept(L) end),
-    ok = gen_tcp:controlling_process(L, Pid),
+    {_L, Port, Pid} = beamscale_load_servers:broker(fun serve/1),
     {Pid, Port}.
-
-accept(L) ->
-    case gen_tcp:accept(L) of
-        {ok, S} -> spawn(fun() -> serve(S) end), accept(L);
-        _ -> ok
-    end.
 
 serve(S) ->
     case gen_tcp:recv(S, 1) of

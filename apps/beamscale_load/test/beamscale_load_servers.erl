@@ -10,7 +10,7 @@
 -export([tmp_dir/2, free_port/0, certificate/1, start_server/4, nginx/3, websocketd/4,
          tcp_echo/0, tls_echo/2]).
 -export([start_server/6, broker/1]).
--export([tsung_example/2, scenario/1, run/1]).
+-export([tsung_example/2, scenario/1, run/1, stopped_mid_load/4]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
 %% How long a started server gets to listen: nginx and websocketd start in milliseconds; a loaded
@@ -65,6 +65,29 @@ run(S) ->
                                      #{seed => 42}),
     ?assertEqual(done, maps:get(stopped, R), {sessions_cut_at_time_limit_s, Limit}),
     R.
+
+%% @doc A server stopped mid-load, the check of every kind's suite: `Steps' (a terms list, as
+%% text) run by 20 users a second for `duration_s' against 127.0.0.1:`Port', `Stop()' called
+%% `stop_ms' in. Errors by reason (5 at least, "connection refused" among them), at least
+%% `min_done' sessions done, the run ended within `within_ms'. The totals.
+stopped_mid_load(Port, Steps, Stop, #{duration_s := D, stop_ms := StopMs, min_done := MinDone,
+                                      within_ms := WithinMs}) ->
+    S = scenario(io_lib:format(
+                   "{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
+                   "{phases, [{p, #{duration_s => ~b, rate => 20}}]}.\n"
+                   "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, D, Steps])),
+    %% Not linked: it stops the server even if the run fails first.
+    _ = spawn(fun() -> timer:sleep(StopMs), Stop() end),
+    Start = erlang:monotonic_time(millisecond),
+    #{total := T} = run(S),
+    Elapsed = erlang:monotonic_time(millisecond) - Start,
+    Reasons = maps:get(reasons, T),
+    ct:pal("errors ~p, reasons ~p, ~b ms", [maps:get(errors, T), Reasons, Elapsed]),
+    ?assert(maps:get(errors, T) >= 5),
+    ?assert(maps:is_key(<<"connection refused">>, Reasons)),
+    ?assert(maps:get(sessions_done, T) >= MinDone),
+    ?assert(Elapsed < WithinMs),
+    T.
 
 %% ---- servers ----
 

@@ -8,10 +8,9 @@
          empty/1, counter_names/0, start_request/2, stop_request/0]).
 -export_type([metrics/0, interval/0, row/0, statuses/0]).
 
-%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS),
-%% `delivery' a message's from its publish to its delivery to a consumer user (amqp), `confirm'
-%% a publish's to its broker confirm.
--define(HISTS, [latency, sent, session, connect, delivery, confirm]).
+%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS). A kind's
+%% own (a broker's delivery time) are transactions it declares (`measures/0').
+-define(HISTS, [latency, sent, session, connect]).
 %% Status codes are counted in one slot each: three digits, 0 to 999 (a code outside is
 %% counted as 0), so a hostile server cannot grow the figures.
 -define(STATUSES, 1000).
@@ -34,7 +33,6 @@
                       bytes_received := non_neg_integer(), rows := non_neg_integer(),
                       latency := snapshot(),
                       sent := snapshot(), session := snapshot(), connect := snapshot(),
-                      delivery := snapshot(), confirm := snapshot(),
                       reasons := beamscale_load_reasons:counts(),
                       {tx, atom() | binary()} => snapshot(),
                       counts => #{binary() => non_neg_integer()},
@@ -53,7 +51,6 @@
                  bytes_received => non_neg_integer(), rows => non_neg_integer(),
                  latency := snapshot(),
                  sent := snapshot(), session := snapshot(), connect => snapshot(),
-                 delivery => snapshot(), confirm => snapshot(),
                  reasons := beamscale_load_reasons:counts(),
                  {tx, atom() | binary()} => snapshot(),
                  counts => #{binary() => non_neg_integer()}, statuses => statuses(),

@@ -13,7 +13,7 @@
 
 -export([check/2, connect/1, request/3, close/1]).
 -export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
--export([push_socket/1, handle_push/3]).
+-export([push_socket/1, handle_push/3, measures/0]).
 -export_type([conn/0]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -123,13 +123,12 @@ method(#{type := 'basic.consume', ack := Ack} = Spec, Ch, #{consumers := Cs} = S
     answered(call(?CODEC:method(Ch, 'basic.consume', Spec#{no_ack => not Ack}),
                   {'basic.consume_ok', Ch}, St#{consumers := Cs#{pending => not Ack}}, D),
              fun(S) -> S end);
+method(#{type := 'basic.publish', wire := {Head, Stamp, Tail}}, Ch, St, _D) ->
+    published([Head, [beamscale_load_stamp:stamp() || Stamp] | Tail], Ch, St);
 method(#{type := 'basic.publish'} = Spec, Ch, #{frame_max := FM} = St, _D) ->
     Publish = ?CODEC:method(Ch, 'basic.publish', Spec),
-    Bytes = ?CODEC:content(Ch, payload(Spec), maps:get(persistent, Spec), FM, Publish),
-    case ?C:send(St, Bytes) of
-        ok -> {ok, {amqp, ?C:next_seq(Ch, St)}};
-        {error, R} -> gone(St, R)
-    end;
+    published(?CODEC:content(Ch, payload(Spec), maps:get(persistent, Spec), FM, Publish), Ch,
+              St);
 method(#{type := 'waitForConfirms'}, _Ch, St, D) ->
     R = case ?C:unconfirmed(St) of
             0 -> {ok, #{}, St};
@@ -149,6 +148,12 @@ method(#{type := 'connection.close'}, _Ch, St, D) ->
 method(#{type := Type} = Spec, Ch, St, D) ->
     Ok = list_to_existing_atom(atom_to_list(Type) ++ "_ok"),
     answered(call(?CODEC:method(Ch, Type, Spec), {Ok, Ch}, St, D), fun(S) -> S end).
+
+published(Bytes, Ch, St) ->
+    case ?C:send(St, Bytes) of
+        ok -> {ok, {amqp, ?C:next_seq(Ch, St)}};
+        {error, R} -> gone(St, R)
+    end.
 
 answered({ok, _Args, St}, Then) -> {ok, {amqp, Then(St)}};
 answered(Error, _Then) -> Error.
@@ -228,6 +233,11 @@ deliveries(Data, St, Got) ->
         {more, St1} -> {ok, St1, Got};
         {error, _, St1} -> {error, St1}
     end.
+
+%% @doc Its own histograms: a stamped publish's time to its delivery (`beamscale_load_stamp'),
+%% and to its confirm.
+-spec measures() -> {[binary()], [atom()]}.
+measures() -> {[], [delivery_time, confirm_time]}.
 
 %% @doc The kind's step name.
 -spec name() -> amqp.

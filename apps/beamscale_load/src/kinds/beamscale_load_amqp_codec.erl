@@ -5,8 +5,8 @@
 %% method the table lacks stays `{Class, Method}' integers, never an atom made from the wire.
 -module(beamscale_load_amqp_codec).
 
--export([protocol_header/0, method/3, content/5, heartbeat/0, decode/2, format_error/1,
-         reply_text/1]).
+-export([protocol_header/0, method/3, content/5, publish_head/4, heartbeat/0, decode/2,
+         format_error/1, reply_text/1]).
 -export_type([frame/0]).
 
 -type frame() :: {method, 0..65535, atom() | {0..65535, 0..65535}, map()}
@@ -72,6 +72,15 @@ content(Ch, Body, Persistent, FrameMax, Publish) ->
             end,
     [Publish, frame(?HEADER, Ch, [<<60:16, 0:16, (byte_size(Body)):64>>, Props])
      | bodies(Ch, Body, FrameMax - ?OVERHEAD)].
+
+%% @doc A publish's frames up to its body's bytes (method, content header, the body frame's
+%% head), for a body of `Size' bytes (1 to 4088: one frame under any frame-max), encoded once
+%% for every publish of a spec: the body and the frame-end octet follow.
+-spec publish_head(0..65535, map(), boolean(), 1..4088) -> binary().
+publish_head(Ch, Args, Persistent, Size) ->
+    [Publish, Header, _Body] = content(Ch, <<0:(Size * 8)>>, Persistent, 4096, method(
+                                          Ch, 'basic.publish', Args)),
+    iolist_to_binary([Publish, Header, <<?BODY, Ch:16, Size:32>>]).
 
 bodies(_Ch, <<>>, _Max) -> [];
 bodies(Ch, Body, Max) when byte_size(Body) =< Max -> [frame(?BODY, Ch, Body)];

@@ -14,7 +14,7 @@
 
 -export([check/2, connect/1, request/3, close/1]).
 -export([name/0, format_error/1, tsung/0, from_tsung/3]).
--export([push_socket/1, handle_push/3]).
+-export([push_socket/1, handle_push/3, measures/0]).
 -export_type([conn/0]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -36,17 +36,7 @@
 %% @doc `#{type => connect | publish | subscribe | unsubscribe | disconnect, ...}' against
 %% host:port (docs/scenario.md, "mqtt").
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
-check(#{type := Type} = Spec, #{host := _}) when is_map_key(Type, ?KEYS) ->
-    Known = maps:get(Type, ?KEYS),
-    case [K || K <- maps:keys(Spec), K =/= type, not lists:member(K, Known)] of
-        [K | _] -> {error, K, "unknown key (known: type, " ++
-                        lists:join(", ", [atom_to_list(X) || X <- Known]) ++ ")"};
-        [] -> try {ok, spec(Type, Spec)}
-              catch throw:{bad, Key, Msg} -> {error, Key, Msg}
-              end
-    end;
-check(#{type := _}, #{host := _}) ->
-    {error, type, "expected connect, publish, subscribe, unsubscribe or disconnect"};
+check(Spec, #{host := _}) -> beamscale_load_request:check_typed(Spec, ?KEYS, fun spec/2);
 check(#{type := _}, _Target) -> {error, target, "mqtt needs a host:port target"};
 check(_Spec, _Target) -> {error, type, "missing"}.
 
@@ -310,6 +300,10 @@ deliveries(S, Buf, Got) ->
         more -> {ok, Buf, Got};
         {error, _} -> error
     end.
+
+%% @doc Its own histograms: a stamped publish's time to its delivery (`beamscale_load_stamp').
+-spec measures() -> {[binary()], [atom()]}.
+measures() -> {[], [delivery_time]}.
 
 %% @doc The kind's step name.
 -spec name() -> mqtt.

@@ -30,6 +30,9 @@
 %%     (a node target: its node), at any depth of the steps: `ok' or `{error, {Module, R}}'
 %%     (the run is refused, said by its `format_error/1'); rpc checks the function it calls
 %%     is there (`ok').</li>
+%% <li>`measures/0': the named counts and the histograms of its own a run using it has
+%%     (`{Counts, Histograms}', none): a histogram is a transaction of the run (a row of
+%%     `summary.json''s `transactions' and of the page), recorded with `observe/2'.</li>
 %% <li>Optionally `handle_push/3' and `push_socket/1': in a session with `bidi => true', what a
 %%     server sends unasked while the user waits (a think, a `wait' step) is handed to
 %%     `handle_push(Msg, Conn, Store)', which may answer it (a ping), and says `push' (counted
@@ -88,7 +91,7 @@
 %% not a tuple: the dictionary hashes its key at every call, and a tuple's hash made the tally
 %% cost three times as much (0.35 against 0.11 µs per request, two counts and an erase).
 -define(TALLY, '$beamscale_load_request_tally').
-%% Durations a kind observed (a delivery's time from its publish): `[{Histogram, Us}]'.
+%% Durations a kind observed for its declared histograms: `[{Histogram, Us}]'.
 -define(OBSERVED, '$beamscale_load_request_observed').
 %% The metrics of the user's run, for a kind that records measures of its own (`measures/0').
 -define(METRICS, '$beamscale_load_request_metrics').
@@ -165,23 +168,25 @@ tally() ->
         T -> T
     end.
 
-%% @doc Record `Us' microseconds into the histogram `Hist' (`delivery': publish to delivery,
-%% `confirm': publish to confirm), from the kind's request or push: moved into the run's
-%% metrics after it (`record_observed/1').
--spec observe(delivery | confirm, non_neg_integer()) -> ok.
+%% @doc Record `Us' microseconds into `Hist', a histogram the kind declares (`measures/0'),
+%% from its request or push: moved into the run's metrics after it (`record_observed/1').
+-spec observe(atom(), non_neg_integer()) -> ok.
 observe(Hist, Us) ->
     put(?OBSERVED, [{Hist, Us} | case get(?OBSERVED) of undefined -> []; L -> L end]),
     ok.
 
-%% @doc The durations observed since the last call, recorded into `M'.
+%% @doc The durations observed since the last call, recorded into `M' (those of a histogram
+%% the run did not declare dropped).
 -spec record_observed(beamscale_load_metrics:metrics()) -> ok.
-record_observed(M) ->
+record_observed(#{hists := Hists} = M) ->
     case erase(?OBSERVED) of
         undefined -> ok;
-        L -> lists:foreach(fun({H, Us}) -> beamscale_load_metrics:record(
-                                             M, H, erlang:convert_time_unit(Us, microsecond,
-                                                                            native))
-                           end, L)
+        L -> lists:foreach(
+               fun({H, Us}) when is_map_key({tx, H}, Hists) ->
+                       beamscale_load_metrics:record(
+                         M, {tx, H}, erlang:convert_time_unit(Us, microsecond, native));
+                  (_) -> ok
+               end, L)
     end.
 
 %% @doc The metrics of this user's run (`undefined' before its first connection).

@@ -1,7 +1,8 @@
 %% @doc The publish stamp of the messaging kinds (amqp, mqtt): the send time written at the head
 %% of a message's payload by the publishing user, read by the user it is delivered to, which
-%% records the publish-to-delivery time (histogram `delivery'). Both users run in this node or
-%% on this machine's clock; a message without the tag (another tool's) is not measured.
+%% records the publish-to-delivery time (histogram `delivery_time', which the kinds declare in
+%% `measures/0'). Both users run in this node or on this machine's clock; a message without
+%% the tag (another tool's) is not measured.
 -module(beamscale_load_stamp).
 
 -export([size/0, stamp/0, stamped/1, delivered/1]).
@@ -31,7 +32,7 @@ stamped(Short) -> Short.
 -spec delivered(binary()) -> ok.
 delivered(<<?TAG, Us:64, _/binary>>) ->
     case os:system_time(microsecond) - Us of
-        T when T >= 0, T < ?MAX_US -> beamscale_load_request:observe(delivery, T);
+        T when T >= 0, T < ?MAX_US -> beamscale_load_request:observe(delivery_time, T);
         _ -> ok
     end;
 delivered(_) -> ok.

@@ -246,13 +246,7 @@ delivered(X) ->
         T ->
             count(?DELIVERED),
             Us = max(0, os:system_time(microsecond) - T),
-            %% The histogram is there when the scenario declared it (`measures/0').
-            case beamscale_load_request:metrics() of
-                #{hists := H} = M when is_map_key({tx, ?HIST}, H) ->
-                    beamscale_load_metrics:record(
-                      M, {tx, ?HIST}, erlang:convert_time_unit(Us, microsecond, native));
-                _ -> ok
-            end
+            beamscale_load_request:observe(?HIST, Us)
     end.
 
 count(Name) ->

@@ -5,6 +5,7 @@
 
 -export([ignored/1, children/3, check_attrs/2, attr/2, attr/3, req/3, number/3, integer/3,
          positive_integer/3, positive/3, non_negative/3, bool/4, line/2, fail/4]).
+-export([type/3]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -146,6 +147,17 @@ check_attrs(#xmlElement{name = N, attributes = As} = E, Ctx) ->
     [fail(E, Ctx, "attribute ~ts of <~ts> is not supported", [A, N])
      || #xmlAttribute{name = A} <- As, not lists:member(A, Known ++ Ignored)],
     ok.
+
+%% @doc The `type' of a kind's element (`<ldap>', `<pgsql>'), one of `Types', its attributes
+%% checked: the opening every such element's reader has.
+-spec type(#xmlElement{}, ctx(), [string(), ...]) -> string().
+type(E, Ctx, Types) ->
+    check_attrs(E, Ctx),
+    T = req(E, type, Ctx),
+    _ = lists:member(T, Types) orelse
+        fail(E, Ctx, "type=\"~ts\" (expected ~ts or ~ts)",
+             [T, lists:join(", ", lists:droplast(Types)), lists:last(Types)]),
+    T.
 
 %% @doc An attribute's value, or `undefined'.
 -spec attr(#xmlElement{}, atom()) -> string() | undefined.

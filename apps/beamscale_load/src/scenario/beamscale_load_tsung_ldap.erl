@@ -10,15 +10,16 @@
 
 -include_lib("xmerl/include/xmerl.hrl").
 
--import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, req/3, fail/4]).
+-import(beamscale_load_tsung_dom, [attr/2, attr/3, req/3, fail/4, type/3]).
+-import(beamscale_load_tsung_request, [text/1]).
 
 %% @doc The `ldap' step's spec (without its target) of an `<ldap>' element.
 -spec spec(#xmlElement{}, map()) -> map().
 spec(E, Ctx) ->
-    check_attrs(E, Ctx),
+    Type = type(E, Ctx, ["bind", "search", "add", "modify", "delete", "start_tls", "unbind"]),
     [fail(E, Ctx, "result_var is not supported (search entries are counted, not kept)", [])
      || attr(E, result_var) =/= undefined],
-    case req(E, type, Ctx) of
+    case Type of
         "bind" -> #{type => bind, dn => bin(req(E, user, Ctx)),
                     password => bin(req(E, password, Ctx))};
         "search" ->
@@ -28,9 +29,7 @@ spec(E, Ctx) ->
         "modify" -> #{type => modify, dn => bin(req(E, dn, Ctx)), changes => changes(E, Ctx)};
         "delete" -> #{type => delete, dn => bin(req(E, dn, Ctx))};
         "unbind" -> #{type => unbind};
-        "start_tls" -> start_tls(E, Ctx);
-        T -> fail(E, Ctx, "type=\"~ts\" (expected bind, search, add, modify, delete, start_tls "
-                          "or unbind)", [T])
+        "start_tls" -> start_tls(E, Ctx)
     end.
 
 bin(S) -> unicode:characters_to_binary(S).
@@ -83,5 +82,3 @@ only(#xmlElement{attributes = As} = E, Allowed, Ctx) ->
     [fail(E, Ctx, "attribute ~ts is not allowed on <~ts>", [N, E#xmlElement.name])
      || #xmlAttribute{name = N} <- As, not lists:member(N, Allowed)],
     ok.
-
-text(#xmlElement{content = C}) -> lists:append([V || #xmlText{value = V} <- C]).

@@ -11,16 +11,17 @@
 
 -include_lib("xmerl/include/xmerl.hrl").
 
--import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, req/3, fail/4]).
+-import(beamscale_load_tsung_dom, [attr/2, attr/3, req/3, fail/4, type/3]).
 
 %% @doc The `pgsql' step's spec (without its target) of a `<pgsql>' element.
 -spec spec(#xmlElement{}, map()) -> map().
 spec(E, Ctx) ->
-    check_attrs(E, Ctx),
+    Type = type(E, Ctx, ["connect", "authenticate", "sql", "parse", "bind", "describe",
+                         "execute", "sync", "close"]),
     [fail(E, Ctx, "~ts=\"~ts\": beamscale sends parameters and takes results as text",
           [A, V]) || A <- [formats, formats_results], V <- [attr(E, A)], V =/= undefined,
                      not lists:member(V, ["none", "text", ""])],
-    case req(E, type, Ctx) of
+    case Type of
         "connect" -> #{type => connect, database => bin(req(E, database, Ctx)),
                        username => bin(req(E, username, Ctx))};
         "authenticate" -> #{type => authenticate, password => bin(req(E, password, Ctx))};
@@ -32,9 +33,7 @@ spec(E, Ctx) ->
         "execute" -> #{type => execute, portal => name(E, name_portal),
                        max_rows => max_rows(E, Ctx)};
         "sync" -> #{type => sync};
-        "close" -> #{type => close};
-        T -> fail(E, Ctx, "type=\"~ts\" (expected connect, authenticate, sql, parse, bind, "
-                          "describe, execute, sync or close)", [T])
+        "close" -> #{type => close}
     end.
 
 bin(S) -> unicode:characters_to_binary(S).
@@ -49,7 +48,7 @@ query(E, Ctx) ->
         {T, _} -> bin(T)
     end.
 
-text(#xmlElement{content = C}) -> string:trim(lists:append([V || #xmlText{value = V} <- C])).
+text(E) -> string:trim(beamscale_load_tsung_request:text(E)).
 
 parameters(E) ->
     case attr(E, parameters) of

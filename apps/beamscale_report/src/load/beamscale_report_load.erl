@@ -145,10 +145,9 @@ phases(Run) ->
 summary_tables(Summary) ->
     Tx = maps:to_list(map(Summary, <<"transactions">>)),
     %% Runs stored before connect times (or bytes) were recorded have no such entry: no empty
-    %% row (or column). A broker's times (mqtt, amqp): rows in the runs that have some.
-    Rows = [[Name | hist_cells(H)]
-            || #{key := K, label := Name} <- ?T:histograms(), is_map_key(bin(K), Summary),
-               H <- [map(Summary, bin(K))], shown(K, H)]
+    %% row (or column).
+    Rows = [[Name | hist_cells(map(Summary, bin(K)))]
+            || #{key := K, label := Name} <- ?T:histograms(), is_map_key(bin(K), Summary)]
         ++ [[["transaction ", T] | hist_cells(H)] || {T, H} <- lists:sort(Tx)],
     ByReason = map(Summary, <<"errors_by_reason">>),
     Reasons = beamscale_report_html:table(
@@ -166,10 +165,6 @@ summary_tables(Summary) ->
       || map_size(Statuses) > 0],
      beamscale_report_load_names:table(Summary),
      load_nodes(list(Summary, <<"load_nodes">>))].
-
-%% A broker's times are rows only when the run counted some; the others whenever present.
-shown(K, H) when K =:= delivery_time; K =:= confirm_time -> get(H, <<"count">>) =/= 0;
-shown(_K, _H) -> true.
 
 hist_cells(H) -> [cell(get(H, bin(K))) || #{key := K} <- ?T:percentiles()].
 
