@@ -114,8 +114,8 @@ bad_pi(Line) -> throw({tsung, Line, "expected <?beamscale target {Name, Target}?
 
 %% The `<client>'s: on this machine (localhost, 127.x), users run in beamscale (`cpu' load nodes
 %% on 127.0.0.1) and their `<ip value>'s are pooled as source addresses; on other hosts, each
-%% is a host of load nodes reached by ssh, `cpu' nodes there, `weight' its share of the arrivals. Both at once would
-%% need an sshd here: refused.
+%% is a host of load nodes reached by ssh, `cpu' nodes there, `weight' its share of the
+%% arrivals. Both at once would need an sshd here: refused.
 clients(Clients, Ctx) ->
     {Here, There} = lists:partition(fun(C) -> here(req(C, host, Ctx)) end, Clients),
     [fail(C, Ctx, "<client host=\"~ts\">: clients on this machine and on other hosts at once "
