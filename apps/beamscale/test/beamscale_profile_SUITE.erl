@@ -7,13 +7,15 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([ets_contention/1, mbrot_parallel/1, options/1, no_perf/1, load_levels/1]).
--export([ets_contention/0, mbrot_parallel/0, options/0, no_perf/0, load_levels/0]).
+-export([ets_contention/1, mbrot_parallel/1, options/1, no_perf/1, load_levels/1,
+         saturate_levels/1]).
+-export([ets_contention/0, mbrot_parallel/0, options/0, no_perf/0, load_levels/0,
+         saturate_levels/0]).
 
 %% perf's own start (symbols, a few seconds on a loaded host) and `perf script' per point.
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [options, ets_contention, mbrot_parallel, no_perf, load_levels].
+all() -> [options, ets_contention, mbrot_parallel, no_perf, load_levels, saturate_levels].
 
 init_per_suite(Config) ->
     case perf_usable() of
@@ -126,6 +128,37 @@ load_levels(Config) ->
     Html = iolist_to_binary(beamscale_report_pollset:html(#{}, [], [], [], [Low, High])),
     [?assertNotEqual(nomatch, binary:match(Html, S), S)
      || S <- [<<"What grew with sessions/s">>, <<"50 to 400 sessions/s">>,
+              <<"<svg id=\"flame1\"">>, <<"<svg id=\"flame2\"">>]],
+    ?assertEqual([], filelib:wildcard(filename:join([Dir, "profiles", "*", "*.perf.data"]))),
+    beamscale_test_cli:no_strays().
+
+saturate_levels() ->
+    [{doc, "saturate --profile on an Erlang node doing CPU work at 4/s then 8/s: each level "
+           "profiled, categories at each, what grew on the page."}].
+saturate_levels(Config) ->
+    Path = filename:join(?config(priv_dir, Config), "profile_saturate.scenario"),
+    ok = file:write_file(Path,
+        "{targets, [{sut, #{start => #{}}}]}.\n"
+        "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
+        "{sessions, [{s, #{steps => [{rpc, #{target => sut, call => "
+        "{beamscale_target_echo, work, [50000]}}}]}}]}.\n"),
+    Out = filename:join(?config(priv_dir, Config), "profile_saturate_runs"),
+    %% Two levels: 4/s, then 8/s (twice: the factor), the highest rate allowed; both held
+    %% by far (a few ms of CPU per call) even beside a CPU hog per core.
+    Args = ["--slo", "p99<30s,errors<50%,achieved>10%", "--level", "4s", "--warmup", "1s",
+            "--budget", "60s", "--start", "4", "--max-rate", "8", "--profile-window", "1500",
+            "--out", Out, "--name", "sat", "--quiet"],
+    ?assertEqual(0, beamscale_cli:dispatch(["saturate", Path | Args])),
+    Dir = filename:join(Out, "sat"),
+    [Low, High] = beamscale_profile:read_levels(Dir),
+    ?assertMatch({4, 8}, {maps:get(schedulers, Low), maps:get(schedulers, High)}),
+    [?assert(beamscale_stats_profile:samples(F) > 0
+             andalso lists:sum([V || {_, V} <- beamscale_stats_profile:category_shares(F)])
+                 > 0.0, Meta)
+     || #{folded := F, meta := Meta} <- [Low, High]],
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    [?assertNotEqual(nomatch, binary:match(Html, S), S)
+     || S <- [<<"What grew with sessions/s">>, <<"4 to 8 sessions/s">>,
               <<"<svg id=\"flame1\"">>, <<"<svg id=\"flame2\"">>]],
     ?assertEqual([], filelib:wildcard(filename:join([Dir, "profiles", "*", "*.perf.data"]))),
     beamscale_test_cli:no_strays().

@@ -37,6 +37,9 @@ info() ->
            "the hosts of ssh load or benchmark nodes reach"},
           {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
                                   "port; the address is printed first)"}]
+          ++ beamscale_cmd_run:profile_options("each sampled target node at each level",
+                                               "ms profiled per level, in the middle of its "
+                                               "measured seconds (default 2000)")
           ++ beamscale_cli_cookie:options()}.
 
 %% @doc Read the scenario and options, run the search (`beamscale_saturate').
@@ -82,7 +85,7 @@ options(Opts) ->
                end,
         Exec = Exec0#{dir => Dir, mode => Mode, search => search(Mode, Opts)},
         {ok, lists:foldl(fun(F, Acc) -> F(Opts, Acc) end, Exec,
-                         [fun slo/2, fun cookie/2, fun plain/2])}
+                         [fun slo/2, fun cookie/2, fun plain/2, fun profile/2])}
     catch throw:{bad, Opt, Value, Why} -> {error, {bad_option, Opt, Value, Why}};
           throw:{error, _} = Error -> Error
     end.
@@ -117,6 +120,12 @@ cookie(Opts, Exec) ->
     case beamscale_cli_cookie:exec(Opts, Exec) of
         {ok, Exec1} -> Exec1;
         {error, Why} -> throw({error, Why})
+    end.
+
+profile(Opts, Exec) ->
+    case beamscale_cmd_run:checked_profile(Opts) of
+        {ok, Profile} -> maps:merge(Exec, Profile);
+        {error, Expected} -> throw({bad, "--profile-*", "", Expected})
     end.
 
 plain(Opts, Exec) -> maps:merge(Exec, maps:with([seed, quiet], Opts)).

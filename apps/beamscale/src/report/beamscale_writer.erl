@@ -45,7 +45,8 @@ write_saturate(Dir) ->
     case summary(Dir) of
         {ok, Summary} ->
             Levels = [beamscale_stats_saturate:from_row(R) || R <- rows(Dir, "levels.csv")],
-            write_index(Dir, beamscale_report_saturate:index(Summary, Levels));
+            write_index(Dir, beamscale_report_saturate:index(Summary, Levels,
+                                                             beamscale_profile:read_levels(Dir)));
         {error, _} = Error -> Error
     end.
 

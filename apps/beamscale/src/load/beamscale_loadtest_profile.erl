@@ -1,0 +1,47 @@
+%% @doc `--profile' on load runs (`saturate' levels, docs/profiles.md): each sampled target node
+%% (one with an OS pid on this host) profiled in a window in the middle of a level's measured
+%% seconds, folded once the level has ended into `profiles/TARGET/level-N' with the level's
+%% number and rate, which `beamscale_profile:read_levels/1' reads back for the page.
+-module(beamscale_loadtest_profile).
+
+-export([scenario/2, start/3, finish/3]).
+-export_type([windows/0]).
+
+-opaque windows() :: [{atom(), beamscale_profile:window()}].
+
+-define(MS, 1000).
+
+%% @doc The scenario with its started target nodes given the JIT's perf maps when profiled
+%% (Erlang functions named in perf's stacks); unchanged otherwise.
+-spec scenario(beamscale_load_scenario:scenario(), map()) -> beamscale_load_scenario:scenario().
+scenario(#{targets := Targets} = Sc, #{profile := _}) ->
+    Sc#{targets := maps:map(fun(_, #{start := #{flags := F} = S} = T) ->
+                                    T#{start := S#{flags := F ++ " "
+                                                   ++ beamscale_profile:node_flags()}};
+                               (_, T) -> T
+                            end, Targets)};
+scenario(Sc, _Opts) -> Sc.
+
+%% @doc Start the windows of level `L' (seconds `Hold', of which the first `Warmup' are not
+%% measured): one per watched node, centred in the measured seconds, at most as long.
+-spec start(pos_integer(), {pos_integer(), non_neg_integer()}, map()) -> windows().
+start(L, {Hold, Warmup}, #{profile := #{window_ms := W} = Opts, dir := Dir, watched := Watched}) ->
+    Measured = (Hold - Warmup) * ?MS,
+    Window = max(1, min(W, Measured)),
+    Delay = Warmup * ?MS + (Measured - Window) div 2,
+    [{Name, beamscale_profile:start_window(
+              #{base => filename:join([Dir, "profiles", atom_to_list(Name),
+                                       "level-" ++ integer_to_list(L)]),
+                os_pid => OsPid, node => Node, opts => Opts#{window_ms := Window}}, Delay)}
+     || #{node := Node, os_pid := OsPid, target := Name} <- Watched];
+start(_L, _Hold, _Ctx) -> [].
+
+%% @doc Fold and write the level's profiles, with its number and its rate (or users) in `Unit';
+%% returns the milliseconds this took (not the search's time).
+-spec finish(windows(), pos_integer(), {number(), binary()}) -> non_neg_integer().
+finish(Windows, L, {X, Unit}) ->
+    T0 = erlang:monotonic_time(millisecond),
+    [ok = beamscale_profile:end_window(W, #{cell => atom_to_binary(Name), level => L, rate => X,
+                                            unit => Unit})
+     || {Name, W} <- Windows],
+    erlang:monotonic_time(millisecond) - T0.
