@@ -8,14 +8,15 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([ets_contention/1, mbrot_parallel/1, options/1, no_perf/1, load_levels/1,
-         saturate_levels/1]).
+         saturate_levels/1, load_run/1]).
 -export([ets_contention/0, mbrot_parallel/0, options/0, no_perf/0, load_levels/0,
-         saturate_levels/0]).
+         saturate_levels/0, load_run/0]).
 
 %% perf's own start (symbols, a few seconds on a loaded host) and `perf script' per point.
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [options, ets_contention, mbrot_parallel, no_perf, load_levels, saturate_levels].
+all() -> [options, ets_contention, mbrot_parallel, no_perf, load_levels, saturate_levels,
+          load_run].
 
 init_per_suite(Config) ->
     case perf_usable() of
@@ -136,12 +137,7 @@ saturate_levels() ->
     [{doc, "saturate --profile on an Erlang node doing CPU work at 4/s then 8/s: each level "
            "profiled, categories at each, what grew on the page."}].
 saturate_levels(Config) ->
-    Path = filename:join(?config(priv_dir, Config), "profile_saturate.scenario"),
-    ok = file:write_file(Path,
-        "{targets, [{sut, #{start => #{}}}]}.\n"
-        "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
-        "{sessions, [{s, #{steps => [{rpc, #{target => sut, call => "
-        "{beamscale_target_echo, work, [50000]}}}]}}]}.\n"),
+    Path = work_scenario(Config, "profile_saturate.scenario", 1, 1),
     Out = filename:join(?config(priv_dir, Config), "profile_saturate_runs"),
     %% Two levels: 4/s, then 8/s (twice: the factor), the highest rate allowed; both held
     %% by far (a few ms of CPU per call) even beside a CPU hog per core.
@@ -163,7 +159,34 @@ saturate_levels(Config) ->
     ?assertEqual([], filelib:wildcard(filename:join([Dir, "profiles", "*", "*.perf.data"]))),
     beamscale_test_cli:no_strays().
 
+load_run() ->
+    [{doc, "load --profile: the target node profiled once in the middle of the run, its flame "
+           "graph on the page."}].
+load_run(Config) ->
+    Path = work_scenario(Config, "profile_load.scenario", 4, 8),
+    Out = filename:join(?config(priv_dir, Config), "profile_load_runs"),
+    ?assertEqual(0, beamscale_cli:dispatch(["load", Path, "--profile", "--profile-window",
+                                            "1500", "--out", Out, "--name", "l", "--quiet"])),
+    Dir = filename:join(Out, "l"),
+    [#{folded := F, meta := Meta, schedulers := 8}] = beamscale_profile:read_levels(Dir),
+    ?assert(beamscale_stats_profile:samples(F) > 0, Meta),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    [?assertNotEqual(nomatch, binary:match(Html, S), S)
+     || S <- [<<"Profiles of each point">>, <<"<svg id=\"flame1\"">>]],
+    ?assertEqual(nomatch, binary:match(Html, <<"What grew">>)),
+    beamscale_test_cli:no_strays().
+
 %%% Helpers
+
+%% A scenario of one phase calling CPU work (a few ms) on a node it starts.
+work_scenario(Config, Name, Seconds, Rate) ->
+    Path = filename:join(?config(priv_dir, Config), Name),
+    ok = file:write_file(Path, io_lib:format(
+        "{targets, [{sut, #{start => #{}}}]}.\n"
+        "{phases, [{p, #{duration_s => ~b, rate => ~b}}]}.\n"
+        "{sessions, [{s, #{steps => [{rpc, #{target => sut, call => "
+        "{beamscale_target_echo, work, [50000]}}}]}}]}.\n", [Seconds, Rate])),
+    Path.
 
 run(Config, Name, Bench, Settings) ->
     Out = filename:join(?config(priv_dir, Config), "runs"),

@@ -1,6 +1,6 @@
-%% @doc `--profile' on load runs (`saturate' levels, docs/profiles.md): each sampled target node
-%% (one with an OS pid on this host) profiled in a window in the middle of a level's measured
-%% seconds, folded once the level has ended into `profiles/TARGET/level-N' with the level's
+%% @doc `--profile' on load runs (`saturate' levels, a `load', docs/profiles.md): each sampled
+%% target node (one with an OS pid on this host) profiled in a window in the middle of a level's
+%% measured seconds (a load is one level), folded once the level has ended into `profiles/TARGET/level-N' with the level's
 %% number and rate, which `beamscale_profile:read_levels/1' reads back for the page.
 -module(beamscale_loadtest_profile).
 
@@ -23,17 +23,18 @@ scenario(#{targets := Targets} = Sc, #{profile := _}) ->
 scenario(Sc, _Opts) -> Sc.
 
 %% @doc Start the windows of level `L' (seconds `Hold', of which the first `Warmup' are not
-%% measured): one per watched node, centred in the measured seconds, at most as long.
--spec start(pos_integer(), {pos_integer(), non_neg_integer()}, map()) -> windows().
+%% measured): one per watched node (not hosts), centred in the measured seconds, at most as long.
+-spec start(pos_integer(), {number(), number()}, map()) -> windows().
 start(L, {Hold, Warmup}, #{profile := #{window_ms := W} = Opts, dir := Dir, watched := Watched}) ->
-    Measured = (Hold - Warmup) * ?MS,
+    Measured = round((Hold - Warmup) * ?MS),
     Window = max(1, min(W, Measured)),
-    Delay = Warmup * ?MS + (Measured - Window) div 2,
+    Delay = round(Warmup * ?MS) + (Measured - Window) div 2,
     [{Name, beamscale_profile:start_window(
               #{base => filename:join([Dir, "profiles", atom_to_list(Name),
                                        "level-" ++ integer_to_list(L)]),
                 os_pid => OsPid, node => Node, opts => Opts#{window_ms := Window}}, Delay)}
-     || #{node := Node, os_pid := OsPid, target := Name} <- Watched];
+     || #{node := Node, os_pid := OsPid, target := Name} = Watch <- Watched,
+        not is_map_key(host_watch, Watch)];
 start(_L, _Hold, _Ctx) -> [].
 
 %% @doc Fold and write the level's profiles, with its number and its rate (or users) in `Unit';

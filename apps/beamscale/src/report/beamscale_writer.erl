@@ -38,7 +38,8 @@ write_load(Dir, Run) ->
 
 write_load(Dir, Run, Summary) ->
     Data = #{run => Run, summary => Summary,
-             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv")},
+             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv"),
+             profiles => beamscale_profile:read_levels(Dir)},
     write_index(Dir, beamscale_report_load:index(Data)).
 
 write_saturate(Dir) ->
