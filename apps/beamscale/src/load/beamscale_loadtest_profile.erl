@@ -1,7 +1,8 @@
 %% @doc `--profile' on load runs (`saturate' levels, a `load', docs/profiles.md): each sampled
 %% target node (one with an OS pid on this host) profiled in a window in the middle of a level's
-%% measured seconds (a load is one level), folded once the level has ended into `profiles/TARGET/level-N' with the level's
-%% number and rate, which `beamscale_profile:read_levels/1' reads back for the page.
+%% measured seconds (a load is one level), folded once the level has ended into
+%% `profiles/TARGET/level-N' with the level's number and rate, which
+%% `beamscale_profile:read_levels/1' reads back for the page.
 -module(beamscale_loadtest_profile).
 
 -export([scenario/2, start/3, finish/3]).

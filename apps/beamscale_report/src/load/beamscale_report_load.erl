@@ -9,8 +9,8 @@
 %% (`beamscale_report_load_names'); the target's CPU, scheduler utilisation and busy-wait
 %% (`beamscale_report_cpu'); and
 %% the summary tables; with `--profile', each target node's profile (flame graph, categories,
-%% top functions: `beamscale_report_profile'). Input is the stored files decoded: `run.json', `summary.json' (binary keys)
-%% and the rows of `samples.csv' and `lcnt.csv'.
+%% top functions: `beamscale_report_profile'). Input is the stored files decoded: `run.json',
+%% `summary.json' (binary keys) and the rows of `samples.csv' and `lcnt.csv'.
 -module(beamscale_report_load).
 
 -export([index/1, graphs/1]).
