@@ -46,7 +46,7 @@ perf_usable() ->
     end.
 
 options() -> [{doc, "--profile and its options as the configuration's profile key."}].
-options(_Config) ->
+options(Config) ->
     ?assertEqual([{profile, #{}}], beamscale_cmd_run:overrides(#{profile => true})),
     ?assertEqual([{profile, #{rate => 99, stacks => fp}}],
                  beamscale_cmd_run:overrides(#{profile_rate => 99, profile_stacks => "fp"})),
@@ -54,7 +54,11 @@ options(_Config) ->
     ?assertEqual(#{rate => 99, window_ms => 2000, stacks => dwarf}, P),
     {error, {beamscale_config, {command_line, [profile], _}}} =
         beamscale_config:load(undefined, [{profile, #{rate => 0}}]),
-    {ok, #{profile := false}} = beamscale_config:load(undefined, []).
+    {ok, #{profile := false}} = beamscale_config:load(undefined, []),
+    %% saturate and load check them as run does: a bad value exits 2 before any node starts.
+    Out = filename:join(?config(priv_dir, Config), "profile_options"),
+    [?assertEqual(2, beamscale_cli:dispatch([Cmd, "none.scenario", Opt, "0", "--out", Out]))
+     || {Cmd, Opt} <- [{"saturate", "--profile-rate"}, {"load", "--profile-window"}]].
 
 ets_contention() ->
     [{doc, "ets_hammer at 1 and 2 schedulers: profiles, flame graphs, locks grow."}].

@@ -143,7 +143,7 @@ outcome(#{requests := Req, errors := Err}, Max) ->
 
 %% @doc One line for this command's own errors (`beamscale_error' sends others' elsewhere).
 -spec format_error(term()) -> iodata().
-format_error({bad_profile, Expected}) -> ["option --profile-*: expected ", Expected];
+format_error({bad_profile, Expected}) -> ["option --profile-*: ", Expected];
 format_error({bad_msacc, Pct}) ->
     io_lib:format("option --msacc: ~b is not a share from 0 to 100 (%)", [Pct]);
 format_error({bad_max_error_rate, Pct}) ->

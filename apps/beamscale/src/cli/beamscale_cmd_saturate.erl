@@ -125,7 +125,7 @@ cookie(Opts, Exec) ->
 profile(Opts, Exec) ->
     case beamscale_cmd_run:checked_profile(Opts) of
         {ok, Profile} -> maps:merge(Exec, Profile);
-        {error, Expected} -> throw({bad, "--profile-*", "", Expected})
+        {error, Expected} -> throw({error, {bad_profile, Expected}})
     end.
 
 plain(Opts, Exec) -> maps:merge(Exec, maps:with([seed, quiet], Opts)).
@@ -147,6 +147,7 @@ seconds(Opt, Text) ->
 -spec format_error(term()) -> iodata().
 format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)";
 format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
+format_error({bad_profile, Expected}) -> ["option --profile-*: ", Expected];
 format_error({bad_option, Opt, Value, Why}) ->
     io_lib:format("option ~s: ~ts: ~ts", [Opt, Value, Why]).
 
