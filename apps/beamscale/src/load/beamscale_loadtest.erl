@@ -125,7 +125,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
              after
                  _ = beamscale_loadtest_profile:finish(Windows, 1, {mean_rate(Scenario),
                                                                     <<"sessions/s">>}),
-                 [beamscale_profile:drop_map(P) || Windows =/= [], #{os_pid := P} <- Watched],
+                 ok = beamscale_loadtest_profile:drop_maps(Scenario, Watched),
                  ok = beamscale_loadtest_ctl:stop(Dir),
                  ok = beamscale_sampler:stop(Sampler),
                  ok = beamscale_seconds:stop(Seconds)

@@ -5,7 +5,7 @@
 %% `beamscale_profile:read_levels/1' reads back for the page.
 -module(beamscale_loadtest_profile).
 
--export([scenario/2, start/3, finish/3]).
+-export([scenario/2, start/3, finish/3, drop_maps/2]).
 -export_type([windows/0]).
 
 -opaque windows() :: [{atom(), beamscale_profile:window()}].
@@ -47,3 +47,11 @@ finish(Windows, L, {X, Unit}) ->
                                             unit => Unit})
      || {Name, W} <- Windows],
     erlang:monotonic_time(millisecond) - T0.
+
+%% @doc Remove the JIT's perf maps of the watched nodes the scenario starts (`scenario/2' gave
+%% them one; they stop after the run); an existing node's map is its owner's.
+-spec drop_maps(beamscale_load_scenario:scenario(), [map()]) -> ok.
+drop_maps(#{targets := Targets}, Watched) ->
+    _ = [beamscale_profile:drop_map(P) || #{os_pid := P, target := T} <- Watched,
+                                          is_map_key(start, maps:get(T, Targets, #{}))],
+    ok.

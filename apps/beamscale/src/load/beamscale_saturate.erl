@@ -116,7 +116,7 @@ search(Scenario, Targets, #{dir := Dir} = Opts) ->
                 token => integer_to_binary(erlang:system_time(millisecond))},
     Result = try resume(Before, Ctx)
              after ok = file:close(Fd),
-                   [beamscale_profile:drop_map(P) || #{os_pid := P} <- Watched]
+                   ok = beamscale_loadtest_profile:drop_maps(Scenario, Watched)
              end,
     case Result of
         {ok, Outcome, Levels} -> finish(Outcome, Levels, Ctx#{started => Started});
