@@ -7,13 +7,16 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([ets_contention/1, mbrot_parallel/1, options/1, no_perf/1, load_levels/1]).
--export([ets_contention/0, mbrot_parallel/0, options/0, no_perf/0, load_levels/0]).
+-export([ets_contention/1, mbrot_parallel/1, options/1, no_perf/1, load_levels/1,
+         saturate_levels/1, load_run/1]).
+-export([ets_contention/0, mbrot_parallel/0, options/0, no_perf/0, load_levels/0,
+         saturate_levels/0, load_run/0]).
 
 %% perf's own start (symbols, a few seconds on a loaded host) and `perf script' per point.
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [options, ets_contention, mbrot_parallel, no_perf, load_levels].
+all() -> [options, ets_contention, mbrot_parallel, no_perf, load_levels, saturate_levels,
+          load_run].
 
 init_per_suite(Config) ->
     case perf_usable() of
@@ -43,7 +46,7 @@ perf_usable() ->
     end.
 
 options() -> [{doc, "--profile and its options as the configuration's profile key."}].
-options(_Config) ->
+options(Config) ->
     ?assertEqual([{profile, #{}}], beamscale_cmd_run:overrides(#{profile => true})),
     ?assertEqual([{profile, #{rate => 99, stacks => fp}}],
                  beamscale_cmd_run:overrides(#{profile_rate => 99, profile_stacks => "fp"})),
@@ -51,7 +54,11 @@ options(_Config) ->
     ?assertEqual(#{rate => 99, window_ms => 2000, stacks => dwarf}, P),
     {error, {beamscale_config, {command_line, [profile], _}}} =
         beamscale_config:load(undefined, [{profile, #{rate => 0}}]),
-    {ok, #{profile := false}} = beamscale_config:load(undefined, []).
+    {ok, #{profile := false}} = beamscale_config:load(undefined, []),
+    %% saturate and load check them as run does: a bad value exits 2 before any node starts.
+    Out = filename:join(?config(priv_dir, Config), "profile_options"),
+    [?assertEqual(2, beamscale_cli:dispatch([Cmd, "none.scenario", Opt, "0", "--out", Out]))
+     || {Cmd, Opt} <- [{"saturate", "--profile-rate"}, {"load", "--profile-window"}]].
 
 ets_contention() ->
     [{doc, "ets_hammer at 1 and 2 schedulers: profiles, flame graphs, locks grow."}].
@@ -130,7 +137,60 @@ load_levels(Config) ->
     ?assertEqual([], filelib:wildcard(filename:join([Dir, "profiles", "*", "*.perf.data"]))),
     beamscale_test_cli:no_strays().
 
+saturate_levels() ->
+    [{doc, "saturate --profile on an Erlang node doing CPU work at 4/s then 8/s: each level "
+           "profiled, categories at each, what grew on the page."}].
+saturate_levels(Config) ->
+    Path = work_scenario(Config, "profile_saturate.scenario", 1, 1),
+    Out = filename:join(?config(priv_dir, Config), "profile_saturate_runs"),
+    %% Two levels: 4/s, then 8/s (twice: the factor), the highest rate allowed; both held
+    %% by far (a few ms of CPU per call) even beside a CPU hog per core.
+    Args = ["--slo", "p99<30s,errors<50%,achieved>10%", "--level", "4s", "--warmup", "1s",
+            "--budget", "60s", "--start", "4", "--max-rate", "8", "--profile-window", "1500",
+            "--out", Out, "--name", "sat", "--quiet"],
+    ?assertEqual(0, beamscale_cli:dispatch(["saturate", Path | Args])),
+    Dir = filename:join(Out, "sat"),
+    [Low, High] = beamscale_profile:read_levels(Dir),
+    ?assertMatch({4, 8}, {maps:get(schedulers, Low), maps:get(schedulers, High)}),
+    [?assert(beamscale_stats_profile:samples(F) > 0
+             andalso lists:sum([V || {_, V} <- beamscale_stats_profile:category_shares(F)])
+                 > 0.0, Meta)
+     || #{folded := F, meta := Meta} <- [Low, High]],
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    [?assertNotEqual(nomatch, binary:match(Html, S), S)
+     || S <- [<<"What grew with sessions/s">>, <<"4 to 8 sessions/s">>,
+              <<"<svg id=\"flame1\"">>, <<"<svg id=\"flame2\"">>]],
+    ?assertEqual([], filelib:wildcard(filename:join([Dir, "profiles", "*", "*.perf.data"]))),
+    beamscale_test_cli:no_strays().
+
+load_run() ->
+    [{doc, "load --profile: the target node profiled once in the middle of the run, its flame "
+           "graph on the page."}].
+load_run(Config) ->
+    Path = work_scenario(Config, "profile_load.scenario", 4, 8),
+    Out = filename:join(?config(priv_dir, Config), "profile_load_runs"),
+    ?assertEqual(0, beamscale_cli:dispatch(["load", Path, "--profile", "--profile-window",
+                                            "1500", "--out", Out, "--name", "l", "--quiet"])),
+    Dir = filename:join(Out, "l"),
+    [#{folded := F, meta := Meta, schedulers := 8}] = beamscale_profile:read_levels(Dir),
+    ?assert(beamscale_stats_profile:samples(F) > 0, Meta),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    [?assertNotEqual(nomatch, binary:match(Html, S), S)
+     || S <- [<<"Profiles of each point">>, <<"<svg id=\"flame1\"">>]],
+    ?assertEqual(nomatch, binary:match(Html, <<"What grew">>)),
+    beamscale_test_cli:no_strays().
+
 %%% Helpers
+
+%% A scenario of one phase calling CPU work (a few ms) on a node it starts.
+work_scenario(Config, Name, Seconds, Rate) ->
+    Path = filename:join(?config(priv_dir, Config), Name),
+    ok = file:write_file(Path, io_lib:format(
+        "{targets, [{sut, #{start => #{}}}]}.\n"
+        "{phases, [{p, #{duration_s => ~b, rate => ~b}}]}.\n"
+        "{sessions, [{s, #{steps => [{rpc, #{target => sut, call => "
+        "{beamscale_target_echo, work, [50000]}}}]}}]}.\n", [Seconds, Rate])),
+    Path.
 
 run(Config, Name, Bench, Settings) ->
     Out = filename:join(?config(priv_dir, Config), "runs"),

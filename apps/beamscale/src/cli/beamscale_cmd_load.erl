@@ -30,6 +30,9 @@ info() ->
           {max_error_rate, "--max-error-rate", integer,
            "exit 1 when more than PCT % of the requests failed"},
           {replace, "--replace", flag, "replace an existing load run directory of that name"}]
+          ++ beamscale_cmd_run:profile_options("each sampled target node",
+                                               "ms profiled, in the middle of the run "
+                                               "(default 2000)")
           ++ beamscale_cli_cookie:options()}.
 
 %% @doc Load the scenario and run it (`beamscale_loadtest').
@@ -69,9 +72,10 @@ held(Dir, Fun) ->
 maybe_run({error, _} = Error, _Cookie, _File, _Opts) -> Error;
 maybe_run(ok, {error, _} = Error, _File, _Opts) -> Error;
 maybe_run(ok, {ok, Exec0}, File, Opts) ->
-    case beamscale_scenario_file:read(File) of
-        {ok, Scenario} ->
-            Exec1 = maps:merge(Exec0, maps:with([seed, quiet, msacc], Opts)),
+    case {beamscale_scenario_file:read(File), beamscale_cmd_run:checked_profile(Opts)} of
+        {_, {error, Expected}} -> {error, {bad_profile, Expected}};
+        {{ok, Scenario}, {ok, Profile}} ->
+            Exec1 = maps:merge(Exec0, maps:merge(maps:with([seed, quiet, msacc], Opts), Profile)),
             %% Without --web the server still answers `beamscale ctl' (not the page).
             Run = fun(Web, M) -> run(Scenario, with(metrics, M, Exec1), Web) end,
             ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
@@ -80,7 +84,7 @@ maybe_run(ok, {ok, Exec0}, File, Opts) ->
                 {ok, _Dir, Outcome} -> outcome(Outcome, maps:get(max_error_rate, Opts, none));
                 {error, _} = Error -> Error
             end;
-        {error, _} = Error -> Error
+        {{error, _} = Error, _} -> Error
     end.
 
 run(Scenario, Exec, none) ->
@@ -139,6 +143,7 @@ outcome(#{requests := Req, errors := Err}, Max) ->
 
 %% @doc One line for this command's own errors (`beamscale_error' sends others' elsewhere).
 -spec format_error(term()) -> iodata().
+format_error({bad_profile, Expected}) -> ["option --profile-*: ", Expected];
 format_error({bad_msacc, Pct}) ->
     io_lib:format("option --msacc: ~b is not a share from 0 to 100 (%)", [Pct]);
 format_error({bad_max_error_rate, Pct}) ->

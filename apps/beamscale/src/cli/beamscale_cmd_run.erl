@@ -4,7 +4,7 @@
 -behaviour(beamscale_cmd).
 
 -export([info/0, do/1, format_error/1, overrides/1]).
--export([profile_options/2, profile/1]).
+-export([profile_options/2, profile/1, checked_profile/1]).
 
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
@@ -121,6 +121,19 @@ profile(Opts) ->
     case maps:get(profile, Opts, false) orelse map_size(Set) > 0 of
         true -> [{profile, Set}];
         false -> []
+    end.
+
+%% @doc The profile options checked as `run''s `profile' key is (`study' and `saturate'):
+%% `#{profile => Opts}', `#{}' without them, or what a bad value should have been.
+-spec checked_profile(#{atom() => term()}) -> {ok, map()} | {error, iodata()}.
+checked_profile(Opts) ->
+    case profile(Opts) of
+        [] -> {ok, #{}};
+        [{profile, Set}] ->
+            case beamscale_config:check(profile, Set) of
+                {ok, Checked} -> {ok, #{profile => Checked}};
+                {error, _, Expected} -> {error, Expected}
+            end
     end.
 
 term(benchmarks, ["all"]) -> all;

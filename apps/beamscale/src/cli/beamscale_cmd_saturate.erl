@@ -37,6 +37,9 @@ info() ->
            "the hosts of ssh load or benchmark nodes reach"},
           {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
                                   "port; the address is printed first)"}]
+          ++ beamscale_cmd_run:profile_options("each sampled target node at each level",
+                                               "ms profiled per level, in the middle of its "
+                                               "measured seconds (default 2000)")
           ++ beamscale_cli_cookie:options()}.
 
 %% @doc Read the scenario and options, run the search (`beamscale_saturate').
@@ -82,7 +85,7 @@ options(Opts) ->
                end,
         Exec = Exec0#{dir => Dir, mode => Mode, search => search(Mode, Opts)},
         {ok, lists:foldl(fun(F, Acc) -> F(Opts, Acc) end, Exec,
-                         [fun slo/2, fun cookie/2, fun plain/2])}
+                         [fun slo/2, fun cookie/2, fun plain/2, fun profile/2])}
     catch throw:{bad, Opt, Value, Why} -> {error, {bad_option, Opt, Value, Why}};
           throw:{error, _} = Error -> Error
     end.
@@ -119,6 +122,12 @@ cookie(Opts, Exec) ->
         {error, Why} -> throw({error, Why})
     end.
 
+profile(Opts, Exec) ->
+    case beamscale_cmd_run:checked_profile(Opts) of
+        {ok, Profile} -> maps:merge(Exec, Profile);
+        {error, Expected} -> throw({error, {bad_profile, Expected}})
+    end.
+
 plain(Opts, Exec) -> maps:merge(Exec, maps:with([seed, quiet], Opts)).
 
 %% "3m", "90s" or "90" (seconds).
@@ -138,6 +147,7 @@ seconds(Opt, Text) ->
 -spec format_error(term()) -> iodata().
 format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)";
 format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
+format_error({bad_profile, Expected}) -> ["option --profile-*: ", Expected];
 format_error({bad_option, Opt, Value, Why}) ->
     io_lib:format("option ~s: ~ts: ~ts", [Opt, Value, Why]).
 

@@ -70,13 +70,9 @@ options(Opts) ->
 
 %% The profile options, checked as `run''s `profile' key is.
 profile(Opts) ->
-    case beamscale_cmd_run:profile(Opts) of
-        [] -> #{};
-        [{profile, Set}] ->
-            case beamscale_config:check(profile, Set) of
-                {ok, Checked} -> #{profile => Checked};
-                {error, _, Expected} -> throw({bad_option, "--profile-*", Expected})
-            end
+    case beamscale_cmd_run:checked_profile(Opts) of
+        {ok, Map} -> Map;
+        {error, Expected} -> throw({bad_option, "--profile-*", Expected})
     end.
 
 option(version, V, Acc) ->

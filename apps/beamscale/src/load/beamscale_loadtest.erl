@@ -15,14 +15,15 @@
 %% base name); cookie: of existing target nodes (run/2); quiet: no live line, no closing lines;
 %% sample_interval: ms between samples (default 1000); msacc: the share (%) of each interval
 %% microstate accounting is on (default 10, beamscale_sampler); web: the live page's server,
-%% fed each second (`beamscale_web_load').
+%% fed each second (`beamscale_web_load'); profile: a CPU profile of each sampled target node
+%% in the middle of the run (docs/profiles.md).
 %% A finished load's figures the command's exit status depends on.
 -type outcome() :: #{stopped := atom(), requests := non_neg_integer(),
                      errors := non_neg_integer(), load_nodes_down := non_neg_integer()}.
 -type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
                   label => binary(), cookie => atom(), sample_interval => pos_integer(),
                   msacc => 0..100, web => beamscale_web:web(), ctl => beamscale_web:web(),
-                  metrics => beamscale_web:web()}.
+                  metrics => beamscale_web:web(), profile => beamscale_profile:opts()}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -33,8 +34,9 @@ run(Scenario, Opts) ->
         {error, Reason} -> {error, {?MODULE, Reason}}
     end.
 
-resolve(Scenario, Opts) ->
+resolve(Scenario0, Opts) ->
     Cookie = maps:get(cookie, Opts, undefined),
+    Scenario = beamscale_loadtest_profile:scenario(Scenario0, Opts),
     case beamscale_loadtest_targets:resolve(maps:get(targets, Scenario), Cookie) of
         {ok, Targets, Started} ->
             try beamscale_loadtest_targets:check_calls(Scenario, Targets) of
@@ -117,8 +119,13 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                                                quiet => Quiet}),
     _ = [beamscale_loadtest_ctl:start(Web, Dir, page(Opts))
          || Web <- [maps:get(ctl, Opts, none)], Web =/= none],
+    Windows = beamscale_loadtest_profile:start(1, {beamscale_load_scenario:duration_s(Scenario),
+                                                   0}, Opts#{watched => Watched}),
     Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
              after
+                 _ = beamscale_loadtest_profile:finish(Windows, 1, {mean_rate(Scenario),
+                                                                    <<"sessions/s">>}),
+                 ok = beamscale_loadtest_profile:drop_maps(Scenario, Watched),
                  ok = beamscale_loadtest_ctl:stop(Dir),
                  ok = beamscale_sampler:stop(Sampler),
                  ok = beamscale_seconds:stop(Seconds)
@@ -156,6 +163,11 @@ seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
         ++ [{beamscale_seconds_prom, beamscale_seconds_prom:start(Web)}
             || Web <- [maps:get(metrics, Opts, none)], Web =/= none]
         ++ [{beamscale_seconds_line, none} || not maps:get(quiet, Opts, false)].
+
+%% The scenario's arrivals a second, over its phases (a profiled load's one "level").
+mean_rate(#{phases := Phases} = Scenario) ->
+    lists:sum([R * D || #{rate := R, duration_s := D} <- Phases])
+        / max(1.0e-9, beamscale_load_scenario:duration_s(Scenario)).
 
 %% The live page (--web) told a run begins: its phases, label and directory.
 page(Opts) -> maps:get(web, Opts, none).

@@ -36,7 +36,9 @@
     %% no line per level
     quiet => boolean(),
     %% the live page's server (--web), shown each level as a load run
-    web => beamscale_web:web()}.
+    web => beamscale_web:web(),
+    %% a CPU profile of each sampled target node per level (docs/profiles.md)
+    profile => beamscale_profile:opts()}.
 
 -define(LEVELS_FILE, "levels.csv").
 -define(MS, 1000).
@@ -67,10 +69,11 @@ run(Scenario, Opts0) ->
     case check(Opts) of
         ok ->
             {ok, _} = beamscale_node:distribute(),
-            case beamscale_loadtest_targets:resolve(maps:get(targets, Scenario),
+            Sc = beamscale_loadtest_profile:scenario(Scenario, Opts),
+            case beamscale_loadtest_targets:resolve(maps:get(targets, Sc),
                                            maps:get(cookie, Opts, undefined)) of
                 {ok, Targets, Started} ->
-                    try search(Scenario, Targets, Opts)
+                    try search(Sc, Targets, Opts)
                     after beamscale_loadtest_targets:stop(Started)
                     end;
                 {error, _} = Error -> Error
@@ -112,7 +115,8 @@ search(Scenario, Targets, #{dir := Dir} = Opts) ->
                 idle_base => beamscale_saturate_idle:baseline(Targets),
                 token => integer_to_binary(erlang:system_time(millisecond))},
     Result = try resume(Before, Ctx)
-             after ok = file:close(Fd)
+             after ok = file:close(Fd),
+                   ok = beamscale_loadtest_profile:drop_maps(Scenario, Watched)
              end,
     case Result of
         {ok, Outcome, Levels} -> finish(Outcome, Levels, Ctx#{started => Started});
@@ -147,10 +151,11 @@ levels(St, Done, #{mode := Mode} = Ctx) ->
             case fits(Level) of
                 false -> {ok, beamscale_saturate_mode:stopped(Mode, St), lists:reverse(Done)};
                 true ->
-                    case level(X, Level#{idle => Idle}) of
-                        {ok, F} ->
+                    case level(X, Level#{idle => Idle, number => length(Done) + 1}) of
+                        %% Folding a profile is not the search's time: the budget is the levels'.
+                        {ok, F, ProfileMs} ->
                             levels(beamscale_saturate_mode:record(Mode, St, X, F), [F | Done],
-                                   Ctx);
+                                   Ctx#{deadline := maps:get(deadline, Ctx) + ProfileMs});
                         {error, _} = Error -> Error
                     end
             end
@@ -186,8 +191,12 @@ level(X, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd, mode := Mod
     Level = beamscale_saturate_mode:level(Mode, Sc, X, L, Dr),
     T0 = erlang:monotonic_time(millisecond),
     RunOpts = (live(Level, X, Ctx))#{seed => Seed},
-    case beamscale_loadtest_sampled:run(Level, Targets, maps:get(watched, Ctx), meta(X, Ctx),
-                                    RunOpts) of
+    Windows = beamscale_loadtest_profile:start(maps:get(number, Ctx), {L, W}, Ctx),
+    Run = beamscale_loadtest_sampled:run(Level, Targets, maps:get(watched, Ctx), meta(X, Ctx),
+                                         RunOpts),
+    ProfileMs = beamscale_loadtest_profile:finish(Windows, maps:get(number, Ctx),
+                                                  {X, unit(Mode)}),
+    case Run of
         {ok, #{rows := Rows}, Samples} ->
             Point = case Mode of
                         open -> #{rate => X};
@@ -206,9 +215,12 @@ level(X, #{scenario := Sc, targets := Targets, slo := Slo, fd := Fd, mode := Mod
             ok = file:write(Fd, beamscale_format_csv:line(beamscale_stats_saturate:row(F))),
             say(Ctx, line(F)),
             maps:get(held, F) orelse Mode =:= closed orelse rest(F, Ctx),
-            {ok, F};
+            {ok, F, ProfileMs};
         {error, Reason} -> {error, {?MODULE, {level, Mode, X, Reason}}}
     end.
+
+unit(open) -> <<"sessions/s">>;
+unit(closed) -> <<"users">>.
 
 %% The level's key in samples.csv: its rate and this run's token (a resumed run adds rows).
 meta(X, #{dir := Dir, token := Token, mode := Mode}) ->

@@ -38,14 +38,16 @@ write_load(Dir, Run) ->
 
 write_load(Dir, Run, Summary) ->
     Data = #{run => Run, summary => Summary,
-             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv")},
+             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv"),
+             profiles => beamscale_profile:read_levels(Dir)},
     write_index(Dir, beamscale_report_load:index(Data)).
 
 write_saturate(Dir) ->
     case summary(Dir) of
         {ok, Summary} ->
             Levels = [beamscale_stats_saturate:from_row(R) || R <- rows(Dir, "levels.csv")],
-            write_index(Dir, beamscale_report_saturate:index(Summary, Levels));
+            write_index(Dir, beamscale_report_saturate:index(Summary, Levels,
+                                                             beamscale_profile:read_levels(Dir)));
         {error, _} = Error -> Error
     end.
 

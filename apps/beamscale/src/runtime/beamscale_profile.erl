@@ -286,17 +286,20 @@ window_folded(Crash) ->
     #{error => iolist_to_binary(io_lib:format("the profile failed: ~0tp", [Crash]))}.
 
 %% @doc The profiles of a run's load levels (written by `end_window/2' with `cell', `level'
-%% and `rate' in their figures), as points ordered by rate, for a page.
+%% and `rate' in their figures, and `unit' if not sessions/s), as points ordered by rate,
+%% for a page.
 -spec read_levels(file:filename()) -> [beamscale_report_profile:point()].
 read_levels(Dir) ->
     Metas = filelib:wildcard(filename:join([Dir, "profiles", "*", "*.json"])),
     [#{bench => C, env => iolist_to_binary(["level ", integer_to_binary(L), ": ",
-                                            rate_text(R), " sessions/s"]),
-       schedulers => max(1, round(R)), group => <<"load levels">>, axis => <<"sessions/s">>,
+                                            rate_text(R), " ", Unit]),
+       schedulers => max(1, round(R)), group => <<"load levels">>, axis => Unit,
        folded => folded_file(M), meta => Meta}
      || M <- lists:sort(Metas), {ok, Bin} <- [file:read_file(M)],
         {ok, #{<<"cell">> := C, <<"level">> := L, <<"rate">> := R} = Meta}
-            <- [beamscale_format_json:decode(Bin)]].
+            <- [beamscale_format_json:decode(Bin)],
+        %% saturate's closed mode counts users
+        Unit <- [maps:get(<<"unit">>, Meta, <<"sessions/s">>)]].
 
 rate_text(R) when is_integer(R) -> integer_to_binary(R);
 rate_text(R) -> float_to_binary(float(R), [{decimals, 1}, compact]).

@@ -8,17 +8,20 @@
 %% time; each request name's p99 and requests over time, and its table
 %% (`beamscale_report_load_names'); the target's CPU, scheduler utilisation and busy-wait
 %% (`beamscale_report_cpu'); and
-%% the summary tables. Input is the stored files decoded: `run.json', `summary.json' (binary keys)
-%% and the rows of `samples.csv' and `lcnt.csv'.
+%% the summary tables; with `--profile', each target node's profile (flame graph, categories,
+%% top functions: `beamscale_report_profile'). Input is the stored files decoded: `run.json',
+%% `summary.json' (binary keys) and the rows of `samples.csv' and `lcnt.csv'.
 -module(beamscale_report_load).
 
 -export([index/1, graphs/1]).
 -export_type([data/0]).
 
 %% summary: `summary.json' decoded, `beamscale_load_results:summary()' with binary keys (its
-%% `per_second' entries are the rows drawn); samples, lcnt: rows of samples.csv and lcnt.csv.
+%% `per_second' entries are the rows drawn); samples, lcnt: rows of samples.csv and lcnt.csv;
+%% profiles: the target nodes' (`beamscale_profile:read_levels/1').
 -type data() :: #{run := beamscale_format_json:object(), summary := beamscale_format_json:object(),
-                  samples := [#{atom() => binary()}], lcnt := [#{atom() => binary()}]}.
+                  samples := [#{atom() => binary()}], lcnt := [#{atom() => binary()}],
+                  profiles => [beamscale_report_profile:point()]}.
 %% A chart: title, y axis label, unit and series (for `beamscale_report_svg:line_chart/2').
 -type graph() :: {binary(), binary(), binary(), [beamscale_report_svg:series()]}.
 
@@ -29,7 +32,9 @@
 
 %% @doc The whole page.
 -spec index(data()) -> iodata().
-index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) ->
+index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt} = Data) ->
+    %% One profile per node: nothing grew from one point to another.
+    {_Lead, Profiles} = beamscale_report_profile:sections(maps:get(profiles, Data, []), none),
     Title = ["beamscale load run ", text(case get(Run, <<"label">>) of
                                              null -> get(Run, <<"scenario">>);
                                              Label -> Label
@@ -44,7 +49,8 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) ->
                            beamscale_report_load_extra:distribution(Summary)),
                          beamscale_report_html:section("Summary", summary_tables(Summary)),
                          beamscale_report_html:section("The target: CPU, schedulers, msacc",
-                                                target(Run, Samples, Lcnt))]).
+                                                target(Run, Samples, Lcnt)),
+                         [beamscale_report_html:section(T, H) || {T, H} <- Profiles]]).
 
 %% @doc The charts drawn, in order. Exposed so tests can tell how many series each must have.
 -spec graphs(beamscale_format_json:object()) -> [graph()].

@@ -7,7 +7,7 @@
 %% (`beamscale_stats_saturate:from_row/1' of `levels.csv').
 -module(beamscale_report_saturate).
 
--export([index/2, graphs/2]).
+-export([index/2, index/3, graphs/2]).
 
 %% A chart: title, y axis label, unit and series (for `beamscale_report_svg:line_chart/2').
 -type graph() :: {binary(), binary(), binary(), [beamscale_report_svg:series()]}.
@@ -18,15 +18,24 @@
 
 %% @doc The whole page.
 -spec index(map(), [map()]) -> iodata().
-index(Summary, Levels) ->
+index(Summary, Levels) -> index(Summary, Levels, []).
+
+%% @doc The whole page, with the target's profiles at each level (`--profile'): what grew from
+%% the lowest level to the highest after the capacity, each level's flame graph at the end.
+-spec index(map(), [map()], [beamscale_report_profile:point()]) -> iodata().
+index(Summary, Levels, Profiles) ->
     Title = <<"beamscale saturate">>,
+    {Lead, Follow} = beamscale_report_profile:sections(Profiles, none),
+    Section = fun({T, Html}) -> beamscale_report_html:section(T, Html) end,
     beamscale_report_html:page(Title, <<>>,
                                [beamscale_report_html:el(h1, Title),
                                 beamscale_report_html:section("Capacity", facts(Summary)),
+                                lists:map(Section, Lead),
                                 beamscale_report_html:section("Against offered load",
                                                               charts(Summary, Levels)),
                                 beamscale_report_html:section("Levels, in the order run",
-                                                              table(Levels))]).
+                                                              table(Levels)),
+                                lists:map(Section, Follow)]).
 
 %% @doc The charts drawn, in order; exposed so tests can count their series.
 -spec graphs(map(), [map()]) -> [graph()].
