@@ -43,6 +43,7 @@ ldap-utils
 munin-node
 snmpd
 prometheus
+debootstrap
 "
 # What `beamscale otp install' needs to build an OTP release from Debian's sources.
 otp_packages="
