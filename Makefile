@@ -1,5 +1,6 @@
 # beamscale: `make run` runs the default study and writes its report; `make test` runs every test.
-REBAR ?= rebar3
+# rebar3, or the one `scripts/install-deps.sh run' unpacked (looked up when used: after deps).
+REBAR ?= $(or $(shell command -v rebar3),$(HOME)/.cache/beamscale/rebar3/usr/bin/rebar3)
 RUN_NAME ?= default
 RUN_OUT ?= runs
 

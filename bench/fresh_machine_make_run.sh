@@ -9,7 +9,8 @@
 #   run      make run                      (the default study and its report)
 # Their sum is `make run' on a fresh machine. Prints the three phases and the total, then
 # removes the chroot (unmounting its /proc by path first). Needs root and the Debian mirror.
-#   bench/fresh_machine_make_run.sh [MIRROR]     KEEP=1 keeps the chroot and prints its path
+#   bench/fresh_machine_make_run.sh [MIRROR]     KEEP=1 keeps the chroot and prints its path;
+#                                                RUN=0 stops after the build (no run phase)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 mirror=${1:-http://deb.debian.org/debian}
@@ -47,7 +48,7 @@ phase() {
 {
     phase install scripts/install-deps.sh run
     phase build make build
-    phase run make run
+    if [ "${RUN:-1}" != 0 ]; then phase run make run; fi
 } | tee "$work/phases"
 awk '{ t += $2 } END { printf "total    %6.1f s (goal 150 s)\n", t }' "$work/phases"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
