@@ -105,6 +105,8 @@ if [ -n "$missing" ]; then
 fi
 if [ -n "$unpack" ] && [ "$status" = 0 ]; then
     deb=$(mktemp -d)
+    chmod 755 "$deb"  # apt downloads as its user _apt
+    mkdir -p "$rebar3_dir"
     (cd "$deb" && apt-get download -q rebar3) && dpkg-deb -x "$deb"/rebar3_*.deb "$rebar3_dir" \
         || status=$?
     rm -rf "$deb"
