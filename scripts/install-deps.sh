@@ -20,11 +20,16 @@ erlang-eldap
 erlang-snmp
 erlang-mnesia
 erlang-os-mon
+erlang-inets
+erlang-ssl
+erlang-edoc
+erlang-parsetools
 "
 # rebar3, and Common Test for `rebar3 ct'. Debian's rebar3 depends on erlang-common-test, whose
 # debugger and observer pull in wx, GTK 3, WebKit and Mesa: 233 of the 260 packages `run'
 # installed on a fresh bookworm. So `run' unpacks rebar3's package (one escript) into
 # $rebar3_dir instead, unless rebar3 is installed; the Makefile and ./beamscale look there too.
+# What rebar3 itself loads without Common Test (inets, ssl, edoc, parsetools) is in run_packages.
 tool_packages="
 rebar3
 erlang-common-test
