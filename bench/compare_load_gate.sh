@@ -11,6 +11,7 @@
 #   bench/compare_load_gate.sh [PAIRS] [SECONDS] [RATE] [THRESHOLD_PCT] [SLOWDOWN_PCT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 pairs=${1:-10}
 seconds=${2:-10}
 rate=${3:-100}
@@ -19,17 +20,7 @@ slowdown=${5:-20}
 workers=${WORKERS:-256}
 service=${SERVICE_MS:-1000}
 slow=$(( service * (100 + slowdown) / 100 ))
-if [ -n "${COMPARE_GATE_OUT:-}" ]; then  # the runs and compare outputs kept there
-    out=$COMPARE_GATE_OUT
-    mkdir -p "$out"
-else
-    out=$(mktemp -d /tmp/beamscale-compare-load-gate.XXXXXX)
-    trap 'rm -rf "$out"' EXIT
-fi
-./beamscale list >/dev/null
-# A copy of the built command: a source edited (and rebuilt) meanwhile changes no measurement.
-cp _build/default/bin/beamscale "$out/beamscale"
-bs="$out/beamscale"
+gate_out "${COMPARE_GATE_OUT:-}" compare-load-gate  # COMPARE_GATE_OUT=DIR keeps the runs
 
 scenario() { # FILE SERVICE_MS
     cat > "$1" <<SCENARIO
@@ -46,31 +37,11 @@ scenario "$out/slow.scenario" "$slow"
 
 run() { "$bs" load "$out/$2.scenario" --name "$1" --out "$out" --quiet >/dev/null; }
 
-# Exit 0: passed, 1: the gate failed; anything else stops the script.
-gate() { # A B
-    local code=0
-    "$bs" compare "$out/$1" "$out/$2" --fail-if-p99-above "$threshold" \
-        --fail-if-throughput-below "$threshold" --out "$out/$1-$2.html" \
-        >"$out/$1-$2.txt" 2>&1 || code=$?
-    case $code in 0|1) return $code ;; *) cat "$out/$1-$2.txt" >&2; exit "$code" ;; esac
-}
-
 # The p99 (corrected) ratio B / A, for the log.
-ratio() { grep 'corrected) p99 ' "$out/$1-$2.txt" | grep -o '[0-9.]*x \[.*\]' | head -n 1; }
+ratio() { echo "p99 $(grep 'corrected) p99 ' "$out/$1-$2.txt" | grep -o '[0-9.]*x \[.*\]' \
+                         | head -n 1)"; }
 
-alarms=0
-caught=0
-for i in $(seq 1 "$pairs"); do
-    # One after the other, so a slow spell of the host falls on all three alike.
-    run "a$i" same
-    run "b$i" same
-    run "s$i" slow
-    if gate "a$i" "b$i"; then a=pass; else a=FAIL; alarms=$((alarms + 1)); fi
-    if gate "a$i" "s$i"; then s=missed; else s=caught; caught=$((caught + 1)); fi
-    echo "pair $i: same server $a (p99 $(ratio "a$i" "b$i")), ${slowdown}% slower $s" \
-         "(p99 $(ratio "a$i" "s$i"))"
-done
 echo "workers $workers x ${service} ms (slowed: $slow ms), rate $rate/s for $seconds s," \
      "gates at $threshold %"
-echo "false alarms: $alarms of $pairs"
-echo "slowdowns caught: $caught of $pairs"
+gate_pairs "$pairs" "same server" "${slowdown}% slower" --fail-if-p99-above "$threshold" \
+    --fail-if-throughput-below "$threshold"

@@ -154,3 +154,48 @@ cpu_vs_tsung_run() {
     esac
     # shellcheck disable=SC2086
     /usr/bin/time -o "$1/$2.$3" -f "%U %S" $cmd >"$1/$2.$3.out" 2>&1 || true; }
+
+# ---- Compare gates (bench/ci_gate.sh, bench/compare_load_gate.sh): pairs of runs, gated. ----
+
+# gate_out DIR NAME: sets out to DIR (made; kept) or, DIR empty, to a temporary directory
+# removed on exit, and bs to a copy of the built command there: a source edited (and rebuilt)
+# meanwhile changes no measurement.
+gate_out() {
+    if [ -n "$1" ]; then
+        out=$1
+        mkdir -p "$out"
+    else
+        out=$(mktemp -d "/tmp/beamscale-$2.XXXXXX")
+        trap 'rm -rf "$out"' EXIT
+    fi
+    ./beamscale list >/dev/null
+    cp _build/default/bin/beamscale "$out/beamscale"
+    bs=$out/beamscale; }
+
+# gate A B FLAG...: `compare A B FLAG...' of the runs in $out, its text in $out/A-B.txt.
+# Returns 0: passed, 1: the gate failed; anything else (2: nothing in common) stops the script.
+gate() {
+    local a=$1 b=$2 code=0
+    shift 2
+    "$bs" compare "$out/$a" "$out/$b" "$@" --out "$out/$a-$b.html" >"$out/$a-$b.txt" 2>&1 \
+        || code=$?
+    case $code in 0|1) return $code ;; *) cat "$out/$a-$b.txt" >&2; exit "$code" ;; esac; }
+
+# gate_pairs PAIRS SAME SLOWER FLAG...: PAIRS times, three runs by the caller's `run NAME same'
+# or `run NAME slow' (A and B the same, S slower), then `gate A B' failing is a false alarm and
+# `gate A S' failing a caught slowdown. Prints a line a pair (SAME and SLOWER name the sides,
+# the caller's `ratio A B' says by how much), then both counts.
+gate_pairs() {
+    local pairs=$1 same=$2 slower=$3 alarms=0 caught=0 i a s
+    shift 3
+    for i in $(seq 1 "$pairs"); do
+        # One after the other, so a slow spell of the host falls on all three alike.
+        run "a$i" same
+        run "b$i" same
+        run "s$i" slow
+        if gate "a$i" "b$i" "$@"; then a=pass; else a=FAIL; alarms=$((alarms + 1)); fi
+        if gate "a$i" "s$i" "$@"; then s=missed; else s=caught; caught=$((caught + 1)); fi
+        echo "pair $i: $same $a ($(ratio "a$i" "b$i")), $slower $s ($(ratio "a$i" "s$i"))"
+    done
+    echo "false alarms: $alarms of $pairs"
+    echo "slowdowns caught: $caught of $pairs"; }

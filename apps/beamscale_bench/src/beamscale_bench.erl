@@ -24,9 +24,11 @@
 -optional_callbacks([description/0]).
 
 -define(PREFIX, "beamscale_bench_").
-%% Modules of this app that share the prefix but are not benchmarks.
+%% Modules of this app that share the prefix but are not benchmarks (node/: code the node under
+%% test runs for the command).
 -define(NOT_BENCHMARKS, [beamscale_bench_runner, beamscale_bench_capture, beamscale_bench_probe,
-                         beamscale_bench_ets_workload, beamscale_bench_util]).
+                         beamscale_bench_ets_workload, beamscale_bench_util,
+                         beamscale_bench_sample, beamscale_bench_micro, beamscale_bench_hostread]).
 
 %% @doc The built-in benchmarks as `{Name, Module}', sorted by name.
 -spec builtin() -> [{atom(), module()}].

@@ -117,7 +117,13 @@ descriptions_test() ->
          D = beamscale_bench:describe(beamscale_bench:module(N)),
          ?assert(length(D) > 20 andalso not lists:member($\n, D))
      end || N <- Names],
-    ?assertNot(lists:member(util, Builtin)).
+    ?assertNot(lists:member(util, Builtin)),
+    %% Every built-in one is a benchmark (`make run' runs them all): none lacks the callbacks.
+    [begin
+         ?assertEqual({module, M}, code:ensure_loaded(M)),
+         ?assert(erlang:function_exported(M, bench_args, 2)),
+         ?assert(erlang:function_exported(M, run, 3))
+     end || {_, M} <- beamscale_bench:builtin()].
 
 %%% Helpers
 

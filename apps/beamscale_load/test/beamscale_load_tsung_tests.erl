@@ -3,6 +3,9 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
+%% The file builders beamscale_load_tsung_options_tests uses too.
+-export([xml/1, session/3, req/1, load/1, ok/1, steps/1]).
+
 -include("beamscale_load_code_first.hrl").
 
 %% A whole file around the given parts; the defaults make a valid scenario.
@@ -142,18 +145,6 @@ thinktime_test() ->
     ?assertMatch("t.xml:7: value=\"%%_abc\": expected %%_name%%",
                  err(#{sessions => session("ts_http", "100",
                                            [req("/"), "\n<thinktime value=\"%%_abc\"/>"])})).
-
-thinktime_option_test() ->
-    Steps = fun(Opt) ->
-                    steps(#{top => ["<options>", Opt, "</options>"],
-                            sessions => session("ts_http", "100",
-                                                [req("/"), "<thinktime value=\"1\"/>"])})
-            end,
-    ?assertMatch([_, {think, {exponential, 1000}}],
-                 Steps("<option name=\"thinktime\" value=\"3\" random=\"true\"/>")),
-    ?assertMatch([_, {think, {exponential, 3000}}],
-                 Steps("<option name=\"thinktime\" value=\"3\" random=\"true\" "
-                       "override=\"true\"/>")).
 
 transaction_and_for_test() ->
     Body = ["<transaction name=\"t1\"><for from=\"1\" to=\"10\" incr=\"3\" var=\"i\">", req("/"),
@@ -354,15 +345,6 @@ malformed_test() ->
     ?assert(beamscale_load_tsung:is_tsung("a/b.XML")),
     ?assertNot(beamscale_load_tsung:is_tsung("a/b.scenario")).
 
-%% Tsung's thinks.xml and thinks2.xml (scripts/install-deps.sh installs tsung): a bare
-%% `<thinktime/>' waits the `<option name="thinktime">' (3 s, random: exponential).
-tsung_thinks_examples_test() ->
-    Dir = "/usr/share/doc/tsung/examples/",
-    ?assertMatch({ok, _, _}, beamscale_load_tsung:load(Dir ++ "thinks.xml")),
-    {ok, S, _} = beamscale_load_tsung:load(Dir ++ "thinks2.xml"),
-    [#{steps := Steps}] = maps:get(sessions, S),
-    ?assertEqual({think, {exponential, 3000}}, lists:last(Steps)).
-
 %% Tsung's clients on other hosts: `cpu' load nodes there, `weight' their share of arrivals.
 remote_clients_test() ->
     Top = "<clients><client host=\"10.0.0.2\" weight=\"3\" cpu=\"2\"/>"
@@ -395,16 +377,3 @@ host_monitor_test() ->
                   (Host("s"))#{type => snmp, port => 1161, community => "lab"}],
                  maps:get(monitors, S)),
     ?assertEqual(["<snmp version>", "<tsung loglevel>"], Warnings).
-
-%% A <user_agent> on lines of its own (http_setdynvars.xml) is its text without the
-%% indentation; a line break inside it is refused at its line.
-user_agent_text_test() ->
-    Top = fun(Text) -> "<options><option type=\"ts_http\" name=\"user_agent\">\n"
-                       "<user_agent probability=\"100\">" ++ Text ++ "</user_agent>"
-                       "</option></options>\n"
-          end,
-    S = ok(#{top => Top("\n   Some browser 42\n  ")}),
-    [#{steps := [{setvars, {choice, [{_, Agent}]}, _} | _]}] = maps:get(sessions, S),
-    ?assertEqual(<<"Some browser 42">>, Agent),
-    ?assertMatch({error, "t.xml:5: <user_agent> holds a line break" ++ _},
-                 load(xml(#{top => Top("a\nb")}))).
