@@ -61,3 +61,19 @@ full_test() ->
     ?assertNot(beamscale_load_dump:arm(H)),
     ok = beamscale_load_dump:close(W),
     os:cmd("rm -r " ++ Dir).
+
+%% Tsung's `dumptraffic' is a dump of 20 exchanges (no longer an ignored setting); "false" none.
+tsung_dumptraffic_test() ->
+    Text = fun(Dump) ->
+                   "<?xml version=\"1.0\"?>\n<tsung loglevel=\"notice\" dumptraffic=\"" ++ Dump
+                       ++ "\">\n<servers><server host=\"127.0.0.1\" port=\"8080\" type=\"tcp\"/>"
+                       "</servers>\n<load><arrivalphase phase=\"1\" duration=\"2\" unit=\"second\">"
+                       "<users arrivalrate=\"5\" unit=\"second\"/></arrivalphase></load>\n"
+                       "<sessions><session name=\"s\" probability=\"100\" type=\"ts_http\">"
+                       "<request><http url=\"/\"/></request></session></sessions>\n</tsung>\n"
+           end,
+    {ok, S, Ignored} = beamscale_load_tsung:from_text("t.xml", Text("true")),
+    ?assertEqual(20, maps:get(dump, S)),
+    ?assertEqual([], [I || I <- Ignored, string:find(I, "dumptraffic") =/= nomatch]),
+    {ok, S0, _} = beamscale_load_tsung:from_text("t.xml", Text("false")),
+    ?assertNot(is_map_key(dump, S0)).
