@@ -77,3 +77,9 @@ tsung_dumptraffic_test() ->
     ?assertEqual([], [I || I <- Ignored, string:find(I, "dumptraffic") =/= nomatch]),
     {ok, S0, _} = beamscale_load_tsung:from_text("t.xml", Text("false")),
     ?assertNot(is_map_key(dump, S0)).
+
+%% A dump.log that cannot be written is said in words.
+open_error_test() ->
+    {error, {beamscale_load_dump, _} = E} = beamscale_load_dump:open("/nonexistent/dump.log", 1),
+    ?assertEqual(<<"cannot write /nonexistent/dump.log: no such file or directory">>,
+                 iolist_to_binary(beamscale_load_dump:format_error(E))).

@@ -9,7 +9,8 @@
 %% bounds its own entries so; the writer bounds the run's, over every load node.
 -module(beamscale_load_dump).
 
--export([open/2, close/1, handle/2, arm/1, capture/2, done/3, format/2, escape/1]).
+-export([open/2, close/1, handle/2, arm/1, capture/2, done/3, format/2, escape/1,
+         format_error/1]).
 -export_type([dump/0, entry/0]).
 
 %% The most distinct error reasons dumped.
@@ -108,8 +109,8 @@ done(Dump, {User, Mod, Send}, Result) ->
                                                   microsecond),
                     Entry = #{at_us => At, user => User, kind => Mod:name(),
                               name => beamscale_load_byname:current(), reason => Reason,
-                                  sent => {iolist_to_binary(S), SN},
-                                  received => {iolist_to_binary(R), RN}},
+                              sent => {iolist_to_binary(S), SN},
+                              received => {iolist_to_binary(R), RN}},
                     maps:get(writer, Dump) ! {entry, Entry},
                     ok;
                 false -> ok
@@ -133,6 +134,8 @@ writer_init(Parent, File, N) ->
     case file:open(File, [write, raw, binary, delayed_write]) of
         {ok, Fd} ->
             Parent ! {self(), {ok, self()}},
+            %% Its opener gone (killed before `close/1'), the writer goes too.
+            _ = monitor(process, Parent),
             writer(Fd, #{n => N, taken => 0, seen => #{}, written => 0});
         {error, R} -> Parent ! {self(), {error, {?MODULE, {open, File, R}}}}
     end.
@@ -151,8 +154,16 @@ writer(Fd, #{n := N, taken := Taken, seen := Seen, written := W} = St) ->
                                    seen := seen(Reason, Seen)});
                 false -> writer(Fd, St)
             end;
-        {close, _} -> ok = file:close(Fd)
+        {close, _} -> ok = file:close(Fd);
+        {'DOWN', _, process, _, _} -> ok = file:close(Fd)
     end.
+
+%% @doc The text of this module's errors.
+-spec format_error(term()) -> iodata().
+format_error({?MODULE, R}) -> format_error(R);
+format_error({open, File, R}) ->
+    io_lib:format("cannot write ~ts: ~ts", [File, file:format_error(R)]);
+format_error(R) -> io_lib:format("~0tp", [R]).
 
 seen(ok, Seen) -> Seen;
 seen(Reason, Seen) when map_size(Seen) < ?MAX_REASONS -> Seen#{Reason => true};
