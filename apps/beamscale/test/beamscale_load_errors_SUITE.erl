@@ -380,7 +380,7 @@ dump(Config) ->
     try
         Path = file(Config, "dump.scenario", io_lib:format(
             "{targets, [{web, #{address => \"127.0.0.1:~b\"}}]}.\n"
-            "{phases, [{p, #{duration_s => 1, rate => 5}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
             "{sessions, [{s, #{steps => [{http, #{target => web, label => \"home\"}},\n"
             "  {http, #{target => web}}, {http, #{target => web}},\n"
             "  {http, #{target => web, status => 404}}]}}]}.\n{sample, []}.\n",
