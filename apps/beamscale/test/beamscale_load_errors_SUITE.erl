@@ -386,6 +386,9 @@ dump(Config) ->
             "  {http, #{target => web, status => 404}}]}}]}.\n{sample, []}.\n",
             [beamscale_target_http:port(Srv)])),
         Out = ?config(priv_dir, Config),
+        {2, Bad} = beamscale_test_cli:run(["load", Path, "--out", Out, "--dump", "-1"]),
+        ?assertNotEqual(nomatch, string:find(Bad, "option --dump: -1 is not a number of "
+                                                  "exchanges (0 or more)")),
         {Code, Output} = beamscale_test_cli:run(["load", Path, "--name", "dump_errors_suite",
                                                  "--out", Out, "--quiet", "--dump", "3"]),
         ct:log("~ts", [Output]),
