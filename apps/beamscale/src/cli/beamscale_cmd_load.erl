@@ -29,6 +29,8 @@ info() ->
                                           "while the load runs (0: a free port, printed)"},
           {max_error_rate, "--max-error-rate", integer,
            "exit 1 when more than PCT % of the requests failed"},
+          {dump, "--dump", integer, "write the first N request/reply exchanges and every "
+                                    "error reason's first to RUNDIR/dump.log"},
           {replace, "--replace", flag, "replace an existing load run directory of that name"}]
           ++ beamscale_cmd_run:profile_options("each sampled target node",
                                                "ms profiled, in the middle of the run "
@@ -41,6 +43,7 @@ do(#{opts := #{msacc := Pct}}) when Pct < 0; Pct > 100 ->
     {error, {bad_msacc, Pct}};
 do(#{opts := #{max_error_rate := Pct}}) when Pct < 0; Pct > 100 ->
     {error, {bad_max_error_rate, Pct}};
+do(#{opts := #{dump := N}}) when N < 0 -> {error, {bad_dump, N}};
 do(#{opts := Opts, args := [File]}) ->
     Name = name(Opts),
     Dir = filename:join(maps:get(out, Opts, "runs"), Name),
@@ -74,7 +77,8 @@ maybe_run(ok, {error, _} = Error, _File, _Opts) -> Error;
 maybe_run(ok, {ok, Exec0}, File, Opts) ->
     case {beamscale_scenario_file:read(File), beamscale_cmd_run:checked_profile(Opts)} of
         {_, {error, Expected}} -> {error, {bad_profile, Expected}};
-        {{ok, Scenario}, {ok, Profile}} ->
+        {{ok, Scenario0}, {ok, Profile}} ->
+            Scenario = maps:merge(Scenario0, maps:with([dump], Opts)),
             Exec1 = maps:merge(Exec0, maps:merge(maps:with([seed, quiet, msacc], Opts), Profile)),
             %% Without --web the server still answers `beamscale ctl' (not the page).
             Run = fun(Web, M) -> run(Scenario, with(metrics, M, Exec1), Web) end,
@@ -148,6 +152,8 @@ format_error({bad_msacc, Pct}) ->
     io_lib:format("option --msacc: ~b is not a share from 0 to 100 (%)", [Pct]);
 format_error({bad_max_error_rate, Pct}) ->
     io_lib:format("option --max-error-rate: ~b is not a share from 0 to 100 (%)", [Pct]);
+format_error({bad_dump, N}) ->
+    io_lib:format("option --dump: ~b is not a number of exchanges (0 or more)", [N]);
 format_error({bad_name, Name, Msg}) ->
     io_lib:format("option --name ~0tp: expected ~ts", [Name, Msg]);
 format_error({in_use, Dir, Holder}) ->

@@ -121,7 +121,10 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
          || Web <- [maps:get(ctl, Opts, none)], Web =/= none],
     Windows = beamscale_loadtest_profile:start(1, {beamscale_load_scenario:duration_s(Scenario),
                                                    0}, Opts#{watched => Watched}),
-    Result = try beamscale_load_run:run(Scenario, Targets, RunOpts1)
+    Result = try with_dump(Scenario, Dir,
+                           fun(D) -> beamscale_load_run:run(Scenario, Targets,
+                                                            maps:merge(RunOpts1, D))
+                           end)
              after
                  _ = beamscale_loadtest_profile:finish(Windows, 1, {mean_rate(Scenario),
                                                                     <<"sessions/s">>}),
@@ -143,6 +146,14 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
             write(Dir, Scenario, R, Info, Opts);
         {error, _} = Error -> unlink(Memory), exit(Memory, kill), Error
     end.
+
+%% `--dump N' (a scenario's `dump'): `dump.log''s writer for the run's agents.
+with_dump(#{dump := N}, Dir, Run) ->
+    case beamscale_load_dump:open(filename:join(Dir, "dump.log"), N) of
+        {ok, W} -> try Run(#{dump => {W, N}}) after beamscale_load_dump:close(W) end;
+        {error, _} = Error -> Error
+    end;
+with_dump(_Scenario, _Dir, Run) -> Run(#{}).
 
 %% Each second, in turn: load.csv, errors.csv and statuses.csv rows, the memory tracker, the
 %% sampler told the coming second's phase, the live page (--web), the live line (unless quiet).

@@ -17,7 +17,8 @@
 %% those of the node targets, so that a load node can reach them. Returns the agent, monitored.
 -spec start(node(), beamscale_load_scenario:scenario(),
             #{targets := #{atom() => map()}, cookies := [{node(), atom()}],
-              start_us := integer(), seed := integer()}) -> {pid(), reference()}.
+              start_us := integer(), seed := integer(),
+              dump => {pid(), non_neg_integer()}}) -> {pid(), reference()}.
 start(Node, Scenario, Args) ->
     spawn_monitor(Node, ?MODULE, init, [Args#{controller => self(), scenario => Scenario}]).
 
@@ -58,17 +59,21 @@ split(Max, I, Weights) ->
 %% @doc The agent process (spawned by `start/3').
 -spec init(map()) -> ok.
 init(#{controller := C, scenario := #{transactions := Tx} = Scenario0, targets := Targets,
-       cookies := Cookies, start_us := StartUs, seed := Seed}) ->
+       cookies := Cookies, start_us := StartUs, seed := Seed} = Args) ->
     CRef = monitor(process, C),
     %% Every request runs under its name (the per-request table).
     Scenario = beamscale_load_reqname:prepare(Scenario0),
     [connect(Node, Cookie) || {Node, Cookie} <- Cookies],
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
     Metrics = beamscale_load_metrics:new(Tx, maps:get(counts, Scenario, [])),
-    Ctx = #{metrics => Metrics, targets => beamscale_load_tcp:port_counters(Targets),
+    Ctx0 = #{metrics => Metrics, targets => beamscale_load_tcp:port_counters(Targets),
             controller => C,
             sources => beamscale_load_source:new(maps:get(source_ips, Scenario, [])),
             vars => beamscale_load_vars:new_ctx(maps:get(files, Scenario, #{}))},
+    Ctx = case Args of
+              #{dump := {Writer, N}} -> Ctx0#{dump => beamscale_load_dump:handle(Writer, N)};
+              _ -> Ctx0
+          end,
     L = beamscale_load_launcher:start_link(Scenario, Ctx, Start, rand:seed_s(exsss, Seed)),
     tick(1, #{controller => C, cref => CRef, start => Start, launcher => L, metrics => Metrics}).
 

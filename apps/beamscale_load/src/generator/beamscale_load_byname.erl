@@ -11,7 +11,7 @@
 %% under its name without the kinds knowing names.
 -module(beamscale_load_byname).
 
--export([new/0, start/2, stop/0, error/0, add/2, latency/1, take/1, merge/2]).
+-export([new/0, start/2, current/0, stop/0, error/0, add/2, latency/1, take/1, merge/2]).
 -export_type([tab/0, figures/0]).
 
 -define(KEY, '$beamscale_request_name').
@@ -31,6 +31,14 @@ new() -> ets:new(?MODULE, [set, public, {write_concurrency, true}]).
 start(Tab, Name) ->
     put(?KEY, {Tab, Name}),
     bump(Tab, {Name, requests}, 1).
+
+%% @doc The name of the calling user's current request (`none' outside a named one).
+-spec current() -> binary() | none.
+current() ->
+    case get(?KEY) of
+        {_Tab, Name} -> Name;
+        undefined -> none
+    end.
 
 %% @doc The calling user's request is over.
 -spec stop() -> ok.

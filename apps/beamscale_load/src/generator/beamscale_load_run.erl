@@ -22,12 +22,13 @@
 -type down() :: #{node := node(), at_s := float(), reason := term()}.
 %% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded;
 %% weights: their shares of the arrivals, relative (default: equal); on_load_node_down: told at
-%% once when one dies.
+%% once when one dies; dump: the writer of `dump.log' and its N (`beamscale_load_dump').
 -type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
                   load_nodes => [node()], weights => [number()],
                   on_load_node_down => fun((down()) -> term()),
                   on_event => fun((event()) -> term()),
-                  sources => #{node() => [inet:ip_address()]}}.
+                  sources => #{node() => [inet:ip_address()]},
+                  dump => {pid(), non_neg_integer()}}.
 
 -define(GRACE_MS, 10000).
 -define(LATE_MS, 2000).
@@ -120,7 +121,8 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
     %% Remote agents need a moment to start: every agent starts its clock at the same instant.
     Lead = case Nodes of [Only] when Only =:= node() -> 0; _ -> ?REMOTE_LEAD_US end,
     StartUs = erlang:system_time(microsecond) + Lead,
-    Args = #{targets => Targets, cookies => cookies(Targets, Nodes), start_us => StartUs},
+    Args = maps:merge(#{targets => Targets, cookies => cookies(Targets, Nodes),
+                        start_us => StartUs}, maps:with([dump], Opts)),
     Agents = maps:from_list(
                [{element(1, A), {Node, element(2, A)}}
                 || {I, Node} <- lists:zip(lists:seq(1, N), Nodes),

@@ -15,7 +15,7 @@
 -define(COMPACT_MS, 1000).
 
 -type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
-                 controller => pid(), rendezvous => pid(),
+                 controller => pid(), rendezvous => pid(), dump => beamscale_load_dump:dump(),
                  vars => beamscale_load_vars:ctx(), sources => beamscale_load_source:sources()}.
 -export_type([ctx/0]).
 
@@ -205,8 +205,11 @@ request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St) ->
     Send = wait_until(maps:get(intended, St)),
     Key = {Mod, Target},
     Intended = min(maps:get(intended, St), Send),
+    Dump = maps:get(dump, Ctx, none),
+    _ = beamscale_load_dump:arm(Dump),
     Result = beamscale_load_request:run(Mod, maps:get(Target, Targets),
                                         maps:get(Key, Conns, closed), {Spec, Timeout}, M),
+    ok = beamscale_load_dump:done(Dump, {maps:get(user, St), Mod, Send}, Result),
     End = erlang:monotonic_time(),
     beamscale_load_metrics:incr(M, requests),
     {Conn, Resp} = outcome(M, Result, End - Intended, End - Send),

@@ -75,6 +75,7 @@ connect(Target) -> beamscale_load_tcp:connect(Target).
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
 request(#{send := B, ack := Ack}, {udp, S} = Conn, Timeout) ->
     beamscale_load_request:count(bytes_sent, byte_size(B)),
+    beamscale_load_dump:capture(sent, B),
     case gen_udp:send(S, B) of
         ok when Ack =:= no_ack -> {ok, Conn};
         ok -> datagram(S, Conn, Timeout);
@@ -98,6 +99,7 @@ datagram(S, Conn, Timeout) ->
     case gen_udp:recv(S, 0, Timeout) of
         {ok, {_Ip, _Port, Data}} ->
             beamscale_load_request:count(bytes_received, byte_size(Data)),
+            beamscale_load_dump:capture(received, Data),
             {ok, Conn};
         {error, Reason} -> {error, Reason, Conn}
     end.

@@ -85,6 +85,7 @@ recv(S, Buf, Deadline) ->
                     N = byte_size(Data),
                     put(?READ, Read + N),
                     beamscale_load_request:count(bytes_received, N),
+                    beamscale_load_dump:capture(received, Data),
                     {ok, append(Buf, Data)};
                 {Tag, S} when Tag =:= tcp_passive; Tag =:= ssl_passive ->
                     ok = arm(S),
@@ -111,11 +112,13 @@ idle(S, <<>>) ->
     receive
         {Tag, S, Data} when Tag =:= tcp; Tag =:= ssl ->
             beamscale_load_request:count(bytes_received, byte_size(Data)),
+            beamscale_load_dump:capture(received, Data),
             {error, {?MODULE, unsolicited}}
     after 0 -> ok
     end;
 idle(_S, Buf) ->
     beamscale_load_request:count(bytes_received, byte_size(Buf)),
+    beamscale_load_dump:capture(received, Buf),
     {error, {?MODULE, unsolicited}}.
 
 %% @doc The text of a reader's or a reply's error: short and fixed, never the bytes received

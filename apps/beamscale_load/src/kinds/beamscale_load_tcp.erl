@@ -93,9 +93,11 @@ tls(S, Target) ->
 -spec send(socket(), iodata()) -> ok | {error, term()}.
 send(S, Bytes) when is_port(S) ->
     beamscale_load_request:count(bytes_sent, iolist_size(Bytes)),
+    beamscale_load_dump:capture(sent, Bytes),
     gen_tcp:send(S, Bytes);
 send(S, Bytes) ->
     beamscale_load_request:count(bytes_sent, iolist_size(Bytes)),
+    beamscale_load_dump:capture(sent, Bytes),
     ssl:send(S, Bytes).
 
 %% @doc Send and read the reply.

@@ -41,7 +41,7 @@
                       sample := [atom()], load_nodes := non_neg_integer() | [ssh_host()],
                       files := #{binary() => [binary()]}, counts := [binary()],
                       source_ips := [beamscale_load_source:source()],
-                      slo => beamscale_stats_slo:slo(),
+                      slo => beamscale_stats_slo:slo(), dump => non_neg_integer(),
                       monitors => [beamscale_load_scenario_monitor:monitor()]}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH); `nodes' load nodes

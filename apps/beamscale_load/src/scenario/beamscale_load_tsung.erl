@@ -40,13 +40,20 @@ from_text(File, Text) ->
                 {ok, #{entries := Entries, sample := Sample, warnings := Warnings}} ->
                     case beamscale_load_scenario:check(File, [entry(E) || E <- Entries]) of
                         {ok, Scenario} ->
-                            {ok, Scenario#{sample => Sample},
+                            {ok, maps:merge(Scenario#{sample => Sample}, dump(Root)),
                              beamscale_load_tsung_xml:ignored(Root, Lines) ++ Warnings};
                         {error, _} = Error -> Error
                     end;
                 {error, {Line, Msg}} -> {error, {?MODULE, {File, Line, Msg}}}
             end;
         {error, {Line, Msg}} -> {error, {?MODULE, {File, Line, Msg}}}
+    end.
+
+%% Tsung's `dumptraffic' (true, light or protocol): a bounded dump, as `--dump 20'.
+dump(Root) ->
+    case beamscale_load_tsung_dom:attr(Root, dumptraffic, "false") of
+        "false" -> #{};
+        _ -> #{dump => 20}
     end.
 
 entry({Key, Value, Line}) ->

@@ -58,7 +58,7 @@ elements(#xmlElement{}, C) ->
     [X || X <- C, is_record(X, xmlElement) orelse is_record(X, xmlPI)].
 
 %% Attributes each element may have, and those listed as ignored.
-spec(tsung) -> {[], [loglevel, dumptraffic, version, backend]};
+spec(tsung) -> {[dumptraffic], [loglevel, version, backend]};
 spec(clients) -> {[], []};
 spec(client) -> {[host, cpu, weight], [use_controller_vm, maxusers, type, batch]};
 spec(ip) -> {[value, scan], []};
