@@ -199,3 +199,29 @@ gate_pairs() {
     done
     echo "false alarms: $alarms of $pairs"
     echo "slowdowns caught: $caught of $pairs"; }
+
+# ---- A Tsung file of keep-alive HTTP users (many_users.sh, tsung_client_cpu.sh) ----
+# tsung_keepalive_xml HOST CPU MAXUSERS FIRST_IP SOURCES PORT PHASE_S USERS RATE THINK_S GETS:
+# one client (HOST, CPU emulators, SOURCES addresses from 127.0.0.FIRST_IP), nginx's PORT, one
+# phase of USERS arriving at RATE/s, a session of GETS requests with THINK_S seconds between.
+tsung_keepalive_xml() {
+    local ips req think body i
+    ips=$(seq "$4" $(($4 + $5 - 1)) | sed 's/.*/<ip value="127.0.0.&"\/>/' | paste -sd' ' -)
+    req='<request><http url="/" method="GET" version="1.1"/></request>'
+    think="<thinktime value=\"${10}\" random=\"false\"/>"
+    body=$req
+    for i in $(seq 2 "${11}"); do body="$body $think $req"; done
+    cat <<XML
+<?xml version="1.0"?>
+<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
+<tsung loglevel="error" version="1.0">
+<clients><client host="$1" cpu="$2" maxusers="$3">$ips</client></clients>
+<servers><server host="127.0.0.1" port="$6" type="tcp"/></servers>
+<load><arrivalphase phase="1" duration="$7" unit="second">
+  <users maxnumber="$8" arrivalrate="$9" unit="second"/></arrivalphase></load>
+<sessions><session name="s" probability="100" type="ts_http">
+ $body
+</session></sessions>
+</tsung>
+XML
+}

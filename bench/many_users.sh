@@ -73,23 +73,8 @@ sed -n '/^Load run directory/,$p' "$out/live.log" | grep -v '^Load run directory
 # each VM gets USERS/VMS users. Statistics every second (dumpstats_interval); a warm time of 5 s
 # so that the VMs are up and idle before the load (their RSS before it); a controller id of
 # its own (-i), no web GUI (-n); distribution on loopback only.
-tsung_ips=$(seq $((sources + 2)) $((2 * sources + 1)) | sed 's/.*/<ip value="127.0.0.&"\/>/' \
-    | paste -sd' ' -)
-req='<request><http url="/" method="GET" version="1.1"/></request>'
-think="<thinktime value=\"$((think_ms / 1000))\" random=\"false\"/>"
-cat > "$out/tsung.xml" <<EOF
-<?xml version="1.0"?>
-<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
-<tsung loglevel="error" version="1.0">
-<clients><client host="$(hostname -s)" cpu="$nodes" maxusers="19500">$tsung_ips</client></clients>
-<servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
-<load><arrivalphase phase="1" duration="$phase_s" unit="second">
-  <users maxnumber="$users" arrivalrate="$rate" unit="second"/></arrivalphase></load>
-<sessions><session name="s" probability="100" type="ts_http">
- $req $think $req $think $req
-</session></sessions>
-</tsung>
-EOF
+tsung_keepalive_xml "$(hostname -s)" "$nodes" 19500 $((sources + 2)) "$sources" "$port" \
+    "$phase_s" "$users" "$rate" $((think_ms / 1000)) 3 > "$out/tsung.xml"
 ERL_FLAGS="-tsung_controller dumpstats_interval 1000 -kernel inet_dist_use_interface {127,0,0,1}" \
     bench/emulators_rss.py "$out/tsung.rss" tsung -n -w 5 -i "many$$" -f "$out/tsung.xml" \
     -l "$out/tsung" start > "$out/tsung.out" 2>&1 &

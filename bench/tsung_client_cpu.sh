@@ -23,21 +23,8 @@ out=$(mktemp -d /tmp/beamscale-tsung-cpu.XXXXXX)
 cleanup() { nginx_stop; rm -rf "$out"; }
 trap cleanup EXIT INT TERM
 nginx_start "$out" "$users"
-ips=$(seq 2 $((sources + 1)) | sed 's/.*/<ip value="127.0.0.&"\/>/' | paste -sd' ' -)
-req='<request><http url="/" method="GET" version="1.1"/></request>'
-cat > "$out/cpu.xml" <<XML
-<?xml version="1.0"?>
-<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">
-<tsung loglevel="notice" version="1.0">
-<clients><client host="localhost" cpu="$cpu" maxusers="20000">$ips</client></clients>
-<servers><server host="127.0.0.1" port="$port" type="tcp"/></servers>
-<load><arrivalphase phase="1" duration="$phase_s" unit="second">
-  <users maxnumber="$users" arrivalrate="$rate" unit="second"/></arrivalphase></load>
-<sessions><session name="s" probability="100" type="ts_http">
- $req <thinktime value="$think_s" random="false"/> $req
-</session></sessions>
-</tsung>
-XML
+tsung_keepalive_xml localhost "$cpu" 20000 2 "$sources" "$port" "$phase_s" "$users" "$rate" \
+    "$think_s" 2 > "$out/cpu.xml"
 echo "nginx: $nginx_workers workers on 127.0.0.1:$port; $users users at $rate/s;" \
      "<client host=\"localhost\" cpu=\"$cpu\"> with $sources <ip>s; think ${think_s} s"
 start=$(date +%s)
