@@ -7,8 +7,10 @@
 
 %% Writing the cookie is one short ssh session (a login and a few shell built-ins).
 -define(COOKIE_TIMEOUT, 20000).
-%% Killing a stuck node waits up to 2 s, kills, and waits up to 5 s more on its host.
--define(KILL_TIMEOUT, 10000).
+%% Killing a stuck node waits up to 2 s, kills, and waits up to 5 s more on its host; the
+%% ssh login before it took seconds beside a busy process per core, and a cut at 10 s left the
+%% node unkilled once.
+-define(KILL_TIMEOUT, 20000).
 
 %% @doc Put the run's cookie in a fresh directory on the host that only its user may enter
 %% (`mktemp -d', mode 0700; the file 0400), sent on ssh's standard input: `ps' on either host
