@@ -49,20 +49,17 @@
 -type ssh_host() :: #{host := string(), args := [string()], user => string(), erl => string(),
                       nodes := pos_integer(), weight := number()}.
 
--define(DEFAULT_TIMEOUT_MS, 5000).
 -define(DEFAULT_DRAIN_S, 10).
 %% The longest wait `receive ... after' takes (ms): durations, timeouts and think times beyond it
 %% cannot be waited for, so they are refused when the file is read.
 -define(MAX_MS, 4294967295).
-%% An exponential think time's mean: a draw is at most about 37 means (-ln of the smallest
-%% uniform float), which must stay within ?MAX_MS.
--define(MAX_MEAN_MS, ?MAX_MS div 40).
 %% Users per second in one phase: far above what one load generator starts (about 10^4/s on
 %% this host); more is a typo, and would make the arrival schedule of one second unbounded.
 -define(MAX_RATE, 1.0e6).
 %% The fewest: one user in the longest wait. Below it a gap (-ln U / rate) overflows a float
 %% (5.0e-324 made the arrival process fail with badarith).
 -define(MIN_RATE, (1000 / ?MAX_MS)).
+-define(STEPS, beamscale_load_scenario_steps).
 -define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
                files, source_ips, monitors]).
 
@@ -196,26 +193,13 @@ named(List, What, Fun, IsName) when is_list(List), List =/= [] ->
     [case Item of
          {Name, V} when is_atom(Name); is_binary(Name) ->
              IsName(Name) orelse bad([], "expected a list of {Name, " ++ What ++ "}"),
-             shown([Name], Name),
+             ?STEPS:shown([Name], Name),
              try Fun(Name, V)
              catch throw:{bad, Path, Msg} -> bad([Name | Path], Msg)
              end;
          _ -> bad([], "expected a list of {Name, " ++ What ++ "}")
      end || Item <- List];
 named(_, What, _, _) -> bad([], "expected a non-empty list of {Name, " ++ What ++ "}").
-
-%% A name is shown by the status line, the page and the tables: printable Latin-1 (what every
-%% one of them shows as written); control characters, right-to-left marks and the like refused.
-shown(Path, Name) ->
-    Chars = case Name of
-                _ when is_atom(Name) -> atom_to_list(Name);
-                _ -> binary_to_list(Name)
-            end,
-    case [C || C <- Chars, not (C >= 32 andalso C =< 126 orelse C >= 160 andalso C =< 255)] of
-        [] -> ok;
-        _ -> bad(Path, "a name of printable Latin-1 characters (the status line and the "
-                         "page show it): refused")
-    end.
 
 slo(V) ->
     case beamscale_stats_slo:parse(V) of
@@ -281,105 +265,9 @@ sessions(V, Targets) ->
                                              "the phases that name it)")
                       end,
                   Bidi#{name => Name, weight => W,
-                        steps => steps(maps:get(steps, S, []), Targets)};
+                        steps => ?STEPS:steps(maps:get(steps, S, []), Targets)};
              (_, _) -> bad([], "expected #{weight => W, steps => [...]}")
           end, fun(N) -> is_atom(N) orelse is_binary(N) end).
-
-steps([], _Targets) -> bad([steps], "expected a non-empty list of steps");
-steps(L, Targets) when is_list(L) -> [step(S, Targets) || S <- L];
-steps(_, _) -> bad([steps], "expected a list of steps").
-
-step({think, D}, _) ->
-    case beamscale_load_arrival:check_dist(D) of
-        {ok, {exponential, M}} when M > ?MAX_MEAN_MS ->
-            bad([steps, think], io_lib:format("an exponential mean of at most ~b ms (a draw can "
-                                              "be 37 times the mean; waits end at 2^32-1 ms)",
-                                              [?MAX_MEAN_MS]));
-        {ok, {var, _, _, _} = Dist} -> {think, Dist};
-        {ok, Dist} when element(tuple_size(Dist), Dist) > ?MAX_MS ->
-            bad([steps, think], io_lib:format("think times of at most ~b ms (2^32-1, the longest "
-                                              "wait)", [?MAX_MS]));
-        {ok, Dist} -> {think, Dist};
-        error -> bad([steps, think], "expected Ms, {constant, Ms}, {exponential, MeanMs}, "
-                                     "{uniform, MinMs, MaxMs} or {var, \"name\"} (ms)")
-    end;
-step({loop, N, Steps}, T) when is_integer(N), N > 0 -> {loop, N, steps(Steps, T)};
-step({loop, _, _}, _) -> bad([steps, loop], "expected {loop, N, Steps} with N > 0");
-step({transaction, Name, Steps}, T) when is_atom(Name); is_binary(Name) ->
-    shown([steps, transaction, Name], Name),
-    {transaction, Name, steps(Steps, T)};
-step(S, T) when element(1, S) =:= setvars; element(1, S) =:= 'if'; element(1, S) =:= repeat;
-                element(1, S) =:= for; element(1, S) =:= foreach;
-                element(1, S) =:= rendezvous ->
-    try beamscale_load_scenario_dyn:step(S, fun(Steps) -> steps(Steps, T) end)
-    catch throw:{bad, Path, Msg} when hd(Path) =/= steps -> bad([steps | Path], Msg)
-    end;
-step({wait, Spec}, Targets) when is_map(Spec) ->
-    try beamscale_load_push:check(Spec, Targets)
-    catch throw:{bad, Path, Msg} -> bad([steps | Path], Msg)
-    end;
-step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
-    case beamscale_load_kinds:by_name(Kind) of
-        {ok, Mod} -> request(Kind, Mod, Spec, Targets);
-        error -> bad([steps, Kind], lists:flatten(["unknown step (request kinds: ",
-                                                   lists:join(", ", kind_names()), ")"]))
-    end;
-step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
-    request_kind(Mod),
-    request(Mod, Mod, Spec, Targets);
-%% Tsung's `<abort type>': the session ends there; `all' stops the whole run as an interrupt.
-step({abort, Type}, _) when Type =:= session; Type =:= all -> {abort, Type};
-step({abort, _}, _) -> bad([steps, abort], "expected session or all");
-step(_, _) ->
-    bad([steps], lists:flatten(["expected {", lists:join("|", kind_names()), ", #{...}}, "
-                                "{think, T}, {loop, N, Steps}, {transaction, Name, Steps} or "
-                                "{abort, session | all}"])).
-
-kind_names() -> [atom_to_list(N) || N <- beamscale_load_kinds:names()].
-
-request(Kind, Mod, Spec, Targets) ->
-    Target = case {maps:get(target, Spec, undefined), maps:keys(Targets)} of
-                 {undefined, [Only]} -> Only;
-                 {undefined, _} -> bad([steps, Kind, target], "missing (there are several)");
-                 {T, Names} -> [bad([steps, Kind, target], "unknown target")
-                                || not lists:member(T, Names)],
-                               T
-             end,
-    Timeout = case maps:get(timeout_ms, Spec, ?DEFAULT_TIMEOUT_MS) of
-                  Ms when is_integer(Ms), Ms > 0, Ms =< ?MAX_MS -> Ms;
-                  _ -> bad([steps, Kind, timeout_ms],
-                           io_lib:format("expected an integer from 1 to ~b (2^32-1, the longest "
-                                         "wait)", [?MAX_MS]))
-              end,
-    Check = fun(Rest) ->
-                    case Mod:check(Rest, maps:get(Target, Targets)) of
-                        {ok, Checked} -> Checked;
-                        {error, Key, Msg} -> bad([steps, Kind, Key], Msg)
-                    end
-            end,
-    Step = beamscale_load_scenario_dyn:request({request, Mod, Target, Timeout},
-                                               maps:without([target, timeout_ms, label], Spec),
-                                               Check, [steps, Kind]),
-    case maps:find(label, Spec) of
-        error -> Step;
-        {ok, Label} -> {named, beamscale_load_reqname:label(Label, [steps, Kind, label]), Step}
-    end.
-
-%% A request kind of one's own must be a module here with the behaviour's callbacks, said now
-%% rather than as `undef' at the first request.
-request_kind(Mod) ->
-    case code:ensure_loaded(Mod) of
-        {module, Mod} ->
-            Missing = beamscale_load_request:missing_callbacks(Mod),
-            [bad([steps, request], io_lib:format("~0tp is not a request kind: it does not export "
-                                                 "~ts (behaviour beamscale_load_request)",
-                                                 [Mod, lists:join(", ", Missing)]))
-             || Missing =/= []],
-            ok;
-        {error, Why} ->
-            bad([steps, request], io_lib:format("module ~0tp is missing (~0tp: not on the code "
-                                                "path)", [Mod, Why]))
-    end.
 
 %% The counts and histograms of the kinds the sessions use that declare some (`measures/0').
 measures(Sessions) ->
