@@ -53,7 +53,9 @@ phases(Load) -> maps:get(phases, ok(#{load => Load})).
 
 http_session_test() ->
     S = ok(#{}),
-    ?assertEqual(#{server => #{host => "127.0.0.1", port => 8080}}, maps:get(targets, S)),
+    %% Tsung's default of 3 connect retries.
+    ?assertEqual(#{server => #{host => "127.0.0.1", port => 8080, max_retries => 3}},
+                 maps:get(targets, S)),
     %% Tsung keeps cookies: every http request may add a Cookie header, so it is dynamic.
     [#{name := <<"s">>, weight := 100,
        steps := [{dyn, #{cookies := true, template := static},
@@ -290,7 +292,7 @@ unsupported_test_() ->
               "no module no_such_mod"},
              {#{sessions => session("ts_http", "100", ["\n<change_type new_type=\"ts_raw\"/>",
                                                        req("/")])},
-              "<change_type> is not supported"},
+              "<change_type> needs the attribute host"},
              {#{sessions => session("ts_http", "100", "\n<request><tcp/></request>")},
               "<tcp> is not supported"},
              {#{sessions => session("ts_http", "100", "\n<request><job type=\"submit\"/>"

@@ -47,7 +47,7 @@ one({re_all, Name, MP}, #{body := Body}, Vars) ->
             end,
     case Found of
         {match, Ms} -> list(Name, [case M of [G | _] -> G; [] -> <<>> end || M <- Ms], Vars);
-        nomatch -> maps:remove({list, Name}, maps:remove(Name, Vars))
+        nomatch -> unset_list(Name, Vars)
     end;
 one({header, Name, Header}, Response, Vars) ->
     case header(Header, Response) of
@@ -68,18 +68,19 @@ one({header, Name, Header, Param}, Response, Vars) ->
     end;
 one({status, Name}, #{status := S}, Vars) -> Vars#{Name => integer_to_binary(S)};
 one({status, Name}, _, Vars) -> maps:remove(Name, Vars);
-%% Several nodes selected: a list variable too.
+%% Several nodes selected: a list variable too (XPath's as well).
 one({jsonpath, Name, Path}, #{body := Body}, Vars) ->
-    case beamscale_load_jsonpath:values(Path, Body) of
-        {ok, Vs} -> list(Name, Vs, Vars);
-        error -> maps:remove({list, Name}, maps:remove(Name, Vars))
-    end;
+    list(Name, beamscale_load_jsonpath:values(Path, Body), Vars);
 one({xpath, Name, X}, #{body := Body}, Vars) ->
-    found(Name, beamscale_load_xpath:eval(X, Body), Vars).
+    list(Name, beamscale_load_xpath:values(X, Body), Vars).
 
 %% A reply's list is cut at 1000 values, as JSONPath's.
+list(Name, {ok, Vs}, Vars) -> list(Name, Vs, Vars);
+list(Name, error, Vars) -> unset_list(Name, Vars);
 list(Name, [First | _] = Vs, Vars) ->
     Vars#{Name => First, {list, Name} => lists:sublist(Vs, 1000)}.
+
+unset_list(Name, Vars) -> maps:remove({list, Name}, maps:remove(Name, Vars)).
 
 %% @doc `re:run/3' of a scenario's expression: one in UTF-8 mode (it holds a character beyond
 %% ASCII) does not match a response that is not valid UTF-8 (`re' raises badarg).
@@ -89,8 +90,6 @@ run(Subject, MP, Opts) ->
     catch error:badarg -> nomatch
     end.
 
-found(Name, {ok, V}, Vars) -> Vars#{Name => V};
-found(Name, error, Vars) -> maps:remove(Name, Vars).
 
 %% @doc A parameter of an authentication header: `Scheme k=v, k2="v 2"' (`Lower' in lower case).
 -spec header_param(binary(), binary()) -> {ok, binary()} | error.

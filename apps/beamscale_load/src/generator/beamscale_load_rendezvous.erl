@@ -5,7 +5,11 @@
 %% each.
 -module(beamscale_load_rendezvous).
 
--export([start_link/0, arrive/4]).
+-export([start_link/0, arrive/4, interaction/3]).
+
+%% How long a `receive' waits for the coordinator's answer (it answers at once: a coordinator
+%% that long behind lets the user go on without a sample).
+-define(INTERACTION_MS, 5000).
 
 %% @doc Start the coordinator, linked to the caller (it ends with the launcher).
 -spec start_link() -> pid().
@@ -29,9 +33,30 @@ arrive(Pid, Name, N, TimeoutMs) ->
             receive {go, Alias} -> ok after 0 -> timeout end
     end.
 
+%% @doc Tsung's `<interaction>': `send' notes the time of `Name' (a later send replaces it);
+%% `receive' gives the time since it (native units), or `none' before any send.
+-spec interaction(pid(), send | 'receive', atom() | binary()) -> {ok, integer()} | none.
+interaction(Pid, send, Name) ->
+    Pid ! {sent, Name, erlang:monotonic_time()},
+    none;
+interaction(Pid, 'receive', Name) ->
+    Now = erlang:monotonic_time(),
+    Alias = alias([reply]),
+    Pid ! {sent_at, Name, Alias},
+    receive
+        {Alias, none} -> none;
+        {Alias, Sent} -> {ok, max(0, Now - Sent)}
+    after ?INTERACTION_MS -> unalias(Alias), none
+    end.
+
+%% The coordinator's map holds one entry per rendezvous and per interaction name of the
+%% scenario: both are written in it.
 loop(Points) ->
     receive
         {arrive, Name, N, Alias} -> loop(arrived(Name, N, Alias, Points));
+        {sent, Name, T} -> loop(Points#{{sent, Name} => T});
+        {sent_at, Name, Alias} -> Alias ! {Alias, maps:get({sent, Name}, Points, none)},
+                                  loop(Points);
         {'DOWN', _, process, _, _} -> ok;
         _ -> loop(Points)
     end.

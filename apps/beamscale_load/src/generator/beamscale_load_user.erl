@@ -194,11 +194,45 @@ step({rendezvous, Name, N, Ms}, #{ctx := #{metrics := M, rendezvous := R}} = St)
      || beamscale_load_rendezvous:arrive(R, Name, N, Ms) =:= timeout],
     Now = erlang:monotonic_time(),
     {[], St#{base := Now, intended := Now}};
+%% Tsung's `<set_option>': the settings of the targets from now on; a client certificate needs
+%% new connections (Tsung closes its connection too), not resuming a TLS session without it.
+step({set_option, Opts}, #{conns := Conns} = St) ->
+    Conns1 = case Opts of
+                 #{tls := _} -> beamscale_load_tls:forget(), close(fun(_) -> true end, Conns);
+                 _ -> Conns
+             end,
+    {[], St#{conns := Conns1, topts => maps:merge(maps:get(topts, St, #{}), Opts)}};
+step({disconnect, Mod}, #{conns := Conns} = St) ->
+    {[], St#{conns := close(fun({M, _}) -> M =:= Mod end, Conns)}};
+step({interaction, Action, Name}, #{ctx := #{metrics := M, rendezvous := R}} = St) ->
+    case beamscale_load_rendezvous:interaction(R, Action, Name) of
+        {ok, Native} -> beamscale_load_metrics:record(M, {tx, Name}, Native);
+        none -> ok
+    end,
+    {[], St};
 step({abort, session}, St) -> throw({session, abort, St});
 step({abort, all}, St) -> throw({session, abort_test, St});
 step({transaction, Name, Steps}, St) ->
     Start = min(maps:get(intended, St), erlang:monotonic_time()),
     {[{steps, Steps}, {tx, Name, Start}], St}.
+
+%% The connections `Which' picks, closed and dropped.
+close(Which, Conns) ->
+    {Gone, Kept} = lists:partition(fun({Key, _}) -> Which(Key) end, maps:to_list(Conns)),
+    _ = [beamscale_load_request:close(Mod, C) || {{Mod, _}, C} <- Gone],
+    maps:from_list(Kept).
+
+%% A target with the settings of the session's `set_option's: its client certificate added to
+%% the TLS options of a TLS target.
+target(T, #{topts := #{tls := Cert} = Opts}) ->
+    Tls = case T of
+              #{tls := Old} -> #{tls => Cert ++ [O || O <- Old, not lists:keymember(
+                                                                  element(1, O), 1, Cert)]};
+              _ -> #{}
+          end,
+    maps:merge(T, maps:merge(maps:remove(tls, Opts), Tls));
+target(T, #{topts := Opts}) -> maps:merge(T, Opts);
+target(T, _St) -> T.
 
 request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St) ->
     #{metrics := M, targets := Targets} = Ctx,
@@ -207,7 +241,7 @@ request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St) ->
     Intended = min(maps:get(intended, St), Send),
     Dump = maps:get(dump, Ctx, none),
     _ = beamscale_load_dump:arm(Dump),
-    Result = beamscale_load_request:run(Mod, maps:get(Target, Targets),
+    Result = beamscale_load_request:run(Mod, target(maps:get(Target, Targets), St),
                                         maps:get(Key, Conns, closed), {Spec, Timeout}, M),
     ok = beamscale_load_dump:done(Dump, {maps:get(user, St), Mod, Send}, Result),
     End = erlang:monotonic_time(),

@@ -1,13 +1,13 @@
 %% @doc XPath over a response body (docs/scenario.md, "Taken from responses"): a documented
 %% subset evaluated by `xmerl_xpath' (`/a/b/text()', `//tag/@attr', `//tag[@attr='v']/@x',
-%% `//tag/text()'), the first node's text. The body is hostile input: it is read with
-%% `xmerl_sax_parser' (names stay strings), a `<!DOCTYPE' or `<!ENTITY' is refused so no entity
-%% can expand, names become atoms only when they exist already (a name the expression does not
+%% `//tag/text()'), the first node's text, or every node's (at most 1000) for a list variable.
+%% The body is hostile input: it is read with `xmerl_sax_parser' (names stay strings), a
+%% `<!DOCTYPE' or `<!ENTITY' is refused so no entity can expand, names become atoms only when they exist already (a name the expression does not
 %% hold can match nothing, so it needs none), and the parse runs in a process of its own bounded
 %% in heap, time and input size. A body that is not well-formed XML gives no value.
 -module(beamscale_load_xpath).
 
--export([compile/1, eval/2, tree/1]).
+-export([compile/1, eval/2, values/2, tree/1]).
 -export_type([xpath/0]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -20,6 +20,8 @@
 -define(MAX_HEAP_WORDS, 8 * 1024 * 1024).
 %% A 1 MB document parses in well under a second; past this the user goes on without the value.
 -define(EVAL_TIMEOUT_MS, 2000).
+%% The values a list variable keeps, as JSONPath's and `re''s `all'.
+-define(MAX_VALUES, 1000).
 %% An expression is written in a scenario: short.
 -define(MAX_EXPR, 1000).
 
@@ -41,20 +43,32 @@ compile(Expr0) ->
 
 %% @doc The text of the first node `X' selects in `Body', or `error'.
 -spec eval(xpath(), binary()) -> {ok, binary()} | error.
-eval(_, Body) when byte_size(Body) > ?MAX_BODY_BYTES -> error;
-eval({xpath, Expr}, Body) ->
+eval(X, Body) ->
+    case values(X, Body) of
+        {ok, [First | _]} -> {ok, First};
+        error -> error
+    end.
+
+%% @doc The texts of the nodes `X' selects in `Body', in document order, at most 1000 (as a
+%% JSONPath's list), or `error' when it selects none.
+-spec values(xpath(), binary()) -> {ok, [binary(), ...]} | error.
+values(_, Body) when byte_size(Body) > ?MAX_BODY_BYTES -> error;
+values({xpath, Expr}, Body) ->
     case binary:match(Body, [<<"<!DOCTYPE">>, <<"<!ENTITY">>]) of
         nomatch ->
-            beamscale_load_bounded:call(fun() -> first(xmerl_xpath:string(Expr, tree(Body))) end,
+            %% The texts are built in the bounded process too: its heap bounds them.
+            beamscale_load_bounded:call(fun() -> texts(xmerl_xpath:string(Expr, tree(Body))) end,
                                         ?MAX_HEAP_WORDS, ?EVAL_TIMEOUT_MS);
         _ -> error
     end.
 
-first([#xmlText{value = V} | _]) -> {ok, unicode:characters_to_binary(V)};
-first([#xmlAttribute{value = V} | _]) -> {ok, unicode:characters_to_binary(V)};
-first([#xmlElement{} = E | _]) -> {ok, unicode:characters_to_binary(text(E))};
-first(V) when is_list(V), V =/= [] -> {ok, unicode:characters_to_binary(io_lib:format("~tp", [V]))};
-first(_) -> error.
+texts([_ | _] = Nodes) -> {ok, [node_text(N) || N <- lists:sublist(Nodes, ?MAX_VALUES)]};
+texts(_) -> error.
+
+node_text(#xmlText{value = V}) -> unicode:characters_to_binary(V);
+node_text(#xmlAttribute{value = V}) -> unicode:characters_to_binary(V);
+node_text(#xmlElement{} = E) -> unicode:characters_to_binary(text(E));
+node_text(Other) -> unicode:characters_to_binary(io_lib:format("~tp", [Other])).
 
 text(#xmlElement{content = C}) -> lists:append([text(X) || X <- C]);
 text(#xmlText{value = V}) -> V;

@@ -4,7 +4,7 @@
 %% resume costs an abbreviated handshake; users do not share sessions (each is a client).
 -module(beamscale_load_tls).
 
--export([check/1, handshake/4, format_error/1]).
+-export([check/1, handshake/4, forget/0, format_error/1]).
 -export_type([opts/0]).
 
 %% `ssl' options, and the session key (host and port) the user remembers its session under.
@@ -106,6 +106,13 @@ trusted(Opts) ->
     end.
 
 is_ip(Host) -> element(1, inet:parse_address(Host)) =:= ok.
+
+%% @doc Forget the sessions this user saved: its next handshakes are full ones (a client
+%% certificate given midway is then presented, not skipped by a resumption).
+-spec forget() -> ok.
+forget() ->
+    _ = erase(?SESSIONS),
+    ok.
 
 sessions() ->
     case get(?SESSIONS) of

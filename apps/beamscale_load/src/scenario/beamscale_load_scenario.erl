@@ -32,7 +32,10 @@
               | {foreach, binary(), binary(), {list(), list()}, [step()]}
               | {rendezvous, binary(), pos_integer(), pos_integer()}
               | {wait, module(), atom(), pos_integer()}
-              | {abort, session | all}.
+              | {abort, session | all}
+              | {set_option, map()}
+              | {interaction, send | 'receive', atom() | binary()}
+              | {disconnect, module()}.
 -type session() :: #{name := atom() | binary(), weight := number(), steps := [step()],
                      bidi => boolean()}.
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
@@ -283,8 +286,12 @@ kind_of({dyn, _, {request, Mod, _, _, _}}) -> Mod;
 kind_of(_) -> none.
 
 transactions(Sessions) ->
-    [N || #{steps := Steps} <- Sessions,
-          {transaction, N, _} <- beamscale_load_steps:all(Steps)].
+    [N || #{steps := Steps} <- Sessions, S <- beamscale_load_steps:all(Steps),
+          N <- case S of
+                   {transaction, Name, _} -> [Name];
+                   {interaction, _, Name} -> [Name];
+                   _ -> []
+               end].
 
 %% Every node target (started or existing) is sampled unless the scenario says which.
 default_sample(Targets) ->

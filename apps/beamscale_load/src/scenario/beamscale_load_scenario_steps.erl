@@ -48,6 +48,24 @@ step({wait, Spec}, Targets) when is_map(Spec) ->
     try beamscale_load_push:check(Spec, Targets)
     catch throw:{bad, Path, Msg} -> bad([steps | Path], Msg)
     end;
+%% Tsung's `<set_option>': settings of the targets for the rest of the session.
+step({set_option, Opts}, _) when is_map(Opts) ->
+    try {set_option, set_option(Opts)}
+    catch throw:{bad, Path, Msg} -> bad([steps, set_option | Path], Msg)
+    end;
+%% Tsung's `<interaction>': from a user's `send' to another's `receive', a transaction.
+step({interaction, A, Name}, _) when (A =:= send orelse A =:= 'receive'),
+                                     (is_atom(Name) orelse is_binary(Name)) ->
+    shown([steps, interaction, Name], Name),
+    {interaction, A, Name};
+step({interaction, _, _}, _) -> bad([steps, interaction], "expected {interaction, send | "
+                                                          "receive, Name}");
+%% The user's connections of a kind closed (Tsung's `<change_type store="false">').
+step({disconnect, Kind}, _) when is_atom(Kind) ->
+    case beamscale_load_kinds:by_name(Kind) of
+        {ok, Mod} -> {disconnect, Mod};
+        error -> bad([steps, disconnect], "expected a request kind")
+    end;
 step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
     case beamscale_load_kinds:by_name(Kind) of
         {ok, Mod} -> request(Kind, Mod, Spec, Targets);
@@ -66,6 +84,30 @@ step(_, _) ->
                                 "{abort, session | all}"])).
 
 kind_names() -> [atom_to_list(N) || N <- beamscale_load_kinds:names()].
+
+%% `connect_timeout_ms', `retry_timeout_ms' and `max_retries' as on a target; `certificate' the
+%% client certificate's files added to the TLS options (`tls').
+set_option(Opts) ->
+    [bad([K], "unknown key (known: connect_timeout_ms, retry_timeout_ms, max_retries, "
+              "certificate)")
+     || K <- maps:keys(Opts), not lists:member(K, [connect_timeout_ms, retry_timeout_ms,
+                                                   max_retries, certificate])],
+    [bad([], "expected at least one setting") || map_size(Opts) =:= 0],
+    Socket = beamscale_load_scenario_where:socket(maps:without([certificate], Opts)),
+    case Opts of
+        #{certificate := C} when is_map(C), map_size(C) > 0 -> Socket#{tls => certificate(C)};
+        #{certificate := _} -> bad([certificate], "expected #{certfile, keyfile, password, "
+                                                  "cacertfile}");
+        _ -> Socket
+    end.
+
+certificate(C) ->
+    [case lists:member(K, [certfile, keyfile, password, cacertfile]) of
+         true when is_list(V), V =/= [] -> {K, V};
+         true -> bad([certificate, K], "expected a non-empty string");
+         false -> bad([certificate, K], "unknown key (known: certfile, keyfile, password, "
+                                        "cacertfile)")
+     end || {K, V} <- maps:to_list(C)].
 
 request(Kind, Mod, Spec, Targets) ->
     Target = case {maps:get(target, Spec, undefined), maps:keys(Targets)} of

@@ -4,7 +4,7 @@
 %% with its file and line.
 -module(beamscale_load_scenario_where).
 
--export([target/1, load_nodes/1, ssh_host/1]).
+-export([target/1, load_nodes/1, ssh_host/1, socket/1]).
 
 -define(HOST_KEYS, "args, user, erl, nodes, weight").
 %% Load nodes per host: each is an emulator; more than this on one host is a typing error.
@@ -68,9 +68,10 @@ tls(#{tls := Tls}) ->
 tls(#{address := "https://" ++ _}) -> tls(#{tls => true});
 tls(_) -> #{}.
 
-%% Tsung's `connect_timeout', `tcp_rcv_buffer' and `tcp_snd_buffer' options, per target:
+%% @doc Tsung's `connect_timeout', `tcp_rcv_buffer' and `tcp_snd_buffer' options, per target:
 %% `connect_timeout_ms' (default 5000: connect and TLS handshake each), `recbuf' and `sndbuf'
-%% (the sockets' kernel buffers, bytes).
+%% (the sockets' kernel buffers, bytes); `max_retries', `retry_timeout_ms' and `ports'.
+-spec socket(map()) -> map().
 socket(T) ->
     [bad([K], "expected milliseconds from 1 to 600000")
      || K <- [connect_timeout_ms], is_map_key(K, T),

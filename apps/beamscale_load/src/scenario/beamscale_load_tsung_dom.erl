@@ -82,6 +82,10 @@ spec(user_agent) -> {[probability], []};
 spec(sessions) -> {[], []};
 spec(session) -> {[name, probability, weight, type, bidi], [persistent]};
 spec(transaction) -> {[name], []};
+spec(set_option) -> {[name, type, value, id, min, max], []};
+spec(certificate) -> {[certfile, keyfile, keypass, cacertfile], []};
+spec(interaction) -> {[action, id], []};
+spec(change_type) -> {[new_type, host, port, server_type, store, restore, bidi], []};
 spec('for') -> {[from, to, incr, var], []};
 spec(repeat) -> {[name, max_repeat], []};
 spec(while) -> {[var, eq, neq, gt, gte, lt, lte], []};
@@ -129,9 +133,6 @@ unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
     Kinds = beamscale_load_kinds:tsung_elements(),
     Why = case N of
               _ when N =:= oauth; N =:= soap -> "not yet";
-              change_type -> "a session keeps one type";
-              set_option -> "an option changed within a session (give <option> for the file)";
-              interaction -> "no timing between users' send and receive yet";
               _ when N =:= jabber; N =:= ldap; N =:= fs;
                      N =:= shell; N =:= job; N =:= amqp; N =:= mqtt; N =:= tcp; N =:= udp ->
                   ["beamscale sends ", lists:join(", ", [atom_to_list(K) || K <- Kinds]),

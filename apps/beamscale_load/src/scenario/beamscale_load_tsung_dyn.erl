@@ -35,7 +35,7 @@ calls(E, Text, Ctx) ->
 %% @doc The elements that are steps of a session.
 -spec step_names() -> [atom()].
 step_names() -> [request, thinktime, transaction, 'for', repeat, 'if', setdynvars, abort,
-                 foreach].
+                 foreach, set_option, interaction, change_type].
 
 %% @doc The term of a dynamic step element; `Steps' translates the steps inside an element and
 %% returns them with the targets they use.

@@ -11,6 +11,9 @@
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/2, attr/3, positive_integer/3,
                                    non_negative/3, fail/4]).
 
+%% Tsung's `max_retries' when a file does not say (its ts_profile.hrl and tsung.app): a failed
+%% connect is tried again 3 times.
+-define(TSUNG_MAX_RETRIES, 3).
 %% The variable an HTTP session's User-Agent is drawn into.
 -define(AGENT_VAR, "beamscale_user_agent").
 
@@ -23,15 +26,17 @@ kinds(Opts, _Ctx) ->
 
 %% @doc `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
 %% (bytes), `max_retries', `retry_timeout' (ms) and `ports_range': the socket settings of every
-%% `host:port' target of the file.
+%% `host:port' target of the file. Without `max_retries', Tsung's default of 3 retries.
 -spec sockets([#xmlElement{}], map()) -> #{atom() => term()}.
 sockets(Opts, Ctx) ->
-    maps:from_list([{K, positive_integer(O, value, Ctx)}
-                    || O <- Opts, {Name, K} <- [{"connect_timeout", connect_timeout_ms},
-                                                {"tcp_rcv_buffer", recbuf},
-                                                {"tcp_snd_buffer", sndbuf},
-                                                {"retry_timeout", retry_timeout_ms}],
-                       attr(O, name) =:= Name]
+    %% The file's own values come later in the list: they replace the default.
+    maps:from_list([{max_retries, ?TSUNG_MAX_RETRIES}]
+                   ++ [{K, positive_integer(O, value, Ctx)}
+                       || O <- Opts, {Name, K} <- [{"connect_timeout", connect_timeout_ms},
+                                                   {"tcp_rcv_buffer", recbuf},
+                                                   {"tcp_snd_buffer", sndbuf},
+                                                   {"retry_timeout", retry_timeout_ms}],
+                          attr(O, name) =:= Name]
                    ++ [{max_retries, non_negative(O, value, Ctx)}
                        || O <- Opts, attr(O, name) =:= "max_retries"]
                    %% Tsung's defaults: 1025 to 65534; value="off" leaves it out.

@@ -139,7 +139,7 @@ node_name(Text) -> hd(string:split(Text, "@")).
 %% @doc The `<server>' behind an element (a relative URL, a raw, websocket... request): one,
 %% of a type its kind's `tsung/0' lists: tcp, ssl (TLS, the certificate not checked, as Tsung
 %% does) or udp.
--spec server(#xmlElement{}, map()) -> {server, map()}.
+-spec server(#xmlElement{}, map()) -> {atom(), map()}.
 server(#xmlElement{name = El} = Http, #{servers := Servers} = Ctx) ->
     {ok, Mod} = beamscale_load_kinds:by_element(El),
     #{servers := Known} = beamscale_load_kinds:tsung(Mod),
@@ -148,12 +148,15 @@ server(#xmlElement{name = El} = Http, #{servers := Servers} = Ctx) ->
             Address = Host ++ ":" ++ integer_to_list(Port),
             [fail(S, Ctx, "server type \"~ts\" is not supported for <~ts> (~ts)",
                   [Type, El, lists:join(", ", Known)]) || not lists:member(Type, Known)],
-            {server, case Type of
-                         "tcp" -> #{address => Address};
-                         "bosh" -> #{address => Address};
-                         "ssl" -> #{address => Address, tls => ?TSUNG_TLS};
-                         "udp" -> #{address => Address, transport => udp}
-                     end};
+            %% After a `<change_type>', its server under a name of its own.
+            {maps:get(server_name, Ctx, server), case Type of
+                                                     "tcp" -> #{address => Address};
+                                                     "bosh" -> #{address => Address};
+                                                     "ssl" -> #{address => Address,
+                                                                tls => ?TSUNG_TLS};
+                                                     "udp" -> #{address => Address,
+                                                                transport => udp}
+                                                 end};
         [] -> fail(Http, Ctx, "<~ts> needs a <server> (or an absolute url)", [El]);
         [_, {S, _, _, _} | _] ->
             fail(S, Ctx, "several <server> elements: Tsung spreads sessions over them, beamscale "

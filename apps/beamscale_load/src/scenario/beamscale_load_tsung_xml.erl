@@ -28,6 +28,7 @@
 -define(MAX_LOAD_LOOP, 1000).
 -define(OPTS, beamscale_load_tsung_options).
 -define(CLIENTS, beamscale_load_tsung_clients).
+-define(MID, beamscale_load_tsung_mid).
 
 %% @doc Translate the root `<tsung>' element of `File'; `Lines' gives the line of every element.
 -spec translate(#xmlElement{}, lines(), file:filename()) ->
@@ -70,6 +71,9 @@ tsung(Root, Ctx0) ->
                     #{address := _} -> maps:merge(T, Socket);
                     _ -> T
                 end} || {N, T} <- lists:usort(Used)],
+    Names = [N || {N, _} <- Targets],
+    [fail(Root, Ctx, "two servers are named ~ts (<change_type>s to one port of two hosts)", [N])
+     || N <- lists:usort(Names -- lists:usort(Names))],
     {Phases, Limit} = load(Load, session_names(Sessions, Ctx), Ctx),
     Files = beamscale_load_tsung_dyn:files(Opts, Ctx),
     Entries = [{targets, Targets, line(Root, Ctx)},
@@ -244,8 +248,12 @@ session(E, Ctx) ->
 %% The steps inside `E' and the targets they use.
 steps(E, Ctx) -> steps_of(children(E, ?STEPS, Ctx), Ctx).
 
+%% A `<change_type>' changes the context of the steps after it, to the end of its block.
 steps_of(Elements, Ctx) ->
-    Pairs = [step(S, Ctx) || S <- Elements],
+    {Pairs, _} = lists:mapfoldl(fun(#xmlElement{name = change_type} = S, C) ->
+                                        ?MID:change_type(S, C);
+                                   (S, C) -> {step(S, C), C}
+                                end, Ctx, Elements),
     %% A request may stand for several steps (`{steps, List}': ack="global"'s rendezvous).
     {lists:append([case S of {steps, L} -> L; _ -> [S] end || {S, _} <- Pairs]),
      lists:append([U || {_, U} <- Pairs])}.
@@ -260,6 +268,8 @@ step(#xmlElement{name = N} = E, Ctx) when N =:= 'for'; N =:= repeat; N =:= 'if';
     beamscale_load_tsung_dyn:step(E, Ctx, fun(#xmlElement{} = P) -> steps(P, Ctx);
                                              (Els) -> steps_of(Els, Ctx)
                                           end);
+step(#xmlElement{name = set_option} = E, Ctx) -> ?MID:set_option(E, Ctx);
+step(#xmlElement{name = interaction} = E, Ctx) -> ?MID:interaction(E, Ctx);
 step(#xmlElement{name = request} = E, Ctx) -> beamscale_load_tsung_request:request(E, Ctx).
 
 nonempty([], E, Ctx) -> fail(E, Ctx, "<~ts> is empty", [E#xmlElement.name]);

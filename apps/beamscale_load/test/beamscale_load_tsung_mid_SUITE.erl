@@ -1,0 +1,136 @@
+%% Tsung's elements that change a session midway (issue #38), run against servers started here on
+%% 127.0.0.1: one nginx (plain HTTP, and HTTPS asking for a client certificate) and websocketd
+%% echoing with cat. `<change_type>' from HTTP to WebSocket and back, `<set_option
+%% name="certificate">', `<interaction>' between two users.
+-module(beamscale_load_tsung_mid_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([change_type/1, certificate/1, interaction/1]).
+-export([change_type/0, certificate/0, interaction/0]).
+
+-import(beamscale_load_servers, [run/1, tmp_dir/2, free_port/0]).
+
+suite() -> [{timetrap, {minutes, 1}}].
+
+all() -> [change_type, certificate, interaction].
+
+init_per_suite(Config) ->
+    Dir = tmp_dir(Config, "tsung_mid_nginx"),
+    {Ca, Cert, Key} = beamscale_load_servers:certificate(Dir),
+    [Http, Https, Ws] = [free_port() || _ <- [1, 2, 3]],
+    StopNginx = beamscale_load_servers:nginx(Dir, Http, nginx_conf(Dir, Http, Https,
+                                                                   {Ca, Cert, Key})),
+    StopWs = try beamscale_load_servers:websocketd(tmp_dir(Config, "tsung_mid_websocketd"), Ws,
+                                                   [], ["cat"])
+             catch C:R:St -> StopNginx(), erlang:raise(C, R, St)
+             end,
+    [{stop, [StopNginx, StopWs]}, {http, Http}, {https, Https}, {ws, Ws}, {dir, Dir},
+     {cert, {Cert, Key}} | Config].
+
+end_per_suite(Config) ->
+    [Stop() || Stop <- ?config(stop, Config)],
+    ok.
+
+%% HTTPS answers 200 to a verified client certificate and 403 without one.
+nginx_conf(Dir, Http, Https, {Ca, Cert, Key}) ->
+    io_lib:format(
+      "error_log ~ts/error.log;\nevents { worker_connections 64; }\n"
+      "http {\n"
+      "  access_log off;\n"
+      "  client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
+      "  uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n"
+      "  server { listen 127.0.0.1:~b; location / { return 200 'hello'; } }\n"
+      "  server {\n"
+      "    listen 127.0.0.1:~b ssl;\n"
+      "    ssl_certificate ~ts; ssl_certificate_key ~ts;\n"
+      "    ssl_client_certificate ~ts; ssl_verify_client optional;\n"
+      "    location / { if ($ssl_client_verify != SUCCESS) { return 403; } return 200 'ok'; }\n"
+      "  }\n}\n", [Dir, Dir, Dir, Dir, Dir, Dir, Http, Https, Cert, Key, Ca]).
+
+change_type() ->
+    [{doc, "HTTP, then <change_type> to WebSocket (store=\"true\"), then back to HTTP "
+           "(restore=\"true\"): every request answered, the HTTP connection kept."}].
+change_type(Config) ->
+    Ws = ?config(ws, Config),
+    S = tsung(Config, ?config(http, Config), "tcp",
+              "<session name=\"s\" probability=\"100\" type=\"ts_http\">"
+              "<request><http url=\"/before\" method=\"GET\"/></request>"
+              ++ change("ts_websocket", Ws, "store=\"true\"") ++
+              "<request><websocket type=\"connect\" path=\"/\"/></request>"
+              "<request><websocket type=\"message\">hi</websocket></request>"
+              ++ change("ts_http", ?config(http, Config), "restore=\"true\"") ++
+              "<request><http url=\"/after\" method=\"GET\"/></request></session>"),
+    #{total := T} = run(S),
+    ct:pal("~p", [maps:with([sessions_done, requests, errors, reasons, statuses], T)]),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3),
+    ?assertEqual({4 * D, 0}, {maps:get(requests, T), maps:get(errors, T)}),
+    ?assertEqual(#{200 => 2 * D}, maps:get(statuses, T)),
+    %% One HTTP connection a session (kept across the WebSocket part), one WebSocket.
+    ?assertEqual(2 * D, beamscale_stats_hist:count(maps:get(connect, T))).
+
+change(Type, Port, Extra) ->
+    lists:flatten(io_lib:format("<change_type new_type=\"~ts\" host=\"127.0.0.1\" port=\"~b\" "
+                                "server_type=\"tcp\" ~ts/>", [Type, Port, Extra])).
+
+certificate() ->
+    [{doc, "<set_option name=\"certificate\">: the request before it has no client "
+           "certificate (403), the one after presents it (200)."}].
+certificate(Config) ->
+    {Cert, Key} = ?config(cert, Config),
+    S = tsung(Config, ?config(https, Config), "ssl",
+              "<session name=\"s\" probability=\"100\" type=\"ts_http\">"
+              "<request><http url=\"/c1\" method=\"GET\"/></request>"
+              "<set_option name=\"certificate\"><certificate certfile=\"" ++ Cert
+              ++ "\" keyfile=\"" ++ Key ++ "\"/></set_option>"
+              "<request><http url=\"/c2\" method=\"GET\"/></request></session>"),
+    #{total := T} = run(S),
+    ct:pal("~p", [maps:with([sessions_done, requests, errors, reasons, statuses], T)]),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3),
+    ?assertEqual(#{403 => D, 200 => D}, maps:get(statuses, T)),
+    %% A new connection for the certificate.
+    ?assertEqual(2 * D, beamscale_stats_hist:count(maps:get(connect, T))).
+
+interaction() ->
+    [{doc, "<interaction>: user a sends at 0 s, user b receives at 0.3 s: tr_x is one "
+           "sample of about 300 ms; a receive before any send records nothing."}].
+interaction(Config) ->
+    S = tsung(Config, ?config(http, Config), "tcp",
+              "<session name=\"a\" probability=\"0\" type=\"ts_http\">"
+              "<interaction action=\"receive\" id=\"x\"/>"
+              "<interaction action=\"send\" id=\"x\"/>"
+              "<request><http url=\"/a\" method=\"GET\"/></request></session>"
+              "<session name=\"b\" probability=\"100\" type=\"ts_http\">"
+              "<request><http url=\"/b\" method=\"GET\"/></request>"
+              "<interaction action=\"receive\" id=\"x\"/></session>",
+              "<load><user session=\"a\" start_time=\"0\"/>"
+              "<user session=\"b\" start_time=\"0.3\"/></load>"),
+    #{total := T} = run(S),
+    ?assertEqual({2, 0}, {maps:get(sessions_done, T), maps:get(errors, T)}),
+    X = maps:get({tx, <<"tr_x">>}, T),
+    ?assertEqual(1, beamscale_stats_hist:count(X)),
+    Us = beamscale_stats_hist:percentile(X, 50),
+    ct:pal("tr_x: ~b us", [Us]),
+    ?assert(Us >= 250000 andalso Us < 10000000).
+
+%% A Tsung file of `Sessions' against 127.0.0.1:`Port' (`Type': tcp or ssl), users arriving
+%% 0.1 s apart on average for 1 s unless `Load' says.
+tsung(Config, Port, Type, Sessions) ->
+    tsung(Config, Port, Type, Sessions,
+          "<load><arrivalphase phase=\"1\" duration=\"1\" unit=\"second\">"
+          "<users interarrival=\"0.1\" unit=\"second\"/></arrivalphase></load>").
+
+tsung(Config, Port, Type, Sessions, Load) ->
+    Text = io_lib:format(
+             "<?xml version=\"1.0\"?>\n<tsung>\n"
+             "<servers><server host=\"127.0.0.1\" port=\"~b\" type=\"~ts\"/></servers>\n"
+             "~ts\n<sessions>~ts</sessions>\n</tsung>\n", [Port, Type, Load, Sessions]),
+    File = filename:join(?config(dir, Config), "mid.xml"),
+    case beamscale_load_tsung:from_text(File, lists:flatten(Text)) of
+        {ok, S, _Ignored} -> S;
+        {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
+    end.
