@@ -1,15 +1,18 @@
 %% The mqtt kind against a real mosquitto on 127.0.0.1 (its own throwaway configuration, no
-%% persistence, stopped by its OS pid), and against a hostile broker in this node that answers
-%% CONNECT with a packet announcing 256 MiB.
+%% persistence, an ACL denying bs/denied/#, stopped by its OS pid), in MQTT 3.1.1 and 5.0, and
+%% against hostile brokers in this node: one answering CONNECT with a packet announcing 256 MiB,
+%% one that ends an MQTT 5.0 session with a DISCONNECT and its reason code.
 -module(beamscale_load_mqtt_SUITE).
 
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([publish_qos/1, bidi_receives/1, hostile_length/1, tsung_example/1,
-         retained_wait/1, suback_and_publish/1, broker_stopped/1, keepalive_pings/1]).
+         retained_wait/1, suback_and_publish/1, broker_stopped/1, keepalive_pings/1,
+         v5_pub_sub/1, v5_refused/1, v5_disconnect/1]).
 -export([publish_qos/0, bidi_receives/0, hostile_length/0, tsung_example/0,
-         retained_wait/0, suback_and_publish/0, broker_stopped/0, keepalive_pings/0]).
+         retained_wait/0, suback_and_publish/0, broker_stopped/0, keepalive_pings/0,
+         v5_pub_sub/0, v5_refused/0, v5_disconnect/0]).
 -export([pub_sub/2]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, broker/1]).
@@ -17,7 +20,8 @@
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [publish_qos, bidi_receives, retained_wait, suback_and_publish,
-         hostile_length, tsung_example, broker_stopped, keepalive_pings].
+         hostile_length, tsung_example, broker_stopped, keepalive_pings,
+         v5_pub_sub, v5_refused, v5_disconnect].
 
 %% Fails, not skips, when mosquitto cannot start (start_server/4).
 init_per_suite(Config) ->
@@ -29,8 +33,12 @@ mosquitto(Config, Name) ->
     Dir = beamscale_load_servers:tmp_dir(Config, Name),
     Port = beamscale_load_servers:free_port(),
     File = filename:join(Dir, "mosquitto.conf"),
+    Acl = filename:join(Dir, "acl"),
+    %% Anonymous users (the file's lines before any `user'): everything but bs/denied/#.
+    ok = file:write_file(Acl, "topic readwrite #\ntopic deny bs/denied/#\n"),
     ok = file:write_file(File, io_lib:format("listener ~b 127.0.0.1\nallow_anonymous true\n"
-                                             "persistence false\nlog_dest stderr\n", [Port])),
+                                             "persistence false\nlog_dest stderr\n"
+                                             "acl_file ~ts\n", [Port, Acl])),
     Exe = case os:find_executable("mosquitto") of
               false -> os:find_executable("mosquitto", "/usr/sbin");
               E -> E
@@ -56,9 +64,7 @@ publish_qos(Config) ->
             " {mqtt, #{type => publish, topic => <<\"bs/a\">>, payload => <<\"2\">>, qos => 2}},"
             " {mqtt, #{type => disconnect}}]",
     Port = proplists:get_value(port, Config),
-    #{total := T} = run(scenario(Port, "[{s, #{steps => " ++ Steps ++ "}}]")),
-    Done = maps:get(sessions_done, T),
-    ?assert(Done >= 10),
+    {Done, T} = sessions(Port, Steps, false),
     ?assertEqual(0, maps:get(errors, T)),
     ?assertEqual(#{}, maps:get(reasons, T)),
     ?assertEqual(5 * Done, maps:get(requests, T)),
@@ -72,18 +78,22 @@ bidi_receives(Config) ->
 
 %% Subscribers and publishers at QoS `Q' on `Port' (also RabbitMQ's MQTT plugin): no errors,
 %% pushes counted, publish-to-delivery times recorded (the payloads' stamps).
-pub_sub(Port, Q) ->
-    Sub = "{sub, #{bidi => true, steps => [{mqtt, #{type => connect}},"
+pub_sub(Port, Q) -> pub_sub(Port, Q, "", "").
+
+%% The same with `Connect' and `Publish' (terms text, ", key => value...") added to those steps.
+pub_sub(Port, Q, Connect, Publish) ->
+    Sub = "{sub, #{bidi => true, steps => [{mqtt, #{type => connect" ++ Connect ++ "}},"
           " {mqtt, #{type => subscribe, topic => <<\"bs/room\">>, qos => " ++ qos(Q) ++ "}},"
           " {wait, #{kind => mqtt, timeout_ms => 5000}},"
           " {mqtt, #{type => unsubscribe, topic => <<\"bs/room\">>}},"
           " {mqtt, #{type => disconnect}}]}}",
     %% Publishing for 1.2 s after it starts: every subscriber (arriving within the phase's
     %% second) sees a publisher's message after it subscribed.
-    Pub = "{pub, #{steps => [{mqtt, #{type => connect}}"
+    Pub = "{pub, #{steps => [{mqtt, #{type => connect" ++ Connect ++ "}}"
           ++ lists:append(lists:duplicate(
                             5, ", {mqtt, #{type => publish, topic => <<\"bs/room\">>,"
-                               " size => 50, qos => " ++ qos(Q) ++ "}}, {think, 300}"))
+                               " size => 50, qos => " ++ qos(Q) ++ Publish ++ "}},"
+                               " {think, 300}"))
           ++ ", {mqtt, #{type => disconnect}}]}}",
     #{total := T} = run(scenario(Port, "[" ++ Sub ++ ", " ++ Pub ++ "]")),
     ?assertEqual(#{}, maps:get(reasons, T)),
@@ -94,6 +104,69 @@ pub_sub(Port, Q) ->
     ?assert(maps:get(sessions_done, T) >= 10).
 
 qos(Q) -> integer_to_list(Q).
+
+%% One session of `Steps' (terms text) 20 times a second for a second against `Port': the
+%% sessions done (10 at least, beside a CPU hog) and the run's totals.
+sessions(Port, Steps, Bidi) ->
+    #{total := T} = run(scenario(Port, io_lib:format("[{s, #{bidi => ~p, steps => ~ts}}]",
+                                                     [Bidi, Steps]))),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 10),
+    {Done, T}.
+
+v5_pub_sub() ->
+    [{doc, "MQTT 5.0 subscribers and publishers (QoS 1, user properties): deliveries timed."}].
+v5_pub_sub(Config) ->
+    pub_sub(proplists:get_value(port, Config), 1, ", version => 5, session_expiry_s => 0",
+            ", user_properties => [{<<\"run\">>, <<\"bs\">>}]").
+
+v5_refused() ->
+    [{doc, "mosquitto's ACL refuses MQTT 5.0 publishes at QoS 1 and 2: errors named by their "
+           "reason code; the session goes on over the same connection."}].
+v5_refused(Config) ->
+    Steps = "[{mqtt, #{type => connect, version => 5}},"
+            " {mqtt, #{type => publish, topic => <<\"bs/denied/a\">>, payload => <<\"x\">>,"
+            "          qos => 1}},"
+            " {mqtt, #{type => publish, topic => <<\"bs/denied/a\">>, payload => <<\"x\">>,"
+            "          qos => 2}},"
+            %% mosquitto grants any subscription (its ACL filters deliveries).
+            " {mqtt, #{type => subscribe, topic => <<\"bs/denied/a\">>, qos => 1}},"
+            " {mqtt, #{type => publish, topic => <<\"bs/open\">>, payload => <<\"x\">>,"
+            "          qos => 2}},"
+            " {mqtt, #{type => disconnect}}]",
+    Port = proplists:get_value(port, Config),
+    {Done, T} = sessions(Port, Steps, false),
+    ?assertEqual(#{<<"PUBACK: not authorized (0x87)">> => Done,
+                   <<"PUBREC: not authorized (0x87)">> => Done}, maps:get(reasons, T)),
+    ?assertEqual(6 * Done, maps:get(requests, T)).
+
+v5_disconnect() ->
+    [{doc, "A broker ending an MQTT 5.0 session with DISCONNECT 0x8E: that reason, named."}].
+v5_disconnect(_Config) ->
+    {L, Port, Acceptor} = broker(fun taken_over/1),
+    try
+        Steps = "[{mqtt, #{type => connect, version => 5}},"
+                " {mqtt, #{type => publish, topic => <<\"t\">>, payload => <<\"x\">>,"
+                "          qos => 1}}]",
+        {Done, T} = sessions(Port, Steps, false),
+        ?assertEqual(#{<<"server DISCONNECT: session taken over (0x8E)">> => Done},
+                     maps:get(reasons, T))
+    after
+        exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+%% An MQTT 5.0 CONNACK (with a property), then a DISCONNECT "session taken over" for the
+%% PUBLISH; then reads until the client goes.
+taken_over(S) ->
+    C = beamscale_load_mqtt_codec,
+    {ok, Connect} = gen_tcp:recv(S, 0, 5000),
+    {ok, #{type := connect, version := 5}, _} = C:decode(Connect, 1 bsl 20),
+    ok = gen_tcp:send(S, C:encode(#{type => connack, return_code => 0,
+                                    properties => #{maximum_qos => 1}})),
+    {ok, _Publish} = gen_tcp:recv(S, 0, 5000),
+    ok = gen_tcp:send(S, C:encode(#{type => disconnect, reason_code => 16#8E})),
+    _ = gen_tcp:recv(S, 0, 10000),
+    gen_tcp:close(S).
 
 keepalive_pings() ->
     [{doc, "A 1 s keepalive and a 2.5 s think: pings keep the connection (mosquitto closes a "
@@ -119,9 +192,7 @@ retained_wait(Config) ->
             " {wait, #{kind => mqtt, timeout_ms => 3000}},"
             " {mqtt, #{type => disconnect}}]",
     Port = proplists:get_value(port, Config),
-    #{total := T} = run(scenario(Port, "[{s, #{bidi => true, steps => " ++ Steps ++ "}}]")),
-    Done = maps:get(sessions_done, T),
-    ?assert(Done >= 10),
+    {Done, T} = sessions(Port, Steps, true),
     ?assertEqual(#{}, maps:get(reasons, T)),
     ?assert(maps:get(<<"pushed">>, maps:get(counts, T)) >= Done).
 
@@ -132,9 +203,7 @@ suback_and_publish(_Config) ->
     try
         Steps = "[{mqtt, #{type => connect}}, {mqtt, #{type => subscribe, topic => <<\"t\">>}},"
                 " {wait, #{kind => mqtt, timeout_ms => 3000}}]",
-        #{total := T} = run(scenario(Port, "[{s, #{bidi => true, steps => " ++ Steps ++ "}}]")),
-        Done = maps:get(sessions_done, T),
-        ?assert(Done >= 10),
+        {Done, T} = sessions(Port, Steps, true),
         ?assertEqual(#{}, maps:get(reasons, T)),
         ?assertEqual(Done, maps:get(<<"pushed">>, maps:get(counts, T)))
     after
@@ -172,9 +241,7 @@ hostile_length(_Config) ->
     {L, Port, Acceptor} = broker(fun flood/1),
     try
         Steps = "[{mqtt, #{type => connect}}]",
-        #{total := T} = run(scenario(Port, "[{s, #{steps => " ++ Steps ++ "}}]")),
-        Done = maps:get(sessions_done, T),
-        ?assert(Done >= 10),
+        {Done, T} = sessions(Port, Steps, false),
         Reason = <<"MQTT packet's remaining length 268435455 above the bound:"
                    " connection closed">>,
         ?assertEqual(#{Reason => Done}, maps:get(reasons, T)),

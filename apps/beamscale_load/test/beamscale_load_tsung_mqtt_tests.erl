@@ -50,3 +50,10 @@ refused_test() ->
                           "</request>"))),
     ?assertEqual({error, "t.xml:6: topic: expected a non-empty topic"},
                  load(xml("<request><mqtt type=\"subscribe\" topic=\"\"/></request>"))).
+
+%% MQTT 5.0, which Tsung has not: `version="5"' on connect.
+version_test() ->
+    ?assertMatch([{request, beamscale_load_mqtt, server, #{type := connect, version := 5}, _}],
+                 load(xml("<request><mqtt type=\"connect\" version=\"5\"/></request>"))),
+    ?assertEqual({error, "t.xml:6: version: expected 4 (MQTT 3.1.1) or 5 (MQTT 5.0)"},
+                 load(xml("<request><mqtt type=\"connect\" version=\"3\"/></request>"))).

@@ -1,14 +1,16 @@
-%% @doc The `mqtt' request kind, Tsung's `ts_mqtt': an MQTT 3.1.1 client over the user's TCP (or
-%% TLS) connection (`beamscale_load_mqtt_codec'). `connect' sends CONNECT and waits for CONNACK,
-%% `publish' sends at QoS 0 (no answer), 1 (waits for its PUBACK) or 2 (PUBREC, PUBREL,
-%% PUBCOMP), `subscribe' and `unsubscribe' wait for their acknowledgement, `disconnect' ends the
-%% session. Messages the broker delivers from the user's subscriptions are pushes
-%% (`handle_push/3', in a `bidi' session): counted, acknowledged at QoS 1 and 2, their payload
-%% dropped; a `wait' step waits for one. A `size' payload carries the publish stamp
-%% (`beamscale_load_stamp'): the user it is delivered to records the publish-to-delivery time.
-%% PINGREQs keep the connection while the user thinks (keepalive).
+%% @doc The `mqtt' request kind, Tsung's `ts_mqtt': an MQTT 3.1.1 client (or 5.0, a `connect'
+%% with `version => 5') over the user's TCP (or TLS) connection (`beamscale_load_mqtt_codec').
+%% `connect' sends CONNECT and waits for CONNACK, `publish' sends at QoS 0 (no answer), 1 (waits
+%% for its PUBACK) or 2 (PUBREC, PUBREL, PUBCOMP), `subscribe' and `unsubscribe' wait for their
+%% acknowledgement, `disconnect' ends the session. Messages the broker delivers from the user's
+%% subscriptions are pushes (`handle_push/3', in a `bidi' session): counted, acknowledged at QoS
+%% 1 and 2, their payload dropped; a `wait' step waits for one. A `size' payload carries the
+%% publish stamp (`beamscale_load_stamp'): the user it is delivered to records the
+%% publish-to-delivery time. PINGREQs keep the connection while the user thinks (keepalive).
 %% Every read goes through `beamscale_load_reader' and the codec refuses a packet longer than
-%% the target's `max_reply_bytes' before its bytes come.
+%% the target's `max_reply_bytes' before its bytes come. MQTT 5.0's reason codes of 0x80 and
+%% above are errors named by their reason (`beamscale_load_mqtt_v5'), on a connection kept but
+%% for CONNACK's and a server's DISCONNECT.
 -module(beamscale_load_mqtt).
 -behaviour(beamscale_load_request).
 
@@ -17,20 +19,17 @@
 -export([push_socket/1, handle_push/3, measures/0]).
 -export_type([conn/0]).
 
--include_lib("xmerl/include/xmerl.hrl").
-
--import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, req/3, bool/4, fail/4]).
-
 -type socket() :: beamscale_load_tcp:socket().
-%% The socket, the bytes received but not decoded, the next packet id, and whether the MQTT
-%% session is open (CONNACK received).
--type conn() :: {mqtt, socket(), binary(), 1..65535, boolean()}.
+%% The socket, the bytes received but not decoded, the next packet id, and the MQTT session's
+%% protocol level once it is open (CONNACK received): 4 (MQTT 3.1.1) or 5 (MQTT 5.0).
+-type conn() :: {mqtt, socket(), binary(), 1..65535, false | 4 | 5}.
 
 -define(CODEC, beamscale_load_mqtt_codec).
 %% Bytes a `size' payload may ask for: the payload is built once per spec and held by every user.
 -define(MAX_SIZE, 16 * 1024 * 1024).
--define(KEYS, #{connect => [keepalive_s, client_id, clean, user, password, will],
-                publish => [topic, payload, size, qos, retain, stamp],
+-define(KEYS, #{connect => [keepalive_s, client_id, clean, user, password, will, version,
+                            session_expiry_s, receive_maximum],
+                publish => [topic, payload, size, qos, retain, stamp, user_properties],
                 subscribe => [topic, qos], unsubscribe => [topic], disconnect => []}).
 
 %% @doc `#{type => connect | publish | subscribe | unsubscribe | disconnect, ...}' against
@@ -52,10 +51,11 @@ spec(connect, S) ->
     Creds = maps:from_list([{K, text(K, V)} || K <- [user, password],
                                                V <- [maps:get(K, S, undefined)],
                                                V =/= undefined]),
-    maps:merge(Will, Creds#{type => connect,
-                            keepalive_s => keepalive(maps:get(keepalive_s, S, 60)),
-                            clean => bool(clean, maps:get(clean, S, true)),
-                            client_id => text(client_id, maps:get(client_id, S, <<>>))});
+    Clean = bool(clean, maps:get(clean, S, true)),
+    maps:merge(maps:merge(Will, v5(maps:get(version, S, 4), Clean, S)),
+               Creds#{type => connect, keepalive_s => keepalive(maps:get(keepalive_s, S, 60)),
+                      clean => Clean,
+                      client_id => text(client_id, maps:get(client_id, S, <<>>))});
 spec(publish, S) ->
     Payload = case S of
                   #{payload := _, size := _} -> bad(size, "give payload or size, not both");
@@ -64,7 +64,11 @@ spec(publish, S) ->
                   #{size := _} -> bad(size, "expected a size from 0 to 16 MiB");
                   _ -> <<>>
               end,
-    #{type => publish, topic => topic(S), payload => Payload,
+    Props = case S of
+                #{user_properties := Ps} -> #{properties => #{user_property => pairs(Ps)}};
+                _ -> #{}
+            end,
+    Props#{type => publish, topic => topic(S), payload => Payload,
       qos => qos(maps:get(qos, S, 0)), retain => bool(retain, maps:get(retain, S, false)),
       stamp => case bool(stamp, maps:get(stamp, S, is_map_key(size, S))) of
                    true when is_map_key(size, S) -> head;
@@ -74,6 +78,34 @@ spec(publish, S) ->
 spec(subscribe, S) -> #{type => subscribe, topic => topic(S), qos => qos(maps:get(qos, S, 0))};
 spec(unsubscribe, S) -> #{type => unsubscribe, topic => topic(S)};
 spec(disconnect, _) -> #{type => disconnect}.
+
+%% MQTT 5.0's CONNECT properties: the session kept `session_expiry_s' after the connection
+%% (by default none with `clean', for ever without, as 3.1.1 keeps it), at most
+%% `receive_maximum' QoS 1 and 2 deliveries unacknowledged, and no topic aliases (each
+%% delivery names its topic).
+v5(4, _Clean, S) ->
+    case [K || K <- [session_expiry_s, receive_maximum], is_map_key(K, S)] of
+        [] -> #{};
+        [K | _] -> bad(K, "an MQTT 5 setting: needs version => 5")
+    end;
+v5(5, Clean, S) ->
+    Expiry = maps:get(session_expiry_s, S, case Clean of true -> 0; false -> 16#FFFFFFFF end),
+    Max = maps:get(receive_maximum, S, 65535),
+    #{version => 5,
+      properties => #{session_expiry_interval => within(session_expiry_s, Expiry, 0, 16#FFFFFFFF),
+                      receive_maximum => within(receive_maximum, Max, 1, 65535),
+                      topic_alias_maximum => 0}};
+v5(_, _Clean, _S) -> bad(version, "expected 4 (MQTT 3.1.1) or 5 (MQTT 5.0)").
+
+within(_Key, V, Lo, Hi) when is_integer(V), V >= Lo, V =< Hi -> V;
+within(Key, _V, Lo, Hi) -> bad(Key, lists:flatten(io_lib:format("expected ~b to ~b", [Lo, Hi]))).
+
+pairs(Ps) when is_list(Ps) ->
+    [case P of
+         {K, V} -> {text(user_properties, K), text(user_properties, V)};
+         _ -> bad(user_properties, "expected [{Key, Value}] strings")
+     end || P <- Ps];
+pairs(_) -> bad(user_properties, "expected [{Key, Value}] strings").
 
 topic(#{topic := T}) ->
     case text(topic, T) of
@@ -116,7 +148,7 @@ connect(Target) ->
 
 %% @doc Send one packet and wait for its answer, if it has one.
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
-request(#{type := connect}, {mqtt, _, _, _, true} = Conn, _Timeout) ->
+request(#{type := connect}, {mqtt, _, _, _, V} = Conn, _Timeout) when V =/= false ->
     {error, {?MODULE, already_connected}, Conn};
 request(#{type := connect, keepalive_s := K} = Spec, {mqtt, S, Buf, Id, false}, Timeout) ->
     P = Spec#{client_id := client_id(Spec)},
@@ -126,7 +158,13 @@ request(#{type := connect, keepalive_s := K} = Spec, {mqtt, S, Buf, Id, false}, 
     end;
 request(_Spec, {mqtt, _, _, _, false} = Conn, _Timeout) ->
     {error, {?MODULE, not_connected}, Conn};
-request(#{type := disconnect}, {mqtt, S, _, _, true}, _Timeout) ->
+%% MQTT 5.0 properties only on a 5.0 session; its publish and subscriptions always have them.
+request(#{properties := _}, {mqtt, _, _, _, 4} = Conn, _Timeout) ->
+    {error, {?MODULE, v5_only}, Conn};
+request(#{type := T} = P, {mqtt, _, _, _, 5} = Conn, Timeout)
+  when not is_map_key(properties, P), T =/= disconnect ->
+    request(P#{properties => #{}}, Conn, Timeout);
+request(#{type := disconnect}, {mqtt, S, _, _, _}, _Timeout) ->
     _ = send(S, #{type => disconnect}),
     ok = disarm(S),
     ok = beamscale_load_tcp:drop(S),
@@ -143,10 +181,13 @@ request(#{type := publish, qos := 0} = P, Conn, Timeout) -> exchange(P, Conn, no
 %% QoS 2: PUBLISH, PUBREC, PUBREL, PUBCOMP, all within the request's deadline.
 request(#{type := publish, qos := Q} = P, {mqtt, _, _, Id, _} = Conn, Timeout) ->
     exchange(P#{id => Id}, Conn, {case Q of 1 -> puback; 2 -> pubrec end, Id}, Timeout);
-request(#{type := subscribe, topic := T, qos := Q}, {mqtt, _, _, Id, _} = Conn, Timeout) ->
-    exchange(#{type => subscribe, id => Id, topics => [{T, Q}]}, Conn, {suback, Id}, Timeout);
-request(#{type := unsubscribe, topic := T}, {mqtt, _, _, Id, _} = Conn, Timeout) ->
-    exchange(#{type => unsubscribe, id => Id, topics => [T]}, Conn, {unsuback, Id}, Timeout).
+request(#{type := subscribe, topic := T, qos := Q} = P, {mqtt, _, _, Id, _} = Conn, Timeout) ->
+    Sub = maps:with([properties], P),
+    exchange(Sub#{type => subscribe, id => Id, topics => [{T, Q}]}, Conn, {suback, Id}, Timeout);
+request(#{type := unsubscribe, topic := T} = P, {mqtt, _, _, Id, _} = Conn, Timeout) ->
+    Unsub = maps:with([properties], P),
+    exchange(Unsub#{type => unsubscribe, id => Id, topics => [T]}, Conn, {unsuback, Id},
+             Timeout).
 
 %% An empty client id asks the broker for one, which MQTT 3.1.1 allows with a clean session
 %% only: a kept session needs a name of its own, unique per connection.
@@ -160,26 +201,31 @@ exchange(Packet, {mqtt, S, Buf, Id, Up}, Want, Timeout) ->
     Next = Id rem 65535 + 1,
     case send(S, Packet) of
         ok when Want =:= none -> {ok, {mqtt, S, Buf, Next, Up}};
-        ok -> await(Want, S, Buf, beamscale_load_tcp:deadline(Timeout), Next);
+        ok -> await(Want, S, Buf, beamscale_load_tcp:deadline(Timeout), Next,
+                    version(Up, Packet));
         {error, Reason} -> gone(S, Reason)
     end.
+
+%% The session's protocol level, or the one its CONNECT asks for.
+version(false, Packet) -> maps:get(version, Packet, 4);
+version(V, _Packet) -> V.
 
 send(S, Packet) -> beamscale_load_tcp:send(S, ?CODEC:encode(Packet)).
 
 %% The packet awaited; deliveries from subscriptions that come first are acknowledged and
 %% dropped (a request does not count pushes: only a wait does).
-await(Want, S, Buf, Deadline, Id) ->
-    case ?CODEC:decode(Buf, beamscale_load_reader:max(S)) of
+await(Want, S, Buf, Deadline, Id, V) ->
+    case ?CODEC:decode(Buf, beamscale_load_reader:max(S), V) of
         {ok, P, Rest} ->
             case answer(Want, P, S) of
-                {done, Result} -> nudge(S, Rest), Result(Rest, Id);
-                {next, Want1} -> await(Want1, S, Rest, Deadline, Id);
-                skip -> await(Want, S, Rest, Deadline, Id);
+                {done, Result} -> nudge(S, Rest), Result({mqtt, S, Rest, Id, V});
+                {next, Want1} -> await(Want1, S, Rest, Deadline, Id, V);
+                skip -> await(Want, S, Rest, Deadline, Id, V);
                 {error, R} -> gone(S, {?MODULE, R})
             end;
         more ->
             case beamscale_load_reader:recv(S, Buf, Deadline) of
-                {ok, Buf1} -> await(Want, S, Buf1, Deadline, Id);
+                {ok, Buf1} -> await(Want, S, Buf1, Deadline, Id, V);
                 {error, Reason} -> gone(S, Reason)
             end;
         {error, {?CODEC, R}} -> gone(S, {?MODULE, R})
@@ -194,19 +240,23 @@ nudge(S, _Rest) -> self() ! {tcp_or_ssl(S), S, <<>>}, ok.
 tcp_or_ssl(S) when is_port(S) -> tcp;
 tcp_or_ssl(_S) -> ssl.
 
-answer(connack, #{type := connack, return_code := 0}, S) ->
-    {done, fun(Rest, Id) -> {ok, {mqtt, S, Rest, Id, true}} end};
+%% The answer awaited: `{done, fun(Conn) -> Result end}' (an error by reason code keeps the
+%% connection), or the next packet to await; an error closes the connection.
+answer(connack, #{type := connack, return_code := 0}, _S) -> {done, fun(C) -> {ok, C} end};
+answer(connack, #{type := connack, return_code := Rc}, _S) when Rc >= 16#80 ->
+    {error, {reason, connack, Rc}};
 answer(connack, #{type := connack, return_code := Rc}, _S) -> {error, {refused, Rc}};
-answer({pubrec, Id}, #{type := pubrec, id := Id}, S) ->
-    case send(S, #{type => pubrel, id => Id}) of
-        ok -> {next, {pubcomp, Id}};
-        {error, R} -> {error, {send, R}}
-    end;
 answer({Type, Id}, #{type := Type, id := Id} = P, S) ->
-    case P of
-        #{codes := <<128>>} -> {error, subscribe_refused};
-        _ -> {done, fun(Rest, Next) -> {ok, {mqtt, S, Rest, Next, true}} end}
+    case refusal(P) of
+        none when Type =:= pubrec ->
+            case send(S, #{type => pubrel, id => Id}) of
+                ok -> {next, {pubcomp, Id}};
+                {error, R} -> {error, {send, R}}
+            end;
+        none -> {done, fun(C) -> {ok, C} end};
+        R -> {done, fun(C) -> {error, {?MODULE, R}, C} end}
     end;
+answer(_Want, #{type := disconnect, reason_code := Rc}, _S) -> {error, {disconnected, Rc}};
 answer(_Want, #{type := publish, payload := Pl} = P, S) ->
     _ = ack(S, P),
     ok = beamscale_load_stamp:delivered(Pl),
@@ -214,6 +264,15 @@ answer(_Want, #{type := publish, payload := Pl} = P, S) ->
 answer(_Want, #{type := pingresp}, _S) -> skip;
 answer(_Want, #{type := pubrel, id := Id}, S) -> _ = send(S, #{type => pubcomp, id => Id}), skip;
 answer(_Want, #{type := T}, _S) -> {error, {unexpected, T}}.
+
+%% A reason code of 0x80 or above (3.1.1's SUBACK has 0x80 alone): the first.
+refusal(#{type := T, reason_code := Rc}) when Rc >= 16#80 -> {reason, T, Rc};
+refusal(#{type := T, codes := Codes}) ->
+    case [C || <<C>> <= Codes, C >= 16#80] of
+        [] -> none;
+        [C | _] -> {reason, T, C}
+    end;
+refusal(_P) -> none.
 
 %% A QoS 1 delivery is acknowledged, else the broker sends it again; a QoS 2 one is received
 %% (PUBREC), and its PUBREL completed (PUBCOMP) when it comes.
@@ -273,7 +332,7 @@ handle_push({mqtt_ping, S}, {mqtt, S, _, _, _} = Conn, N) ->
     {ignore, Conn, N};
 handle_push({T, S, Data}, {mqtt, S, Buf, Id, Up}, N) when T =:= tcp; T =:= ssl ->
     beamscale_load_request:count(bytes_received, byte_size(Data)),
-    case deliveries(S, <<Buf/binary, Data/binary>>, 0) of
+    case deliveries(S, <<Buf/binary, Data/binary>>, 0, version(Up, #{})) of
         {ok, Rest, 0} -> {ignore, {mqtt, S, Rest, Id, Up}, N};
         {ok, Rest, Got} -> {push, {mqtt, S, Rest, Id, Up}, N + Got};
         error -> ok = disarm(S), ok = beamscale_load_tcp:drop(S), {ignore, closed, N}
@@ -287,16 +346,16 @@ handle_push(_Closed, {mqtt, S, _, _, _}, N) ->
     ok = beamscale_load_tcp:drop(S),
     {ignore, closed, N}.
 
-deliveries(S, Buf, Got) ->
-    case ?CODEC:decode(Buf, beamscale_load_reader:max(S)) of
+deliveries(S, Buf, Got, V) ->
+    case ?CODEC:decode(Buf, beamscale_load_reader:max(S), V) of
         {ok, #{type := publish, payload := Pl} = P, Rest} ->
             _ = ack(S, P),
             ok = beamscale_load_stamp:delivered(Pl),
-            deliveries(S, Rest, Got + 1);
+            deliveries(S, Rest, Got + 1, V);
         {ok, #{type := pubrel, id := Id}, Rest} ->
             _ = send(S, #{type => pubcomp, id => Id}),
-            deliveries(S, Rest, Got);
-        {ok, _Other, Rest} -> deliveries(S, Rest, Got);
+            deliveries(S, Rest, Got, V);
+        {ok, _Other, Rest} -> deliveries(S, Rest, Got, V);
         more -> {ok, Buf, Got};
         {error, _} -> error
     end.
@@ -315,80 +374,20 @@ format_error({?MODULE, R}) -> format_error(R);
 format_error(already_connected) -> "connect on an MQTT session already open";
 format_error(not_connected) -> "an MQTT request before connect (or after disconnect)";
 format_error({refused, Rc}) -> io_lib:format("CONNACK refused the connection (code ~b)", [Rc]);
-format_error(subscribe_refused) -> "SUBACK refused the subscription (0x80)";
 format_error({send, R}) -> io_lib:format("send: ~0tp", [R]);
 format_error({unexpected, T}) -> io_lib:format("unexpected MQTT ~ts packet", [T]);
 format_error(R) -> ?CODEC:format_error(R).
 
-%% @doc Tsung's `ts_mqtt' sessions and their `<mqtt>' element, to a tcp or ssl server.
+%% @doc Tsung's `ts_mqtt' sessions and their `<mqtt>' element (`beamscale_load_mqtt_tsung').
 -spec tsung() -> beamscale_load_request:tsung().
-tsung() -> #{type => "ts_mqtt", element => mqtt, servers => ["tcp", "ssl"],
-             attributes => [type, clean_start, keepalive, will_topic, will_qos, will_msg,
-                            will_retain, topic, qos, retained, timeout]}.
+tsung() -> beamscale_load_mqtt_tsung:tsung().
 
-%% @doc An `<mqtt>' element: `type' connect (clean_start, keepalive, will_*), publish (topic,
-%% qos, retained; the text is the payload), subscribe (topic, qos), unsubscribe (topic),
-%% disconnect; `waitForMessages' (timeout, seconds) is a `wait' step.
--spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
-from_tsung(_Req, E, Ctx) ->
-    check_attrs(E, Ctx),
-    Spec = case req(E, type, Ctx) of
-               "connect" -> tsung_connect(E, Ctx);
-               "publish" -> #{type => publish, topic => topic(E, Ctx), qos => qos(E, Ctx),
-                              retain => bool(E, retained, false, Ctx),
-                              payload => unicode:characters_to_binary(
-                                           beamscale_load_tsung_request:text(E))};
-               "subscribe" -> #{type => subscribe, topic => topic(E, Ctx), qos => qos(E, Ctx)};
-               "unsubscribe" -> #{type => unsubscribe, topic => topic(E, Ctx)};
-               "disconnect" -> #{type => disconnect};
-               "waitForMessages" -> #{wait_ms => wait_ms(E, Ctx)};
-               T -> fail(E, Ctx, "type=\"~ts\" (expected connect, publish, subscribe, "
-                                 "unsubscribe or disconnect)", [T])
-           end,
-    {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
-    case Spec of
-        #{wait_ms := _} -> {Spec#{target => Name}, [{Name, Target}]};
-        _ -> checked(Spec, Name, Target, E, Ctx)
-    end.
+%% @doc An `<mqtt>' element (`beamscale_load_mqtt_tsung').
+-spec from_tsung(tuple(), tuple(), map()) -> {map(), [{atom(), map()}]}.
+from_tsung(_Req, E, Ctx) -> beamscale_load_mqtt_tsung:from_tsung(E, Ctx, fun tsung_check/1).
 
-checked(Spec, Name, Target, E, Ctx) ->
+tsung_check(Spec) ->
     case check(Spec, #{host => "", port => 0}) of
-        {ok, _} -> {Spec#{target => Name}, [{Name, Target}]};
-        {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
-    end.
-
-tsung_connect(E, Ctx) ->
-    Will = case attr(E, will_topic) of
-               undefined -> #{};
-               T -> #{will => #{topic => T, message => attr(E, will_msg, ""),
-                                qos => qos(E, will_qos, Ctx),
-                                retain => bool(E, will_retain, false, Ctx)}}
-           end,
-    Will#{type => connect, clean => bool(E, clean_start, true, Ctx),
-          keepalive_s => int(E, keepalive, "60", Ctx)}.
-
-%% Tsung's `timeout' is in seconds (default 1): the wait ends at the first message, or fails
-%% with `no pushed message within Ms ms'.
-wait_ms(E, Ctx) ->
-    case int(E, timeout, "1", Ctx) of
-        S when S > 0, S =< 4294967 -> S * 1000;
-        _ -> fail(E, Ctx, "timeout: expected seconds from 1 to 4294967", [])
-    end.
-
-topic(E, Ctx) -> unicode:characters_to_binary(req(E, topic, Ctx)).
-
-qos(E, Ctx) -> qos(E, qos, Ctx).
-
-qos(E, Name, Ctx) ->
-    case attr(E, Name, "0") of
-        "0" -> 0;
-        "1" -> 1;
-        "2" -> 2;
-        Q -> fail(E, Ctx, "~ts=\"~ts\" (expected 0, 1 or 2)", [Name, Q])
-    end.
-
-int(E, Name, Default, Ctx) ->
-    V = attr(E, Name, Default),
-    try list_to_integer(V)
-    catch error:badarg -> fail(E, Ctx, "~ts=\"~ts\" (expected an integer)", [Name, V])
+        {ok, _} -> ok;
+        Error -> Error
     end.

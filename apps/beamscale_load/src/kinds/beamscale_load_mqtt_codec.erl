@@ -1,15 +1,20 @@
-%% @doc MQTT 3.1.1 packets (OASIS standard, 2014; QoS 0, 1 and 2), pure: terms to bytes and
-%% back, both ways for every packet the `mqtt' kind sends or reads (a test broker decodes what a
-%% client encodes).
+%% @doc MQTT 3.1.1 packets (OASIS standard, 2014; QoS 0, 1 and 2) and MQTT 5.0's, pure: terms
+%% to bytes and back, both ways for every packet the `mqtt' kind sends or reads (a test broker
+%% decodes what a client encodes).
+%% MQTT 5.0 (`beamscale_load_mqtt_v5'): a packet with `properties' (a CONNECT with `version => 5')
+%% is encoded in 5.0's layout, and `decode/3' with version 5 reads 5.0's, with its properties
+%% and `reason_code'. An acknowledgement without them is the same bytes in both.
 %% A packet is a map with `type'; `decode/2' refuses a remaining length above MQTT's own bound
 %% (268435455) or the caller's (the target's `max_reply_bytes') before any of its bytes arrive,
 %% so a hostile length costs nothing to hold.
 -module(beamscale_load_mqtt_codec).
 
--export([encode/1, decode/2, max_length/0, format_error/1]).
+-export([encode/1, decode/2, decode/3, max_length/0, format_error/1]).
 -export_type([packet/0]).
 
 -type packet() :: #{type := atom(), _ => _}.
+
+-define(V5, beamscale_load_mqtt_v5).
 
 -define(MAX_LENGTH, 268435455).
 -define(CONNECT, 1).
@@ -26,6 +31,7 @@
 -define(PINGREQ, 12).
 -define(PINGRESP, 13).
 -define(DISCONNECT, 14).
+-define(AUTH, 15).
 
 %% @doc MQTT's largest remaining length.
 -spec max_length() -> pos_integer().
@@ -39,27 +45,35 @@ encode(#{type := connect, client_id := Id, keepalive_s := Keep} = P) ->
     Pass = maps:get(password, P, undefined),
     Flags = flag(User, 16#80) bor flag(Pass, 16#40) bor will_flags(Will)
         bor case maps:get(clean, P, true) of true -> 16#02; false -> 0 end,
-    Payload = [str(Id), will_payload(Will), opt_str(User), opt_str(Pass)],
-    packet(?CONNECT, 0, [str(<<"MQTT">>), 4, Flags, <<Keep:16>>, Payload]);
+    V = maps:get(version, P, 4),
+    Props = case V of 4 -> []; 5 -> ?V5:props(maps:get(properties, P, #{})) end,
+    Payload = [str(Id), will_payload(Will, V), opt_str(User), opt_str(Pass)],
+    packet(?CONNECT, 0, [str(<<"MQTT">>), V, Flags, <<Keep:16>>, Props, Payload]);
 encode(#{type := connack, return_code := Rc} = P) ->
     Sp = case maps:get(session_present, P, false) of true -> 1; false -> 0 end,
-    packet(?CONNACK, 0, <<Sp, Rc>>);
+    packet(?CONNACK, 0, [<<Sp, Rc>>, props(P)]);
 encode(#{type := publish, topic := T, payload := Pl, qos := Q} = P) ->
     Flags = (Q bsl 1) bor flag(maps:get(retain, P, false), 1)
         bor flag(maps:get(dup, P, false), 8),
     Id = case Q of 0 -> <<>>; _ -> <<(maps:get(id, P)):16>> end,
-    packet(?PUBLISH, Flags, [str(T), Id, Pl]);
+    packet(?PUBLISH, Flags, [str(T), Id, props(P), Pl]);
+%% An acknowledgement, DISCONNECT or AUTH with a reason code: MQTT 5.0's layout.
+encode(#{type := Type, reason_code := Rc} = P) ->
+    {Code, Flags, Id} = ack_head(Type, P),
+    packet(Code, Flags, [Id, Rc, ?V5:props(maps:get(properties, P, #{}))]);
 encode(#{type := puback, id := Id}) -> packet(?PUBACK, 0, <<Id:16>>);
 encode(#{type := pubrec, id := Id}) -> packet(?PUBREC, 0, <<Id:16>>);
 %% PUBREL's flags are 0010 (MQTT 3.1.1, 3.6.1).
 encode(#{type := pubrel, id := Id}) -> packet(?PUBREL, 2, <<Id:16>>);
 encode(#{type := pubcomp, id := Id}) -> packet(?PUBCOMP, 0, <<Id:16>>);
-encode(#{type := subscribe, id := Id, topics := Ts}) ->
-    packet(?SUBSCRIBE, 2, [<<Id:16>> | [[str(T), Q] || {T, Q} <- Ts]]);
-encode(#{type := suback, id := Id, codes := Cs}) -> packet(?SUBACK, 0, [<<Id:16>>, Cs]);
-encode(#{type := unsubscribe, id := Id, topics := Ts}) ->
-    packet(?UNSUBSCRIBE, 2, [<<Id:16>> | [str(T) || T <- Ts]]);
-encode(#{type := unsuback, id := Id}) -> packet(?UNSUBACK, 0, <<Id:16>>);
+encode(#{type := subscribe, id := Id, topics := Ts} = P) ->
+    packet(?SUBSCRIBE, 2, [<<Id:16>>, props(P) | [[str(T), Q] || {T, Q} <- Ts]]);
+encode(#{type := suback, id := Id, codes := Cs} = P) ->
+    packet(?SUBACK, 0, [<<Id:16>>, props(P), Cs]);
+encode(#{type := unsubscribe, id := Id, topics := Ts} = P) ->
+    packet(?UNSUBSCRIBE, 2, [<<Id:16>>, props(P) | [str(T) || T <- Ts]]);
+encode(#{type := unsuback, id := Id} = P) ->
+    packet(?UNSUBACK, 0, [<<Id:16>>, props(P), maps:get(codes, P, <<>>)]);
 encode(#{type := pingreq}) -> packet(?PINGREQ, 0, <<>>);
 encode(#{type := pingresp}) -> packet(?PINGRESP, 0, <<>>);
 encode(#{type := disconnect}) -> packet(?DISCONNECT, 0, <<>>).
@@ -72,8 +86,21 @@ will_flags(undefined) -> 0;
 will_flags(#{qos := Q} = W) ->
     16#04 bor (Q bsl 3) bor flag(maps:get(retain, W, false), 16#20).
 
-will_payload(undefined) -> [];
-will_payload(#{topic := T, message := M}) -> [str(T), str(M)].
+will_payload(undefined, _V) -> [];
+will_payload(#{topic := T, message := M}, 4) -> [str(T), str(M)];
+will_payload(#{topic := T, message := M} = W, 5) ->
+    [?V5:props(maps:get(properties, W, #{})), str(T), str(M)].
+
+%% MQTT 5.0's properties of a packet that has them; none in 3.1.1.
+props(#{properties := Props}) -> ?V5:props(Props);
+props(_P) -> [].
+
+ack_head(puback, #{id := Id}) -> {?PUBACK, 0, <<Id:16>>};
+ack_head(pubrec, #{id := Id}) -> {?PUBREC, 0, <<Id:16>>};
+ack_head(pubrel, #{id := Id}) -> {?PUBREL, 2, <<Id:16>>};
+ack_head(pubcomp, #{id := Id}) -> {?PUBCOMP, 0, <<Id:16>>};
+ack_head(disconnect, _P) -> {?DISCONNECT, 0, <<>>};
+ack_head(auth, _P) -> {?AUTH, 0, <<>>}.
 
 opt_str(undefined) -> [];
 opt_str(S) -> str(S).
@@ -89,11 +116,17 @@ packet(Type, Flags, Body) ->
 length_bytes(N) when N < 128 -> <<N>>;
 length_bytes(N) -> [<<(128 bor (N band 127))>>, length_bytes(N bsr 7)].
 
-%% @doc The first packet of `Bin': `{ok, Packet, Rest}', `more' (incomplete), or an error for a
-%% length above `Max' (or MQTT's bound) or bytes that are not an MQTT packet.
+%% @doc The first MQTT 3.1.1 packet of `Bin' (`decode/3').
 -spec decode(binary(), pos_integer()) ->
     {ok, packet(), binary()} | more | {error, {?MODULE, term()}}.
-decode(<<H, Rest/binary>>, Max) ->
+decode(Bin, Max) -> decode(Bin, Max, 4).
+
+%% @doc The first packet of `Bin' in MQTT `Version' (4: 3.1.1, 5: 5.0; a CONNECT says its own):
+%% `{ok, Packet, Rest}', `more' (incomplete), or an error for a length above `Max' (or MQTT's
+%% bound), properties past their packet, or bytes that are not an MQTT packet.
+-spec decode(binary(), pos_integer(), 4 | 5) ->
+    {ok, packet(), binary()} | more | {error, {?MODULE, term()}}.
+decode(<<H, Rest/binary>>, Max, V) ->
     case remaining_length(Rest, 0, 0) of
         more -> more;
         {error, _} = E -> E;
@@ -101,12 +134,14 @@ decode(<<H, Rest/binary>>, Max) ->
         {ok, Len, More} when byte_size(More) < Len -> more;
         {ok, Len, More} ->
             <<Body:Len/binary, Tail/binary>> = More,
-            try body(H bsr 4, H band 15, Body) of
+            try body(V, H bsr 4, H band 15, Body) of
                 P -> {ok, P, Tail}
-            catch error:_ -> {error, {?MODULE, {malformed, type_name(H bsr 4)}}}
+            catch
+                throw:{?V5, R} -> {error, {?MODULE, R}};
+                error:_ -> {error, {?MODULE, {malformed, type_name(H bsr 4)}}}
             end
     end;
-decode(<<>>, _Max) -> more.
+decode(<<>>, _Max, _V) -> more.
 
 %% At most four length bytes (MQTT 3.1.1, 2.2.3): a fifth is a malformed packet.
 remaining_length(_, 4, _) -> {error, {?MODULE, bad_length}};
@@ -115,14 +150,45 @@ remaining_length(<<1:1, D:7, Rest/binary>>, I, Acc) ->
 remaining_length(<<0:1, D:7, Rest/binary>>, I, Acc) -> {ok, Acc bor (D bsl (7 * I)), Rest};
 remaining_length(<<>>, _, _) -> more.
 
-body(?CONNECT, 0, <<4:16, "MQTT", 4, Flags, Keep:16, Rest/binary>>) ->
-    {Id, R1} = take_str(Rest),
-    {Will, R2} = take_will(Flags, R1),
+%% MQTT 5.0's packets: those without properties are read as 3.1.1's.
+body(4, Type, Flags, Body) -> body(Type, Flags, Body);
+body(5, ?CONNACK, 0, <<0:7, Sp:1, Rc, Rest/binary>>) ->
+    {Props, <<>>} = ?V5:take_props(Rest, connack),
+    #{type => connack, session_present => Sp =:= 1, return_code => Rc, properties => Props};
+body(5, ?PUBLISH, Flags, Body) ->
+    P = #{payload := Rest} = body(?PUBLISH, Flags, Body),
+    {Props, Payload} = ?V5:take_props(Rest, publish),
+    P#{payload := Payload, properties => Props};
+body(5, Type, Flags, <<Id:16, Rest/binary>>) when Type >= ?PUBACK, Type =< ?PUBCOMP ->
+    reason(Rest, body(Type, Flags, <<Id:16>>));
+body(5, Type, Flags, <<Id:16, Rest/binary>>) when Type >= ?SUBSCRIBE, Type =< ?UNSUBACK ->
+    {Props, R1} = ?V5:take_props(Rest, type_name(Type)),
+    case Type of
+        ?UNSUBACK when Flags =:= 0 -> #{type => unsuback, id => Id, codes => R1,
+                                        properties => Props};
+        _ -> (body(Type, Flags, <<Id:16, R1/binary>>))#{properties => Props}
+    end;
+body(5, ?DISCONNECT, 0, Body) -> reason(Body, #{type => disconnect});
+body(5, ?AUTH, 0, Body) -> reason(Body, #{type => auth});
+body(5, Type, Flags, Body) -> body(Type, Flags, Body).
+
+%% A reason code and properties, both left out when 0 and none (MQTT 5.0, 3.4.2.1).
+reason(<<>>, P) -> P#{reason_code => 0, properties => #{}};
+reason(<<Rc>>, P) -> P#{reason_code => Rc, properties => #{}};
+reason(<<Rc, Rest/binary>>, P) ->
+    {Props, <<>>} = ?V5:take_props(Rest, maps:get(type, P)),
+    P#{reason_code => Rc, properties => Props}.
+
+body(?CONNECT, 0, <<4:16, "MQTT", V, Flags, Keep:16, Rest/binary>>) when V =:= 4; V =:= 5 ->
+    {Props, R0} = case V of 4 -> {undefined, Rest}; 5 -> ?V5:take_props(Rest, connect) end,
+    {Id, R1} = take_str(R0),
+    {Will, R2} = take_will(V, Flags, R1),
     {User, R3} = take_opt(Flags band 16#80, R2),
     {Pass, <<>>} = take_opt(Flags band 16#40, R3),
-    maps:filter(fun(_, V) -> V =/= undefined end,
+    maps:filter(fun(_, X) -> X =/= undefined end,
                 #{type => connect, client_id => Id, keepalive_s => Keep,
-                  clean => Flags band 2 =/= 0, will => Will, user => User, password => Pass});
+                  clean => Flags band 2 =/= 0, will => Will, user => User, password => Pass,
+                  version => case V of 5 -> 5; 4 -> undefined end, properties => Props});
 body(?CONNACK, 0, <<0:7, Sp:1, Rc>>) ->
     #{type => connack, session_present => Sp =:= 1, return_code => Rc};
 body(?PUBLISH, Flags, Body) ->
@@ -155,12 +221,16 @@ take_str(<<N:16, S:N/binary, Rest/binary>>) -> {S, Rest}.
 take_opt(0, Bin) -> {undefined, Bin};
 take_opt(_, Bin) -> take_str(Bin).
 
-take_will(Flags, Bin) when Flags band 4 =:= 0 -> {undefined, Bin};
-take_will(Flags, Bin) ->
+take_will(_V, Flags, Bin) when Flags band 4 =:= 0 -> {undefined, Bin};
+take_will(4, Flags, Bin) ->
     {T, R1} = take_str(Bin),
     {M, R2} = take_str(R1),
     {#{topic => T, message => M, qos => (Flags bsr 3) band 3,
-       retain => Flags band 16#20 =/= 0}, R2}.
+       retain => Flags band 16#20 =/= 0}, R2};
+take_will(5, Flags, Bin) ->
+    {Props, R1} = ?V5:take_props(Bin, will),
+    {W, R2} = take_will(4, Flags, R1),
+    {W#{properties => Props}, R2}.
 
 filters(<<>>) -> [];
 filters(Bin) ->
@@ -175,7 +245,7 @@ strs(Bin) ->
 type_name(T) ->
     element(T + 1, {reserved, connect, connack, publish, puback, pubrec, pubrel, pubcomp,
                     subscribe, suback, unsubscribe, unsuback, pingreq, pingresp, disconnect,
-                    reserved}).
+                    auth}).
 
 %% @doc The text of a codec's reason (never the bytes received).
 -spec format_error(term()) -> iodata().
@@ -183,7 +253,7 @@ format_error({too_long, Len}) ->
     io_lib:format("MQTT packet's remaining length ~b above the bound: connection closed", [Len]);
 format_error(bad_length) -> "malformed MQTT remaining length (more than 4 bytes)";
 format_error({malformed, Type}) -> io_lib:format("malformed MQTT ~ts packet", [Type]);
-format_error(Other) -> io_lib:format("~0tp", [Other]).
+format_error(Other) -> ?V5:format_error(Other).
 
 -ifdef(TEST).
 -include_lib("eunit/include/eunit.hrl").
