@@ -1,22 +1,24 @@
 %% `run' with profiles (docs/profiles.md) on real nodes under perf: a contended ETS table at 1
 %% and 2 schedulers has a profile per point, a flame graph and "What grew" on its page, and
 %% its lock's share grows; mbrot, embarrassingly parallel, grows no category by much; the
-%% pollset study's keep-alive server profiled at two load levels.
+%% pollset study's keep-alive server and the smp-io study's Mnesia node profiled at two load
+%% levels; where perf refuses, the emulator's sampling, said in one line; --profile lcnt without
+%% a lock-counting emulator names the command that installs one.
 -module(beamscale_profile_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([ets_contention/1, mbrot_parallel/1, options/1, no_perf/1, load_levels/1,
-         saturate_levels/1, load_run/1]).
+         saturate_levels/1, load_run/1, smp_io_levels/1, perf_refused/1, lcnt_missing/1]).
 -export([ets_contention/0, mbrot_parallel/0, options/0, no_perf/0, load_levels/0,
-         saturate_levels/0, load_run/0]).
+         saturate_levels/0, load_run/0, smp_io_levels/0, perf_refused/0, lcnt_missing/0]).
 
 %% perf's own start (symbols, a few seconds on a loaded host) and `perf script' per point.
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [options, ets_contention, mbrot_parallel, no_perf, load_levels, saturate_levels,
-          load_run].
+all() -> [options, lcnt_missing, ets_contention, mbrot_parallel, no_perf, load_levels,
+          smp_io_levels, saturate_levels, load_run, perf_refused].
 
 init_per_suite(Config) ->
     case perf_usable() of
@@ -58,7 +60,9 @@ options(Config) ->
     %% saturate and load check them as run does: a bad value exits 2 before any node starts.
     Out = filename:join(?config(priv_dir, Config), "profile_options"),
     [?assertEqual(2, beamscale_cli:dispatch([Cmd, "none.scenario", Opt, "0", "--out", Out]))
-     || {Cmd, Opt} <- [{"saturate", "--profile-rate"}, {"load", "--profile-window"}]].
+     || {Cmd, Opt} <- [{"saturate", "--profile-rate"}, {"load", "--profile-window"}]],
+    %% The ets study runs benchmarks, not load levels: refused before it starts.
+    ?assertEqual(2, beamscale_cli:dispatch(["study", "ets", "--profile", "--out", Out])).
 
 ets_contention() ->
     [{doc, "ets_hammer at 1 and 2 schedulers: profiles, flame graphs, locks grow."}].
@@ -136,6 +140,94 @@ load_levels(Config) ->
               <<"<svg id=\"flame1\"">>, <<"<svg id=\"flame2\"">>]],
     ?assertEqual([], filelib:wildcard(filename:join([Dir, "profiles", "*", "*.perf.data"]))),
     beamscale_test_cli:no_strays().
+
+smp_io_levels() ->
+    [{doc, "study smp-io --profile: a Mnesia write cell's node at two levels, what grew on the "
+           "study's page."}].
+smp_io_levels(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "profile_smp_io_levels"),
+    ok = filelib:ensure_path(Dir),
+    %% Fixed levels (no search): 10 sessions/s of 20 writes is held by far, so 80 runs too.
+    P = #{ops => 20, hold_s => 2, prefill => 0, configs => ["smp_auto"],
+          rates => #{"mnesia" => [10, 80], "mariadb" => [5]}},
+    Cells = [C || #{target := "mnesia", op := "write"} = C
+                      <- beamscale_study_smp_io:cells(P, beamscale_study_smp_io:configs("erl"),
+                                                      Dir, filename:join(Dir, "no.config"))],
+    Profile = #{rate => 999, window_ms => 1500, stacks => dwarf},
+    {ok, []} = beamscale_study_levels:run(Cells, #{dir => Dir, quiet => true, seed => 1,
+                                                   profile => Profile}),
+    [Low, High] = beamscale_profile:read_levels(Dir),
+    ?assertMatch({10, 80}, {maps:get(schedulers, Low), maps:get(schedulers, High)}),
+    %% Eight times the transactions: more of the node's CPU time, so more samples.
+    [NLow, NHigh] = [beamscale_stats_profile:samples(F) || #{folded := F} <- [Low, High]],
+    ?assert(NLow > 0 andalso NHigh > NLow, {NLow, NHigh}),
+    Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
+    Html = iolist_to_binary(beamscale_report_smp_io:html(#{}, Rows, [], [Low, High])),
+    [?assertNotEqual(nomatch, binary:match(Html, S), S)
+     || S <- [<<"What grew with sessions/s">>, <<"mnesia/write smp_auto">>,
+              <<"10 to 80 sessions/s">>, <<"<svg id=\"flame1\"">>, <<"<svg id=\"flame2\"">>]],
+    %% "What grew" is read first: before the levels' figures.
+    ?assert(pos(Html, <<"What grew">>) < pos(Html, <<"Mean session duration">>)),
+    beamscale_test_cli:no_strays().
+
+perf_refused() ->
+    [{doc, "perf refusing to sample (perf_event_paranoid, not root): load --profile says so in "
+           "one line, on the page too, and the node is sampled by the emulator instead."}].
+perf_refused(Config) ->
+    %% Root is never refused here: a perf first on PATH answers as perf refuses (its message).
+    Bin = filename:join(?config(priv_dir, Config), "profile_refusing_perf"),
+    Perf = filename:join(Bin, "perf"),
+    ok = filelib:ensure_dir(Perf),
+    ok = file:write_file(Perf, ["#!/bin/sh\necho Error: >&2\necho '", refusal(), "' >&2\n"
+                                "exit 255\n"]),
+    ok = file:change_mode(Perf, 8#755),
+    Path = work_scenario(Config, "profile_refused.scenario", 4, 8),
+    Out = filename:join(?config(priv_dir, Config), "profile_refused_runs"),
+    Old = os:getenv("PATH"),
+    true = os:putenv("PATH", Bin ++ ":" ++ Old),
+    {Status, Text} = try beamscale_test_cli:run(["load", Path, "--profile", "--profile-window",
+                                                 "1500", "--out", Out, "--name", "l"])
+                     after os:putenv("PATH", Old)
+                     end,
+    ?assertEqual(0, Status, Text),
+    Note = "perf cannot run (perf record failed (255): " ++ refusal()
+        ++ "): sampled by the emulator (process_info)",
+    ?assertEqual([Note], [L || L <- string:split(Text, "\n", all),
+                               string:find(L, "perf cannot run") =/= nomatch], Text),
+    Dir = filename:join(Out, "l"),
+    [#{folded := F, meta := Meta}] = beamscale_profile:read_levels(Dir),
+    ?assert(beamscale_stats_profile:samples(F) > 0, Meta),
+    {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"sampled by the emulator">>)),
+    beamscale_test_cli:no_strays().
+
+refusal() -> "Access to performance monitoring and observability operations is limited.".
+
+lcnt_missing() ->
+    [{doc, "--profile lcnt (and --lcnt) without a lock-counting emulator: one line naming the "
+           "command that installs one, exit 2, before any node starts."}].
+lcnt_missing(Config) ->
+    Empty = filename:join(?config(priv_dir, Config), "profile_no_otp"),
+    ok = filelib:ensure_path(Empty),
+    Install = "run `beamscale otp install " ++ erlang:system_info(otp_release) ++ "-lcnt'",
+    %% No install where releases go (CI sets its own directory: put back after).
+    Old = os:getenv("BEAMSCALE_OTP_DIR"),
+    true = os:putenv("BEAMSCALE_OTP_DIR", Empty),
+    try
+        [begin
+             {Status, Text} = beamscale_test_cli:run(["run" | Args] ++ ["--bench", "mbrot",
+                                                                       "--out", Empty]),
+             ?assertEqual(2, Status, Text),
+             ?assertMatch([_], string:lexemes(Text, "\n"), Text),
+             ?assertNotEqual(nomatch, string:find(Text, Install), Text)
+         end || Args <- [["--profile", "lcnt"], ["--lcnt", "--profile"]]]
+    after
+        case Old of
+            false -> os:unsetenv("BEAMSCALE_OTP_DIR");
+            _ -> os:putenv("BEAMSCALE_OTP_DIR", Old)
+        end
+    end,
+    ?assertEqual({ok, []}, file:list_dir(Empty)).
 
 saturate_levels() ->
     [{doc, "saturate --profile on an Erlang node doing CPU work at 4/s then 8/s: each level "

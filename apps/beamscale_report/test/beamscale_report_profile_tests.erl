@@ -42,6 +42,19 @@ error_point_test() ->
     ?assertNotEqual(nomatch, binary:match(P, <<"No profile: perf not found">>)),
     ?assertEqual(nomatch, binary:match(P, <<"<svg">>)).
 
+%% The emulator's sampling where perf could not run: said on the point, with no perf rate.
+sampled_point_test() ->
+    Note = <<"perf cannot run (perf not found: install linux-perf): sampled by the emulator "
+             "(process_info)">>,
+    #{meta := Meta} = Point = point(1, one()),
+    {_, [{_, Points}]} = beamscale_report_profile:sections([Point#{meta := Meta#{<<"note">> =>
+                                                                                     Note}}],
+                                                           none),
+    P = iolist_to_binary(Points),
+    ?assertNotEqual(nomatch, binary:match(P, <<"10 samples over 1000 ms; overhead 2.5 %">>)),
+    ?assertNotEqual(nomatch, binary:match(P, <<Note/binary, ": no C functions">>)),
+    ?assertEqual(nomatch, binary:match(P, <<"999 Hz">>)).
+
 flame_test() ->
     Svg = iolist_to_binary(beamscale_report_flame:svg(two(), "f9")),
     %% One frame per distinct node of the tree: scheduler, ets_insert_2, the lock, m:f/1 and

@@ -43,7 +43,8 @@ info() ->
           {emu_flavor, "--emu-flavor", {list, string},
            "emulator flavours of each --otp release: jit,emu,lcnt (docs/otp.md)"},
           {lcnt, "--lcnt", flag,
-           "on each release's lock-counting emulator (RELEASE-lcnt): locks that grew"},
+           "on each release's lock-counting emulator (RELEASE-lcnt): locks that grew "
+           "(--profile lcnt: with profiles)"},
           {quiet, "--quiet", flag, "print no progress"},
           {dist_address, "--dist-address", string,
            "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
@@ -53,6 +54,9 @@ info() ->
 
 %% @doc Load the configuration, run it, print the sanity verdicts.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
+%% `--profile lcnt' (the lock counts beside the profile) is `--profile --lcnt'.
+do(#{opts := #{profile := true} = Opts, args := ["lcnt"]}) ->
+    do(#{opts => Opts#{lcnt => true}, args => []});
 do(#{opts := #{config := _, preset := _}, args := []}) ->
     {error, config_and_preset};
 do(#{opts := Opts, args := []}) ->

@@ -19,9 +19,10 @@ info() ->
           {name, "--name", string, "the run's name (default: STUDY-DATE-TIME)"},
           {out, "--out", string, "where run directories go (default: runs)"},
           {quiet, "--quiet", flag, "print no progress"}]
-          ++ beamscale_cmd_run:profile_options("the server at each load level "
-                                               "(pollset)", "ms profiled per level (default "
-                                               "2000, at most the level's hold)") ++ [
+          ++ beamscale_cmd_run:profile_options("the node under test at each load level "
+                                               "(pollset, smp-io)",
+                                               "ms profiled per level (default 2000, at most "
+                                               "the level's hold)") ++ [
           {web, "--web", integer, "serve a live page of the load levels on "
                                   "http://127.0.0.1:PORT/ (0: a free port)"}]}.
 
@@ -31,7 +32,7 @@ do(#{opts := Opts, args := [Study]}) ->
     case {beamscale_study:find(Study), options(Opts)} of
         {error, _} -> {error, {unknown_study, Study}};
         {_, {ok, #{erls := _}}} when Study =/= "ets" -> {error, {otp_not_for, Study}};
-        {_, {ok, #{profile := _}}} when Study =/= "pollset" ->
+        {_, {ok, #{profile := _}}} when Study =/= "pollset", Study =/= "smp-io" ->
             {error, {profile_not_for, Study}};
         {_, {error, _} = Error} -> Error;
         {{ok, Mod}, {ok, Checked}} ->
@@ -43,6 +44,7 @@ do(#{opts := Opts, args := [Study]}) ->
                   end,
             case beamscale_web:with(Web, Run) of
                 {ok, Dir} ->
+                    io:put_chars(beamscale_profile:notes(Dir)),
                     io:format("Report:~n~ts~n", [filename:join(Dir, "index.html")]);
                 {error, Reason} ->
                     {error, {study_failed, Mod, Reason}}
@@ -59,7 +61,8 @@ format_error(no_study) -> ["give the study's name; ", studies_text()];
 format_error({bad_option, Opt, V}) -> io_lib:format("~s: bad value ~ts", [Opt, V]);
 format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
 format_error({otp_not_for, S}) -> ["--otp: only the ets study runs on several releases, not ", S];
-format_error({profile_not_for, S}) -> ["--profile: only the pollset study takes profiles, not ", S].
+format_error({profile_not_for, S}) ->
+    ["--profile: only the pollset and smp-io studies take profiles, not ", S].
 
 options(Opts) ->
     Profile = [profile_rate, profile_window, profile_stacks, profile],

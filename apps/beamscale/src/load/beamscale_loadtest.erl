@@ -281,6 +281,7 @@ closing(Dir, Index, Summary,
     io:put_chars(beamscale_loadtest_memory:closing_line(Memory)),
     _ = [io:put_chars(L)
          || L <- [beamscale_loadtest_files:emfile_line(Reasons, Limit)], L =/= none],
+    io:put_chars(beamscale_profile:notes(Dir)),
     io:format("~ts~n", [Index]).
 
 %% The counters of the run files' table (`beamscale_format_load') the first line leaves out,

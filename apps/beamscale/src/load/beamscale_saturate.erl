@@ -279,7 +279,7 @@ finish(Outcome, Levels, #{dir := Dir, slo := Slo, scenario := Sc, mode := Mode} 
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     beamscale_format_json:encode(run_info(Sc, Ctx))),
     {ok, Index} = beamscale_writer:write(Dir),
-    say(Ctx, closing(Dir, Summary, Index)),
+    say(Ctx, [beamscale_profile:notes(Dir), closing(Dir, Summary, Index)]),
     {ok, Dir, Summary}.
 
 closing(Dir, #{mode := closed, peak_per_s := P, peak_users := N, stopped := Why}, Index) ->

@@ -7,7 +7,7 @@
 %% Every step runs through `beamscale_os' with a time limit.
 -module(beamscale_profile).
 
--export([defaults/0, node_flags/0, point/2, read/1, summary/1]).
+-export([defaults/0, node_flags/0, point/2, read/1, summary/1, notes/1]).
 -export([start_window/2, end_window/2, read_levels/1, drop_map/1, is_profiled/3, failed/4]).
 -export_type([opts/0, call/0, window/0]).
 
@@ -183,9 +183,14 @@ profiled_calls(Call, Pid, Acc) ->
             end
     end.
 
+%% perf's refusals begin with a line `Error:', the reason on the next: the first other line.
 perf_failed(Status, Out) ->
-    [First | _] = string:split(string:trim(Out), "\n"),
-    iolist_to_binary(io_lib:format("perf record failed (~p): ~ts", [Status, First])).
+    Why = case [L || L <- [string:trim(Line) || Line <- string:split(Out, "\n", all)],
+                     L =/= <<>>, L =/= <<"Error:">>] of
+              [First | _] -> First;
+              [] -> <<"no output">>
+          end,
+    iolist_to_binary(io_lib:format("perf record failed (~p): ~ts", [Status, Why])).
 
 script(_Perf, _Data, error, _Without) -> #{error => <<"a profiled call failed">>};
 script(_Perf, _Data, _With, error) -> #{error => <<"a call without perf failed">>};
@@ -330,6 +335,16 @@ point_of(MetaFile, #{<<"bench">> := Bench, <<"env">> := Env} = Meta) ->
     Folded = folded_file(MetaFile),
     #{bench => Bench, env => Env, schedulers => S, folded => Folded, meta => Meta,
       group => iolist_to_binary([Otp, $/, Args, "/nodes ", integer_to_binary(N)])}.
+
+%% @doc One line for each reason the profiles of a run directory (a run's points, or load levels
+%% of a study, `saturate' or `load') were sampled by the emulator instead of perf: printed after
+%% the run, so a fallback is never silent.
+-spec notes(file:filename()) -> iodata().
+notes(Dir) ->
+    Metas = [Meta || M <- filelib:wildcard(filename:join([Dir, "profiles", "*", "*.json"])),
+                     {ok, Bin} <- [file:read_file(M)],
+                     {ok, Meta} <- [beamscale_format_json:decode(Bin)]],
+    [[N, $\n] || N <- lists:usort([N || #{<<"note">> := N} <- Metas])].
 
 %% @doc Lines to print after a run: each point's samples and overhead, and the median overhead.
 -spec summary(file:filename()) -> iodata().

@@ -237,6 +237,8 @@ level(Cell, L, #{rate := Rate, hold_s := Hold} = Level, Handles, Targets, Run) -
 
 %% With --profile, the node under test sampled in the middle of the level's hold, for the
 %% window or the hold if shorter; perf's stacks are folded once the level has ended.
+%% A `mysql' cell's node only ran the setup: the sessions go to the database, not profiled.
+profile_start(#{kind := mysql}, _L, _Hold, _Run) -> none;
 profile_start(Cell, L, Hold, #{profile := #{window_ms := W} = Opts, dir := Dir,
                                sut_node := {Node, OsPid}}) ->
     Window = min(W, Hold * 1000),

@@ -171,7 +171,8 @@ setup("mariadb", Op, _Config, Prefill, {_, DbFile}) ->
 levels(Cells, Opts, Dir) ->
     Seed = maps:get(seed, Opts, erlang:unique_integer([positive])),
     beamscale_study_levels:run(Cells, maps:merge(#{dir => Dir, quiet => maps:get(quiet, Opts),
-                                                   seed => Seed}, maps:with([web], Opts))).
+                                                   seed => Seed},
+                                                 maps:with([web, profile], Opts))).
 
 db_dir(Dir) -> filename:join(Dir, "db").
 
@@ -234,4 +235,5 @@ report(Dir, Meta) ->
     [Rows, Caps] = [beamscale_store:read_rows(filename:join(Dir, F))
                     || F <- ["levels.csv", "capacity.csv"]],
     ok = beamscale_store:write_file(filename:join(Dir, "index.html"),
-                                    beamscale_report_smp_io:html(Meta, Rows, Caps)).
+                                    beamscale_report_smp_io:html(
+                                      Meta, Rows, Caps, beamscale_profile:read_levels(Dir))).

@@ -97,8 +97,13 @@ figures(Meta, N) ->
                                   num(Meta, <<"median_without_s">>)]);
                _ -> ""
            end,
-    io_lib:format("~b samples at ~s Hz over ~s ms~s.",
-                  [N, num(Meta, <<"rate_hz">>), num(Meta, <<"window_ms">>), Over]).
+    %% The emulator's sampling instead of perf's (not at perf's rate): said where it is read.
+    {Rate, By} = case Meta of
+                     #{<<"note">> := Note} -> {"", [" ", Note, ": no C functions, no lock waits."]};
+                     _ -> {[" at ", num(Meta, <<"rate_hz">>), " Hz"], ""}
+                 end,
+    [io_lib:format("~b samples~s over ~s ms~s.", [N, Rate, num(Meta, <<"window_ms">>), Over]),
+     By].
 
 num(Meta, K) ->
     case maps:get(K, Meta, null) of

@@ -6,8 +6,8 @@
 %% reads in transactions against dirty reads; every level in one table.
 -module(beamscale_report_smp_io).
 
--export([html/2, html/3, groups/1, levels/1, find/2, value/2, config_table/2, metric_table/3,
-         levels_table/1, capacity_section/1, num/1, txt/1]).
+-export([html/2, html/3, html/4, groups/1, levels/1, find/2, value/2, config_table/2,
+         metric_table/3, levels_table/1, capacity_section/1, num/1, txt/1]).
 
 -type row() :: #{atom() => binary()}.
 
@@ -17,13 +17,21 @@ html(Meta, Rows) -> html(Meta, Rows, []).
 
 %% @doc The whole page, with the capacity of each configuration from `capacity.csv'.
 -spec html(map(), [row()], [row()]) -> iodata().
-html(Meta, Rows, Caps) ->
+html(Meta, Rows, Caps) -> html(Meta, Rows, Caps, []).
+
+%% @doc The whole page, with the profiles of the node under test at each level (`--profile'):
+%% what grew from each cell's lowest level to its highest (after the capacities: read it
+%% first), each level's flame graph at the end.
+-spec html(map(), [row()], [row()], [beamscale_report_profile:point()]) -> iodata().
+html(Meta, Rows, Caps, Profiles) ->
+    {Lead, Follow} = beamscale_report_profile:sections(Profiles, none),
     Title = "beamscale study smp-io",
     Groups = groups(Rows),
     beamscale_report_html:page(Title, <<>>,
         [beamscale_report_html:el(h1, Title), intro(Meta),
          beamscale_report_html:section("Configurations", config_table(Meta, "thesis")),
          capacity_section(Caps),
+         [beamscale_report_html:section(T, H) || {T, H} <- Lead],
          beamscale_report_html:section(
            "Mean session duration per load level (thesis figures 5.1, 5.2)",
            [beamscale_report_html:el(p, "A missing bar: the configuration did not hold that load "
@@ -34,7 +42,8 @@ html(Meta, Rows, Caps) ->
            [beamscale_report_html:el(p, cpu_note()) | [metrics(G) || G <- Groups]]),
          beamscale_report_html:section("Mnesia: reads in transactions against dirty reads",
                                        dirty(Rows)),
-         beamscale_report_html:section("Every level", levels_table(Rows))]).
+         beamscale_report_html:section("Every level", levels_table(Rows)),
+         [beamscale_report_html:section(T, H) || {T, H} <- Follow]]).
 
 intro(Meta) ->
     beamscale_report_html:el(p, beamscale_report_html:text(
