@@ -9,10 +9,10 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([publish_qos/1, bidi_receives/1, hostile_length/1, tsung_example/1,
          retained_wait/1, suback_and_publish/1, broker_stopped/1, keepalive_pings/1,
-         v5_pub_sub/1, v5_refused/1, v5_disconnect/1]).
+         v5_pub_sub/1, v5_refused/1, v5_disconnect/1, v5_hostile_props/1]).
 -export([publish_qos/0, bidi_receives/0, hostile_length/0, tsung_example/0,
          retained_wait/0, suback_and_publish/0, broker_stopped/0, keepalive_pings/0,
-         v5_pub_sub/0, v5_refused/0, v5_disconnect/0]).
+         v5_pub_sub/0, v5_refused/0, v5_disconnect/0, v5_hostile_props/0]).
 -export([pub_sub/2]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, broker/1]).
@@ -21,7 +21,7 @@ suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [publish_qos, bidi_receives, retained_wait, suback_and_publish,
          hostile_length, tsung_example, broker_stopped, keepalive_pings,
-         v5_pub_sub, v5_refused, v5_disconnect].
+         v5_pub_sub, v5_refused, v5_disconnect, v5_hostile_props].
 
 %% Fails, not skips, when mosquitto cannot start (start_server/4).
 init_per_suite(Config) ->
@@ -154,6 +154,27 @@ v5_disconnect(_Config) ->
     after
         exit(Acceptor, kill), gen_tcp:close(L)
     end.
+
+v5_hostile_props() ->
+    [{doc, "An MQTT 5.0 CONNACK whose properties announce 256 MiB: refused by name."}].
+v5_hostile_props(_Config) ->
+    %% Remaining length 7: flags, reason code, a property length of 268435455, one byte.
+    {L, Port, Acceptor} = broker(fun(S) -> answer(S, <<16#20, 7, 0, 0, 255, 255, 255, 127, 0>>)
+                                 end),
+    try
+        {Done, T} = sessions(Port, "[{mqtt, #{type => connect, version => 5}}]", false),
+        ?assertEqual(#{<<"MQTT 5 connack properties' length 268435455 past the packet (bytes"
+                         " left: 1): connection closed">> => Done}, maps:get(reasons, T))
+    after
+        exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+%% Reads the CONNECT, sends `Bytes', reads until the client goes.
+answer(S, Bytes) ->
+    _ = gen_tcp:recv(S, 0, 5000),
+    _ = gen_tcp:send(S, Bytes),
+    _ = gen_tcp:recv(S, 0, 10000),
+    gen_tcp:close(S).
 
 %% An MQTT 5.0 CONNACK (with a property), then a DISCONNECT "session taken over" for the
 %% PUBLISH; then reads until the client goes.

@@ -101,7 +101,7 @@ names_test_() ->
      ?_assertEqual("SUBACK: unknown reason code (0xFF)", F({reason, suback, 16#FF})),
      ?_assertEqual("server DISCONNECT: session taken over (0x8E)", F({disconnected, 16#8E})),
      ?_assertEqual("server DISCONNECT: normal disconnection (0x00)", F({disconnected, 0})),
-     ?_assertEqual("MQTT 5 puback properties' length 9 past the packet (2 bytes left): "
+     ?_assertEqual("MQTT 5 puback properties' length 9 past the packet (bytes left: 2): "
                    "connection closed", F({props_past_packet, puback, 9, 2}))].
 
 %% The kind's spec: version 5's CONNECT properties, 5.0 keys refused on 3.1.1.

@@ -145,7 +145,7 @@ format_error({reason, Packet, Code}) ->
 format_error({disconnected, Code}) ->
     io_lib:format("server DISCONNECT: ~ts (0x~2.16.0B)", [disconnect_name(Code), Code]);
 format_error({props_past_packet, Packet, Len, Left}) ->
-    io_lib:format("MQTT 5 ~ts properties' length ~b past the packet (~b bytes left): "
+    io_lib:format("MQTT 5 ~ts properties' length ~b past the packet (bytes left: ~b): "
                   "connection closed", [Packet, Len, Left]);
 format_error({unknown_property, Id}) ->
     io_lib:format("MQTT 5 property 0x~2.16.0B unknown: connection closed", [Id]);
