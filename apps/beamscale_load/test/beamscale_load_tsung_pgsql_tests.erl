@@ -42,7 +42,8 @@ flow_test() ->
                   #{type => describe, portal => <<>>},
                   #{type => execute, portal => <<>>, max_rows => 10},
                   #{type => sync}, #{type => close}], steps(S)),
-    ?assertEqual(#{server => #{host => "127.0.0.1", port => 5432}}, maps:get(targets, S)).
+    ?assertEqual(#{server => #{host => "127.0.0.1", port => 5432, max_retries => 3}},
+                 maps:get(targets, S)).
 
 errors_test() ->
     Err = fun(Type, Body) -> load(xml(Type, req(Body))) end,

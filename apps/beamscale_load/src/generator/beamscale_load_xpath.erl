@@ -2,9 +2,10 @@
 %% subset evaluated by `xmerl_xpath' (`/a/b/text()', `//tag/@attr', `//tag[@attr='v']/@x',
 %% `//tag/text()'), the first node's text, or every node's (at most 1000) for a list variable.
 %% The body is hostile input: it is read with `xmerl_sax_parser' (names stay strings), a
-%% `<!DOCTYPE' or `<!ENTITY' is refused so no entity can expand, names become atoms only when they exist already (a name the expression does not
-%% hold can match nothing, so it needs none), and the parse runs in a process of its own bounded
-%% in heap, time and input size. A body that is not well-formed XML gives no value.
+%% `<!DOCTYPE' or `<!ENTITY' is refused so no entity can expand, names become atoms only when
+%% they exist already (a name the expression does not hold can match nothing, so it needs none),
+%% and the parse runs in a process of its own bounded in heap, time and input size. A body that
+%% is not well-formed XML gives no value.
 -module(beamscale_load_xpath).
 
 -export([compile/1, eval/2, values/2, tree/1]).
