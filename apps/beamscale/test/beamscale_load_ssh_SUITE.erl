@@ -64,7 +64,8 @@ ssh_node_killed_on_its_host(Config) ->
 wrong_hosts() -> [{doc, "Each wrong load_nodes list: error naming file, line and fault."}].
 wrong_hosts(Config) ->
     Cases = [{"{load_nodes, [\"127.0.0.1\", {\"127.0.0.1\", #{port => 22}}]}.",
-              "127.0.0.1: unknown key port (known: args, user, erl, nodes, weight)"},
+              "127.0.0.1: unknown key port (known: args, user, erl, nodes, weight, "
+              "source_ips)"},
              {"{load_nodes, [{\"127.0.0.1\", #{args => \"-p 22\"}}]}.",
               "127.0.0.1: args: expected a list of strings (ssh options)"},
              {"{load_nodes, [{\"127.0.0.1\", #{user => 7}}]}.",
@@ -73,6 +74,8 @@ wrong_hosts(Config) ->
               "127.0.0.1: user: expected a string not starting with -"},
              {"{load_nodes, [{\"h\", #{nodes => 0}}]}.", "h: nodes: expected 1 to 256 load nodes"},
              {"{load_nodes, [{\"h\", #{weight => -1}}]}.", "h: weight: expected a positive number"},
+             {"{load_nodes, [{\"h\", #{source_ips => [\"x\"]}}]}.",
+              "h: source_ips: \"x\" is not an IP address"},
              {"{load_nodes, [host]}.", "expected a host name, not host"},
              {"{load_nodes, -1}.", "expected a number of load nodes"}],
     [begin

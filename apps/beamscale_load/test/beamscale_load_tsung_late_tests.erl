@@ -330,3 +330,17 @@ ports_range_read_test() ->
     ?assertEqual({20000, 20100},
                  maps:get(ports, option_target("<option name=\"ports_range\" min=\"20000\" "
                                                "max=\"20100\" value=\"on\"/>"))).
+
+%% ---- servers by name ----
+
+%% A relative url after an absolute one goes to that one's server, as Tsung's reader sends it
+%% (http_distributed.xml); in the other session (and before any absolute one), to `<server>'.
+relative_after_absolute_test() ->
+    Get = fun(U) -> ["<request><http url=\"", U, "\" method=\"GET\"/></request>"] end,
+    #{sessions := [#{steps := Steps}, #{steps := Late}]} =
+        read(file("<load><user session=\"s\"/></load>",
+                  [Get("/first"), Get("http://web1/"), "<transaction name=\"t\">",
+                   Get("/in"), Get("http://web2:8081/x"), "</transaction>", Get("/out")])),
+    Targets = [T || {dyn, _, {request, _, T, _, _}} <- beamscale_load_steps:all(Steps)],
+    ?assertEqual([server, 'web1:80', 'web1:80', 'web2:8081', 'web2:8081'], Targets),
+    ?assertEqual([server], [T || {dyn, _, {request, _, T, _, _}} <- Late]).

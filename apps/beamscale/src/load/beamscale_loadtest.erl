@@ -54,7 +54,7 @@ resolve(Scenario0, Opts) ->
 run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
     {ok, _} = beamscale_node:distribute(),
     ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),
-    case beamscale_loadtest_nodes:start(N) of
+    case beamscale_loadtest_nodes:start(N, beamscale_loadtest_nodes:user_code(Scenario)) of
         {ok, LoadNodes} ->
             Nodes = [Node || #{node := Node} <- LoadNodes],
             %% The file limit of every process that holds users, checked before the load.
@@ -111,9 +111,10 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                          maps:with([seed], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
-                   _ -> RunOpts#{load_nodes => LoadNodes,
-                                 weights => beamscale_loadtest_nodes:weights(
-                                              maps:get(load_nodes, Scenario))}
+                   _ -> Where = maps:get(load_nodes, Scenario),
+                        RunOpts#{load_nodes => LoadNodes,
+                                 weights => beamscale_loadtest_nodes:weights(Where),
+                                 node_sources => beamscale_loadtest_nodes:sources(Where)}
                end,
     Watch = beamscale_loadtest_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
                                                quiet => Quiet}),

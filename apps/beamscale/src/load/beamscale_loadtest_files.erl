@@ -18,7 +18,7 @@
 -define(LIMIT_TIMEOUT, 5000).
 
 %% @doc Read the limit of each process that holds users (the load nodes `Nodes', in the order
-%% `beamscale_loadtest_nodes:start/1' gave them, or this node when there are none) and check the
+%% `beamscale_loadtest_nodes:start/2' gave them, or this node when there are none) and check the
 %% scenario against them, each with its share of the arrivals; the smallest limit.
 -spec check_nodes(beamscale_load_scenario:scenario(), [node()]) ->
     {ok, pos_integer() | infinity} | {error, {?MODULE, term()}}.

@@ -3,23 +3,45 @@
 %% generator's code (apps beamscale_load and beamscale_stats) loaded as binaries.
 -module(beamscale_loadtest_nodes).
 
--export([start/1, stop/1, weights/1]).
+-export([start/2, stop/1, weights/1, sources/1, user_code/1]).
 
 %% Load nodes share the host with the target: their idle schedulers must not spin.
 -define(FLAGS, "+sbwt none +sbwtdcpu none +sbwtdio none").
 
 %% @doc Start `N' load nodes here with this node's emulator, or those of each host through `ssh'
-%% (with that host's `erl', default on its PATH); on an error, those started are stopped.
--spec start(non_neg_integer() | [beamscale_load_scenario:ssh_host()]) ->
+%% (with that host's `erl', default on its PATH), with beamscale's code and `Extra' (the user's
+%% modules, `user_code/1'); on an error, those started are stopped.
+-spec start(non_neg_integer() | [beamscale_load_scenario:ssh_host()], beamscale_code:code()) ->
     {ok, [beamscale_node:handle()]} | {error, term()}.
-start(N) when is_integer(N) ->
+start(N, Extra) when is_integer(N) ->
     Here = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => ?FLAGS ++ here(),
              schedulers => erlang:system_info(logical_processors)},
-    start(lists:duplicate(N, Here), code(), []);
-start(Hosts) ->
+    start(lists:duplicate(N, Here), code() ++ Extra, []);
+start(Hosts, Extra) ->
     start([#{erl => maps:get(erl, H, "erl"), flags => ?FLAGS,
              ssh => maps:with([host, args, user], H)}
-           || H <- Hosts, _ <- lists:seq(1, maps:get(nodes, H, 1))], code(), []).
+           || H <- Hosts, _ <- lists:seq(1, maps:get(nodes, H, 1))], code() ++ Extra, []).
+
+%% @doc The object code of the user's modules a scenario calls (Tsung's `%%module:function%%',
+%% `setvars' `{erlang, Module, Function}'), read here where the scenario was checked: the load
+%% nodes run them as Tsung's clients do the modules put in their path. OTP's and beamscale's
+%% own are there already.
+-spec user_code(beamscale_load_scenario:scenario()) -> beamscale_code:code().
+user_code(Scenario) ->
+    Ours = [M || {M, _, _} <- code()],
+    [{M, F, B} || M <- lists:usort(called(maps:get(sessions, Scenario))),
+                  not lists:member(M, Ours), not otp(code:which(M)),
+                  {_, B, F} <- [code:get_object_code(M)]].
+
+called({call, {M, F}}) when is_atom(M), is_atom(F) -> [M];
+called({erlang, M, F}) when is_atom(M), is_atom(F) -> [M];
+called(T) when is_tuple(T) -> called(tuple_to_list(T));
+called(T) when is_map(T) -> called(maps:to_list(T));
+called([H | T]) -> called(H) ++ called(T);
+called(_) -> [].
+
+otp(Path) when is_list(Path) -> lists:prefix(code:lib_dir(), Path);
+otp(_) -> true.
 
 %% A node here has the port limit of this one (the file limit or more): a user with a socket
 %% takes a port, so twice as many processes are room enough for them and the node's own. The
@@ -35,6 +57,14 @@ here() ->
 weights(N) when is_integer(N) -> lists:duplicate(N, 1);
 weights(Hosts) ->
     [W / Nodes || #{weight := W, nodes := Nodes} <- Hosts, _ <- lists:seq(1, Nodes)].
+
+%% @doc The source addresses of each load node `start/1' starts, in its order: its host's own
+%% (`<ip>'s of a Tsung client on that host), else `default' (the scenario's).
+-spec sources(non_neg_integer() | [beamscale_load_scenario:ssh_host()]) ->
+    [default | [beamscale_load_source:source()]].
+sources(N) when is_integer(N) -> lists:duplicate(N, default);
+sources(Hosts) ->
+    [maps:get(source_ips, H, default) || #{nodes := Nodes} = H <- Hosts, _ <- lists:seq(1, Nodes)].
 
 start([], _Code, Acc) -> {ok, lists:reverse(Acc)};
 start([Spec | More], Code, Acc) ->

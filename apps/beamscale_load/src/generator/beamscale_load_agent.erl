@@ -22,13 +22,19 @@
 start(Node, Scenario, Args) ->
     spawn_monitor(Node, ?MODULE, init, [Args#{controller => self(), scenario => Scenario}]).
 
-%% @doc Stop an agent (its users are killed, its figures since the last report dropped).
--spec stop({pid(), reference()}) -> ok.
-stop({Pid, Ref}) ->
-    Pid ! stop,
-    receive {'DOWN', Ref, process, Pid, _} -> ok
-    after ?STOP_TIMEOUT -> exit(Pid, kill), demonitor(Ref, [flush]), ok
-    end.
+%% @doc Stop agents (their users are killed, their figures since the last report dropped): all
+%% told at once, then awaited within one time limit. One after the other, the 4 agents of a
+%% 62 500-user run (15 625 users each to kill) outlasted the run's grace.
+-spec stop([{pid(), reference()}]) -> ok.
+stop(Agents) ->
+    [Pid ! stop || {Pid, _} <- Agents],
+    Deadline = erlang:monotonic_time(millisecond) + ?STOP_TIMEOUT,
+    lists:foreach(fun({Pid, Ref}) ->
+                          Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
+                          receive {'DOWN', Ref, process, Pid, _} -> ok
+                          after Left -> exit(Pid, kill), demonitor(Ref, [flush]), ok
+                          end
+                  end, Agents).
 
 %% @doc Share `I' of a scenario whose shares weigh `Weights' (equal weights: equal shares):
 %% every phase's rate times share `I''s weight over the sum, `max_users' split so (the remainder

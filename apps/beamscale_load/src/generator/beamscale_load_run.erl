@@ -22,9 +22,12 @@
 -type down() :: #{node := node(), at_s := float(), reason := term()}.
 %% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded;
 %% weights: their shares of the arrivals, relative (default: equal); on_load_node_down: told at
-%% once when one dies; dump: the writer of `dump.log' and its N (`beamscale_load_dump').
+%% once when one dies; dump: the writer of `dump.log' and its N (`beamscale_load_dump');
+%% node_sources: each load node's own source addresses, in their order (`default': the
+%% scenario's `source_ips').
 -type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
                   load_nodes => [node()], weights => [number()],
+                  node_sources => [default | [beamscale_load_source:source()]],
                   on_load_node_down => fun((down()) -> term()),
                   on_event => fun((event()) -> term()),
                   sources => #{node() => [inet:ip_address()]},
@@ -45,21 +48,30 @@ defaults() -> #{on_second => fun(_) -> ok end, seed => erlang:unique_integer([po
     {ok, result()} | {error, {?MODULE | beamscale_load_source, term()}}.
 run(Scenario, Targets, Opts0) ->
     Opts1 = maps:merge(defaults(), Opts0),
-    case sources(maps:get(source_ips, Scenario, []), maps:get(load_nodes, Opts1, [node()])) of
+    Nodes = maps:get(load_nodes, Opts1, [node()]),
+    Own = maps:get(node_sources, Opts1, [default || _ <- Nodes]),
+    case sources(maps:get(source_ips, Scenario, []), lists:zip(Nodes, Own)) of
         {ok, Sources} -> run(Scenario, Targets, Opts1#{sources => Sources}, self());
         {error, _} = Error -> Error
     end.
 
-%% Every load node's source addresses, checked there (beamscale_load_source:resolve/1).
-sources([], _Nodes) -> {ok, #{}};
-sources(Sources, Nodes) ->
-    lists:foldl(fun(Node, {ok, Acc}) ->
-                        case erpc:call(Node, beamscale_load_source, resolve, [Sources]) of
-                            {ok, Addrs} -> {ok, Acc#{Node => Addrs}};
-                            {error, _} = Error -> Error
+%% Every load node's source addresses (its host's own, else the scenario's), checked there
+%% (beamscale_load_source:resolve/1).
+sources(Scenario, Nodes) ->
+    lists:foldl(fun({Node, Own}, {ok, Acc}) ->
+                        case {Own, Scenario} of
+                            {default, []} -> {ok, Acc};
+                            {default, _} -> resolve(Node, Scenario, Acc);
+                            _ -> resolve(Node, Own, Acc)
                         end;
                    (_, Error) -> Error
                 end, {ok, #{}}, Nodes).
+
+resolve(Node, Sources, Acc) ->
+    case erpc:call(Node, beamscale_load_source, resolve, [Sources]) of
+        {ok, Addrs} -> {ok, Acc#{Node => Addrs}};
+        {error, _} = Error -> Error
+    end.
 
 run(Scenario, Targets, Opts, Caller) ->
     {Pid, Ref} = spawn_monitor(fun() -> Caller ! {self(), control(Scenario, Targets, Opts)} end),
@@ -232,4 +244,4 @@ finish(How, #{start := Start, rows := Rows, total := Total, per_node := PerNode}
       events => lists:reverse(maps:get(events, St))}.
 
 finish_agents(#{live := Live}) ->
-    maps:foreach(fun(Pid, {_, Ref}) -> beamscale_load_agent:stop({Pid, Ref}) end, Live).
+    beamscale_load_agent:stop([{Pid, Ref} || {Pid, {_, Ref}} <- maps:to_list(Live)]).

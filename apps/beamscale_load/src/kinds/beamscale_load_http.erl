@@ -353,17 +353,22 @@ header(H, Ctx) ->
     check_attrs(H, Ctx),
     {req(H, name, Ctx), req(H, value, Ctx)}.
 
-%% A relative URL goes to the `<server>'; an absolute one (http[s]://host[:port]/path) to its
-%% host (https: TLS, the certificate not checked, as Tsung does).
-url(E, Ctx) ->
-    case req(E, url, Ctx) of
-        "/" ++ _ = Path -> {beamscale_load_tsung_request:server(E, Ctx), Path};
-        "http://" ++ Rest -> absolute(E, Ctx, Rest, "80", "", #{});
-        "https://" ++ Rest -> absolute(E, Ctx, Rest, "443", "https://",
-                                         #{tls => beamscale_load_tsung_request:tls()});
-        Url -> fail(E, Ctx, "url \"~ts\" is not supported (a path, or http[s]://host:port/path)",
-                    [Url])
-    end.
+%% A relative URL goes to the host of the last absolute one before it in its session (in the
+%% file's order, as Tsung's reader keeps it), else to the `<server>'; an absolute one
+%% (http[s]://host[:port]/path) to its host (https: TLS, the certificate not checked, as Tsung
+%% does).
+url(E, Ctx) -> url(E, req(E, url, Ctx), Ctx).
+
+url(E, "/" ++ _ = Path, Ctx) ->
+    case beamscale_load_tsung_request:previous_url(E, Ctx) of
+        none -> {beamscale_load_tsung_request:server(E, Ctx), Path};
+        {Prev, Url} -> {element(1, url(Prev, Url, Ctx)), Path}
+    end;
+url(E, "http://" ++ Rest, Ctx) -> absolute(E, Ctx, Rest, "80", "", #{});
+url(E, "https://" ++ Rest, Ctx) ->
+    absolute(E, Ctx, Rest, "443", "https://", #{tls => beamscale_load_tsung_request:tls()});
+url(E, Url, Ctx) ->
+    fail(E, Ctx, "url \"~ts\" is not supported (a path, or http[s]://host:port/path)", [Url]).
 
 absolute(E, Ctx, Rest, DefaultPort, Scheme, Extra) ->
     {HostPort, Path} = case string:split(Rest, "/") of

@@ -56,7 +56,7 @@ connect(#{host := Host, port := Port} = Target) ->
     Buffers = [{K, N} || K <- [recbuf, sndbuf], N <- [maps:get(K, Target, none)], N =/= none]
         ++ local_port(Target),
     case gen_tcp:connect(beamscale_load_source:peer(Host), Port,
-                         beamscale_load_source:opts() ++ Buffers ++ [Active | ?SOCKET_OPTS],
+                         beamscale_load_source:connect_opts() ++ Buffers ++ [Active | ?SOCKET_OPTS],
                          maps:get(connect_timeout_ms, Target, ?CONNECT_TIMEOUT)) of
         {ok, S} -> tls(S, Target);
         {error, Reason} -> {error, {connect, Reason}}

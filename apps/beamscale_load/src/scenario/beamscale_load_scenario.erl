@@ -48,9 +48,11 @@
                       monitors => [beamscale_load_scenario_monitor:monitor()]}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH); `nodes' load nodes
-%% there, the host's share of the arrivals `weight' over the sum of the hosts' weights.
+%% there, the host's share of the arrivals `weight' over the sum of the hosts' weights, and
+%% the source addresses of its users (`source_ips', else the scenario's).
 -type ssh_host() :: #{host := string(), args := [string()], user => string(), erl => string(),
-                      nodes := pos_integer(), weight := number()}.
+                      nodes := pos_integer(), weight := number(),
+                      source_ips => [beamscale_load_source:source()]}.
 
 -define(DEFAULT_DRAIN_S, 10).
 %% The longest wait `receive ... after' takes (ms): durations, timeouts and think times beyond it

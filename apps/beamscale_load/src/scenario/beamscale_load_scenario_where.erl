@@ -6,7 +6,7 @@
 
 -export([target/1, load_nodes/1, ssh_host/1, socket/1]).
 
--define(HOST_KEYS, "args, user, erl, nodes, weight").
+-define(HOST_KEYS, "args, user, erl, nodes, weight, source_ips").
 %% Load nodes per host: each is an emulator; more than this on one host is a typing error.
 -define(MAX_HOST_NODES, 256).
 %% The largest `max_reply_bytes': 4 GiB, past which one user's reply alone is a machine's memory.
@@ -132,15 +132,17 @@ load_nodes([_ | _] = Hosts) -> [ssh_host(H) || H <- Hosts];
 load_nodes(_) ->
     bad([], "expected a number of load nodes (0: none, users run in beamscale) or a list of "
             "hosts reached by ssh: \"HOST\" or {\"HOST\", #{args => [...], user => \"U\", "
-            "erl => \"PATH\", nodes => N, weight => W}}").
+            "erl => \"PATH\", nodes => N, weight => W, source_ips => [...]}}").
 
 %% @doc A host reached by ssh: its ssh options, login and erl, how many load nodes it runs (`nodes',
-%% Tsung's `cpu') and its share of the arrivals (`weight', relative to the other hosts').
+%% Tsung's `cpu'), its share of the arrivals (`weight', relative to the other hosts') and the
+%% source addresses of its users (`source_ips', in place of the scenario's).
 -spec ssh_host(term()) -> beamscale_load_scenario:ssh_host().
 ssh_host({Host, Opts}) when is_map(Opts) ->
     is_text(Host) orelse bad([], "expected a host name, not " ++ io_lib:format("~0tp", [Host])),
     [bad([], io_lib:format("~ts: unknown key ~0tp (known: ~s)", [Host, K, ?HOST_KEYS]))
-     || K <- maps:keys(Opts), not lists:member(K, [args, user, erl, nodes, weight])],
+     || K <- maps:keys(Opts),
+        not lists:member(K, [args, user, erl, nodes, weight, source_ips])],
     Args = maps:get(args, Opts, []),
     is_list(Args) andalso lists:all(fun is_text/1, Args)
         orelse bad([], Host ++ ": args: expected a list of strings (ssh options)"),
@@ -154,8 +156,17 @@ ssh_host({Host, Opts}) when is_map(Opts) ->
     Weight = maps:get(weight, Opts, 1),
     is_number(Weight) andalso Weight > 0
         orelse bad([], Host ++ ": weight: expected a positive number (its share of arrivals)"),
-    (maps:with([user, erl], Opts))#{host => Host, args => Args, nodes => Nodes, weight => Weight};
+    Sources = [{source_ips, sources(Host, S)} || S <- [maps:get(source_ips, Opts, none)],
+                                                 S =/= none],
+    (maps:merge(maps:with([user, erl], Opts), maps:from_list(Sources)))#{
+      host => Host, args => Args, nodes => Nodes, weight => Weight};
 ssh_host(Host) -> ssh_host({Host, #{}}).
+
+%% A host's own source addresses (as the scenario's `source_ips'), checked on its load nodes.
+sources(Host, S) ->
+    try beamscale_load_source:check(S)
+    catch throw:{bad, [], Msg} -> bad([], [Host, ": source_ips: ", Msg])
+    end.
 
 is_text(S) -> io_lib:printable_unicode_list(S) andalso S =/= "".
 

@@ -12,7 +12,7 @@
 %% The `<client>'s: on this machine (localhost, 127.x), users run in beamscale (`cpu' load nodes
 %% on 127.0.0.1) and their `<ip value>'s are pooled as source addresses; on other hosts, each
 %% is a host of load nodes reached by ssh, `cpu' nodes there, `weight' its share of the
-%% arrivals. Both at once would need an sshd here: refused.
+%% arrivals, its `<ip>'s their source addresses. Both at once would need an sshd here: refused.
 -spec clients([#xmlElement{}], map()) ->
     {[{term(), pos_integer()}], [{{string(), map()}, pos_integer()}],
      {pos_integer(), pos_integer()} | none, [string()]}.
@@ -44,11 +44,11 @@ local_nodes(Here, Ctx) ->
 
 remote_client(C, Ctx) ->
     check_attrs(C, Ctx),
-    [fail(Ip, Ctx, "<ip> of a client on another host is not supported (source addresses are "
-                   "this machine's)", []) || Ip <- children(C, [ip, iprange], Ctx)],
+    Ips = [V || Ip <- children(C, [ip, iprange], Ctx), {V, _} <- source_ip(Ip, Ctx)],
     Nodes = case attr(C, cpu) of undefined -> 1; _ -> positive_integer(C, cpu, Ctx) end,
     Weight = case attr(C, weight) of undefined -> 1; _ -> positive(C, weight, Ctx) end,
-    {{req(C, host, Ctx), #{nodes => Nodes, weight => Weight}}, line(C, Ctx)}.
+    Host = [{nodes, Nodes}, {weight, Weight} | [{source_ips, Ips} || Ips =/= []]],
+    {{req(C, host, Ctx), maps:from_list(Host)}, line(C, Ctx)}.
 
 here("localhost") -> true;
 here("127." ++ _) -> true;

@@ -5,7 +5,7 @@
 -module(beamscale_load_tsung_request).
 
 -export([request/2, node_name/1, static/3, literal/2, values/1, text/1, choice/4, atom/4,
-         server/2, tls/0, file_contents/3]).
+         server/2, previous_url/2, tls/0, file_contents/3]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -19,6 +19,30 @@
 -define(GLOBAL_TIMEOUT_MS, 600000).
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/3, bool/4, fail/4]).
+
+%% @doc The last element of `E''s name with an absolute url (without `%%') before `E' in its
+%% session, in the file's order, and that url: Tsung's reader sends a relative url that follows
+%% one to its server (`none': to the `<server>').
+-spec previous_url(#xmlElement{}, map()) -> {#xmlElement{}, string()} | none.
+previous_url(#xmlElement{name = Name} = E, #{session := S}) ->
+    At = order(E),
+    case [{H, U} || H <- named(S, Name), order(H) < At, U <- [attr(H, url, "")], absolute(U)] of
+        [] -> none;
+        Before -> lists:last(Before)
+    end;
+previous_url(_E, _Ctx) -> none.
+
+absolute(U) ->
+    (lists:prefix("http://", U) orelse lists:prefix("https://", U))
+        andalso string:find(U, "%%") =:= nomatch.
+
+%% The elements named `Name' inside `E' at any depth, in the file's order.
+named(#xmlElement{content = C}, Name) ->
+    lists:append([[K || K#xmlElement.name =:= Name] ++ named(K, Name) || #xmlElement{} = K <- C]).
+
+%% An element's place in the file: its position among its siblings and its parents', from the
+%% root (lists compare in the file's order).
+order(#xmlElement{pos = P, parents = Ps}) -> lists:reverse([P | [Q || {_, Q} <- Ps]]).
 
 %% @doc The step of a `<request>' and the `{Name, Target}' pairs it uses. `Ctx' holds the
 %% session's kind module (`type'), the `<server>'s and the targets of processing instructions.

@@ -236,7 +236,7 @@ session(E, Ctx) ->
                     {undefined, _} -> {weight, positive(E, weight, Ctx)};
                     _ -> fail(E, Ctx, "<session> has both probability and weight", [])
                 end,
-    {Steps0, Used} = steps(E, ?OPTS:agent_var(Type, Ctx#{type => Type})),
+    {Steps0, Used} = steps(E, ?OPTS:agent_var(Type, Ctx#{type => Type, session => E})),
     [fail(E, Ctx, "<session> has no request", []) || Steps0 =:= []],
     Steps = beamscale_load_tsung_dyn:userid(E, Steps0),
     %% bidi="true": what the server sends while the user thinks is read (ts_jabber's chats).

@@ -1,0 +1,249 @@
+%% Tsung's http_distributed.xml as its authors wrote it, but for its probabilities (30 + 30: Tsung
+%% refuses them too), its file_server's file (made where the file names it) and its clients'
+%% `<ip>'s (rewritten to addresses of this suite's own network namespace). Its client machines
+%% `myhost' (1 emulator) and `myhost2' (cpu="2"), its servers `myserver', `linuxit02' and
+%% `localhost:8080' are names, resolved inside the namespace as Tsung's users set up theirs: the
+%% namespace's /etc/hosts and ssh_config (`ip netns exec' mounts /etc/netns/NS/ over /etc), an
+%% sshd reached as those hosts, nginx as those servers. `%%symbol:new%%' calls a module on the
+%% command's code path, sent to the load nodes. All traffic stays inside the namespace, which the
+%% case removes (with every process in it) even when it fails.
+-module(beamscale_load_netns_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0]).
+-export([http_distributed/0, http_distributed/1]).
+
+-define(EXAMPLE, "/usr/share/doc/tsung/examples/http_distributed.xml.gz").
+%% bsv0 holds the servers and the command's node; bsv1 the client hosts and their <ip>s.
+-define(SERVER, "10.200.1.1").
+-define(MYHOST, "10.200.1.2").
+-define(MYHOST2, "10.200.1.4").
+-define(IPS, [{"192.168.2.223", "10.200.1.2"}, {"192.168.2.224", "10.200.1.3"},
+              {"192.168.2.225", "10.200.1.5"}]).
+-define(UP_MS, 15000).
+%% The path of the test's own requests (whether nginx is up), left out of the log's lines.
+-define(PROBE, "/probe").
+%% Seconds of load before the run is interrupted (its phases last an hour each).
+-define(LOAD_S, 10).
+-define(EXIT_MS, 120000).
+
+suite() -> [{timetrap, {minutes, 4}}].
+
+all() -> [http_distributed].
+
+http_distributed() -> [{doc, "Tsung's http_distributed.xml: load nodes on its client hosts over "
+                             "ssh, their own <ip>s, servers by name, in a namespace."}].
+http_distributed(Config) ->
+    Ns = "bsdist" ++ os:getpid(),
+    Dir = filename:join(?config(priv_dir, Config), "netns_distributed"),
+    ok = filelib:ensure_path(Dir),
+    try
+        network(Ns),
+        Procs = [sshd(Ns, Dir), nginx(Ns, Dir)],
+        %% One epmd for the namespace's three "hosts", on all their addresses, as each host's
+        %% own would be (the command's node would start one on its address alone).
+        sh(lists:flatten(["ip netns exec ", Ns, " epmd -daemon -address ",
+                          lists:join(",", ["127.0.0.1", ?SERVER, ?MYHOST, ?MYHOST2])])),
+        File = example(Dir),
+        {Status, Out} = run(Ns, Dir, File),
+        ct:pal("~ts", [Out]),
+        ?assertEqual(143, Status),
+        check(Dir),
+        [stop(P) || P <- Procs]
+    after
+        remove(Ns)
+    end.
+
+check(Dir) ->
+    Sum = beamscale_test_load:json(filename:join(Dir, "run"), "summary.json"),
+    #{<<"errors">> := Errors, <<"sessions_started">> := Started,
+      <<"load_nodes">> := Nodes} = Sum,
+    ct:pal("~b sessions started; errors ~p; nodes ~p", [Started, Errors, Nodes]),
+    ?assertEqual(0, Errors),
+    ?assertEqual([<<"myhost">>, <<"myhost2">>, <<"myhost2">>],
+                 lists:sort([lists:last(binary:split(N, <<"@">>)) || #{<<"node">> := N} <- Nodes])),
+    Log = lines(Dir, "access.log"),
+    ?assertEqual(maps:get(<<"requests">>, Sum), length(Log) + length(lines(Dir, "body.log"))),
+    %% Every request from a client host's own <ip>, with one of the file's User-Agents.
+    Sources = [list_to_binary(To) || {_, To} <- ?IPS],
+    [?assert(lists:member(From, Sources)) || [From | _] <- Log],
+    ?assertEqual([true, true], [lists:any(fun([F | _]) -> lists:member(F, S) end, Log)
+                                || S <- [lists:droplast(Sources), [lists:last(Sources)]]]),
+    [?assertMatch({match, _}, re:run(UA, "^Mozilla/5.0 \\((X11|Windows)")) || [_, _, _, UA] <- Log],
+    %% Tsung sends a relative url to the server of the absolute one before it (linuxit02).
+    Hosts = lists:usort([{H, R} || [_, H, R, _] <- Log]),
+    ct:pal("~p", [Hosts]),
+    [?assertEqual(<<"linuxit02">>, H) || {H, <<"GET /images/accueil2/", _/binary>>} <- Hosts],
+    [?assertEqual(<<"myserver">>, H) || {H, <<"GET /images/icon1.gif", _/binary>>} <- Hosts],
+    ?assert(lists:keymember(<<"linuxit02">>, 1, Hosts) andalso
+            lists:keymember(<<"myserver">>, 1, Hosts)),
+    %% The SOAP calls to localhost:8080, with the value of %%symbol:new%%.
+    Soap = lines(Dir, "body.log"),
+    ct:pal("~b SOAP calls", [length(Soap)]),
+    [?assertMatch([_, <<"localhost">>, <<"EchoService">>, _], L) || L <- Soap],
+    [?assert(lists:member(From, Sources)) || [From | _] <- Soap],
+    [?assertMatch({match, _}, re:run(B, "<symbol>sym42</symbol>")) || [_, _, _, B] <- Soap].
+
+lines(Dir, Name) ->
+    case file:read_file(filename:join(Dir, Name)) of
+        {ok, B} -> [binary:split(L, <<"|">>, [global])
+                    || L <- binary:split(B, <<"\n">>, [global]), L =/= <<>>,
+                       binary:match(L, <<"GET " ?PROBE " ">>) =:= nomatch];
+        {error, enoent} -> []
+    end.
+
+%% ---- the example, rewritten ----
+
+example(Dir) ->
+    {ok, Gz} = file:read_file(?EXAMPLE),
+    Rules = [{<<"probability=\"30\"">>, <<"probability=\"50\"">>}
+             | [{list_to_binary(A), list_to_binary(B)} || {A, B} <- ?IPS]],
+    Xml = lists:foldl(fun({A, B}, X) -> binary:replace(X, A, B, [global]) end,
+                      zlib:gunzip(Gz), Rules),
+    File = filename:join(Dir, "http_distributed.xml"),
+    ok = file:write_file(File, Xml),
+    %% The file_server's file where the example names it, beside it.
+    Csv = filename:join([Dir, "src", "test", "test_file_server.csv"]),
+    ok = filelib:ensure_dir(Csv),
+    ok = file:write_file(Csv, <<"user1;pass1\n">>),
+    Sym = filename:join(Dir, "symbol.erl"),
+    ok = file:write_file(Sym, <<"-module(symbol).\n-export([new/1]).\n"
+                                "new(_Vars) -> <<\"sym42\">>.\n">>),
+    {ok, symbol} = compile:file(Sym, [{outdir, Dir}]),
+    File.
+
+%% `beamscale load' in the namespace; after ?LOAD_S seconds of load (load.csv's rows), SIGTERM.
+run(Ns, Dir, File) ->
+    [Erl | Args] = beamscale_test_cli:command(
+                     ["load", File, "--name", "run", "--out", Dir, "--seed", "3",
+                      "--dist-address", ?SERVER]),
+    Port = open_port({spawn_executable, os:find_executable("ip")},
+                     [{args, ["netns", "exec", Ns, Erl, "-pa", Dir | Args]}, {cd, Dir},
+                      exit_status, binary, stderr_to_stdout]),
+    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    Out = rows(Port, filename:join([Dir, "run", "load.csv"]), ?LOAD_S, ?EXIT_MS, <<>>),
+    "" = os:cmd("kill -TERM " ++ integer_to_list(OsPid)),
+    {Status, More} = beamscale_test_cli:wait(Port, ?EXIT_MS),
+    {Status, binary_to_list(Out) ++ More}.
+
+%% The command's output once load.csv has `N' rows; the command ending first fails the case.
+rows(_Port, _Csv, _N, Left, Out) when Left =< 0 -> ct:fail("no load after 120 s: ~ts", [Out]);
+rows(Port, Csv, N, Left, Out) ->
+    Rows = case file:read_file(Csv) of
+               {ok, B} -> length(binary:matches(B, <<"\n">>)) - 1;
+               {error, _} -> 0
+           end,
+    receive
+        {Port, {data, D}} -> rows(Port, Csv, N, Left, <<Out/binary, D/binary>>);
+        {Port, {exit_status, S}} -> ct:fail("beamscale load ended (~b) before ~b s of load: ~ts",
+                                            [S, N, Out])
+    after 250 ->
+        case Rows >= N of
+            true -> Out;
+            false -> rows(Port, Csv, N, Left - 250, Out)
+        end
+    end.
+
+%% ---- the namespace and its servers ----
+
+%% lo, and a veth pair: bsv0 with the servers' address, bsv1 with the client hosts' and theirs.
+network(Ns) ->
+    sh("ip netns add " ++ Ns),
+    Addrs = [{"bsv0", ?SERVER}, {"bsv1", ?MYHOST}, {"bsv1", ?MYHOST2}]
+        ++ [{"bsv1", To} || {_, To} <- ?IPS, To =/= ?MYHOST],
+    [sh("ip -n " ++ Ns ++ " " ++ C)
+     || C <- ["link set lo up", "link add bsv0 type veth peer name bsv1"]
+            ++ ["addr add " ++ A ++ "/24 dev " ++ D || {D, A} <- Addrs]
+            ++ ["link set bsv0 up", "link set bsv1 up"]],
+    Etc = etc(Ns),
+    ok = filelib:ensure_path(filename:join(Etc, "ssh")),
+    ok = file:write_file(filename:join(Etc, "hosts"),
+                         ["127.0.0.1 localhost\n", ?SERVER, " myserver linuxit02\n",
+                          ?MYHOST, " myhost\n", ?MYHOST2, " myhost2\n"]).
+
+etc(Ns) -> "/etc/netns/" ++ Ns.
+
+%% sshd on the client hosts' addresses, port 22 of the namespace; ssh as root with a throwaway
+%% key through the namespace's ssh_config.
+sshd(Ns, Dir) ->
+    [sh("ssh-keygen -q -t ed25519 -N '' -f " ++ filename:join(Dir, K)) || K <- ["host_key", "id"]],
+    {ok, Pub} = file:read_file(filename:join(Dir, "id.pub")),
+    ok = file:write_file(filename:join(Dir, "authorized_keys"), Pub),
+    _ = file:make_dir("/run/sshd"),
+    Conf = filename:join(Dir, "sshd_config"),
+    ok = file:write_file(Conf, io_lib:format(
+                                 "Port 22\nListenAddress ~s\nListenAddress ~s\n"
+                                 "HostKey ~ts/host_key\nAuthorizedKeysFile ~ts/authorized_keys\n"
+                                 "PidFile ~ts/sshd.pid\nStrictModes no\nUsePAM no\n"
+                                 "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+                                 "PermitRootLogin prohibit-password\nLogLevel ERROR\n",
+                                 [?MYHOST, ?MYHOST2, Dir, Dir, Dir])),
+    ok = file:write_file(filename:join([etc(Ns), "ssh", "ssh_config"]), io_lib:format(
+                           "Host *\n  IdentityFile ~ts/id\n  StrictHostKeyChecking no\n"
+                           "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n", [Dir])),
+    P = spawn_in(Ns, "/usr/sbin/sshd", ["-D", "-e", "-f", Conf]),
+    up(fun() -> ok(Ns, "ssh -o BatchMode=yes myhost2 true") end, ?UP_MS, "sshd"),
+    P.
+
+%% nginx as myserver and linuxit02 (port 80) and localhost:8080; a SOAP body is logged as it
+%% passes on to a sink (nginx reads a body only to pass it on).
+nginx(Ns, Dir) ->
+    Conf = filename:join(Dir, "nginx.conf"),
+    ok = file:write_file(Conf, io_lib:format(
+      "daemon off;\nworker_processes 1;\npid ~ts/nginx.pid;\nerror_log ~ts/error.log;\n"
+      "events { worker_connections 256; }\n"
+      "http {\n client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
+      " uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n"
+      " log_format who '$remote_addr|$host|$request|$http_user_agent';\n"
+      " log_format body '$remote_addr|$host|$http_soapaction|$request_body';\n"
+      " server {\n  listen ~s:80;\n  listen 127.0.0.1:8080;\n"
+      "  access_log ~ts/access.log who;\n"
+      "  location /axis/ { access_log ~ts/body.log body; proxy_pass http://127.0.0.1:8081/; }\n"
+      "  location / { return 200 \"ok\"; }\n }\n"
+      " server {\n  listen 127.0.0.1:8081;\n  access_log off;\n  return 200 \"ok\";\n }\n}\n",
+      [Dir, Dir, Dir, Dir, Dir, Dir, Dir, ?SERVER, Dir, Dir])),
+    P = spawn_in(Ns, "/usr/sbin/nginx", ["-p", Dir, "-c", Conf, "-e",
+                                         filename:join(Dir, "error.log")]),
+    up(fun() -> ok(Ns, "curl -sf -o /dev/null http://linuxit02" ?PROBE) end, ?UP_MS, "nginx"),
+    P.
+
+spawn_in(Ns, Exe, Args) ->
+    Port = open_port({spawn_executable, os:find_executable("ip")},
+                     [{args, ["netns", "exec", Ns, Exe | Args]}, exit_status,
+                      stderr_to_stdout]),
+    {os_pid, Pid} = erlang:port_info(Port, os_pid),
+    {Port, Pid}.
+
+stop({Port, Pid}) ->
+    _ = os:cmd("kill -TERM " ++ integer_to_list(Pid)),
+    catch port_close(Port),
+    ok.
+
+up(_Fun, Left, What) when Left =< 0 -> ct:fail("~ts did not start in the namespace", [What]);
+up(Fun, Left, What) ->
+    case Fun() of
+        true -> ok;
+        false -> timer:sleep(200), up(Fun, Left - 200, What)
+    end.
+
+ok(Ns, Cmd) ->
+    lists:suffix("rc=0", string:trim(os:cmd("ip netns exec " ++ Ns ++ " " ++ Cmd
+                                            ++ " >/dev/null 2>&1; echo rc=$?"))).
+
+%% Every process left in the namespace is this case's (sshd, nginx, epmd, nodes): killed by
+%% pid; then the namespace and its /etc files go.
+remove(Ns) ->
+    Pids = [P || P <- string:lexemes(os:cmd("ip netns pids " ++ Ns ++ " 2>/dev/null"), "\n"),
+                 lists:all(fun(C) -> C >= $0 andalso C =< $9 end, P)],
+    [os:cmd("kill -KILL " ++ P) || P <- Pids],
+    _ = os:cmd("ip netns del " ++ Ns),
+    _ = file:del_dir_r(etc(Ns)),
+    ok.
+
+sh(Cmd) ->
+    Out = os:cmd(Cmd ++ " 2>&1; echo \"rc=$?\""),
+    case string:split(string:trim(Out), "rc=", trailing) of
+        [_, "0"] -> ok;
+        [Text, Rc] -> ct:fail("~ts: exit ~ts: ~ts", [Cmd, Rc, Text])
+    end.
