@@ -48,6 +48,9 @@ tenths_sum_to_seconds(Config) ->
                      binary_to_integer(R) > 0],
         ?assert(length(Busy) >= 10),
         #{<<"resolution_ms">> := 100} = beamscale_test_load:json(Dir, "run.json"),
+        %% The page draws the intervals too.
+        {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
+        ?assertNotEqual(nomatch, binary:match(Html, <<"requests every 100 ms">>)),
         Total = lists:sum([binary_to_integer(R) || #{requests := R} <- Fine]),
         #{<<"requests">> := Total} = beamscale_test_load:json(Dir, "summary.json")
     after
