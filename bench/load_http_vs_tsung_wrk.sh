@@ -14,6 +14,8 @@
 # its start) per request it completed is printed too, with the ratios beamscale/wrk
 # (goal <= 1.3, issue 19) and beamscale/tsung: on a shared 2-core host, where client and server
 # compete for the cores, it is the steadier figure.
+# BEFORE=ESCRIPT runs an earlier beamscale build (say main's _build/default/bin/beamscale) the
+# same way right after this one, and prints its rate and client CPU per request beside.
 # Installs Debian's tsung, wrk and time if missing (they are not needed by make test).
 set -eu
 cd "$(dirname "$0")/.."
@@ -61,6 +63,16 @@ bs=$(awk -F, 'NR > 3 && $2 == "run" { n++; s += $6 } END { printf "%.0f", s / n 
     "$out/bs/load.csv")
 bs_n=$(awk -F, 'NR > 1 { s += $6 } END { print s }' "$out/bs/load.csv")
 s1=$(srvcpu)
+if [ -n "${BEFORE:-}" ]; then
+    /usr/bin/time -o "$out/bs0.time" -f "cpu %U %S" \
+        "$BEFORE" load "$out/http.scenario" --name bs0 --out "$out" --quiet >/dev/null
+    bs0=$(awk -F, 'NR > 3 && $2 == "run" { n++; s += $6 } END { printf "%.0f", s / n }' \
+        "$out/bs0/load.csv")
+    bs0_n=$(awk -F, 'NR > 1 { s += $6 } END { print s }' "$out/bs0/load.csv")
+    printf "before (%s): requests/s %d, client CPU per request (us) %.1f\n" "$BEFORE" "$bs0" \
+        "$(awk -v c="$(cpu "$out/bs0.time")" -v n="$bs0_n" 'BEGIN { print 1e6 * c / n }')"
+fi
+st=$(srvcpu)
 
 # Tsung: the same users, started within the first seconds, for SECONDS + 2.
 cat > "$out/tsung.xml" <<EOF
@@ -96,14 +108,14 @@ s3=$(srvcpu)
 awk -v bs="$bs" -v ts="$ts" -v wrk="$wrk" -v u="$users" -v s="$secs" \
     -v bsc="$(cpu "$out/bs.time")" -v tsc="$(cpu "$out/ts.time")" -v wrkc="$(cpu "$out/wrk.time")" \
     -v bsn="$bs_n" -v tsn="$ts_n" -v wrkn="$wrk_n" -v sf="$sflags" \
-    -v s0="$s0" -v s1="$s1" -v s2="$s2" -v s3="$s3" 'BEGIN {
+    -v s0="$s0" -v s1="$s1" -v st="$st" -v s2="$s2" -v s3="$s3" 'BEGIN {
     printf "%d users/connections, %d s each, keep-alive GET against beamscale_target_http\n", u, s
     printf "server flags: %s\n", (sf == "" ? "(default)" : sf)
     printf "requests/s: beamscale %d, tsung %d, wrk %d\n", bs, ts, wrk
     printf "client CPU per request (us): beamscale %.1f, tsung %.1f, wrk %.1f\n",
         1e6 * bsc / bsn, 1e6 * tsc / tsn, 1e6 * wrkc / wrkn
     printf "server CPU per request (us) while serving beamscale %.1f, tsung %.1f, wrk %.1f\n",
-        1e6 * (s1 - s0) / bsn, 1e6 * (s2 - s1) / tsn, 1e6 * (s3 - s2) / wrkn
+        1e6 * (s1 - s0) / bsn, 1e6 * (s2 - st) / tsn, 1e6 * (s3 - s2) / wrkn
     printf "beamscale/tsung: %.2f (goal >= 2)\n", (ts > 0 ? bs / ts : 0)
     printf "beamscale/wrk:   %.2f (goal >= 0.75)\n", (wrk > 0 ? bs / wrk : 0)
     bcpu = bsc / bsn; tcpu = tsc / tsn; wcpu = wrkc / wrkn

@@ -2,19 +2,22 @@
 %% recording proxy, over HTTP and over HTTPS (CONNECT, the proxy's CA trusted by its key's
 %% hash); the recorded terms scenario and Tsung file, loaded against the same nginx, send the
 %% same requests (nginx's access logs say which). curl checks the proxy's certificates against
-%% its CA file; hand-made CONNECTs check the bounds and the refused target's answer.
+%% its CA file; hand-made CONNECTs check the bounds and the refused target's answer; a chunked
+%% POST is passed on and recorded whole, and its bounds hold.
 -module(beamscale_record_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 -include_lib("kernel/include/file.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([browse_and_replay/1, writes_post_and_think/1, connect_checked_and_bounded/1]).
--export([browse_and_replay/0, writes_post_and_think/0, connect_checked_and_bounded/0]).
+-export([browse_and_replay/1, writes_post_and_think/1, connect_checked_and_bounded/1,
+         chunked_body/1]).
+-export([browse_and_replay/0, writes_post_and_think/0, connect_checked_and_bounded/0,
+         chunked_body/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [writes_post_and_think, browse_and_replay, connect_checked_and_bounded].
+all() -> [writes_post_and_think, browse_and_replay, connect_checked_and_bounded, chunked_body].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -172,7 +175,84 @@ writes_post_and_think(Config) ->
          ?assertEqual(nomatch, binary:match(Text, <<"s=1">>))
      end || Ext <- [".scenario", ".xml"]].
 
+%% A chunked POST (sent in pieces, a chunk extension and a trailer) reaches a server as one body
+%% with its length, and is recorded so; an overlong size line, a chunk over the body bound, a
+%% body that stalls past its deadline and another transfer coding are answered 400, naming why,
+%% and neither passed on nor recorded.
+chunked_body() -> [{doc, "A chunked POST passed on and recorded whole; its bounds answer 400."}].
+chunked_body(Config) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}]),
+    {ok, SrvPort} = inet:port(L),
+    Me = self(),
+    Srv = spawn_link(fun() -> upstream(L, Me) end),
+    Base = filename:join(?config(priv_dir, Config), "beamscale_record_chunked"),
+    {ok, Proxy} = beamscale_record:start(#{port => 0, base => Base, body_ms => 1000,
+                                           ca_dir => ?config(priv_dir, Config)}),
+    P = beamscale_record:port(Proxy),
+    Head = fun(Coding) ->
+                   ["POST http://127.0.0.1:", integer_to_list(SrvPort), "/up HTTP/1.1\r\n"
+                    "Host: 127.0.0.1\r\nContent-Type: text/plain\r\n"
+                    "Transfer-Encoding: ", Coding, "\r\n\r\n"]
+           end,
+    try
+        {ok, S} = gen_tcp:connect({127, 0, 0, 1}, P, [binary, {active, false}]),
+        [begin ok = gen_tcp:send(S, Piece), timer:sleep(50) end
+         || Piece <- [Head("chunked"), "5;x=1\r\nhel", "lo\r\n6\r\n world\r", "\n0\r\n",
+                      "X-T: 1\r\n\r\n"]],
+        Reply = read_all(S, <<>>),
+        ?assertMatch(<<"HTTP/1.0 200 ", _/binary>>, Reply),
+        Got = receive {upstream, R} -> string:lowercase(R) after 10000 -> ct:fail(no_upstream) end,
+        ct:log("the server got:~n~ts", [Got]),
+        [?assertNotEqual(nomatch, binary:match(Got, Part))
+         || Part <- [<<"post /up http/1.0\r\n">>, <<"content-length: 11\r\n">>,
+                     <<"\r\n\r\nhello world">>]],
+        ?assertEqual(nomatch, binary:match(Got, <<"chunked">>)),
+        [?assertMatch({File, {_, _}},
+                      {File, binary:match(element(2, file:read_file(Base ++ File)),
+                                          <<"hello world">>)})
+         || File <- [".scenario", ".xml"]],
+        Refused = [{"over 4096 bytes", [Head("chunked"), lists:duplicate(5000, $a)]},
+                   {"over 1048576 bytes", [Head("chunked"), "100001\r\n", "abc"]},
+                   {"deadline", [Head("chunked"), "5\r\nhel"]},
+                   {"transfer-encoding not taken: gzip", [Head("gzip"), "abc"]}],
+        [begin
+             Answer = connect_reply(P, Request),
+             ct:log("~ts: ~ts", [Why, Answer]),
+             ?assertMatch({Why, <<"HTTP/1.1 400 ", _/binary>>}, {Why, Answer}),
+             ?assertNotEqual(nomatch, binary:match(Answer, list_to_binary(Why)))
+         end || {Why, Request} <- Refused],
+        ?assertEqual(1, beamscale_record:stop(Proxy))
+    after
+        unlink(Srv), exit(Srv, kill), gen_tcp:close(L)
+    end.
+
 %%% Helpers
+
+%% A server that sends each request it reads (a head and its Content-Length body) to `To', and
+%% answers 200.
+upstream(L, To) ->
+    {ok, S} = gen_tcp:accept(L),
+    To ! {upstream, upstream_read(S, <<>>)},
+    _ = gen_tcp:send(S, "HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nok"),
+    ok = gen_tcp:close(S),
+    upstream(L, To).
+
+upstream_read(S, Buf) ->
+    Done = case binary:split(Buf, <<"\r\n\r\n">>) of
+               [Head, Body] ->
+                   case re:run(Head, "content-length: *([0-9]+)",
+                               [caseless, {capture, all_but_first, binary}]) of
+                       {match, [N]} -> byte_size(Body) >= binary_to_integer(N);
+                       nomatch -> true
+                   end;
+               [_] -> false
+           end,
+    case Done of
+        true -> Buf;
+        false ->
+            {ok, D} = gen_tcp:recv(S, 0, 10000),
+            upstream_read(S, <<Buf/binary, D/binary>>)
+    end.
 
 %% curl's status code for a page, "000" when it could not get one (a bad certificate).
 curl(Args) ->

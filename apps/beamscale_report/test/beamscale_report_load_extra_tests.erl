@@ -123,3 +123,22 @@ event_markers_test() ->
     %% One in the first second is drawn at its end, where the graphs start (they begin at 1).
     ?assertEqual([{1, <<"rate 40">>}, {2.5, <<"stop">>}],
                  beamscale_report_load_extra:phase_markers(Summary)).
+
+%% `--resolution 100ms': load_fine.csv's rows (as read back) are drawn as two charts, requests
+%% and p99 per interval; a row that does not read is left out; without rows, no chart.
+fine_graphs_test() ->
+    Row = fun(T, Req, P99) ->
+                  Keys = beamscale_format_load:keys(beamscale_format_load:load_csv()),
+                  Base = maps:from_list([{K, <<"0">>} || K <- Keys]),
+                  Base#{t_s => T, phase => <<"p">>, requests => Req, p99_ms => P99,
+                        offered_per_s => <<"50.0">>, mean_session_ms => <<"1.5">>}
+          end,
+    Fine = beamscale_report_load_extra:fine_seconds(
+             [Row(<<"0.1">>, <<"4">>, <<"2.5">>), Row(<<"0.2">>, <<"6">>, <<"3.0">>),
+              #{t_s => <<"0.3">>}]),
+    ?assertEqual(2, length(Fine)),
+    ?assertMatch([{<<"requests every 100 ms">>, _, _, [#{points := [{0.1, 4}, {0.2, 6}]}]},
+                  {<<"latency p99 every 100 ms">>, _, _,
+                   [#{points := [{0.1, 2.5}, {0.2, 3.0}]}]}],
+                 beamscale_report_load_extra:fine_graphs(#{<<"per_interval">> => Fine})),
+    ?assertEqual([], beamscale_report_load_extra:fine_graphs(#{})).

@@ -115,7 +115,10 @@ take(Ref) ->
         Max0 ->
             %% Most slots are empty: read first, and write (reset) only those with counts, so
             %% that the once-a-second take does not take their cache lines from the recorders.
-            {Counts, Count} = take_slots(Ref, ?SLOTS, [], 0),
+            %% Only the slots up to the maximum's: a count above it, racing, raised the
+            %% maximum after this reset, so the next take scans it (`--resolution' takes ten
+            %% times a second).
+            {Counts, Count} = take_slots(Ref, index(Max0) + 1, [], 0),
             Max = erlang:max(Max0, atomics:get(Ref, ?MAX)),
             snap(Counts, Count, atomics:exchange(Ref, ?SUM, 0), Max)
     end.

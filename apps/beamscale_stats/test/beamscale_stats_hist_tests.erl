@@ -94,6 +94,20 @@ takes_during_records_test() ->
     ?assertEqual(80000, beamscale_stats_hist:count(Total)),
     ?assertEqual(19999, beamscale_stats_hist:max(Total)).
 
+%% A take scans only up to the maximum's slot: values in any order, above and below the
+%% maximum of the moment, from racing recorders, are all in some take.
+takes_scan_to_the_maximum_test() ->
+    H = beamscale_stats_hist:new(),
+    Parent = self(),
+    Values = fun(Seed) -> [X || {_, X} <- lists:sort([{rand:uniform(), X * Seed rem 50000}
+                                                      || X <- lists:seq(1, 20000)])] end,
+    Pids = [spawn_link(fun() -> [beamscale_stats_hist:record(H, V) || V <- Values(Seed)],
+                                Parent ! {done, self()} end) || Seed <- [1, 7, 13, 31]],
+    Total = beamscale_stats_hist:merge([beamscale_stats_hist:take(H) | takes(H, Pids, [])]),
+    ?assertEqual(80000, beamscale_stats_hist:count(Total)),
+    ?assertEqual(lists:sum([lists:sum(Values(Seed)) || Seed <- [1, 7, 13, 31]]),
+                 beamscale_stats_hist:sum(Total)).
+
 takes(_H, [], Acc) -> Acc;
 takes(H, Pids, Acc) ->
     S = beamscale_stats_hist:take(H),

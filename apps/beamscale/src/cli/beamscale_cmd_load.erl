@@ -29,6 +29,9 @@ info() ->
                                           "while the load runs (0: a free port, printed)"},
           {max_error_rate, "--max-error-rate", integer,
            "exit 1 when more than PCT % of the requests failed"},
+          {resolution, "--resolution", string,
+           "the figures' interval: 100ms, 200ms, 250ms, 500ms or 1s (default); under a "
+           "second, a row of each in RUNDIR/load_fine.csv"},
           {dump, "--dump", integer, "write the first N request/reply exchanges and every "
                                     "error reason's first to RUNDIR/dump.log"},
           {replace, "--replace", flag, "replace an existing load run directory of that name"}]
@@ -44,6 +47,11 @@ do(#{opts := #{msacc := Pct}}) when Pct < 0; Pct > 100 ->
 do(#{opts := #{max_error_rate := Pct}}) when Pct < 0; Pct > 100 ->
     {error, {bad_max_error_rate, Pct}};
 do(#{opts := #{dump := N}}) when N < 0 -> {error, {bad_dump, N}};
+do(#{opts := #{resolution := R} = Opts} = Parsed) when is_list(R) ->
+    case resolution(R) of
+        {ok, Ms} -> do(Parsed#{opts := Opts#{resolution := Ms}});
+        error -> {error, {bad_resolution, R}}
+    end;
 do(#{opts := Opts, args := [File]}) ->
     Name = name(Opts),
     Dir = filename:join(maps:get(out, Opts, "runs"), Name),
@@ -79,7 +87,9 @@ maybe_run(ok, {ok, Exec0}, File, Opts) ->
         {_, {error, Expected}} -> {error, {bad_profile, Expected}};
         {{ok, Scenario0}, {ok, Profile}} ->
             Scenario = maps:merge(Scenario0, maps:with([dump], Opts)),
-            Exec1 = maps:merge(Exec0, maps:merge(maps:with([seed, quiet, msacc], Opts), Profile)),
+            Exec1 = maps:merge(Exec0, maps:merge(resolution_ms(Opts),
+                                                 maps:merge(maps:with([seed, quiet, msacc], Opts),
+                                                            Profile))),
             %% Without --web the server still answers `beamscale ctl' (not the page).
             Run = fun(Web, M) -> run(Scenario, with(metrics, M, Exec1), Web) end,
             ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
@@ -94,6 +104,21 @@ maybe_run(ok, {ok, Exec0}, File, Opts) ->
 run(Scenario, Exec, none) ->
     beamscale_web:with(quiet, fun(Ctl) -> beamscale_loadtest:run(Scenario, Exec#{ctl => Ctl}) end);
 run(Scenario, Exec, Web) -> beamscale_loadtest:run(Scenario, Exec#{web => Web, ctl => Web}).
+
+%% `--resolution': 100ms ... 1s, a divisor of a second.
+resolution(Text) ->
+    Ms = case string:to_integer(Text) of
+             {N, "ms"} when is_integer(N) -> N;
+             {N, "s"} when is_integer(N) -> N * 1000;
+             _ -> none
+         end,
+    case lists:member(Ms, beamscale_load_intervals:resolutions()) of
+        true -> {ok, Ms};
+        false -> error
+    end.
+
+resolution_ms(#{resolution := Ms}) -> #{resolution_ms => Ms};
+resolution_ms(_Opts) -> #{}.
 
 with(_Key, none, Map) -> Map;
 with(Key, V, Map) -> Map#{Key => V}.
@@ -154,6 +179,9 @@ format_error({bad_max_error_rate, Pct}) ->
     io_lib:format("option --max-error-rate: ~b is not a share from 0 to 100 (%)", [Pct]);
 format_error({bad_dump, N}) ->
     io_lib:format("option --dump: ~b is not a number of exchanges (0 or more)", [N]);
+format_error({bad_resolution, R}) ->
+    io_lib:format("option --resolution: ~ts is not one of 100ms, 200ms, 250ms, 500ms, 1s",
+                  [R]);
 format_error({bad_name, Name, Msg}) ->
     io_lib:format("option --name ~0tp: expected ~ts", [Name, Msg]);
 format_error({in_use, Dir, Holder}) ->

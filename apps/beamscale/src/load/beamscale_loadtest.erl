@@ -16,14 +16,16 @@
 %% sample_interval: ms between samples (default 1000); msacc: the share (%) of each interval
 %% microstate accounting is on (default 10, beamscale_sampler); web: the live page's server,
 %% fed each second (`beamscale_web_load'); profile: a CPU profile of each sampled target node
-%% in the middle of the run (docs/profiles.md).
+%% in the middle of the run (docs/profiles.md); resolution_ms: the agents' report interval, rows
+%% of each in load_fine.csv when under a second (default 1000: none).
 %% A finished load's figures the command's exit status depends on.
 -type outcome() :: #{stopped := atom(), requests := non_neg_integer(),
                      errors := non_neg_integer(), load_nodes_down := non_neg_integer()}.
 -type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
                   label => binary(), cookie => atom(), sample_interval => pos_integer(),
                   msacc => 0..100, web => beamscale_web:web(), ctl => beamscale_web:web(),
-                  metrics => beamscale_web:web(), profile => beamscale_profile:opts()}.
+                  metrics => beamscale_web:web(), profile => beamscale_profile:opts(),
+                  resolution_ms => pos_integer()}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -104,11 +106,13 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     {LoadNodes, #{os_pids := OsPids} = Procs} = Nodes,
     Memory = beamscale_loadtest_memory:start(OsPids),
     Seconds = seconds(Scenario, Opts, Phase, Memory),
+    Fine = fine(Opts),
     OnDown = fun(Down) -> Quiet orelse io:put_chars(load_node_down_line(Down)) end,
     RunOpts = maps:merge(#{on_second => beamscale_seconds:on_second(Seconds),
+                           on_interval => beamscale_seconds:on_second(Fine),
                            on_load_node_down => OnDown,
                            on_event => beamscale_loadtest_ctl:on_event(Dir, page(Opts))},
-                         maps:with([seed], Opts)),
+                         maps:with([seed, resolution_ms], Opts)),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
                    _ -> Where = maps:get(load_nodes, Scenario),
@@ -132,7 +136,8 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                  ok = beamscale_loadtest_profile:drop_maps(Scenario, Watched),
                  ok = beamscale_loadtest_ctl:stop(Dir),
                  ok = beamscale_sampler:stop(Sampler),
-                 ok = beamscale_seconds:stop(Seconds)
+                 ok = beamscale_seconds:stop(Seconds),
+                 ok = beamscale_seconds:stop(Fine)
              end,
     Downs = beamscale_loadtest_targets:downs(Watch),
     case Result of
@@ -159,10 +164,7 @@ with_dump(_Scenario, _Dir, Run) -> Run(#{}).
 %% Each second, in turn: load.csv, errors.csv and statuses.csv rows, the memory tracker, the
 %% sampler told the coming second's phase, the live page (--web), the live line (unless quiet).
 seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
-    Csv = fun(Name, Header, Rows) ->
-                  {beamscale_seconds_csv,
-                   beamscale_seconds_csv:start(filename:join(Dir, Name), Header, Rows)}
-          end,
+    Csv = fun(Name, Header, Rows) -> csv(Dir, Name, Header, Rows) end,
     [Csv("load.csv", beamscale_load_results:csv_header(),
          fun(Row) -> [beamscale_load_results:csv_row(Row)] end),
      Csv("errors.csv", beamscale_load_results:errors_header(),
@@ -175,6 +177,15 @@ seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
         ++ [{beamscale_seconds_prom, beamscale_seconds_prom:start(Web)}
             || Web <- [maps:get(metrics, Opts, none)], Web =/= none]
         ++ [{beamscale_seconds_line, none} || not maps:get(quiet, Opts, false)].
+
+csv(Dir, Name, Header, Rows) ->
+    {beamscale_seconds_csv, beamscale_seconds_csv:start(filename:join(Dir, Name), Header, Rows)}.
+
+%% Under a second (--resolution): each interval's row in load_fine.csv, load.csv's columns.
+fine(#{resolution_ms := Ms, dir := Dir}) when Ms < 1000 ->
+    [csv(Dir, "load_fine.csv", beamscale_load_results:csv_header(),
+         fun(Row) -> [beamscale_load_results:csv_row(Row)] end)];
+fine(_Opts) -> [].
 
 %% The scenario's arrivals a second, over its phases (a profiled load's one "level").
 mean_rate(#{phases := Phases} = Scenario) ->
@@ -314,6 +325,7 @@ run_info(#{file := File} = Scenario, #{started := Started} = Info, Opts) ->
       time_limit_s => maps:get(time_limit_s, Scenario), label => label(Scenario, Opts),
       load_nodes => [atom_to_binary(N) || N <- maps:get(load_nodes, Info)],
       sampled => maps:get(sampled, Info), msacc => msacc(Opts),
+      resolution_ms => maps:get(resolution_ms, Opts, 1000),
       not_sampled => [beamscale_runinfo:to_json(N) || N <- maps:get(notes, Info)],
       targets_down => [beamscale_runinfo:to_json(D) || D <- maps:get(downs, Info)],
       load_nodes_down => [#{node => atom_to_binary(N), at_s => At,

@@ -10,12 +10,15 @@
 -export_type([opts/0]).
 
 -type opts() :: #{port := inet:port_number(), base := file:filename(),
-                  ca_dir => file:filename(), handshake_ms => timeout()}.
+                  ca_dir => file:filename(), handshake_ms => timeout(),
+                  body_ms => pos_integer()}.
 
 -define(MAX_CONNS, 64).
 -define(MAX_CERTS, 1000).
 %% A browser that CONNECTs and then sends nothing (or TLS too slowly) is let go after this.
 -define(HANDSHAKE_MS, 10000).
+%% A chunked request body is all sent within this.
+-define(BODY_MS, 30000).
 
 %% @doc Start the proxy on 127.0.0.1:`port' (0: any), writing `base'.xml and `base'.scenario,
 %% its CA in `ca_dir' (by default beside `base'), made there by the first recording.
@@ -24,7 +27,8 @@ start(#{port := Port, base := Base} = Opts) ->
     Me = self(),
     {ok, _} = application:ensure_all_started(ssl),
     Ca = maps:get(ca_dir, Opts, filename:dirname(filename:absname(Base))),
-    Ctx = #{handshake_ms => maps:get(handshake_ms, Opts, ?HANDSHAKE_MS)},
+    Ctx = #{handshake_ms => maps:get(handshake_ms, Opts, ?HANDSHAKE_MS),
+            body_ms => maps:get(body_ms, Opts, ?BODY_MS)},
     Pid = spawn(fun() -> init(Me, Port, Base, Ca, Ctx) end),
     receive
         {Pid, Result} -> Result

@@ -3,15 +3,16 @@
 %% for that host signed by its CA (`beamscale_record_ca'), so the requests inside are read and
 %% passed on over TLS to the real host:port. Each request passed is sent to the owner to record.
 %% Hostile input is bounded: a head line of 64 KiB (past it the socket is closed unanswered), a
-%% CONNECT target of 255 bytes, a TLS handshake within its deadline; a target that cannot be
-%% reached is named in the 502 answer.
+%% CONNECT target of 255 bytes, a TLS handshake within its deadline, a body of 1 MiB (a chunked
+%% one within its deadline too, `beamscale_record_chunked'); a target that cannot be reached is
+%% named in the 502 answer.
 -module(beamscale_record_conn).
 
 -export([serve/2]).
 -export_type([ctx/0]).
 
 %% `cert': the chain and key for a host, from the owner (which keeps them per host).
--type ctx() :: #{owner := pid(), handshake_ms := timeout(),
+-type ctx() :: #{owner := pid(), handshake_ms := timeout(), body_ms := pos_integer(),
                  cert := fun((string()) -> {[public_key:der_encoded()],
                                             {'ECPrivateKey', binary()}})}.
 
@@ -28,7 +29,7 @@
 -spec serve(gen_tcp:socket(), ctx()) -> ok.
 serve(Sock, Ctx) ->
     T = {gen_tcp, Sock},
-    case read_request(T, plain) of
+    case read_request(T, plain, Ctx) of
         {connect, Host, Port} -> tunnel(Sock, Host, Port, Ctx);
         {ok, Req} -> answer(T, Req, Ctx);
         {error, {refused, Why}} -> refuse(T, 400, Why);
@@ -49,8 +50,9 @@ tunnel(Sock, Host, Port, #{cert := Cert, handshake_ms := Ms} = Ctx) ->
             case ssl:handshake(Sock, [{cert, Chain}, {key, Key}], Ms) of
                 {ok, Tls} ->
                     In = {ssl, Tls},
-                    case read_request(In, {https, Host, Port}) of
+                    case read_request(In, {https, Host, Port}, Ctx) of
                         {ok, Req} -> answer(In, Req, Ctx);
+                        {error, {refused, Why}} -> refuse(In, 400, Why);
                         {error, _} -> close(In)
                     end;
                 {error, _} -> close(T)
@@ -70,7 +72,7 @@ answer(T, Req, #{owner := Owner}) ->
         {error, Why} -> bad_gateway(T, Why)
     end.
 
-read_request(T, Where) ->
+read_request(T, Where, Ctx) ->
     ok = setopts(T, [{packet, http_bin}, {packet_size, ?MAX_HEAD}]),
     case recv(T, 0, ?IDLE_MS) of
         {ok, {http_request, <<"CONNECT">>, {scheme, Host, Port}, _}} when Where =:= plain ->
@@ -81,11 +83,11 @@ read_request(T, Where) ->
         {ok, {http_request, Method, {absoluteURI, http, Host, Port, Path}, _}}
           when Where =:= plain ->
             request(T, Method, #{scheme => http, host => binary_to_list(Host),
-                                 port => default(Port, 80), path => binary_to_list(Path)});
+                                 port => default(Port, 80), path => binary_to_list(Path)}, Ctx);
         {ok, {http_request, Method, {abs_path, Path}, _}} when Where =/= plain ->
             {https, Host, Port} = Where,
             request(T, Method, #{scheme => https, host => Host, port => Port,
-                                 path => binary_to_list(Path)});
+                                 path => binary_to_list(Path)}, Ctx);
         {ok, Other} -> {error, {not_proxied, Other}};
         {error, _} = Error -> Error
     end.
@@ -98,11 +100,11 @@ connect_target(Host, PortText) ->
         _ -> {error, {refused, ["CONNECT port not a port number: ", PortText]}}
     end.
 
-request(T, Method, Req) ->
+request(T, Method, Req, Ctx) ->
     case headers(T, []) of
         {ok, Hs} ->
             ok = setopts(T, [{packet, raw}]),
-            case body(T, Hs) of
+            case body(T, Hs, Ctx) of
                 {ok, Body} when is_atom(Method) ->
                     {ok, Req#{method => method(Method), headers => Hs, body => Body}};
                 {ok, _} -> {error, {method, Method}};
@@ -123,8 +125,24 @@ headers(T, Acc) ->
         {error, _} = Error -> Error
     end.
 
-body(T, Hs) ->
-    case proplists:get_value("content-length", Hs) of
+%% A chunked body is read whole (and passed on with its length); another coding is refused.
+body(T, Hs, #{body_ms := Ms}) ->
+    case {proplists:get_value("transfer-encoding", Hs),
+          proplists:get_value("content-length", Hs)} of
+        {undefined, Length} -> sized(T, Length);
+        {Coding, _} ->
+            case string:lowercase(string:trim(Coding)) of
+                "chunked" ->
+                    Deadline = erlang:monotonic_time(millisecond) + Ms,
+                    beamscale_record_chunked:read(fun(Wait) -> recv(T, 0, Wait) end, <<>>,
+                                                  #{max => ?MAX_BODY, deadline => Deadline});
+                _ -> {error, {refused, ["transfer-encoding not taken: ",
+                                         string:slice(Coding, 0, 60)]}}
+            end
+    end.
+
+sized(T, Length) ->
+    case Length of
         undefined -> {ok, <<>>};
         Text ->
             case string:to_integer(Text) of
@@ -141,7 +159,8 @@ forward(#{scheme := Scheme, method := M, host := H, port := P, path := Path, hea
           body := Body}) ->
     case upstream(Scheme, H, P) of
         {ok, S} ->
-            Hop = ["connection", "proxy-connection", "keep-alive", "content-length"],
+            Hop = ["connection", "proxy-connection", "keep-alive", "content-length",
+                   "transfer-encoding"],
             Keep = [{K, V} || {K, V} <- Hs, not lists:member(K, Hop)],
             _ = send(S, [string:uppercase(atom_to_list(M)), " ", Path, " HTTP/1.0\r\n",
                          [[K, ": ", V, "\r\n"] || {K, V} <- Keep],

@@ -36,7 +36,13 @@ write_load(Dir, Run) ->
         {error, _} = Error -> Error
     end.
 
-write_load(Dir, Run, Summary) ->
+write_load(Dir, Run, Summary0) ->
+    %% `--resolution' under a second: its intervals drawn too.
+    Summary = case rows(Dir, "load_fine.csv") of
+                  [] -> Summary0;
+                  Fine -> Summary0#{<<"per_interval">> =>
+                                        beamscale_report_load_extra:fine_seconds(Fine)}
+              end,
     Data = #{run => Run, summary => Summary,
              samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv"),
              profiles => beamscale_profile:read_levels(Dir)},

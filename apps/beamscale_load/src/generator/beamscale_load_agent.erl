@@ -1,13 +1,15 @@
 %% @doc One share of a load run, on one node (beamscale's own or a load node): its own launcher,
-%% users and metrics, and once a second the interval's figures (counts and histogram snapshots,
-%% plain terms) sent to the controller, which merges every agent's into one row. The agent ends
+%% users and metrics, and once a second (or every `resolution_ms') the interval's figures (counts
+%% and histogram snapshots, plain terms) sent to the controller, which merges every agent's into
+%% one row a second (`beamscale_load_intervals'). The agent ends
 %% when its users are done, when told to stop, or when the controller goes.
 -module(beamscale_load_agent).
 
 -export([start/3, stop/1, share/3, split/3, init/1]).
 -export_type([report/0]).
 
-%% What an agent sends: second `N''s figures; `done' ends its reports.
+%% What an agent sends: interval `N''s figures (second `N' at the default resolution); `done'
+%% ends its reports.
 -type report() :: {tick | done, pid(), pos_integer(), beamscale_load_metrics:interval()}.
 
 -define(STOP_TIMEOUT, 10000).
@@ -18,7 +20,8 @@
 -spec start(node(), beamscale_load_scenario:scenario(),
             #{targets := #{atom() => map()}, cookies := [{node(), atom()}],
               start_us := integer(), seed := integer(),
-              dump => {pid(), non_neg_integer()}}) -> {pid(), reference()}.
+              dump => {pid(), non_neg_integer()}, resolution_ms => pos_integer()}) ->
+    {pid(), reference()}.
 start(Node, Scenario, Args) ->
     spawn_monitor(Node, ?MODULE, init, [Args#{controller => self(), scenario => Scenario}]).
 
@@ -81,7 +84,9 @@ init(#{controller := C, scenario := #{transactions := Tx} = Scenario0, targets :
               _ -> Ctx0
           end,
     L = beamscale_load_launcher:start_link(Scenario, Ctx, Start, rand:seed_s(exsss, Seed)),
-    tick(1, #{controller => C, cref => CRef, start => Start, launcher => L, metrics => Metrics}).
+    Every = erlang:convert_time_unit(maps:get(resolution_ms, Args, 1000), millisecond, native),
+    tick(1, #{controller => C, cref => CRef, start => Start, launcher => L, metrics => Metrics,
+              every => Every}).
 
 connect(Node, _Cookie) when Node =:= node() -> ok;
 connect(Node, Cookie) ->
@@ -89,8 +94,9 @@ connect(Node, Cookie) ->
     _ = net_kernel:connect_node(Node),
     ok.
 
-tick(N, #{controller := C, cref := CRef, start := Start, launcher := L, metrics := M} = St) ->
-    Due = Start + erlang:convert_time_unit(N, second, native),
+tick(N, #{controller := C, cref := CRef, start := Start, launcher := L, metrics := M,
+          every := Every} = St) ->
+    Due = Start + N * Every,
     Wait = erlang:convert_time_unit(Due - erlang:monotonic_time(), native, millisecond),
     receive
         {users_done, L} ->

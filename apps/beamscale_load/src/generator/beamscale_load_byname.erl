@@ -1,10 +1,16 @@
 %% @doc A load run's figures by request name (Tsung's per-request table): requests, errors,
 %% bytes and latency from the intended start, for each name `beamscale_load_reqname' gave the
-%% scenario's requests. One public ETS table shared by the users, no server process.
+%% scenario's requests. Shared by the users without a server process.
+%%
+%% A name's counts and its latencies' sum are a `counters' array of its own (write_concurrency:
+%% no key that every user of a name updates, as the ETS counters a name were: 4-5 updates a
+%% request on one key). A user finds its name's array in its process dictionary, else once in
+%% the names' table (the first user of a name makes it there).
 %%
 %% A full histogram per name (23 554 atomics) would cost a read of every slot each second
-%% (measured 5 ms a name here): the latency of a name is kept sparse instead, a counter per
-%% bucket slot used (`beamscale_stats_hist:slot/1'), so a take reads only what was recorded.
+%% (measured 5 ms a name here): the latency of a name is kept sparse instead, an ETS counter per
+%% name and bucket slot used (`beamscale_stats_hist:slot/1'), so a take reads only what was
+%% recorded, and users of a name update the same key only when their latencies share a bucket.
 %%
 %% A user marks the request it runs (`start/2' ... `stop/0', in its process dictionary), so
 %% that `beamscale_load_metrics' counts the errors, bytes and latency a kind records meanwhile
@@ -15,8 +21,11 @@
 -export_type([tab/0, figures/0]).
 
 -define(KEY, '$beamscale_request_name').
+%% A name's counters, in their order in its array.
+-define(FIELDS, [requests, errors, bytes_sent, bytes_received, sum]).
 
--opaque tab() :: ets:tid().
+%% The names' arrays (read once by each user of a name) and the latencies' bucket counts.
+-opaque tab() :: {Arrays :: ets:tid(), Slots :: ets:tid()}.
 %% One interval of one name.
 -type figures() :: #{requests := non_neg_integer(), errors := non_neg_integer(),
                      bytes_sent := non_neg_integer(), bytes_received := non_neg_integer(),
@@ -24,19 +33,21 @@
 
 %% @doc A new table.
 -spec new() -> tab().
-new() -> ets:new(?MODULE, [set, public, {write_concurrency, true}]).
+new() -> {ets:new(?MODULE, [set, public, {read_concurrency, true}]),
+          ets:new(?MODULE, [set, public, {write_concurrency, true}])}.
 
 %% @doc The calling user starts a request named `Name': counted, and what follows is its own.
 -spec start(tab(), binary()) -> ok.
 start(Tab, Name) ->
-    put(?KEY, {Tab, Name}),
-    bump(Tab, {Name, requests}, 1).
+    C = array(Tab, Name),
+    put(?KEY, {Tab, Name, C}),
+    counters:add(C, 1, 1).
 
 %% @doc The name of the calling user's current request (`none' outside a named one).
 -spec current() -> binary() | none.
 current() ->
     case get(?KEY) of
-        {_Tab, Name} -> Name;
+        {_Tab, Name, _} -> Name;
         undefined -> none
     end.
 
@@ -48,30 +59,36 @@ stop() ->
 
 %% @doc One error of the calling user's request (none running: nothing).
 -spec error() -> ok.
-error() -> current(fun(Tab, Name) -> bump(Tab, {Name, errors}, 1) end).
+error() -> bump(errors, 1).
 
 %% @doc Bytes (`bytes_sent' or `bytes_received') of the calling user's request.
 -spec add(atom(), non_neg_integer()) -> ok.
 add(_Which, 0) -> ok;
-add(Which, N) -> current(fun(Tab, Name) -> bump(Tab, {Name, Which}, N) end).
+add(Which, N) -> bump(Which, N).
 
 %% @doc The latency (microseconds, from the intended start) of the calling user's request.
 -spec latency(integer()) -> ok.
 latency(Us) ->
-    current(fun(Tab, Name) ->
-                    bump(Tab, {Name, {slot, beamscale_stats_hist:slot(Us)}}, 1),
-                    bump(Tab, {Name, sum}, max(0, Us))
-            end).
+    case get(?KEY) of
+        {{_, Slots}, Name, C} ->
+            Key = {Name, beamscale_stats_hist:slot(Us)},
+            _ = ets:update_counter(Slots, Key, 1, {Key, 0}),
+            counters:add(C, index(sum), max(0, Us));
+        undefined -> ok
+    end.
 
 %% @doc The interval's figures by name, reset (what is read is subtracted: a count landing
 %% meanwhile stays for the next take).
 -spec take(tab()) -> #{binary() => figures()}.
-take(Tab) ->
-    Read = [{K, N} || {K, N} <- ets:tab2list(Tab), N > 0,
-                      ets:update_counter(Tab, K, -N) >= 0],
-    Names = lists:usort([Name || {{Name, _}, _} <- Read]),
-    maps:from_list([{Name, figures([{What, N} || {{Nm, What}, N} <- Read, Nm =:= Name])}
-                    || Name <- Names]).
+take({Arrays, Slots}) ->
+    Read = [{K, N} || {K, N} <- ets:tab2list(Slots), N > 0,
+                      ets:update_counter(Slots, K, -N) >= 0],
+    Counts = [{Name, [{F, take_counter(C, index(F))} || F <- ?FIELDS]}
+              || {Name, C} <- ets:tab2list(Arrays)],
+    maps:from_list([{Name, figures(Cs, [{S, N} || {{Nm, S}, N} <- Read, Nm =:= Name])}
+                    || {Name, Cs} <- Counts,
+                       lists:any(fun({_, N}) -> N > 0 end, Cs)
+                           orelse lists:keymember(Name, 1, [K || {K, _} <- Read])]).
 
 %% @doc Two intervals' figures together.
 -spec merge(#{binary() => figures()}, #{binary() => figures()}) -> #{binary() => figures()}.
@@ -85,24 +102,52 @@ merge(A, B) ->
 
 %%% Internals
 
-figures(Pairs) ->
-    Get = fun(K) -> proplists:get_value(K, Pairs, 0) end,
-    Slots = maps:from_list([{S, N} || {{slot, S}, N} <- Pairs]),
+%% The name's array: from the process dictionary, else from the table (made there first).
+array({Arrays, _} = Tab, Name) ->
+    case get({?MODULE, Arrays, Name}) of
+        undefined ->
+            C = case ets:lookup(Arrays, Name) of
+                    [{_, Found}] -> Found;
+                    [] -> made(Tab, Name)
+                end,
+            put({?MODULE, Arrays, Name}, C),
+            C;
+        C -> C
+    end.
+
+%% Two users making a name's array at once: the first one in the table is the one.
+made({Arrays, _}, Name) ->
+    C = counters:new(length(?FIELDS), [write_concurrency]),
+    case ets:insert_new(Arrays, {Name, C}) of
+        true -> C;
+        false -> ets:lookup_element(Arrays, Name, 2)
+    end.
+
+bump(Field, N) ->
+    case get(?KEY) of
+        {_, _, C} -> counters:add(C, index(Field), N);
+        undefined -> ok
+    end.
+
+index(requests) -> 1;
+index(errors) -> 2;
+index(bytes_sent) -> 3;
+index(bytes_received) -> 4;
+index(sum) -> 5.
+
+%% As the run's counters: what was read is subtracted, keeping what lands meanwhile.
+take_counter(C, I) ->
+    N = counters:get(C, I),
+    ok = counters:sub(C, I, N),
+    N.
+
+figures(Counts, SlotCounts) ->
+    Get = fun(K) -> proplists:get_value(K, Counts, 0) end,
     #{requests => Get(requests), errors => Get(errors), bytes_sent => Get(bytes_sent),
       bytes_received => Get(bytes_received),
-      latency => beamscale_stats_hist:from_slots(Slots, Get(sum))}.
+      latency => beamscale_stats_hist:from_slots(maps:from_list(SlotCounts), Get(sum))}.
 
 add_figures(#{latency := L1} = F, #{latency := L2} = G) ->
     maps:merge_with(fun(_, X, Y) when is_integer(X) -> X + Y;
                        (_, _, _) -> beamscale_stats_hist:merge(L1, L2)
                     end, F, G).
-
-current(Fun) ->
-    case get(?KEY) of
-        {Tab, Name} -> Fun(Tab, Name);
-        undefined -> ok
-    end.
-
-bump(Tab, Key, N) ->
-    _ = ets:update_counter(Tab, Key, N, {Key, 0}),
-    ok.

@@ -6,7 +6,7 @@
 
 -export([new/1, new/2, incr/2, add/3, count/2, error/2, status/2, record/3, take/1, merge/2,
          empty/1, counter_names/0, start_request/2, stop_request/0]).
--export_type([metrics/0, interval/0, row/0, statuses/0]).
+-export_type([metrics/0, interval/0, row/0, fine_row/0, statuses/0]).
 
 %% Histograms every run has: `connect' is the time to open a connection (TCP and TLS). A kind's
 %% own (a broker's delivery time) are transactions it declares (`measures/0').
@@ -55,6 +55,9 @@
                  {tx, atom() | binary()} => snapshot(),
                  counts => #{binary() => non_neg_integer()}, statuses => statuses(),
                  by_name => by_name()}.
+%% One interval under a second (`--resolution'): a row's figures, `t_s' when it ends (0.1...).
+-type fine_row() :: #{t_s := float(), phase := atom(), offered_per_s := float(),
+                      atom() | {tx, atom() | binary()} => term()}.
 -type snapshot() :: beamscale_stats_hist:snapshot().
 
 %% @doc New metrics; `latency' (from the intended start), `sent' (from the actual send) and

@@ -66,7 +66,7 @@ live_line(#{t_s := T, phase := P, offered_per_s := O, sessions_started := S, req
 csv_header() -> beamscale_format_load:keys(beamscale_format_load:load_csv()).
 
 %% @doc One row of `load.csv' (latency from the intended start), for `beamscale_format_csv:line/1'.
--spec csv_row(beamscale_load_metrics:row()) -> csv_row().
+-spec csv_row(beamscale_load_metrics:row() | beamscale_load_metrics:fine_row()) -> csv_row().
 csv_row(#{latency := L, session := S} = Row) ->
     Values = maps:merge(Row, maps:from_list([{K, ms(beamscale_stats_hist:percentile(L, P))}
                                              || {K, P} <- percentile_keys()])),

@@ -25,7 +25,11 @@
 %% once when one dies; dump: the writer of `dump.log' and its N (`beamscale_load_dump');
 %% node_sources: each load node's own source addresses, in their order (`default': the
 %% scenario's `source_ips').
+%% resolution_ms: the agents' report interval (default 1000), each interval's merged figures
+%% handed to `on_interval' when under a second (`beamscale_load_intervals').
 -type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
+                  resolution_ms => pos_integer(),
+                  on_interval => fun((beamscale_load_metrics:fine_row()) -> term()),
                   load_nodes => [node()], weights => [number()],
                   node_sources => [default | [beamscale_load_source:source()]],
                   on_load_node_down => fun((down()) -> term()),
@@ -134,7 +138,7 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
     Lead = case Nodes of [Only] when Only =:= node() -> 0; _ -> ?REMOTE_LEAD_US end,
     StartUs = erlang:system_time(microsecond) + Lead,
     Args = maps:merge(#{targets => Targets, cookies => cookies(Targets, Nodes),
-                        start_us => StartUs}, maps:with([dump], Opts)),
+                        start_us => StartUs}, maps:with([dump, resolution_ms], Opts)),
     Agents = maps:from_list(
                [{element(1, A), {Node, element(2, A)}}
                 || {I, Node} <- lists:zip(lists:seq(1, N), Nodes),
@@ -147,7 +151,9 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
     St = #{scenario => Scenario, start => Start, live => Agents, all => Agents, opts => Opts,
            rows => [], total => Empty, empty => Empty, pending => #{}, downs => [],
            index => maps:map(fun(_, {Node, _}) -> index(Node, Nodes) end, Agents),
-           weights => Weights, rate => none, events => [],
+           weights => Weights, rate => none, events => [], seen => #{},
+           per => beamscale_load_intervals:per_second(maps:get(resolution_ms, Opts, 1000)),
+           fine_left => beamscale_load_intervals:max_rows(),
            per_node => maps:from_list([{Node, #{}} || Node <- Nodes])},
     collect(1, St).
 
@@ -164,11 +170,10 @@ cookies(Targets, Nodes) ->
                                                      Node =/= node()]
     end.
 
-%% Second `N' is complete when every live agent has reported it, or when it is late by
-%% ?LATE_MS (a load node that hangs does not hold up the rows).
-collect(N, #{live := Live, pending := P} = St) ->
-    Reported = maps:get(N, P, []),
-    case lists:all(fun(A) -> lists:keymember(A, 1, Reported) end, maps:keys(Live)) of
+%% Second `N' is complete when every live agent has reported its last interval, or when it is
+%% late by ?LATE_MS (a load node that hangs does not hold up the rows).
+collect(N, #{live := Live, pending := P, per := Per, seen := Seen} = St) ->
+    case beamscale_load_intervals:complete(N, Per, maps:keys(Live), Seen) of
         true -> second(N, St);
         false ->
             Due = maps:get(start, St) + erlang:convert_time_unit(N * 1000 + ?LATE_MS,
@@ -176,7 +181,9 @@ collect(N, #{live := Live, pending := P} = St) ->
             Wait = erlang:convert_time_unit(Due - erlang:monotonic_time(), native, millisecond),
             receive
                 {Kind, A, K, I} when Kind =:= tick; Kind =:= done ->
-                    St1 = St#{pending := P#{max(K, N) => [{A, I} | maps:get(max(K, N), P, [])]}},
+                    Key = beamscale_load_intervals:key(K, N, Per),
+                    St1 = St#{pending := P#{Key => [{A, I} | maps:get(Key, P, [])]},
+                              seen := Seen#{A => max(K, maps:get(A, Seen, 0))}},
                     collect(N, case Kind of
                                    done -> St1#{live := maps:remove(A, Live)};
                                    tick -> St1
@@ -213,13 +220,14 @@ second(N, #{live := Live, scenario := #{time_limit_s := Limit, drain_s := Drain}
        true -> collect(N + 1, St1)
     end.
 
-row(N, #{scenario := Sc, opts := #{on_second := On}, pending := P, all := All} = St) ->
-    {Reports, P1} = case maps:take(N, P) of
-                        error -> {[], P};
-                        Taken -> Taken
-                    end,
-    Interval = lists:foldl(fun({_, I}, Acc) -> beamscale_load_metrics:merge(Acc, I) end,
-                           maps:get(empty, St), Reports),
+%% The second's intervals merged each (handed to `on_interval' under a second), then together.
+row(N, #{scenario := Sc, opts := #{on_second := On}, pending := P, all := All, per := Per,
+         empty := Empty} = St0) ->
+    {Taken, P1} = beamscale_load_intervals:take(N, Per, P),
+    Fine = [{K, beamscale_load_intervals:fold([I || {_, I} <- Rs], Empty)} || {K, Rs} <- Taken],
+    St = fine_rows(Fine, St0),
+    Reports = lists:append([Rs || {_, Rs} <- Taken]),
+    Interval = beamscale_load_intervals:fold([I || {_, I} <- Fine], Empty),
     {Phase, Offered} = beamscale_load_control:offered(Sc, N - 0.5, maps:get(rate, St)),
     Row = Interval#{t_s => N, phase => Phase, offered_per_s => Offered},
     _ = On(Row),
@@ -230,6 +238,22 @@ row(N, #{scenario := Sc, opts := #{on_second := On}, pending := P, all := All} =
                            end, PerNode, Reports),
     St#{rows := [Row | Rows], total := beamscale_load_metrics:merge(Total, Interval),
         pending := P1, per_node := PerNode1}.
+
+%% Each interval a row of its own (its end, phase and offered rate), the first
+%% `beamscale_load_intervals:max_rows/0' of the run.
+fine_rows(_Fine, #{per := 1} = St) -> St;
+fine_rows(Fine, #{scenario := Sc, opts := Opts, fine_left := Left} = St) ->
+    Ms = maps:get(resolution_ms, Opts),
+    On = maps:get(on_interval, Opts, fun(_) -> ok end),
+    Kept = lists:sublist(Fine, Left),
+    lists:foreach(fun({K, I}) ->
+                          {Phase, Offered} = beamscale_load_control:offered(
+                                               Sc, beamscale_load_intervals:mid_s(K, Ms),
+                                               maps:get(rate, St)),
+                          On(I#{t_s => beamscale_load_intervals:end_s(K, Ms), phase => Phase,
+                                offered_per_s => Offered})
+                  end, Kept),
+    St#{fine_left := Left - length(Kept)}.
 
 add_counts(Counts, Interval) ->
     lists:foldl(fun(K, Acc) -> Acc#{K => maps:get(K, Acc, 0) + maps:get(K, Interval)} end,

@@ -79,7 +79,8 @@ graphs(Summary) ->
         ++ beamscale_report_load_extra:flow_graphs(Summary)
         ++ statuses_graph(map(Summary, <<"statuses">>), timed(Secs))
         ++ beamscale_report_load_extra:transaction_graphs(Summary)
-        ++ beamscale_report_load_names:graphs(Summary).
+        ++ beamscale_report_load_names:graphs(Summary)
+        ++ beamscale_report_load_extra:fine_graphs(Summary).
 
 %% Errors per second of the most frequent reasons, the rest summed; no chart without errors.
 reasons_graph(Total, _Secs) when map_size(Total) =:= 0 -> [];

@@ -1,6 +1,7 @@
 %% @doc Parts of the load page (pure) kept apart from `beamscale_report_load' so its own list
 %% of graphs stays short: the latency distribution plot, phase boundaries for the time charts,
-%% the transactions over time, and the axis kind of each chart.
+%% the transactions over time, the intervals under a second (`--resolution'), and the axis kind
+%% of each chart.
 %%
 %% The distribution plot is the HdrHistogram one: percentile on x, on a log scale of
 %% 1 / (1 - p) so that 50, 90, 99, 99.9 and 99.99 are evenly spaced, against latency on a log
@@ -10,8 +11,10 @@
 
 -export([distribution/1, distribution_series/1, phase_markers/1, transaction_graphs/1,
          flow_graphs/1,
-         y_scale/1, cut_short_summary/3]).
+         y_scale/1, cut_short_summary/3, fine_seconds/1, fine_graphs/1]).
 
+%% Five minutes at 100 ms.
+-define(FINE_DRAWN, 3000).
 -define(X_TICKS, [{2, "50"}, {10, "90"}, {100, "99"}, {1000, "99.9"}, {10000, "99.99"},
                   {100000, "99.999"}]).
 
@@ -89,6 +92,32 @@ transaction_graphs(Summary) ->
         ++ [{<<"transactions: p99 duration">>, <<"ms">>, <<" ms">>,
              [#{name => N, points => [P || {_, V} = P <- Per(N, <<"p99_ms">>), V > 0]}
               || N <- Names]} || Names =/= []].
+
+%% @doc The rows of `load_fine.csv' (`--resolution') as `summary.json''s seconds are, for
+%% `fine_graphs/1' (the writer puts them in the summary as `per_interval'): the first
+%% ?FINE_DRAWN, so a long run's page stays light.
+-spec fine_seconds([#{atom() => binary()}]) -> [beamscale_format_json:object()].
+fine_seconds(Rows) ->
+    [S || Row <- lists:sublist(Rows, ?FINE_DRAWN), S <- [second(Row, #{})], S =/= skip].
+
+%% @doc Under a second (`per_interval'): requests and p99 latency of each interval.
+-spec fine_graphs(beamscale_format_json:object()) ->
+          [{binary(), binary(), binary(), [beamscale_report_svg:series()]}].
+fine_graphs(Summary) ->
+    case list(get(Summary, <<"per_interval">>)) of
+        [First | _] = Fine ->
+            Every = iolist_to_binary(io_lib:format("every ~b ms",
+                                                   [round(get(First, <<"t_s">>) * 1000)])),
+            Pts = fun(F) -> [{T, V} || S <- Fine, T <- [get(S, <<"t_s">>)], V <- [F(S)],
+                                       is_number(T), is_number(V)] end,
+            [{<<"requests ", Every/binary>>, <<"requests">>, <<>>,
+              [#{name => <<"requests">>, points => Pts(fun(S) -> get(S, <<"requests">>) end)}]},
+             {<<"latency p99 ", Every/binary>>, <<"ms">>, <<" ms">>,
+              [#{name => <<"p99 corrected">>,
+                 points => Pts(fun(S) -> get(get(S, <<"latency_corrected">>), <<"p99_ms">>)
+                               end)}]}];
+        [] -> []
+    end.
 
 %% @doc The y axis of a time chart: latencies (unit ms) go logarithmic when they span decades.
 -spec y_scale(binary()) -> linear | auto.

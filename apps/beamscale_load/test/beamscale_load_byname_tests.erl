@@ -1,0 +1,44 @@
+%% Figures by request name from many users at once (`beamscale_load_byname'): each name's array
+%% made once however many users race to make it, no count lost, takes that add up.
+-module(beamscale_load_byname_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+-define(USERS, 8).
+-define(EACH, 500).
+
+racing_users_test() ->
+    M = beamscale_load_metrics:new([]),
+    Me = self(),
+    Names = [<<"a">>, <<"b">>],
+    Pids = [spawn_link(fun() ->
+                               receive go -> ok end,
+                               Name = lists:nth(1 + I rem 2, Names),
+                               [user(M, Name, I) || _ <- lists:seq(1, ?EACH)],
+                               Me ! {done, self()}
+                       end) || I <- lists:seq(1, ?USERS)],
+    [P ! go || P <- Pids],
+    %% Takes while the users run: what lands meanwhile is in the next take.
+    Takes = takes(M, Pids, []),
+    ByName = lists:foldl(fun beamscale_load_byname:merge/2, #{}, Takes),
+    ?assertEqual(lists:sort(Names), lists:sort(maps:keys(ByName))),
+    [begin
+         #{requests := R, errors := E, bytes_sent := S, latency := L} = maps:get(N, ByName),
+         Half = ?USERS div 2 * ?EACH,
+         ?assertEqual({N, Half, Half, 10 * Half, Half},
+                      {N, R, E, S, beamscale_stats_hist:count(L)})
+     end || N <- Names].
+
+user(M, Name, I) ->
+    ok = beamscale_load_metrics:start_request(M, Name),
+    ok = beamscale_load_metrics:add(M, bytes_sent, 10),
+    ok = beamscale_load_metrics:record(M, latency, erlang:convert_time_unit(I * 100, microsecond,
+                                                                              native)),
+    ok = beamscale_load_metrics:error(M, timeout),
+    ok = beamscale_load_metrics:stop_request().
+
+takes(M, [], Acc) -> [maps:get(by_name, beamscale_load_metrics:take(M)) | Acc];
+takes(M, Pids, Acc) ->
+    Acc1 = [maps:get(by_name, beamscale_load_metrics:take(M)) | Acc],
+    receive {done, P} -> takes(M, lists:delete(P, Pids), Acc1)
+    after 1 -> takes(M, Pids, Acc1)
+    end.
