@@ -1,54 +1,69 @@
-%% The floor for bench/micro_vs_bare_loop.sh: each expression in a hand-written tight loop,
-%% timed in a plain emulator with nothing subtracted. `exprs/0' gives the same expressions as text
-%% for `beamscale bench'.
+%% The floor for bench/micro_vs_bare_loop.sh: each expression in a hand-written tight loop of its
+%% own, timed in a plain emulator. `exprs/0' gives the same expressions as text for `beamscale
+%% bench'.
 -module(micro_bare).
 -export([exprs/0, main/1]).
 
--define(SAMPLES, 20).
--define(SAMPLE_NS, 25000000).
+%% `beamscale bench''s default measuring time, cut into as many samples as it is told.
+-define(TIME_NS, 500000000).
 
-exprs() ->
-    ["rand:uniform(1000).", "lists:seq(1, 20).", "lists:reverse(lists:seq(1, 30)).",
-     "erlang:phash2({a, [1, 2, 3], <<\"bin\">>}).", "maps:from_list([{a, 1}, {b, 2}, {c, 3}])."].
+exprs() -> [E || {E, _} <- loops()].
 
-loop(1, 0) -> ok;
-loop(1, N) -> _ = rand:uniform(1000), loop(1, N - 1);
-loop(2, 0) -> ok;
-loop(2, N) -> _ = lists:seq(1, 20), loop(2, N - 1);
-loop(3, 0) -> ok;
-loop(3, N) -> _ = lists:reverse(lists:seq(1, 30)), loop(3, N - 1);
-loop(4, 0) -> ok;
-loop(4, N) -> _ = erlang:phash2({a, [1, 2, 3], <<"bin">>}), loop(4, N - 1);
-loop(5, 0) -> ok;
-loop(5, N) -> _ = maps:from_list([{a, 1}, {b, 2}, {c, 3}]), loop(5, N - 1).
+loops() ->
+    [{"rand:uniform(1000).", fun uniform/1},
+     {"lists:seq(1, 20).", fun seq/1},
+     {"lists:reverse(lists:seq(1, 30)).", fun reverse/1},
+     {"erlang:phash2({a, [1, 2, 3], <<\"bin\">>}).", fun phash2/1},
+     {"maps:from_list([{a, 1}, {b, 2}, {c, 3}]).", fun from_list/1}].
 
-%% Prints "INDEX NS_PER_CALL" per expression: the median of the samples, taken in a fresh
-%% process (as `beamscale bench' takes them): a process's heap size sets how often it collects,
-%% which for a call allocating a few dozen words is a large part of its cost.
-main([]) ->
-    [io:format("~b ~.2f~n", [I, fresh(fun() -> median([sample(I, calls(I))
-                                                        || _ <- lists:seq(1, ?SAMPLES)])
-                                      end)])
-     || I <- lists:seq(1, length(exprs()))],
+uniform(0) -> ok;
+uniform(N) -> _ = rand:uniform(1000), uniform(N - 1).
+
+seq(0) -> ok;
+seq(N) -> _ = lists:seq(1, 20), seq(N - 1).
+
+reverse(0) -> ok;
+reverse(N) -> _ = lists:reverse(lists:seq(1, 30)), reverse(N - 1).
+
+phash2(0) -> ok;
+phash2(N) -> _ = erlang:phash2({a, [1, 2, 3], <<"bin">>}), phash2(N - 1).
+
+from_list(0) -> ok;
+from_list(N) -> _ = maps:from_list([{a, 1}, {b, 2}, {c, 3}]), from_list(N - 1).
+
+%% The loop with nothing in it: its cost per call (about 1 ns) is the loop's, not the call's.
+empty(0) -> ok;
+empty(N) -> empty(N - 1).
+
+%% Prints "INDEX NS_PER_CALL" per expression: the median of `Samples' samples (together 0.5 s)
+%% less the empty loop's median. Each sample runs in a process of its own, spawned for it: a
+%% process's heap size sets how often an allocating call collects, and a process that lived
+%% through calibration and earlier samples has grown its heap by its history (docs/micro.md).
+main(Samples) ->
+    SampleNs = ?TIME_NS div Samples,
+    Floor = ns(fun empty/1, Samples, SampleNs),
+    [io:format("~b ~.2f~n", [I, ns(Loop, Samples, SampleNs) - Floor])
+     || {I, {_, Loop}} <- lists:zip(lists:seq(1, length(loops())), loops())],
     ok.
+
+ns(Loop, Samples, SampleNs) ->
+    N = fresh(fun() -> calls(Loop, 1000, SampleNs) end),
+    median([fresh(fun() -> timed(Loop, N) / N end) || _ <- lists:seq(1, Samples)]).
 
 fresh(Fun) ->
     {Pid, Ref} = spawn_monitor(fun() -> exit({done, Fun()}) end),
     receive {'DOWN', Ref, process, Pid, {done, X}} -> X end.
 
-calls(I) -> calls(I, 1000).
-
-calls(I, N) ->
-    case timed(I, N) of
-        Ns when Ns >= ?SAMPLE_NS div 5 -> round(N * ?SAMPLE_NS / Ns);
-        _ -> calls(I, N * 2)
+%% Calls filling a sample: doubled until a run lasts a fifth of it, then scaled.
+calls(Loop, N, SampleNs) ->
+    case timed(Loop, N) of
+        Ns when Ns >= SampleNs div 5 -> round(N * SampleNs / Ns);
+        _ -> calls(Loop, N * 2, SampleNs)
     end.
 
-sample(I, N) -> timed(I, N) / N.
-
-timed(I, N) ->
+timed(Loop, N) ->
     T0 = erlang:monotonic_time(nanosecond),
-    ok = loop(I, N),
+    ok = Loop(N),
     erlang:monotonic_time(nanosecond) - T0.
 
 median(Xs) -> lists:nth((length(Xs) + 1) div 2, lists:sort(Xs)).

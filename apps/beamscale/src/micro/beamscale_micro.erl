@@ -19,8 +19,8 @@
                   progress := fun((iodata()) -> ok),
                   points => beamscale_micro_points:points()}.
 
-%% The empty loop is timed briefly: it only needs a stable floor.
--define(EMPTY_BUDGET, #{time => 200, samples => 10, warmup => 20}).
+%% The empty loop is timed briefly (ms): it only needs a stable floor.
+-define(EMPTY_MS, 200).
 %% At most this many calls are traced for memory (the figure is per call).
 -define(MEMORY_CALLS, 20000).
 -define(MOD, bs_micro_bench).
@@ -106,7 +106,7 @@ scaled(Rows) ->
 time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, Started) ->
     on_node(Plan, Started, Bench, Input, Label, fun(Node) ->
         maybe_progress(Plan, [Label, " ", InputName]),
-        {ok, Empty} = call(Node, time, [?EMPTY, ?EMPTY_BUDGET]),
+        {ok, Empty} = call(Node, time, [?EMPTY, empty_budget(Budget)]),
         {ok, Samples} = call(Node, time, [?MOD, Budget]),
         Calls = min(?MEMORY_CALLS, element(1, hd(Samples))),
         {ok, W} = call(Node, memory, [?MOD, Calls]),
@@ -115,6 +115,11 @@ time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, S
         Summary#{label => Label, input => InputName, words => max(0, W - W0) / Calls,
                  otp => otp(Node), schedulers => schedulers(Node)}
     end).
+
+%% The empty loop in samples as long as the benchmark's: on a loaded host preemption, which
+%% only adds, then weighs on the floor as it does on the benchmark.
+empty_budget(#{time := Time, samples := K}) ->
+    #{time => ?EMPTY_MS, samples => max(10, round(?EMPTY_MS * K / Time)), warmup => 20}.
 
 callers_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, S, C) ->
     on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->

@@ -20,23 +20,36 @@
 %% A caller counts its calls in chunks of about this long (stopping lags by one chunk at most).
 -define(CHUNK_NS, 1000000).
 
-%% @doc Time `Mod''s loop in `Samples' runs of calls filling `Time' ms after `Warmup' ms, in a
-%% fresh process of its own: per sample, calls, nanoseconds and reductions.
+%% @doc Time `Mod''s loop in `Samples' runs of calls filling `Time' ms after `Warmup' ms: per
+%% sample, calls, nanoseconds and reductions. Each run (calibration, warm-up, every sample) is
+%% made in a fresh process of its own, its state from `init_runner/2' there: how often an
+%% allocating call collects depends on its process's heap size, which grows with the process's
+%% history (the runs before), and so would drift between samples and differ from a bare loop
+%% timed in a fresh process.
 -spec time(module(), budget()) -> {ok, [sample()]} | {error, term()}.
 time(Mod, Budget) ->
     isolated(fun() ->
                      Input = Mod:input(),
-                     State = Mod:init_runner(Mod:init(Input), Input),
-                     timed(Mod, State, Input, Budget)
+                     timed(Mod, {Mod:init(Input), Input}, Budget)
              end).
 
-timed(Mod, State, Input, #{time := Time, samples := K, warmup := Warmup} = Budget) ->
+timed(Mod, Setup, #{time := Time, samples := K, warmup := Warmup} = Budget) ->
     Calls = case Budget of
                 #{calls := C} -> C;
-                _ -> max(1, round(calls_per_ns(Mod, State, Input) * Time * 1.0e6 / K))
+                _ -> max(1, round(runner(Mod, Setup, fun calls_per_ns/3) * Time * 1.0e6 / K))
             end,
-    ok = warm(Mod, State, Input, Calls, erlang:monotonic_time(millisecond) + Warmup),
-    [sample(Mod, State, Input, Calls) || _ <- lists:seq(1, K)].
+    Until = erlang:monotonic_time(millisecond) + Warmup,
+    ok = runner(Mod, Setup, fun(M, State, Input) -> warm(M, State, Input, Calls, Until) end),
+    [runner(Mod, Setup, fun(M, State, Input) -> sample(M, State, Input, Calls) end)
+     || _ <- lists:seq(1, K)].
+
+%% `Fun(Mod, State, Input)' in a fresh process, `State' made there by `init_runner/2'; its
+%% crash ends this process with the same reason.
+runner(Mod, {Init, Input}, Fun) ->
+    case isolated(fun() -> Fun(Mod, Mod:init_runner(Init, Input), Input) end) of
+        {ok, Result} -> Result;
+        {error, Reason} -> exit(Reason)
+    end.
 
 %% Calls per nanosecond from a run of at least CALIBRATE_NS, doubling the calls till then.
 calls_per_ns(Mod, State, Input) -> calls_per_ns(Mod, State, Input, 1).
