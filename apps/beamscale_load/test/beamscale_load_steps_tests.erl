@@ -32,3 +32,13 @@ times_test() ->
     ?assertEqual(0, beamscale_load_steps:times({for, <<"i">>, 5, 1, 1, []})),
     ?assertEqual(2, beamscale_load_steps:times({loop, 2, []})),
     ?assertEqual(1, beamscale_load_steps:times({'if', c, []})).
+
+think_ms_counts_each_body_as_often_as_it_runs_test() ->
+    %% 10 + loop 2 x 0 + if 20 + for 3 x (uniform at its max 7, exponential at its mean 4).
+    Tree = tree() ++ [{for, <<"j">>, 1, 3, 1, [{think, {uniform, 1, 7}},
+                                                {think, {exponential, 4}}]},
+                      {think, {var, <<"t">>, 1000, constant}}],
+    ?assertEqual(10 + 20 + 3 * (7 + 4), beamscale_load_steps:think_ms(Tree)),
+    ?assertEqual(10, beamscale_load_steps:drain_s([[req(1)], []])),
+    ?assertEqual(10 + 3, beamscale_load_steps:drain_s([[{think, {constant, 2001}}], [req(1)]])),
+    ?assertEqual(3600, beamscale_load_steps:drain_s([[{loop, 100000, [{think, 1000}]}]])).

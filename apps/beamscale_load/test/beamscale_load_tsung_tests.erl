@@ -96,7 +96,18 @@ phases_sorted_and_loop_test() ->
                  err(#{load => ["<load>", P("1", "1"), P("1", "2"), "</load>"]})),
     %% Without a duration the limit is the scenario's default: phases and drain.
     #{time_limit_s := Default, drain_s := Drain} = ok(#{}),
-    ?assertEqual(2 + Drain, Default).
+    ?assertEqual(2 + Drain, Default),
+    %% Tsung waits for the sessions in flight: the drain covers the longest one's think times.
+    Thinks = ok(#{sessions => session("ts_http", "100",
+                                      [req("/"), "<for from=\"1\" to=\"3\" var=\"i\">"
+                                       "<thinktime value=\"5\"/>", req("/"), "</for>"])}),
+    ?assertMatch(#{drain_s := 25, time_limit_s := 27}, Thinks),
+    ?assertMatch(#{drain_s := 10},
+                 ok(#{load => ["<load duration=\"1\" unit=\"minute\">"
+                               "<arrivalphase phase=\"1\" duration=\"2\"><users "
+                               "arrivalrate=\"1\"/></arrivalphase></load>"],
+                      sessions => session("ts_http", "100", ["<thinktime value=\"50\"/>",
+                                                             req("/")])})).
 
 users_errors_test() ->
     Load = fun(U) -> ["<load><arrivalphase phase=\"1\" duration=\"2\">", U,

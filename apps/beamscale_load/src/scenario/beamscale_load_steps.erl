@@ -5,9 +5,13 @@
 %% once. Pure.
 -module(beamscale_load_steps).
 
--export([fold/3, map/2, body/1, times/1, all/1]).
+-export([fold/3, map/2, body/1, times/1, all/1, think_ms/1, drain_s/1]).
 
 -type step() :: beamscale_load_scenario:step().
+
+%% A Tsung file's drain beyond its sessions' think times, and its bound (one hour).
+-define(DRAIN_MARGIN_S, 10).
+-define(MAX_DRAIN_S, 3600).
 
 %% @doc `Fun(Step, Acc)' for every step of `Steps' at any depth, a container before its body.
 -spec fold(fun((step(), Acc) -> Acc), Acc, [step()]) -> Acc.
@@ -44,6 +48,30 @@ times({for, _, From, To, Incr, _}) -> max(0, (To - From) div Incr + 1);
 %% A list variable holds at most 1000 values (`beamscale_load_extract').
 times({foreach, _, _, _, _}) -> 1000;
 times(_) -> 1.
+
+%% @doc The longest the think times of `Steps' take (ms): each body counted as many times as it
+%% runs at most (`times/1'), an exponential think time at its mean, a uniform one at its
+%% maximum, one read from a variable as 0.
+-spec think_ms([step()]) -> number().
+think_ms(Steps) ->
+    lists:sum([case S of
+                   {think, D} -> dist_ms(D);
+                   _ -> times(S) * think_ms(body(S))
+               end || S <- Steps]).
+
+dist_ms(Ms) when is_number(Ms) -> Ms;
+dist_ms({constant, Ms}) -> Ms;
+dist_ms({exponential, Mean}) -> Mean;
+dist_ms({uniform, _Min, Max}) -> Max;
+dist_ms(_) -> 0.
+
+%% @doc The drain of a file whose load has no time limit (Tsung's waits for every session): the
+%% longest session's think times and ?DRAIN_MARGIN_S (the default drain) for its requests, at
+%% most ?MAX_DRAIN_S. The run ends as soon as its users are done: a long drain costs nothing.
+-spec drain_s([[step()]]) -> pos_integer().
+drain_s(Sessions) ->
+    Think = lists:max([0 | [think_ms(S) || S <- Sessions]]),
+    min(?MAX_DRAIN_S, ceil(Think / 1000) + ?DRAIN_MARGIN_S).
 
 set_body({loop, N, _}, S) -> {loop, N, S};
 set_body({transaction, Name, _}, S) -> {transaction, Name, S};

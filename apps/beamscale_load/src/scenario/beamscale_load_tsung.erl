@@ -40,7 +40,8 @@ from_text(File, Text) ->
                 {ok, #{entries := Entries, sample := Sample, warnings := Warnings}} ->
                     case beamscale_load_scenario:check(File, [entry(E) || E <- Entries]) of
                         {ok, Scenario} ->
-                            {ok, maps:merge(Scenario#{sample => Sample}, dump(Root)),
+                            {ok, maps:merge((drain(Scenario, Entries))#{sample => Sample},
+                                            dump(Root)),
                              beamscale_load_tsung_xml:ignored(Root, Lines) ++ Warnings};
                         {error, _} = Error -> Error
                     end;
@@ -50,6 +51,17 @@ from_text(File, Text) ->
     end.
 
 %% Tsung's `dumptraffic' (true, light or protocol): a bounded dump, as `--dump 20'.
+%% No `<load duration>': Tsung waits for the sessions in flight, here they have a drain that
+%% covers the longest session's think times (`beamscale_load_steps:drain_s/1').
+drain(#{sessions := Sessions} = Scenario, Entries) ->
+    case lists:keymember(time_limit_s, 1, Entries) of
+        true -> Scenario;
+        false ->
+            D = beamscale_load_steps:drain_s([S || #{steps := S} <- Sessions]),
+            Scenario#{drain_s := D,
+                      time_limit_s := beamscale_load_scenario:duration_s(Scenario) + D}
+    end.
+
 dump(Root) ->
     case beamscale_load_tsung_dom:attr(Root, dumptraffic, "false") of
         "false" -> #{};
