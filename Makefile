@@ -37,15 +37,18 @@ test: test-deps
 	$(REBAR) compile
 	$(REBAR) escriptize  # the escript ./beamscale runs; CT drives it as a user does
 	@# beamscale_otp_SUITE's emulator (CPU-bound, 2.5 min when alone) builds niced in the
-	@# background beside xref, dialyzer (one core) and EUnit; only CT waits for it. Its own
-	@# session, so a failed step or Ctrl-C stops it by its process group.
-	@mkdir -p _build; setsid sh -c "$(otp_test_release)" > _build/otp-test-release.log 2>&1 & \
-	otp=$$!; trap 'kill -- -$$otp 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
-	echo "make otp-test-release (in the background: _build/otp-test-release.log)"; \
+	@# background, and CT's stream 2 (scripts/ct-streams.sh: the suites that do not measure)
+	@# runs, beside xref, dialyzer (one core) and EUnit; then stream 1. Each in its own
+	@# session, so a failed step or Ctrl-C stops them by their process groups.
+	@mkdir -p _build; \
+	setsid sh -c "$(otp_test_release)" > _build/otp-test-release.log 2>&1 & otp=$$!; \
+	$(ct_stream2_start); trap 'kill -- -$$otp -$$ct2 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	echo "make otp-test-release and CT stream 2 in the background: _build/otp-test-release.log,"\
+	  "$(ct_log2)"; \
 	$(REBAR) xref && $(REBAR) dialyzer && $(REBAR) eunit || exit 1; \
 	echo "waiting for make otp-test-release"; \
-	wait $$otp || { cat _build/otp-test-release.log; exit 1; }
-	$(REBAR) ct
+	wait $$otp || { cat _build/otp-test-release.log; exit 1; }; \
+	$(ct_stream1_then_wait)
 	@echo "make test: all checks passed"
 
 # One EUnit module or several: `make eunit MODULE=m1,m2' (all of them without MODULE).
@@ -53,11 +56,13 @@ eunit: test-deps
 	$(REBAR) eunit $(if $(MODULE),--module=$(MODULE))
 
 # One suite: `make ct SUITE=beamscale_load_errors_SUITE [CASE=c1,c2]' (the _SUITE suffix may be
-# left out; a path works too). Without SUITE, every suite.
+# left out; a path works too). Without SUITE, every suite, in make test's two streams at once.
 ct: test-deps
 	$(REBAR) escriptize
 	$(if $(SUITE),$(if $(findstring otp,$(SUITE)),$(MAKE) otp-test-release),$(MAKE) otp-test-release)
-	$(REBAR) ct $(if $(SUITE),--suite=$(call suite_path,$(SUITE))) $(if $(CASE),--case=$(CASE))
+	$(if $(SUITE),$(REBAR) ct --suite=$(call suite_path,$(SUITE)) $(if $(CASE),--case=$(CASE)),\
+	  $(ct_stream2_start); trap 'kill -- -$$ct2 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	  $(ct_stream1_then_wait))
 
 # The second emulator beamscale_otp_SUITE runs on: OTP 25's interpreter, only its emulator built
 # from bookworm's source (docs/otp.md), once per machine (cached under ~/.cache/beamscale/otp);
@@ -78,5 +83,16 @@ suite_name = $(patsubst %_SUITE,%,$(basename $(notdir $(1))))_SUITE
 suite_path = $(basename $(or $(firstword $(wildcard apps/*/test/$(call suite_name,$(1)).erl)),\
                              $(error make ct: no suite $(call suite_name,$(1)) under apps/*/test)))
 
+# CT in two streams (scripts/ct-streams.sh): stream 2 in the background, in a session of its own
+# (its pid in ct2: the caller's trap stops its process group), its output in a file printed at
+# its end; stream 1 in the foreground. A failure in one lets the other end: one run names all.
+ct_log2 = _build_ct/ct-stream2.log
+ct_stream2_start = mkdir -p _build_ct; \
+	REBAR="$(REBAR)" setsid scripts/ct-streams.sh 2 > $(ct_log2) 2>&1 & ct2=$$!
+ct_stream1_then_wait = REBAR="$(REBAR)" scripts/ct-streams.sh 1; one=$$?; \
+	echo "waiting for CT stream 2"; wait $$ct2; two=$$?; trap - EXIT; \
+	if [ $$two = 0 ]; then tail -n 3 $(ct_log2); else cat $(ct_log2); fi; \
+	echo "CT stream 1: exit $$one, stream 2: exit $$two"; [ $$one = 0 ] && [ $$two = 0 ]
+
 clean:
-	rm -rf _build
+	rm -rf _build _build_ct

@@ -1,0 +1,62 @@
+#!/bin/bash
+# The Common Test suites in two streams that can run at once. Most suites wait on timers,
+# servers and nodes rather than the CPU: beside one `yes' per core the one-stream CT took 1128 s
+# against 1060 s quiet, so on a 2-core host two streams take little more than the longer one.
+# Stream 1 holds the suites that measure CPU or time (benchmarks, samplers, profiles, studies)
+# with saturate's timed levels, which use little CPU, and the one that needs the second
+# emulator; stream 2 every other suite, so a new suite lands there. `make test' starts stream 2
+# first, beside xref, dialyzer and EUnit, and stream 1 after them.
+# Stream 2 builds and logs in _build_ct: two rebar3 in one _build would copy the test data
+# directories over each other while a suite reads them.
+# Usage: scripts/ct-streams.sh 1|2 [NAME...]  (NAMEs: only those suites, `saturate' for
+# beamscale_saturate_SUITE); REBAR names the rebar3 to run. The Makefile runs both at once
+# (`make test', `make ct' without SUITE).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+rebar=${REBAR:-rebar3}
+which=${1:-}
+shift
+# Stream 1, by quiet duration (s, a fresh clone on 2026-11-26, 1010 s in all): saturate 240,
+# profile 50, cmd_bench 28, study_smp_io 27, bencherl 20, hostwatch 19, sampler 17, bench_set 13,
+# busywait 10, study_ets 8, otp 4, saturate_idle 4: 440 s; stream 2 570 s, started 5 min earlier.
+stream1="saturate saturate_idle profile cmd_bench study_smp_io bencherl hostwatch sampler
+         bench_set busywait study_ets otp bench_ets_bench"
+
+# The suites of stream $1 (restricted to the NAMEs after it), comma-separated paths without
+# .erl, as `rebar3 ct --suite' takes them.
+suites() {
+    local stream=$1 s name out=()
+    shift
+    for s in apps/*/test/*_SUITE.erl; do
+        name=$(basename "$s" _SUITE.erl); name=${name#beamscale_}
+        [ $# = 0 ] || [[ " $* " == *" $name "* ]] || continue
+        if [[ " $(echo $stream1) " == *" $name "* ]]; then
+            [ "$stream" = 1 ] && out+=("${s%.erl}")
+        else
+            [ "$stream" = 2 ] && out+=("${s%.erl}")
+        fi
+    done
+    local IFS=,; echo "${out[*]}"
+}
+
+# `rebar3 ct' without --suite would run every suite: an empty stream runs nothing.
+stream() {
+    local list
+    list=$(suites "$@")
+    if [ -z "$list" ]; then echo "CT stream $1: no suite"; return 0; fi
+    echo "CT stream $1: $(echo "$list" | tr , '\n' | wc -l) suites"
+    if [ "$1" = 1 ]; then
+        "$rebar" ct --suite="$list"
+    else
+        mkdir -p _build_ct/test/logs
+        REBAR_BASE_DIR=_build_ct "$rebar" ct --logdir _build_ct/test/logs --suite="$list"
+    fi
+}
+
+missing=$(for n in $stream1; do [ -e apps/*/test/beamscale_${n}_SUITE.erl ] || echo "$n"; done)
+[ -z "$missing" ] || { echo "ct-streams.sh: stream 1 names no suite: $missing" >&2; exit 2; }
+
+case $which in
+    1|2) stream "$which" "$@" ;;
+    *) echo "usage: scripts/ct-streams.sh 1|2 [NAME...]" >&2; exit 2 ;;
+esac
