@@ -115,7 +115,8 @@ interaction(Config) ->
     ?assertEqual(1, beamscale_stats_hist:count(X)),
     Us = beamscale_stats_hist:percentile(X, 50),
     ct:pal("tr_x: ~b us", [Us]),
-    ?assert(Us >= 250000 andalso Us < 10000000).
+    %% b arrives 0.3 s after a; a margin for a late start of a beside a CPU hog.
+    ?assert(Us >= 200000 andalso Us < 10000000).
 
 %% A Tsung file of `Sessions' against 127.0.0.1:`Port' (`Type': tcp or ssl), users arriving
 %% 0.1 s apart on average for 1 s unless `Load' says.
