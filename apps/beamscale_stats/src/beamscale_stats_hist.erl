@@ -57,7 +57,11 @@ record(Ref, V0) ->
     I = index(V),
     atomics:add(Ref, I + 1, 1),
     %% After the count: a take that reset the flag before it sees the flag again next time.
-    atomics:put(Ref, ?FLAG(I), 1),
+    %% Written only when clear: a read keeps the flags' cache line shared between schedulers.
+    case atomics:get(Ref, ?FLAG(I)) of
+        0 -> atomics:put(Ref, ?FLAG(I), 1);
+        _ -> ok
+    end,
     atomics:add(Ref, ?SUM, V),
     raise(Ref, V, atomics:get(Ref, ?MAX)).
 
