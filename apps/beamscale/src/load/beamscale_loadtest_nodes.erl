@@ -51,14 +51,14 @@ here() ->
     lists:flatten(io_lib:format(" +P ~b +SDio ~b", [2 * erlang:system_info(port_limit),
                                                     erlang:system_info(schedulers)])).
 
-%% @doc The share of the arrivals of each load node `start/1' starts, in its order: a host's
+%% @doc The share of the arrivals of each load node `start/2' starts, in its order: a host's
 %% weight split evenly over its nodes.
 -spec weights(non_neg_integer() | [beamscale_load_scenario:ssh_host()]) -> [number()].
 weights(N) when is_integer(N) -> lists:duplicate(N, 1);
 weights(Hosts) ->
     [W / Nodes || #{weight := W, nodes := Nodes} <- Hosts, _ <- lists:seq(1, Nodes)].
 
-%% @doc The source addresses of each load node `start/1' starts, in its order: its host's own
+%% @doc The source addresses of each load node `start/2' starts, in its order: its host's own
 %% (`<ip>'s of a Tsung client on that host), else `default' (the scenario's).
 -spec sources(non_neg_integer() | [beamscale_load_scenario:ssh_host()]) ->
     [default | [beamscale_load_source:source()]].

@@ -12,8 +12,7 @@
 -module(beamscale_load_source).
 
 -export([check/1, parse/1, range/1, resolve/1, new/1, choose/1, opts/0, connect_opts/0, peer/1,
-         to_text/1,
-         format_error/1]).
+         to_text/1, format_error/1]).
 -export_type([sources/0, source/0]).
 
 %% The addresses and a counter shared by the users of one agent (no process, no lock).
@@ -205,10 +204,10 @@ opts() ->
 %% @doc The options of a TCP connect from this user's address. Linux searches the local ports
 %% of an address from a different half each way: odd ports first when a socket binds port 0,
 %% even ones first when it binds the address alone (IP_BIND_ADDRESS_NO_PORT) and connect picks
-%% the port. Each way scans its half end to end once that half is full, at every connect: a
-%% 62 500-user run on three addresses (14 116 ports a half) fell from 2000 to 100 starts a
-%% second past 42 000 users, either way. The users of an address take the two ways in turn, so
-%% each half fills at the same pace and the whole range (28 232 ports here) is used.
+%% the port. Each way scans its half end to end once that half is full, at every connect: on
+%% three addresses (14 116 ports a half) a 62 500-user run fell from 2000 starts a second to
+%% 60-670 past 42 000 users binding the address alone, and to 20-40 binding port 0. The users
+%% of an address take the two ways in turn: both halves fill together, the whole range is used.
 -spec connect_opts() -> [gen_tcp:connect_option()].
 connect_opts() ->
     case {get(?KEY), os:type()} of
