@@ -1,8 +1,10 @@
 #!/bin/sh
 # Makes the screenshots of issue 39's page parts in docs/screens/: load-live-names.png (the live
 # page of a load against nginx: replies by status over time, bytes per second, users in
-# flight, each request name's p99 and requests) and load-names-hosts.png (its final page: the
-# table by request name and the host rows of nginx's host and processes). About a minute;
+# flight, each request name's p99 and requests), load-names-hosts.png (its final page: the
+# table by request name and the host rows of nginx's host and processes) and load-fine.png (the
+# final page's charts of a `--resolution 100ms' run; `page-screens.sh fine': that one alone).
+# About a minute;
 # needs ./beamscale (make build), nginx and chromium (scripts/install-deps.sh).
 set -e
 out=$(mktemp -d /tmp/beamscale-page-screens.XXXXXX)
@@ -44,6 +46,7 @@ shot() { # URL FILE HEIGHT
         --user-data-dir="$out/profile" --window-size=1300,"$3" --virtual-time-budget=2000 \
         --screenshot="docs/screens/$2" "$1" 2>/dev/null
 }
+if [ "${1:-all}" != fine ]; then
 ./beamscale load "$out/names.scenario" --name names --out "$out" --quiet --web 0 \
     > "$out/output" 2>&1 &
 load=$!
@@ -58,4 +61,10 @@ sleep 10
 shot "$url" load-live-names.png 3600
 wait "$load" || true
 shot "file://$out/names/index.html" load-names-hosts.png 5200
+fi
 echo "docs/screens: load-live-names.png load-names-hosts.png (run kept in $out)"
+# load-fine.png: the final page's charts under a second (`--resolution 100ms').
+./beamscale load "$out/names.scenario" --name fine --out "$out" --quiet --resolution 100ms \
+    > "$out/fine-output" 2>&1 || true
+python3 scripts/screen-cut.py "$out/fine/index.html" "$out/fine-cut.html" "<title>requests every" "Latency distribution"
+shot "file://$out/fine-cut.html" load-fine.png 420

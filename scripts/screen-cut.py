@@ -20,6 +20,9 @@ def main(argv):
     # The page's scripts (the flame graphs' search) wherever they were.
     scripts = re.findall(r"<script>.*?</script>", html, re.S)
     begin = html.index(start)
+    # FROM inside a chart (its title): the cut starts at that chart.
+    if html.rfind("<svg", 0, begin) > html.rfind("</svg>", 0, begin):
+        begin = html.rfind("<svg", 0, begin)
     end = html.find(argv[3], begin + len(start)) if len(argv) > 3 else -1
     body = html[begin:end if end >= 0 else len(html)]
     script = ""
