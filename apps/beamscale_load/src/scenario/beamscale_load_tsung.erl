@@ -8,6 +8,9 @@
 
 -include_lib("xmerl/include/xmerl.hrl").
 
+%% The modules of xmerl a parse uses (`beamscale_load_bounded:load_code/1').
+-define(XMERL, [xmerl_scan, xmerl_lib, xmerl_ucs]).
+
 %% @doc Whether a scenario file is a Tsung XML file (by its `.xml' extension).
 -spec is_tsung(file:filename()) -> boolean().
 is_tsung(File) -> string:lowercase(filename:extension(File)) =:= ".xml".
@@ -22,7 +25,7 @@ load(File) ->
             %% Parsed in a process of its own, bounded in heap and time: no file can grow or hang
             %% the node (docs/scenario.md, "What is refused").
             case beamscale_load_bounded:run(fun() -> from_text(File, Text) end,
-                                            [xmerl, beamscale_load]) of
+                                            [{modules, ?XMERL}, beamscale_load]) of
                 {error, {beamscale_load_bounded, _} = Why} ->
                     {error, {?MODULE, {File, 1, beamscale_load_bounded:format_error(Why)}}};
                 Result -> Result
