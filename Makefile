@@ -86,8 +86,8 @@ suite_path = $(basename $(or $(firstword $(wildcard apps/*/test/$(call suite_nam
 # CT in two streams (scripts/ct-streams.sh): stream 2 in the background, in a session of its own
 # (its pid in ct2: the caller's trap stops its process group), its output in a file printed at
 # its end; stream 1 in the foreground. A failure in one lets the other end: one run names all.
-ct_log2 = _build_ct/ct-stream2.log
-ct_stream2_start = mkdir -p _build_ct; \
+ct_log2 = _build/ct-stream2.log
+ct_stream2_start = mkdir -p _build; \
 	REBAR="$(REBAR)" setsid scripts/ct-streams.sh 2 > $(ct_log2) 2>&1 & ct2=$$!
 ct_stream1_then_wait = REBAR="$(REBAR)" scripts/ct-streams.sh 1; one=$$?; \
 	echo "waiting for CT stream 2"; wait $$ct2; two=$$?; trap - EXIT; \
@@ -95,4 +95,4 @@ ct_stream1_then_wait = REBAR="$(REBAR)" scripts/ct-streams.sh 1; one=$$?; \
 	echo "CT stream 1: exit $$one, stream 2: exit $$two"; [ $$one = 0 ] && [ $$two = 0 ]
 
 clean:
-	rm -rf _build _build_ct
+	rm -rf _build

@@ -6,8 +6,9 @@
 # with saturate's timed levels, which use little CPU, and the one that needs the second
 # emulator; stream 2 every other suite, so a new suite lands there. `make test' starts stream 2
 # first, beside xref, dialyzer and EUnit, and stream 1 after them.
-# Stream 2 builds and logs in _build_ct: two rebar3 in one _build would copy the test data
-# directories over each other while a suite reads them.
+# Stream 2 builds and logs in _build/ct2+test (profile ct2): two rebar3 in one profile would
+# copy the test data directories over each other while a suite reads them. A profile, not
+# REBAR_BASE_DIR: the suites' own rebar3 builds (cmd_run's own_app) would inherit that.
 # Usage: scripts/ct-streams.sh 1|2 [NAME...]  (NAMEs: only those suites, `saturate' for
 # beamscale_saturate_SUITE); REBAR names the rebar3 to run. The Makefile runs both at once
 # (`make test', `make ct' without SUITE).
@@ -16,9 +17,9 @@ cd "$(dirname "$0")/.." || exit 1
 rebar=${REBAR:-rebar3}
 which=${1:-}
 shift
-# Stream 1, by quiet duration (s, a fresh clone on 2026-11-26, 1010 s in all): saturate 240,
+# Stream 1, by quiet duration (s, a fresh clone on 2026-11-26, 1040 s in all): saturate 240,
 # profile 50, cmd_bench 28, study_smp_io 27, bencherl 20, hostwatch 19, sampler 17, bench_set 13,
-# busywait 10, study_ets 8, otp 4, saturate_idle 4: 440 s; stream 2 570 s, started 5 min earlier.
+# busywait 10, study_ets 8, otp 4, saturate_idle 4: 441 s; stream 2 599 s, started 5 min earlier.
 stream1="saturate saturate_idle profile cmd_bench study_smp_io bencherl hostwatch sampler
          bench_set busywait study_ets otp bench_ets_bench"
 
@@ -48,8 +49,8 @@ stream() {
     if [ "$1" = 1 ]; then
         "$rebar" ct --suite="$list"
     else
-        mkdir -p _build_ct/test/logs
-        REBAR_BASE_DIR=_build_ct "$rebar" ct --logdir _build_ct/test/logs --suite="$list"
+        mkdir -p "_build/ct2+test/logs"
+        "$rebar" as ct2 ct --logdir "_build/ct2+test/logs" --suite="$list"
     fi
 }
 
