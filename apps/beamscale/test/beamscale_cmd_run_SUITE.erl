@@ -159,7 +159,9 @@ interrupted_then_resumes(Config, Name, Port, Status, Args) ->
 same_name_at_once() ->
     [{doc, "A second run of a --name still running exits 2 naming it; none measured twice."}].
 same_name_at_once(Config) ->
-    Args = nap_run(Config, "twice", ["--iterations", "8"]),
+    %% 40 naps (6 s) after the first row: the second command's start, seconds on a busy host,
+    %% must fall inside the first run (with 8, it once saw the run finished).
+    Args = nap_run(Config, "twice", ["--iterations", "40"]),
     First = beamscale_test_cli:open(Args),
     {os_pid, OsPid} = erlang:port_info(First, os_pid),
     Dir = filename:join(out(Config), "twice"),
@@ -168,10 +170,10 @@ same_name_at_once(Config) ->
     Holder = lists:flatten(io_lib:format("is in use by a run of OS pid ~b", [OsPid])),
     ?assertNotEqual(nomatch, string:find(Text, Holder), Text),
     {0, _} = beamscale_test_cli:wait(First, ?RUN_TIMEOUT),
-    ?assertEqual(lists:seq(1, 8), lists:sort([binary_to_integer(I) || #{iteration := I}
+    ?assertEqual(lists:seq(1, 40), lists:sort([binary_to_integer(I) || #{iteration := I}
                                                   <- beamscale_store:measurements(Dir)])),
     {0, Again} = beamscale_test_cli:run(Args),
-    ?assertNotEqual(nomatch, string:find(Again, "resuming: 8 of 8 iterations done"), Again).
+    ?assertNotEqual(nomatch, string:find(Again, "resuming: 40 of 40 iterations done"), Again).
 
 report_after_kill() -> [{doc, "After kill -9 mid-run, report exits 0 naming what is missing."}].
 report_after_kill(Config) ->
