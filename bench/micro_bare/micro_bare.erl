@@ -2,7 +2,7 @@
 %% own, timed in a plain emulator. `exprs/0' gives the same expressions as text for `beamscale
 %% bench'.
 -module(micro_bare).
--export([exprs/0, main/1]).
+-export([exprs/0, main/2]).
 
 %% `beamscale bench''s default measuring time, cut into as many samples as it is told.
 -define(TIME_NS, 500000000).
@@ -35,16 +35,15 @@ from_list(N) -> _ = maps:from_list([{a, 1}, {b, 2}, {c, 3}]), from_list(N - 1).
 empty(0) -> ok;
 empty(N) -> empty(N - 1).
 
-%% Prints "INDEX NS_PER_CALL" per expression: the median of `Samples' samples (together 0.5 s)
-%% less the empty loop's median. Each sample runs in a process of its own, spawned for it: a
-%% process's heap size sets how often an allocating call collects, and a process that lived
+%% Prints "INDEX NS_PER_CALL" for expression `I': the median of `Samples' samples (together
+%% 0.5 s) less the empty loop's median. Each sample runs in a process of its own, spawned for it:
+%% a process's heap size sets how often an allocating call collects, and a process that lived
 %% through calibration and earlier samples has grown its heap by its history (docs/micro.md).
-main(Samples) ->
+main(Samples, I) ->
     SampleNs = ?TIME_NS div Samples,
     Floor = ns(fun empty/1, Samples, SampleNs),
-    [io:format("~b ~.2f~n", [I, ns(Loop, Samples, SampleNs) - Floor])
-     || {I, {_, Loop}} <- lists:zip(lists:seq(1, length(loops())), loops())],
-    ok.
+    {_, Loop} = lists:nth(I, loops()),
+    io:format("~b ~.2f~n", [I, ns(Loop, Samples, SampleNs) - Floor]).
 
 ns(Loop, Samples, SampleNs) ->
     N = fresh(fun() -> calls(Loop, 1000, SampleNs) end),
@@ -54,10 +53,10 @@ fresh(Fun) ->
     {Pid, Ref} = spawn_monitor(fun() -> exit({done, Fun()}) end),
     receive {'DOWN', Ref, process, Pid, {done, X}} -> X end.
 
-%% Calls filling a sample: doubled until a run lasts a fifth of it, then scaled.
+%% Calls filling a sample: doubled until a run lasts 5 ms, then scaled (as `bench' calibrates).
 calls(Loop, N, SampleNs) ->
     case timed(Loop, N) of
-        Ns when Ns >= SampleNs div 5 -> round(N * SampleNs / Ns);
+        Ns when Ns >= 5000000 -> max(1, round(N * SampleNs / Ns));
         _ -> calls(Loop, N * 2, SampleNs)
     end.
 
