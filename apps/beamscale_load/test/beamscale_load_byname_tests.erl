@@ -31,6 +31,7 @@ racing_users_test() ->
 user(M, Name, I) ->
     ok = beamscale_load_metrics:start_request(M, Name),
     ok = beamscale_load_metrics:add(M, bytes_sent, 10),
+    ok = beamscale_load_metrics:add(M, rows, 3),  % a database kind's count: not kept by name
     ok = beamscale_load_metrics:record(M, latency, erlang:convert_time_unit(I * 100, microsecond,
                                                                               native)),
     ok = beamscale_load_metrics:error(M, timeout),

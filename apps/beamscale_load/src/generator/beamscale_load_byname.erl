@@ -64,7 +64,8 @@ error() -> bump(errors, 1).
 %% @doc Bytes (`bytes_sent' or `bytes_received') of the calling user's request.
 -spec add(atom(), non_neg_integer()) -> ok.
 add(_Which, 0) -> ok;
-add(Which, N) -> bump(Which, N).
+add(Which, N) when Which =:= bytes_sent; Which =:= bytes_received -> bump(Which, N);
+add(_Other, _N) -> ok.  % the run's other counts (a database's rows) are not kept by name
 
 %% @doc The latency (microseconds, from the intended start) of the calling user's request.
 -spec latency(integer()) -> ok.
