@@ -36,8 +36,10 @@ mosquitto(Config, Name) ->
     Acl = filename:join(Dir, "acl"),
     %% Anonymous users (the file's lines before any `user'): everything but bs/denied/#.
     ok = file:write_file(Acl, "topic readwrite #\ntopic deny bs/denied/#\n"),
+    %% `user root': started as root, mosquitto opens the ACL after becoming user mosquitto,
+    %% which cannot enter a CI clone under `mktemp -d' (0700); as another user it has no effect.
     ok = file:write_file(File, io_lib:format("listener ~b 127.0.0.1\nallow_anonymous true\n"
-                                             "persistence false\nlog_dest stderr\n"
+                                             "persistence false\nlog_dest stderr\nuser root\n"
                                              "acl_file ~ts\n", [Port, Acl])),
     Exe = case os:find_executable("mosquitto") of
               false -> os:find_executable("mosquitto", "/usr/sbin");
