@@ -127,7 +127,7 @@ certificate(Dir) ->
     {F("ca.pem"), F("cert.pem"), F("key.pem")}.
 
 %% @doc Start `Exe' in the foreground under a port, wait until it listens on `Port'; the fun
-%% returned stops it by its OS pid.
+%% returned stops it by its OS pid. Its output goes to `Dir'/server_output.log (keep/2).
 start_server(Exe, Args, Port, Dir) -> start_server(Exe, Args, Port, Dir, [], ?LISTEN_WAIT_MS).
 
 %% @doc As `start_server/4', with environment variables `Env' and `WaitMs' to start listening
@@ -140,8 +140,30 @@ start_server(Exe, Args, Port, Dir, Env, WaitMs) ->
     {os_pid, Pid} = erlang:port_info(P, os_pid),
     Stop = fun() -> os:cmd("kill " ++ integer_to_list(Pid)), catch port_close(P), ok end,
     case wait_listening(Port, P, erlang:monotonic_time(millisecond) + WaitMs, []) of
-        ok -> Stop;
+        ok -> keep(P, filename:join(Dir, "server_output.log")), Stop;
         {error, Why} -> Stop(), ct:fail("~ts did not start: ~ts", [Exe, Why])
+    end.
+
+%% The port handed to a process of its own that writes the server's output to `Log' until the
+%% port closes. A port closes when its owner ends, and the starter is often a suite's
+%% init_per_suite, whose process ends at once: the server's stdout and stderr were then a
+%% closed pipe, and websocketd (Go) died of SIGPIPE at its first log line (#38: the WebSocket
+%% connects after `<change_type>' refused once a session's program had ended).
+keep(P, Log) ->
+    Keeper = spawn(fun() ->
+                           Ref = erlang:monitor(port, P),
+                           receive go -> keep_output(P, Ref, Log) end
+                   end),
+    true = erlang:port_connect(P, Keeper),
+    unlink(P),
+    Keeper ! go,
+    ok.
+
+keep_output(P, Ref, Log) ->
+    receive
+        {P, {data, D}} -> _ = file:write_file(Log, D, [append]), keep_output(P, Ref, Log);
+        {P, {exit_status, _}} -> ok;
+        {'DOWN', Ref, port, P, _} -> ok
     end.
 
 wait_listening(Port, P, Deadline, Out) ->
