@@ -107,3 +107,34 @@ phase_at_test() ->
     ?assertMatch(#{name := a}, beamscale_load_scenario:phase_at(S, 0.5)),
     ?assertMatch(#{name := b}, beamscale_load_scenario:phase_at(S, 2.9)),
     ?assertEqual(drain, beamscale_load_scenario:phase_at(S, 3.0)).
+
+%% A step of no known form: the error names every form of the step table, the newer steps too.
+unknown_step_names_every_form_test() ->
+    {error, Msg} = check(?TARGETS ?PHASES "{sessions, [{s, #{steps => [{gopher, 1, 2}]}}]}.\n"),
+    ?assertMatch("s.scenario:4: key sessions.s.steps: expected {" ++ _, Msg),
+    Forms = beamscale_load_scenario_steps:forms(),
+    [?assertNotEqual(nomatch, string:find(Msg, F)) || {_, F} <- Forms],
+    [?assert(lists:keymember(T, 1, Forms)) || T <- [rendezvous, set_option, interaction,
+                                                     disconnect, wait, setvars, foreach]].
+
+%% The table lacks no step `step/2' takes: the tags its clauses match (a tuple's first element,
+%% or `element(1, S) =:= Tag' in a guard), read from the module's abstract code.
+step_table_is_complete_test() ->
+    M = beamscale_load_scenario_steps,
+    {ok, {M, [{abstract_code, {_, Forms}}]}} = beam_lib:chunks(code:which(M), [abstract_code]),
+    [Clauses] = [Cs || {function, _, step, 2, Cs} <- Forms],
+    Tags = lists:usort(lists:append([clause_tags(C) || C <- Clauses])),
+    ?assert(length(Tags) > 10),
+    Known = [T || {T, _} <- beamscale_load_scenario_steps:forms()],
+    %% A `{Kind, Spec}' request is matched by a variable tag, not listed by name.
+    ?assertEqual([], Tags -- Known).
+
+clause_tags({clause, _, [{tuple, _, [{atom, _, Tag} | _]}, _], _, _}) -> [Tag];
+clause_tags({clause, _, _, Guards, _}) ->
+    [Tag || G <- Guards, T <- G, Tag <- guard_tags(T)].
+
+guard_tags({op, _, Op, L, R}) when Op =:= 'orelse'; Op =:= 'andalso'; Op =:= 'or';
+                                   Op =:= 'and' -> guard_tags(L) ++ guard_tags(R);
+guard_tags({op, _, '=:=', {call, _, {atom, _, element}, [{integer, _, 1}, _]}, {atom, _, T}}) ->
+    [T];
+guard_tags(_) -> [].

@@ -4,7 +4,7 @@
 %% `{bad, Path, Message}'.
 -module(beamscale_load_scenario_steps).
 
--export([steps/2, shown/2]).
+-export([steps/2, shown/2, forms/0]).
 
 -define(DEFAULT_TIMEOUT_MS, 5000).
 %% The longest wait (ms), as in `beamscale_load_scenario'.
@@ -12,6 +12,20 @@
 %% An exponential think time's mean: a draw is at most about 37 means (-ln of the smallest
 %% uniform float), which must stay within ?MAX_MS.
 -define(MAX_MEAN_MS, ?MAX_MS div 40).
+
+%% @doc The steps `step/2' takes besides requests of a kind, by their tag, as written: the one list
+%% the error for an unknown step names (a test checks `step/2' matches no tag it lacks).
+-spec forms() -> [{atom(), string()}].
+forms() ->
+    [{think, "{think, T}"}, {loop, "{loop, N, Steps}"}, {transaction, "{transaction, Name, Steps}"},
+     {setvars, "{setvars, Names, Source}"}, {'if', "{'if', Cond, Steps}"},
+     {repeat, "{repeat, #{max => N, while | until => Cond}, Steps}"},
+     {for, "{for, Var, #{from => I, to => J}, Steps}"},
+     {foreach, "{foreach, Var, #{in => ListVar}, Steps}"},
+     {rendezvous, "{rendezvous, Name, #{users => N}}"}, {wait, "{wait, #{...}}"},
+     {set_option, "{set_option, #{...}}"}, {interaction, "{interaction, send | receive, Name}"},
+     {disconnect, "{disconnect, Kind}"}, {request, "{request, Module, #{...}}"},
+     {abort, "{abort, session | all}"}].
 
 %% @doc The checked steps of a session (`Targets': the scenario's checked targets).
 -spec steps(term(), #{atom() => map()}) -> [beamscale_load_scenario:step()].
@@ -79,9 +93,8 @@ step({request, Mod, Spec}, Targets) when is_atom(Mod), is_map(Spec) ->
 step({abort, Type}, _) when Type =:= session; Type =:= all -> {abort, Type};
 step({abort, _}, _) -> bad([steps, abort], "expected session or all");
 step(_, _) ->
-    bad([steps], lists:flatten(["expected {", lists:join("|", kind_names()), ", #{...}}, "
-                                "{think, T}, {loop, N, Steps}, {transaction, Name, Steps} or "
-                                "{abort, session | all}"])).
+    bad([steps], lists:flatten(["expected {", lists:join("|", kind_names()), ", #{...}} or ",
+                                lists:join(", ", [F || {_, F} <- forms()])])).
 
 kind_names() -> [atom_to_list(N) || N <- beamscale_load_kinds:names()].
 
