@@ -1,7 +1,8 @@
 %% Tsung's elements that change a session midway (issue #38), run against servers started here on
 %% 127.0.0.1: one nginx (plain HTTP, and HTTPS asking for a client certificate) and websocketd
 %% echoing with cat. `<change_type>' from HTTP to WebSocket and back, `<set_option
-%% name="certificate">', `<interaction>' between two users.
+%% name="certificate">', `<interaction>' between two users; and that such a server, started by
+%% a process that has ended, outlives its first log line (change_type's refused connects).
 -module(beamscale_load_tsung_mid_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
