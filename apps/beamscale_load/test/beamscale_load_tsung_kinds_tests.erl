@@ -138,3 +138,26 @@ websocket_xml_test() ->
     ?assertEqual({error, "t.xml:6: frame=\"utf8\" (expected text or binary)"},
                  Err("<request><websocket type=\"message\" frame=\"utf8\">a</websocket>"
                      "</request>")).
+
+%% Tsung's untyped `<option name="bosh_path">' is where a bosh server's BOSH requests go; a
+%% path that would change the request line's shape is refused with its line.
+bosh_path_test() ->
+    Xml = fun(Path) ->
+                  Opt = "<options><option name=\"bosh_path\" value=\"" ++ Path
+                      ++ "\"/></options>\n<sessions>",
+                  Text = xml(server("bosh"), "ts_jabber",
+                             "<request><jabber type=\"connect\" ack=\"local\"/></request>"),
+                  load(lists:flatten(string:replace(Text, "<sessions>", Opt)))
+          end,
+    [{request, beamscale_load_xmpp, server, Connect, _}] = steps(Xml("/xmpp/bind")),
+    ?assertMatch(#{type := connect, bosh := <<"/xmpp/bind">>}, Connect),
+    [{request, _, _, Default, _}] =
+        steps(load(xml(server("bosh"), "ts_jabber",
+                       "<request><jabber type=\"connect\" ack=\"local\"/></request>"))),
+    ?assertMatch(#{bosh := <<"/http-bind">>}, Default),
+    [?assertEqual({error, "t.xml:7: type=\"connect\": bosh: expected a path of visible ASCII"
+                          " (no space or control byte)"}, Xml(P))
+     || P <- ["/a HTTP/1.1", "/a&#9;b", "/a&#127;"]],
+    ?assertMatch({error, "t.xml:7: type=\"connect\": bosh: expected a path starting with /"
+                         ++ _},
+                 Xml("http-bind")).

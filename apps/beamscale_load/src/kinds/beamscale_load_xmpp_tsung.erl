@@ -18,7 +18,7 @@
 %% Tsung's bookkeeping (global_number), and destinations taken from a file (*_from_fileid):
 %% accepted, with no effect (chat destinations are users by number).
 -define(UNUSED, ["global_number", "random_from_fileid", "offline_from_fileid",
-                 "fileid_delimiter"]).
+                 "fileid_delimiter", "bosh_path"]).
 
 %% @doc Tsung's `ts_jabber' sessions and their `<jabber>' element, to a tcp or ssl server.
 -spec tsung() -> beamscale_load_request:tsung().
@@ -85,9 +85,13 @@ config(Text) ->
         nomatch -> []
     end.
 
-%% A server of type bosh: XMPP over BOSH at ejabberd's and Tsung's default path (the file's
-%% untyped `<option name="bosh_path">' is not read: it says so among the ignored settings).
-bosh(#{servers := [{_, _, _, "bosh"}]}) -> #{bosh => <<"/http-bind">>};
+%% A server of type bosh: XMPP over BOSH at the file's `<option name="bosh_path">' (untyped, as
+%% in Tsung), or at ejabberd's and Tsung's default path.
+bosh(#{servers := [{_, _, _, "bosh"}]} = Ctx) ->
+    case [V || {_, "bosh_path", V} <- maps:get(options, Ctx, [])] of
+        [] -> #{bosh => <<"/http-bind">>};
+        Paths -> #{bosh => bin(lists:last(Paths))}
+    end;
 bosh(_Ctx) -> #{}.
 
 %% `<xmpp_authenticate username passwd>' inside a connect: this user's own name and password

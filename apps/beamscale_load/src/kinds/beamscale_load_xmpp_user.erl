@@ -15,6 +15,7 @@
 -define(PROBES, 16).
 -define(MAX_SIZE, 1024 * 1024).
 -define(MAX_USERS, 10000000).
+-define(MAX_PATH, 1024).
 
 %% The request types and the keys each takes besides `type' and `ack'.
 -define(TYPES, #{
@@ -78,8 +79,12 @@ value(destination, _, _) ->
     throw({bad, destination, "expected online, offline, random, unique or previous"});
 value(K, V, S) when K =:= websocket; K =:= bosh ->
     case catch iolist_to_binary(V) of
-        <<"/", _/binary>> = P -> S#{K => P};
-        _ -> throw({bad, K, "expected a path starting with /"})
+        <<"/", _/binary>> = P when byte_size(P) =< ?MAX_PATH ->
+            %% Visible ASCII only: the path goes into a request line as it is.
+            [throw({bad, K, "expected a path of visible ASCII (no space or control byte)"})
+             || <<C>> <= P, C < 16#21 orelse C > 16#7E],
+            S#{K => P};
+        _ -> throw({bad, K, "expected a path starting with / of at most 1024 bytes"})
     end;
 value(config, V, S) ->
     try S#{config => [{iolist_to_binary(K), iolist_to_binary(X)} || {K, X} <- V]}

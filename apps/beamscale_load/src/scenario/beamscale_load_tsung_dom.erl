@@ -22,6 +22,7 @@ ign(#xmlElement{name = option} = E) ->
         {"user_agent", _} -> [];
         {N, _} when N =:= "connect_timeout"; N =:= "tcp_rcv_buffer"; N =:= "tcp_snd_buffer" -> [];
         {"global_number", undefined} -> [];
+        {"bosh_path", undefined} -> [];
         {N, undefined} when N =:= "max_retries"; N =:= "retry_timeout"; N =:= "ports_range" ->
             [];
         {N, undefined} when N =:= "ssl_versions"; N =:= "ssl_ciphers" -> [];

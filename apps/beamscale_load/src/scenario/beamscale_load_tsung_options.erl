@@ -18,11 +18,14 @@
 -define(AGENT_VAR, "beamscale_user_agent").
 
 %% @doc The `<option type="ts_..." name value>'s a kind's `from_tsung/3' reads (ts_amqp's
-%% credentials): `{Type, Name, Value}'.
+%% credentials): `{Type, Name, Value}'. Tsung's untyped `bosh_path' is ts_jabber's.
 -spec kinds([#xmlElement{}], map()) -> [{string(), string(), string()}].
 kinds(Opts, _Ctx) ->
-    [{T, N, V} || E <- Opts, T <- [attr(E, type)], N <- [attr(E, name)], V <- [attr(E, value)],
-                  T =/= undefined, N =/= undefined, V =/= undefined].
+    [{T, N, V} || E <- Opts, N <- [attr(E, name)], T <- [kind_type(attr(E, type), N)],
+                  V <- [attr(E, value)], T =/= undefined, N =/= undefined, V =/= undefined].
+
+kind_type(undefined, "bosh_path") -> "ts_jabber";
+kind_type(Type, _Name) -> Type.
 
 %% @doc `<option name="connect_timeout" value="MS">', `tcp_rcv_buffer' and `tcp_snd_buffer'
 %% (bytes), `max_retries', `retry_timeout' (ms) and `ports_range': the socket settings of every
