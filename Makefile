@@ -42,7 +42,8 @@ test: test-deps
 	@# session, so a failed step or Ctrl-C stops them by their process groups.
 	@mkdir -p _build; \
 	setsid sh -c "$(otp_test_release)" > _build/otp-test-release.log 2>&1 & otp=$$!; \
-	$(ct_stream2_start); trap 'kill -- -$$otp -$$ct2 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	$(ct_stream2_start); trap 'kill -- -$$otp 2>/dev/null; $(ct_stream2_stop)' EXIT; \
+	trap 'exit 130' INT TERM; \
 	echo "make otp-test-release and CT stream 2 in the background: _build/otp-test-release.log,"\
 	  "$(ct_log2)"; \
 	$(REBAR) xref && $(REBAR) dialyzer && $(REBAR) eunit || exit 1; \
@@ -61,7 +62,7 @@ ct: test-deps
 	$(REBAR) escriptize
 	$(if $(SUITE),$(if $(findstring otp,$(SUITE)),$(MAKE) otp-test-release),$(MAKE) otp-test-release)
 	$(if $(SUITE),$(REBAR) ct --suite=$(call suite_path,$(SUITE)) $(if $(CASE),--case=$(CASE)),\
-	  $(ct_stream2_start); trap 'kill -- -$$ct2 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
+	  $(ct_stream2_start); trap '$(ct_stream2_stop)' EXIT; trap 'exit 130' INT TERM; \
 	  $(ct_stream1_then_wait))
 
 # The second emulator beamscale_otp_SUITE runs on: OTP 25's interpreter, only its emulator built
@@ -89,6 +90,14 @@ suite_path = $(basename $(or $(firstword $(wildcard apps/*/test/$(call suite_nam
 ct_log2 = _build/ct-stream2.log
 ct_stream2_start = mkdir -p _build; \
 	REBAR="$(REBAR)" setsid scripts/ct-streams.sh 2 > $(ct_log2) 2>&1 & ct2=$$!
+# Stream 2 stopped early (Ctrl-C, a failed step): SIGTERM to its script, which has CT abort
+# the running case and skip the rest, so that end_per_suite stops the suite's servers by pid (a
+# port's program runs in a session of its own: a signal to the group never reaches it); what is
+# left of the group after 30 s is killed.
+ct_stop_s = 30
+ct_stream2_stop = kill $$ct2 2>/dev/null && { echo "stopping CT stream 2 (end_per_suite)"; \
+	i=0; while kill -0 -- -$$ct2 2>/dev/null && [ $$i -lt $(ct_stop_s) ]; do \
+	sleep 1; i=$$((i + 1)); done; kill -KILL -- -$$ct2 2>/dev/null; }; true
 # Stream 1 measures CPU and processes: it starts once stream 2 has ended (beside it, a squeeze
 # lost its peak and hostwatch counted another suite's nginx).
 ct_stream1_then_wait = echo "waiting for CT stream 2"; wait $$ct2; two=$$?; trap - EXIT; \

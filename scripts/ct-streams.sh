@@ -50,8 +50,21 @@ stream() {
         "$rebar" ct --suite="$list"
     else
         mkdir -p "_build/ct2+test/logs"
-        "$rebar" as ct2 ct --logdir "_build/ct2+test/logs" --suite="$list"
+        "$rebar" as ct2 ct --logdir "_build/ct2+test/logs" --suite="$list" &
+        stopped_by_term $!
     fi
+}
+
+# Waits for rebar3 (pid $1, the emulator itself: escript and erl exec it) and returns its
+# status. SIGTERM here (`make test' stopped) becomes SIGUSR2 for it: CT's hook
+# beamscale_test_interrupt aborts the running case, skips the rest and runs end_per_suite.
+stopped_by_term() {
+    local child=$1 status
+    trap 'echo "CT stream 2: SIGTERM: stopping CT (end_per_suite)"; kill -USR2 $child' TERM
+    wait "$child"; status=$?
+    # A trapped signal ends `wait' early: wait again until rebar3 has ended.
+    while kill -0 "$child" 2>/dev/null; do wait "$child"; status=$?; done
+    return $status
 }
 
 missing=$(for n in $stream1; do [ -e apps/*/test/beamscale_${n}_SUITE.erl ] || echo "$n"; done)

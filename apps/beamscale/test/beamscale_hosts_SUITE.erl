@@ -3,10 +3,13 @@
 %% epmd, an nginx target on 10.213.0.1); three others are joined to it by veth pairs
 %% (10.213.N.0/30, nothing routed beyond them), each with an sshd of its own (test-made keys).
 %% Distribution is over TLS with test-made certificates. Everything is removed after: sshd and
-%% nginx by pid, what else runs in the namespaces (their epmd) by pid, the namespaces by name.
+%% nginx by pid, what else runs in the namespaces (their epmd) by pid, the namespaces by name
+%% (beamscale_load_test_netns).
 -module(beamscale_hosts_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
+
+-import(beamscale_load_test_netns, [ip/1, pids/1, wait_until/2]).
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([load_on_two_hosts/1, bench_nodes_on_a_host/1]).
@@ -16,7 +19,7 @@
 %% The leaf namespaces: load nodes in a and b, benchmark nodes in d.
 -define(LEAVES, [{a, 1}, {b, 2}, {d, 3}]).
 -define(HTTP_PORT, 8080).
-%% sshd and nginx listen within milliseconds; a loaded host may take seconds.
+%% openssl makes a key in milliseconds; a loaded host may take seconds.
 -define(UP_TIMEOUT_MS, 20000).
 %% A load of 3 s plus node starts through ssh (each a login and an emulator boot).
 -define(RUN_TIMEOUT_MS, 180000).
@@ -36,9 +39,11 @@ init_per_suite(Config) ->
     Config1 = [{dir, Dir}, {ns, Names} | Config],
     try
         make_network(Names),
-        Ssh = ssh_keys(Dir),
+        Ssh = beamscale_load_test_netns:ssh_keys(Dir),
         Tls = tls_files(Dir),
-        Sshds = [{L, sshd(Dir, maps:get(L, Names), leaf(N), L)} || {L, N} <- ?LEAVES],
+        Sshds = [{L, beamscale_load_test_netns:sshd(maps:get(L, Names), Dir, [leaf(N)],
+                                                    atom_to_list(L))}
+                 || {L, N} <- ?LEAVES],
         Nginx = nginx(Dir, maps:get(h, Names)),
         [{ssh_args, Ssh}, {tls, Tls}, {servers, [Nginx | [P || {_, P} <- Sshds]]} | Config1]
     catch Class:Reason:Stack ->
@@ -47,16 +52,11 @@ init_per_suite(Config) ->
     end.
 
 end_per_suite(Config) ->
-    [stop_server(S) || S <- proplists:get_value(servers, Config, [])],
+    [beamscale_load_test_netns:stop(S) || S <- proplists:get_value(servers, Config, [])],
     %% Whatever else runs in the namespaces is ours (the nodes' epmd): by pid, then the names.
     Names = maps:values(?config(ns, Config)),
-    [begin
-         [kill(P, "TERM") || P <- ns_pids(N)],
-         wait_until(fun() -> ns_pids(N) =:= [] end, ?GONE_TIMEOUT_MS),
-         [kill(P, "KILL") || P <- ns_pids(N)],
-         ip(["netns", "del", N])
-     end || N <- Names, lists:member(N, netns_list())],
-    ?assertEqual([], [N || N <- Names, lists:member(N, netns_list())]),
+    [beamscale_load_test_netns:remove(N) || N <- Names],
+    ?assertEqual([], [N || N <- Names, lists:member(N, beamscale_load_test_netns:list())]),
     ok.
 
 %% Users of a 3 s load run on load nodes in two other namespaces (weights 3 and 1), against
@@ -124,8 +124,8 @@ tls_flags(Optfile) -> "-proto_dist inet_tls -ssl_dist_optfile " ++ Optfile.
 %% No emulator is left in the leaf namespaces once the command has ended.
 no_emulators(Config) ->
     Leaves = [maps:get(L, ?config(ns, Config)) || {L, _} <- ?LEAVES],
-    Beams = fun() -> [P || N <- Leaves, P <- ns_pids(N), comm(P) =:= "beam.smp"] end,
-    wait_until(fun() -> Beams() =:= [] end, ?GONE_TIMEOUT_MS),
+    Beams = fun() -> [P || N <- Leaves, P <- pids(N), comm(P) =:= "beam.smp"] end,
+    _ = wait_until(fun() -> Beams() =:= [] end, ?GONE_TIMEOUT_MS),
     ?assertEqual([], Beams()).
 
 comm(Pid) ->
@@ -140,8 +140,7 @@ leaf(N) -> "10.213." ++ integer_to_list(N) ++ ".2".
 hub_side(N) -> "10.213." ++ integer_to_list(N) ++ ".1".
 
 make_network(#{h := Hub} = Names) ->
-    [ip(["netns", "add", N]) || N <- [Hub | [maps:get(L, Names) || {L, _} <- ?LEAVES]]],
-    ip(["-n", Hub, "link", "set", "lo", "up"]),
+    [beamscale_load_test_netns:add(N) || N <- [Hub | [maps:get(L, Names) || {L, _} <- ?LEAVES]]],
     ip(["-n", Hub, "addr", "add", ?HUB ++ "/32", "dev", "lo"]),
     [begin
          Leaf = maps:get(L, Names),
@@ -151,54 +150,13 @@ make_network(#{h := Hub} = Names) ->
          ip(["link", "set", V, "netns", Leaf]),
          ip(["-n", Hub, "addr", "add", hub_side(N) ++ "/30", "dev", H]),
          ip(["-n", Leaf, "addr", "add", leaf(N) ++ "/30", "dev", V]),
-         [ip(["-n", Ns, "link", "set", D, "up"]) || {Ns, D} <- [{Hub, H}, {Leaf, V}, {Leaf, "lo"}]],
+         [ip(["-n", Ns, "link", "set", D, "up"]) || {Ns, D} <- [{Hub, H}, {Leaf, V}]],
          %% The hub's own address is reached through its side of the pair (no forwarding).
          ip(["-n", Leaf, "route", "add", ?HUB ++ "/32", "via", hub_side(N)])
      end || {L, N} <- ?LEAVES],
     ok.
 
-%% `ip ARGS'; a failure fails the suite with ip's words (as a host without namespaces would).
-ip(Args) ->
-    case beamscale_os:cmd(os:find_executable("ip"), Args, ?UP_TIMEOUT_MS) of
-        {0, _} -> ok;
-        {Status, Out} ->
-            ct:fail("cannot make the test's network (ip ~ts): status ~p: ~ts",
-                    [lists:join(" ", Args), Status, Out])
-    end.
-
-netns_list() ->
-    {0, Out} = beamscale_os:cmd(os:find_executable("ip"), ["netns", "list"], ?UP_TIMEOUT_MS),
-    [hd(string:lexemes(L, " ")) || L <- string:lexemes(binary_to_list(Out), "\n")].
-
-ns_pids(Ns) ->
-    case beamscale_os:cmd(os:find_executable("ip"), ["netns", "pids", Ns], ?UP_TIMEOUT_MS) of
-        {0, Out} -> string:lexemes(binary_to_list(Out), "\n");
-        _ -> []
-    end.
-
 %%% Servers
-
-ssh_keys(Dir) ->
-    [keygen(filename:join(Dir, K)) || K <- ["host_key", "id"]],
-    {ok, Pub} = file:read_file(filename:join(Dir, "id.pub")),
-    ok = file:write_file(filename:join(Dir, "authorized_keys"), Pub),
-    ["-i", filename:join(Dir, "id"), "-o", "StrictHostKeyChecking=no",
-     "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"].
-
-keygen(File) ->
-    _ = file:delete(File), _ = file:delete(File ++ ".pub"),
-    "" = os:cmd("ssh-keygen -q -t ed25519 -N '' -f " ++ File ++ " </dev/null").
-
-sshd(Dir, Ns, Address, Label) ->
-    %% sshd started as root wants its privilege separation directory.
-    _ = file:make_dir("/run/sshd"),
-    Conf = filename:join(Dir, "sshd_" ++ atom_to_list(Label)),
-    ok = file:write_file(Conf, io_lib:format(
-        "ListenAddress ~s\nHostKey ~ts/host_key\nAuthorizedKeysFile ~ts/authorized_keys\n"
-        "PidFile none\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nLogLevel ERROR\n",
-        [Address, Dir, Dir])),
-    start_in(Ns, "/usr/sbin/sshd", ["-D", "-e", "-f", Conf], 22).
 
 nginx(Dir, Ns) ->
     Conf = filename:join(Dir, "nginx.conf"),
@@ -209,41 +167,8 @@ nginx(Dir, Ns) ->
         "  uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n"
         "  server { listen ~s:~b; location / { return 200 'hello'; } }\n}\n",
         [Dir, Dir, Dir, Dir, Dir, Dir, Dir, ?HUB, ?HTTP_PORT])),
-    start_in(Ns, "/usr/sbin/nginx", ["-p", Dir, "-c", Conf, "-g", "daemon off;"], ?HTTP_PORT).
-
-%% `ip netns exec' enters the namespace and execs the server: the port's pid is the server's.
-start_in(Ns, Exe, Args, Port) ->
-    filelib:is_regular(Exe) orelse ct:fail("~ts not found (scripts/install-deps.sh)", [Exe]),
-    P = open_port({spawn_executable, os:find_executable("ip")},
-                  [{args, ["netns", "exec", Ns, Exe | Args]}, exit_status, binary,
-                   stderr_to_stdout]),
-    {os_pid, Pid} = erlang:port_info(P, os_pid),
-    Server = {P, integer_to_list(Pid)},
-    Listening = fun() -> listening(Ns, Port) end,
-    case wait_until(Listening, ?UP_TIMEOUT_MS) of
-        ok -> Server;
-        timeout ->
-            stop_server(Server),
-            ct:fail("~ts did not listen in ~ts: ~ts", [Exe, Ns, drain(P)])
-    end.
-
-listening(Ns, Port) ->
-    {_, Out} = beamscale_os:cmd(os:find_executable("ip"),
-                                ["netns", "exec", Ns, "ss", "-ltnH",
-                                 "sport = :" ++ integer_to_list(Port)], ?UP_TIMEOUT_MS),
-    string:trim(Out) =/= <<>>.
-
-stop_server({P, Pid}) ->
-    kill(Pid, "TERM"),
-    catch port_close(P),
-    ok.
-
-drain(P) ->
-    receive {P, {data, D}} -> [D | drain(P)]
-    after 0 -> []
-    end.
-
-kill(Pid, Sig) -> beamscale_os:signal(Pid, Sig).
+    beamscale_load_test_netns:start(Ns, "/usr/sbin/nginx",
+                                    ["-p", Dir, "-c", Conf, "-g", "daemon off;"], ?HTTP_PORT).
 
 %%% TLS distribution: a CA and one node certificate naming every address (as IP and as DNS
 %%% names: the distribution checks the peer's name as given, an address string)
@@ -272,12 +197,4 @@ openssl(Args) ->
     case beamscale_os:cmd(os:find_executable("openssl"), Args, ?UP_TIMEOUT_MS) of
         {0, _} -> ok;
         {S, Out} -> ct:fail("openssl ~ts: ~p ~ts", [hd(Args), S, Out])
-    end.
-
-wait_until(Cond, Left) when Left =< 0 ->
-    case Cond() of true -> ok; false -> timeout end;
-wait_until(Cond, Left) ->
-    case Cond() of
-        true -> ok;
-        false -> timer:sleep(200), wait_until(Cond, Left - 200)
     end.

@@ -6,10 +6,12 @@
 %% namespace's /etc/hosts and ssh_config (`ip netns exec' mounts /etc/netns/NS/ over /etc), an
 %% sshd reached as those hosts, nginx as those servers. `%%symbol:new%%' calls a module on the
 %% command's code path, sent to the load nodes. All traffic stays inside the namespace, which the
-%% case removes (with every process in it) even when it fails.
+%% case removes (with every process in it) even when it fails (beamscale_load_test_netns).
 -module(beamscale_load_netns_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
+
+-import(beamscale_load_test_netns, [ip/1, etc/1, exec_ok/2]).
 
 -export([all/0, suite/0]).
 -export([http_distributed/0, http_distributed/1]).
@@ -43,17 +45,18 @@ http_distributed(Config) ->
         Procs = [sshd(Ns, Dir), nginx(Ns, Dir)],
         %% One epmd for the namespace's three "hosts", on all their addresses, as each host's
         %% own would be (the command's node would start one on its address alone).
-        sh(lists:flatten(["ip netns exec ", Ns, " epmd -daemon -address ",
-                          lists:join(",", ["127.0.0.1", ?SERVER, ?MYHOST, ?MYHOST2])])),
+        ip(["netns", "exec", Ns, "epmd", "-daemon", "-address",
+            string:join(["127.0.0.1", ?SERVER, ?MYHOST, ?MYHOST2], ",")]),
         File = example(Dir),
         {Status, Out} = run(Ns, Dir, File),
         ct:pal("~ts", [Out]),
         ?assertEqual(143, Status),
         check(Dir),
-        [stop(P) || P <- Procs]
+        [beamscale_load_test_netns:stop(P) || P <- Procs]
     after
-        remove(Ns)
-    end.
+        beamscale_load_test_netns:remove(Ns)
+    end,
+    ?assertNot(lists:member(Ns, beamscale_load_test_netns:list())).
 
 check(Dir) ->
     Sum = beamscale_test_load:json(filename:join(Dir, "run"), "summary.json"),
@@ -149,41 +152,28 @@ rows(Port, Csv, N, Left, Out) ->
 
 %% lo, and a veth pair: bsv0 with the servers' address, bsv1 with the client hosts' and theirs.
 network(Ns) ->
-    sh("ip netns add " ++ Ns),
+    beamscale_load_test_netns:add(Ns),
     Addrs = [{"bsv0", ?SERVER}, {"bsv1", ?MYHOST}, {"bsv1", ?MYHOST2}]
         ++ [{"bsv1", To} || {_, To} <- ?IPS, To =/= ?MYHOST],
-    [sh("ip -n " ++ Ns ++ " " ++ C)
-     || C <- ["link set lo up", "link add bsv0 type veth peer name bsv1"]
-            ++ ["addr add " ++ A ++ "/24 dev " ++ D || {D, A} <- Addrs]
-            ++ ["link set bsv0 up", "link set bsv1 up"]],
+    [ip(["-n", Ns | C])
+     || C <- [["link", "add", "bsv0", "type", "veth", "peer", "name", "bsv1"]]
+            ++ [["addr", "add", A ++ "/24", "dev", D] || {D, A} <- Addrs]
+            ++ [["link", "set", "bsv0", "up"], ["link", "set", "bsv1", "up"]]],
     Etc = etc(Ns),
     ok = filelib:ensure_path(filename:join(Etc, "ssh")),
     ok = file:write_file(filename:join(Etc, "hosts"),
                          ["127.0.0.1 localhost\n", ?SERVER, " myserver linuxit02\n",
                           ?MYHOST, " myhost\n", ?MYHOST2, " myhost2\n"]).
 
-etc(Ns) -> "/etc/netns/" ++ Ns.
-
 %% sshd on the client hosts' addresses, port 22 of the namespace; ssh as root with a throwaway
 %% key through the namespace's ssh_config.
 sshd(Ns, Dir) ->
-    [sh("ssh-keygen -q -t ed25519 -N '' -f " ++ filename:join(Dir, K)) || K <- ["host_key", "id"]],
-    {ok, Pub} = file:read_file(filename:join(Dir, "id.pub")),
-    ok = file:write_file(filename:join(Dir, "authorized_keys"), Pub),
-    _ = file:make_dir("/run/sshd"),
-    Conf = filename:join(Dir, "sshd_config"),
-    ok = file:write_file(Conf, io_lib:format(
-                                 "Port 22\nListenAddress ~s\nListenAddress ~s\n"
-                                 "HostKey ~ts/host_key\nAuthorizedKeysFile ~ts/authorized_keys\n"
-                                 "PidFile ~ts/sshd.pid\nStrictModes no\nUsePAM no\n"
-                                 "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-                                 "PermitRootLogin prohibit-password\nLogLevel ERROR\n",
-                                 [?MYHOST, ?MYHOST2, Dir, Dir, Dir])),
+    _ = beamscale_load_test_netns:ssh_keys(Dir),
     ok = file:write_file(filename:join([etc(Ns), "ssh", "ssh_config"]), io_lib:format(
                            "Host *\n  IdentityFile ~ts/id\n  StrictHostKeyChecking no\n"
                            "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n", [Dir])),
-    P = spawn_in(Ns, "/usr/sbin/sshd", ["-D", "-e", "-f", Conf]),
-    up(fun() -> ok(Ns, "ssh -o BatchMode=yes myhost2 true") end, ?UP_MS, "sshd"),
+    P = beamscale_load_test_netns:sshd(Ns, Dir, [?MYHOST, ?MYHOST2], "hosts"),
+    up(fun() -> exec_ok(Ns, "ssh -o BatchMode=yes myhost2 true") end, "ssh myhost2"),
     P.
 
 %% nginx as myserver and linuxit02 (port 80) and localhost:8080; a SOAP body is logged as it
@@ -203,47 +193,16 @@ nginx(Ns, Dir) ->
       "  location / { return 200 \"ok\"; }\n }\n"
       " server {\n  listen 127.0.0.1:8081;\n  access_log off;\n  return 200 \"ok\";\n }\n}\n",
       [Dir, Dir, Dir, Dir, Dir, Dir, Dir, ?SERVER, Dir, Dir])),
-    P = spawn_in(Ns, "/usr/sbin/nginx", ["-p", Dir, "-c", Conf, "-e",
-                                         filename:join(Dir, "error.log")]),
-    up(fun() -> ok(Ns, "curl -sf -o /dev/null http://linuxit02" ?PROBE) end, ?UP_MS, "nginx"),
+    P = beamscale_load_test_netns:start(Ns, "/usr/sbin/nginx",
+                                        ["-p", Dir, "-c", Conf, "-e",
+                                         filename:join(Dir, "error.log")], 80),
+    %% The servers' names resolved in the namespace (its /etc/hosts).
+    up(fun() -> exec_ok(Ns, "curl -sf -o /dev/null http://linuxit02" ?PROBE) end, "nginx"),
     P.
 
-spawn_in(Ns, Exe, Args) ->
-    Port = open_port({spawn_executable, os:find_executable("ip")},
-                     [{args, ["netns", "exec", Ns, Exe | Args]}, exit_status,
-                      stderr_to_stdout]),
-    {os_pid, Pid} = erlang:port_info(Port, os_pid),
-    {Port, Pid}.
-
-stop({Port, Pid}) ->
-    _ = os:cmd("kill -TERM " ++ integer_to_list(Pid)),
-    catch port_close(Port),
-    ok.
-
-up(_Fun, Left, What) when Left =< 0 -> ct:fail("~ts did not start in the namespace", [What]);
-up(Fun, Left, What) ->
-    case Fun() of
-        true -> ok;
-        false -> timer:sleep(200), up(Fun, Left - 200, What)
-    end.
-
-ok(Ns, Cmd) ->
-    lists:suffix("rc=0", string:trim(os:cmd("ip netns exec " ++ Ns ++ " " ++ Cmd
-                                            ++ " >/dev/null 2>&1; echo rc=$?"))).
-
-%% Every process left in the namespace is this case's (sshd, nginx, epmd, nodes): killed by
-%% pid; then the namespace and its /etc files go.
-remove(Ns) ->
-    Pids = [P || P <- string:lexemes(os:cmd("ip netns pids " ++ Ns ++ " 2>/dev/null"), "\n"),
-                 lists:all(fun(C) -> C >= $0 andalso C =< $9 end, P)],
-    [os:cmd("kill -KILL " ++ P) || P <- Pids],
-    _ = os:cmd("ip netns del " ++ Ns),
-    _ = file:del_dir_r(etc(Ns)),
-    ok.
-
-sh(Cmd) ->
-    Out = os:cmd(Cmd ++ " 2>&1; echo \"rc=$?\""),
-    case string:split(string:trim(Out), "rc=", trailing) of
-        [_, "0"] -> ok;
-        [Text, Rc] -> ct:fail("~ts: exit ~ts: ~ts", [Cmd, Rc, Text])
+%% `Fun()' true within ?UP_MS, else the case fails naming `What'.
+up(Fun, What) ->
+    case beamscale_load_test_netns:wait_until(Fun, ?UP_MS) of
+        ok -> ok;
+        timeout -> ct:fail("~ts did not answer in the namespace", [What])
     end.

@@ -3,7 +3,8 @@
 %% its lock's share grows; mbrot, embarrassingly parallel, grows no category by much; the
 %% pollset study's keep-alive server and the smp-io study's Mnesia node profiled at two load
 %% levels; where perf refuses, the emulator's sampling, said in one line; --profile lcnt without
-%% a lock-counting emulator names the command that installs one.
+%% a lock-counting emulator names the command that installs one; the commands other than run
+%% refuse it by name.
 -module(beamscale_profile_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
@@ -62,7 +63,17 @@ options(Config) ->
     [?assertEqual(2, beamscale_cli:dispatch([Cmd, "none.scenario", Opt, "0", "--out", Out]))
      || {Cmd, Opt} <- [{"saturate", "--profile-rate"}, {"load", "--profile-window"}]],
     %% The ets study runs benchmarks, not load levels: refused before it starts.
-    ?assertEqual(2, beamscale_cli:dispatch(["study", "ets", "--profile", "--out", Out])).
+    ?assertEqual(2, beamscale_cli:dispatch(["study", "ets", "--profile", "--out", Out])),
+    %% Lock counting (`--profile lcnt') is run's: the others say so, not "unexpected argument".
+    Said = "--profile lcnt: lock counts are taken by `beamscale run' alone",
+    [begin
+         {Status, Text} = beamscale_test_cli:run(Args ++ ["--out", Out]),
+         ?assertEqual(2, Status, Text),
+         ?assertMatch([_], string:lexemes(Text, "\n"), Text),
+         ?assertNotEqual(nomatch, string:find(Text, Said), Text)
+     end || Args <- [["load", "none.scenario", "--profile", "lcnt"],
+                     ["saturate", "--profile", "lcnt", "none.scenario"],
+                     ["study", "pollset", "--profile", "lcnt"]]].
 
 ets_contention() ->
     [{doc, "ets_hammer at 1 and 2 schedulers: profiles, flame graphs, locks grow."}].

@@ -8,7 +8,7 @@
 %% so that the load app and the report app both read it.
 -module(beamscale_format_load).
 
--export([counters/0, totals/0, histograms/0, percentiles/0, summary/0, load_csv/0,
+-export([counters/0, by_name/0, totals/0, histograms/0, percentiles/0, summary/0, load_csv/0,
          errors_csv/0, requests_csv/0, live/0, keys/1, find/2, heading/1]).
 -export_type([entry/0, format/0, source/0]).
 
@@ -20,9 +20,10 @@
 %% latest sample of the first sampled target (a `samples.csv' column), or the users started
 %% and not yet done over the seconds so far.
 -type source() :: {second, [atom()]} | {target, atom()} | in_flight.
-%% `percentile': of a histogram's key, the percentile it holds; `from': of a live figure.
+%% `percentile': of a histogram's key, the percentile it holds; `from': of a live figure;
+%% `by_name': of a counter, kept by request name as well (`by_name/0').
 -type entry() :: #{key := atom(), label := binary(), unit := binary(), format := format(),
-                   percentile => number(), from => source()}.
+                   percentile => number(), from => source(), by_name => true}.
 
 %% @doc The counters of a run: in its totals, in each second and for each load node.
 -spec counters() -> [entry()].
@@ -31,14 +32,19 @@ counters() ->
      e(sessions_done, "sessions done", "", count),
      %% Users in flight ended by `beamscale ctl DIR users -N': started, never done.
      e(sessions_stopped, "sessions stopped (ctl users -N)", "", count),
-     e(requests, "requests", "", count),
-     e(errors, "errors", "", count),
+     n(e(requests, "requests", "", count)),
+     n(e(errors, "errors", "", count)),
      e(timeouts, "timeouts", "", count),
      %% What the stream kinds wrote and read.
-     e(bytes_sent, "bytes sent", "B", bytes),
-     e(bytes_received, "bytes received", "B", bytes),
+     n(e(bytes_sent, "bytes sent", "B", bytes)),
+     n(e(bytes_received, "bytes received", "B", bytes)),
      %% Rows database queries returned (the mysql and pgsql kinds).
      e(rows, "rows returned", "", count)].
+
+%% @doc The counters also kept by request name (`beamscale_load_byname'), in their order:
+%% `requests_csv/0' has a column for each.
+-spec by_name() -> [atom()].
+by_name() -> [K || #{key := K, by_name := true} <- counters()].
 
 %% @doc The single figures of `summary.json': the counters, the rate and the duration.
 -spec totals() -> [entry()].
@@ -152,6 +158,9 @@ heading(#{label := L, unit := U}) -> <<L/binary, " (", U/binary, ")">>.
 
 e(Key, Label, Unit, Format) ->
     #{key => Key, label => list_to_binary(Label), unit => list_to_binary(Unit), format => Format}.
+
+%% A counter kept by request name too.
+n(Entry) -> Entry#{by_name => true}.
 
 p(Key, Label, Percentile) -> (e(Key, Label, "ms", ms))#{percentile => Percentile}.
 

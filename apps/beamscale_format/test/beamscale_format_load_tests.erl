@@ -27,3 +27,11 @@ heading_test() ->
 
 live_sources_test() ->
     ?assertEqual([], [E || E <- ?M:live(), not is_map_key(from, E)]).
+
+%% The counters kept by request name are requests.csv's columns that are counters.
+by_name_test() ->
+    Counters = ?M:keys(?M:counters()),
+    ?assertEqual([K || K <- ?M:keys(?M:requests_csv()), lists:member(K, Counters)],
+                 ?M:by_name()),
+    ?assert(lists:member(bytes_received, ?M:by_name())),
+    ?assertNot(lists:member(rows, ?M:by_name())).

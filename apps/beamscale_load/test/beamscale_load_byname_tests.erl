@@ -43,3 +43,18 @@ takes(M, Pids, Acc) ->
     receive {done, P} -> takes(M, lists:delete(P, Pids), Acc1)
     after 1 -> takes(M, Pids, Acc1)
     end.
+
+%% The run's counter list says which counters are kept by name: each of them added during a
+%% named request is in the name's figures, and no other counter is (a database's rows).
+marked_counters_test() ->
+    M = beamscale_load_metrics:new([]),
+    ok = beamscale_load_metrics:start_request(M, <<"n">>),
+    [ok = beamscale_load_metrics:add(M, K, 7) || K <- beamscale_load_metrics:counter_names()],
+    ok = beamscale_load_metrics:stop_request(),
+    #{<<"n">> := F} = maps:get(by_name, beamscale_load_metrics:take(M)),
+    Kept = beamscale_format_load:by_name(),
+    ?assertEqual(#{bytes_sent => 7, rows => none},
+                 maps:with([bytes_sent, rows], maps:merge(#{rows => none}, F))),
+    %% `requests' counts the start too.
+    ?assertEqual(maps:from_list([{K, 7} || K <- Kept, K =/= requests] ++ [{requests, 8}]),
+                 maps:without([latency], F)).

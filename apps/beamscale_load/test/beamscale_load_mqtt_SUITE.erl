@@ -84,20 +84,20 @@ pub_sub(Port, Q) -> pub_sub(Port, Q, "", "").
 
 %% The same with `Connect' and `Publish' (terms text, ", key => value...") added to those steps.
 pub_sub(Port, Q, Connect, Publish) ->
-    Sub = "{sub, #{bidi => true, steps => [{mqtt, #{type => connect" ++ Connect ++ "}},"
-          " {mqtt, #{type => subscribe, topic => <<\"bs/room\">>, qos => " ++ qos(Q) ++ "}},"
-          " {wait, #{kind => mqtt, timeout_ms => 5000}},"
-          " {mqtt, #{type => unsubscribe, topic => <<\"bs/room\">>}},"
-          " {mqtt, #{type => disconnect}}]}}",
+    Sub = session(sub, true, "[{mqtt, #{type => connect" ++ Connect ++ "}},"
+                  " {mqtt, #{type => subscribe, topic => <<\"bs/room\">>, qos => " ++ qos(Q)
+                  ++ "}}, {wait, #{kind => mqtt, timeout_ms => 5000}},"
+                  " {mqtt, #{type => unsubscribe, topic => <<\"bs/room\">>}},"
+                  " {mqtt, #{type => disconnect}}]"),
     %% Publishing for 1.2 s after it starts: every subscriber (arriving within the phase's
     %% second) sees a publisher's message after it subscribed.
-    Pub = "{pub, #{steps => [{mqtt, #{type => connect" ++ Connect ++ "}}"
-          ++ lists:append(lists:duplicate(
-                            5, ", {mqtt, #{type => publish, topic => <<\"bs/room\">>,"
-                               " size => 50, qos => " ++ qos(Q) ++ Publish ++ "}},"
-                               " {think, 300}"))
-          ++ ", {mqtt, #{type => disconnect}}]}}",
-    #{total := T} = run(scenario(Port, "[" ++ Sub ++ ", " ++ Pub ++ "]")),
+    Pub = session(pub, false, "[{mqtt, #{type => connect" ++ Connect ++ "}}"
+                  ++ lists:append(lists:duplicate(
+                                    5, ", {mqtt, #{type => publish, topic => <<\"bs/room\">>,"
+                                       " size => 50, qos => " ++ qos(Q) ++ Publish ++ "}},"
+                                       " {think, 300}"))
+                  ++ ", {mqtt, #{type => disconnect}}]"),
+    #{total := T} = run(scenario(Port, ["[", Sub, ", ", Pub, "]"])),
     ?assertEqual(#{}, maps:get(reasons, T)),
     ?assertEqual(0, maps:get(errors, T)),
     Pushed = maps:get(<<"pushed">>, maps:get(counts, T), 0),
@@ -110,11 +110,14 @@ qos(Q) -> integer_to_list(Q).
 %% One session of `Steps' (terms text) 20 times a second for a second against `Port': the
 %% sessions done (10 at least, beside a CPU hog) and the run's totals.
 sessions(Port, Steps, Bidi) ->
-    #{total := T} = run(scenario(Port, io_lib:format("[{s, #{bidi => ~p, steps => ~ts}}]",
-                                                     [Bidi, Steps]))),
+    #{total := T} = run(scenario(Port, ["[", session(s, Bidi, Steps), "]"])),
     Done = maps:get(sessions_done, T),
     ?assert(Done >= 10),
     {Done, T}.
+
+%% The session `Name' of `Steps' (terms text), `Bidi' or not, as terms text.
+session(Name, Bidi, Steps) ->
+    io_lib:format("{~p, #{bidi => ~p, steps => ~ts}}", [Name, Bidi, Steps]).
 
 v5_pub_sub() ->
     [{doc, "MQTT 5.0 subscribers and publishers (QoS 1, user properties): deliveries timed."}].
@@ -198,12 +201,10 @@ keepalive_pings(Config) ->
     Steps = "[{mqtt, #{type => connect, keepalive_s => 1}}, {think, 2500},"
             " {mqtt, #{type => publish, topic => <<\"bs/k\">>, payload => <<\"x\">>, qos => 1}},"
             " {mqtt, #{type => disconnect}}]",
-    Port = proplists:get_value(port, Config),
-    #{total := T} = run(scenario(Port, "[{s, #{bidi => true, steps => " ++ Steps ++ "}}]")),
+    {Done, T} = sessions(proplists:get_value(port, Config), Steps, true),
     ?assertEqual(#{}, maps:get(reasons, T)),
-    ?assert(maps:get(sessions_done, T) >= 10),
     %% PINGRESPs came back (2 bytes each), besides the CONNACK and PUBACK.
-    ?assert(maps:get(bytes_received, T) > 8 * maps:get(sessions_done, T)).
+    ?assert(maps:get(bytes_received, T) > 8 * Done).
 
 retained_wait() ->
     [{doc, "The retained message that follows a SUBACK (often in its segment) ends the wait."}].

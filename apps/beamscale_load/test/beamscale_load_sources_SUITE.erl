@@ -1,7 +1,8 @@
 %% Source addresses as Tsung takes them (issue #38): any address of the load node's host,
 %% `<ip scan="true" value="IFACE">' and `<iprange>'. Addresses other than loopback live in a
 %% network namespace made here (a veth pair inside it, nothing added outside), where a peer
-%% node runs the load against a TCP server that records whom it accepted.
+%% node runs the load against a TCP server that records whom it accepted. The namespace is
+%% removed after, with anything left in it (beamscale_load_test_netns).
 -module(beamscale_load_sources_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
@@ -23,8 +24,8 @@ all() -> [loopback_here, scan_and_range, not_assigned].
 init_per_suite(Config) ->
     Ns = "bs_sources_" ++ os:getpid(),
     Ip = os:find_executable("ip"),
-    ok = ns(Ip, Ns),
     try
+        ok = ns(Ns),
         Paths = lists:usort([filename:dirname(code:which(M))
                              || M <- [?MODULE, beamscale_load_run, beamscale_stats_hist,
                                       beamscale_format_csv]]),
@@ -32,39 +33,25 @@ init_per_suite(Config) ->
                                                         os:find_executable("erl")]},
                                           connection => standard_io,
                                           args => lists:append([["-pa", P] || P <- Paths])}),
-        [{ns, Ns}, {ip, Ip}, {peer, Peer} | Config]
-    catch C:R:St -> ns_del(Ip, Ns), erlang:raise(C, R, St)
+        [{ns, Ns}, {peer, Peer} | Config]
+    catch C:R:St -> beamscale_load_test_netns:remove(Ns), erlang:raise(C, R, St)
     end.
 
 end_per_suite(Config) ->
     catch peer:stop(?config(peer, Config)),
-    ns_del(?config(ip, Config), ?config(ns, Config)).
+    Ns = ?config(ns, Config),
+    beamscale_load_test_netns:remove(Ns),
+    ?assertNot(lists:member(Ns, beamscale_load_test_netns:list())).
 
 %% A namespace with a veth pair: v0 holds the users' addresses, v1 the server's.
-ns(Ip, Ns) ->
-    Cmds = [["netns", "add", Ns]]
-        ++ [["netns", "exec", Ns, Ip | C]
-            || C <- [["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
-                     ["addr", "add", "10.77.0.2/24", "dev", "v0"],
-                     ["addr", "add", "10.77.0.3/24", "dev", "v0"],
-                     ["addr", "add", ?SERVER ++ "/24", "dev", "v1"],
-                     ["link", "set", "v0", "up"], ["link", "set", "v1", "up"],
-                     ["link", "set", "lo", "up"]]],
-    lists:foreach(fun(Args) -> {0, Out} = cmd(Ip, Args), ct:log("ip ~ts: ~ts", [Args, Out]) end,
-                  Cmds).
-
-ns_del(Ip, Ns) -> cmd(Ip, ["netns", "del", Ns]).
-
-cmd(Exe, Args) ->
-    P = open_port({spawn_executable, Exe}, [{args, Args}, exit_status, stderr_to_stdout, binary]),
-    cmd_out(P, <<>>).
-
-cmd_out(P, Acc) ->
-    receive
-        {P, {data, D}} -> cmd_out(P, <<Acc/binary, D/binary>>);
-        {P, {exit_status, St}} -> {St, Acc}
-    after 10000 -> {timeout, Acc}
-    end.
+ns(Ns) ->
+    beamscale_load_test_netns:add(Ns),
+    lists:foreach(fun(C) -> beamscale_load_test_netns:ip(["-n", Ns | C]) end,
+                  [["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
+                   ["addr", "add", "10.77.0.2/24", "dev", "v0"],
+                   ["addr", "add", "10.77.0.3/24", "dev", "v0"],
+                   ["addr", "add", ?SERVER ++ "/24", "dev", "v1"],
+                   ["link", "set", "v0", "up"], ["link", "set", "v1", "up"]]).
 
 %% @doc (On the peer: it is not distributed, so the call waits there.) A TCP server on ?SERVER
 %% that records the address of each connection and echoes; returned once it listens.

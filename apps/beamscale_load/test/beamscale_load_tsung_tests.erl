@@ -3,8 +3,8 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
-%% The file builders beamscale_load_tsung_options_tests uses too.
--export([xml/1, session/3, req/1, load/1, ok/1, steps/1]).
+%% The file builders beamscale_load_tsung_options_tests and _clients_tests use too.
+-export([xml/1, session/3, req/1, load/1, ok/1, err/1, steps/1]).
 
 -include("beamscale_load_code_first.hrl").
 
@@ -357,36 +357,6 @@ malformed_test() ->
                  err(#{sessions => session("ts_http", "100", ["\nhello", req("/")])})),
     ?assert(beamscale_load_tsung:is_tsung("a/b.XML")),
     ?assertNot(beamscale_load_tsung:is_tsung("a/b.scenario")).
-
-%% Tsung's clients on other hosts: `cpu' load nodes there, `weight' their share of arrivals.
-remote_clients_test() ->
-    Top = "<clients><client host=\"10.0.0.2\" weight=\"3\" cpu=\"2\"/>"
-          "<client host=\"hostb\"/></clients>",
-    {S, _} = load(xml(#{top => Top})),
-    ?assertEqual([#{host => "10.0.0.2", args => [], nodes => 2, weight => 3},
-                  #{host => "hostb", args => [], nodes => 1, weight => 1}],
-                 maps:get(load_nodes, S)).
-
-%% A client on another host with `<ip>'s: its own source addresses (http_distributed.xml).
-remote_client_ips_test() ->
-    Top = "<clients><client host=\"hosta\"><ip value=\"10.0.0.2\"/><ip value=\"10.0.0.3\"/>"
-          "</client><client host=\"hostb\" cpu=\"2\"><iprange value=\"10.0.1.1-2\"/>"
-          "<ip scan=\"true\" value=\"eth1\"/></client><client host=\"hostc\"/></clients>",
-    {S, _} = load(xml(#{top => Top})),
-    ?assertEqual([#{host => "hosta", args => [], nodes => 1, weight => 1,
-                    source_ips => [{10, 0, 0, 2}, {10, 0, 0, 3}]},
-                  #{host => "hostb", args => [], nodes => 2, weight => 1,
-                    source_ips => [{10, 0, 1, 1}, {10, 0, 1, 2}, {interface, "eth1"}]},
-                  #{host => "hostc", args => [], nodes => 1, weight => 1}],
-                 maps:get(load_nodes, S)),
-    ?assertEqual([], maps:get(source_ips, S)),
-    Bad = "<clients><client host=\"hostb\"><ip value=\"10.0.0.300\"/></client></clients>",
-    ?assertNotEqual(nomatch, string:find(err(#{top => Bad}), "<ip value>: ")).
-
-%% A client here and one elsewhere at once: refused.
-remote_clients_refused_test_() ->
-    Mixed = "<clients><client host=\"localhost\"/><client host=\"hostb\"/></clients>",
-    [?_assertNotEqual(nomatch, string:find(err(#{top => Mixed}), "at once"))].
 
 %% An Erlang monitor of a host that is no Erlang target is a host sampled (scenario `monitors'),
 %% with no warning; munin and snmp monitors are read through their protocols.

@@ -64,7 +64,7 @@ do(#{opts := Opts, args := [File]}) ->
                       end)
     end;
 do(#{args := []}) -> {error, no_scenario};
-do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
+do(#{args := [_, Extra | _]} = Parsed) -> beamscale_cmd_run:extra_argument(Parsed, Extra).
 
 %% The run directory is held by one `load' at a time, as `run' holds its own: two at once wrote
 %% one directory and both exited 0. The lock is beside the directory (`OUT/.NAME.lock'), so a
@@ -196,8 +196,7 @@ format_error({exists, Dir, Reason}) ->
     io_lib:format("~ts exists and cannot be read: ~ts", [Dir, file:format_error(Reason)]);
 format_error({not_a_load_run, Dir}) ->
     io_lib:format("~ts exists and holds no load run (no load.csv): not replaced", [Dir]);
-format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)";
-format_error({unexpected_argument, A}) -> ["unexpected argument ", A].
+format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)".
 
 name(#{name := Name}) -> Name;
 name(_) ->

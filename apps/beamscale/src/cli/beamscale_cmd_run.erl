@@ -4,7 +4,7 @@
 -behaviour(beamscale_cmd).
 
 -export([info/0, do/1, format_error/1, overrides/1]).
--export([profile_options/2, profile/1, checked_profile/1]).
+-export([profile_options/2, profile/1, checked_profile/1, extra_argument/2]).
 
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
@@ -93,6 +93,9 @@ bencherl_conf(_Opts) -> {ok, []}.
 %% @doc One line for this command's own errors (`beamscale_error' sends others' elsewhere).
 -spec format_error(term()) -> iodata().
 format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
+format_error(lcnt_not_here) ->
+    "--profile lcnt: lock counts are taken by `beamscale run' alone (docs/profiles.md); give "
+    "--profile without lcnt";
 format_error(config_and_preset) -> "--config and --preset exclude each other: give one".
 
 %% @doc The configuration keys set by options, as terms for `beamscale_config:check/2'.
@@ -114,6 +117,16 @@ profile_options(Of, Window) ->
      {profile_window, "--profile-window", integer, Window},
      {profile_stacks, "--profile-stacks", string,
       "dwarf (callers through the emulator's C code; default) or fp (cheaper)"}].
+
+%% @doc The error of an argument left over (`load', `saturate', `study'): with --profile, an
+%% `lcnt' is `run''s lock counting (`run --profile lcnt'), which these commands do not take.
+-spec extra_argument(beamscale_args:parsed(), string()) -> {error, {?MODULE, term()}}.
+extra_argument(#{opts := #{profile := true}, args := Args}, Extra) ->
+    case lists:member("lcnt", Args) of
+        true -> {error, {?MODULE, lcnt_not_here}};
+        false -> {error, {?MODULE, {unexpected_argument, Extra}}}
+    end;
+extra_argument(_Parsed, Extra) -> {error, {?MODULE, {unexpected_argument, Extra}}}.
 
 %% @doc The `profile' key the profile options set, if any: --profile-rate, --profile-window or
 %% --profile-stacks imply --profile.

@@ -58,7 +58,7 @@ do(#{opts := Opts, args := [File]}) ->
         {error, _} = Error -> Error
     end;
 do(#{args := []}) -> {error, no_scenario};
-do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
+do(#{args := [_, Extra | _]} = Parsed) -> beamscale_cmd_run:extra_argument(Parsed, Extra).
 
 saturate(Scenario, Exec) ->
     %% A search resumes from its levels.csv, as a run from its measurements.
@@ -146,7 +146,6 @@ seconds(Opt, Text) ->
 %% @doc One line for this command's own errors (`beamscale_error' sends others' elsewhere).
 -spec format_error(term()) -> iodata().
 format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)";
-format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
 format_error({bad_profile, Expected}) -> ["option --profile-*: ", Expected];
 format_error({bad_option, Opt, Value, Why}) ->
     io_lib:format("option ~s: ~ts: ~ts", [Opt, Value, Why]).

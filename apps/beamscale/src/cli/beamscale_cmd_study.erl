@@ -51,7 +51,7 @@ do(#{opts := Opts, args := [Study]}) ->
             end
     end;
 do(#{args := []}) -> {error, no_study};
-do(#{args := [_, Extra | _]}) -> {error, {unexpected_argument, Extra}}.
+do(#{args := [_, Extra | _]} = Parsed) -> beamscale_cmd_run:extra_argument(Parsed, Extra).
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
@@ -59,7 +59,6 @@ format_error({study_failed, Mod, Reason}) -> beamscale_error:format(Mod, Reason)
 format_error({unknown_study, S}) -> ["unknown study ", S, "; ", studies_text()];
 format_error(no_study) -> ["give the study's name; ", studies_text()];
 format_error({bad_option, Opt, V}) -> io_lib:format("~s: bad value ~ts", [Opt, V]);
-format_error({unexpected_argument, A}) -> ["unexpected argument ", A];
 format_error({otp_not_for, S}) -> ["--otp: only the ets study runs on several releases, not ", S];
 format_error({profile_not_for, S}) ->
     ["--profile: only the pollset and smp-io studies take profiles, not ", S].

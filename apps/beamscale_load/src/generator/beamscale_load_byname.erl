@@ -12,6 +12,10 @@
 %% name and bucket slot used (`beamscale_stats_hist:slot/1'), so a take reads only what was
 %% recorded, and users of a name update the same key only when their latencies share a bucket.
 %%
+%% The counters kept by name are those the run's counter list marks (`beamscale_format_load:
+%% by_name/0'), each at its index in a name's array (the table's map, in the user's process
+%% dictionary with the array); the array's last counter is the latencies' sum.
+%%
 %% A user marks the request it runs (`start/2' ... `stop/0', in its process dictionary), so
 %% that `beamscale_load_metrics' counts the errors, bytes and latency a kind records meanwhile
 %% under its name without the kinds knowing names.
@@ -21,11 +25,10 @@
 -export_type([tab/0, figures/0]).
 
 -define(KEY, '$beamscale_request_name').
-%% A name's counters, in their order in its array.
--define(FIELDS, [requests, errors, bytes_sent, bytes_received, sum]).
 
-%% The names' arrays (read once by each user of a name) and the latencies' bucket counts.
--opaque tab() :: {Arrays :: ets:tid(), Slots :: ets:tid()}.
+%% The names' arrays (read once by each user of a name), the latencies' bucket counts, and
+%% each counter's index in an array.
+-opaque tab() :: {Arrays :: ets:tid(), Slots :: ets:tid(), #{atom() => pos_integer()}}.
 %% One interval of one name.
 -type figures() :: #{requests := non_neg_integer(), errors := non_neg_integer(),
                      bytes_sent := non_neg_integer(), bytes_received := non_neg_integer(),
@@ -33,15 +36,18 @@
 
 %% @doc A new table.
 -spec new() -> tab().
-new() -> {ets:new(?MODULE, [set, public, {read_concurrency, true}]),
-          ets:new(?MODULE, [set, public, {write_concurrency, true}])}.
+new() ->
+    Fields = beamscale_format_load:by_name() ++ [sum],
+    {ets:new(?MODULE, [set, public, {read_concurrency, true}]),
+     ets:new(?MODULE, [set, public, {write_concurrency, true}]),
+     maps:from_list(lists:zip(Fields, lists:seq(1, length(Fields))))}.
 
 %% @doc The calling user starts a request named `Name': counted, and what follows is its own.
 -spec start(tab(), binary()) -> ok.
-start(Tab, Name) ->
+start({_, _, #{requests := I}} = Tab, Name) ->
     C = array(Tab, Name),
     put(?KEY, {Tab, Name, C}),
-    counters:add(C, 1, 1).
+    counters:add(C, I, 1).
 
 %% @doc The name of the calling user's current request (`none' outside a named one).
 -spec current() -> binary() | none.
@@ -61,30 +67,29 @@ stop() ->
 -spec error() -> ok.
 error() -> bump(errors, 1).
 
-%% @doc Bytes (`bytes_sent' or `bytes_received') of the calling user's request.
+%% @doc `N' more of the counter `Which' for the calling user's request, if kept by name.
 -spec add(atom(), non_neg_integer()) -> ok.
 add(_Which, 0) -> ok;
-add(Which, N) when Which =:= bytes_sent; Which =:= bytes_received -> bump(Which, N);
-add(_Other, _N) -> ok.  % the run's other counts (a database's rows) are not kept by name
+add(Which, N) -> bump(Which, N).
 
 %% @doc The latency (microseconds, from the intended start) of the calling user's request.
 -spec latency(integer()) -> ok.
 latency(Us) ->
     case get(?KEY) of
-        {{_, Slots}, Name, C} ->
+        {{_, Slots, #{sum := I}}, Name, C} ->
             Key = {Name, beamscale_stats_hist:slot(Us)},
             _ = ets:update_counter(Slots, Key, 1, {Key, 0}),
-            counters:add(C, index(sum), max(0, Us));
+            counters:add(C, I, max(0, Us));
         undefined -> ok
     end.
 
 %% @doc The interval's figures by name, reset (what is read is subtracted: a count landing
 %% meanwhile stays for the next take).
 -spec take(tab()) -> #{binary() => figures()}.
-take({Arrays, Slots}) ->
+take({Arrays, Slots, Index}) ->
     Read = [{K, N} || {K, N} <- ets:tab2list(Slots), N > 0,
                       ets:update_counter(Slots, K, -N) >= 0],
-    Counts = [{Name, [{F, take_counter(C, index(F))} || F <- ?FIELDS]}
+    Counts = [{Name, [{F, take_counter(C, I)} || {F, I} <- maps:to_list(Index)]}
               || {Name, C} <- ets:tab2list(Arrays)],
     maps:from_list([{Name, figures(Cs, [{S, N} || {{Nm, S}, N} <- Read, Nm =:= Name])}
                     || {Name, Cs} <- Counts,
@@ -104,7 +109,7 @@ merge(A, B) ->
 %%% Internals
 
 %% The name's array: from the process dictionary, else from the table (made there first).
-array({Arrays, _} = Tab, Name) ->
+array({Arrays, _, _} = Tab, Name) ->
     case get({?MODULE, Arrays, Name}) of
         undefined ->
             C = case ets:lookup(Arrays, Name) of
@@ -117,24 +122,19 @@ array({Arrays, _} = Tab, Name) ->
     end.
 
 %% Two users making a name's array at once: the first one in the table is the one.
-made({Arrays, _}, Name) ->
-    C = counters:new(length(?FIELDS), [write_concurrency]),
+made({Arrays, _, Index}, Name) ->
+    C = counters:new(map_size(Index), [write_concurrency]),
     case ets:insert_new(Arrays, {Name, C}) of
         true -> C;
         false -> ets:lookup_element(Arrays, Name, 2)
     end.
 
+%% A counter not kept by name (a database's rows), or no named request running: nothing.
 bump(Field, N) ->
     case get(?KEY) of
-        {_, _, C} -> counters:add(C, index(Field), N);
-        undefined -> ok
+        {{_, _, #{Field := I}}, _, C} -> counters:add(C, I, N);
+        _ -> ok
     end.
-
-index(requests) -> 1;
-index(errors) -> 2;
-index(bytes_sent) -> 3;
-index(bytes_received) -> 4;
-index(sum) -> 5.
 
 %% As the run's counters: what was read is subtracted, keeping what lands meanwhile.
 take_counter(C, I) ->
@@ -143,10 +143,8 @@ take_counter(C, I) ->
     N.
 
 figures(Counts, SlotCounts) ->
-    Get = fun(K) -> proplists:get_value(K, Counts, 0) end,
-    #{requests => Get(requests), errors => Get(errors), bytes_sent => Get(bytes_sent),
-      bytes_received => Get(bytes_received),
-      latency => beamscale_stats_hist:from_slots(maps:from_list(SlotCounts), Get(sum))}.
+    {Sum, Named} = maps:take(sum, maps:from_list(Counts)),
+    Named#{latency => beamscale_stats_hist:from_slots(maps:from_list(SlotCounts), Sum)}.
 
 add_figures(#{latency := L1} = F, #{latency := L2} = G) ->
     maps:merge_with(fun(_, X, Y) when is_integer(X) -> X + Y;

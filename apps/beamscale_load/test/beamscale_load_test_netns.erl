@@ -1,0 +1,184 @@
+%% @doc Test helper: network namespaces that stand for other hosts (beamscale_hosts_SUITE,
+%% beamscale_load_netns_SUITE, beamscale_load_sources_SUITE). A namespace made, servers
+%% started in it and stopped by pid, and the namespace removed with every process left in it
+%% and its /etc/netns/NAME (`ip netns exec' mounts it over /etc). Only OTP here, so that the
+%% suites of every app can call it.
+-module(beamscale_load_test_netns).
+-include_lib("common_test/include/ct.hrl").
+
+-export([add/1, remove/1, list/0, pids/1, ip/1, etc/1, exec_ok/2]).
+-export([start/3, start/4, stop/1, listening/2, wait_until/2, ssh_keys/1, sshd/4]).
+-export_type([server/0]).
+
+%% A server started in a namespace: its port and its OS pid (`ip netns exec' execs it).
+-type server() :: {port(), string()}.
+
+%% `ip', ss, kill and ssh-keygen take milliseconds; a loaded host may take seconds.
+-define(CMD_TIMEOUT_MS, 20000).
+%% sshd and nginx listen within milliseconds; a loaded host may take seconds.
+-define(UP_TIMEOUT_MS, 20000).
+%% A process sent SIGTERM a moment ago may still be on its way out.
+-define(GONE_TIMEOUT_MS, 10000).
+
+%% @doc The namespace `Ns', with its loopback up.
+-spec add(string()) -> ok.
+add(Ns) ->
+    ip(["netns", "add", Ns]),
+    ip(["-n", Ns, "link", "set", "lo", "up"]).
+
+%% @doc Every process left in `Ns' (SIGTERM, then SIGKILL), then the namespace and its
+%% /etc/netns directory; a namespace not there is no error (a set-up that failed midway).
+-spec remove(string()) -> ok.
+remove(Ns) ->
+    case lists:member(Ns, list()) of
+        true ->
+            [kill(P, "TERM") || P <- pids(Ns)],
+            _ = wait_until(fun() -> pids(Ns) =:= [] end, ?GONE_TIMEOUT_MS),
+            [kill(P, "KILL") || P <- pids(Ns)],
+            ip(["netns", "del", Ns]);
+        false -> ok
+    end,
+    _ = file:del_dir_r(etc(Ns)),
+    ok.
+
+%% @doc The namespaces' names.
+-spec list() -> [string()].
+list() ->
+    {0, Out} = cmd(exe("ip"), ["netns", "list"]),
+    [hd(string:lexemes(L, " ")) || L <- string:lexemes(Out, "\n")].
+
+%% @doc The OS pids of the processes in `Ns'.
+-spec pids(string()) -> [string()].
+pids(Ns) ->
+    case cmd(exe("ip"), ["netns", "pids", Ns]) of
+        {0, Out} -> string:lexemes(Out, "\n");
+        _ -> []
+    end.
+
+%% @doc `ip ARGS'; a failure fails the test with ip's words (as a host without namespaces would).
+-spec ip([string()]) -> ok.
+ip(Args) ->
+    case cmd(exe("ip"), Args) of
+        {0, _} -> ok;
+        {Status, Out} ->
+            ct:fail("cannot make the test's network (ip ~ts): status ~p: ~ts",
+                    [lists:join(" ", Args), Status, Out])
+    end.
+
+%% @doc The directory `ip netns exec Ns' mounts over /etc (hosts, ssh/ssh_config).
+-spec etc(string()) -> file:filename().
+etc(Ns) -> "/etc/netns/" ++ Ns.
+
+%% @doc Whether the shell command `Cmd' succeeds in `Ns'.
+-spec exec_ok(string(), string()) -> boolean().
+exec_ok(Ns, Cmd) ->
+    element(1, cmd(exe("ip"), ["netns", "exec", Ns, "sh", "-c", Cmd])) =:= 0.
+
+%% @doc `Exe ARGS' started in `Ns', not waited for.
+-spec start(string(), file:filename(), [string()]) -> server().
+start(Ns, Exe, Args) ->
+    filelib:is_regular(Exe) orelse ct:fail("~ts not found (scripts/install-deps.sh)", [Exe]),
+    P = open_port({spawn_executable, exe("ip")},
+                  [{args, ["netns", "exec", Ns, Exe | Args]}, exit_status, binary,
+                   stderr_to_stdout]),
+    {os_pid, Pid} = erlang:port_info(P, os_pid),
+    {P, integer_to_list(Pid)}.
+
+%% @doc As `start/3', returned once it listens on TCP port `Port' of `Ns' (else stopped, and
+%% the test fails with its output).
+-spec start(string(), file:filename(), [string()], inet:port_number()) -> server().
+start(Ns, Exe, Args, Port) ->
+    {P, _} = Server = start(Ns, Exe, Args),
+    case wait_until(fun() -> listening(Ns, Port) end, ?UP_TIMEOUT_MS) of
+        ok -> Server;
+        timeout ->
+            stop(Server),
+            ct:fail("~ts did not listen in ~ts: ~ts", [Exe, Ns, drain(P)])
+    end.
+
+%% @doc Stop a server by its pid.
+-spec stop(server()) -> ok.
+stop({P, Pid}) ->
+    kill(Pid, "TERM"),
+    catch port_close(P),
+    ok.
+
+%% @doc Whether something listens on TCP port `Port' in `Ns'.
+-spec listening(string(), inet:port_number()) -> boolean().
+listening(Ns, Port) ->
+    {_, Out} = cmd(exe("ip"), ["netns", "exec", Ns, "ss", "-ltnH",
+                               "sport = :" ++ integer_to_list(Port)]),
+    string:trim(Out) =/= "".
+
+%% @doc `ok' once `Cond()' holds, checked every 200 ms for `Ms' at most, else `timeout'.
+-spec wait_until(fun(() -> boolean()), integer()) -> ok | timeout.
+wait_until(Cond, Ms) when Ms =< 0 ->
+    case Cond() of true -> ok; false -> timeout end;
+wait_until(Cond, Ms) ->
+    case Cond() of
+        true -> ok;
+        false -> timer:sleep(200), wait_until(Cond, Ms - 200)
+    end.
+
+%% @doc Throwaway ssh keys in `Dir' (`host_key', and `id' authorized for the user): the ssh
+%% options that log in with them, before the host.
+-spec ssh_keys(file:filename()) -> [string()].
+ssh_keys(Dir) ->
+    [keygen(filename:join(Dir, K)) || K <- ["host_key", "id"]],
+    {ok, Pub} = file:read_file(filename:join(Dir, "id.pub")),
+    ok = file:write_file(filename:join(Dir, "authorized_keys"), Pub),
+    ["-i", filename:join(Dir, "id"), "-o", "StrictHostKeyChecking=no",
+     "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"].
+
+%% @doc sshd on port 22 of `Addresses' in `Ns', with `ssh_keys/1''s keys in `Dir' and its
+%% configuration `Dir/sshd_Label'; returned once it listens.
+-spec sshd(string(), file:filename(), [string()], string()) -> server().
+sshd(Ns, Dir, Addresses, Label) ->
+    %% sshd started as root wants its privilege separation directory.
+    _ = file:make_dir("/run/sshd"),
+    Conf = filename:join(Dir, "sshd_" ++ Label),
+    ok = file:write_file(Conf, [["ListenAddress ", A, "\n"] || A <- Addresses]
+                         ++ io_lib:format(
+        "HostKey ~ts/host_key\nAuthorizedKeysFile ~ts/authorized_keys\n"
+        "PidFile none\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nLogLevel ERROR\n",
+        [Dir, Dir])),
+    start(Ns, "/usr/sbin/sshd", ["-D", "-e", "-f", Conf], 22).
+
+%%% Internals
+
+keygen(File) ->
+    _ = file:delete(File), _ = file:delete(File ++ ".pub"),
+    {0, _} = cmd(exe("ssh-keygen"), ["-q", "-t", "ed25519", "-N", "", "-f", File]),
+    ok.
+
+kill(Pid, Sig) ->
+    _ = cmd(exe("kill"), ["-" ++ Sig, Pid]),
+    ok.
+
+exe(Name) ->
+    case os:find_executable(Name) of
+        false -> ct:fail("~ts not found (scripts/install-deps.sh)", [Name]);
+        Exe -> Exe
+    end.
+
+%% `Exe ARGS' to its end within ?CMD_TIMEOUT_MS: its status and output (stderr too) as text.
+cmd(Exe, Args) ->
+    P = open_port({spawn_executable, Exe}, [{args, Args}, exit_status, stderr_to_stdout,
+                                            binary, hide]),
+    cmd_out(P, <<>>, erlang:monotonic_time(millisecond) + ?CMD_TIMEOUT_MS).
+
+cmd_out(P, Acc, Deadline) ->
+    Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
+    receive
+        {P, {data, D}} -> cmd_out(P, <<Acc/binary, D/binary>>, Deadline);
+        {P, {exit_status, St}} -> {St, binary_to_list(Acc)}
+    after Left ->
+        catch port_close(P),
+        {timeout, binary_to_list(Acc)}
+    end.
+
+drain(P) ->
+    receive {P, {data, D}} -> [D | drain(P)]
+    after 0 -> []
+    end.
