@@ -8,38 +8,48 @@
 -export([user_name/0, user_exists/1, chown/2, writable_by/2, enterable_by/2]).
 
 -define(CONNECT_TIMEOUT, 2000).
+
+-type status() :: non_neg_integer() | timeout | closed.
 -define(POLL, 100).
 
 %% @doc Run `Exe' with `Args' (no shell); its exit status and output, or `timeout' after it was
-%% killed.
--spec cmd(string(), [string()], pos_integer()) -> {non_neg_integer() | timeout, binary()}.
+%% killed, or `closed' when it ended before reading its input (`cmd_input/4').
+-spec cmd(string(), [string()], pos_integer()) -> {status(), binary()}.
 cmd(Exe, Args, Timeout) -> cmd(Exe, Args, [], Timeout).
 
 %% @doc `cmd/3' with these environment variables set (over this node's environment).
--spec cmd(string(), [string()], [{string(), string()}], pos_integer()) ->
-    {non_neg_integer() | timeout, binary()}.
+-spec cmd(string(), [string()], [{string(), string()}], pos_integer()) -> {status(), binary()}.
 cmd(Exe, Args, Env, Timeout) -> run(Exe, Args, Env, [], Timeout).
 
 %% @doc `cmd/3' with `Input' written to the command's standard input first (a secret kept off
 %% every command line: the run's cookie, sent through ssh).
--spec cmd_input(string(), [string()], iodata(), pos_integer()) ->
-    {non_neg_integer() | timeout, binary()}.
+-spec cmd_input(string(), [string()], iodata(), pos_integer()) -> {status(), binary()}.
 cmd_input(Exe, Args, Input, Timeout) -> run(Exe, Args, [], Input, Timeout).
 
 run(Exe, Args, Env, Input, Timeout) ->
     Port = open_port({spawn_executable, Exe},
                      [{args, Args}, {env, Env}, exit_status, binary, stderr_to_stdout, hide]),
-    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
-    true = iolist_size(Input) =:= 0 orelse port_command(Port, Input),
-    collect(Port, OsPid, erlang:monotonic_time(millisecond) + Timeout, <<>>).
+    %% A command that ends before reading its input closes its port with epipe: a monitor says
+    %% so, where the link would end the caller.
+    Ref = erlang:monitor(port, Port),
+    true = unlink(Port),
+    %% A command that ends at once (getconf) may have closed its port already: no pid to kill.
+    OsPid = case erlang:port_info(Port, os_pid) of
+                {os_pid, P} -> P;
+                undefined -> gone
+            end,
+    _ = iolist_size(Input) =:= 0 orelse (catch port_command(Port, Input)),
+    collect(Port, {Ref, OsPid}, erlang:monotonic_time(millisecond) + Timeout, <<>>).
 
-collect(Port, OsPid, Deadline, Acc) ->
+collect(Port, {Ref, OsPid} = Ids, Deadline, Acc) ->
     Left = max(0, Deadline - erlang:monotonic_time(millisecond)),
     receive
-        {Port, {data, D}} -> collect(Port, OsPid, Deadline, <<Acc/binary, D/binary>>);
-        {Port, {exit_status, S}} -> {S, Acc}
+        {Port, {data, D}} -> collect(Port, Ids, Deadline, <<Acc/binary, D/binary>>);
+        {Port, {exit_status, S}} -> erlang:demonitor(Ref, [flush]), {S, Acc};
+        {'DOWN', Ref, port, Port, _Epipe} -> {closed, Acc}
     after Left ->
-        signal(integer_to_list(OsPid), "KILL"),
+        _ = OsPid =:= gone orelse signal(integer_to_list(OsPid), "KILL"),
+        erlang:demonitor(Ref, [flush]),
         catch port_close(Port),
         {timeout, Acc}
     end.
