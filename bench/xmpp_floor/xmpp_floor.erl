@@ -114,15 +114,26 @@ take(S, Until, Cfg) ->
     end.
 
 %% Chats received, counted by their opening tag; the tag may be cut between two reads, so the
-%% last bytes of each read (shorter than the tag) are searched again with the next.
+%% last bytes of each read (shorter than the tag) are searched again with the next. A bounce
+%% (type error: a chat to a user just gone, sent back) is not counted, unless its tag is cut
+%% before its type.
 count(Data, #{counts := Counts}) ->
     Bytes = case get(tail) of
                 undefined -> Data;
                 Tail -> <<Tail/binary, Data/binary>>
             end,
-    case length(binary:matches(Bytes, <<"<message ">>)) of
+    case length([At || {At, _} <- binary:matches(Bytes, <<"<message ">>),
+                       not bounce(Bytes, At)]) of
         0 -> ok;
         K -> counters:add(Counts, 2, K)
     end,
     Keep = min(8, byte_size(Bytes)),
     put(tail, binary:part(Bytes, byte_size(Bytes) - Keep, Keep)).
+
+bounce(Bytes, At) ->
+    Left = byte_size(Bytes) - At,
+    Tag = case binary:match(Bytes, <<">">>, [{scope, {At, Left}}]) of
+              {End, _} -> binary:part(Bytes, At, End - At);
+              nomatch -> binary:part(Bytes, At, Left)
+          end,
+    binary:match(Tag, [<<"type='error'">>, <<"type=\"error\"">>]) =/= nomatch.
