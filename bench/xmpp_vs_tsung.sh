@@ -17,6 +17,12 @@
 # chat itself (start-up and sessions subtracted the same way for both). NOCHAT=0 skips it.
 # BEFORE=ESCRIPT also runs another build of beamscale (say the main branch's
 # _build/default/bin/beamscale) on both files, for before/after figures in one invocation.
+# The floor: the same session by the simplest hand-written client (bench/xmpp_floor: a process
+# a user, plain gen_tcp, stanzas built once, nothing parsed), in a plain erl twice: with the
+# flags of beamscale's node (no busy-waiting schedulers) and with the emulator's defaults (as
+# Tsung runs, whose schedulers busy-wait). Its CPU per delivered chat, and per chat itself, is
+# the least a BEAM client spends on this work: a goal below floor/Tsung is out of reach.
+# FLOOR=0 skips it.
 set -eu
 cd "$(dirname "$0")/.."
 users=${1:-1000}
@@ -84,6 +90,16 @@ ts_run() { # FILE NAME
     /usr/bin/time -o "$out/$2.time" -f "cpu %U %S" \
         tsung -n -i "xmpp$$$2" -f "$out/$1.xml" -l "$out/$2" start >/dev/null 2>&1 || true
 }
+# The floor: FLAGS empty for the emulator's defaults; ERL_*FLAGS of the caller left out.
+erlc -o "$out" bench/xmpp_floor/xmpp_floor.erl
+fl_run() { # NAME SEND(true|false) FLAGS
+    /usr/bin/time -o "$out/$1.time" -f "cpu %U %S" env ERL_FLAGS= ERL_AFLAGS= ERL_ZFLAGS= \
+        erl $3 -noshell -pa "$out" -eval "xmpp_floor:main($port, $users, $secs, \
+        $((think * 1000)), 10, $2), halt()." >"$out/$1.counts" 2>"$out/$1.err" \
+        || echo "0 0 $users" >"$out/$1.counts"
+}
+floor=${FLOOR:-1}
+nowait="+sbwt none +sbwtdcpu none +sbwtdio none"
 bs_run chat bs
 read_counts() { python3 - "$1" <<'PY'
 import json, sys
@@ -97,8 +113,12 @@ PY
 read_counts "$out/bs/summary.json" > "$out/bs.counts" || echo "0 0
 ? ? ? ?" > "$out/bs.counts"
 ts_run chat tsung
+[ "$floor" = 1 ] && { fl_run floor true "$nowait"; fl_run floord true ""; }
 nochat=${NOCHAT:-1}
-if [ "$nochat" = 1 ]; then bs_run nochat bs0; ts_run nochat tsung0; fi
+if [ "$nochat" = 1 ]; then
+    bs_run nochat bs0; ts_run nochat tsung0
+    [ "$floor" = 1 ] && { fl_run floor0 false "$nowait"; fl_run floord0 false ""; }
+fi
 if [ -n "${BEFORE:-}" ]; then
     bs_run chat before "$BEFORE"
     read_counts "$out/before/summary.json" > "$out/before.counts" || echo "0 0" > "$out/before.counts"
@@ -131,15 +151,35 @@ awk -v u="$users" -v s="$secs" -v t="$think" -v bsc="$(cpu "$out/bs.time")" \
         bm = 1e6 * (bsc - bs0) / bsd; tm = 1e6 * (tsc - ts0) / tsd
         printf "CPU per chat itself (run minus its run without chats): beamscale %.1f us, " \
             "tsung %.1f us, ratio %.2f\n", bm, tm, (tm > 0 ? bm / tm : 0) } }'
-if [ -n "${BEFORE:-}" ]; then
-    awk -v c="$(cpu "$out/before.time")" -v d="$(cut -d' ' -f2 "$out/before.counts" | head -1)" \
-        -v c0="$( [ "$nochat" = 1 ] && cpu "$out/before0.time" || echo 0)" -v nc="$nochat" \
-        -v tsc="$(cpu "$out/tsung.time")" -v ts0="$( [ "$nochat" = 1 ] && cpu "$out/tsung0.time" \
-        || echo 0)" -v tsd="$((ts_sessions * 10))" 'BEGIN {
-        if (d == 0 || tsd == 0) { print "before: no chats delivered"; exit }
-        printf "before (%s): client CPU %.2f s, %.1f us per delivered chat, ratio %.2f\n",
-            ENVIRON["BEFORE"], c, 1e6 * c / d, (c / d) / (tsc / tsd)
-        if (nc == 1)
-            printf "before: without chats %.2f s, per chat itself %.1f us, ratio %.2f\n", c0,
-                1e6 * (c - c0) / d, (1e6 * (c - c0) / d) / (1e6 * (tsc - ts0) / tsd) }'
+# A row against Tsung's: LABEL, its CPU files (with and without chats), chats delivered.
+vs_tsung() {
+    awk -v l="$1" -v c="$(cpu "$2")" -v c0="$( [ "$nochat" = 1 ] && cpu "$3" || echo 0)" \
+        -v d="$4" -v nc="$nochat" -v tsc="$(cpu "$out/tsung.time")" \
+        -v ts0="$( [ "$nochat" = 1 ] && cpu "$out/tsung0.time" || echo 0)" \
+        -v tsd="$((ts_sessions * 10))" 'BEGIN {
+        if (d == 0 || tsd == 0) { printf "%s: no chats delivered\n", l; exit }
+        printf "%s: client CPU %.2f s, %.1f us per delivered chat, ratio to tsung %.2f\n",
+            l, c, 1e6 * c / d, (c / d) / (tsc / tsd)
+        if (nc == 1 && tsc > ts0)
+            printf "%s: without chats %.2f s, per chat itself %.1f us, ratio to tsung %.2f\n",
+                l, c0, 1e6 * (c - c0) / d, ((c - c0) / d) / ((tsc - ts0) / tsd) }'
+}
+[ -z "${BEFORE:-}" ] || vs_tsung "before ($BEFORE)" "$out/before.time" "$out/before0.time" \
+    "$(cut -d' ' -f2 "$out/before.counts" | head -1)"
+if [ "$floor" = 1 ]; then
+    for f in floor floord; do
+        set -- $(cat "$out/$f.counts")
+        label=$([ $f = floor ] && echo "floor (+sbwt none)" || echo "floor (defaults)")
+        echo "$label: $1 chats sent, $2 delivered, $3 users failed"
+        vs_tsung "$label" "$out/$f.time" "$out/${f}0.time" "$2"
+    done
+    # beamscale against the floor with the same flags.
+    set -- $(cat "$out/floor.counts")
+    awk -v b="$(cpu "$out/bs.time")" -v b0="$( [ "$nochat" = 1 ] && cpu "$out/bs0.time" \
+        || echo 0)" -v bd="$bs_del" -v f="$(cpu "$out/floor.time")" -v fd="$2" \
+        -v f0="$( [ "$nochat" = 1 ] && cpu "$out/floor0.time" || echo 0)" -v nc="$nochat" 'BEGIN {
+        if (bd == 0 || fd == 0) exit
+        printf "beamscale/floor (+sbwt none): per delivered chat %.2f", (b / bd) / (f / fd)
+        if (nc == 1 && f > f0) printf ", per chat itself %.2f", ((b - b0) / bd) / ((f - f0) / fd)
+        printf "\n" }'
 fi

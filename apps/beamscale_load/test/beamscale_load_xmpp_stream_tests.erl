@@ -73,3 +73,18 @@ escape_and_name_test() ->
     ?assertEqual(<<"presence">>, S:name(<<"<presence/>">>)),
     ?assertEqual(<<"stream:features">>, S:name(<<"<stream:features>">>)),
     ?assertEqual(<<"iq">>, S:name(<<"<iq\n type='get'>">>)).
+
+%% A chat bounced by the server (type error, the body sent back) is no delivery; a chat is.
+bounce_not_delivered_test() ->
+    Key = '$beamscale_load_request_observed',
+    Body = ["<body>", beamscale_load_xmpp_stanza:stamp(16, os:system_time(microsecond)),
+            "</body>"],
+    Bounce = iolist_to_binary(["<message from='u2@d' to='u1@d/r' type='error' id='c'>", Body,
+                               "<error type='cancel'/></message>"]),
+    erase(Key),
+    ok = beamscale_load_xmpp_user:delivered(Bounce),
+    ?assertEqual(undefined, get(Key)),
+    ok = beamscale_load_xmpp_user:delivered(
+           iolist_to_binary(["<message from='u1@d/r' to='u2@d' type='chat' id='c'>", Body,
+                             "</message>"])),
+    ?assertMatch([{xmpp_delivery, _}], erase(Key)).

@@ -243,10 +243,13 @@ pong(X) ->
 bin(undefined) -> <<>>;
 bin(B) -> B.
 
-%% @doc A message received: its stamp's delivery time recorded, counted as delivered.
+%% @doc A message received: its stamp's delivery time recorded, counted as delivered. The
+%% server's bounce of a chat to a user just gone (type `error') carries its body back: not one.
 -spec delivered(binary()) -> ok.
 delivered(X) ->
-    case ?Z:stamped(beamscale_load_xmpp_stream:body(X)) of
+    case beamscale_load_xmpp_stream:attr(X, <<"type">>) =/= <<"error">> andalso
+        ?Z:stamped(beamscale_load_xmpp_stream:body(X)) of
+        false -> ok;
         none -> ok;
         T ->
             count(?DELIVERED),
