@@ -48,6 +48,11 @@ def quartiles(table, rounds, i, side):
     return q[0], q[2]
 
 
+def rounds_for_goal(n, low, high):
+    """Rounds for the A/A interval to narrow to +-5 %: its width shrinks as 1/sqrt(rounds)."""
+    return max(n, round(n * ((high - low) / 2 / GOAL) ** 2))
+
+
 def verdict(low, high):
     if 1 - GOAL <= low and high <= 1 + GOAL:
         return "within 5 %"
@@ -76,8 +81,10 @@ def main(path, exprs):
             expr, statistics.median(table[("bare", r, i)] for r in rounds),
             statistics.median(table[("bench", r, i)] for r in rounds),
             *cells[0], *cells[1], verdict(cells[0][1], cells[0][2])))
-        print("%-44s %17s  rounds' q1..q3 %5.3f..%5.3f, A/A %5.3f..%5.3f" % (
-            "", "", *quartiles(table, rounds, i, "bench"), *quartiles(table, rounds, i, "aa")))
+        print("%-44s %17s  rounds' q1..q3 %5.3f..%5.3f, A/A %5.3f..%5.3f; A/A within 5 %% "
+              "in ~%d rounds" % ("", "", *quartiles(table, rounds, i, "bench"),
+                                *quartiles(table, rounds, i, "aa"),
+                                rounds_for_goal(len(rounds), *cells[1][1:])))
     print("%d rounds; load average (1 min) %.1f..%.1f, median %.1f" % (
         len({r for (s, r, _) in table if s == "bare"}), min(load), max(load),
         statistics.median(load)))
