@@ -2,7 +2,7 @@
 %% own, timed in a plain emulator. `exprs/0' gives the same expressions as text for `beamscale
 %% bench'.
 -module(micro_bare).
--export([exprs/0, main/2]).
+-export([exprs/0, main/2, one/2]).
 
 %% `beamscale bench''s default measuring time, cut into as many samples as it is told.
 -define(TIME_NS, 500000000).
@@ -44,6 +44,12 @@ main(Samples, I) ->
     Floor = ns(fun empty/1, Samples, SampleNs),
     {_, Loop} = lists:nth(I, loops()),
     io:format("~b ~.2f~n", [I, ns(Loop, Samples, SampleNs) - Floor]).
+
+%% Nanoseconds per call of `N' calls of expression `I' in a fresh process, nothing subtracted
+%% (bench/micro_shapes/micro_gc_count.erl counts its collections).
+one(I, N) ->
+    {_, Loop} = lists:nth(I, loops()),
+    fresh(fun() -> timed(Loop, N) / N end).
 
 ns(Loop, Samples, SampleNs) ->
     N = fresh(fun() -> calls(Loop, 1000, SampleNs) end),
