@@ -6,7 +6,8 @@
 # in a fresh process and subtract their own empty loop. Prints per expression the median ns/call
 # of bare and bench over the rounds, the ratios of medians bench/bare and A/A with 95 % intervals
 # (bench/micro_vs_bare_loop.py), the rounds' own ratios' quartiles, and the load average seen
-# (goal: bench within 5 % of bare for calls of 50 ns or more, testable where A/A is within 5 %).
+# (goal: bench within 5 % of bare for calls of 50 ns or more, testable where A/A is within 5 %);
+# then the same for the 10th percentile of each run's samples instead of their median.
 # SAMPLES (default 20, bench's) cut 0.5 s into samples on both sides: on a loaded host, short
 # samples (200: 2.5 ms) often run between two preemptions, so their median stays the call's.
 #   bench/micro_vs_bare_loop.sh [ROUNDS [SAMPLES]]
