@@ -247,10 +247,7 @@ read(Want, S, Buf, Deadline, Id, V) ->
 %% buffer, where a `wait' step, which watches the mailbox, would not see them: an empty message
 %% of the socket hands them to `handle_push/3' (or to the next request's read).
 nudge(_S, <<>>) -> ok;
-nudge(S, _Rest) -> self() ! {tcp_or_ssl(S), S, <<>>}, ok.
-
-tcp_or_ssl(S) when is_port(S) -> tcp;
-tcp_or_ssl(_S) -> ssl.
+nudge(S, _Rest) -> self() ! {case is_port(S) of true -> tcp; false -> ssl end, S, <<>>}, ok.
 
 %% The answer awaited: `{done, fun(Conn) -> Result end}' (an error by reason code keeps the
 %% connection), or the next packet to await; an error closes the connection.
