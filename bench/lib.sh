@@ -118,10 +118,13 @@ rabbit_stop() {
 # ROUNDS'). After each run the caller's `counted' prints what the server counted of that run
 # (messages, publishes). CPU (user + system, GNU time) per operation is the difference over
 # what the server counted, so neither tool's start counts. BEFORE=ESCRIPT adds a third tool, an
-# earlier beamscale's built escript, for a before/after figure in the same invocation. Prints
-# the figures, the ratios and the load average.
+# earlier beamscale's built escript, for a before/after figure in the same invocation; a
+# caller's function `floor_cmd RUN' (base or full) adds the command of a hand-written floor
+# client. Prints the figures, the ratios and the load average.
 cpu_vs_tsung() {
-    tools="bs ts"; [ -z "${BEFORE:-}" ] || tools="bs bs0 ts"
+    tools=bs; [ -z "${BEFORE:-}" ] || tools="$tools bs0"
+    ! command -v floor_cmd >/dev/null || tools="$tools fl"
+    tools="$tools ts"
     tsung_xml 0 > "$1/base.xml"
     tsung_xml "$2" > "$1/full.xml"
     for run in base full; do
@@ -135,7 +138,8 @@ cpu_vs_tsung() {
             END { printf "%s %.4f %.4f\n", t, c[0], c[1] }' "$1/base.$t" "$1/full.$t"
     done > "$1/cpu"
     awk -v la="$(cut -d' ' -f1-3 /proc/loadavg)" -v dir="$1" '
-        { name[$1] = ($1 == "ts" ? "tsung" : $1 == "bs0" ? "beamscale before" : "beamscale")
+        { name[$1] = ($1 == "ts" ? "tsung" : $1 == "bs0" ? "beamscale before" :
+                      $1 == "fl" ? "floor" : "beamscale")
           getline n < (dir "/full." $1 ".n"); done[$1] = n
           us[$1] = (n > 0 ? 1e6 * ($3 - $2) / n : 0); base[$1] = $2; full[$1] = $3; t[NR] = $1 }
         END { for (i = 1; i <= NR; i++) { k = t[i]
@@ -143,6 +147,7 @@ cpu_vs_tsung() {
                        "work: %.1f us per operation\n", name[k], done[k], base[k], full[k], us[k] }
               for (i = 1; i < NR; i++) if (us["ts"] > 0)
                 printf "%s/tsung: %.2f (goal <= 0.5)\n", name[t[i]], us[t[i]] / us["ts"]
+              if (us["fl"] > 0) printf "beamscale/floor: %.2f\n", us["bs"] / us["fl"]
               printf "load average: %s\n", la }' "$1/cpu"; }
 
 # One tool's run of DIR/RUN.xml, its CPU seconds (user, system) in DIR/RUN.TOOL.
@@ -151,6 +156,7 @@ cpu_vs_tsung_run() {
         bs) cmd="./beamscale load $1/$2.xml --name bs$2 --out $1 --quiet" ;;
         bs0) cmd="$BEFORE load $1/$2.xml --name bs0$2 --out $1 --quiet" ;;
         ts) cmd="tsung -i bs$$ -n -f $1/$2.xml -l $1/tsung$2 start" ;;
+        fl) cmd=$(floor_cmd "$2") ;;
     esac
     # shellcheck disable=SC2086
     /usr/bin/time -o "$1/$2.$3" -f "%U %S" $cmd >"$1/$2.$3.out" 2>&1 || true; }

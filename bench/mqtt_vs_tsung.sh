@@ -12,6 +12,10 @@
 # system, GNU time) per publish is the difference over the publishes the broker received, so
 # neither tool's start counts (bench/lib.sh, cpu_vs_tsung). Prints them, the ratio and the load
 # average. BEFORE=ESCRIPT measures an earlier beamscale build beside them.
+# The floor: the same publishes by the simplest hand-written client (bench/mqtt_floor: plain
+# gen_tcp, {active, true}, no figures kept) in a plain emulator with the beamscale command's
+# scheduler flags (FLOOR_FLAGS to change them; FLOOR_ACTIVE=false, once or N its socket mode),
+# measured the same way: what a BEAM client cannot go below.
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -59,6 +63,14 @@ EOF
 </session></sessions>
 </tsung>
 EOF
+}
+
+erlc -o "$out" bench/mqtt_floor/mqtt_floor.erl
+# floor_cmd RUN: the floor's command for the run (base: the connections alone).
+floor_cmd() {
+    n=$pubs; [ "$1" = full ] || n=0
+    echo "erl -noshell -pa $out ${FLOOR_FLAGS-+sbwt none +sbwtdcpu none +sbwtdio none}" \
+         "-eval mqtt_floor:main($port,$users,$n,${FLOOR_ACTIVE:-true}),halt()."
 }
 
 # The PUBLISH packets the broker received since the last call.

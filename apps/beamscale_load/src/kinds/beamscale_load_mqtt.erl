@@ -199,7 +199,7 @@ client_id(#{client_id := Id}) -> Id.
 exchange(Packet, {mqtt, S, Buf, Id, Up}, Want, Timeout) ->
     ok = beat(S),
     Next = Id rem 65535 + 1,
-    case send(S, Packet) of
+    case send(S, Packet, Up) of
         ok when Want =:= none -> {ok, {mqtt, S, Buf, Next, Up}};
         ok -> await(Want, S, Buf, beamscale_load_tcp:deadline(Timeout), Next,
                     version(Up, Packet));
@@ -210,10 +210,20 @@ exchange(Packet, {mqtt, S, Buf, Id, Up}, Want, Timeout) ->
 version(false, Packet) -> maps:get(version, Packet, 4);
 version(V, _Packet) -> V.
 
+%% A publish on a 3.1.1 session (no properties) is built without the map's defaults.
+send(S, #{type := publish, topic := T, payload := Pl, qos := Q, retain := R} = P, 4) ->
+    beamscale_load_tcp:send(S, ?CODEC:publish_v4(T, Pl, Q, R, maps:get(id, P, 0)));
+send(S, Packet, _V) -> send(S, Packet).
+
 send(S, Packet) -> beamscale_load_tcp:send(S, ?CODEC:encode(Packet)).
 
 %% The packet awaited; deliveries from subscriptions that come first are acknowledged and
-%% dropped (a request does not count pushes: only a wait does).
+%% dropped (a request does not count pushes: only a wait does). A PUBACK without a reason code
+%% (most publishes' answer) is matched as bytes, not decoded.
+await({puback, Id}, S, <<16#40, 2, Id:16, Rest/binary>>, _Deadline, Next, V) ->
+    nudge(S, Rest),
+    {ok, {mqtt, S, Rest, Next, V}};
+await(Want, S, <<>>, Deadline, Id, V) -> read(Want, S, <<>>, Deadline, Id, V);
 await(Want, S, Buf, Deadline, Id, V) ->
     case ?CODEC:decode(Buf, beamscale_load_reader:max(S), V) of
         {ok, P, Rest} ->
@@ -223,22 +233,21 @@ await(Want, S, Buf, Deadline, Id, V) ->
                 skip -> await(Want, S, Rest, Deadline, Id, V);
                 {error, R} -> gone(S, {?MODULE, R})
             end;
-        more ->
-            case beamscale_load_reader:recv(S, Buf, Deadline) of
-                {ok, Buf1} -> await(Want, S, Buf1, Deadline, Id, V);
-                {error, Reason} -> gone(S, Reason)
-            end;
+        more -> read(Want, S, Buf, Deadline, Id, V);
         {error, {?CODEC, R}} -> gone(S, {?MODULE, R})
+    end.
+
+read(Want, S, Buf, Deadline, Id, V) ->
+    case beamscale_load_reader:recv(S, Buf, Deadline) of
+        {ok, Buf1} -> await(Want, S, Buf1, Deadline, Id, V);
+        {error, Reason} -> gone(S, Reason)
     end.
 
 %% Bytes that came with the answer (a retained message right behind a SUBACK) wait in the
 %% buffer, where a `wait' step, which watches the mailbox, would not see them: an empty message
 %% of the socket hands them to `handle_push/3' (or to the next request's read).
 nudge(_S, <<>>) -> ok;
-nudge(S, _Rest) -> self() ! {tcp_or_ssl(S), S, <<>>}, ok.
-
-tcp_or_ssl(S) when is_port(S) -> tcp;
-tcp_or_ssl(_S) -> ssl.
+nudge(S, _Rest) -> self() ! {case is_port(S) of true -> tcp; false -> ssl end, S, <<>>}, ok.
 
 %% The answer awaited: `{done, fun(Conn) -> Result end}' (an error by reason code keeps the
 %% connection), or the next packet to await; an error closes the connection.

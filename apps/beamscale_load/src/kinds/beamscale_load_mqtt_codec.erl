@@ -9,7 +9,7 @@
 %% so a hostile length costs nothing to hold.
 -module(beamscale_load_mqtt_codec).
 
--export([encode/1, decode/2, decode/3, max_length/0, format_error/1]).
+-export([encode/1, publish_v4/5, decode/2, decode/3, max_length/0, format_error/1]).
 -export_type([packet/0]).
 
 -type packet() :: #{type := atom(), _ => _}.
@@ -77,6 +77,20 @@ encode(#{type := unsuback, id := Id} = P) ->
 encode(#{type := pingreq}) -> packet(?PINGREQ, 0, <<>>);
 encode(#{type := pingresp}) -> packet(?PINGRESP, 0, <<>>);
 encode(#{type := disconnect}) -> packet(?DISCONNECT, 0, <<>>).
+
+%% @doc An MQTT 3.1.1 PUBLISH (not a duplicate) of binaries: `encode/1''s bytes, built with
+%% no walk of the packet to size it (a client's publish, once per message).
+-spec publish_v4(binary(), binary(), 0..2, boolean(), 0..65535) -> iodata().
+publish_v4(T, Pl, Q, Retain, Id) when is_binary(T), is_binary(Pl) ->
+    TLen = byte_size(T),
+    {IdBytes, Len} = case Q of
+                         0 -> {<<>>, 2 + TLen + byte_size(Pl)};
+                         _ -> {<<Id:16>>, 4 + TLen + byte_size(Pl)}
+                     end,
+    [<<?PUBLISH:4, (Q bsl 1 bor flag(Retain, 1)):4>>, length_bytes(Len), <<TLen:16>>, T,
+     IdBytes, Pl];
+publish_v4(T, Pl, Q, Retain, Id) ->
+    publish_v4(iolist_to_binary(T), iolist_to_binary(Pl), Q, Retain, Id).
 
 flag(undefined, _) -> 0;
 flag(false, _) -> 0;
@@ -291,6 +305,13 @@ known_bytes_test_() ->
      ?_assertMatch(<<16#30, 16#C1, 16#02, _/binary>>,
                    iolist_to_binary(encode(#{type => publish, topic => <<"t">>, qos => 0,
                                              payload => binary:copy(<<0>>, 318)})))].
+
+publish_v4_test_() ->
+    [?_assertEqual(iolist_to_binary(encode(#{type => publish, topic => T, payload => Pl, qos => Q,
+                                             retain => R, id => 7})),
+                   iolist_to_binary(publish_v4(T, Pl, Q, R, 7)))
+     || T <- [<<"t">>, "a/b"], Pl <- [<<>>, binary:copy(<<1>>, 300)], Q <- [0, 1, 2],
+        R <- [false, true]].
 
 incomplete_test_() ->
     B = iolist_to_binary(encode(#{type => publish, topic => <<"t">>, qos => 0,
