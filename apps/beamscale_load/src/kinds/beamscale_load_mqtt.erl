@@ -210,10 +210,7 @@ exchange(Packet, {mqtt, S, Buf, Id, Up}, Want, Timeout) ->
 version(false, Packet) -> maps:get(version, Packet, 4);
 version(V, _Packet) -> V.
 
-%% A publish on a 3.1.1 session (no properties) is built without the map's defaults.
-send(S, #{type := publish, topic := T, payload := Pl, qos := Q, retain := R} = P, 4) ->
-    beamscale_load_tcp:send(S, ?CODEC:publish_v4(T, Pl, Q, R, maps:get(id, P, 0)));
-send(S, Packet, _V) -> send(S, Packet).
+send(S, Packet, Version) -> beamscale_load_tcp:send(S, ?CODEC:encode(Packet, Version)).
 
 send(S, Packet) -> beamscale_load_tcp:send(S, ?CODEC:encode(Packet)).
 

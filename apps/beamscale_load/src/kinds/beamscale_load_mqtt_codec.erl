@@ -9,7 +9,7 @@
 %% so a hostile length costs nothing to hold.
 -module(beamscale_load_mqtt_codec).
 
--export([encode/1, publish_v4/5, decode/2, decode/3, max_length/0, format_error/1]).
+-export([encode/1, encode/2, publish_v4/5, decode/2, decode/3, max_length/0, format_error/1]).
 -export_type([packet/0]).
 
 -type packet() :: #{type := atom(), _ => _}.
@@ -77,6 +77,13 @@ encode(#{type := unsuback, id := Id} = P) ->
 encode(#{type := pingreq}) -> packet(?PINGREQ, 0, <<>>);
 encode(#{type := pingresp}) -> packet(?PINGRESP, 0, <<>>);
 encode(#{type := disconnect}) -> packet(?DISCONNECT, 0, <<>>).
+
+%% @doc `encode/1' on a session of protocol level `Version' (`false' before CONNACK): a 3.1.1
+%% publish of every field (a client's, once per message) built by `publish_v4/5'.
+-spec encode(packet(), false | 4 | 5) -> iodata().
+encode(#{type := publish, topic := T, payload := Pl, qos := Q, retain := R} = P, 4) ->
+    publish_v4(T, Pl, Q, R, maps:get(id, P, 0));
+encode(Packet, _Version) -> encode(Packet).
 
 %% @doc An MQTT 3.1.1 PUBLISH (not a duplicate) of binaries: `encode/1''s bytes, built with
 %% no walk of the packet to size it (a client's publish, once per message).
@@ -309,7 +316,8 @@ known_bytes_test_() ->
 publish_v4_test_() ->
     [?_assertEqual(iolist_to_binary(encode(#{type => publish, topic => T, payload => Pl, qos => Q,
                                              retain => R, id => 7})),
-                   iolist_to_binary(publish_v4(T, Pl, Q, R, 7)))
+                   iolist_to_binary(encode(#{type => publish, topic => T, payload => Pl,
+                                             qos => Q, retain => R, id => 7}, 4)))
      || T <- [<<"t">>, "a/b"], Pl <- [<<>>, binary:copy(<<1>>, 300)], Q <- [0, 1, 2],
         R <- [false, true]].
 
