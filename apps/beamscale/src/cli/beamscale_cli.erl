@@ -7,6 +7,7 @@
 %% @doc The escript entry point.
 -spec main([string()]) -> no_return().
 main(Argv) ->
+    ok = beamscale_preload:escript(),
     Code = dispatch(Argv),
     %% Let the group leader flush what was printed before the emulator stops.
     _ = (catch io:put_chars("")),

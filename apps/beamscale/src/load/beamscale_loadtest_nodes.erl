@@ -7,6 +7,8 @@
 
 %% Load nodes share the host with the target: their idle schedulers must not spin.
 -define(FLAGS, "+sbwt none +sbwtdcpu none +sbwtdio none").
+%% The applications whose code a load node gets.
+-define(APPS, [beamscale_format, beamscale_stats, beamscale_load]).
 
 %% @doc Start `N' load nodes here with this node's emulator, or those of each host through `ssh'
 %% (with that host's `erl', default on its PATH), with beamscale's code and `Extra' (the user's
@@ -28,7 +30,7 @@ start(Hosts, Extra) ->
 %% own are there already.
 -spec user_code(beamscale_load_scenario:scenario()) -> beamscale_code:code().
 user_code(Scenario) ->
-    Ours = [M || {M, _, _} <- code()],
+    Ours = beamscale_code:modules(?APPS),
     [{M, F, B} || M <- lists:usort(called(maps:get(sessions, Scenario))),
                   not lists:member(M, Ours), not otp(code:which(M)),
                   {_, B, F} <- [code:get_object_code(M)]].
@@ -83,4 +85,4 @@ start([Spec | More], Code, Acc) ->
 -spec stop([beamscale_node:handle()]) -> ok.
 stop(Handles) -> lists:foreach(fun beamscale_node:stop/1, Handles).
 
-code() -> beamscale_code:apps([beamscale_format, beamscale_stats, beamscale_load]).
+code() -> beamscale_code:apps(?APPS).

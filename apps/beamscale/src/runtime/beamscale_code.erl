@@ -3,7 +3,7 @@
 %% compiler, so that they are built by the erl under test.
 -module(beamscale_code).
 
--export([apps/1, load/2, compile_load/2, ensure/2, expand_path/1, format_error/1]).
+-export([apps/1, modules/1, load/2, compile_load/2, ensure/2, expand_path/1, format_error/1]).
 -export_type([code/0]).
 
 %% Object code to send: module, file name it was built from, beam binary.
@@ -22,10 +22,16 @@
 -spec apps([atom()]) -> code().
 apps(Apps) -> lists:append([app(A) || A <- Apps]).
 
-app(App) ->
-    _ = application:load(App),
-    {ok, Mods} = application:get_key(App, modules),
-    [{M, F, B} || M <- Mods, {_, B, F} <- [code:get_object_code(M)]].
+app(App) -> [{M, F, B} || M <- modules([App]), {_, B, F} <- [code:get_object_code(M)]].
+
+%% @doc The modules of these applications, by name (no object code read).
+-spec modules([atom()]) -> [module()].
+modules(Apps) ->
+    lists:append([begin
+                      _ = application:load(App),
+                      {ok, Mods} = application:get_key(App, modules),
+                      Mods
+                  end || App <- Apps]).
 
 %% @doc Load object code onto `Node'.
 -spec load(node(), code()) -> ok | {error, {?MODULE, term()}}.
