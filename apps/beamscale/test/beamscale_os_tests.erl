@@ -25,3 +25,10 @@ quick_command_test_() ->
 
 timeout_kills_test() ->
     ?assertEqual({timeout, <<>>}, beamscale_os:cmd(os:find_executable("sleep"), ["10"], 200)).
+
+%% Secrets come from the kernel without loading crypto: the length asked, and two draws differ.
+random_bytes_test() ->
+    A = beamscale_os:random_bytes(16),
+    ?assertEqual(16, byte_size(A)),
+    ?assertNotEqual(A, beamscale_os:random_bytes(16)),
+    ?assertEqual(1, byte_size(beamscale_os:random_bytes(1))).

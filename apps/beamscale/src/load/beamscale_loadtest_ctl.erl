@@ -15,7 +15,7 @@
 %% (`Page', the same server) gets the token for its buttons.
 -spec start(beamscale_web:web(), file:filename(), beamscale_web:web() | none) -> ok.
 start(Web, Dir, Page) ->
-    Token = binary:encode_hex(crypto:strong_rand_bytes(16)),
+    Token = binary:encode_hex(beamscale_os:random_bytes(16)),
     File = filename:join(Dir, ?CTL_FILE),
     %% Made empty and private first: the token is never in a file others may read.
     ok = beamscale_format_file:written(file:write_file(File, <<>>), File),

@@ -15,10 +15,14 @@
 %% modules, `user_code/1'); on an error, those started are stopped.
 -spec start(non_neg_integer() | [beamscale_load_scenario:ssh_host()], beamscale_code:code()) ->
     {ok, [beamscale_node:handle()]} | {error, term()}.
+start(0, _Extra) ->
+    %% No object code read for none: `code/0' walks the code path for each of ~100 modules.
+    {ok, []};
 start(N, Extra) when is_integer(N) ->
     Here = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => ?FLAGS ++ here(),
              schedulers => erlang:system_info(logical_processors)},
     start(lists:duplicate(N, Here), code() ++ Extra, []);
+start([], _Extra) -> {ok, []};
 start(Hosts, Extra) ->
     start([#{erl => maps:get(erl, H, "erl"), flags => ?FLAGS,
              ssh => maps:with([host, args, user], H)}

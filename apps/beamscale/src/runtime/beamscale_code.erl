@@ -22,7 +22,23 @@
 -spec apps([atom()]) -> code().
 apps(Apps) -> lists:append([app(A) || A <- Apps]).
 
-app(App) -> [{M, F, B} || M <- modules([App]), {_, B, F} <- [code:get_object_code(M)]].
+app(App) -> [{M, F, B} || M <- modules([App]), {F, B} <- [object_code(M)]].
+
+%% From the file the module was loaded from: `code:get_object_code/1' looks the module up in
+%% each directory of the path, in the escript's archive a dozen system calls a directory.
+object_code(M) ->
+    case code:which(M) of
+        File when is_list(File) ->
+            case erl_prim_loader:get_file(File) of
+                {ok, B, _} -> {File, B};
+                error -> from_path(M)
+            end;
+        _ -> from_path(M)
+    end.
+
+from_path(M) ->
+    {M, B, F} = code:get_object_code(M),
+    {F, B}.
 
 %% @doc The modules of these applications, by name (no object code read).
 -spec modules([atom()]) -> [module()].
@@ -53,7 +69,7 @@ ensure(Node, Mod) ->
     try erpc:call(Node, code, is_loaded, [Mod], ?LOAD_TIMEOUT) of
         {file, _} -> ok;
         false ->
-            {Mod, Bin, File} = code:get_object_code(Mod),
+            {File, Bin} = object_code(Mod),
             load(Node, [{Mod, File, Bin}])
     catch error:{erpc, Reason} -> {error, {?MODULE, {load, Node, Mod, Reason}}}
     end.

@@ -62,7 +62,7 @@ maybe_ok([F | Rest]) ->
 %% @doc Letters and digits only, so it needs no quoting in SQL, shell or config files.
 -spec password() -> string().
 password() ->
-    [C || <<C>> <= base64:encode(crypto:strong_rand_bytes(15)),
+    [C || <<C>> <= base64:encode(beamscale_os:random_bytes(15)),
           (C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z) orelse
           (C >= $0 andalso C =< $9)].
 

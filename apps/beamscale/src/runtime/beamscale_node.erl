@@ -330,4 +330,4 @@ wait_gone(OsPid) ->
     end.
 
 random_name() ->
-    [C || <<C>> <= base64:encode(crypto:strong_rand_bytes(9)), C =/= $+, C =/= $/, C =/= $=].
+    [C || <<C>> <= base64:encode(beamscale_os:random_bytes(9)), C =/= $+, C =/= $/, C =/= $=].
