@@ -7,9 +7,9 @@
 %% modules at once takes about 0.2 s of CPU, about what the lookups of the 160 that a load run
 %% uses cost: a 1000-user XMPP load without chats (the session of `bench/xmpp_vs_tsung.sh') makes
 %% 6871 `readlink' calls instead of 12 466, `beamscale list' 2793 instead of 4065. The
-%% archive's directories stay first in the code path: moved after OTP's (about 130 directories
-%% with ejabberd's libraries installed), every `code:get_object_code/1' of beamscale's own
-%% modules for a load node would look through all of those first.
+%% archive's directories stay first in the code path: moved last, a one-user load made as many
+%% `readlink' calls (2918 against 2634), as the loader resolves every directory it tries, OTP's
+%% as well, a component at a time.
 -module(beamscale_preload).
 
 -export([escript/0, archive/1]).
