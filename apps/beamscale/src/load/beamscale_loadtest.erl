@@ -53,6 +53,9 @@ resolve(Scenario0, Opts) ->
 %% write the run directory `dir'; returns it and the run's outcome.
 -spec run(beamscale_load_scenario:scenario(), #{atom() => map()}, opts()) ->
     {ok, file:filename(), outcome()} | {error, {module(), term()}}.
+run(Scenario, Targets, Opts) when not is_map_key(seed, Opts) ->
+    %% Each run its own draw of arrivals and think times, written to run.json to be drawn again.
+    run(Scenario, Targets, Opts#{seed => beamscale_load_run:new_seed()});
 run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
     {ok, _} = beamscale_node:distribute(),
     ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),
@@ -325,7 +328,7 @@ run_info(#{file := File} = Scenario, #{started := Started} = Info, Opts) ->
       time_limit_s => maps:get(time_limit_s, Scenario), label => label(Scenario, Opts),
       load_nodes => [atom_to_binary(N) || N <- maps:get(load_nodes, Info)],
       sampled => maps:get(sampled, Info), msacc => msacc(Opts),
-      resolution_ms => maps:get(resolution_ms, Opts, 1000),
+      resolution_ms => maps:get(resolution_ms, Opts, 1000), seed => maps:get(seed, Opts),
       not_sampled => [beamscale_runinfo:to_json(N) || N <- maps:get(notes, Info)],
       targets_down => [beamscale_runinfo:to_json(D) || D <- maps:get(downs, Info)],
       load_nodes_down => [#{node => atom_to_binary(N), at_s => At,

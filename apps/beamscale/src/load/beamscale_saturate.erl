@@ -59,7 +59,7 @@
 -spec defaults() -> map().
 defaults() ->
     #{mode => open, budget_s => 180, level_s => 10, warmup_s => 2, drain_s => 2,
-      cooldown_s => 2, search => #{}, seed => erlang:unique_integer([positive]), quiet => false}.
+      cooldown_s => 2, search => #{}, seed => beamscale_load_run:new_seed(), quiet => false}.
 
 %% @doc Search `Scenario''s capacity; returns the run directory and `summary.json''s content.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
