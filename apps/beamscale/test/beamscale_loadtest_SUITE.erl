@@ -126,6 +126,7 @@ two_load_nodes(Config) ->
     ?assertEqual(Req, maps:get(<<"count">>, maps:get(<<"latency_corrected">>, Sum))),
     Run = beamscale_test_load:json(Dir, "run.json"),
     ?assertEqual(2, length(maps:get(<<"load_nodes">>, Run))),
+    ?assertEqual(3, maps:get(<<"seed">>, Run)),
     [?assertNot(lists:member(binary_to_atom(N), nodes())) || #{<<"node">> := N} <- Nodes].
 
 %% Users that would think for a minute on a load node are stopped at the hard limit, and the load

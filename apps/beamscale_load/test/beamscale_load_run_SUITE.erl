@@ -7,7 +7,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([rpc_call_and_cast/1, http_keepalive/1, tcp_length_and_delimiter/1, loops_and_think/1,
-         coordinated_omission/1, hard_time_limit/1, hibernating_think/1, woken_think/1]).
+         coordinated_omission/1, hard_time_limit/1, hibernating_think/1, woken_think/1,
+         fresh_nodes_new_seeds/1]).
+-export([fresh_nodes_new_seeds/0]).
 -export([rpc_call_and_cast/0, http_keepalive/0, tcp_length_and_delimiter/0, loops_and_think/0,
          coordinated_omission/0, hard_time_limit/0, hibernating_think/0, woken_think/0]).
 
@@ -21,7 +23,8 @@
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [rpc_call_and_cast, http_keepalive, tcp_length_and_delimiter, loops_and_think,
-          coordinated_omission, hard_time_limit, hibernating_think, woken_think].
+          coordinated_omission, hard_time_limit, hibernating_think, woken_think,
+          fresh_nodes_new_seeds].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -247,3 +250,17 @@ answer_once_accept(L) ->
     ok = gen_tcp:controlling_process(S, Closer),
     Closer ! {close, S},
     answer_once_accept(L).
+
+%% Two fresh nodes, each as a `beamscale load' starts, draw different default seeds: with
+%% `erlang:unique_integer/1' both drew the same, so every run drew the same arrivals.
+fresh_nodes_new_seeds() -> [{doc, "The default seed differs between fresh nodes."}].
+fresh_nodes_new_seeds(_Config) ->
+    Ebin = filename:dirname(code:which(beamscale_load_run)),
+    Seeds = [begin
+                 {ok, Peer, _} = peer:start(#{connection => standard_io, args => ["-pa", Ebin]}),
+                 try peer:call(Peer, beamscale_load_run, new_seed, [], 10000)
+                 after peer:stop(Peer)
+                 end
+             end || _ <- [1, 2]],
+    ct:pal("seeds ~p", [Seeds]),
+    ?assertEqual(2, length(lists:usort(Seeds))).
