@@ -9,7 +9,7 @@
 -module(beamscale_stats_hist).
 
 -export([new/0, record/2, take/1, snapshot/1, empty/0, merge/2, merge/1,
-         percentile/2, mean/1, max/1, min/1, count/1, sum/1, highest/0, at_most/2,
+         percentile/2, percentiles/2, mean/1, max/1, min/1, count/1, sum/1, highest/0, at_most/2,
          slot/1, from_slots/2]).
 -export_type([hist/0, snapshot/0]).
 
@@ -197,12 +197,20 @@ min_of(A, B) -> erlang:min(A, B).
 %% @doc The value at percentile `P' (0..100): the highest value equivalent to the recorded value
 %% of that rank, at most the maximum; 0 when empty. Within 1/1000 of the exact value.
 -spec percentile(snapshot(), number()) -> non_neg_integer().
-percentile(#{count := 0}, _P) -> 0;
-percentile(#{count := Count, counts := Counts, max := Max}, P) ->
-    Rank = erlang:max(1, ceil(P / 100 * Count)),
-    Slot = walk(lists:sort(maps:to_list(Counts)), Rank),
-    {_, High} = range(Slot),
-    erlang:min(High, Max).
+percentile(Snap, P) ->
+    [V] = percentiles(Snap, [P]),
+    V.
+
+%% @doc The values at several percentiles, in their order: the buckets sorted once for all (a
+%% run's summary asks each histogram for 7 to 20 of them).
+-spec percentiles(snapshot(), [number()]) -> [non_neg_integer()].
+percentiles(#{count := 0}, Ps) -> [0 || _ <- Ps];
+percentiles(#{count := Count, counts := Counts, max := Max}, Ps) ->
+    Sorted = lists:sort(maps:to_list(Counts)),
+    [begin
+         {_, High} = range(walk(Sorted, erlang:max(1, ceil(P / 100 * Count)))),
+         erlang:min(High, Max)
+     end || P <- Ps].
 
 walk([{I, N} | _], Rank) when N >= Rank -> I;
 walk([{_, N} | Rest], Rank) -> walk(Rest, Rank - N).

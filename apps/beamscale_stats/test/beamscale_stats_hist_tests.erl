@@ -27,6 +27,17 @@ prop_percentile_within_error() ->
                 Got >= Exact andalso Got - Exact =< Exact / 1000
             end).
 
+%% Several percentiles at once, in the order asked, each within the error of the exact one.
+prop_percentiles_each() ->
+    ?FORALL({Values, Ps}, {non_empty(list(value())), list(range(0, 100))},
+            begin
+                Got = beamscale_stats_hist:percentiles(snap(Values), Ps),
+                Sorted = lists:sort(Values),
+                length(Got) =:= length(Ps) andalso
+                    lists:all(fun({P, V}) -> E = exact(Sorted, P), V >= E andalso V - E =< E / 1000
+                              end, lists:zip(Ps, Got))
+            end).
+
 prop_merge_associative_commutative() ->
     ?FORALL({A, B, C}, {list(value()), list(value()), list(value())},
             begin
@@ -50,7 +61,8 @@ prop_count_mean_max() ->
 proper_test_() ->
     [{atom_to_list(P), {timeout, 60, ?_assert(proper:quickcheck(?MODULE:P(),
                                                                  [{numtests, ?RUNS}, quiet]))}}
-     || P <- [prop_percentile_within_error, prop_merge_associative_commutative,
+     || P <- [prop_percentile_within_error, prop_percentiles_each,
+              prop_merge_associative_commutative,
               prop_count_mean_max]].
 
 take_resets_test() ->

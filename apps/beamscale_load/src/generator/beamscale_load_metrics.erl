@@ -218,8 +218,10 @@ merge(A, B) ->
                  (statuses, V, Acc) ->
                       Acc#{statuses => add_counts(V, maps:get(statuses, Acc, #{}))};
                  (K, V, Acc) ->
+                      %% `B''s histogram (an interval's, small) into `A''s (the run's total):
+                      %% the other way round rebuilt the total's map each second.
                       Acc#{K => beamscale_stats_hist:merge(
-                                  V, maps:get(K, Acc, beamscale_stats_hist:empty()))}
+                                  maps:get(K, Acc, beamscale_stats_hist:empty()), V)}
               end, A, B).
 
 add_counts(A, B) -> maps:fold(fun(K, V, Acc) -> Acc#{K => V + maps:get(K, Acc, 0)} end, B, A).

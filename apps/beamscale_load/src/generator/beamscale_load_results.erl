@@ -57,9 +57,8 @@ live_line(#{t_s := T, phase := P, offered_per_s := O, sessions_started := S, req
             errors := E, latency := L, session := Sess}) ->
     io_lib:format("~4bs ~-10s offered ~8.1f/s started ~6b/s req ~7b/s p50 ~8.3f ms "
                   "p99 ~8.3f ms err ~5b session ~9.3f ms~n",
-                  [T, P, O, S, R, ms(beamscale_stats_hist:percentile(L, 50)),
-                   ms(beamscale_stats_hist:percentile(L, 99)), E,
-                   beamscale_stats_hist:mean(Sess) / 1000]).
+                  [T, P, O, S, R | [ms(V) || V <- beamscale_stats_hist:percentiles(L, [50, 99])]]
+                  ++ [E, beamscale_stats_hist:mean(Sess) / 1000]).
 
 %% @doc The columns of `load.csv'.
 -spec csv_header() -> [atom()].
@@ -68,13 +67,18 @@ csv_header() -> beamscale_format_load:keys(beamscale_format_load:load_csv()).
 %% @doc One row of `load.csv' (latency from the intended start), for `beamscale_format_csv:line/1'.
 -spec csv_row(beamscale_load_metrics:row() | beamscale_load_metrics:fine_row()) -> csv_row().
 csv_row(#{latency := L, session := S} = Row) ->
-    Values = maps:merge(Row, maps:from_list([{K, ms(beamscale_stats_hist:percentile(L, P))}
-                                             || {K, P} <- percentile_keys()])),
+    Values = maps:merge(Row, maps:from_list(keyed_ms(L))),
     All = Values#{max_ms => ms(beamscale_stats_hist:max(L)),
                   mean_session_ms => beamscale_stats_hist:mean(S) / 1000},
     [maps:get(K, All) || K <- csv_header()].
 
 ms(Micros) -> Micros / 1000.
+
+%% Each percentile key's value in `H', in ms (the buckets sorted once for all).
+keyed_ms(H) ->
+    Keys = percentile_keys(),
+    lists:zipwith(fun({K, _}, V) -> {K, ms(V)} end, Keys,
+                  beamscale_stats_hist:percentiles(H, [P || {_, P} <- Keys])).
 
 %% A histogram's percentile keys and the percentile each holds.
 percentile_keys() ->
@@ -158,11 +162,11 @@ transactions(Hists) ->
                     || {{tx, N}, H} <- maps:to_list(Hists)]).
 
 distribution(H) ->
-    [[P, ms(beamscale_stats_hist:percentile(H, P))] || P <- ?DISTRIBUTION].
+    lists:zipwith(fun(P, V) -> [P, ms(V)] end, ?DISTRIBUTION,
+                  beamscale_stats_hist:percentiles(H, ?DISTRIBUTION)).
 
 percentiles(H) ->
-    Ps = maps:from_list([{K, ms(beamscale_stats_hist:percentile(H, P))}
-                         || {K, P} <- percentile_keys()]),
+    Ps = maps:from_list(keyed_ms(H)),
     Ps#{count => beamscale_stats_hist:count(H), mean_ms => ms(beamscale_stats_hist:mean(H)),
         max_ms => ms(beamscale_stats_hist:max(H))}.
 
