@@ -26,7 +26,7 @@ quick_command_test_() ->
 timeout_kills_test() ->
     ?assertEqual({timeout, <<>>}, beamscale_os:cmd(os:find_executable("sleep"), ["10"], 200)).
 
-%% Secrets come from the kernel without loading crypto: the length asked, and two draws differ.
+%% Secrets of the length asked; two draws differ.
 random_bytes_test() ->
     A = beamscale_os:random_bytes(16),
     ?assertEqual(16, byte_size(A)),

@@ -15,18 +15,18 @@
 %% modules, `user_code/1'); on an error, those started are stopped.
 -spec start(non_neg_integer() | [beamscale_load_scenario:ssh_host()], beamscale_code:code()) ->
     {ok, [beamscale_node:handle()]} | {error, term()}.
-start(0, _Extra) ->
-    %% No object code read for none: `code/0' walks the code path for each of ~100 modules.
-    {ok, []};
 start(N, Extra) when is_integer(N) ->
     Here = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => ?FLAGS ++ here(),
              schedulers => erlang:system_info(logical_processors)},
-    start(lists:duplicate(N, Here), code() ++ Extra, []);
-start([], _Extra) -> {ok, []};
+    start_all(lists:duplicate(N, Here), Extra);
 start(Hosts, Extra) ->
-    start([#{erl => maps:get(erl, H, "erl"), flags => ?FLAGS,
-             ssh => maps:with([host, args, user], H)}
-           || H <- Hosts, _ <- lists:seq(1, maps:get(nodes, H, 1))], code() ++ Extra, []).
+    start_all([#{erl => maps:get(erl, H, "erl"), flags => ?FLAGS,
+                 ssh => maps:with([host, args, user], H)}
+               || H <- Hosts, _ <- lists:seq(1, maps:get(nodes, H, 1))], Extra).
+
+%% No object code read for no node (a local load): `code/0' reads ~100 modules.
+start_all([], _Extra) -> {ok, []};
+start_all(Specs, Extra) -> start(Specs, code() ++ Extra, []).
 
 %% @doc The object code of the user's modules a scenario calls (Tsung's `%%module:function%%',
 %% `setvars' `{erlang, Module, Function}'), read here where the scenario was checked: the load

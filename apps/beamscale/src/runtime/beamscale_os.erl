@@ -158,7 +158,6 @@ test_as(User, Test) ->
                                   ?CONNECT_TIMEOUT)) =:= 0
     end.
 
-
 %% @doc `N' random bytes fit for secrets (cookies, tokens): the kernel's, from `/dev/urandom';
 %% `crypto' only where that cannot be read. Not `crypto' first: loading its library takes
 %% 60 ms of CPU (OpenSSL's set-up), a tenth of a whole `beamscale load' start.
