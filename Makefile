@@ -100,10 +100,13 @@ ct_stream2_stop = kill $$ct2 2>/dev/null && { echo "stopping CT stream 2 (end_pe
 	sleep 1; i=$$((i + 1)); done; kill -KILL -- -$$ct2 2>/dev/null; }; true
 # Stream 1 runs beside stream 2: its measuring cases hold beside it (the squeeze's serial server
 # does 1 ms a call; hostwatch counts its own nginx by pid), and one after the other took 25 min.
+# A failed stream's cases and reasons come last (scripts/ct-failures.sh): a CI log shows a tail.
 ct_stream1_then_wait = REBAR="$(REBAR)" scripts/ct-streams.sh 1; one=$$?; \
 	echo "waiting for CT stream 2"; wait $$ct2; two=$$?; trap - EXIT; \
 	if [ $$two = 0 ]; then tail -n 3 $(ct_log2); else cat $(ct_log2); fi; \
-	echo "CT stream 1: exit $$one, stream 2: exit $$two"; [ $$one = 0 ] && [ $$two = 0 ]
+	echo "CT stream 1: exit $$one, stream 2: exit $$two"; \
+	[ $$one = 0 ] || scripts/ct-failures.sh _build/test/logs; \
+	[ $$two = 0 ] || scripts/ct-failures.sh _build/ct2+test/logs; [ $$one = 0 ] && [ $$two = 0 ]
 
 clean:
 	rm -rf _build

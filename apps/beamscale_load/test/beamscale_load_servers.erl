@@ -7,7 +7,7 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([tmp_dir/2, free_port/0, certificate/1, start_server/4, nginx/3, websocketd/4,
+-export([tmp_dir/2, free_port/0, late_listener/2, certificate/1, start_server/4, nginx/3, websocketd/4,
          tcp_echo/0, tls_echo/2]).
 -export([start_server/6, broker/1]).
 -export([tsung_example/2, scenario/1, run/1, stopped_mid_load/4]).
@@ -104,6 +104,17 @@ free_port() ->
     {ok, Port} = inet:port(L),
     ok = gen_tcp:close(L),
     Port.
+
+%% @doc A listener on 127.0.0.1:`Port' from `AfterMs' on (a server slow to start): it sends its
+%% caller `{listening, Pid}' then, and closes on `stop'.
+late_listener(Port, AfterMs) ->
+    Self = self(),
+    spawn_link(fun() ->
+                       timer:sleep(AfterMs),
+                       {ok, L} = gen_tcp:listen(Port, [{ip, {127, 0, 0, 1}}, {reuseaddr, true}]),
+                       Self ! {listening, self()},
+                       receive stop -> gen_tcp:close(L) end
+               end).
 
 %% @doc A certificate authority and a server certificate for localhost and 127.0.0.1 signed by
 %% it, made in `Dir' with the openssl command: the CA's file (to trust), the server's certificate

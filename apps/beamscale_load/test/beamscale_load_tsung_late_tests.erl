@@ -261,10 +261,7 @@ ssl_options_test() ->
 %% A connect refused twice, then a server listens: with retries the request gets through, after
 %% the back-off (40 then 80 ms); without, it fails at once.
 max_retries_test() ->
-    {ok, L0} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
-    {ok, Port} = inet:port(L0),
-    ok = gen_tcp:close(L0),
-    Self = self(),
+    Port = beamscale_load_servers:free_port(),
     Target = #{host => "127.0.0.1", port => Port, max_retries => 5, retry_timeout_ms => 40},
     Send = fun(T) ->
                    M = beamscale_load_metrics:new([]),
@@ -272,18 +269,12 @@ max_retries_test() ->
                                               {#{send => <<"x">>, ack => no_ack}, 1000}, M)
            end,
     ?assertMatch({error, _, closed}, Send(maps:without([max_retries], Target))),
-    Server = spawn(fun() ->
-                           timer:sleep(60),
-                           {ok, L} = gen_tcp:listen(Port, [{ip, {127, 0, 0, 1}},
-                                                           {reuseaddr, true}]),
-                           Self ! listening,
-                           receive stop -> gen_tcp:close(L) end
-                   end),
+    Server = beamscale_load_servers:late_listener(Port, 60),
     T0 = erlang:monotonic_time(millisecond),
     Result = Send(Target),
     Ms = erlang:monotonic_time(millisecond) - T0,
+    receive {listening, Server} -> ok after 5000 -> ?assert(false) end,
     Server ! stop,
-    receive listening -> ok after 5000 -> ?assert(false) end,
     {ok, Conn} = Result,
     beamscale_load_request:close(beamscale_load_raw, Conn),
     ?assert(Ms >= 60).

@@ -30,8 +30,6 @@
 %% disconnect the nodes still up when one dies (a killed load node or target), in warning reports
 %% on the terminal. The command's own node has the same flag (rebar.config's escript_emu_args).
 -define(NO_PARTITION_GUARD, ["-kernel", "prevent_overlapping_partitions", "false"]).
-%% epmd on this host answers at once, or is not there.
--define(EPMD_TIMEOUT, 2000).
 
 %% @doc Make this node distributed (if it is not yet) with a fresh random cookie, on the address
 %% `beamscale_node:listen/1' set (default 127.0.0.1, loopback alone).
@@ -50,25 +48,14 @@ listen(Address) ->
 distribute(Address) ->
     case node() of
         nonode@nohost ->
-            {ok, Ip} = inet:parse_ipv4strict_address(Address),
-            %% epmd answers the other hosts' nodes on that address, and ours on loopback.
-            Addresses = case Address of ?LOOPBACK -> Address; _ -> ?LOOPBACK ++ "," ++ Address end,
-            ok = start_epmd(Addresses),
-            case epmd_reached(Ip) of
-                true ->
+            case beamscale_epmd:ensure(Address) of
+                ok ->
+                    {ok, Ip} = inet:parse_ipv4strict_address(Address),
                     ok = application:set_env(kernel, inet_dist_use_interface, Ip),
                     start_distribution("beamscale_" ++ random_name() ++ "@" ++ Address);
-                false -> {error, {distribution, {?MODULE, {epmd_address, Address}}}}
+                {error, Reason} -> {error, {distribution, Reason}}
             end;
         Node -> {ok, Node}
-    end.
-
-%% An epmd already running on the port answers as it is (`epmd -daemon' then exits at once).
-start_epmd(Addresses) ->
-    case os:find_executable("epmd") of
-        false -> ok;
-        Epmd -> _ = beamscale_os:cmd(Epmd, ["-daemon", "-address", Addresses], ?EPMD_TIMEOUT),
-                ok
     end.
 
 start_distribution(Name) ->
@@ -77,19 +64,6 @@ start_distribution(Name) ->
             true = erlang:set_cookie(node(), list_to_atom(random_name() ++ random_name())),
             {ok, node()};
         {error, Reason} -> {error, {distribution, Reason}}
-    end.
-
-%% An epmd started earlier (by another node) may listen on loopback alone: then the other
-%% hosts' nodes could not find ours, which would show only as their boot timeouts. One just
-%% started as a daemon may take a moment to listen.
-epmd_reached({127, _, _, _}) -> true;
-epmd_reached(Ip) -> epmd_reached(Ip, ?EPMD_TIMEOUT div 100).
-
-epmd_reached(Ip, Tries) ->
-    case gen_tcp:connect(Ip, 4369, [], ?EPMD_TIMEOUT) of
-        {ok, S} -> gen_tcp:close(S), true;
-        {error, _} when Tries > 0 -> timer:sleep(100), epmd_reached(Ip, Tries - 1);
-        {error, _} -> false
     end.
 
 %% The host part of this node's name when it is an address (distribute/0 names it so): where
@@ -235,10 +209,6 @@ tmp_dir() ->
 -spec format_error(term()) -> iodata().
 format_error({dist_address, A}) ->
     ["--dist-address ", A, ": expected an IPv4 address of this host"];
-format_error({epmd_address, A}) ->
-    ["epmd on this host does not answer on ", A, " (an epmd started earlier listens elsewhere, "
-     "as ERL_EPMD_ADDRESS said): stop it (epmd -kill, once no node uses it) or start it with "
-     "-address 127.0.0.1,", A];
 format_error({node_start, {loopback, Host}}) ->
     ["a node on ", Host, " could not reach beamscale's node, which listens on loopback: give "
      "--dist-address with an address of this host that ", Host, " reaches"];
