@@ -7,8 +7,8 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([tmp_dir/2, free_port/0, late_listener/2, certificate/1, start_server/4, nginx/3, websocketd/4,
-         tcp_echo/0, tls_echo/2]).
+-export([tmp_dir/2, free_port/0, late_listener/2, certificate/1, start_server/4, nginx/3,
+         websocketd/4, tcp_echo/0, tls_echo/2]).
 -export([start_server/6, broker/1]).
 -export([tsung_example/2, scenario/1, run/1, stopped_mid_load/4]).
 
