@@ -3,9 +3,10 @@
 %% `epmd -daemon' returns before its daemon listens. So: start it, then wait until it answers.
 -module(beamscale_epmd).
 
--export([ensure/1, port/0, answers/3, format_error/1]).
+-export([ensure/1, ensure/2, port/0, answers/3, format_error/1]).
 
 -define(LOOPBACK, {127, 0, 0, 1}).
+-define(DEFAULT_PORT, 4369).
 %% How long a daemon just started may take to listen. Within milliseconds on a quiet host; on CI's
 %% fresh machine (the first load of `make test', beside dialyzer and a build) net_kernel's
 %% registration right after `epmd -daemon' returned was refused (econnrefused).
@@ -14,64 +15,65 @@
 %% `epmd -daemon' itself forks and exits.
 -define(CMD_TIMEOUT, 2000).
 
-%% @doc An epmd answering on loopback, where this node registers, and on `Address' (an IPv4
-%% address of this host), where the nodes of other hosts look this node up; started if none runs
-%% (an epmd already running answers as it is, and `epmd -daemon' then exits at once).
--spec ensure(string()) -> ok | {error, {?MODULE, term()}}.
-ensure(Address) ->
-    {ok, Ip} = inet:parse_ipv4strict_address(Address),
-    start(case Ip of ?LOOPBACK -> Address; _ -> "127.0.0.1," ++ Address end),
-    Port = port(),
-    Deadline = deadline(),
-    case answers(?LOOPBACK, Port, Deadline) of
+%% @doc An epmd answering on loopback, where this node registers, and on `Ip' (an IPv4 address
+%% of this host), where the nodes of other hosts look this node up; started if none runs (an
+%% epmd already running answers as it is, and `epmd -daemon' then exits at once).
+-spec ensure(inet:ip4_address()) -> ok | {error, {?MODULE, term()}}.
+ensure(Ip) -> ensure(Ip, port()).
+
+%% @doc `ensure/1' with epmd on `Port'.
+-spec ensure(inet:ip4_address(), inet:port_number()) -> ok | {error, {?MODULE, term()}}.
+ensure(Ip, Port) ->
+    Address = inet:ntoa(Ip),
+    start(case Ip of ?LOOPBACK -> Address; _ -> "127.0.0.1," ++ Address end, Port),
+    case answers(?LOOPBACK, Port, ?LISTEN_TIMEOUT) of
         false -> {error, {?MODULE, {no_answer, Port}}};
         %% An epmd started earlier (by another node) may listen on loopback alone: the other
         %% hosts' nodes could not find ours, which would show only as their boot timeouts.
-        true -> case loopback(Ip) orelse answers(Ip, Port, Deadline) of
+        true -> case loopback(Ip) orelse answers(Ip, Port, ?LISTEN_TIMEOUT) of
                     true -> ok;
                     false -> {error, {?MODULE, {elsewhere, Address}}}
                 end
     end.
 
-start(Addresses) ->
+start(Addresses, Port) ->
     case os:find_executable("epmd") of
         false -> ok;
-        Epmd -> _ = beamscale_os:cmd(Epmd, ["-daemon", "-address", Addresses], ?CMD_TIMEOUT),
-                ok
+        Epmd ->
+            Args = ["-daemon", "-address", Addresses, "-port", integer_to_list(Port)],
+            _ = beamscale_os:cmd(Epmd, Args, ?CMD_TIMEOUT),
+            ok
     end.
 
-%% @doc The port epmd listens on, as the emulator's own client finds it (`-epmd_port',
-%% `ERL_EPMD_PORT', 4369).
+%% @doc The port this emulator's epmd client uses (`erl_epmd'): `-epmd_port', which `erl' makes
+%% of `ERL_EPMD_PORT' when it starts; else 4369.
 -spec port() -> inet:port_number().
 port() ->
     case init:get_argument(epmd_port) of
-        {ok, [[P | _] | _]} -> port(P);
-        _ -> port(os:getenv("ERL_EPMD_PORT", ""))
+        {ok, [[P | _] | _]} ->
+            case string:to_integer(P) of
+                {N, ""} when N > 0, N < 65536 -> N;
+                _ -> ?DEFAULT_PORT
+            end;
+        _ -> ?DEFAULT_PORT
     end.
 
-port(Text) ->
-    case string:to_integer(Text) of
-        {P, ""} when P > 0, P < 65536 -> P;
-        _ -> 4369
-    end.
+%% @doc Whether something listens on `Ip':`Port' within `Ms' milliseconds, tried every 50 ms.
+-spec answers(inet:ip4_address(), inet:port_number(), non_neg_integer()) -> boolean().
+answers(Ip, Port, Ms) -> answers_by(Ip, Port, now_ms() + Ms).
 
-%% @doc Whether something listens on `Ip':`Port' before the deadline (a monotonic time in ms, or
-%% a number of ms from now when given as `{in, Ms}'), tried every 50 ms.
--spec answers(inet:ip4_address(), inet:port_number(), integer() | {in, non_neg_integer()}) ->
-          boolean().
-answers(Ip, Port, {in, Ms}) -> answers(Ip, Port, now_ms() + Ms);
-answers(Ip, Port, Deadline) ->
+answers_by(Ip, Port, Deadline) ->
     Left = Deadline - now_ms(),
     case gen_tcp:connect(Ip, Port, [], max(Left, 1)) of
         {ok, S} -> gen_tcp:close(S), true;
-        {error, _} when Left > ?RETRY_MS -> timer:sleep(?RETRY_MS), answers(Ip, Port, Deadline);
+        {error, _} when Left > ?RETRY_MS ->
+            timer:sleep(?RETRY_MS),
+            answers_by(Ip, Port, Deadline);
         {error, _} -> false
     end.
 
 loopback({127, _, _, _}) -> true;
 loopback(_) -> false.
-
-deadline() -> now_ms() + ?LISTEN_TIMEOUT.
 
 now_ms() -> erlang:monotonic_time(millisecond).
 

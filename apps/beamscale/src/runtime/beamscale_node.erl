@@ -48,9 +48,9 @@ listen(Address) ->
 distribute(Address) ->
     case node() of
         nonode@nohost ->
-            case beamscale_epmd:ensure(Address) of
+            {ok, Ip} = inet:parse_ipv4strict_address(Address),
+            case beamscale_epmd:ensure(Ip) of
                 ok ->
-                    {ok, Ip} = inet:parse_ipv4strict_address(Address),
                     ok = application:set_env(kernel, inet_dist_use_interface, Ip),
                     start_distribution("beamscale_" ++ random_name() ++ "@" ++ Address);
                 {error, Reason} -> {error, {distribution, Reason}}
