@@ -19,10 +19,11 @@ prop_fill_round_trip() ->
                                          || P <- Parts]),
                 Got = beamscale_load_vars:fill(beamscale_load_vars:parse(Src), Vars),
                 %% A text ending in "%%_" next to a placeholder may read as another name: only
-                %% texts without "%%" are compared exactly.
+                %% texts without "%%" are compared exactly, adjacent texts joined ("%" then
+                %% "%_a" is "%%_a"; seen once in about 20 runs of 500 cases).
+                Texts = iolist_to_binary([case P of {var, _} -> <<0>>; B -> B end || P <- Parts]),
                 binary:match(Src, <<"%%%">>) =/= nomatch orelse
-                    lists:any(fun(B) -> is_binary(B) andalso binary:match(B, <<"%%">>) =/= nomatch
-                              end, Parts) orelse Got =:= Want
+                    binary:match(Texts, <<"%%">>) =/= nomatch orelse Got =:= Want
             end).
 
 fill_round_trip_test() ->
