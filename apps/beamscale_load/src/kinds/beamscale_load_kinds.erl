@@ -16,6 +16,7 @@
 -spec all() -> [module()].
 all() ->
     [beamscale_load_http,
+     beamscale_load_h2,
      beamscale_load_rpc,
      beamscale_load_tcp,
      beamscale_load_raw,
