@@ -86,9 +86,9 @@ request({Block, Body, Streams, Keep}, Conn, Timeout) ->
     Deadline = beamscale_load_tcp:deadline(Timeout),
     R = #{block => Block, body => Body, pending => Streams, active => #{}, done => [],
           control => 0, cont => none, deadline => Deadline, keep => Keep},
-    try open(R, Conn) of
-        {Conn1, R1} -> loop(Conn1, R1)
-    catch throw:{conn_error, Reason, C} -> fail(Reason, C)
+    case catch_error(fun() -> open(R, Conn) end) of
+        {ok, {Conn1, R1}} -> loop(Conn1, R1);
+        {error, Reason, C} -> fail(Reason, C)
     end.
 
 loop(Conn, #{pending := 0, active := A, done := Done}) when map_size(A) =:= 0 ->
@@ -98,11 +98,14 @@ loop(Conn, #{pending := 0, active := A, done := Done}) when map_size(A) =:= 0 ->
         _ -> {ok, Conn, Resps}
     end;
 loop(#{s := S, buf := Buf} = Conn, #{deadline := Deadline} = R) ->
-    try ?FRAME:decode(Buf, ?MAX_FRAME) of
+    case ?FRAME:decode(Buf, ?MAX_FRAME) of
         {ok, F, Rest} ->
-            {Conn1, R1} = frame(F, Conn#{buf := Rest}, R),
-            {Conn2, R2} = open(R1, Conn1),
-            loop(Conn2, R2);
+            %% A connection error is thrown by the frame's handling, and caught here only: the
+            %% loop stays a tail call.
+            case catch_error(fun() -> open_after(frame(F, Conn#{buf := Rest}, R)) end) of
+                {ok, {Conn1, R1}} -> loop(Conn1, R1);
+                {error, Reason, C} -> fail(Reason, C)
+            end;
         more ->
             case beamscale_load_tcp:recv_more(S, Buf, Deadline) of
                 {ok, Buf1} -> loop(Conn#{buf := Buf1}, R);
@@ -110,7 +113,13 @@ loop(#{s := S, buf := Buf} = Conn, #{deadline := Deadline} = R) ->
                 {error, Reason} -> fail(Reason, Conn)
             end;
         {error, Reason} -> fail(?ERR(Reason), Conn)
-    catch throw:{conn_error, Reason, C} -> fail(Reason, C)
+    end.
+
+open_after({Conn, R}) -> open(R, Conn).
+
+catch_error(Fun) ->
+    try {ok, Fun()}
+    catch throw:{conn_error, Reason, C} -> {error, Reason, C}
     end.
 
 %% A request that timed out waiting for a window the server never opened says so.
