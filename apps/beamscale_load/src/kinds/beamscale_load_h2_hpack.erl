@@ -15,16 +15,21 @@
 %% The decoder's dynamic table (newest first), its size (RFC 7541, 4.1), the largest size the
 %% peer may set (our SETTINGS_HEADER_TABLE_SIZE) and the most bytes a decoded header list may
 %% take (RFC 9113's SETTINGS_MAX_HEADER_LIST_SIZE measure: name, value and 32 a field).
+%% `cache': Huffman strings decoded lately (a server sends the same ones in every response;
+%% decoding them bit by bit was most of a response's cost), at most ?CACHE of them.
 -type ctx() :: #{table := headers(), size := non_neg_integer(), max := non_neg_integer(),
-                 limit := non_neg_integer(), list_max := pos_integer()}.
+                 limit := non_neg_integer(), list_max := pos_integer(), cache := map()}.
 
 -define(MAX_INT, (1 bsl 28)).
 -define(STATIC, 61).
+-define(CACHE, 128).
+-define(CACHED_LEN, 64).
 
 %% @doc A decoder allowing a dynamic table of `TableMax' bytes and header lists of `ListMax'.
 -spec new({non_neg_integer(), pos_integer()}) -> ctx().
 new({TableMax, ListMax}) ->
-    #{table => [], size => 0, max => TableMax, limit => TableMax, list_max => ListMax}.
+    #{table => [], size => 0, max => TableMax, limit => TableMax, list_max => ListMax,
+      cache => #{}}.
 
 %% @doc A new upper bound for the table size (an acknowledged SETTINGS change of ours).
 -spec set_max(ctx(), non_neg_integer()) -> ctx().
@@ -45,8 +50,8 @@ fields(<<1:1, _/bits>> = B, Ctx, Left, Acc, _) ->
     I =:= 0 andalso throw(zero_index),
     add(entry(I, Ctx), Rest, Ctx, Left, Acc);
 fields(<<2#01:2, _/bits>> = B, Ctx, Left, Acc, _) ->
-    {{N, V} = H, Rest} = literal(B, 6, Ctx),
-    add(H, Rest, insert(N, V, Ctx), Left, Acc);
+    {{N, V} = H, Rest, Ctx1} = literal(B, 6, Ctx),
+    add(H, Rest, insert(N, V, Ctx1), Left, Acc);
 fields(<<2#001:3, _/bits>> = B, #{limit := Limit} = Ctx, Left, Acc, First) ->
     First orelse throw(late_size_update),
     {Size, Rest} = int(B, 5),
@@ -54,8 +59,8 @@ fields(<<2#001:3, _/bits>> = B, #{limit := Limit} = Ctx, Left, Acc, First) ->
     fields(Rest, evict(Ctx#{max := Size}), Left, Acc, true);
 fields(B, Ctx, Left, Acc, _) ->
     %% 0000 (without indexing) and 0001 (never indexed): the same to a decoder.
-    {H, Rest} = literal(B, 4, Ctx),
-    add(H, Rest, Ctx, Left, Acc).
+    {H, Rest, Ctx1} = literal(B, 4, Ctx),
+    add(H, Rest, Ctx1, Left, Acc).
 
 add({N, V} = H, Rest, Ctx, Left, Acc) ->
     Left1 = Left - byte_size(N) - byte_size(V) - 32,
@@ -64,25 +69,35 @@ add({N, V} = H, Rest, Ctx, Left, Acc) ->
 
 literal(B, Prefix, Ctx) ->
     {I, R1} = int(B, Prefix),
-    {Name, R2} = case I of
-                     0 -> string(R1, Ctx);
-                     _ -> {element(1, entry(I, Ctx)), R1}
-                 end,
-    {Value, R3} = string(R2, Ctx),
-    {{Name, Value}, R3}.
+    {Name, R2, Ctx1} = case I of
+                           0 -> string(R1, Ctx);
+                           _ -> {element(1, entry(I, Ctx)), R1, Ctx}
+                       end,
+    {Value, R3, Ctx2} = string(R2, Ctx1),
+    {{Name, Value}, R3, Ctx2}.
 
-string(<<H:1, _/bits>> = B, #{list_max := Max}) ->
+string(<<H:1, _/bits>> = B, Ctx) ->
     {Len, Rest} = int(B, 7),
     case Rest of
-        <<S:Len/binary, R/binary>> when H =:= 0 -> {S, R};
-        <<S:Len/binary, R/binary>> ->
-            case beamscale_load_h2_huffman:decode(S, Max) of
-                {ok, D} -> {D, R};
-                {error, E} -> throw(E)
-            end;
+        <<S:Len/binary, R/binary>> when H =:= 0 -> {S, R, Ctx};
+        <<S:Len/binary, R/binary>> -> huffman(S, R, Ctx);
         _ -> throw(truncated)
     end;
 string(<<>>, _) -> throw(truncated).
+
+huffman(S, R, #{cache := Cache, list_max := Max} = Ctx) ->
+    case Cache of
+        #{S := D} -> {D, R, Ctx};
+        _ ->
+            case beamscale_load_h2_huffman:decode(S, Max) of
+                {ok, D} when byte_size(S) =< ?CACHED_LEN, map_size(Cache) < ?CACHE ->
+                    {D, R, Ctx#{cache := Cache#{binary:copy(S) => D}}};
+                {ok, D} when byte_size(S) =< ?CACHED_LEN ->
+                    {D, R, Ctx#{cache := #{binary:copy(S) => D}}};
+                {ok, D} -> {D, R, Ctx};
+                {error, E} -> throw(E)
+            end
+    end.
 
 %% @doc An integer of an `N'-bit prefix (RFC 7541, 5.1) and the bytes after it; at most 2^28.
 -spec int(binary(), 1..8) -> {non_neg_integer(), binary()}.
@@ -111,7 +126,9 @@ entry(I, _) -> throw({bad_index, I}).
 insert(N, V, #{max := Max} = Ctx) when byte_size(N) + byte_size(V) + 32 > Max ->
     Ctx#{table := [], size := 0};
 insert(N, V, #{table := T, size := S} = Ctx) ->
-    evict(Ctx#{table := [{N, V} | T], size := S + byte_size(N) + byte_size(V) + 32}).
+    %% Copies: the entry outlives the frame its bytes came in.
+    evict(Ctx#{table := [{binary:copy(N), binary:copy(V)} | T],
+               size := S + byte_size(N) + byte_size(V) + 32}).
 
 evict(#{size := S, max := Max} = Ctx) when S =< Max -> Ctx;
 evict(#{table := T, size := S} = Ctx) ->
