@@ -43,6 +43,8 @@ chromium
 openssh-client
 openssh-server
 nginx
+nghttp2-server
+nghttp2-client
 websocketd
 postgresql
 tsung

@@ -272,7 +272,7 @@ features() -> [extract, match, cookies, auth, subst, headers, head].
 -spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_http", element => http, servers => ["tcp", "ssl"],
              attributes => [url, method, version, contents, contents_from_file, content_type,
-                            if_modified_since]}.
+                            if_modified_since, beamscale_version, beamscale_streams]}.
 
 %% @doc `<http url method version contents content_type>' with its `<http_header>'s, its
 %% `<soap>' and the request's `<dyn_variable>'s and `<match>'es; Tsung keeps every HTTP user's
@@ -317,11 +317,21 @@ tsung_http(E, Ctx) ->
              headers => Headers,
              body => body(E, Ctx),
              target => element(1, Target)},
-    Spec = case Version of
-               "1.1" -> Spec0;
-               _ -> Spec0#{version => Version}
+    Spec = case {Version, attr(E, beamscale_version)} of
+               {_, "2"} -> Spec0#{kind => http2, streams => streams(E, Ctx)};
+               {"1.1", undefined} -> Spec0;
+               {_, undefined} -> Spec0#{version => Version};
+               {_, B} -> fail(E, Ctx, "beamscale_version \"~ts\" is not supported (2)", [B])
            end,
     {Spec, [Target]}.
+
+%% `beamscale_version="2"': the request in HTTP/2 (the http2 kind), on `beamscale_streams'
+%% concurrent streams.
+streams(E, Ctx) ->
+    case attr(E, beamscale_streams) of
+        undefined -> 1;
+        _ -> beamscale_load_tsung_dom:positive_integer(E, beamscale_streams, Ctx)
+    end.
 
 %% `contents', or the bytes of the file `contents_from_file' names (sent as they are).
 body(E, Ctx) ->

@@ -19,10 +19,11 @@
     setdynvars, shell, snmp, soap, tcp, thinktime, transaction, tsung, udp, until, user,
     user_agent, username, users, value, var, websocket, while, www_authenticate,
     xmpp_authenticate]).
-%% Every attribute of tsung-1.0.dtd, and those of <rpc>.
+%% Every attribute of tsung-1.0.dtd, those of <rpc>, and beamscale's own on <http> (HTTP/2).
 -define(ATTRIBUTES, [
     access_token, access_token_secret, ack, action, apply_to_content, args, arguments,
-    arrivalrate, backend, base, batch, bidi, cacertfile, callback, certfile, channel, clean_start,
+    arrivalrate, backend, base, batch, beamscale_streams, beamscale_version, bidi, cacertfile,
+    callback, certfile, channel, clean_start,
     cmd, cnonce, code, community, consumer_key, consumer_secret, content_type, contents,
     contents_from_file, cpu, data, database, datasize, decode, delimiter, dest, destination, dn,
     do, domain, dumptraffic, duration, encoding, 'end', eq, eval, exchange, exclude, expect, fileid,

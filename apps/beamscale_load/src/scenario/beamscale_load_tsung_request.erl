@@ -79,6 +79,8 @@ step(Mod, #{wait_ms := Ms, target := T}) ->
 step(Mod, #{rendezvous := N} = Spec) ->
     {steps, [step(Mod, maps:remove(rendezvous, Spec)),
              {rendezvous, "global", #{users => N, timeout_ms => ?GLOBAL_TIMEOUT_MS}}]};
+%% A kind's element may name the kind that sends it (`<http beamscale_version="2">': http2).
+step(_Mod, #{kind := Name} = Spec) -> {Name, maps:remove(kind, Spec)};
 step(Mod, Spec) -> {Mod:name(), Spec}.
 
 kinds_with(Feature) ->

@@ -1,0 +1,61 @@
+%% The http2 kind's checks (pure): the header block built once, bad keys named, forbidden
+%% headers dropped; a Tsung <http beamscale_version="2"> read as an http2 step.
+-module(beamscale_load_h2_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(T, #{host => "127.0.0.1", port => 8080}).
+
+block_test() ->
+    {ok, #{block := B, body := <<"ab">>, streams := 4, status := [200, 204]}}
+        = beamscale_load_h2:check(#{method => post, path => "/x", body => <<"ab">>,
+                                    streams => 4, status => [200, 204],
+                                    headers => [{"X-A", "1"}, {"Host", "h"},
+                                                {"Connection", "close"}]}, ?T),
+    {ok, Hs, _} = beamscale_load_h2_hpack:decode(B, beamscale_load_h2_hpack:new({4096, 65536})),
+    ?assertEqual([{<<":method">>, <<"POST">>}, {<<":scheme">>, <<"http">>},
+                  {<<":authority">>, <<"127.0.0.1:8080">>}, {<<":path">>, <<"/x">>},
+                  {<<"user-agent">>, <<"beamscale/0.1.0">>}, {<<"x-a">>, <<"1">>},
+                  {<<"content-length">>, <<"2">>}], Hs),
+    {ok, #{block := B2}} = beamscale_load_h2:check(#{}, ?T#{tls => []}),
+    {ok, [_, {<<":scheme">>, <<"https">>} | _], _}
+        = beamscale_load_h2_hpack:decode(B2, beamscale_load_h2_hpack:new({4096, 65536})).
+
+bad_test() ->
+    Err = fun(S) -> {error, K, _} = beamscale_load_h2:check(S, ?T), K end,
+    ?assertEqual(version, Err(#{version => "2"})),
+    ?assertEqual(streams, Err(#{streams => 0})),
+    ?assertEqual(streams, Err(#{streams => 1001})),
+    ?assertEqual(headers, Err(#{headers => [{"X", "a\r\nb"}]})),
+    ?assertEqual(path, Err(#{path => "/a\nb"})),
+    ?assertEqual(method, Err(#{method => "GE T"})),
+    ?assertEqual(respond, Err(#{respond => maybe})),
+    ?assertMatch({error, target, _}, beamscale_load_h2:check(#{}, #{node => n})).
+
+tsung_test() ->
+    Xml = "<?xml version=\"1.0\"?>\n<!DOCTYPE tsung SYSTEM \"tsung-1.0.dtd\">\n"
+          "<tsung loglevel=\"notice\"><servers>"
+          "<server host=\"127.0.0.1\" port=\"8080\" type=\"tcp\"/></servers>"
+          "<load><arrivalphase phase=\"1\" duration=\"2\" unit=\"second\">"
+          "<users arrivalrate=\"5\" unit=\"second\"/></arrivalphase></load>"
+          "<sessions><session name=\"s\" probability=\"100\" type=\"ts_http\">"
+          "<request><http url=\"/a\" method=\"GET\" beamscale_version=\"2\""
+          " beamscale_streams=\"10\"/></request>\n"
+          "<request><http url=\"/b\" beamscale_version=\"3\"/></request>"
+          "</session></sessions></tsung>\n",
+    {error, E} = beamscale_load_tsung:from_text("t.xml", Xml),
+    ?assertMatch("t.xml:4: beamscale_version \"3\" is not supported (2)" ++ _,
+                 lists:flatten(beamscale_load_tsung:format_error(E))),
+    [Ok, _] = string:split(Xml, "\n<request><http url=\"/b\" beamscale_version=\"3\"/></request>"),
+    {ok, S, _} = beamscale_load_tsung:from_text("t.xml", Ok ++ "</session></sessions></tsung>\n"),
+    #{sessions := [#{steps := [{dyn, _, {request, beamscale_load_h2, server,
+                                         #{streams := 10, block := _}, _}}]}]} = S.
+
+%% The example scenario reads, as an http2 step of 10 streams.
+example_test() ->
+    File = filename:join(code:lib_dir(beamscale_load), "../../../../examples/h2_nginx.scenario"),
+    {ok, Text} = file:read_file(File),
+    {ok, Entries} = beamscale_format_terms:parse(binary_to_list(Text)),
+    {ok, #{sessions := [#{steps := [{loop, 1000, [{request, beamscale_load_h2, web,
+                                                   #{streams := 10}, _}]}]}]}}
+        = beamscale_load_scenario:check(File, Entries).
