@@ -149,7 +149,7 @@ open(#{block := Block, body := Body, pending := P, active := A} = R,
      #{next := Sid, max_frame := MaxF, peer_win := PW} = Conn) ->
     ok = send(Conn, ?FRAME:headers(Sid, Block, Body =:= <<>>, MaxF)),
     St = #{status => none, headers => [], body => [], win => ?STREAM_WIN, send => Body,
-           swin => PW},
+           swin => PW, trailers => [], got => 0, times => []},
     {Conn1, St1} = send_body(Sid, St, Conn#{next := Sid + 2}),
     open(R#{pending := P - 1, active := A#{Sid => St1}}, Conn1).
 
@@ -276,21 +276,28 @@ headers(Sid, #{status := none} = St, Es, Hs, Conn, R) ->
             end;
         false -> throw({conn_error, ?ERR(bad_status), Conn})
     end;
-%% Trailers: read and dropped.
-headers(Sid, St, Es, _Hs, Conn, R) -> ended(Sid, St, Es, Conn, R).
+%% Trailers (gRPC's status).
+headers(Sid, St, Es, Hs, Conn, R) -> ended(Sid, St#{trailers := Hs}, Es, Conn, R).
 
-data(Sid, #{win := W, body := B} = St, {Es, D, Len}, Conn, #{keep := Keep} = R) ->
+data(Sid, #{win := W} = St, {Es, D, Len}, Conn, #{keep := Keep} = R) ->
     W1 = W - Len,
     W1 < 0 andalso throw({conn_error, ?ERR(flow_control), Conn}),
-    St1 = St#{body := case Keep of true -> [B, D]; false -> B end},
+    St1 = keep(Keep, D, St),
     case not Es andalso W1 < ?STREAM_WIN div 2 of
         true -> ok = send(Conn, ?FRAME:window_update(Sid, ?STREAM_WIN - W1)),
                 ended(Sid, St1#{win := ?STREAM_WIN}, Es, Conn, R);
         false -> ended(Sid, St1#{win := W1}, Es, Conn, R)
     end.
 
+%% A kept body, and when each of its DATA frames ended (gRPC's per-message latency).
+keep(false, _D, St) -> St;
+keep(true, <<>>, St) -> St;
+keep(true, D, #{body := B, got := Got, times := Ts} = St) ->
+    N = Got + byte_size(D),
+    St#{body := [B, D], got := N, times := [{N, erlang:monotonic_time(microsecond)} | Ts]}.
+
 ended(Sid, #{status := St} = S, true, Conn, #{active := A, done := Done} = R) when St =/= none ->
-    Resp = #{status => St, headers => maps:get(headers, S), body => maps:get(body, S)},
+    Resp = maps:with([status, headers, body, trailers, times], S),
     {Conn, R#{active := maps:remove(Sid, A), done := [{Sid, Resp} | Done]}};
 ended(_Sid, _S, true, Conn, _R) -> throw({conn_error, ?ERR(bad_status), Conn});
 ended(Sid, S, false, Conn, #{active := A} = R) -> {Conn, R#{active := A#{Sid := S}}}.

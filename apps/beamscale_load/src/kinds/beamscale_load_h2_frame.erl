@@ -77,9 +77,10 @@ unpad(_, <<Pad:8, Rest/binary>>) when Pad =< byte_size(Rest) ->
     {ok, binary:part(Rest, 0, byte_size(Rest) - Pad)};
 unpad(_, _) -> {error, padding}.
 
-name(0) -> data; name(1) -> headers; name(2) -> priority; name(3) -> rst_stream;
-name(4) -> settings; name(5) -> push_promise; name(6) -> ping; name(7) -> goaway;
-name(8) -> window_update; name(9) -> continuation.
+%% The types whose payload size is fixed or checked (DATA, HEADERS, PUSH_PROMISE and
+%% CONTINUATION take any).
+name(2) -> priority; name(3) -> rst_stream; name(4) -> settings; name(6) -> ping;
+name(7) -> goaway; name(8) -> window_update.
 
 %% @doc The client's connection preface (RFC 9113, 3.4), to be followed by its SETTINGS.
 -spec preface() -> binary().

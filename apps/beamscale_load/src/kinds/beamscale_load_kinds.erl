@@ -17,6 +17,7 @@
 all() ->
     [beamscale_load_http,
      beamscale_load_h2,
+     beamscale_load_grpc,
      beamscale_load_rpc,
      beamscale_load_tcp,
      beamscale_load_raw,

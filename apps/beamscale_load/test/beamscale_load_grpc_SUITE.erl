@@ -1,0 +1,72 @@
+%% The grpc kind against a Python gRPC server (python3-grpcio, generic handlers) started on
+%% 127.0.0.1 in this suite's setup and stopped by its OS pid: the four call types with exact
+%% message counts, and UNAVAILABLE and DEADLINE_EXCEEDED named.
+-module(beamscale_load_grpc_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([calls/1, statuses/1]).
+-export([calls/0, statuses/0]).
+
+-import(beamscale_load_servers, [scenario/1, run/1, free_port/0]).
+
+-define(PYTHON, "/usr/bin/python3").
+-define(START_MS, 15000).
+
+suite() -> [{timetrap, {minutes, 2}}].
+
+all() -> [calls, statuses].
+
+init_per_suite(Config) ->
+    Port = free_port(),
+    Dir = ?config(priv_dir, Config),
+    Stop = beamscale_load_servers:start_server(
+             ?PYTHON, [filename:join(?config(data_dir, Config), "server.py"),
+                       integer_to_list(Port)], Port, Dir, [], ?START_MS),
+    [{port, Port}, {stop, Stop} | Config].
+
+end_per_suite(Config) -> (?config(stop, Config))().
+
+calls() -> [{doc, "Unary, server, client and bidi streaming: 0 errors, counts exact."}].
+calls(Config) ->
+    S = scenario(io_lib:format(
+          "{targets, [{g, #{address => \"127.0.0.1:~b\"}}]}.\n"
+          "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}, {0.2, s}]}}]}.\n"
+          "{sessions, [{s, #{steps => [{loop, 5, [\n"
+          "  {grpc, #{service => \"test.Echo\", method => \"Unary\", messages => [<<\"hi\">>],"
+          " expect_messages => 1, metadata => [{\"x-user\", \"u1\"}], deadline_ms => 5000}},\n"
+          "  {grpc, #{service => \"test.Echo\", method => \"ServerStream\", call => server_stream,"
+          " messages => [<<7, \"abc\">>], expect_messages => 7}},\n"
+          "  {grpc, #{service => \"test.Echo\", method => \"ClientStream\", call => client_stream,"
+          " messages => [<<\"a\">>, <<\"b\">>, <<\"c\">>, <<\"d\">>], expect_messages => 1}},\n"
+          "  {grpc, #{service => \"test.Echo\", method => \"Bidi\", call => bidi,"
+          " messages => [<<\"x\">>, <<\"y\">>, <<\"z\">>], expect_messages => 3}}]}]}}]}.\n",
+          [?config(port, Config)])),
+    #{total := T} = run(S),
+    ct:pal("totals ~p", [maps:with([requests, errors, reasons, counts], T)]),
+    ?assertEqual(0, maps:get(errors, T)),
+    ?assertEqual(3 * 5 * 4, maps:get(requests, T)),
+    %% Per session: 1 + 1 + 4 + 3 sent; 1 + 7 + 1 + 3 received; one connection per user.
+    Counts = maps:get(counts, T),
+    ?assertEqual(3 * 5 * 9, maps:get(<<"grpc_messages_sent">>, Counts)),
+    ?assertEqual(3 * 5 * 12, maps:get(<<"grpc_messages_received">>, Counts)),
+    ?assertEqual(3 * 5 * 12, beamscale_stats_hist:count(maps:get({tx, grpc_message}, T))),
+    ?assertEqual(3, beamscale_stats_hist:count(maps:get(connect, T))).
+
+statuses() -> [{doc, "UNAVAILABLE and DEADLINE_EXCEEDED from the server, named as such."}].
+statuses(Config) ->
+    S = scenario(io_lib:format(
+          "{targets, [{g, #{address => \"127.0.0.1:~b\"}}]}.\n"
+          "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}]}}]}.\n"
+          "{sessions, [{s, #{steps => [\n"
+          "  {grpc, #{service => \"test.Echo\", method => \"Unavailable\"}},\n"
+          "  {grpc, #{service => \"test.Echo\", method => \"Slow\", deadline_ms => 300}},\n"
+          "  {grpc, #{service => \"test.Echo\", method => \"Unary\", expect_messages => 2}}]}}]}.\n",
+          [?config(port, Config)])),
+    #{total := T} = run(S),
+    ct:pal("totals ~p", [maps:with([requests, errors, reasons], T)]),
+    ?assertEqual(#{<<"gRPC UNAVAILABLE: down for maintenance">> => 2,
+                   <<"gRPC DEADLINE_EXCEEDED: too slow">> => 2,
+                   <<"gRPC: 1 messages received, 2 expected">> => 2}, maps:get(reasons, T)).
