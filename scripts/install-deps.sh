@@ -45,6 +45,7 @@ openssh-server
 nginx
 nghttp2-server
 nghttp2-client
+python3-grpcio
 websocketd
 postgresql
 tsung

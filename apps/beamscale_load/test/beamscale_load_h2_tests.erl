@@ -59,3 +59,28 @@ example_test() ->
     {ok, #{sessions := [#{steps := [{loop, 1000, [{request, beamscale_load_h2, web,
                                                    #{streams := 10}, _}]}]}]}}
         = beamscale_load_scenario:check(File, Entries).
+
+grpc_example_test() ->
+    File = filename:join(code:lib_dir(beamscale_load), "../../../../examples/grpc_echo.scenario"),
+    {ok, Text} = file:read_file(File),
+    {ok, Entries} = beamscale_format_terms:parse(binary_to_list(Text)),
+    {ok, #{sessions := [#{steps := [{loop, 10, [{request, beamscale_load_grpc, svc,
+                                                 #{count := 1, expect := 1}, _} | _]}]}]}}
+        = beamscale_load_scenario:check(File, Entries).
+
+grpc_check_test() ->
+    T = #{host => "127.0.0.1", port => 50051},
+    Err = fun(S) -> {error, K, _} = beamscale_load_grpc:check(S, T), K end,
+    ?assertEqual(service, Err(#{method => "M"})),
+    ?assertEqual(method, Err(#{service => "a.B", method => "x/y"})),
+    ?assertEqual(messages, Err(#{service => "a.B", method => "M", messages => [<<>>, <<>>]})),
+    ?assertEqual(call, Err(#{service => "a.B", method => "M", call => stream})),
+    ?assertEqual(metadata, Err(#{service => "a.B", method => "M",
+                                 metadata => [{"x", "a\nb"}]})),
+    {ok, #{body := Body, count := 2}}
+        = beamscale_load_grpc:check(#{service => "a.B", method => "M", call => bidi,
+                                      messages => [<<"ab">>, <<>>]}, T),
+    ?assertEqual(<<0, 2:32, "ab", 0, 0:32>>, Body),
+    ?assertEqual(<<"gRPC UNAVAILABLE: x y">>,
+                 iolist_to_binary(beamscale_load_grpc:format_error({status, <<"14">>,
+                                                                   <<"x y">>}))).
