@@ -6,12 +6,12 @@
 # (8 users) and by wrk (-c 8). Prints each tool's client CPU (user + system of the whole
 # process, GNU time; beamscale's includes its start) per request (an HTTP/2 stream is one
 # request) and the ratios beamscale/h2load (goal <= 2) and beamscale/wrk.
-#   bench/load_h2_vs_h2load.sh [SECONDS]   (default 10)
+#   bench/load_h2_vs_h2load.sh [SECONDS]   (default 20: beamscale's start is in its CPU)
 # On a shared host the absolute figures move with the other load; the ratios, measured side by
 # side in one run, are the figures to read.
 set -eu
 cd "$(dirname "$0")/.."
-secs=${1:-10}
+secs=${1:-20}
 for t in nginx h2load wrk; do
     command -v "$t" >/dev/null || { echo "$t missing: scripts/install-deps.sh installs it" >&2; exit 2; }
 done

@@ -139,19 +139,32 @@ code(?ERR(flow_control)) -> 3;
 code(?ERR({flood, _})) -> 11;
 code(_) -> 1.
 
-%% Streams opened while the request has some pending and the server allows more.
-open(#{pending := 0} = R, Conn) -> {Conn, R};
-open(#{active := A} = R, #{max_streams := Max} = Conn) when map_size(A) >= Max ->
+%% Streams opened while the request has some pending and the server allows more; their
+%% HEADERS go out in one send (one send per stream cost a fifth of a stream's CPU).
+open(R, Conn) -> open(R, Conn, []).
+
+open(#{pending := 0} = R, Conn, Out) -> flush(Conn, Out), {Conn, R};
+open(#{active := A} = R, #{max_streams := Max} = Conn, Out) when map_size(A) >= Max ->
+    flush(Conn, Out),
     {Conn, R};
-open(_R, #{next := Next} = Conn) when Next > 16#7fffffff ->
+open(_R, #{next := Next} = Conn, _Out) when Next > 16#7fffffff ->
     throw({conn_error, ?ERR(streams_exhausted), Conn});
 open(#{block := Block, body := Body, pending := P, active := A} = R,
-     #{next := Sid, max_frame := MaxF, peer_win := PW} = Conn) ->
-    ok = send(Conn, ?FRAME:headers(Sid, Block, Body =:= <<>>, MaxF)),
+     #{next := Sid, max_frame := MaxF, peer_win := PW} = Conn, Out) ->
+    H = ?FRAME:headers(Sid, Block, Body =:= <<>>, MaxF),
     St = #{status => none, headers => [], body => [], win => ?STREAM_WIN, send => Body,
            swin => PW, trailers => [], got => 0, times => []},
-    {Conn1, St1} = send_body(Sid, St, Conn#{next := Sid + 2}),
-    open(R#{pending := P - 1, active := A#{Sid => St1}}, Conn1).
+    R1 = R#{pending := P - 1},
+    case Body of
+        <<>> -> open(R1#{active := A#{Sid => St}}, Conn#{next := Sid + 2}, [Out, H]);
+        _ ->
+            ok = send(Conn, [Out, H]),
+            {Conn1, St1} = send_body(Sid, St, Conn#{next := Sid + 2}),
+            open(R1#{active := A#{Sid => St1}}, Conn1, [])
+    end.
+
+flush(_Conn, []) -> ok;
+flush(Conn, Out) -> send(Conn, Out).
 
 send(#{s := S} = Conn, Bytes) ->
     case beamscale_load_tcp:send(S, Bytes) of
