@@ -63,7 +63,8 @@ statuses(Config) ->
           "{sessions, [{s, #{steps => [\n"
           "  {grpc, #{service => \"test.Echo\", method => \"Unavailable\"}},\n"
           "  {grpc, #{service => \"test.Echo\", method => \"Slow\", deadline_ms => 300}},\n"
-          "  {grpc, #{service => \"test.Echo\", method => \"Unary\", expect_messages => 2}}]}}]}.\n",
+          "  {grpc, #{service => \"test.Echo\", method => \"Unary\",\n"
+          "           expect_messages => 2}}]}}]}.\n",
           [?config(port, Config)])),
     #{total := T} = run(S),
     ct:pal("totals ~p", [maps:with([requests, errors, reasons], T)]),

@@ -41,7 +41,8 @@ nginx_h2_tls(Config) ->
     Dir = tmp_dir(Config, "h2_nginx_tls"),
     {Ca, Cert, Key} = certificate(Dir),
     Port = free_port(),
-    Tls = io_lib:format("ssl http2;\n    ssl_certificate ~ts; ssl_certificate_key ~ts", [Cert, Key]),
+    Tls = io_lib:format("ssl http2;\n    ssl_certificate ~ts; ssl_certificate_key ~ts",
+                        [Cert, Key]),
     Stop = beamscale_load_servers:nginx(Dir, Port, nginx_conf(Dir, Port, Tls, "")),
     try keep_alive_load(io_lib:format("#{address => \"127.0.0.1:~b\", tls => #{cacertfile => ~0p,"
                                       " server_name_indication => \"localhost\"}}", [Port, Ca]),
@@ -139,7 +140,8 @@ dynamic(Config) ->
               "  {http2, #{path => \"/hello\", cookies => true,"
               " extract => [{re, tok, \"token=([a-z0-9-]+)\"}]}},\n"
               "  {http2, #{path => \"/cookie?t=%%_tok%%\", cookies => true,"
-              " match => [#{name => cookie, re => \"got abc42\", 'when' => nomatch, do => abort}]}},\n"
+              " match => [#{name => cookie, re => \"got abc42\", 'when' => nomatch,\n"
+              "             do => abort}]}},\n"
               "  {http2, #{path => \"/missing\"}}]}}]}.\n", [Port])),
         #{total := T} = run(S),
         ct:pal("totals ~p", [maps:with([requests, errors, reasons], T)]),

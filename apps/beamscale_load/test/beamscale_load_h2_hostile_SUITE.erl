@@ -6,7 +6,7 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0, groups/0, hostile/1]).
+-export([all/0, suite/0, groups/0, hostile/0, hostile/1]).
 
 -define(MAX_MEMORY, 300 * 1024 * 1024).
 -define(LATE_MS, 2000).
@@ -20,6 +20,8 @@ all() -> [{group, servers}].
 groups() -> [{servers, [], [hostile]}].
 
 %% One case for all the servers, each a load of its own: a failure names the server.
+hostile() -> [{doc, "Each hostile HTTP/2 server: bounded memory, deadline held, a named reason."}].
+
 hostile(_Config) ->
     [run(Name) || Name <- beamscale_load_h2_hostile:names()],
     ok.
