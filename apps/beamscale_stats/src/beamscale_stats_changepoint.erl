@@ -13,7 +13,7 @@
 %% detect) or `#{value := V}' / `#{replicates := [V]}' (their mean is the point's value).
 -module(beamscale_stats_changepoint).
 
--export([detect/1, detect/2, defaults/0, ttest/2, q_split/2]).
+-export([detect/1, detect/2, defaults/0, compare/2, ttest/2, q_split/2]).
 -export_type([point/0, options/0, change/0]).
 
 -type point() :: number() | {number(), number(), number()}
@@ -42,6 +42,16 @@ detect(Points, Opts0) ->
     Cps = prune(Xs, grow(Xs, [], Alpha, Min), Alpha),
     Bounds = [0 | Cps] ++ [tuple_size(Xs)],
     [change(Xs, S, C, E) || {S, C, E} <- triples(Bounds)].
+
+%% @doc Two segments compared as a change between them: the t-test's p, their means and the
+%% ratio after / before with its 95 % interval.
+-spec compare([number()], [number()]) -> #{p := float(), before := float(), 'after' := float(),
+                                          ratio := float() | null, ratio_low := float() | null,
+                                          ratio_high := float() | null}.
+compare(Before, After) ->
+    {R, Lo, Hi} = ratio(Before, After),
+    #{p => ttest(Before, After), before => mean(Before), 'after' => mean(After), ratio => R,
+      ratio_low => Lo, ratio_high => Hi}.
 
 %% @doc Student's t-test (pooled variance) of two samples: the two-sided p. Both constant: 0
 %% when their means differ, else 1.
@@ -147,11 +157,7 @@ within(_W, 1) -> 0.0;
 within(W, N) -> W / (N * (N - 1) / 2).
 
 change(Xs, S, C, E) ->
-    {Before, After} = {slice(Xs, S, C), slice(Xs, C, E)},
-    {Mb, Ma} = {mean(Before), mean(After)},
-    {R, Lo, Hi} = ratio(Before, After),
-    #{index => C, p => p(Xs, S, C, E), before => Mb, 'after' => Ma, ratio => R,
-      ratio_low => Lo, ratio_high => Hi}.
+    (compare(slice(Xs, S, C), slice(Xs, C, E)))#{index => C}.
 
 %% After / before with a 95 % interval by the delta method on the segments' standard errors
 %% (pooled variance, as the test), t-quantile of the test's degrees of freedom.
