@@ -6,12 +6,12 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
--export([record_and_show/1, second_writer_refused/1, crash_mid_write/1, never_overwrites/1,
+-export([record_and_show/1, record_from_git/1, second_writer_refused/1, crash_mid_write/1, never_overwrites/1,
          check_step_and_identical/1, exports/1, bad_input/1, page_in_chromium/1]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [record_and_show, second_writer_refused, crash_mid_write, never_overwrites,
+all() -> [record_and_show, record_from_git, second_writer_refused, crash_mid_write, never_overwrites,
           check_step_and_identical, exports, bad_input, page_in_chromium].
 
 %% Run directory I of a history: two benchmarks, 2 % noise, `fib' slower by Slow.
@@ -65,6 +65,29 @@ record_and_show(Config) ->
     ?assert(length([E || #{<<"metric">> := <<"max">>} = E <- Es]) =:= 2),
     {0, Show} = cli(["history", "show", "--store", Store]),
     ?assertMatch({match, _}, re:run(Show, "fib .*median: 1 commits")).
+
+%% The commit, its date and branch read from a real git repository (`--repo').
+record_from_git(Config) ->
+    Repo = filename:join(?config(priv_dir, Config), "repo"),
+    ok = filelib:ensure_path(Repo),
+    Git = fun(Args) ->
+                  {0, Out} = beamscale_os:cmd(os:find_executable("git"), ["-C", Repo | Args],
+                                              30000),
+                  string:trim(Out)
+          end,
+    _ = Git(["init", "-q", "-b", "trunk"]),
+    ok = file:write_file(filename:join(Repo, "f"), <<"x">>),
+    _ = Git(["add", "f"]),
+    _ = Git(["-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-q", "-m", "c"]),
+    Head = Git(["rev-parse", "HEAD"]),
+    Store = store(Config, "hg"),
+    {0, _} = cli(["history", "record", run_dir(Config, "git-run", 1, 1.0), "--store", Store,
+                  "--repo", Repo]),
+    [File] = records(Store),
+    {ok, Bin} = file:read_file(filename:join([Store, "records", File])),
+    {ok, #{<<"commit">> := Head, <<"branch">> := <<"trunk">>, <<"date">> := Date}} =
+        beamscale_format_json:decode(Bin),
+    ?assertMatch({match, _}, re:run(Date, "^20[0-9][0-9]-")).
 
 second_writer_refused(Config) ->
     Dir = run_dir(Config, "two", 2, 1.0),

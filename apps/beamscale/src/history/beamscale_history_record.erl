@@ -82,7 +82,9 @@ run_date(_) -> now_iso().
 
 branch(#{branch := B}) -> text(B);
 branch(#{repo := Repo}) ->
+    %% A detached HEAD (a CI checkout, a worktree of a commit) is on no branch.
     case git(Repo, ["rev-parse", "--abbrev-ref", "HEAD"]) of
+        {ok, <<"HEAD">>} -> <<>>;
         {ok, B} -> B;
         {error, _} -> <<>>
     end;
