@@ -6,12 +6,14 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
--export([record_and_show/1, record_from_git/1, second_writer_refused/1, crash_mid_write/1, never_overwrites/1,
+-export([record_and_show/1, record_from_git/1, second_writer_refused/1, crash_mid_write/1,
+         never_overwrites/1,
          check_step_and_identical/1, exports/1, bad_input/1, page_in_chromium/1]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [record_and_show, record_from_git, second_writer_refused, crash_mid_write, never_overwrites,
+all() -> [record_and_show, record_from_git, second_writer_refused, crash_mid_write,
+          never_overwrites,
           check_step_and_identical, exports, bad_input, page_in_chromium].
 
 %% Run directory I of a history: two benchmarks, 2 % noise, `fib' slower by Slow.
