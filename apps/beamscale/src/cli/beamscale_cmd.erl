@@ -31,6 +31,7 @@ commands() ->
      beamscale_cmd_db,
      beamscale_cmd_otp,
      beamscale_cmd_record,
+     beamscale_cmd_history,
      beamscale_cmd_help].
 
 %% @doc The module of the command named `Name'.

@@ -1,0 +1,52 @@
+#!/bin/bash
+# The change-point detector of `beamscale history' on real measurements: its false positives on
+# A/A histories (identical code) and its detection of an injected 10 % slowdown.
+# Measures once, beside a CPU hog per core (`yes > /dev/null', stopped by pid): SAME_LAUNCHES
+# fresh emulators of bench/ci_gate/ci_work.erl on the CPU clock, and SLOW_LAUNCHES of the same
+# code made SLOWDOWN % slower (CI_GATE_SLOWDOWN: more rounds of work, a real slowdown, not a
+# number multiplied). Each launch is one run of a history (its median of ITERATIONS). Then
+# bench/history_detector.escript draws, seeded, HISTORIES histories of RUNS_BEFORE identical
+# runs then RUNS_AFTER slow ones (resampled from the measured launches, with replacement), and
+# HISTORIES of RUNS_BEFORE + RUNS_AFTER identical runs, and runs the detector of `history show'
+# on each (beamscale_stats_history, default alpha 0.001): it prints how many step histories
+# have exactly one change point at run RUNS_BEFORE + 1 (+/- 1) and how many A/A ones have none.
+# HISTORY_OUT=DIR keeps the measured runs in DIR; HISTORY_REUSE=1 only resamples them.
+# A run of a history is PER_RUN launches (default 3, as the CI recipe's `--launches 3'): the
+# median of PER_RUN launch medians drawn from the measured ones.
+#   bench/history_detector.sh [HISTORIES] [SAME_LAUNCHES] [SLOW_LAUNCHES] [ITERATIONS]
+#                             [SLOWDOWN_PCT] [RUNS_BEFORE] [RUNS_AFTER] [PER_RUN]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+histories=${1:-10}
+same=${2:-40}
+slow=${3:-30}
+iterations=${4:-3}
+slowdown=${5:-10}
+before=${6:-30}
+after=${7:-30}
+per_run=${8:-3}
+gate_out "${HISTORY_OUT:-}" history-detector
+
+hogs=()
+stop_hogs() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap 'stop_hogs; [ -n "${HISTORY_OUT:-}" ] || rm -rf "$out"' EXIT
+
+measure() { # NAME LAUNCHES SLOWDOWN
+    [ -n "${HISTORY_REUSE:-}" ] && return 0
+    CI_GATE_SLOWDOWN=$3 "$bs" run --bench ci_work --bench-path bench/ci_gate --schedulers 1 \
+        --iterations "$iterations" --warmups 1 --launches "$2" --clock cpu \
+        --version intermediate --no-sample --name "$1" --out "$out" --quiet >/dev/null
+}
+
+if [ -z "${HISTORY_REUSE:-}" ]; then
+    for _ in $(seq "$(nproc)"); do yes > /dev/null & hogs+=($!); done
+fi
+start=$(date +%s)
+measure same "$same" 0
+measure slow "$slow" "$slowdown"
+stop_hogs
+echo "measured $same + $slow launches (CPU clock, $iterations iterations, a hog per core)" \
+     "in $(( $(date +%s) - start )) s"
+escript bench/history_detector.escript "$out/same" "$out/slow" "$histories" "$before" "$after" \
+    "$per_run"
