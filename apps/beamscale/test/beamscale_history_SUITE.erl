@@ -6,6 +6,9 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
+-export([record_and_show/0, record_from_git/0, second_writer_refused/0, crash_mid_write/0,
+         never_overwrites/0, check_step_and_identical/0, exports/0, bad_input/0,
+         page_in_chromium/0]).
 -export([record_and_show/1, record_from_git/1, second_writer_refused/1, crash_mid_write/1,
          never_overwrites/1,
          check_step_and_identical/1, exports/1, bad_input/1, page_in_chromium/1]).
@@ -50,6 +53,7 @@ cli(Args) ->
 
 records(Store) -> filelib:wildcard("[0-9]*.json", filename:join(Store, "records")).
 
+record_and_show() -> [{doc, "Runs recorded per commit; show prints each series."}].
 record_and_show(Config) ->
     Dir = run_dir(Config, "one", 1, 1.0),
     Store = store(Config, "h1"),
@@ -69,6 +73,7 @@ record_and_show(Config) ->
     ?assertMatch({match, _}, re:run(Show, "fib .*median: 1 commits")).
 
 %% The commit, its date and branch read from a real git repository (`--repo').
+record_from_git() -> [{doc, "The commit, its date and branch read from a real git repository."}].
 record_from_git(Config) ->
     Repo = filename:join(?config(priv_dir, Config), "repo"),
     ok = filelib:ensure_path(Repo),
@@ -91,6 +96,7 @@ record_from_git(Config) ->
         beamscale_format_json:decode(Bin),
     ?assertMatch({match, _}, re:run(Date, "^20[0-9][0-9]-")).
 
+second_writer_refused() -> [{doc, "A second writer refused while the lock is held."}].
 second_writer_refused(Config) ->
     Dir = run_dir(Config, "two", 2, 1.0),
     Store = history(Config, "h2", 1, []),
@@ -107,6 +113,7 @@ second_writer_refused(Config) ->
     {0, _} = cli(["history", "record", Dir, "--store", Store, "--commit", "c2"]),
     ?assertEqual(2, length(records(Store))).
 
+crash_mid_write() -> [{doc, "A crash's half-written temp file: reads and records still work."}].
 crash_mid_write(Config) ->
     Store = history(Config, "h3", 3, []),
     %% A writer killed between write and rename leaves its temp file, half written.
@@ -120,6 +127,7 @@ crash_mid_write(Config) ->
     ?assertMatch(["00000001-" ++ _, "00000002-" ++ _, "00000003-" ++ _, "00000004-c4-" ++ _],
                  records(Store)).
 
+never_overwrites() -> [{doc, "An existing record is never overwritten."}].
 never_overwrites(Config) ->
     Store = history(Config, "h4", 2, []),
     Dir = filename:join(?config(priv_dir, Config), "h4-r2"),
@@ -131,6 +139,7 @@ never_overwrites(Config) ->
     ?assertEqual(Before, After),
     ?assertEqual(2, length(records(Store))).
 
+check_step_and_identical() -> [{doc, "check exits 1 on an injected step and 0 on identical code."}].
 check_step_and_identical(Config) ->
     Same = history(Config, "h5", 12, [1.0]),
     {0, Ok} = cli(["history", "check", "--store", Same, "--threshold", "5%"]),
@@ -149,6 +158,7 @@ check_step_and_identical(Config) ->
     {0, Show} = cli(["history", "show", "--store", Step]),
     ?assertMatch({match, _}, re:run(Show, "change at c13 \\(commit #13\\).*REGRESSION")).
 
+exports() -> [{doc, "Bencher Metric Format JSON and the CSV of the whole history."}].
 exports(Config) ->
     Store = history(Config, "h7", 3, []),
     {0, Bmf} = cli(["history", "export", "--bmf", "--store", Store]),
@@ -162,6 +172,7 @@ exports(Config) ->
     ?assertEqual([<<"c1">>, <<"c2">>, <<"c3">>], lists:usort([C || #{commit := C} <- Rows])),
     ?assert(length([R || #{metric := <<"median">>} = R <- Rows]) =:= 6).
 
+bad_input() -> [{doc, "Bad input: one line, exit 2, no stack trace."}].
 bad_input(Config) ->
     Empty = filename:join(?config(priv_dir, Config), "empty"),
     ok = filelib:ensure_path(Empty),
@@ -175,6 +186,7 @@ bad_input(Config) ->
     ?assertMatch({match, _}, re:run(Out3, "not a history store")),
     [?assertEqual(nomatch, re:run(O, "\\{|badmatch")) || O <- [Out, Out2, Out3]].
 
+page_in_chromium() -> [{doc, "The page in Chromium: series, change marker, table."}].
 page_in_chromium(Config) ->
     Chromium = case os:find_executable("chromium") of
                    false -> ct:fail("chromium not installed (scripts/install-deps.sh installs it)");
