@@ -6,6 +6,9 @@
 
 -export([info/0, do/1, format_error/1]).
 
+%% Launches by default when a verdict is made (docs/micro.md, "Launches").
+-define(LAUNCHES, 3).
+
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
 info() ->
@@ -28,6 +31,11 @@ info() ->
            "samples in that time (default 20; callers 10, squeeze 5)"},
           {warmup, "--warmup", number, "seconds of warm-up (default 0.2)"},
           {calls, "--calls", integer, "calls per sample instead of calibrating"},
+          {launches, "--launches", integer, "fresh emulators per point, interleaved (default 3; "
+                                            "1 for one expression and input without --name)"},
+          {seed, "--seed", integer, "seed of the launches' order (default: drawn, printed)"},
+          {process, "--process", string, "runner (one warmed process per caller across "
+                                         "samples, default) or fresh (one per sample)"},
           {callers, "--callers", string, "concurrent callers: 1,2,4,8 or squeeze"},
           {schedulers, "--schedulers", string, "scheduler counts of the nodes: 1,2 (default: "
                                                "the host's)"},
@@ -52,7 +60,9 @@ do(#{opts := Opts, args := Args}) ->
     try
         Plan = resume(Opts, plan(Opts, Args)),
         {ok, _} = ok(beamscale_node:distribute()),
-        {ok, Result} = ok(beamscale_micro:run(Plan)),
+        Host = beamscale_micro_launches:host(),
+        {ok, Result0} = ok(beamscale_micro:run(Plan)),
+        Result = Result0#{header => header(Host, Plan, Result0)},
         io:put_chars(case Opts of
                          #{json := true} -> [beamscale_report_micro:json(Result), $\n];
                          _ -> beamscale_report_micro:text(Result)
@@ -73,7 +83,10 @@ plan(Opts, Args) ->
                 element(2, ok(beamscale_micro_source:parse(T, Lang)))} || T <- Texts],
     Benches =:= [] andalso throw({error, no_expression}),
     Mode = mode(maps:get(callers, Opts, none)),
-    #{benches => Benches, inputs => inputs(maps:get(input, Opts, [])),
+    Inputs = inputs(maps:get(input, Opts, [])),
+    #{benches => Benches, launches => launches(Opts, length(Benches) * length(Inputs)),
+      seed => maps:get(seed, Opts, beamscale_micro_launches:seed()),
+      process => process(maps:get(process, Opts, "runner")), inputs => Inputs,
       spec => maps:from_list([{K, V} || {K, V} <- [{init, maps:get(init, Opts, none)},
                                                    {init_runner, init_runner(Opts)}],
                                         V =/= none]),
@@ -87,6 +100,24 @@ plan(Opts, Args) ->
 
 is_file(A) -> lists:member(filename:extension(A), [".erl", ".ex", ".exs"])
                   andalso filelib:is_regular(A).
+
+%% Comparing needs launches (a verdict over one emulator's samples is the emulator's); one
+%% expression not kept for a later compare may take one.
+launches(#{launches := N}, _Points) when N >= 1 -> N;
+launches(#{launches := _}, _Points) -> throw({error, {?MODULE, launches}});
+launches(#{name := _}, _Points) -> ?LAUNCHES;
+launches(_Opts, 1) -> 1;
+launches(_Opts, _Points) -> ?LAUNCHES.
+
+process("runner") -> runner;
+process("fresh") -> fresh;
+process(Other) -> throw({error, {?MODULE, {process, Other}}}).
+
+header(Host, Plan, #{rows := Rows}) ->
+    Host#{otp => iolist_to_binary(lists:join(",", lists:usort([O || #{otp := O} <- Rows]))),
+          flags => unicode:characters_to_binary(maps:get(flags, Plan)),
+          process => maps:get(process, Plan), launches => maps:get(launches, Plan),
+          seed => maps:get(seed, Plan)}.
 
 init_runner(#{args := A}) -> A;
 init_runner(Opts) -> maps:get(init_runner, Opts, none).
@@ -118,7 +149,8 @@ budget(Opts, Mode) ->
                           squeeze -> {0.5, 5}
                       end,
     B = #{time => ms(maps:get(time, Opts, Time)), samples => maps:get(samples, Opts, Samples),
-          warmup => ms(maps:get(warmup, Opts, 0.2))},
+          warmup => ms(maps:get(warmup, Opts, 0.2)),
+          process => process(maps:get(process, Opts, "runner"))},
     maps:merge(B, maps:with([calls], Opts)).
 
 ms(Seconds) -> max(1, round(Seconds * 1000)).
@@ -171,17 +203,20 @@ keep(#{name := Name} = Opts, Plan, Result) ->
     ok = beamscale_store:write_file(filename:join(Dir, "micro.json"),
                                     beamscale_report_micro:json(Result)),
     {ok, Index} = ok(beamscale_writer:write(Dir)),
-    io:format("~ts~n", [Index]);
+    %% With --json stdout holds the JSON alone.
+    io:format(case Opts of #{json := true} -> standard_error; _ -> standard_io end,
+              "~ts~n", [Index]);
 keep(_Opts, _Plan, _Result) -> ok.
 
 %% Seconds per call, one list per key.
 rows(#{mode := time, rows := Rows}) ->
-    [{key(R, <<"default">>), [Ns / 1.0e9 || Ns <- P]} || #{per_call := P} = R <- Rows];
+    [{key(R, <<"default">>), [[Ns / 1.0e9 || Ns <- P] || P <- Ls]}
+     || #{per_launch := Ls} = R <- Rows];
 rows(#{mode := scaling, rows := Rows}) ->
-    [{key(R, callers(C)), per_call(Rs)} || #{callers := C, rates := Rs} = R <- Rows];
+    [{key(R, callers(C)), [per_call(Rs)]} || #{callers := C, rates := Rs} = R <- Rows];
 rows(#{mode := squeeze, rows := Rows}) ->
-    [{key(R, callers(C)), per_call(Rs)} || #{steps := Steps} = R <- Rows,
-                                           #{callers := C, rates := Rs} <- Steps].
+    [{key(R, callers(C)), [per_call(Rs)]} || #{steps := Steps} = R <- Rows,
+                                             #{callers := C, rates := Rs} <- Steps].
 
 callers(C) -> <<"callers", (integer_to_binary(C))/binary>>.
 
@@ -192,14 +227,16 @@ key(#{label := L, input := I, otp := Otp, schedulers := S}, ErlArgs) ->
                                       nodes => 1})}.
 
 %% A sample recorded by an earlier run of the same command (all its points kept) is not
-%% appended twice.
-record(Store, {Key, Samples}) ->
-    lists:foldl(fun({N, Sec}, S) ->
+%% appended twice. Samples are numbered across launches, each row saying its launch.
+record(Store, {Key, Launches}) ->
+    Numbered = lists:append([[{L, Sec} || Sec <- Samples]
+                             || {L, Samples} <- lists:enumerate(Launches)]),
+    lists:foldl(fun({N, {L, Sec}}, S) ->
                         case beamscale_store:done(S, Key, N) of
                             true -> S;
-                            false -> beamscale_store:record(S, Key, N, 1, [{"call", Sec}])
+                            false -> beamscale_store:record(S, Key, N, L, [{"call", Sec}])
                         end
-                end, Store, lists:zip(lists:seq(1, length(Samples)), Samples)).
+                end, Store, lists:enumerate(Numbered)).
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
@@ -207,6 +244,8 @@ format_error(no_expression) -> "bench needs at least one expression (or M:F/A)";
 format_error({input, T}) -> ["--input ", T, ": expected NAME=EXPR"];
 format_error({counts, What, T}) ->
     io_lib:format("--~s ~ts: expected positive integers separated by commas", [What, T]);
+format_error(launches) -> "--launches: expected a positive integer";
+format_error({process, P}) -> ["--process ", P, ": expected runner or fresh"];
 format_error({mix, P}) -> [P, ": no _build/*/lib/*/ebin (run mix compile there first)"];
 format_error({no_erl, E}) -> ["--erl ", E, ": no such executable"].
 

@@ -16,7 +16,8 @@
                   code_path := [file:filename()], erl := string(), flags := string(),
                   elixir := boolean(), files := [file:filename()],
                   max_callers := pos_integer(), tolerance := float(),
-                  progress := fun((iodata()) -> ok),
+                  progress := fun((iodata()) -> ok), launches => pos_integer(),
+                  seed => integer(), process => runner | fresh,
                   points => beamscale_micro_points:points()}.
 
 %% The empty loop is timed briefly (ms): it only needs a stable floor.
@@ -32,18 +33,14 @@
 run(#{mode := time} = Plan) ->
     Points = index([{B, I, S} || B <- benches(Plan), I <- inputs(Plan),
                                  S <- maps:get(schedulers, Plan)]),
-    %% The nodes boot at once (a boot is most of a point's time), then are measured in turn:
-    %% the others are idle meanwhile. A point kept from an earlier run needs none.
-    Todo = [P || {N, _} = P <- Points, kept(Plan, N) =:= none],
-    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, S) end || {_, {_, _, S}} <- Todo])),
-    Nodes = maps:from_list(lists:zip([N || {N, _} <- Todo], Started)),
-    Result = collect(Plan, time, [{N, fun() -> time_point(Plan, B, I, maps:get(N, Nodes)) end}
-                                  || {N, {B, I, _}} <- Points]),
-    %% After an error, the nodes of the points not measured.
-    _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
-    _ = [H ! release || H <- Holders],
-    case Result of
-        {ok, #{rows := Rows}} -> {ok, #{mode => time, rows => ratios(Rows)}};
+    Jobs = beamscale_micro_launches:jobs(Points, maps:get(launches, Plan, 1),
+                                         maps:get(seed, Plan, 1)),
+    Rounds = [[J || {_, L1, _, _} = J <- Jobs, L1 =:= L]
+              || L <- lists:usort([L || {_, L, _, _} <- Jobs])],
+    case rounds(Plan, Rounds, []) of
+        {ok, Rows} ->
+            Merged = beamscale_micro_launches:merge(Rows),
+            {ok, #{mode => time, rows => beamscale_micro_launches:ratios(Merged)}};
         Error -> Error
     end;
 run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
@@ -57,9 +54,31 @@ run(#{mode := squeeze, schedulers := Ss} = Plan) ->
     collect(Plan, squeeze, index([fun() -> squeeze_point(Plan, B, I, S) end
                                   || B <- benches(Plan), I <- inputs(Plan), S <- Ss])).
 
-%% Each row's time per call against the first row's.
-ratios([#{per_call := Base} = First | Rest]) ->
-    [First | [R#{ratio => beamscale_stats_micro:ratio(P, Base)} || #{per_call := P} = R <- Rest]].
+%% One round (a launch of every point) after another.
+rounds(_Plan, [], Acc) -> {ok, lists:append(lists:reverse(Acc))};
+rounds(Plan, [Jobs | Rest], Acc) ->
+    case round(Plan, Jobs) of
+        {ok, #{rows := Rows}} -> rounds(Plan, Rest, [Rows | Acc]);
+        Error -> Error
+    end.
+
+%% The nodes of a round boot at once (a boot is most of a point's time), then are measured in
+%% turn: the others are idle meanwhile. A point kept from an earlier run needs none.
+round(Plan, Jobs) ->
+    Todo = [J || {N, _, _, _} = J <- Jobs, kept(Plan, N) =:= none],
+    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, S) end
+                                           || {_, _, _, {_, _, S}} <- Todo])),
+    Nodes = maps:from_list(lists:zip([N || {N, _, _, _} <- Todo], Started)),
+    Result = collect(Plan, time,
+                     [{N, fun() -> launch(time_point(Plan, B, I, maps:get(N, Nodes)), L, P) end}
+                      || {N, L, P, {B, I, _}} <- Jobs]),
+    %% After an error, the nodes of the points not measured.
+    _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
+    _ = [H ! release || H <- Holders],
+    Result.
+
+launch({ok, Row}, L, P) -> {ok, Row#{launch => L, point => P}};
+launch(Error, _L, _P) -> Error.
 
 benches(#{benches := Bs}) -> Bs.
 inputs(#{inputs := Is}) -> Is.
@@ -118,8 +137,9 @@ time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, S
 
 %% The empty loop in samples as long as the benchmark's: on a loaded host preemption, which
 %% only adds, then weighs on the floor as it does on the benchmark.
-empty_budget(#{time := Time, samples := K}) ->
-    #{time => ?EMPTY_MS, samples => max(10, round(?EMPTY_MS * K / Time)), warmup => 20}.
+empty_budget(#{time := Time, samples := K} = Budget) ->
+    maps:merge(#{time => ?EMPTY_MS, samples => max(10, round(?EMPTY_MS * K / Time)),
+                 warmup => 20}, maps:with([process], Budget)).
 
 callers_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, S, C) ->
     on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
