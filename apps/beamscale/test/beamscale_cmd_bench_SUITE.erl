@@ -102,7 +102,8 @@ squeeze_serial(Config) ->
                   bench(["bs_serial:call().", "--init", "bs_serial:start().",
                          "--callers", "squeeze", "--max-callers", "4", "--tolerance", "50",
                          "--time", "1", "--code-path", ?config(priv_dir, Config)]),
-              ?assertEqual({1, Steps}, {Peak, Steps})
+              %% One caller, or no clear peak: never a wrong one.
+              ?assert(lists:member(Peak, [1, null]), {Peak, Steps})
       end).
 
 %% Only where this session gets two cores' worth of CPU: with Linux's autogroup, other sessions'
@@ -126,7 +127,7 @@ squeeze_parallel(_Config) ->
                       {skip, io_lib:format("two callers made ~b calls/s against one caller's "
                                            "~b: no second core to scale to",
                                            [round(R2), round(R1)])};
-                  _ -> ?assert(Peak >= 2, {peak, Peak, Steps})
+                  _ -> ?assert(is_integer(Peak) andalso Peak >= 2, {peak, Peak, Steps})
               end
       end).
 
@@ -171,8 +172,8 @@ resume(Config) ->
             "--out", Out],
     [First, _] = bench(Args),
     Rows = length(beamscale_store:measurements(Dir)),
-    %% What an interruption during the second point leaves: the plan and the first point
-    %% kept, nothing else (the run directory's files are written at the end).
+    %% What an interruption during the second point (of three launches each) leaves: the plan
+    %% and the other five jobs kept, nothing else (the run directory's files are written at the end).
     {ok, Files} = file:list_dir(Dir),
     [ok = file:del_dir_r(filename:join(Dir, F)) || F <- Files, F =/= "points"],
     ok = file:delete(filename:join(Dir, "points/2.term")),
@@ -187,13 +188,13 @@ resume(Config) ->
                     ?assertEqual(Rows, length(beamscale_store:measurements(Dir))),
                     Results
             end,
-    [Again, Second] = Rerun(1),
+    [Again, Second] = Rerun(5),
     %% The first point is the one kept (a new measurement would not give the same figures).
     ?assertEqual(First, Again),
     ?assertEqual(<<"lists:seq(1, 20).">>, maps:get(<<"label">>, Second)),
     ?assert(filelib:is_regular(filename:join(Dir, "points/2.term"))),
     %% Once more, all kept: the same results, no row appended twice.
-    ?assertEqual([Again, Second], Rerun(2)),
+    ?assertEqual([Again, Second], Rerun(6)),
     %% Other expressions under the same name: refused, the directory left as it was.
     {ok, Before} = file:list_dir(Dir),
     {2, Refused} = beamscale_test_cli:run(["bench", "lists:seq(1, 30).", "--time", "0.1",

@@ -84,7 +84,7 @@ plan(Opts, Args) ->
     Benches =:= [] andalso throw({error, no_expression}),
     Mode = mode(maps:get(callers, Opts, none)),
     Inputs = inputs(maps:get(input, Opts, [])),
-    #{benches => Benches, launches => launches(Opts, length(Benches) * length(Inputs)),
+    #{benches => Benches, launches => launches(Opts, Mode, length(Benches) * length(Inputs)),
       seed => maps:get(seed, Opts, beamscale_micro_launches:seed()),
       process => process(maps:get(process, Opts, "runner")), inputs => Inputs,
       spec => maps:from_list([{K, V} || {K, V} <- [{init, maps:get(init, Opts, none)},
@@ -103,11 +103,16 @@ is_file(A) -> lists:member(filename:extension(A), [".erl", ".ex", ".exs"])
 
 %% Comparing needs launches (a verdict over one emulator's samples is the emulator's); one
 %% expression not kept for a later compare may take one.
-launches(#{launches := N}, _Points) when N >= 1 -> N;
-launches(#{launches := _}, _Points) -> throw({error, {?MODULE, launches}});
-launches(#{name := _}, _Points) -> ?LAUNCHES;
-launches(_Opts, 1) -> 1;
-launches(_Opts, _Points) -> ?LAUNCHES.
+%% A squeeze's peak is a verdict too; a scaling table is read as curves, one launch a point.
+launches(#{launches := N}, {callers, _}, _Points) when N > 1 ->
+    throw({error, {?MODULE, launches_callers}});
+launches(#{launches := N}, _Mode, _Points) when N >= 1 -> N;
+launches(#{launches := _}, _Mode, _Points) -> throw({error, {?MODULE, launches}});
+launches(_Opts, {callers, _}, _Points) -> 1;
+launches(_Opts, squeeze, _Points) -> ?LAUNCHES;
+launches(#{name := _}, _Mode, _Points) -> ?LAUNCHES;
+launches(_Opts, _Mode, 1) -> 1;
+launches(_Opts, _Mode, _Points) -> ?LAUNCHES.
 
 process("runner") -> runner;
 process("fresh") -> fresh;
@@ -245,6 +250,8 @@ format_error({input, T}) -> ["--input ", T, ": expected NAME=EXPR"];
 format_error({counts, What, T}) ->
     io_lib:format("--~s ~ts: expected positive integers separated by commas", [What, T]);
 format_error(launches) -> "--launches: expected a positive integer";
+format_error(launches_callers) ->
+    "--launches with --callers N,M: not supported (one launch a point); squeeze takes launches";
 format_error({process, P}) -> ["--process ", P, ": expected runner or fresh"];
 format_error({mix, P}) -> [P, ": no _build/*/lib/*/ebin (run mix compile there first)"];
 format_error({no_erl, E}) -> ["--erl ", E, ": no such executable"].

@@ -51,7 +51,7 @@ run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
         Error -> Error
     end;
 run(#{mode := squeeze, schedulers := Ss} = Plan) ->
-    collect(Plan, squeeze, index([fun() -> squeeze_point(Plan, B, I, S) end
+    collect(Plan, squeeze, index([fun() -> squeeze_launches(Plan, B, I, S) end
                                   || B <- benches(Plan), I <- inputs(Plan), S <- Ss])).
 
 %% One round (a launch of every point) after another.
@@ -150,15 +150,35 @@ callers_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input
           rates => Rates, otp => otp(Node)}
     end).
 
+%% The first launch squeezes (adding callers till the rate stops growing); the others measure
+%% the same levels, each in a fresh node: the peak is read over launches
+%% (`beamscale_stats_micro:peak/2'), or said to be unclear.
+squeeze_launches(Plan, B, I, S) ->
+    case squeeze_point(Plan, B, I, S) of
+        {ok, #{steps := Steps} = Row} ->
+            Levels = [C || #{callers := C} <- Steps],
+            More = [levels_point(Plan, B, I, S, Levels)
+                    || _ <- lists:seq(2, maps:get(launches, Plan, 1))],
+            case [E || {error, _} = E <- More] of
+                [] -> {ok, beamscale_micro_squeeze:row(Row, [R || {ok, R} <- More],
+                                                       maps:get(tolerance, Plan))};
+                [E | _] -> E
+            end;
+        Error -> Error
+    end.
+
 squeeze_point(Plan, {Label, Bench}, {InputName, _} = Input, S) ->
     on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
         Steps = squeeze(Plan, Node, Label, 1, []),
-        {_, Peak, Rate} = beamscale_stats_micro:squeeze(
-                               [{C, R} || {C, R, _} <- Steps], maps:get(tolerance, Plan),
-                               ?PATIENCE),
-        #{label => Label, input => InputName, schedulers => schedulers(Node), peak => Peak,
-          rate => Rate, steps => [#{callers => C, rate => R, rates => Rs} || {C, R, Rs} <- Steps],
+        #{label => Label, input => InputName, schedulers => schedulers(Node),
+          steps => [#{callers => C, rate => R, rates => Rs} || {C, R, Rs} <- Steps],
           otp => otp(Node)}
+    end).
+
+levels_point(#{budget := Budget} = Plan, {Label, Bench}, Input, S, Levels) ->
+    on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
+        maybe_progress(Plan, io_lib:format("~ts callers ~w (another launch)", [Label, Levels])),
+        [{C, element(2, call(Node, throughput, [?MOD, C, Budget]))} || C <- Levels]
     end).
 
 squeeze(#{budget := Budget, max_callers := Max, tolerance := Tol} = Plan, Node, Label, C, Acc) ->

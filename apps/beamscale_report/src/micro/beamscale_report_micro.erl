@@ -25,12 +25,20 @@ text(#{mode := scaling, rows := Rows}) ->
               "speedup", "efficiency"],
     table(Header, [scaling_row(R) || R <- Rows]);
 text(#{mode := squeeze, rows := Rows}) ->
-    [[table(["benchmark", "input", "schedulers", "callers", "calls/s"],
-            [[L, I, int(S), int(C), si(R)] || #{callers := C, rate := R} <- Steps]),
-      io_lib:format("peak: ~ts calls/s at ~b concurrent callers (~ts, ~b schedulers)~n",
-                    [si(Rate), Peak, L, S])]
-     || #{label := L, input := I, schedulers := S, steps := Steps, peak := Peak,
-          rate := Rate} <- Rows].
+    [[table(["benchmark", "input", "schedulers", "callers", "calls/s", "95 % interval"],
+            [[L, I, int(S), int(C), si(R), [si(Lo), "..", si(Hi)]]
+             || #{callers := C, rate := R, rate_low := Lo, rate_high := Hi} <- Steps]),
+      peak(Row)]
+     || #{label := L, input := I, schedulers := S, steps := Steps} = Row <- Rows].
+
+peak(#{clear := true, peak := Peak, rate := R, rate_low := Lo, rate_high := Hi, label := L,
+       schedulers := S, launches := K}) ->
+    io_lib:format("peak: ~ts calls/s (~ts..~ts) at ~b concurrent callers (~ts, ~b schedulers, "
+                  "~b launch(es))~n", [si(R), si(Lo), si(Hi), Peak, L, S, K]);
+peak(#{near := C, label := L, schedulers := S, launches := K}) ->
+    io_lib:format("no clear peak: the intervals of the levels near ~b callers overlap (~ts, ~b "
+                  "schedulers, ~b launch(es)); more launches or --time may separate them~n",
+                  [C, L, S, K]).
 
 time_row(#{label := L, input := I, ns := Ns, ns_low := Lo, ns_high := Hi, calls_s := Cs,
            reductions := Reds, words := W, cv := Cv} = Row) ->
