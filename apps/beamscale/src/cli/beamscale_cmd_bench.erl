@@ -57,6 +57,9 @@ info() ->
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{args := []}) -> {error, no_expression};
 do(#{opts := Opts, args := Args}) ->
+    %% A crash on a node is reported by this emulator's logger (the node of the crashed
+    %% process's group leader): to stderr, beside the rest of the nodes' output.
+    ok = reports_to_stderr(),
     try
         Plan = resume(Opts, plan(Opts, Args)),
         {ok, _} = ok(beamscale_node:distribute()),
@@ -68,11 +71,27 @@ do(#{opts := Opts, args := Args}) ->
                          _ -> beamscale_report_micro:text(Result)
                      end),
         keep(Opts, Plan, Result)
-    catch throw:{error, _} = Error -> Error
+    catch
+        %% The user's code failed, not the command's input: exit 1.
+        throw:{error, {beamscale_micro, {crashed, _} = Why}} ->
+            {failed, beamscale_micro:format_error(Why)};
+        throw:{error, _} = Error -> Error
     end.
 
 ok({error, _} = Error) -> throw(Error);
 ok(Ok) -> Ok.
+
+%% A handler's type cannot change: the default handler is added again, writing to stderr.
+reports_to_stderr() ->
+    case logger:get_handler_config(default) of
+        {ok, #{module := logger_std_h, config := #{type := standard_error}}} -> ok;
+        {ok, #{module := logger_std_h} = Config} ->
+            ok = logger:remove_handler(default),
+            Kept = maps:with([level, filters, filter_default, formatter], Config),
+            ok = logger:add_handler(default, logger_std_h,
+                                    Kept#{config => #{type => standard_error}});
+        _ -> ok
+    end.
 
 plan(Opts, Args) ->
     {Files, Texts} = lists:partition(fun is_file/1, Args),
@@ -82,6 +101,7 @@ plan(Opts, Args) ->
     Benches = [{unicode:characters_to_binary(T),
                 element(2, ok(beamscale_micro_source:parse(T, Lang)))} || T <- Texts],
     Benches =:= [] andalso throw({error, no_expression}),
+    _ = [warn_literal(L) || {L, {exprs, [E]}} <- Benches, is_literal(E)],
     Mode = mode(maps:get(callers, Opts, none)),
     Inputs = inputs(maps:get(input, Opts, [])),
     #{benches => Benches, launches => launches(Opts, Mode, length(Benches) * length(Inputs)),
@@ -97,6 +117,18 @@ plan(Opts, Args) ->
       max_callers => maps:get(max_callers, Opts, 64),
       tolerance => maps:get(tolerance, Opts, 5) / 100,
       progress => progress(Opts)}.
+
+%% A literal (`{lists, seq, [1, 100]}' meant as a call, erlperf's {M, F, A}) calls nothing: its
+%% loop measures a constant at about 0 ns.
+is_literal(Expr) ->
+    try erl_parse:normalise(Expr) of _ -> true
+    catch _:_ -> false
+    end.
+
+warn_literal(Label) ->
+    io:format(standard_error, "warning: ~ts is a literal term: nothing is called, it measures a "
+                              "constant (about 0 ns); for {M, F, A} write M:F(Args...) or "
+                              "M:F/A with --args~n", [Label]).
 
 is_file(A) -> lists:member(filename:extension(A), [".erl", ".ex", ".exs"])
                   andalso filelib:is_regular(A).

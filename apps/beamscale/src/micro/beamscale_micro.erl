@@ -216,8 +216,11 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
         {error, _} = Error -> Error
     end.
 
+%% What the node prints (its error reports, the benchmark's io) goes to stderr: stdout holds
+%% the table or the JSON alone.
 start(Plan, S) ->
     beamscale_node:start("micro", maps:merge(#{erl => maps:get(erl, Plan),
+                                               output => whereis(standard_error),
                                                flags => maps:get(flags, Plan),
                                                code_path => maps:get(code_path, Plan)},
                                              maps:from_list([{schedulers, S} || is_integer(S)]))).
@@ -295,9 +298,12 @@ elixir_call(Node, M, F, Args, What) ->
     end.
 
 call(Node, F, Args) ->
-    case erpc:call(Node, beamscale_bench_micro, F, Args, infinity) of
+    Old = group_leader(),
+    true = group_leader(whereis(standard_error), self()),
+    try erpc:call(Node, beamscale_bench_micro, F, Args, infinity) of
         {ok, _} = Ok -> Ok;
         {error, Why} -> throw({error, {?MODULE, {crashed, Why}}})
+    after true = group_leader(Old, self())
     end.
 
 otp(Node) -> list_to_binary(erpc:call(Node, erlang, system_info, [otp_release])).
@@ -318,5 +324,10 @@ format_error({elixir_compile, What, Words}) ->
 format_error({elixir, Why}) ->
     io_lib:format("Elixir does not start on the node (is it installed? --elixir-lib): ~0tp",
                   [Why]);
+format_error({crashed, {Reason, [{M, F, A, _} | _]}}) when is_atom(M), is_atom(F) ->
+    io_lib:format("the benchmark crashed: ~0tp in ~s:~s/~b (the node's crash report, stack "
+                  "included, is printed above on stderr)",
+                  [Reason, M, F, if is_list(A) -> length(A); true -> A end]);
 format_error({crashed, Why}) ->
-    io_lib:format("the benchmark crashed: ~0tp", [Why]).
+    io_lib:format("the benchmark crashed: ~0tP (the node's crash report is printed above on "
+                  "stderr)", [Why, 12]).
