@@ -10,17 +10,17 @@
 -export([two_expressions/0, memory_words/0, mfa_inputs/0, scaling_table/0, squeeze_serial/0,
          squeeze_parallel/0, run_directory/0, bad_input/0, elixir_expression/0,
          elixir_mix_module/0, resume/0, elixir_mfa_inputs/0, json_stdout/0,
-         compare_launches/0]).
+         compare_launches/0, init_once/0]).
 -export([two_expressions/1, memory_words/1, mfa_inputs/1, scaling_table/1, squeeze_serial/1,
          squeeze_parallel/1, run_directory/1, bad_input/1, elixir_expression/1,
          elixir_mix_module/1, resume/1, elixir_mfa_inputs/1, json_stdout/1,
-         compare_launches/1]).
+         compare_launches/1, init_once/1]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [two_expressions, memory_words, mfa_inputs, scaling_table, squeeze_serial,
           squeeze_parallel, run_directory, bad_input, elixir_expression, elixir_mix_module,
-          resume, elixir_mfa_inputs, json_stdout, compare_launches].
+          resume, elixir_mfa_inputs, json_stdout, compare_launches, init_once].
 
 init_per_suite(Config) ->
     Dir = ?config(priv_dir, Config),
@@ -297,3 +297,10 @@ compare_launches(Config) ->
                                         filename:join(Out, "cl-b")]),
     ?assertNotEqual(nomatch, string:find(Text, "over 2 and 2 launches"), Text),
     ?assertMatch({match, _}, re:run(Text, "floor \\+/-[0-9.]+ %"), Text).
+
+init_once() -> [{doc, "--init runs once per node: a second run would make the count 2."}].
+init_once(_Config) ->
+    [#{<<"ns">> := _}] = bench(["1 = persistent_term:get(bs_count).", "--init",
+                                "persistent_term:put(bs_count, "
+                                "persistent_term:get(bs_count, 0) + 1).",
+                                "--time", "0.05", "--samples", "3"]).

@@ -216,11 +216,8 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
         {error, _} = Error -> Error
     end.
 
-%% What the node prints (its error reports, the benchmark's io) goes to stderr: stdout holds
-%% the table or the JSON alone.
 start(Plan, S) ->
     beamscale_node:start("micro", maps:merge(#{erl => maps:get(erl, Plan),
-                                               output => whereis(standard_error),
                                                flags => maps:get(flags, Plan),
                                                code_path => maps:get(code_path, Plan)},
                                              maps:from_list([{schedulers, S} || is_integer(S)]))).
@@ -297,6 +294,9 @@ elixir_call(Node, M, F, Args, What) ->
         {error, {?MODULE, {elixir_compile, What, Words}}}
     end.
 
+%% What the measured code prints goes to stderr (its calls' group leader): stdout holds the
+%% table or the JSON alone. Not the node's `user' (`peer''s output): Elixir sets options on it
+%% at start, which standard_error refuses (enotsup).
 call(Node, F, Args) ->
     Old = group_leader(),
     true = group_leader(whereis(standard_error), self()),
