@@ -152,9 +152,15 @@ process(Other) -> throw({error, {?MODULE, {process, Other}}}).
 
 header(Host, Plan, #{rows := Rows}) ->
     Host#{otp => iolist_to_binary(lists:join(",", lists:usort([O || #{otp := O} <- Rows]))),
-          flags => unicode:characters_to_binary(maps:get(flags, Plan)),
+          flags => text(maps:get(flags, Plan)),
           process => maps:get(process, Plan), launches => maps:get(launches, Plan),
           seed => maps:get(seed, Plan)}.
+
+text(Chars) ->
+    case unicode:characters_to_binary(Chars) of
+        B when is_binary(B) -> B;
+        _ -> <<"?">>
+    end.
 
 init_runner(#{args := A}) -> A;
 init_runner(Opts) -> maps:get(init_runner, Opts, none).

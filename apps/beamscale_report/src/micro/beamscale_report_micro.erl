@@ -110,7 +110,7 @@ si(X) when X >= 1.0e3 -> [num(X / 1.0e3), " k"];
 si(X) -> num(X).
 
 %% @doc The results as JSON (`--json'): the same figures, samples included.
--spec json(#{mode := atom(), rows := [map()]}) -> iodata().
+-spec json(#{mode := atom(), rows := [map()], header => map()}) -> iodata().
 json(#{mode := Mode, rows := Rows} = Result) ->
     beamscale_format_json:encode(#{mode => Mode, results => [json_row(R) || R <- Rows],
                                    header => maps:get(header, Result, #{}),
