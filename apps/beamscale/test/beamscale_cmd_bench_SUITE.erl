@@ -9,16 +9,18 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([two_expressions/0, memory_words/0, mfa_inputs/0, scaling_table/0, squeeze_serial/0,
          squeeze_parallel/0, run_directory/0, bad_input/0, elixir_expression/0,
-         elixir_mix_module/0, resume/0, elixir_mfa_inputs/0]).
+         elixir_mix_module/0, resume/0, elixir_mfa_inputs/0, json_stdout/0,
+         compare_launches/0, init_once/0]).
 -export([two_expressions/1, memory_words/1, mfa_inputs/1, scaling_table/1, squeeze_serial/1,
          squeeze_parallel/1, run_directory/1, bad_input/1, elixir_expression/1,
-         elixir_mix_module/1, resume/1, elixir_mfa_inputs/1]).
+         elixir_mix_module/1, resume/1, elixir_mfa_inputs/1, json_stdout/1,
+         compare_launches/1, init_once/1]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [two_expressions, memory_words, mfa_inputs, scaling_table, squeeze_serial,
           squeeze_parallel, run_directory, bad_input, elixir_expression, elixir_mix_module,
-          resume, elixir_mfa_inputs].
+          resume, elixir_mfa_inputs, json_stdout, compare_launches, init_once].
 
 init_per_suite(Config) ->
     Dir = ?config(priv_dir, Config),
@@ -102,7 +104,8 @@ squeeze_serial(Config) ->
                   bench(["bs_serial:call().", "--init", "bs_serial:start().",
                          "--callers", "squeeze", "--max-callers", "4", "--tolerance", "50",
                          "--time", "1", "--code-path", ?config(priv_dir, Config)]),
-              ?assertEqual({1, Steps}, {Peak, Steps})
+              %% One caller, or no clear peak: never a wrong one.
+              ?assert(lists:member(Peak, [1, null]), {Peak, Steps})
       end).
 
 %% Only where this session gets two cores' worth of CPU: with Linux's autogroup, other sessions'
@@ -126,7 +129,7 @@ squeeze_parallel(_Config) ->
                       {skip, io_lib:format("two callers made ~b calls/s against one caller's "
                                            "~b: no second core to scale to",
                                            [round(R2), round(R1)])};
-                  _ -> ?assert(Peak >= 2, {peak, Peak, Steps})
+                  _ -> ?assert(is_integer(Peak) andalso Peak >= 2, {peak, Peak, Steps})
               end
       end).
 
@@ -171,8 +174,9 @@ resume(Config) ->
             "--out", Out],
     [First, _] = bench(Args),
     Rows = length(beamscale_store:measurements(Dir)),
-    %% What an interruption during the second point leaves: the plan and the first point
-    %% kept, nothing else (the run directory's files are written at the end).
+    %% What an interruption during the second point (of three launches each) leaves: the plan
+    %% and the other five jobs kept, nothing else (the run directory's files are written at
+    %% the end).
     {ok, Files} = file:list_dir(Dir),
     [ok = file:del_dir_r(filename:join(Dir, F)) || F <- Files, F =/= "points"],
     ok = file:delete(filename:join(Dir, "points/2.term")),
@@ -187,13 +191,13 @@ resume(Config) ->
                     ?assertEqual(Rows, length(beamscale_store:measurements(Dir))),
                     Results
             end,
-    [Again, Second] = Rerun(1),
+    [Again, Second] = Rerun(5),
     %% The first point is the one kept (a new measurement would not give the same figures).
     ?assertEqual(First, Again),
     ?assertEqual(<<"lists:seq(1, 20).">>, maps:get(<<"label">>, Second)),
     ?assert(filelib:is_regular(filename:join(Dir, "points/2.term"))),
     %% Once more, all kept: the same results, no row appended twice.
-    ?assertEqual([Again, Second], Rerun(2)),
+    ?assertEqual([Again, Second], Rerun(6)),
     %% Other expressions under the same name: refused, the directory left as it was.
     {ok, Before} = file:list_dir(Dir),
     {2, Refused} = beamscale_test_cli:run(["bench", "lists:seq(1, 30).", "--time", "0.1",
@@ -252,3 +256,51 @@ elixir_mix_module(Config) ->
                                    "--time", "0.1"]),
     %% Ten 2-tuples (3 words) in ten list cells (2 words), at least.
     ?assert(W >= 50, {words, W}).
+
+json_stdout() ->
+    [{doc, "--json with --name and a printing expression: stdout is the JSON alone; a crash "
+           "exits 1 naming its reason in one line."}].
+json_stdout(Config) ->
+    Out = ?config(priv_dir, Config),
+    {0, Stdout} = stdout_only(["bench", "--json", "io:format(\"hi~n\").", "--time", "0.05",
+                               "--samples", "3", "--name", "printing", "--out", Out]),
+    ?assertMatch({ok, #{<<"results">> := [_], <<"header">> := #{<<"launches">> := 3}}},
+                 beamscale_format_json:decode(string:trim(Stdout)), Stdout),
+    {1, Text} = beamscale_test_cli:run(["bench", "lists:nth(5, [1]).", "--time", "0.05"]),
+    ?assertNotEqual(nomatch, string:find(Text, "crashed: function_clause in lists:nth/2"), Text).
+
+%% The command with its stderr thrown away: {ExitCode, Stdout}.
+stdout_only(Args) ->
+    Port = open_port({spawn_executable, "/bin/sh"},
+                     [{args, ["-c", "exec \"$0\" \"$@\" 2>/dev/null"
+                              | beamscale_test_cli:command(Args)]}, exit_status, binary]),
+    beamscale_test_cli:wait(Port, 60000).
+
+compare_launches() ->
+    [{doc, "compare of two bench runs of 2 launches each: tested over launches, its A/A floor "
+           "stated; the bench table says its verdict within the same input only."}].
+compare_launches(Config) ->
+    Out = ?config(priv_dir, Config),
+    Bench = fun(Name) ->
+                    {0, T} = beamscale_test_cli:run(["bench", "lists:seq(1, 50).",
+                                                     "lists:seq(1, 100).", "--launches", "2",
+                                                     "--time", "0.05", "--samples", "4",
+                                                     "--name", Name, "--out", Out]),
+                    T
+            end,
+    Table = Bench("cl-a"),
+    ?assertNotEqual(nomatch, string:find(Table, "launches: 2"), Table),
+    ?assertMatch({match, _}, re:run(Table, "lists:seq\\(1, 100\\).*(slower|faster|within "
+                                           "noise)"), Table),
+    _ = Bench("cl-b"),
+    {_, Text} = beamscale_test_cli:run(["compare", filename:join(Out, "cl-a"),
+                                        filename:join(Out, "cl-b")]),
+    ?assertNotEqual(nomatch, string:find(Text, "over 2 and 2 launches"), Text),
+    ?assertMatch({match, _}, re:run(Text, "floor \\+/-[0-9.]+ %"), Text).
+
+init_once() -> [{doc, "--init runs once per node: a second run would make the count 2."}].
+init_once(_Config) ->
+    [#{<<"ns">> := _}] = bench(["1 = persistent_term:get(bs_count).", "--init",
+                                "persistent_term:put(bs_count, "
+                                "persistent_term:get(bs_count, 0) + 1).",
+                                "--time", "0.05", "--samples", "3"]).

@@ -83,3 +83,9 @@ whereabouts_test() ->
                            <<"make: Entering directory '/c/otp/.build/27'\n">>, Work)),
     ?assertEqual("starting", beamscale_otp_build:whereabouts(<<"checking for gcc... gcc\n">>,
                                                               Work)).
+
+%% A release's source is asked of its own suite first, then of every other, newest first.
+suites_test() ->
+    ?assertEqual(["sid", "forky", "trixie", "bookworm"], beamscale_otp_build:suites("sid")),
+    ?assertEqual(["bookworm", "sid", "forky", "trixie"],
+                 beamscale_otp_build:suites("bookworm")).

@@ -1,5 +1,6 @@
-%% `beamscale bench''s timing harness on this emulator: each sample in a fresh process, so an
-%% allocating loop collects as often in every sample. This module is the benchmark module too.
+%% `beamscale bench''s timing harness on this emulator: with `process => fresh' each sample in a
+%% fresh process, so an allocating loop collects as often in every sample; by default (runner)
+%% all in one long-lived process. This module is the benchmark module too.
 -module(beamscale_bench_micro_tests).
 -include_lib("eunit/include/eunit.hrl").
 
@@ -12,13 +13,24 @@ samples_in_fresh_processes_test() ->
     true = register(?MODULE, self()),
     try
         {ok, Samples} = beamscale_bench_micro:time(?MODULE, #{time => 200, samples => 20,
-                                                               warmup => 20}),
+                                                               warmup => 20, process => fresh}),
         ?assertMatch([_ | _], Samples),
         %% Calibration and warm-up ran it too: the samples are the last runs.
         All = ran(),
         Ran = lists:nthtail(length(All) - 20, All),
         ?assertEqual(20, length(lists:usort([Pid || {Pid, _} <- Ran]))),
         ?assertMatch([_], lists:usort([Heap || {_, Heap} <- Ran]))
+    after
+        unregister(?MODULE)
+    end.
+
+%% The runner shape: calibration, warm-up and every sample in one process, as erlperf's runner.
+samples_in_one_runner_test() ->
+    true = register(?MODULE, self()),
+    try
+        {ok, [_ | _]} = beamscale_bench_micro:time(?MODULE, #{time => 100, samples => 10,
+                                                               warmup => 10}),
+        ?assertMatch([_], lists:usort([Pid || {Pid, _} <- ran()]))
     after
         unregister(?MODULE)
     end.

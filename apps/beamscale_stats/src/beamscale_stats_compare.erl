@@ -9,18 +9,27 @@
 %% both runs have one launch per key the interval is the ordinary bootstrap's and p that of the
 %% two-sided Mann-Whitney U test over iterations, which does take them for independent:
 %% `test' says which. A difference is *significant* when p < 0.05 *and* the interval leaves out
-%% 1, so a verdict never contradicts the interval printed beside it. With 3 iterations per side
-%% and one launch no difference can be significant (the exact U test's smallest p is 0.1).
+%% 1, so a verdict never contradicts the interval printed beside it, *and* the ratio is beyond
+%% the comparison's A/A noise floor (`beamscale_stats_floor': how far the launch medians of one
+%% side lie apart; `floor' null when neither side has two launches, the test alone deciding).
+%% With 3 iterations per side and one launch no difference can be significant (the exact U
+%% test's smallest p is 0.1).
 -module(beamscale_stats_compare).
 
--export([compare/2, compare/3, slower/2]).
+-export([compare/2, compare/3, slower/2, launches/3]).
 -export_type([result/0]).
 
 -type result() :: #{key := beamscale_stats:key(), n_a := pos_integer(), n_b := pos_integer(),
                     median_a := float(), median_b := float(), ratio := float() | null,
                     ratio_low := float() | null, ratio_high := float() | null, p := float(),
                     significant := boolean(), launches_a => pos_integer(),
-                    launches_b => pos_integer(), test => launches | mann_whitney}.
+                    launches_b => pos_integer(), test => launches | mann_whitney,
+                    floor => float() | null}.
+%% A comparison of two sides' launches, without the key and the medians.
+-type verdict() :: #{ratio := float() | null, ratio_low := float() | null,
+                     ratio_high := float() | null, p := float(), significant := boolean(),
+                     launches_a := pos_integer(), launches_b := pos_integer(),
+                     test := launches | mann_whitney, floor := float() | null}.
 
 -define(ALPHA, 0.05).
 
@@ -42,23 +51,40 @@ compare(RowsA, RowsB, Opts) ->
 slower(Results, Pct) ->
     [R || #{significant := true, ratio := Ratio} = R <- Results, Ratio > 1 + Pct / 100].
 
+%% @doc B / A of two sides given launch by launch (samples of any quantity), its interval, p,
+%% A/A floor and verdict, as `compare/3' makes them.
+-spec launches(beamscale_stats_launches:launches(), beamscale_stats_launches:launches(),
+               beamscale_stats:options()) -> verdict().
+launches(LA, LB, Opts) ->
+    {Ratio, Low, High, Test, P} =
+        case {beamscale_stats_launches:ratio(LB, LA, Opts), length(LA) + length(LB)} of
+            {undefined, _} -> {null, null, null, launches, 1.0};
+            {{R, L, H, _}, 2} ->
+                {R, L, H, mann_whitney,
+                 maps:get(p, beamscale_stats:mann_whitney(lists:append(LA), lists:append(LB)))};
+            {{R, L, H, _}, _} -> over_launches(R, L, H, LA, LB)
+        end,
+    Excludes1 = Ratio =/= null andalso (Low > 1 orelse High < 1),
+    Floor = beamscale_stats_floor:floor(medians(LA), medians(LB)),
+    Beyond = beamscale_stats_floor:beyond(Ratio, Floor),
+    #{ratio => Ratio, ratio_low => Low, ratio_high => High, p => P,
+      significant => Excludes1 andalso P < ?ALPHA andalso Beyond,
+      launches_a => length(LA), launches_b => length(LB), test => Test,
+      floor => null_if_undefined(Floor)}.
+
 %%% Internals
 
 one(Key, LA, LB, Opts) ->
     SA = lists:append(LA),
     SB = lists:append(LB),
-    {Ratio, Low, High, Test, P} =
-        case {beamscale_stats_launches:ratio(LB, LA, Opts), length(LA) + length(LB)} of
-            {undefined, _} -> {null, null, null, launches, 1.0};
-            {{R, L, H, _}, 2} ->
-                {R, L, H, mann_whitney, maps:get(p, beamscale_stats:mann_whitney(SA, SB))};
-            {{R, L, H, _}, _} -> over_launches(R, L, H, LA, LB)
-        end,
-    Excludes1 = Ratio =/= null andalso (Low > 1 orelse High < 1),
-    #{key => Key, n_a => length(SA), n_b => length(SB), median_a => beamscale_stats:median(SA),
-      median_b => beamscale_stats:median(SB), ratio => Ratio, ratio_low => Low,
-      ratio_high => High, p => P, significant => Excludes1 andalso P < ?ALPHA,
-      launches_a => length(LA), launches_b => length(LB), test => Test}.
+    (launches(LA, LB, Opts))#{key => Key, n_a => length(SA), n_b => length(SB),
+                              median_a => beamscale_stats:median(SA),
+                              median_b => beamscale_stats:median(SB)}.
+
+medians(Launches) -> [beamscale_stats:median(L) || L <- Launches].
+
+null_if_undefined(undefined) -> null;
+null_if_undefined(F) -> F.
 
 %% Welch's t on the logs of the launch medians; the interval widened to hold the ratio of the
 %% pooled medians printed beside it. No spread at all (equal launch medians): the bootstrap's.

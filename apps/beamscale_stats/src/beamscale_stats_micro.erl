@@ -3,7 +3,7 @@
 %% speedup and efficiency of concurrent callers, and when a squeeze stops.
 -module(beamscale_stats_micro).
 
--export([per_call/2, summary/3, ratio/2, scaling/1, squeeze/3]).
+-export([per_call/2, summary/3, ratio/2, scaling/1, squeeze/3, peak/2]).
 -export_type([sample/0, summary/0, point/0]).
 
 %% Calls, nanoseconds, reductions of one timed run of the loop.
@@ -77,4 +77,25 @@ squeeze([{_, R} = Step | Rest], {_, Best} = B, Stale, Tol, Patience) ->
     case R > Best * (1 + Tol) of
         true -> squeeze(Rest, Step, 0, Tol, Patience);
         false -> squeeze(Rest, B, Stale + 1, Tol, Patience)
+    end.
+
+%% @doc The peak of a squeeze from each level's calls per second with its 95 % interval
+%% (`{Callers, {Median, Low, High}}', in order of callers): the fewest callers not clearly
+%% below the best level (their interval, raised by `Tolerance', reaches the best's), with its
+%% interval. It is clear when it has no level below it or the level below is clearly below it;
+%% else, intervals overlapping, `no_clear_peak' (never a peak the figures do not show).
+-spec peak([{pos_integer(), {float(), float(), float()}}, ...], float()) ->
+    {peak, pos_integer(), {float(), float(), float()}} | {no_clear_peak, pos_integer()}.
+peak(Levels, Tolerance) ->
+    {_, {_, BestLow, _}} = lists:last(lists:keysort(2, [{C, I} || {C, I} <- Levels])),
+    Below = fun({_, _, High}, Low) -> High * (1 + Tolerance) < Low end,
+    {Before, [{C, {_, Low, _} = I} | _]} =
+        lists:splitwith(fun({_, Int}) -> Below(Int, BestLow) end, Levels),
+    case lists:reverse(Before) of
+        [] -> {peak, C, I};
+        [{_, Prev} | _] ->
+            case Below(Prev, Low) of
+                true -> {peak, C, I};
+                false -> {no_clear_peak, C}
+            end
     end.

@@ -26,3 +26,12 @@ scaling_speedup_against_one_caller_test() ->
     Rows = beamscale_stats_micro:scaling([P(2, 1, 100.0), P(2, 2, 180.0), P(1, 2, 50.0)]),
     ?assertMatch([#{speedup := 1.0, efficiency := 1.0}, #{speedup := 1.8, efficiency := 0.9},
                   #{speedup := null, efficiency := null}], Rows).
+
+%% A flat curve peaks at 1; a clear rise at 2; a rise whose intervals overlap has no clear peak.
+peak_test() ->
+    Flat = [{1, {100.0, 90.0, 110.0}}, {2, {104.0, 95.0, 112.0}}, {3, {99.0, 90.0, 108.0}}],
+    ?assertMatch({peak, 1, _}, beamscale_stats_micro:peak(Flat, 0.05)),
+    Rise = [{1, {100.0, 95.0, 105.0}}, {2, {190.0, 180.0, 200.0}}, {3, {192.0, 170.0, 210.0}}],
+    ?assertMatch({peak, 2, {190.0, _, _}}, beamscale_stats_micro:peak(Rise, 0.05)),
+    Vague = [{1, {100.0, 95.0, 105.0}}, {2, {150.0, 100.0, 190.0}}, {3, {200.0, 190.0, 210.0}}],
+    ?assertEqual({no_clear_peak, 2}, beamscale_stats_micro:peak(Vague, 0.05)).

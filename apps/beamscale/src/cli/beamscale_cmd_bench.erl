@@ -6,6 +6,9 @@
 
 -export([info/0, do/1, format_error/1]).
 
+%% Launches by default when a verdict is made (docs/micro.md, "Launches").
+-define(LAUNCHES, 3).
+
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
 info() ->
@@ -28,6 +31,11 @@ info() ->
            "samples in that time (default 20; callers 10, squeeze 5)"},
           {warmup, "--warmup", number, "seconds of warm-up (default 0.2)"},
           {calls, "--calls", integer, "calls per sample instead of calibrating"},
+          {launches, "--launches", integer, "fresh emulators per point, interleaved (default 3; "
+                                            "1 for one expression and input without --name)"},
+          {seed, "--seed", integer, "seed of the launches' order (default: drawn, printed)"},
+          {process, "--process", string, "runner (one warmed process per caller across "
+                                         "samples, default) or fresh (one per sample)"},
           {callers, "--callers", string, "concurrent callers: 1,2,4,8 or squeeze"},
           {schedulers, "--schedulers", string, "scheduler counts of the nodes: 1,2 (default: "
                                                "the host's)"},
@@ -49,20 +57,41 @@ info() ->
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{args := []}) -> {error, no_expression};
 do(#{opts := Opts, args := Args}) ->
+    %% A crash on a node is reported by this emulator's logger (the node of the crashed
+    %% process's group leader): to stderr, beside the rest of the nodes' output.
+    ok = reports_to_stderr(),
     try
         Plan = resume(Opts, plan(Opts, Args)),
         {ok, _} = ok(beamscale_node:distribute()),
-        {ok, Result} = ok(beamscale_micro:run(Plan)),
+        Host = beamscale_micro_launches:host(),
+        {ok, Result0} = ok(beamscale_micro:run(Plan)),
+        Result = Result0#{header => header(Host, Plan, Result0)},
         io:put_chars(case Opts of
                          #{json := true} -> [beamscale_report_micro:json(Result), $\n];
                          _ -> beamscale_report_micro:text(Result)
                      end),
         keep(Opts, Plan, Result)
-    catch throw:{error, _} = Error -> Error
+    catch
+        %% The user's code failed, not the command's input: exit 1.
+        throw:{error, {beamscale_micro, {crashed, _} = Why}} ->
+            {failed, beamscale_micro:format_error(Why)};
+        throw:{error, _} = Error -> Error
     end.
 
 ok({error, _} = Error) -> throw(Error);
 ok(Ok) -> Ok.
+
+%% A handler's type cannot change: the default handler is added again, writing to stderr.
+reports_to_stderr() ->
+    case logger:get_handler_config(default) of
+        {ok, #{module := logger_std_h, config := #{type := standard_error}}} -> ok;
+        {ok, #{module := logger_std_h} = Config} ->
+            ok = logger:remove_handler(default),
+            Kept = maps:with([level, filters, filter_default, formatter], Config),
+            ok = logger:add_handler(default, logger_std_h,
+                                    Kept#{config => #{type => standard_error}});
+        _ -> ok
+    end.
 
 plan(Opts, Args) ->
     {Files, Texts} = lists:partition(fun is_file/1, Args),
@@ -72,8 +101,12 @@ plan(Opts, Args) ->
     Benches = [{unicode:characters_to_binary(T),
                 element(2, ok(beamscale_micro_source:parse(T, Lang)))} || T <- Texts],
     Benches =:= [] andalso throw({error, no_expression}),
+    _ = [warn_literal(L) || {L, {exprs, [E]}} <- Benches, is_literal(E)],
     Mode = mode(maps:get(callers, Opts, none)),
-    #{benches => Benches, inputs => inputs(maps:get(input, Opts, [])),
+    Inputs = inputs(maps:get(input, Opts, [])),
+    #{benches => Benches, launches => launches(Opts, Mode, length(Benches) * length(Inputs)),
+      seed => maps:get(seed, Opts, beamscale_micro_launches:seed()),
+      process => process(maps:get(process, Opts, "runner")), inputs => Inputs,
       spec => maps:from_list([{K, V} || {K, V} <- [{init, maps:get(init, Opts, none)},
                                                    {init_runner, init_runner(Opts)}],
                                         V =/= none]),
@@ -85,8 +118,49 @@ plan(Opts, Args) ->
       tolerance => maps:get(tolerance, Opts, 5) / 100,
       progress => progress(Opts)}.
 
+%% A literal (`{lists, seq, [1, 100]}' meant as a call, erlperf's {M, F, A}) calls nothing: its
+%% loop measures a constant at about 0 ns.
+is_literal(Expr) ->
+    try erl_parse:normalise(Expr) of _ -> true
+    catch _:_ -> false
+    end.
+
+warn_literal(Label) ->
+    io:format(standard_error, "warning: ~ts is a literal term: nothing is called, it measures a "
+                              "constant (about 0 ns); for {M, F, A} write M:F(Args...) or "
+                              "M:F/A with --args~n", [Label]).
+
 is_file(A) -> lists:member(filename:extension(A), [".erl", ".ex", ".exs"])
                   andalso filelib:is_regular(A).
+
+%% Comparing needs launches (a verdict over one emulator's samples is the emulator's); one
+%% expression not kept for a later compare may take one.
+%% A squeeze's peak is a verdict too; a scaling table is read as curves, one launch a point.
+launches(#{launches := N}, {callers, _}, _Points) when N > 1 ->
+    throw({error, {?MODULE, launches_callers}});
+launches(#{launches := N}, _Mode, _Points) when N >= 1 -> N;
+launches(#{launches := _}, _Mode, _Points) -> throw({error, {?MODULE, launches}});
+launches(_Opts, {callers, _}, _Points) -> 1;
+launches(_Opts, squeeze, _Points) -> ?LAUNCHES;
+launches(#{name := _}, _Mode, _Points) -> ?LAUNCHES;
+launches(_Opts, _Mode, 1) -> 1;
+launches(_Opts, _Mode, _Points) -> ?LAUNCHES.
+
+process("runner") -> runner;
+process("fresh") -> fresh;
+process(Other) -> throw({error, {?MODULE, {process, Other}}}).
+
+header(Host, Plan, #{rows := Rows}) ->
+    Host#{otp => iolist_to_binary(lists:join(",", lists:usort([O || #{otp := O} <- Rows]))),
+          flags => text(maps:get(flags, Plan)),
+          process => maps:get(process, Plan), launches => maps:get(launches, Plan),
+          seed => maps:get(seed, Plan)}.
+
+text(Chars) ->
+    case unicode:characters_to_binary(Chars) of
+        B when is_binary(B) -> B;
+        _ -> <<"?">>
+    end.
 
 init_runner(#{args := A}) -> A;
 init_runner(Opts) -> maps:get(init_runner, Opts, none).
@@ -118,7 +192,8 @@ budget(Opts, Mode) ->
                           squeeze -> {0.5, 5}
                       end,
     B = #{time => ms(maps:get(time, Opts, Time)), samples => maps:get(samples, Opts, Samples),
-          warmup => ms(maps:get(warmup, Opts, 0.2))},
+          warmup => ms(maps:get(warmup, Opts, 0.2)),
+          process => process(maps:get(process, Opts, "runner"))},
     maps:merge(B, maps:with([calls], Opts)).
 
 ms(Seconds) -> max(1, round(Seconds * 1000)).
@@ -171,17 +246,20 @@ keep(#{name := Name} = Opts, Plan, Result) ->
     ok = beamscale_store:write_file(filename:join(Dir, "micro.json"),
                                     beamscale_report_micro:json(Result)),
     {ok, Index} = ok(beamscale_writer:write(Dir)),
-    io:format("~ts~n", [Index]);
+    %% With --json stdout holds the JSON alone.
+    io:format(case Opts of #{json := true} -> standard_error; _ -> standard_io end,
+              "~ts~n", [Index]);
 keep(_Opts, _Plan, _Result) -> ok.
 
 %% Seconds per call, one list per key.
 rows(#{mode := time, rows := Rows}) ->
-    [{key(R, <<"default">>), [Ns / 1.0e9 || Ns <- P]} || #{per_call := P} = R <- Rows];
+    [{key(R, <<"default">>), [[Ns / 1.0e9 || Ns <- P] || P <- Ls]}
+     || #{per_launch := Ls} = R <- Rows];
 rows(#{mode := scaling, rows := Rows}) ->
-    [{key(R, callers(C)), per_call(Rs)} || #{callers := C, rates := Rs} = R <- Rows];
+    [{key(R, callers(C)), [per_call(Rs)]} || #{callers := C, rates := Rs} = R <- Rows];
 rows(#{mode := squeeze, rows := Rows}) ->
-    [{key(R, callers(C)), per_call(Rs)} || #{steps := Steps} = R <- Rows,
-                                           #{callers := C, rates := Rs} <- Steps].
+    [{key(R, callers(C)), [per_call(Rs)]} || #{steps := Steps} = R <- Rows,
+                                             #{callers := C, rates := Rs} <- Steps].
 
 callers(C) -> <<"callers", (integer_to_binary(C))/binary>>.
 
@@ -192,14 +270,16 @@ key(#{label := L, input := I, otp := Otp, schedulers := S}, ErlArgs) ->
                                       nodes => 1})}.
 
 %% A sample recorded by an earlier run of the same command (all its points kept) is not
-%% appended twice.
-record(Store, {Key, Samples}) ->
-    lists:foldl(fun({N, Sec}, S) ->
+%% appended twice. Samples are numbered across launches, each row saying its launch.
+record(Store, {Key, Launches}) ->
+    Numbered = lists:append([[{L, Sec} || Sec <- Samples]
+                             || {L, Samples} <- lists:enumerate(Launches)]),
+    lists:foldl(fun({N, {L, Sec}}, S) ->
                         case beamscale_store:done(S, Key, N) of
                             true -> S;
-                            false -> beamscale_store:record(S, Key, N, 1, [{"call", Sec}])
+                            false -> beamscale_store:record(S, Key, N, L, [{"call", Sec}])
                         end
-                end, Store, lists:zip(lists:seq(1, length(Samples)), Samples)).
+                end, Store, lists:enumerate(Numbered)).
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
@@ -207,6 +287,10 @@ format_error(no_expression) -> "bench needs at least one expression (or M:F/A)";
 format_error({input, T}) -> ["--input ", T, ": expected NAME=EXPR"];
 format_error({counts, What, T}) ->
     io_lib:format("--~s ~ts: expected positive integers separated by commas", [What, T]);
+format_error(launches) -> "--launches: expected a positive integer";
+format_error(launches_callers) ->
+    "--launches with --callers N,M: not supported (one launch a point); squeeze takes launches";
+format_error({process, P}) -> ["--process ", P, ": expected runner or fresh"];
 format_error({mix, P}) -> [P, ": no _build/*/lib/*/ebin (run mix compile there first)"];
 format_error({no_erl, E}) -> ["--erl ", E, ": no such executable"].
 

@@ -198,6 +198,7 @@ named(Config) ->
 
 run(Config, Opts) ->
     ok = beamscale_interrupt:install("beamscale run"),
+    Host = beamscale_micro_launches:host(),
     Mode = case maps:get(quiet, Opts, false) of
                true -> quiet;
                false -> beamscale_progress:mode()
@@ -210,9 +211,52 @@ run(Config, Opts) ->
                   end
           end,
     case beamscale_web:with(maps:get(web, Opts, none), Run) of
-        {ok, Result} -> report(Result);
+        {ok, Result} -> spread(Host, Config, maps:get(dir, Result)), report(Result);
         {error, _} = Error -> Error
     end.
+
+%% The conditions of the run and each result's spread over its launches (cv and min..max of
+%% the launch medians), with a warning where a figure is not to be trusted (docs/report.md).
+spread(Host, Config, Dir) ->
+    #{loadavg := Load, cores := Cores} = Host,
+    io:format("~nhost: load average ~.2f at the start, ~b cores; OTP: ~ts; flags: ~ts~n",
+              [Load, Cores, releases(Dir), aliases(maps:get(erl_args, Config, []))]),
+    Groups = lists:sort(maps:to_list(beamscale_stats_launches:group(
+                                       beamscale_store:measurements(Dir)))),
+    Spreads = [{K, beamscale_stats_floor:over_launches([beamscale_stats:median(L) || L <- Ls])}
+               || {K, Ls} <- Groups],
+    [io:format("  ~ts ~ts: median ~ts s, cv ~.1f % over ~b launch(es), min..max ~ts..~ts~n",
+               [B, A, fmt(M), Cv * 100, K, fmt(Min), fmt(Max)])
+     || {{B, _, A, _, _, _, _}, #{median := M, cv := Cv, launches := K, min := Min,
+                                  max := Max}} <- Spreads],
+    Cvs = [Cv || {_, #{cv := Cv}} <- Spreads],
+    [io:format("warning: ~ts~n", [W])
+     || W <- beamscale_stats_floor:warnings(lists:max([0.0 | Cvs]), Host)],
+    ok.
+
+%% Each erl's release, as run.json says.
+releases(Dir) ->
+    Erls = case file:read_file(filename:join(Dir, "run.json")) of
+               {ok, Bin} ->
+                   case beamscale_format_json:decode(Bin) of
+                       {ok, #{<<"erls">> := #{} = E}} -> maps:to_list(E);
+                       _ -> []
+                   end;
+               {error, _} -> []
+           end,
+    case [[A, "=", R] || {A, #{<<"otp_release">> := R}} <- Erls] of
+        [] -> "?";
+        Rs -> lists:join(", ", Rs)
+    end.
+
+aliases([]) -> "(default)";
+aliases(Pairs) -> lists:join(", ", [io_lib:format("~ts=~ts", [text(A), text(V)])
+                                    || {A, V} <- Pairs]).
+
+text(A) when is_atom(A) -> atom_to_list(A);
+text(T) -> T.
+
+fmt(X) -> beamscale_report_svg:fmt(X).
 
 report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
     io:format("~nRun directory: ~ts (~b jobs)~nSanity check:~n", [Dir, Jobs]),

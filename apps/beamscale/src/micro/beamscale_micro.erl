@@ -16,7 +16,8 @@
                   code_path := [file:filename()], erl := string(), flags := string(),
                   elixir := boolean(), files := [file:filename()],
                   max_callers := pos_integer(), tolerance := float(),
-                  progress := fun((iodata()) -> ok),
+                  progress := fun((iodata()) -> ok), launches => pos_integer(),
+                  seed => integer(), process => runner | fresh,
                   points => beamscale_micro_points:points()}.
 
 %% The empty loop is timed briefly (ms): it only needs a stable floor.
@@ -32,18 +33,14 @@
 run(#{mode := time} = Plan) ->
     Points = index([{B, I, S} || B <- benches(Plan), I <- inputs(Plan),
                                  S <- maps:get(schedulers, Plan)]),
-    %% The nodes boot at once (a boot is most of a point's time), then are measured in turn:
-    %% the others are idle meanwhile. A point kept from an earlier run needs none.
-    Todo = [P || {N, _} = P <- Points, kept(Plan, N) =:= none],
-    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, S) end || {_, {_, _, S}} <- Todo])),
-    Nodes = maps:from_list(lists:zip([N || {N, _} <- Todo], Started)),
-    Result = collect(Plan, time, [{N, fun() -> time_point(Plan, B, I, maps:get(N, Nodes)) end}
-                                  || {N, {B, I, _}} <- Points]),
-    %% After an error, the nodes of the points not measured.
-    _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
-    _ = [H ! release || H <- Holders],
-    case Result of
-        {ok, #{rows := Rows}} -> {ok, #{mode => time, rows => ratios(Rows)}};
+    Jobs = beamscale_micro_launches:jobs(Points, maps:get(launches, Plan, 1),
+                                         maps:get(seed, Plan, 1)),
+    Rounds = [[J || {_, L1, _, _} = J <- Jobs, L1 =:= L]
+              || L <- lists:usort([L || {_, L, _, _} <- Jobs])],
+    case rounds(Plan, Rounds, []) of
+        {ok, Rows} ->
+            Merged = beamscale_micro_launches:merge(Rows),
+            {ok, #{mode => time, rows => beamscale_micro_launches:ratios(Merged)}};
         Error -> Error
     end;
 run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
@@ -54,12 +51,34 @@ run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
         Error -> Error
     end;
 run(#{mode := squeeze, schedulers := Ss} = Plan) ->
-    collect(Plan, squeeze, index([fun() -> squeeze_point(Plan, B, I, S) end
+    collect(Plan, squeeze, index([fun() -> squeeze_launches(Plan, B, I, S) end
                                   || B <- benches(Plan), I <- inputs(Plan), S <- Ss])).
 
-%% Each row's time per call against the first row's.
-ratios([#{per_call := Base} = First | Rest]) ->
-    [First | [R#{ratio => beamscale_stats_micro:ratio(P, Base)} || #{per_call := P} = R <- Rest]].
+%% One round (a launch of every point) after another.
+rounds(_Plan, [], Acc) -> {ok, lists:append(lists:reverse(Acc))};
+rounds(Plan, [Jobs | Rest], Acc) ->
+    case round(Plan, Jobs) of
+        {ok, #{rows := Rows}} -> rounds(Plan, Rest, [Rows | Acc]);
+        Error -> Error
+    end.
+
+%% The nodes of a round boot at once (a boot is most of a point's time), then are measured in
+%% turn: the others are idle meanwhile. A point kept from an earlier run needs none.
+round(Plan, Jobs) ->
+    Todo = [J || {N, _, _, _} = J <- Jobs, kept(Plan, N) =:= none],
+    {Holders, Started} = lists:unzip(hold([fun() -> start(Plan, S) end
+                                           || {_, _, _, {_, _, S}} <- Todo])),
+    Nodes = maps:from_list(lists:zip([N || {N, _, _, _} <- Todo], Started)),
+    Result = collect(Plan, time,
+                     [{N, fun() -> launch(time_point(Plan, B, I, maps:get(N, Nodes)), L, P) end}
+                      || {N, L, P, {B, I, _}} <- Jobs]),
+    %% After an error, the nodes of the points not measured.
+    _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
+    _ = [H ! release || H <- Holders],
+    Result.
+
+launch({ok, Row}, L, P) -> {ok, Row#{launch => L, point => P}};
+launch(Error, _L, _P) -> Error.
 
 benches(#{benches := Bs}) -> Bs.
 inputs(#{inputs := Is}) -> Is.
@@ -118,8 +137,9 @@ time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, S
 
 %% The empty loop in samples as long as the benchmark's: on a loaded host preemption, which
 %% only adds, then weighs on the floor as it does on the benchmark.
-empty_budget(#{time := Time, samples := K}) ->
-    #{time => ?EMPTY_MS, samples => max(10, round(?EMPTY_MS * K / Time)), warmup => 20}.
+empty_budget(#{time := Time, samples := K} = Budget) ->
+    maps:merge(#{time => ?EMPTY_MS, samples => max(10, round(?EMPTY_MS * K / Time)),
+                 warmup => 20}, maps:with([process], Budget)).
 
 callers_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, S, C) ->
     on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
@@ -130,15 +150,35 @@ callers_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input
           rates => Rates, otp => otp(Node)}
     end).
 
+%% The first launch squeezes (adding callers till the rate stops growing); the others measure
+%% the same levels, each in a fresh node: the peak is read over launches
+%% (`beamscale_stats_micro:peak/2'), or said to be unclear.
+squeeze_launches(Plan, B, I, S) ->
+    case squeeze_point(Plan, B, I, S) of
+        {ok, #{steps := Steps} = Row} ->
+            Levels = [C || #{callers := C} <- Steps],
+            More = [levels_point(Plan, B, I, S, Levels)
+                    || _ <- lists:seq(2, maps:get(launches, Plan, 1))],
+            case [E || {error, _} = E <- More] of
+                [] -> {ok, beamscale_micro_squeeze:row(Row, [R || {ok, R} <- More],
+                                                       maps:get(tolerance, Plan))};
+                [E | _] -> E
+            end;
+        Error -> Error
+    end.
+
 squeeze_point(Plan, {Label, Bench}, {InputName, _} = Input, S) ->
     on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
         Steps = squeeze(Plan, Node, Label, 1, []),
-        {_, Peak, Rate} = beamscale_stats_micro:squeeze(
-                               [{C, R} || {C, R, _} <- Steps], maps:get(tolerance, Plan),
-                               ?PATIENCE),
-        #{label => Label, input => InputName, schedulers => schedulers(Node), peak => Peak,
-          rate => Rate, steps => [#{callers => C, rate => R, rates => Rs} || {C, R, Rs} <- Steps],
+        #{label => Label, input => InputName, schedulers => schedulers(Node),
+          steps => [#{callers => C, rate => R, rates => Rs} || {C, R, Rs} <- Steps],
           otp => otp(Node)}
+    end).
+
+levels_point(#{budget := Budget} = Plan, {Label, Bench}, Input, S, Levels) ->
+    on_node(Plan, start(Plan, S), Bench, Input, Label, fun(Node) ->
+        maybe_progress(Plan, io_lib:format("~ts callers ~w (another launch)", [Label, Levels])),
+        [{C, element(2, call(Node, throughput, [?MOD, C, Budget]))} || C <- Levels]
     end).
 
 squeeze(#{budget := Budget, max_callers := Max, tolerance := Tol} = Plan, Node, Label, C, Acc) ->
@@ -254,10 +294,16 @@ elixir_call(Node, M, F, Args, What) ->
         {error, {?MODULE, {elixir_compile, What, Words}}}
     end.
 
+%% What the measured code prints goes to stderr (its calls' group leader): stdout holds the
+%% table or the JSON alone. Not the node's `user' (`peer''s output): Elixir sets options on it
+%% at start, which standard_error refuses (enotsup).
 call(Node, F, Args) ->
-    case erpc:call(Node, beamscale_bench_micro, F, Args, infinity) of
+    Old = group_leader(),
+    true = group_leader(whereis(standard_error), self()),
+    try erpc:call(Node, beamscale_bench_micro, F, Args, infinity) of
         {ok, _} = Ok -> Ok;
         {error, Why} -> throw({error, {?MODULE, {crashed, Why}}})
+    after true = group_leader(Old, self())
     end.
 
 otp(Node) -> list_to_binary(erpc:call(Node, erlang, system_info, [otp_release])).
@@ -278,5 +324,10 @@ format_error({elixir_compile, What, Words}) ->
 format_error({elixir, Why}) ->
     io_lib:format("Elixir does not start on the node (is it installed? --elixir-lib): ~0tp",
                   [Why]);
+format_error({crashed, {Reason, [{M, F, A, _} | _]}}) when is_atom(M), is_atom(F) ->
+    io_lib:format("the benchmark crashed: ~0tp in ~s:~s/~b (the node's crash report, stack "
+                  "included, is printed above on stderr)",
+                  [Reason, M, F, if is_list(A) -> length(A); true -> A end]);
 format_error({crashed, Why}) ->
-    io_lib:format("the benchmark crashed: ~0tp", [Why]).
+    io_lib:format("the benchmark crashed: ~0tP (the node's crash report is printed above on "
+                  "stderr)", [Why, 12]).

@@ -61,5 +61,6 @@ format_error({other_run, Dir}) ->
 
 file(Points, N) -> filename:join(Points, integer_to_list(N) ++ ".term").
 
-%% What makes two commands the same run: the plan without the progress printer (a fun).
-asked(Plan) -> {bench_plan, maps:without([progress, points], Plan)}.
+%% What makes two commands the same run: the plan without the progress printer (a fun) and the
+%% seed of the launches' order (drawn anew by each command; the order is not the result).
+asked(Plan) -> {bench_plan, maps:without([progress, points, seed], Plan)}.

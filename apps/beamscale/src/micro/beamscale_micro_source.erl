@@ -19,6 +19,42 @@
 -define(BODY, '__beamscale_body__').
 -define(BODY_TEXT(K), ["'", atom_to_list(?BODY), "'(", atom_to_list(K), ")"]).
 
+%% `--init' runs once per node, as its help says: the sampler calls `init/1' for the timing and
+%% for the memory of both the benchmark and the empty loop (four times), so the first call
+%% runs the text in a process that stays (owning what it makes: an ets table) and keeps the
+%% result in a persistent term that the other calls, of either module, return.
+-define(ONCE_ERL,
+        "bs_once__(F) ->\n"
+        "    case persistent_term:get(bs_micro_init__, none) of\n"
+        "        {bs_init__, V} -> V;\n"
+        "        none ->\n"
+        "            P = self(),\n"
+        "            {Pid, Ref} = spawn_monitor(fun() -> P ! {bs_init__, self(), F()},\n"
+        "                                                receive after infinity -> ok end end),\n"
+        "            receive\n"
+        "                {bs_init__, Pid, V} -> erlang:demonitor(Ref, [flush]),\n"
+        "                    persistent_term:put(bs_micro_init__, {bs_init__, V}), V;\n"
+        "                {'DOWN', Ref, process, Pid, Why} -> exit(Why)\n"
+        "            end\n"
+        "    end.\n").
+-define(ONCE_EX(Init),
+        ["    case :persistent_term.get(:bs_micro_init__, :none) do\n"
+         "      {:bs_init__, v} -> v\n"
+         "      :none ->\n"
+         "        bs_parent = self()\n"
+         "        {pid, ref} = spawn_monitor(fn ->\n"
+         "          send(bs_parent, {:bs_init__, self(), (\n", Init, "\n          )})\n"
+         "          Process.sleep(:infinity)\n"
+         "        end)\n"
+         "        receive do\n"
+         "          {:bs_init__, ^pid, v} ->\n"
+         "            Process.demonitor(ref, [:flush])\n"
+         "            :persistent_term.put(:bs_micro_init__, {:bs_init__, v})\n"
+         "            v\n"
+         "          {:DOWN, ^ref, :process, ^pid, why} -> exit(why)\n"
+         "        end\n"
+         "    end\n"]).
+
 %% @doc The benchmark of one command-line argument: `erlang' or `elixir'.
 -spec parse(string(), erlang | elixir) -> {ok, bench()} | {error, {?MODULE, term()}}.
 parse(Text, Lang) ->
@@ -80,8 +116,9 @@ forms(Mod, Bench, Empty, Parsed) ->
     Source = ["-module(", atom_to_list(Mod), ").\n",
               "-export([input/0, init/1, init_runner/2, run/3]).\n",
               "input() -> ", ?BODY_TEXT(input), ".\n",
-              "init(Input) -> ", ?BODY_TEXT(init), ".\n",
+              "init(Input) -> bs_once__(fun() -> ", ?BODY_TEXT(init), " end).\n",
               "init_runner(Init, Input) -> ", ?BODY_TEXT(init_runner), ".\n",
+              ?ONCE_ERL,
               run(Bench, Args),
               "loop(0, ", ["_, " || _ <- Args], "BsR__) -> BsR__;\n",
               "loop(BsN__, ", [[A, ", "] || A <- Args], "_) ->\n",
@@ -147,8 +184,8 @@ elixir(Mod, Bench, Spec) ->
            end,
     Src = ["defmodule :", atom_to_list(Mod), " do\n",
            "  def input(), do: (\n", maps:get(input, Spec, "nil"), "\n  )\n",
-           "  def init(input) do\n    _ = input\n    (\n", maps:get(init, Spec, "nil"),
-           "\n    )\n  end\n",
+           "  def init(input) do\n    _ = input\n", ?ONCE_EX(maps:get(init, Spec, "nil")),
+           "  end\n",
            "  def init_runner(init, input) do\n    _ = {init, input}\n    (\n",
            maps:get(init_runner, Spec, ex_init_runner(B)), "\n    )\n  end\n",
            ex_run(B, Args),

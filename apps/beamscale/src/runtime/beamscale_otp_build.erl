@@ -10,7 +10,7 @@
 %% the emulator is built and the system's libraries are reused (`emulator_only').
 -module(beamscale_otp_build).
 
--export([install/2, whereabouts/2, format_error/1]).
+-export([install/2, whereabouts/2, suites/1, format_error/1]).
 
 %% Left out of a full build: GUI and Java bindings, protocols no benchmark uses, and tools that
 %% only run on a developer's node. Kept: erts, kernel, stdlib, compiler, runtime_tools, tools,
@@ -61,7 +61,30 @@ exists(Final, Opts) ->
 
 %%% The source: a private apt state per suite, the tarball checked against its index
 
-fetch(#{suite := Suite, release := Rel}, Log) ->
+%% @doc The Debian suites asked for a release's source, its own first, then the others newest
+%% first: sid's index once listed 29.1.2 while the mirror answered 404, and forky carried 29.1.1.
+-spec suites(string()) -> [string()].
+suites(Own) -> [Own | [S || S <- ["sid", "forky", "trixie", "bookworm"], S =/= Own]].
+
+%% The first suite whose index lists the release and whose mirror holds its tarball; which
+%% version was taken from where is said.
+fetch(#{suite := Own} = Release, Log) -> fetch(suites(Own), Release, Log).
+
+fetch([Suite | Rest], Release, Log) ->
+    try fetch_from(Release#{suite := Suite}, Log) of
+        Dest ->
+            progress("took ~s from ~s", [filename:basename(Dest), Suite]),
+            Dest
+    catch
+        throw:{?MODULE, {Why, _} = Reason} when Rest =/= [], Why =:= no_source ->
+            progress("~s: ~ts; trying ~s", [Suite, format_error(Reason), hd(Rest)]),
+            fetch(Rest, Release, Log);
+        throw:{?MODULE, {not_on_mirror, _, _} = Reason} when Rest =/= [] ->
+            progress("~s: ~ts; trying ~s", [Suite, format_error(Reason), hd(Rest)]),
+            fetch(Rest, Release, Log)
+    end.
+
+fetch_from(#{suite := Suite, release := Rel}, Log) ->
     Apt = filename:join([beamscale_otp:root(), ".apt", Suite]),
     [ok = filelib:ensure_path(filename:join(Apt, D))
      || D <- ["lists/partial", "archives/partial", "parts"]],

@@ -11,9 +11,10 @@
 
 %% One timed run of the loop: calls made, nanoseconds, reductions.
 -type sample() :: {pos_integer(), non_neg_integer(), non_neg_integer()}.
-%% Measuring time (ms) and number of samples, warm-up (ms), calls per sample (none: calibrated).
+%% Measuring time (ms) and number of samples, warm-up (ms), calls per sample (none: calibrated),
+%% the process shape (`time/2').
 -type budget() :: #{time := pos_integer(), samples := pos_integer(), warmup := non_neg_integer(),
-                    calls => pos_integer()}.
+                    calls => pos_integer(), process => runner | fresh}.
 
 %% A calibration run shorter than this is too noisy to scale up from.
 -define(CALIBRATE_NS, 5000000).
@@ -21,16 +22,23 @@
 -define(CHUNK_NS, 1000000).
 
 %% @doc Time `Mod''s loop in `Samples' runs of calls filling `Time' ms after `Warmup' ms: per
-%% sample, calls, nanoseconds and reductions. Each run (calibration, warm-up, every sample) is
-%% made in a fresh process of its own, its state from `init_runner/2' there: how often an
-%% allocating call collects depends on its process's heap size, which grows with the process's
-%% history (the runs before), and so would drift between samples and differ from a bare loop
-%% timed in a fresh process.
+%% sample, calls, nanoseconds and reductions. How often an allocating call collects depends on
+%% its process's heap size, which grows with the process's history: the shape is chosen.
+%% `runner' (the default, the shape erlperf's and Benchee's users compare against): one
+%% long-lived process, its state from `init_runner/2' once, calibrates, warms up and takes
+%% every sample, its heap grown by the runs before. `fresh': each run (calibration, warm-up,
+%% every sample) in a fresh process of its own with a state of its own, a small heap each time.
 -spec time(module(), budget()) -> {ok, [sample()]} | {error, term()}.
-time(Mod, Budget) ->
+time(Mod, #{process := fresh} = Budget) ->
     isolated(fun() ->
                      Input = Mod:input(),
                      timed(Mod, {Mod:init(Input), Input}, Budget)
+             end);
+time(Mod, Budget) ->
+    isolated(fun() ->
+                     Input = Mod:input(),
+                     State = Mod:init_runner(Mod:init(Input), Input),
+                     timed(Mod, {state, State, Input}, Budget)
              end).
 
 timed(Mod, Setup, #{time := Time, samples := K, warmup := Warmup} = Budget) ->
@@ -43,8 +51,9 @@ timed(Mod, Setup, #{time := Time, samples := K, warmup := Warmup} = Budget) ->
     [runner(Mod, Setup, fun(M, State, Input) -> sample(M, State, Input, Calls) end)
      || _ <- lists:seq(1, K)].
 
-%% `Fun(Mod, State, Input)' in a fresh process, `State' made there by `init_runner/2'; its
-%% crash ends this process with the same reason.
+%% `Fun(Mod, State, Input)': in this long-lived runner, or in a fresh process, `State' made
+%% there by `init_runner/2' (its crash ends this process with the same reason).
+runner(Mod, {state, State, Input}, Fun) -> Fun(Mod, State, Input);
 runner(Mod, {Init, Input}, Fun) ->
     case isolated(fun() -> Fun(Mod, Mod:init_runner(Init, Input), Input) end) of
         {ok, Result} -> Result;

@@ -46,12 +46,19 @@ ratio_text(#{ratio := null}) -> "ratio undefined (median A is 0)";
 ratio_text(#{ratio := R, ratio_low := L, ratio_high := H}) ->
     [fmt(R), "x [", fmt(L), ", ", fmt(H), "]"].
 
+verdict(#{significant := false, p := P, floor := F} = Res) when is_float(F) ->
+    ["within noise (floor ", floor_text(F), ", p", p(P), test(Res), ")"];
 verdict(#{significant := false, p := P} = Res) ->
-    ["no significant difference (p", p(P), test(Res), ")"];
+    ["no significant difference (p", p(P), test(Res), floor_text(Res), ")"];
 verdict(#{ratio := R} = Res) ->
     Pct = fmt(abs(R - 1) * 100),
     [atom_to_list(direction(Res)), " by ", Pct, " % (significant, p", p(maps:get(p, Res)),
-     test(Res), ")"].
+     test(Res), floor_text(Res), ")"].
+
+%% The A/A floor: how far one side's launch medians lie apart; unknown with one launch a side.
+floor_text(F) when is_float(F) -> ["+/-", fmt(F * 100), " %"];
+floor_text(#{floor := F}) when is_float(F) -> [", beyond the floor ", floor_text(F)];
+floor_text(#{}) -> ", no A/A floor: one launch a side".
 
 %% Which test gave p: over launches (and how many a side), or Mann-Whitney over iterations.
 test(#{test := launches, launches_a := LA, launches_b := LB}) ->
@@ -75,7 +82,8 @@ text_summary(Results) ->
                   "Significant: p < 0.05 and the 95 % interval of the ratio leaves out 1 "
                   "(Welch's t over the launches' medians, a launch being the unit that repeats; "
                   "with one launch a side, bootstrap interval and p of Mann-Whitney over "
-                  "iterations).",
+                  "iterations), and the ratio beyond the A/A noise floor: the widest ratio "
+                  "between two launch medians of one side.",
                   [length(Results), count(slower, Results), count(faster, Results)]).
 
 fmt(V) -> beamscale_report_svg:fmt(V).
