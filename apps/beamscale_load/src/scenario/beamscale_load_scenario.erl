@@ -18,7 +18,8 @@
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
                    max_users := pos_integer() | infinity,
                    users_at => [{number(), atom() | binary()}],
-                   sessions => [{atom() | binary(), number()}]}.
+                   sessions => [{atom() | binary(), number()}],
+                   executor => beamscale_load_scenario_exec:executor()}.
 -type step() :: {request, module(), atom(), map(), timeout()}
               | {think, beamscale_load_arrival:dist()}
               | {loop, pos_integer(), [step()]}
@@ -132,6 +133,7 @@ check(File, Entries) ->
                   sample => Sample, load_nodes => LoadNodes, files => Files,
                   source_ips => Sources, monitors => Monitors,
                   counts => beamscale_load_scenario_dyn:count_keys(Sessions)
+                      ++ beamscale_load_scenario_exec:count_keys(Phases)
                       ++ element(1, measures(Sessions))
                       ++ [beamscale_load_push:count_key()
                           || lists:member(true, [B || #{bidi := B} <- Sessions])]}}
@@ -237,6 +239,8 @@ only(Map, Keys) ->
 
 phases(V) -> named(V, "Phase", fun phase/2).
 
+%% A k6 executor's phase (docs/executors.md).
+phase(Name, #{executor := _} = P) -> beamscale_load_scenario_exec:phase(Name, P);
 phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 1000 ->
     only(P, [duration_s, rate, interarrival_ms, max_users, sessions, users_at]),
     At = maps:from_list([{users_at, beamscale_load_scenario_mix:users_at(A, D)}
