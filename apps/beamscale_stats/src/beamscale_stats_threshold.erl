@@ -10,7 +10,8 @@
 %% into the run (k6's abortOnFail and delayAbortEval).
 -module(beamscale_stats_threshold).
 
--export([parse/1, parse_list/1, check/3, verdicts/2, value/2, format_value/2]).
+-export([parse/1, parse_list/1, check/3, verdicts/2, verdicts_by/2, value/2, format_value/2,
+         is_latency/1]).
 -export_type([threshold/0, source/0, verdict/0, metric/0]).
 
 -type metric() :: {pct, float()} | mean | min | max | errors | rate | achieved | checks.
@@ -118,6 +119,10 @@ op(">=") -> '>='.
 latency({pct, _}) -> true;
 latency(M) -> lists:member(M, [mean, min, max]).
 
+%% @doc Whether a metric is a latency (in ms), not a share or a rate.
+-spec is_latency(metric()) -> boolean().
+is_latency(M) -> latency(M).
+
 bound(M, V, U) ->
     case {latency(M), M, U} of
         {true, _, ""} -> {ok, V};
@@ -171,9 +176,14 @@ failing(Th, Source) ->
 %% @doc The verdict of each threshold on the run's figures: one with nothing measured (no
 %% request of its name, no check) fails, as nothing showed it held.
 -spec verdicts([threshold()], source()) -> [verdict()].
-verdicts(Thresholds, Source) ->
+verdicts(Thresholds, Source) -> verdicts_by(Thresholds, fun(Th) -> value(Th, Source) end).
+
+%% @doc The verdicts on the figures `Value' gives each threshold (`compare' reads a stored
+%% summary's).
+-spec verdicts_by([threshold()], fun((threshold()) -> float() | none)) -> [verdict()].
+verdicts_by(Thresholds, Value) ->
     [begin
-         V = value(Th, Source),
+         V = Value(Th),
          #{threshold => Text, value => V, ok => V =/= none andalso holds(Th, V),
            measured => format_value(Th, V), abort => Abort =/= false}
      end || #{text := Text, abort := Abort} = Th <- Thresholds].
