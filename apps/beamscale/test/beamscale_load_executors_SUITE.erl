@@ -7,14 +7,16 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([constant_rate/1, dropped/1, constant_users/1, per_user/1, shared/1, refused/1]).
--export([constant_rate/0, dropped/0, constant_users/0, per_user/0, shared/0, refused/0]).
+-export([constant_rate/1, dropped/1, constant_users/1, ramping_users/1, per_user/1, shared/1,
+         refused/1]).
+-export([constant_rate/0, dropped/0, constant_users/0, ramping_users/0, per_user/0, shared/0,
+         refused/0]).
 
 -define(SERVICE_MS, 50).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [constant_rate, dropped, constant_users, per_user, shared, refused].
+all() -> [constant_rate, dropped, constant_users, ramping_users, per_user, shared, refused].
 
 init_per_suite(Config) -> Config.
 
@@ -81,15 +83,29 @@ constant_users() -> [{doc, "constant_users 5 for 3 s: at the end of each second,
 constant_users(Config) ->
     {{0, _}, S} = load(Config, "constant_users",
                        "#{executor => constant_users, users => 5, duration_s => 3}"),
-    #{<<"per_second">> := Secs} = S,
-    {InFlight, _} = lists:mapfoldl(
-                      fun(#{<<"sessions_started">> := A, <<"sessions_done">> := D}, Acc) ->
-                              {Acc + A - D, Acc + A - D}
-                      end, 0, [X || #{<<"t_s">> := T} = X <- Secs, T =< 3]),
-    ct:log("in flight at the end of each second: ~p", [InFlight]),
+    InFlight = in_flight(S, 3),
     [?assert(abs(N - 5) =< 1) || N <- InFlight],
     %% Five users, 50 ms each, 3 s: far more than five sessions (back to back, not one each).
     ?assert(maps:get(<<"sessions_done">>, S) > 50).
+
+%% Sessions in flight at the end of each of the first `Last' seconds.
+in_flight(#{<<"per_second">> := Secs}, Last) ->
+    {InFlight, _} = lists:mapfoldl(
+                      fun(#{<<"sessions_started">> := A, <<"sessions_done">> := D}, Acc) ->
+                              {Acc + A - D, Acc + A - D}
+                      end, 0, [X || #{<<"t_s">> := T} = X <- Secs, T =< Last]),
+    ct:log("in flight at the end of each second: ~p", [InFlight]),
+    InFlight.
+
+ramping_users() -> [{doc, "ramping_users 0 to 6 over 3 s, then 6 for 1 s: within 1 of the "
+                     "target (2, 4, 6, 6) at the end of each second."}].
+ramping_users(Config) ->
+    {{0, _}, S} = load(Config, "ramping_users",
+                       "#{executor => ramping_users, start_users => 0, "
+                       "stages => [{3, 6}, {1, 6}]}"),
+    InFlight = in_flight(S, 4),
+    ?assertEqual(4, length(InFlight)),
+    [?assert(abs(N - Target) =< 1) || {N, Target} <- lists:zip(InFlight, [2, 4, 6, 6])].
 
 per_user() -> [{doc, "per_user_iterations 4 users x 5: exactly 20 sessions, all done, well "
                 "before the 10 s bound."}].

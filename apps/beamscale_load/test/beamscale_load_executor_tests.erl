@@ -29,3 +29,12 @@ arrivals(K, R0, Stages, Acc) ->
         done -> lists:reverse(Acc);
         T -> arrivals(K + 1, R0, Stages, [T | Acc])
     end.
+
+%% ramping_users: linear within a stage, then held at the last target.
+target_test() ->
+    Stages = [{2.0, 10.0}, {1.0, 10.0}, {2.0, 0.0}],
+    ?assertEqual(0.0, ?E:target_at(0.0, 0.0, Stages)),
+    ?assertEqual(5.0, ?E:target_at(1.0, 0.0, Stages)),
+    ?assertEqual(10.0, ?E:target_at(2.5, 0.0, Stages)),
+    ?assertEqual(5.0, ?E:target_at(4.0, 0.0, Stages)),
+    ?assertEqual(0.0, ?E:target_at(9.0, 0.0, Stages)).

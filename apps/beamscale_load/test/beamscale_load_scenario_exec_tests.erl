@@ -26,6 +26,12 @@ checked_test() ->
     ?assertEqual([<<"offered_iterations">>, <<"dropped_iterations">>],
                  ?X:count_keys([phase(#{executor => constant_arrival_rate, rate => 1,
                                         duration_s => 1, pre_allocated => 1})])),
+    ?assertMatch(#{duration_s := 4.0, executor := #{start_users := 2.0,
+                                                    stages := [{3.0, 8.0}, {1.0, 8.0}]}},
+                 phase(#{executor => ramping_users, start_users => 2,
+                         stages => [{3, 8}, {1, 8}]})),
+    ?assertMatch({bad, [stages], _}, phase(#{executor => ramping_users,
+                                              stages => [{3, 2.5}]})),
     ?assertEqual([], ?X:count_keys([phase(#{executor => constant_users, users => 1,
                                             duration_s => 1})])).
 

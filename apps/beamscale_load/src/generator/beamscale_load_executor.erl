@@ -5,11 +5,14 @@
 %% messages it handles, counting) is handed in as funs.
 -module(beamscale_load_executor).
 
--export([run/4, arrival_s/3]).
+-export([run/4, arrival_s/3, target_at/3]).
 -export_type([funs/0]).
 
 %% spawn: start a session whose intended start is the given native time; handle: the launcher's
 %% handling of any message (a user's exit, a stop); count: one event of a named counter.
+%% How often ramping_users sets its users to the target of the moment.
+-define(TICK_S, 0.1).
+
 -type funs() :: #{spawn := fun((integer(), map()) -> {pid(), map()}),
                   handle := fun((term(), map()) -> map()),
                   count := fun((map(), binary()) -> ok)}.
@@ -19,6 +22,9 @@
 run(#{executor := #{kind := K} = E}, From, St, F)
   when K =:= constant_arrival_rate; K =:= ramping_arrival_rate ->
     open(E, From, 1, #{}, St, F);
+run(#{executor := #{kind := ramping_users} = E, duration_s := D}, From, St0, F) ->
+    {Mine, St} = wait(From, #{}, St0, F),
+    ramping(E, From, From + native(D), Mine, St, F);
 run(#{executor := E, duration_s := D}, From, St, F) ->
     closed(E, From + native(D), wait(From, #{}, St, F), F).
 
@@ -93,6 +99,33 @@ loop(Mine, Budget, End, St, #{handle := Handle, spawn := Spawn} = F) ->
     after ms_to(End) -> St
     end.
 
+%% ramping_users: at each tick and each user's end, users start up to the target of the moment;
+%% one above it ends after its session, not replaced.
+ramping(#{start_users := U0, stages := Stages} = E, From, End, Mine, St, F) ->
+    Now = erlang:monotonic_time(),
+    case Now >= End of
+        true -> St;
+        false ->
+            Target = round(target_at(seconds(Now - From), U0, Stages)),
+            {Mine1, St1} = top_up(Target - map_size(Mine), Now, Mine, St, F),
+            {Mine2, St2} = wait_end(min(End, Now + native(?TICK_S)), Mine1, St1, F),
+            ramping(E, From, End, Mine2, St2, F)
+    end.
+
+top_up(N, Now, Mine, St, #{spawn := Spawn}) when N > 0 ->
+    lists:foldl(fun(_, {M, S}) -> {Pid, S1} = Spawn(Now, S), {M#{Pid => true}, S1} end,
+                {Mine, St}, lists:seq(1, N));
+top_up(_N, _Now, Mine, St, _F) -> {Mine, St}.
+
+%% @doc The users ramping_users aims at `T' seconds into its phase: linear from each stage's
+%% start to its target.
+-spec target_at(float(), float(), [{float(), float()}]) -> float().
+target_at(_T, U, []) -> U;
+target_at(T, U, [{D, B} | _]) when T < D -> U + (B - U) * T / D;
+target_at(T, _U, [{D, B} | Rest]) -> target_at(T - D, B, Rest).
+
+seconds(Native) -> erlang:convert_time_unit(Native, native, microsecond) / 1.0e6.
+
 more(infinity) -> true;
 more(N) -> N > 0.
 
@@ -105,6 +138,15 @@ wait(T, Mine, St, #{handle := Handle} = F) ->
     receive
         {'EXIT', Pid, _} = Msg -> wait(T, maps:remove(Pid, Mine), Handle(Msg, St), F);
         Msg -> wait(T, Mine, Handle(Msg, St), F)
+    after ms_to(T) -> {Mine, St}
+    end.
+
+%% As `wait/4', but back at the first end of one of `Mine' (to start its successor at once).
+wait_end(T, Mine, St, #{handle := Handle} = F) ->
+    receive
+        {'EXIT', Pid, _} = Msg when is_map_key(Pid, Mine) ->
+            {maps:remove(Pid, Mine), Handle(Msg, St)};
+        Msg -> wait_end(T, Mine, Handle(Msg, St), F)
     after ms_to(T) -> {Mine, St}
     end.
 

@@ -8,16 +8,19 @@
 %% are in flight is dropped and counted (`dropped_iterations'), never delayed. Closed model:
 %% `constant_users' (`users' each running sessions back to back for `duration_s'),
 %% `per_user_iterations' (`users' each running `iterations' sessions) and `shared_iterations'
-%% (`users' running `iterations' sessions in all), both within `duration_s' (k6's maxDuration).
+%% (`users' running `iterations' sessions in all), both within `duration_s' (k6's maxDuration);
+%% `ramping_users' (from `start_users' through `stages' of `{Seconds, TargetUsers}', linear; a
+%% user above the target ends after its session, as k6's gracefulRampDown).
 -module(beamscale_load_scenario_exec).
 
 -export([phase/2, count_keys/1, kinds/0]).
 -export_type([executor/0]).
 
 -type executor() :: #{kind := kind(), users => pos_integer(), iterations => pos_integer(),
+                      start_users => float(),
                       max_in_flight => pos_integer(), start_rate => float(),
                       stages => [{float(), float()}]}.
--type kind() :: constant_arrival_rate | ramping_arrival_rate | constant_users
+-type kind() :: constant_arrival_rate | ramping_arrival_rate | constant_users | ramping_users
               | per_user_iterations | shared_iterations.
 
 %% Bounds as the phases': a rate of at most 10^6 a second, at most 10^6 users or sessions in
@@ -29,6 +32,7 @@
 -define(KEYS, #{constant_arrival_rate => [rate, duration_s, pre_allocated, max_users],
                 ramping_arrival_rate => [start_rate, stages, pre_allocated, max_users],
                 constant_users => [users, duration_s],
+                ramping_users => [start_users, stages],
                 per_user_iterations => [users, iterations, duration_s],
                 shared_iterations => [users, iterations, duration_s]}).
 
@@ -52,6 +56,7 @@ phase(Name, #{executor := Kind} = P) ->
     Exec = executor(Kind, P),
     D = case Kind of
             ramping_arrival_rate -> lists:sum([S || {S, _} <- maps:get(stages, Exec)]);
+            ramping_users -> lists:sum([S || {S, _} <- maps:get(stages, Exec)]);
             _ -> seconds(duration_s, P)
         end,
     Mix = maps:from_list([{sessions, beamscale_load_scenario_mix:phase(M)}
@@ -66,6 +71,15 @@ executor(ramping_arrival_rate, P) ->
     in_flight(P, #{kind => ramping_arrival_rate, start_rate => rate(start_rate, P),
                    stages => stages(maps:get(stages, P, none))});
 executor(constant_users, P) -> #{kind => constant_users, users => count(users, P, ?MAX_USERS)};
+executor(ramping_users, P) ->
+    Start = case maps:get(start_users, P, 0) of
+                N when is_integer(N), N >= 0, N =< ?MAX_USERS -> N;
+                _ -> bad([start_users], "expected an integer from 0 to 10^6")
+            end,
+    Raw = maps:get(stages, P, none),
+    [bad([stages], "expected {Seconds, TargetUsers}, users an integer from 0 to 10^6")
+     || is_list(Raw), {_, U} <- Raw, not (is_integer(U) andalso U =< ?MAX_USERS)],
+    #{kind => ramping_users, start_users => float(Start), stages => stages(Raw)};
 executor(Kind, P) ->
     #{kind => Kind, users => count(users, P, ?MAX_USERS),
       iterations => count(iterations, P, ?MAX_ITERATIONS)}.
@@ -93,10 +107,13 @@ stages(_) -> bad([stages], io_lib:format("expected a list of 1 to ~b {Seconds, T
 
 %% The mean arrival rate over the phase (the offered rate of its rows).
 mean_rate(#{start_rate := R0, stages := Stages}, D) ->
+    integral(R0, Stages) / D;
+mean_rate(_Closed, _D) -> 0.0.
+
+integral(R0, Stages) ->
     {Sum, _} = lists:foldl(fun({S, R}, {Acc, From}) -> {Acc + (From + R) / 2 * S, R} end,
                            {0.0, R0}, Stages),
-    Sum / D;
-mean_rate(_Closed, _D) -> 0.0.
+    Sum.
 
 rate(K, P) ->
     case maps:get(K, P, none) of
