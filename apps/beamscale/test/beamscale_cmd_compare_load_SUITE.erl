@@ -7,12 +7,12 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([gates/1, refused/1]).
--export([gates/0, refused/0]).
+-export([gates/1, refused/1, thresholds/1]).
+-export([gates/0, refused/0, thresholds/0]).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [gates, refused].
+all() -> [gates, refused, thresholds].
 
 %% Two loads of 5 s: 100 ms per request, then 400 ms (64 workers: little queueing at this
 %% rate). Four times slower stands out of a busy host's noise in the tail; the bench script
@@ -73,3 +73,19 @@ refused(Config) ->
     ?assertMatch({match, _}, re:run(Slower, "--fail-if-slower does not apply to load runs")),
     {2, P99} = beamscale_test_cli:run(["compare", Suite, Suite, "--fail-if-p99-above", "5"]),
     ?assertMatch({match, _}, re:run(P99, "--fail-if-p99-above does not apply to suite runs")).
+
+thresholds() -> [{doc, "--threshold judges B's summary.json as load judges a run: the 400 ms "
+                  "server fails p99<200ms (exit 1, the table), passes p95<1s and errors<1%; "
+                  "a percentile summary.json lacks: exit 2."}].
+thresholds(Config) ->
+    [Fast, Slow] = [dir(Config, N) || N <- ["fast", "slow"]],
+    Out = filename:join(?config(priv_dir, Config), "t.html"),
+    {1, Failed} = beamscale_test_cli:run(["compare", Fast, Slow, "--threshold", "p99<200ms",
+                                          "--threshold", "errors<1%", "--out", Out]),
+    ?assertMatch({match, _}, re:run(Failed, "FAIL  p99<200ms  [4-9][0-9][0-9]\\.[0-9]+ ms")),
+    ?assertMatch({match, _}, re:run(Failed, "pass  errors<1%  0\\.00 %")),
+    ?assertMatch({match, _}, re:run(Failed, "--threshold p99<200ms: B's [4-9][0-9][0-9]")),
+    {0, _} = beamscale_test_cli:run(["compare", Fast, Slow, "--threshold", "p95<1s",
+                                     "--threshold", "mean{name=rpc call}<1s", "--out", Out]),
+    {2, Bad} = beamscale_test_cli:run(["compare", Fast, Slow, "--threshold", "p97<1s"]),
+    ?assertMatch({match, _}, re:run(Bad, "option --threshold \"p97<1s\": summary.json holds")).

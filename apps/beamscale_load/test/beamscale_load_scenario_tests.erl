@@ -57,7 +57,7 @@ errors_test_() ->
                          "{sessions, [{s, #{steps => [{http, #{target => sut}}]}}]}.\n")),
      ?_assertEqual({error, "s.scenario:4: key sesions: unknown key (known: targets, phases, "
                            "sessions, drain_s, time_limit_s, sample, load_nodes, slo, files, "
-                           "source_ips, monitors)"},
+                           "source_ips, monitors, thresholds)"},
                    check(?TARGETS ++ ?PHASES ++ "{sesions, []}.\n")),
      ?_assertMatch({error, "s.scenario:5: key slo: bad term \"p98<5ms\"" ++ _},
                    check(?TARGETS ++ ?PHASES ++ "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n"

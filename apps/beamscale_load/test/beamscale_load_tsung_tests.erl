@@ -278,8 +278,18 @@ started_target_test() ->
     ?assertMatch(#{sut := #{start := #{init := {m, f, []}}}}, maps:get(targets, S)),
     ?assertMatch([#{steps := [{request, beamscale_load_rpc, sut, _, _}]}], maps:get(sessions, S)),
     ?assertEqual([sut], maps:get(sample, S)),
-    ?assertMatch("t.xml:4: expected <?beamscale target {Name, Target}?>",
+    ?assertMatch("t.xml:4: expected <?beamscale target {Name, Target}?> or" ++ _,
                  err(#{top => "<?beamscale start sut?>"})).
+
+%% `<?beamscale threshold EXPR?>': `load''s thresholds, a bad one named by its own line.
+thresholds_test() ->
+    Top = "<?beamscale threshold p95<300ms?>\n<?beamscale threshold errors < 1%:abort=5s ?>",
+    {S, _} = load(xml(#{top => Top})),
+    ?assertMatch([#{text := <<"p95<300ms">>, bound := 300.0},
+                  #{text := <<"errors < 1%:abort=5s">>, abort := {true, 5.0}}],
+                 maps:get(thresholds, S)),
+    ?assertMatch("t.xml:5: <?beamscale threshold?>: errors is a share" ++ _,
+                 err(#{top => "<?beamscale threshold p95<1s?>\n<?beamscale threshold errors<1?>"})).
 
 %% Every element or attribute that would change the load and is not supported is one error
 %% naming it and its line.

@@ -142,3 +142,18 @@ fine_graphs_test() ->
                    [#{points := [{0.1, 2.5}, {0.2, 3.0}]}]}],
                  beamscale_report_load_extra:fine_graphs(#{<<"per_interval">> => Fine})),
     ?assertEqual([], beamscale_report_load_extra:fine_graphs(#{})).
+
+%% The thresholds' table: a row each, a failed one shaded and its text escaped; a summary of
+%% any shape (an older run's, none, hostile) gives no table rather than a crash.
+thresholds_test() ->
+    Html = iolist_to_binary(beamscale_report_load_extra:thresholds(
+             #{<<"thresholds">> => [#{<<"threshold">> => <<"p95<20ms">>, <<"ok">> => false,
+                                      <<"measured">> => <<"52.100 ms">>, <<"abort">> => true},
+                                    #{<<"threshold">> => <<"errors<1%">>, <<"ok">> => true,
+                                      <<"measured">> => <<"0.00 %">>, <<"abort">> => false}]})),
+    ?assertMatch({match, _}, re:run(Html, "<tr class=\"fail\"><td class=\"t\">FAIL</td>"
+                                          "<td class=\"t\">p95&lt;20ms</td><td class=\"t\">"
+                                          "52.100 ms</td><td class=\"t\">yes</td></tr>")),
+    ?assertMatch({match, _}, re:run(Html, "<tr class=\"pass\"><td class=\"t\">pass</td>")),
+    [?assertEqual(<<>>, iolist_to_binary(beamscale_report_load_extra:thresholds(S)))
+     || S <- [#{}, #{<<"thresholds">> => 3}, #{<<"thresholds">> => [1, <<"x">>]}, null]].

@@ -1,10 +1,11 @@
 %% @doc The service-level objective of `beamscale saturate' (docs/saturate.md): what "held"
 %% means for one load level. Pure: text in, terms out; a level's figures in, the broken terms out.
 %%
-%% `"p99<50ms,errors<1%"': a latency percentile (p50, p90, p99, p999; from each request's
-%% intended start, so coordinated omission is corrected) below a bound (us, ms or s), errors
-%% below a share of the requests, and the sessions completed per second above a share of the
-%% sessions started (`achieved>90%'). The `achieved' term is added when not given: an open-model
+%% `"p99<50ms,errors<1%"' (each term read as a threshold, `beamscale_stats_threshold'): a
+%% latency percentile (p50, p90, p99, p999; from each request's intended start, so coordinated
+%% omission is corrected) below a bound (us, ms or s), errors below a share of the requests,
+%% and the sessions completed per second above a share of the sessions started
+%% (`achieved>90%'). The `achieved' term is added when not given: an open-model
 %% level whose target completes far fewer sessions than it was offered is not held, whatever the
 %% latency of those that did complete.
 -module(beamscale_stats_slo).
@@ -57,34 +58,32 @@ add_term(Part, {ok, Acc}) ->
                     "999, errors<N%, achieved>N%)"}
     end.
 
+%% Each term is read by the thresholds' parser (`beamscale_stats_threshold'), then kept to the
+%% forms an objective has: a percentile of the four a level measures, errors below, achieved
+%% above, of the whole level.
 slo_term(Part) ->
-    case re:run(Part, "^(p50|p90|p99|p999|errors|achieved)\\s*([<>])\\s*([0-9]+(?:\\.[0-9]+)?)"
-                "\\s*(us|ms|s|%)$", [{capture, all_but_first, list}]) of
-        {match, [[$p | N], "<", V, Unit]} when Unit =/= "%" ->
-            {ok, {pct, list_to_integer(N), number(V) * ms(Unit)}};
-        {match, ["errors", "<", V, "%"]} -> {ok, {errors, number(V) / 100}};
-        {match, ["achieved", ">", V, "%"]} -> share(number(V) / 100);
+    case beamscale_stats_threshold:parse(Part) of
+        {ok, #{scope := all, abort := false, op := Op, bound := B, metric := M}} ->
+            case {M, Op} of
+                {{pct, P}, '<'} -> percentile(P, B);
+                {errors, '<'} -> {ok, {errors, B}};
+                {achieved, '>'} -> {ok, {achieved, B}};
+                _ -> error
+            end;
         _ -> error
     end.
 
-share(S) when S =< 1.0 -> {ok, {achieved, S}};
-share(_) -> error.
+percentile(P, Ms) ->
+    case [N || {N, F} <- [{50, 50.0}, {90, 90.0}, {99, 99.0}, {999, 99.9}], F == P] of
+        [N] -> {ok, {pct, N, Ms}};
+        [] -> error
+    end.
 
 with_achieved(Terms) ->
     case lists:keymember(achieved, 1, Terms) of
         true -> {ok, Terms};
         false -> {ok, Terms ++ [{achieved, ?DEFAULT_ACHIEVED}]}
     end.
-
-number(V) ->
-    case string:to_float(V) of
-        {F, []} -> F;
-        _ -> float(list_to_integer(V))
-    end.
-
-ms("us") -> 0.001;
-ms("ms") -> 1.0;
-ms("s") -> 1000.0.
 
 %% @doc The objective as text, every term written (the `achieved' one included).
 -spec text(slo()) -> binary().

@@ -1,5 +1,6 @@
 %% @doc The `beamscale' command line: dispatches to one module per command and turns outcomes
-%% into exit codes: 0 ok, 1 a benchmark or check failed, 2 bad usage or bad input.
+%% into exit codes: 0 ok, 1 a benchmark or check failed, 2 bad usage or bad input, 99 a load
+%% aborted by a threshold.
 -module(beamscale_cli).
 
 -export([main/1, dispatch/1]).
@@ -81,6 +82,8 @@ outcome(_Mod, closed_output) -> ?EXIT_CLOSED_OUTPUT;
 %% Stopped by a signal, with its work written (`load'): said, with the signal's status.
 outcome(Mod, {interrupted, Status}) -> error_line(Mod, "interrupted"), Status;
 outcome(Mod, {failed, Text}) -> error_line(Mod, Text), 1;
+%% A threshold's `:abort' stopped the load (k6's code, which CI scripts test for).
+outcome(Mod, {aborted, Text}) -> error_line(Mod, Text), 99;
 outcome(Mod, {crash, Reason}) ->
     error_line(Mod, io_lib:format("internal error: ~0tp", [Reason], [{chars_limit, 500}])),
     1;

@@ -10,7 +10,9 @@
                   options := beamscale_args:spec(), details => string()}.
 %% `failed': a benchmark or check failed (exit 1); `error': bad usage or bad input (exit 2),
 %% unless the reason is `{failed, _}'.
--type outcome() :: ok | {failed, iodata()} | {error, term()} | {interrupted, 130 | 143}.
+%% `aborted': a load stopped by a threshold's `:abort' (exit 99, as k6).
+-type outcome() :: ok | {failed, iodata()} | {error, term()} | {interrupted, 130 | 143}
+                 | {aborted, iodata()}.
 
 -callback info() -> info().
 -callback do(beamscale_args:parsed()) -> outcome().

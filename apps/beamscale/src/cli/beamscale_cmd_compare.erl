@@ -18,7 +18,8 @@ info() ->
     #{name => "compare", summary => "compare two runs: ratio of medians and significance",
       usage => "beamscale compare RUN_A RUN_B [--fail-if-slower PCT] [--out FILE]\n"
                "       beamscale compare LOAD_A LOAD_B [--fail-if-p99-above PCT]\n"
-               "                         [--fail-if-throughput-below PCT] [--out FILE]",
+               "                         [--fail-if-throughput-below PCT] [--threshold EXPR]...\n"
+               "                         [--out FILE]",
       details => "B / A above 1 means B is slower. Significant: p < 0.05 and the 95 % interval\n"
                  "of the ratio leaves out 1, both from a bootstrap that resamples launches,\n"
                  "then iterations (Mann-Whitney p when both runs have one launch).\n"
@@ -31,6 +32,9 @@ info() ->
                    "load runs: exit 1 when B's p99 is significantly above A's by PCT %"},
                   {fail_if_throughput_below, "--fail-if-throughput-below", number,
                    "load runs: exit 1 when B's throughput is significantly below A's by PCT %"},
+                  {threshold, "--threshold", {list, text},
+                   "load runs: exit 1 when B's figures fail EXPR, as load --threshold "
+                   "(p95<300ms, errors<1%; docs/thresholds.md; repeatable)"},
                   {out, "--out", string, "where to write compare.html (default RUN_B)"}]}.
 
 %% @doc Compare the two runs, print the results, write the page.
@@ -40,7 +44,8 @@ do(#{opts := Opts, args := [A, B]} = Parsed) ->
         [true, true] -> only(Opts, [fail_if_slower], "load", fun() ->
                                                                 beamscale_compare_load:do(Parsed)
                                                         end);
-        [false, false] -> only(Opts, [fail_if_p99_above, fail_if_throughput_below], "suite",
+        [false, false] -> only(Opts, [fail_if_p99_above, fail_if_throughput_below, threshold],
+                               "suite",
                                fun() -> suite(A, B, Opts) end);
         [LoadA, _] -> {error, {mixed, A, LoadA, B}}
     end;
@@ -86,6 +91,8 @@ compared(A, B, Results, Opts) ->
 -spec format_error(term()) -> iodata().
 format_error({not_a_run_directory, D}) ->
     [D, ": not a run directory (no measurements.csv, nor a load's load.csv)"];
+format_error({bad_threshold, Text, Msg}) ->
+    io_lib:format("option --threshold ~0tp: ~ts", [Text, Msg]);
 format_error({not_for, O, Kind}) ->
     ["--", string:replace(atom_to_list(O), "_", "-", all), " does not apply to ", Kind,
      " runs"];

@@ -27,6 +27,10 @@ info() ->
                                   "port; the address is printed first)"},
           {metrics, "--metrics", integer, "Prometheus' text on http://127.0.0.1:PORT/metrics "
                                           "while the load runs (0: a free port, printed)"},
+          {thresholds, "--threshold", {list, text},
+           "pass or fail: EXPR such as p95<300ms, p99{name=checkout}<1s, errors<1%, rate>90/s, "
+           "checks>99%; :abort[=DELAY] stops the run when it fails (repeatable; "
+           "docs/thresholds.md). Exit 1 when one fails, 99 when one aborted the run"},
           {max_error_rate, "--max-error-rate", integer,
            "exit 1 when more than PCT % of the requests failed"},
           {resolution, "--resolution", string,
@@ -47,6 +51,11 @@ do(#{opts := #{msacc := Pct}}) when Pct < 0; Pct > 100 ->
 do(#{opts := #{max_error_rate := Pct}}) when Pct < 0; Pct > 100 ->
     {error, {bad_max_error_rate, Pct}};
 do(#{opts := #{dump := N}}) when N < 0 -> {error, {bad_dump, N}};
+do(#{opts := #{thresholds := [T | _] = Texts} = Opts} = Parsed) when is_list(T) ->
+    case beamscale_stats_threshold:parse_list(Texts) of
+        {ok, Ths} -> do(Parsed#{opts := Opts#{thresholds := Ths}});
+        {error, {I, Msg}} -> {error, {bad_threshold, lists:nth(I, Texts), Msg}}
+    end;
 do(#{opts := #{resolution := R} = Opts} = Parsed) when is_list(R) ->
     case resolution(R) of
         {ok, Ms} -> do(Parsed#{opts := Opts#{resolution := Ms}});
@@ -87,15 +96,20 @@ maybe_run(ok, {ok, Exec0}, File, Opts) ->
         {_, {error, Expected}} -> {error, {bad_profile, Expected}};
         {{ok, Scenario0}, {ok, Profile}} ->
             Scenario = maps:merge(Scenario0, maps:with([dump], Opts)),
+            Ths = beamscale_loadtest_thresholds:of_run(Scenario, Opts),
             Exec1 = maps:merge(Exec0, maps:merge(resolution_ms(Opts),
-                                                 maps:merge(maps:with([seed, quiet, msacc], Opts),
-                                                            Profile))),
+                                                 maps:merge(maps:with([seed, quiet, msacc],
+                                                                      Opts),
+                                                            Profile#{thresholds => Ths}))),
             %% Without --web the server still answers `beamscale ctl' (not the page).
             Run = fun(Web, M) -> run(Scenario, with(metrics, M, Exec1), Web) end,
             ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
             case beamscale_web:with(maps:get(web, Opts, none),
                                     metrics(maps:get(metrics, Opts, none), Run)) of
-                {ok, _Dir, Outcome} -> outcome(Outcome, maps:get(max_error_rate, Opts, none));
+                {ok, _Dir, Outcome} ->
+                    io:put_chars(beamscale_loadtest_thresholds:table(
+                                   maps:get(thresholds, Outcome))),
+                    verdict(Outcome, outcome(Outcome, maps:get(max_error_rate, Opts, none)));
                 {error, _} = Error -> Error
             end;
         {{error, _} = Error, _} -> Error
@@ -170,6 +184,17 @@ outcome(#{requests := Req, errors := Err}, Max) ->
         false -> ok
     end.
 
+%% The thresholds' verdict after the other reasons to fail: an abort (99) before a signal's
+%% status; a threshold failed at the end (1) when nothing else failed.
+verdict(#{stopped := aborted, aborted_by := By}, _Other) ->
+    {aborted, ["aborted by the threshold ", lists:join(", ", By)]};
+verdict(#{thresholds := Verdicts}, ok) ->
+    case beamscale_loadtest_thresholds:failed(Verdicts) of
+        [] -> ok;
+        Failed -> {failed, ["thresholds failed: ", lists:join(", ", Failed)]}
+    end;
+verdict(_Outcome, Other) -> Other.
+
 %% @doc One line for this command's own errors (`beamscale_error' sends others' elsewhere).
 -spec format_error(term()) -> iodata().
 format_error({bad_profile, Expected}) -> ["option --profile-*: ", Expected];
@@ -177,6 +202,8 @@ format_error({bad_msacc, Pct}) ->
     io_lib:format("option --msacc: ~b is not a share from 0 to 100 (%)", [Pct]);
 format_error({bad_max_error_rate, Pct}) ->
     io_lib:format("option --max-error-rate: ~b is not a share from 0 to 100 (%)", [Pct]);
+format_error({bad_threshold, Text, Msg}) ->
+    io_lib:format("option --threshold ~0tp: ~ts", [Text, Msg]);
 format_error({bad_dump, N}) ->
     io_lib:format("option --dump: ~b is not a number of exchanges (0 or more)", [N]);
 format_error({bad_resolution, R}) ->

@@ -20,12 +20,15 @@
 %% of each in load_fine.csv when under a second (default 1000: none).
 %% A finished load's figures the command's exit status depends on.
 -type outcome() :: #{stopped := atom(), requests := non_neg_integer(),
-                     errors := non_neg_integer(), load_nodes_down := non_neg_integer()}.
+                     errors := non_neg_integer(), load_nodes_down := non_neg_integer(),
+                     thresholds := [beamscale_stats_threshold:verdict()],
+                     aborted_by := [binary()]}.
 -type opts() :: #{dir := file:filename(), seed => integer(), quiet => boolean(),
                   label => binary(), cookie => atom(), sample_interval => pos_integer(),
                   msacc => 0..100, web => beamscale_web:web(), ctl => beamscale_web:web(),
                   metrics => beamscale_web:web(), profile => beamscale_profile:opts(),
-                  resolution_ms => pos_integer()}.
+                  resolution_ms => pos_integer(),
+                  thresholds => [beamscale_stats_threshold:threshold()]}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -115,7 +118,9 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                            on_interval => beamscale_seconds:on_second(Fine),
                            on_load_node_down => OnDown,
                            on_event => beamscale_loadtest_ctl:on_event(Dir, page(Opts))},
-                         maps:with([seed, resolution_ms], Opts)),
+                         maps:merge(maps:with([seed, resolution_ms], Opts),
+                                    beamscale_loadtest_thresholds:run_opts(
+                                      maps:get(thresholds, Opts, [])))),
     RunOpts1 = case LoadNodes of
                    [] -> RunOpts;
                    _ -> Where = maps:get(load_nodes, Scenario),
@@ -244,7 +249,11 @@ local(Node) ->
 
 write(Dir, Scenario, Result, Info, Opts) ->
     Base = beamscale_load_results:summary(Result),
-    Summary = Base#{memory => maps:get(memory, Info), events => maps:get(events, Result, [])},
+    Verdicts = beamscale_loadtest_thresholds:verdicts(
+                 maps:get(thresholds, Opts, []), Result),
+    Summary = Base#{memory => maps:get(memory, Info), events => maps:get(events, Result, []),
+                    thresholds => beamscale_loadtest_thresholds:json(Verdicts),
+                    aborted_by => maps:get(aborted_by, Result, [])},
     ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
                                     beamscale_format_json:encode(Summary)),
     Requests = [beamscale_load_results:requests_header()
@@ -255,12 +264,12 @@ write(Dir, Scenario, Result, Info, Opts) ->
                                     beamscale_format_json:encode(run_info(Scenario, Info, Opts))),
     {ok, Index} = beamscale_writer:write(Dir),
     maps:get(quiet, Opts, false) orelse closing(Dir, Index, Summary, Info),
-    {ok, Dir, outcome(Summary, Info)}.
+    {ok, Dir, (outcome(Summary, Info))#{thresholds => Verdicts}}.
 
 %% What the command decides its exit status on, handed back rather than read again from the
 %% files just written.
 outcome(Summary, Info) ->
-    (maps:with([stopped, requests, errors], Summary))#{
+    (maps:with([stopped, requests, errors, aborted_by], Summary))#{
         load_nodes_down => length(maps:get(load_nodes_down, Info))}.
 
 %% The closing lines: where the run is, its counts, its errors by reason, and what cut it short.
@@ -290,6 +299,10 @@ closing(Dir, Index, Summary,
         io:format("interrupted after ~.1f s: arrivals stopped, sessions in flight given the "
                   "drain; ~b sessions started, ~b done~n",
                   [maps:get(duration_s, Summary), Started, Done]),
+    _ = maps:get(stopped, Summary) =:= aborted andalso
+        io:format("aborted after ~.1f s by the threshold ~ts: the users in flight ended~n",
+                  [maps:get(duration_s, Summary),
+                   lists:join(", ", maps:get(aborted_by, Summary))]),
     [io:format("target ~p: node ~p went down at ~.1f s~n", [T, N, At])
      || #{target := T, node := N, at_s := At} <- Downs],
     [io:put_chars(load_node_down_line(D)) || D <- maps:get(load_nodes_down, Info)],

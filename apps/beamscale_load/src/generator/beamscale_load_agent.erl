@@ -47,9 +47,23 @@ stop(Agents) ->
 share(#{phases := Phases} = Scenario, I, Weights) ->
     W = lists:nth(I, Weights),
     Sum = lists:sum(Weights),
-    Scenario#{phases := [at(P#{rate := R * W / Sum, max_users := split(Max, I, Weights)},
-                            I, length(Weights))
+    Scenario#{phases := [exec(at(P#{rate := R * W / Sum, max_users := split(Max, I, Weights)},
+                                 I, length(Weights)), I, Weights)
                          || #{rate := R, max_users := Max} = P <- Phases]}.
+
+%% An executor's users, iterations and in-flight bound are split as `max_users', its rates as
+%% `rate'.
+exec(#{executor := E} = P, I, Weights) ->
+    Part = lists:nth(I, Weights) / lists:sum(Weights),
+    Counts = maps:map(fun(_, N) -> split(N, I, Weights) end,
+                      maps:with([users, iterations, max_in_flight], E)),
+    Rates = case E of
+                #{start_rate := R0, stages := S} ->
+                    #{start_rate => R0 * Part, stages => [{D, R * Part} || {D, R} <- S]};
+                _ -> #{}
+            end,
+    P#{executor := maps:merge(E, maps:merge(Counts, Rates))};
+exec(P, _I, _Weights) -> P.
 
 %% Users at fixed times are dealt to the shares in turn (share `I' of `N' starts every Nth).
 at(#{users_at := At} = P, I, N) ->

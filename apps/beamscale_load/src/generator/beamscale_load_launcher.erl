@@ -62,6 +62,13 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     end.
 
 %% A phase picks from its own mix of sessions when it has one (`beamscale_load_scenario_mix').
+%% A k6 executor's phase is run by `beamscale_load_executor' (a rate set by `ctl' is ignored).
+phase(#{executor := _} = P, From, #{all := All} = St) ->
+    St1 = beamscale_load_executor:run(
+            P, From, St#{sessions := beamscale_load_scenario_mix:sessions(P, All)},
+            #{spawn => fun spawn_one/2, handle => fun handle/2,
+              count => fun(S, Name) -> beamscale_load_metrics:count(metrics(S), Name) end}),
+    St1#{sessions := All};
 %% A rate set by `beamscale ctl' holds to the end of the phase it was set in.
 phase(#{duration_s := D, rate := Rate, max_users := Max} = P, From, #{all := All} = St) ->
     Sessions = beamscale_load_scenario_mix:sessions(P, All),
@@ -98,7 +105,10 @@ arrived({replan, St}, _Due, End, Rate, Max, N) ->
 arrived(St, none, _End, _Rate, _Max, _N) -> St;
 arrived(St, Due, End, Rate, Max, N) -> arrive(Due, End, Rate, Max, N + 1, spawn_user(Due, St)).
 
-spawn_user(Due, #{sessions := Sessions, rand := R0} = St) ->
+spawn_user(Due, St) -> element(2, spawn_one(Due, St)).
+
+%% One user of a session picked by weight: its pid and the state after.
+spawn_one(Due, #{sessions := Sessions, rand := R0} = St) ->
     {Session, R1} = beamscale_load_arrival:pick(Sessions, R0),
     spawn_session(Session, Due, St#{rand := R1}).
 
@@ -110,7 +120,7 @@ spawn_session(#{slot := Slot}, Due, #{key := Key, rand := R1, users := Users} = 
                              UserRand = rand:seed_s(exsss, Seed),
                              beamscale_load_user:run(element(Slot, Shared), Ctx, Due, UserRand)
                      end),
-    St#{users := Users#{Pid => true}, rand := R2}.
+    {Pid, St#{users := Users#{Pid => true}, rand := R2}}.
 
 %% Wait until `T', handling users that end and a stop meanwhile.
 wait(T, St) ->
@@ -142,7 +152,7 @@ handle(stop_arrivals, St) -> throw({stop_arrivals, St});
 handle({fixed_user, _, _}, #{fixed_off := true, pending := P} = St) -> St#{pending := P - 1};
 handle({fixed_user, Name, Due}, #{all := All, pending := P} = St) ->
     [Session] = [S || #{name := N} = S <- All, N =:= Name],
-    spawn_session(Session, Due, St#{pending := P - 1});
+    element(2, spawn_session(Session, Due, St#{pending := P - 1}));
 %% `beamscale ctl DIR users +N | -N': users started now, or users in flight ended (killed: their
 %% sessions count as stopped, not done, when their exit comes). Still linked: the exit says
 %% whether the kill ended the user or it had ended on its own.

@@ -4,6 +4,7 @@
 -module(beamscale_load_results).
 
 -export([live_line/1, csv_header/0, csv_row/1, errors_header/0, errors_rows/1, summary/1,
+         threshold_source/2,
          top_reasons/2, statuses_header/0, statuses_rows/1, statuses_line/1,
          requests_header/0, requests_rows/1]).
 -export_type([csv_row/0, percentiles/0, second/0, summary/0]).
@@ -34,7 +35,7 @@
 %% `summary.json': the run's totals (counts as in `second()'), its seconds and its load nodes.
 -type summary() :: #{per_second := [second()], load_nodes := [#{node := binary(),
                                                                 atom() => non_neg_integer()}],
-                     duration_s := float(), stopped := done | time_limit | interrupted,
+                     duration_s := float(), stopped := done | time_limit | interrupted | aborted,
                      requests_per_s := float(), latency_corrected := percentiles(),
                      latency_uncorrected := percentiles(), session_duration := percentiles(),
                      connect_time := percentiles(), transactions := #{binary() => percentiles()},
@@ -184,3 +185,18 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
                                       uncorrected => distribution(maps:get(sent, T))},
             counts => maps:get(counts, T, #{}), statuses => statuses(maps:get(statuses, T, #{})),
             requests_by_name => by_name(maps:get(by_name, T, #{}))}.
+
+%% @doc A run's figures so far (its merged intervals, `Seconds' long) as thresholds read them
+%% (`beamscale_stats_threshold'): a check's outcome counts as matched under `match.NAME'.
+-spec threshold_source(beamscale_load_metrics:interval(), number()) ->
+    beamscale_stats_threshold:source().
+threshold_source(T, Seconds) ->
+    Counts = maps:get(counts, T, #{}),
+    Checks = lists:foldl(fun({<<"match.", _/binary>>, N}, {H, A}) -> {H + N, A + N};
+                            ({<<"nomatch.", _/binary>>, N}, {H, A}) -> {H, A + N};
+                            (_, Acc) -> Acc
+                         end, {0, 0}, maps:to_list(Counts)),
+    (maps:with([latency, requests, errors, sessions_started, sessions_done], T))#{
+        duration_s => Seconds, checks => Checks, by_name => maps:get(by_name, T, #{}),
+        tx => maps:from_list([{if is_atom(N) -> atom_to_binary(N); true -> N end, H}
+                              || {{tx, N}, H} <- maps:to_list(T)])}.

@@ -11,7 +11,9 @@
 
 -type row() :: beamscale_load_metrics:row().
 -type result() :: #{rows := [row()], total := beamscale_load_metrics:interval(),
-                    duration_s := float(), stopped := done | time_limit | interrupted,
+                    duration_s := float(),
+                    stopped := done | time_limit | interrupted | aborted,
+                    aborted_by => [binary()],
                     load_nodes := [#{node := node(), atom() => non_neg_integer()}],
                     load_nodes_down => [down()], events => [event()]}.
 %% What `beamscale ctl' asks of the running load, and what it records: when (seconds into the
@@ -27,7 +29,11 @@
 %% scenario's `source_ips').
 %% resolution_ms: the agents' report interval (default 1000), each interval's merged figures
 %% handed to `on_interval' when under a second (`beamscale_load_intervals').
+%% check: asked after each second with the run's figures so far; `{abort, Why}' ends the run at
+%% once (a threshold's `:abort', `beamscale_stats_threshold:check/3').
 -type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
+                  check => fun((pos_integer(), beamscale_load_metrics:interval()) ->
+                                      continue | {abort, [binary()]}),
                   resolution_ms => pos_integer(),
                   on_interval => fun((beamscale_load_metrics:fine_row()) -> term()),
                   load_nodes => [node()], weights => [number()],
@@ -220,6 +226,14 @@ agent_down(A, Reason, #{live := Live, start := Start, downs := Downs, opts := Op
 second(N, #{live := Live, scenario := #{time_limit_s := Limit, drain_s := Drain}} = St) ->
     St1 = row(N, St),
     Interrupted = maps:get(interrupted_at, St, infinity),
+    Check = maps:get(check, maps:get(opts, St), fun(_, _) -> continue end),
+    case Check(N, maps:get(total, St1)) of
+        continue -> next(N, St1, Live, Interrupted, Limit, Drain);
+        %% No drain: what made it stop is the point, the users in flight are ended.
+        {abort, Why} -> finish(aborted, St1#{aborted_by => Why})
+    end.
+
+next(N, St1, Live, Interrupted, Limit, Drain) ->
     if map_size(Live) =:= 0, Interrupted =:= infinity -> finish(done, St1);
        map_size(Live) =:= 0; N >= Interrupted + Drain -> finish(interrupted, St1);
        N >= Limit -> finish(time_limit, St1);
@@ -271,7 +285,8 @@ finish(How, #{start := Start, rows := Rows, total := Total, per_node := PerNode}
     #{rows => lists:reverse(Rows), total => Total, duration_s => Secs, stopped => How,
       load_nodes => [C#{node => Node} || {Node, C} <- maps:to_list(PerNode)],
       load_nodes_down => lists:reverse(maps:get(downs, St)),
-      events => lists:reverse(maps:get(events, St))}.
+      events => lists:reverse(maps:get(events, St)),
+      aborted_by => maps:get(aborted_by, St, [])}.
 
 finish_agents(#{live := Live}) ->
     beamscale_load_agent:stop([{Pid, Ref} || {Pid, {_, Ref}} <- maps:to_list(Live)]).

@@ -18,7 +18,8 @@
 -type phase() :: #{name := atom(), duration_s := number(), rate := float(),
                    max_users := pos_integer() | infinity,
                    users_at => [{number(), atom() | binary()}],
-                   sessions => [{atom() | binary(), number()}]}.
+                   sessions => [{atom() | binary(), number()}],
+                   executor => beamscale_load_scenario_exec:executor()}.
 -type step() :: {request, module(), atom(), map(), timeout()}
               | {think, beamscale_load_arrival:dist()}
               | {loop, pos_integer(), [step()]}
@@ -45,6 +46,7 @@
                       files := #{binary() => [binary()]}, counts := [binary()],
                       source_ips := [beamscale_load_source:source()],
                       slo => beamscale_stats_slo:slo(), dump => non_neg_integer(),
+                      thresholds => [beamscale_stats_threshold:threshold()],
                       monitors => [beamscale_load_scenario_monitor:monitor()]}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH); `nodes' load nodes
@@ -66,7 +68,7 @@
 -define(MIN_RATE, (1000 / ?MAX_MS)).
 -define(STEPS, beamscale_load_scenario_steps).
 -define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
-               files, source_ips, monitors]).
+               files, source_ips, monitors, thresholds]).
 
 %% @doc The request kinds built in: the step name and the module behind it
 %% (`beamscale_load_kinds').
@@ -122,13 +124,16 @@ check(File, Entries) ->
         Monitors = with_default(Get(monitors), [], fun beamscale_load_scenario_monitor:check/1),
         %% `saturate''s objective (docs/saturate.md); `load' does not use it.
         Slo = with_default(Get(slo), #{}, fun(S) -> #{slo => slo(S)} end),
-        {ok, Slo#{file => File, targets => Targets, phases => Phases, sessions => Sessions,
+        Ths = with_default(Get(thresholds), [], fun thresholds/1),
+        {ok, Slo#{thresholds => Ths,
+                  file => File, targets => Targets, phases => Phases, sessions => Sessions,
                   drain_s => Drain, time_limit_s => Limit,
                   transactions => lists:usort(transactions(Sessions)
                                               ++ element(2, measures(Sessions))),
                   sample => Sample, load_nodes => LoadNodes, files => Files,
                   source_ips => Sources, monitors => Monitors,
                   counts => beamscale_load_scenario_dyn:count_keys(Sessions)
+                      ++ beamscale_load_scenario_exec:count_keys(Phases)
                       ++ element(1, measures(Sessions))
                       ++ [beamscale_load_push:count_key()
                           || lists:member(true, [B || #{bidi := B} <- Sessions])]}}
@@ -212,6 +217,17 @@ slo(V) ->
         {error, Msg} -> bad([], Msg)
     end.
 
+%% `load''s pass or fail (docs/thresholds.md): a list of expressions, each named by its place.
+thresholds(V) when is_list(V) ->
+    case lists:all(fun io_lib:printable_unicode_list/1, V)
+             andalso beamscale_stats_threshold:parse_list(V) of
+        {ok, Ths} -> Ths;
+        false -> bad([], "expected a list of strings such as [\"p95<300ms\"]");
+        {error, {I, Msg}} -> bad([], io_lib:format("threshold ~b, ~0tp: ~ts",
+                                                   [I, lists:nth(I, V), Msg]))
+    end;
+thresholds(_) -> bad([], "expected a list of strings such as [\"p95<300ms\"]").
+
 targets(V) ->
     maps:from_list(named(V, "Target",
                          fun(N, T) -> {N, beamscale_load_scenario_where:target(T)} end)).
@@ -223,6 +239,8 @@ only(Map, Keys) ->
 
 phases(V) -> named(V, "Phase", fun phase/2).
 
+%% A k6 executor's phase (docs/executors.md).
+phase(Name, #{executor := _} = P) -> beamscale_load_scenario_exec:phase(Name, P);
 phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 1000 ->
     only(P, [duration_s, rate, interarrival_ms, max_users, sessions, users_at]),
     At = maps:from_list([{users_at, beamscale_load_scenario_mix:users_at(A, D)}

@@ -52,7 +52,7 @@ tsung(Root, Ctx0) ->
     %% `<information>' (name, description, username, organisation) only describes the test.
     Top = children(Root, [information, clients, servers, monitoring, load, options, sessions],
                    Ctx0),
-    Pis = pi_targets(Root, Ctx0),
+    {Pis, Thresholds} = lists:partition(fun(P) -> tuple_size(P) =:= 2 end, pis(Root, Ctx0)),
     Opts = lists:append([children(O, [option], Ctx0) || O <- only(options, Top)]),
     Ctx = Ctx0#{think => think_option(Opts, Ctx0), pis => Pis,
                 user_agents => ?OPTS:user_agents(Opts, Ctx0), options => ?OPTS:kinds(Opts, Ctx0),
@@ -81,6 +81,8 @@ tsung(Root, Ctx0) ->
                {sessions, SessionTerms, line(Sessions, Ctx)}]
               ++ [{time_limit_s, L, line(Load, Ctx)} || L <- [Limit], L =/= none]
               ++ [{files, Files, line(Root, Ctx)} || Files =/= []]
+              ++ [{thresholds, [T || {threshold, T, _} <- Thresholds], L}
+                  || [{threshold, _, L} | _] <- [Thresholds]]
               ++ [{source_ips, [V || {V, _} <- Ips], Line} || [{_, Line} | _] <- [Ips]]
               ++ [{load_nodes, [H || {H, _} <- Hosts], Line} || [{_, Line} | _] <- [Hosts]]
               ++ [{load_nodes, N, Line} || {N, Line} <- [Nodes]],
@@ -99,8 +101,9 @@ one(Name, Elements, Parent, Ctx) ->
     end.
 
 %% `<?beamscale target {Name, Target}?>': a target in the scenario file's form, typically a node
-%% beamscale starts (`#{start => ...}'), which Tsung itself ignores.
-pi_targets(#xmlElement{content = C} = Root, Ctx) ->
+%% beamscale starts (`#{start => ...}'), which Tsung itself ignores; `<?beamscale threshold
+%% EXPR?>': a threshold of `load' (docs/thresholds.md), checked here to name its own line.
+pis(#xmlElement{content = C} = Root, Ctx) ->
     [pi_target(P, Root, Ctx) || #xmlPI{name = beamscale} = P <- C].
 
 pi_target(#xmlPI{value = V} = P, Root, Ctx) ->
@@ -111,11 +114,18 @@ pi_target(#xmlPI{value = V} = P, Root, Ctx) ->
                 {ok, {Name, T}} when is_atom(Name), is_map(T) -> {Name, T};
                 _ -> bad_pi(Line)
             end;
+        "threshold" ++ Rest ->
+            case beamscale_stats_threshold:parse(string:trim(Rest)) of
+                {ok, _} -> {threshold, string:trim(Rest), Line};
+                {error, Msg} -> throw({tsung, Line, ["<?beamscale threshold?>: ", Msg]})
+            end;
         _ -> bad_pi(Line)
     end.
 
 -spec bad_pi(pos_integer()) -> no_return().
-bad_pi(Line) -> throw({tsung, Line, "expected <?beamscale target {Name, Target}?>"}).
+bad_pi(Line) ->
+    throw({tsung, Line, "expected <?beamscale target {Name, Target}?> or "
+                        "<?beamscale threshold EXPR?>"}).
 
 servers([], _Ctx) -> [];
 servers([E], Ctx) ->

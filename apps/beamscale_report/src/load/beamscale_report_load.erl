@@ -39,8 +39,9 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt} = Data
                                              null -> get(Run, <<"scenario">>);
                                              Label -> Label
                                          end)],
-    beamscale_report_html:page(Title, <<>>,
+    beamscale_report_html:page(Title, <<"tr.fail td{background:#fde0e0}">>,
                         [beamscale_report_html:el(h1, Title),
+                         beamscale_report_load_extra:thresholds(Summary),
                          beamscale_report_html:section("Run", metadata(Run, Summary)),
                          beamscale_report_html:section("Phases", phases(Run)),
                          beamscale_report_html:section("Over time", charts(Summary)),

@@ -9,7 +9,7 @@
 %% `latency_distribution' of `summary.json' (`beamscale_load_results').
 -module(beamscale_report_load_extra).
 
--export([distribution/1, distribution_series/1, phase_markers/1, transaction_graphs/1,
+-export([thresholds/1, distribution/1, distribution_series/1, phase_markers/1, transaction_graphs/1,
          flow_graphs/1,
          y_scale/1, cut_short_summary/3, fine_seconds/1, fine_graphs/1]).
 
@@ -136,6 +136,29 @@ changes([]) -> [].
 
 label(P) when is_binary(P) -> P;
 label(P) -> beamscale_report_html:escape(P).
+
+%% @doc The thresholds' table (`summary.json''s `thresholds'), for the top of the page: each
+%% one's verdict, text and measured value, a failed one's row shaded; nothing without any.
+-spec thresholds(beamscale_format_json:object()) -> iodata().
+thresholds(Summary) ->
+    case [T || T <- list(get(Summary, <<"thresholds">>)), is_map(T)] of
+        [] -> [];
+        Ths ->
+            Rows = [case get(T, <<"ok">>) of
+                        true -> {"pass", ["pass" | cells(T)]};
+                        _ -> {"fail", ["FAIL" | cells(T)]}
+                    end || T <- Ths],
+            beamscale_report_html:section(
+              "Thresholds", beamscale_report_html:table(["", "threshold", "measured", "abort"],
+                                                        Rows))
+    end.
+
+cells(T) ->
+    [shown(get(T, <<"threshold">>)), shown(get(T, <<"measured">>)),
+     case get(T, <<"abort">>) of true -> "yes"; _ -> "" end].
+
+shown(B) when is_binary(B) -> B;
+shown(_) -> "".
 
 get(M, K) when is_map(M) -> maps:get(K, M, null);
 get(_, _) -> null.
