@@ -82,7 +82,8 @@ crlf([{Key, Text} | More]) ->
 bytes(Method, {Path, Version}, Headers, Body, Host, Port) ->
     Len = iolist_size(Body),
     iolist_to_binary(
-      [Method, " ", Path, " HTTP/", Version, "\r\n",
+      %% A space in the path would end the request line: sent as %20, as Tsung's escape_url.
+      [Method, " ", beamscale_load_vars:url_escape(Path), " HTTP/", Version, "\r\n",
        "Host: ", Host, ":", integer_to_list(Port), "\r\n",
        [["User-Agent: ", user_agent(), "\r\n"] || not has_user_agent(Headers)],
        [[N, ": ", V, "\r\n"] || {N, V} <- Headers],

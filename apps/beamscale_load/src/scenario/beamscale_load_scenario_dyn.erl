@@ -209,7 +209,7 @@ head(Mod, Template, Raw, Check) ->
             try Check(Raw) of
                 Built ->
                     {Head, Body} = Mod:head_body(Built),
-                    {Head, beamscale_load_vars:compile(Head), Body}
+                    {Head, beamscale_load_vars:compile_head(Head), Body}
             catch throw:{bad, _, _} -> none
             end;
         false -> none

@@ -120,12 +120,16 @@ event(_, S) -> S.
 hook(#xmlElement{parents = []} = Root, S) -> {{Root, xmerl_scan:event_state(S)}, S};
 hook(Entity, S) -> {Entity, S}.
 
-%% @doc The one warning line listing the ignored settings (empty when there are none).
+%% @doc The warning lines: one listing the settings ignored as they change nothing sent, one
+%% per setting that changes the load but is not applied (`not applied: ...'); empty when there
+%% are none.
 -spec warning_line(file:filename(), [string()]) -> iodata().
-warning_line(_File, []) -> [];
-warning_line(File, Ignored) ->
-    io_lib:format("beamscale load: ~ts: ignored, as they do not change the load sent: ~ts~n",
-                  [File, lists:join(", ", Ignored)]).
+warning_line(File, Warnings) ->
+    {NotApplied, Ignored} = lists:partition(fun(W) -> lists:prefix("not applied: ", W) end,
+                                            Warnings),
+    [io_lib:format("beamscale load: ~ts: ignored, as they do not change the load sent: ~ts~n",
+                   [File, lists:join(", ", Ignored)]) || Ignored =/= []]
+        ++ [io_lib:format("beamscale load: ~ts: ~ts~n", [File, W]) || W <- NotApplied].
 
 %% @doc One line for an error: `FILE:LINE: message'.
 -spec format_error({?MODULE, term()} | term()) -> iodata().

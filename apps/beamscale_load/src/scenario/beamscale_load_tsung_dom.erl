@@ -16,6 +16,7 @@
 ignored(Root) -> lists:usort(ign(Root)).
 
 ign(#xmlElement{name = option} = E) ->
+    V = attr(E, value, "true"),
     case {attr(E, name), attr(E, type)} of
         {"thinktime", undefined} -> [];
         {"file_server", _} -> [];
@@ -26,6 +27,14 @@ ign(#xmlElement{name = option} = E) ->
         {N, undefined} when N =:= "max_retries"; N =:= "retry_timeout"; N =:= "ports_range" ->
             [];
         {N, undefined} when N =:= "ssl_versions"; N =:= "ssl_ciphers" -> [];
+        {N, undefined} when N =:= "idle_timeout"; N =:= "global_ack_timeout" -> [];
+        {"ssl_disable_sni", undefined} -> [];
+        %% Tsung's default, and beamscale's way: each user resumes its TLS session.
+        {"ssl_reuse_sessions", undefined} when V =:= "true" -> [];
+        {N, T} when N =:= "rate_limit", T =:= undefined; N =:= "seed", T =:= undefined;
+                    N =:= "ssl_reuse_sessions", T =:= undefined;
+                    N =:= "http_use_server_as_proxy", T =:= "ts_http" ->
+            [not_applied(N)];
         {Name, Type} ->
             %% A kind's own options (ts_amqp's credentials) are read by its `from_tsung/3'.
             case lists:member(Name, kind_options(Type)) of
@@ -47,6 +56,17 @@ ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
 ign(#xmlPI{name = beamscale}) -> [];
 ign(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
 ign(_) -> [].
+
+%% Options that change the load but are not applied: said as such (`warning_line/2' of
+%% `beamscale_load_tsung' prints them apart from the settings that change nothing).
+not_applied(N) ->
+    lists:flatten(io_lib:format("not applied: <option name=\"~ts\"> (~ts)", [N, why(N)])).
+
+why("rate_limit") -> "Tsung caps each user's receiving rate; beamscale reads at full speed";
+why("seed") -> "Tsung seeds its random choices with it; beamscale's are seeded by --seed";
+why("ssl_reuse_sessions") -> "each beamscale user resumes its TLS session all the same";
+why("http_use_server_as_proxy") ->
+    "beamscale sends paths to the server, not absolute URLs to a proxy".
 
 kind_options(undefined) -> [];
 kind_options(Type) ->
@@ -184,7 +204,8 @@ req(E, Name, Ctx) ->
 %% @doc A required attribute's value as a number.
 -spec number(#xmlElement{}, atom(), ctx()) -> number().
 number(E, Name, Ctx) ->
-    V = req(E, Name, Ctx),
+    %% Tsung reads a number with erl_scan, which skips the white space around it (`"2  "').
+    V = string:trim(req(E, Name, Ctx), both, " \t\r\n"),
     case {string:to_integer(V), string:to_float(V)} of
         {{I, ""}, _} -> I;
         {_, {F, ""}} -> F;

@@ -15,8 +15,6 @@
 -define(TSUNG_TLS, #{verify => verify_none}).
 %% A body read from a file (`contents_from_file'): as large as a raw request's data.
 -define(MAX_FILE_BYTES, 16 * 1024 * 1024).
-%% How long a user waits at Tsung's global barrier (Tsung waits without end).
--define(GLOBAL_TIMEOUT_MS, 600000).
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/3, bool/4, fail/4]).
 
@@ -65,7 +63,7 @@ request(E, #{type := Mod} = Ctx) ->
                 string:find(values(R), "%%") =/= nomatch],
             [static(E, R, Ctx) || not beamscale_load_kinds:allows(Mod, subst)],
             {Spec, Used} = Mod:from_tsung(E, R, Ctx),
-            {step(Mod, Spec), Used};
+            {step(Mod, Spec, maps:get(timeouts, Ctx)), Used};
         [#xmlElement{name = Other} = R] ->
             fail(R, Ctx, "<~ts> in a session of type ~ts", [Other, Type]);
         _ -> fail(E, Ctx, "<request> needs one <~ts> element", [El])
@@ -73,13 +71,15 @@ request(E, #{type := Mod} = Ctx) ->
 
 %% A kind's element that waits for what the server pushes (ts_mqtt's waitForMessages) comes
 %% back as `#{wait_ms => Ms, target => T}': a `wait' step on the kind's connection.
-step(Mod, #{wait_ms := Ms, target := T}) ->
+step(Mod, #{wait_ms := Ms, target := T}, _) ->
     {wait, #{kind => Mod:name(), target => T, timeout_ms => Ms}};
-%% Tsung's `ack="global"': the request, then the rendezvous `global' of that many users.
-step(Mod, #{rendezvous := N} = Spec) ->
-    {steps, [step(Mod, maps:remove(rendezvous, Spec)),
-             {rendezvous, "global", #{users => N, timeout_ms => ?GLOBAL_TIMEOUT_MS}}]};
-step(Mod, Spec) -> {Mod:name(), Spec}.
+%% Tsung's `ack="global"': the request, then the rendezvous `global' of that many users, each
+%% waiting `global_ack_timeout'.
+step(Mod, #{rendezvous := N} = Spec, #{global_ack_ms := Ms} = T) ->
+    {steps, [step(Mod, maps:remove(rendezvous, Spec), T),
+             {rendezvous, "global", #{users => N, timeout_ms => Ms}}]};
+%% A reply is awaited `idle_timeout' (Tsung's 10 minutes), not a terms file's 5 s.
+step(Mod, Spec, #{idle_ms := Ms}) -> {Mod:name(), maps:merge(#{timeout_ms => Ms}, Spec)}.
 
 kinds_with(Feature) ->
     lists:join(" and ", [atom_to_list(M:name()) || M <- beamscale_load_kinds:all(),

@@ -56,7 +56,8 @@ tsung(Root, Ctx0) ->
     Opts = lists:append([children(O, [option], Ctx0) || O <- only(options, Top)]),
     Ctx = Ctx0#{think => think_option(Opts, Ctx0), pis => Pis,
                 user_agents => ?OPTS:user_agents(Opts, Ctx0), options => ?OPTS:kinds(Opts, Ctx0),
-                global_number => ?OPTS:global_number(Opts, Ctx0)},
+                global_number => ?OPTS:global_number(Opts, Ctx0),
+                timeouts => ?OPTS:timeouts(Opts, Ctx0)},
     {Ips, Hosts, Nodes, Local} = ?CLIENTS:clients(lists:append([children(C, [client], Ctx)
                                                        || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
