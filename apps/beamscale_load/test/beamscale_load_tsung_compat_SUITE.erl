@@ -8,21 +8,22 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([setdynvars_encoded/1, idle_timeout/1, idle_timeout_short/1]).
--export([setdynvars_encoded/0, idle_timeout/0, idle_timeout_short/0]).
+-export([setdynvars_encoded/1, idle_timeout/1, idle_timeout_short/1, unset_one_error/1]).
+-export([setdynvars_encoded/0, idle_timeout/0, idle_timeout_short/0, unset_one_error/0]).
 
 %% The late server's delay: beyond a terms file's 5 s request timeout.
 -define(LATE_MS, 6000).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [setdynvars_encoded, idle_timeout, idle_timeout_short].
+all() -> [setdynvars_encoded, idle_timeout, idle_timeout_short, unset_one_error].
 
 %% The access log keeps each request's URI as received: what the encoding sent.
 init_per_suite(Config) ->
     beamscale_load_servers:nginx_suite(
       Config, "tsung_compat_nginx", "$status|$request_uri",
       "    location / { return 200 'hello'; }\n"
+      "    location /missing { return 404; }\n"
       "    location /test.html { return 200 '<html><title>Hello World Page</title></html>'; }\n").
 
 end_per_suite(Config) ->
@@ -106,6 +107,26 @@ idle_timeout_short(_Config) ->
     after
         Stop()
     end.
+
+unset_one_error() ->
+    [{doc, "A request lacking two variables is one error, not one per variable: its own "
+           "failure (404) if it failed, else one 'unset' error; each variable counted apart."}].
+unset_one_error(Config) ->
+    S = beamscale_load_servers:scenario(
+          [io_lib:format("{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n",
+                         [?config(port, Config)]),
+           "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+           "{sessions, [{s, #{steps => [{http, #{path => \"/ok?a=%%_a%%&b=%%_b%%\"}},"
+           " {http, #{path => \"/missing?a=%%_a%%&b=%%_b%%\"}}]}}]}.\n"]),
+    #{total := T} = beamscale_load_servers:run(S),
+    D = maps:get(sessions_done, T),
+    ?assert(D >= 3, T),
+    ?assertEqual(2 * D, maps:get(errors, T)),
+    ?assertEqual(#{<<"http status 404">> => D,
+                   <<"variable a unset (no value when the request was sent)">> => D},
+                 maps:get(reasons, T)),
+    ?assertMatch(#{<<"unset.a">> := N, <<"unset.b">> := N} when N =:= 2 * D,
+                 maps:get(counts, T)).
 
 %% Two users, one request each, against 127.0.0.1:`Port'.
 tsung_text(Port, Options) ->
