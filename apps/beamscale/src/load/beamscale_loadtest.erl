@@ -330,6 +330,7 @@ run_info(#{file := File} = Scenario, #{started := Started} = Info, Opts) ->
       sampled => maps:get(sampled, Info), msacc => msacc(Opts),
       resolution_ms => maps:get(resolution_ms, Opts, 1000), seed => maps:get(seed, Opts),
       not_sampled => [beamscale_runinfo:to_json(N) || N <- maps:get(notes, Info)],
+      warnings => maps:get(warnings, Scenario, []),
       targets_down => [beamscale_runinfo:to_json(D) || D <- maps:get(downs, Info)],
       load_nodes_down => [#{node => atom_to_binary(N), at_s => At,
                             reason => unicode:characters_to_binary(down_reason(Why))}

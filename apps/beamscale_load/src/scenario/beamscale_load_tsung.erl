@@ -4,7 +4,7 @@
 %% file. The Erlang targets named by `<monitor type="erlang">' are in the map's `sample' key.
 -module(beamscale_load_tsung).
 
--export([is_tsung/1, load/1, scan/1, from_text/2, warning_line/2, format_error/1]).
+-export([is_tsung/1, load/1, scan/1, from_text/2, warning_line/2, warnings/1, format_error/1]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -125,11 +125,16 @@ hook(Entity, S) -> {Entity, S}.
 %% are none.
 -spec warning_line(file:filename(), [string()]) -> iodata().
 warning_line(File, Warnings) ->
+    [io_lib:format("beamscale load: ~ts: ~ts~n", [File, W]) || W <- warnings(Warnings)].
+
+%% @doc The warnings as `warning_line/2' prints them, without the file's name: kept in run.json.
+-spec warnings([string()]) -> [binary()].
+warnings(Warnings) ->
     {NotApplied, Ignored} = lists:partition(fun(W) -> lists:prefix("not applied: ", W) end,
                                             Warnings),
-    [io_lib:format("beamscale load: ~ts: ignored, as they do not change the load sent: ~ts~n",
-                   [File, lists:join(", ", Ignored)]) || Ignored =/= []]
-        ++ [io_lib:format("beamscale load: ~ts: ~ts~n", [File, W]) || W <- NotApplied].
+    [unicode:characters_to_binary(["ignored, as they do not change the load sent: ",
+                                   lists:join(", ", Ignored)]) || Ignored =/= []]
+        ++ [unicode:characters_to_binary(W) || W <- NotApplied].
 
 %% @doc One line for an error: `FILE:LINE: message'.
 -spec format_error({?MODULE, term()} | term()) -> iodata().

@@ -41,6 +41,9 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt} = Data
                                          end)],
     beamscale_report_html:page(Title, <<>>,
                         [beamscale_report_html:el(h1, Title),
+                         %% The totals first: what a reader looks for, on the first screen.
+                         beamscale_report_html:section("Totals", totals(Summary)),
+                         warnings(list(Run, <<"warnings">>)),
                          beamscale_report_html:section("Run", metadata(Run, Summary)),
                          beamscale_report_html:section("Phases", phases(Run)),
                          beamscale_report_html:section("Over time", charts(Summary)),
@@ -162,16 +165,26 @@ summary_tables(Summary) ->
                 [[R, cell(N)]
                  || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
     Statuses = map(Summary, <<"statuses">>),
-    Totals = [E || #{key := K} = E <- ?T:totals(), is_map_key(bin(K), Summary)],
-    [beamscale_report_html:table([?T:heading(E) || E <- Totals],
-                                 [[cell(get(Summary, bin(K))) || #{key := K} <- Totals]]),
-     beamscale_report_html:table(["" | [?T:heading(E) || E <- ?T:percentiles()]], Rows),
+    [beamscale_report_html:table(["" | [?T:heading(E) || E <- ?T:percentiles()]], Rows),
      [Reasons || map_size(ByReason) > 0],
      [beamscale_report_html:table(["status", "replies"],
                                   [[C, cell(N)] || {C, N} <- lists:sort(maps:to_list(Statuses))])
       || map_size(Statuses) > 0],
      beamscale_report_load_names:table(Summary),
      load_nodes(list(Summary, <<"load_nodes">>))].
+
+totals(Summary) ->
+    Totals = [E || #{key := K} = E <- ?T:totals(), is_map_key(bin(K), Summary)],
+    beamscale_report_html:table([?T:heading(E) || E <- Totals],
+                                [[cell(get(Summary, bin(K))) || #{key := K} <- Totals]]).
+
+%% What the scenario's reader said (a Tsung file's settings ignored or not applied): kept in
+%% run.json and shown, not only on the terminal that started the run.
+warnings([]) -> [];
+warnings(Ws) ->
+    Items = [beamscale_report_html:el(li, text(W)) || W <- Ws],
+    beamscale_report_html:section("Warnings of the scenario",
+                                  beamscale_report_html:el(ul, {safe, Items})).
 
 hist_cells(H) -> [cell(get(H, bin(K))) || #{key := K} <- ?T:percentiles()].
 
