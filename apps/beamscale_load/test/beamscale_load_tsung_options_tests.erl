@@ -105,3 +105,29 @@ number_spaces_test() ->
     ?assertMatch("t.xml:" ++ _,
                  err(#{sessions => session("ts_http", "100",
                                            [req("/"), "<thinktime value=\"2 x\"/>"])})).
+
+%% Nothing dropped silently: a <match> in a session whose kind checks no reply, MySQL's and
+%% custom SNMP samples are said to be not applied; <jabber id> (Tsung 1.7 reads none) ignored.
+not_dropped_test() ->
+    Jabber = fun(Body) ->
+                     #{servers => "<server host=\"127.0.0.1\" port=\"5222\" type=\"tcp\"/>",
+                       sessions => session("ts_jabber", "100", Body)}
+             end,
+    Warn = fun(Parts) -> element(2, load(xml(Parts))) -- ["<tsung loglevel>"] end,
+    ?assertMatch(["not applied: <match> in a session of type ts_jabber (xmpp replies are not "
+                  "checked" ++ _],
+                 Warn(Jabber("<request><match do=\"continue\" when=\"match\">x</match>"
+                             "<jabber type=\"connect\" ack=\"local\"/></request>"))),
+    ?assertEqual(["<jabber id> (Tsung 1.7 reads none)"],
+                 Warn(Jabber("<request><jabber type=\"connect\" ack=\"local\" id=\"new\"/>"
+                             "</request>"))),
+    ?assertEqual([], Warn(Jabber("<request><jabber type=\"connect\" ack=\"local\"/>"
+                                 "</request>"))),
+    ?assertMatch(["not applied: <mysqladmin> " ++ _],
+                 Warn(#{top => "<monitoring><monitor host=\"127.0.0.1\" type=\"erlang\">"
+                               "<mysqladmin port=\"3306\" username=\"u\" password=\"p\"/>"
+                               "</monitor></monitoring>"})),
+    ?assertMatch(["not applied: <snmp><oid> " ++ _],
+                 Warn(#{top => "<monitoring><monitor host=\"127.0.0.1\" type=\"snmp\">"
+                               "<snmp port=\"161\" community=\"public\"><oid value=\"1.3.6\" "
+                               "name=\"x\" type=\"sample\"/></snmp></monitor></monitoring>"})).

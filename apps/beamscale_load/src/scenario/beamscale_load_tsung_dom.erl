@@ -48,6 +48,28 @@ ign(#xmlElement{name = monitor} = E) ->
         ++ [lists:flatten(io_lib:format("<monitor type=\"~ts\"> (not sampled)", [T]))
             || T <- [attr(E, type, "erlang")], not lists:member(T, ["erlang", "munin", "snmp"])]
         ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
+%% Inside a monitor: MySQL's counters and custom SNMP OIDs are Tsung's samples of the target,
+%% not of the load; not sampled here, and said so.
+ign(#xmlElement{name = mysqladmin}) ->
+    ["not applied: <mysqladmin> (MySQL's counters are not sampled; the host's are)"];
+ign(#xmlElement{name = oid}) ->
+    ["not applied: <snmp><oid> (custom SNMP OIDs are not sampled; beamscale's own set is, "
+     "docs/samples.md)"];
+%% A session of a kind whose replies are not checked: its `<match>'es test nothing.
+ign(#xmlElement{name = session, content = C} = E) ->
+    Own = case beamscale_load_kinds:by_tsung_type(attr(E, type, "")) of
+              {ok, Mod} ->
+                  [lists:flatten(io_lib:format("not applied: <match> in a session of type ~ts "
+                                               "(~ts replies are not checked: no match or "
+                                               "nomatch counted)", [attr(E, type), Mod:name()]))
+                   || not beamscale_load_kinds:allows(Mod, match), has(E, match)];
+              error -> []
+          end,
+    Own ++ lists:append([ign(X) || X <- elements(E, C)]);
+%% Tsung 1.7's reader takes no `id' on `<jabber>' (jabber_register.xml's id="new").
+ign(#xmlElement{name = jabber} = E) ->
+    ["<jabber id> (Tsung 1.7 reads none)" || attr(E, id) =/= undefined]
+        ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
 ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
     {_, Ignored} = spec(Name),
     Own = ["<" ++ atom_to_list(Name) ++ " " ++ atom_to_list(A) ++ ">"
@@ -75,13 +97,19 @@ kind_options(Type) ->
         error -> []
     end.
 
+%% Whether an element named `Name' is inside `E', at any depth.
+has(#xmlElement{content = C}, Name) ->
+    lists:any(fun(#xmlElement{name = N} = X) -> N =:= Name orelse has(X, Name);
+                 (_) -> false
+              end, C).
+
 elements(#xmlElement{}, C) ->
     [X || X <- C, is_record(X, xmlElement) orelse is_record(X, xmlPI)].
 
 %% Attributes each element may have, and those listed as ignored.
 spec(tsung) -> {[dumptraffic], [loglevel, version, backend]};
 spec(clients) -> {[], []};
-spec(client) -> {[host, cpu, weight], [use_controller_vm, maxusers, type, batch]};
+spec(client) -> {[host, cpu, weight, type, batch, scan_intf], [use_controller_vm, maxusers]};
 spec(ip) -> {[value, scan], []};
 spec(iprange) -> {[value, version], []};
 spec(abort) -> {[type], []};
