@@ -78,7 +78,8 @@ items([$] | T], D, Cur, Acc) -> items(T, D - 1, [$] | Cur], Acc);
 items([C | T], D, Cur, Acc) -> items(T, D, [C | Cur], Acc).
 
 item(I) ->
-    case re:run(I, "^([^\\[\\]]*)\\[([0-9,-]+)\\]([^\\[\\]]*)$", [{capture, all_but_first, list}]) of
+    Re = "^([^\\[\\]]*)\\[([0-9,-]+)\\]([^\\[\\]]*)$",
+    case re:run(I, Re, [{capture, all_but_first, list}]) of
         {match, [Pre, Ranges, Post]} ->
             [Pre ++ N ++ Post || R <- string:split(Ranges, ",", all), N <- range(R)];
         nomatch ->

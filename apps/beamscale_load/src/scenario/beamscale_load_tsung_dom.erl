@@ -5,7 +5,7 @@
 
 -export([ignored/1, children/3, check_attrs/2, attr/2, attr/3, req/3, number/3, integer/3,
          positive_integer/3, positive/3, non_negative/3, bool/4, line/2, fail/4]).
--export([type/3]).
+-export([type/3, status/2]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -65,16 +65,13 @@ ign(#xmlElement{name = session, content = C} = E) ->
                    || not beamscale_load_kinds:allows(Mod, match), has(E, match)];
               error -> []
           end,
-    Own ++ lists:append([ign(X) || X <- elements(E, C)]);
+    own(E) ++ Own ++ lists:append([ign(X) || X <- elements(E, C)]);
 %% Tsung 1.7's reader takes no `id' on `<jabber>' (jabber_register.xml's id="new").
 ign(#xmlElement{name = jabber} = E) ->
     ["<jabber id> (Tsung 1.7 reads none)" || attr(E, id) =/= undefined]
         ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
-ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
-    {_, Ignored} = spec(Name),
-    Own = ["<" ++ atom_to_list(Name) ++ " " ++ atom_to_list(A) ++ ">"
-           || #xmlAttribute{name = A} <- As, lists:member(A, Ignored)],
-    Own ++ lists:append([ign(X) || X <- elements(E, C)]);
+ign(#xmlElement{content = C} = E) ->
+    own(E) ++ lists:append([ign(X) || X <- elements(E, C)]);
 ign(#xmlPI{name = beamscale}) -> [];
 ign(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
 ign(_) -> [].
@@ -97,6 +94,12 @@ kind_options(Type) ->
         error -> []
     end.
 
+%% The ignored attributes of `E' itself.
+own(#xmlElement{name = Name, attributes = As}) ->
+    {_, Ignored} = spec(Name),
+    ["<" ++ atom_to_list(Name) ++ " " ++ atom_to_list(A) ++ ">"
+     || #xmlAttribute{name = A} <- As, lists:member(A, Ignored)].
+
 %% Whether an element named `Name' is inside `E', at any depth.
 has(#xmlElement{content = C}, Name) ->
     lists:any(fun(#xmlElement{name = N} = X) -> N =:= Name orelse has(X, Name);
@@ -105,6 +108,18 @@ has(#xmlElement{content = C}, Name) ->
 
 elements(#xmlElement{}, C) ->
     [X || X <- C, is_record(X, xmlElement) orelse is_record(X, xmlPI)].
+
+%% @doc What the reader does with an attribute of an element: `read' (the element's reader
+%% takes it), `warned' (an ignored setting, listed among the warnings) or `refused' (at its line,
+%% naming it): the table the DTD walk test holds against Tsung's DTD.
+-spec status(atom(), atom()) -> read | warned | refused.
+status(Element, Attribute) ->
+    {Known, Ignored} = spec(Element),
+    case {lists:member(Attribute, Known), lists:member(Attribute, Ignored)} of
+        {true, _} -> read;
+        {_, true} -> warned;
+        _ -> refused
+    end.
 
 %% Attributes each element may have, and those listed as ignored.
 spec(tsung) -> {[dumptraffic], [loglevel, version, backend]};
