@@ -8,15 +8,18 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([setdynvars_encoded/1, idle_timeout/1, idle_timeout_short/1, unset_one_error/1]).
--export([setdynvars_encoded/0, idle_timeout/0, idle_timeout_short/0, unset_one_error/0]).
+-export([setdynvars_encoded/1, idle_timeout/1, idle_timeout_short/1, unset_one_error/1,
+         no_ack_apart/1]).
+-export([setdynvars_encoded/0, idle_timeout/0, idle_timeout_short/0, unset_one_error/0,
+         no_ack_apart/0]).
 
 %% The late server's delay: beyond a terms file's 5 s request timeout.
 -define(LATE_MS, 6000).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [setdynvars_encoded, idle_timeout, idle_timeout_short, unset_one_error].
+all() -> [setdynvars_encoded, idle_timeout, idle_timeout_short, unset_one_error,
+          no_ack_apart].
 
 %% The access log keeps each request's URI as received: what the encoding sent.
 init_per_suite(Config) ->
@@ -127,6 +130,35 @@ unset_one_error(Config) ->
                  maps:get(reasons, T)),
     ?assertMatch(#{<<"unset.a">> := N, <<"unset.b">> := N} when N =:= 2 * D,
                  maps:get(counts, T)).
+
+no_ack_apart() ->
+    [{doc, "ts_raw against a TCP echo: an ack=\"no_ack\" send is counted in request_noack, "
+           "not in the latency percentiles; the acked one is."}].
+no_ack_apart(_Config) ->
+    {Port, Stop} = beamscale_load_servers:tcp_echo(),
+    try
+        Xml = lists:flatten(io_lib:format(
+                "<?xml version=\"1.0\"?>\n<tsung>\n"
+                "<clients><client host=\"localhost\" use_controller_vm=\"true\"/></clients>\n"
+                "<servers><server host=\"127.0.0.1\" port=\"~b\" type=\"tcp\"/></servers>\n"
+                "<load><arrivalphase phase=\"1\" duration=\"1\" unit=\"second\">"
+                "<users maxnumber=\"3\" interarrival=\"0.1\" unit=\"second\"/>"
+                "</arrivalphase></load>\n<sessions>"
+                "<session name=\"s\" probability=\"100\" type=\"ts_raw\">"
+                "<request><raw data=\"a\" ack=\"no_ack\"/></request>"
+                "<thinktime value=\"0.2\"/>"
+                "<request><raw data=\"b\" ack=\"local\"/></request></session>"
+                "</sessions>\n</tsung>\n", [Port])),
+        {ok, S, _} = beamscale_load_tsung:from_text("raw.xml", Xml),
+        #{total := T} = beamscale_load_servers:run(S),
+        ?assertEqual(3, maps:get(sessions_done, T)),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(6, maps:get(requests, T)),
+        ?assertEqual(#{<<"request_noack">> => 3}, maps:get(counts, T)),
+        ?assertMatch(#{count := 3}, maps:get(latency, T))
+    after
+        Stop()
+    end.
 
 %% Two users, one request each, against 127.0.0.1:`Port'.
 tsung_text(Port, Options) ->

@@ -246,7 +246,10 @@ request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St, Unset) -
     ok = beamscale_load_dump:done(Dump, {maps:get(user, St), Mod, Send}, Result),
     End = erlang:monotonic_time(),
     beamscale_load_metrics:incr(M, requests),
-    {Conn, Resp} = outcome(M, Result, End - Intended, End - Send),
+    {Conn, Resp} = case Spec of
+                       #{ack := no_ack} -> no_ack(M, Result, End - Intended, End - Send);
+                       _ -> outcome(M, Result, End - Intended, End - Send)
+                   end,
     unset_error(M, Result, Unset),
     {St#{conns := Conns#{Key => Conn}, base := Intended, intended := Intended + End - Send},
      Resp}.
@@ -299,6 +302,13 @@ react(Dyn, Req, Resp, #{ctx := #{metrics := M}, vars := V, jar := J} = St, Loops
 %% answered is a latency, an error status, an unexpected result or a database's error reply
 %% (`{pgsql, SQLSTATE, Message}', `{mysql_error, ...}') alike, and so is a timeout; a failure to
 %% connect or send, or an exception, is not. Every error is counted under its reason.
+%% A send that waits for no reply has no response time (Tsung's request_noack): counted, not
+%% in the latency percentiles; a failed send is an error as any other.
+no_ack(M, {ok, Conn}, _Corrected, _Sent) ->
+    beamscale_load_metrics:count(M, <<"request_noack">>),
+    {Conn, none};
+no_ack(M, Result, Corrected, Sent) -> outcome(M, Result, Corrected, Sent).
+
 outcome(M, {ok, Conn}, Corrected, Sent) ->
     latency(M, Corrected, Sent),
     {Conn, none};
