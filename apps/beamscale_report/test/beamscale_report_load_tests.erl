@@ -117,3 +117,19 @@ totals_first_and_warnings_test() ->
     ?assertMatch({_, _}, binary:match(Html, <<"<li>not applied: seed</li>">>)),
     ?assertEqual(nomatch, binary:match(Html, <<"<script">>)),
     ?assertEqual(nomatch, binary:match(Page(D), <<"Warnings of the scenario">>)).
+
+%% The named counts (counters.csv) are a table on the page, sorted; none without counts.
+counters_test() ->
+    #{summary := S} = D = data(),
+    Counts = #{<<"request_noack">> => 3, <<"match.-">> => 16, <<"nomatch.-">> => 75},
+    Html = iolist_to_binary(beamscale_report_load:index(D#{summary := S#{<<"counts">> =>
+                                                                            Counts}})),
+    At = fun(K, V) ->
+                 {match, [{P, _}]} = re:run(Html, ["<td[^>]*>", K, "</td><td[^>]*>", V,
+                                                   "</td>"]),
+                 P
+         end,
+    {M, N, R} = {At("match\\.-", "16"), At("nomatch\\.-", "75"), At("request_noack", "3")},
+    ?assert(M < N andalso N < R),
+    ?assertEqual(nomatch, binary:match(iolist_to_binary(beamscale_report_load:index(D)),
+                                       <<"<th>counter</th>">>)).

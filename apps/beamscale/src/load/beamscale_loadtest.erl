@@ -251,6 +251,11 @@ write(Dir, Scenario, Result, Info, Opts) ->
                 | beamscale_load_results:requests_rows(Base)],
     ok = beamscale_store:write_file(filename:join(Dir, "requests.csv"),
                                     [beamscale_format_csv:line(L) || L <- Requests]),
+    %% The named counts (match/nomatch, request_noack, a kind's own: Tsung's counters), one a row.
+    Counters = [beamscale_format_csv:line([<<"counter">>, <<"count">>])
+                | [beamscale_format_csv:line([K, N])
+                   || {K, N} <- lists:sort(maps:to_list(maps:get(counts, Base, #{})))]],
+    ok = beamscale_store:write_file(filename:join(Dir, "counters.csv"), Counters),
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     beamscale_format_json:encode(run_info(Scenario, Info, Opts))),
     {ok, Index} = beamscale_writer:write(Dir),

@@ -171,7 +171,14 @@ summary_tables(Summary) ->
                                   [[C, cell(N)] || {C, N} <- lists:sort(maps:to_list(Statuses))])
       || map_size(Statuses) > 0],
      beamscale_report_load_names:table(Summary),
+     counters(map(Summary, <<"counts">>)),
      load_nodes(list(Summary, <<"load_nodes">>))].
+
+%% The named counts (counters.csv): match/nomatch, request_noack, a kind's own.
+counters(Counts) when map_size(Counts) =:= 0 -> [];
+counters(Counts) ->
+    beamscale_report_html:table(["counter", "count"],
+                                [[K, cell(N)] || {K, N} <- lists:sort(maps:to_list(Counts))]).
 
 totals(Summary) ->
     Totals = [E || #{key := K} = E <- ?T:totals(), is_map_key(bin(K), Summary)],
