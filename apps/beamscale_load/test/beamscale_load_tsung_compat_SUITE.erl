@@ -9,9 +9,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([setdynvars_encoded/1, idle_timeout/1, idle_timeout_short/1, unset_one_error/1,
-         no_ack_apart/1]).
+         no_ack_apart/1, ipv6_server/1]).
 -export([setdynvars_encoded/0, idle_timeout/0, idle_timeout_short/0, unset_one_error/0,
-         no_ack_apart/0]).
+         no_ack_apart/0, ipv6_server/0]).
 
 %% The late server's delay: beyond a terms file's 5 s request timeout.
 -define(LATE_MS, 6000).
@@ -19,7 +19,7 @@
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [setdynvars_encoded, idle_timeout, idle_timeout_short, unset_one_error,
-          no_ack_apart].
+          no_ack_apart, ipv6_server].
 
 %% The access log keeps each request's URI as received: what the encoding sent.
 init_per_suite(Config) ->
@@ -158,6 +158,53 @@ no_ack_apart(_Config) ->
         ?assertMatch(#{count := 3}, maps:get(latency, T))
     after
         Stop()
+    end.
+
+ipv6_server() ->
+    [{doc, "<server host=\"::1\" type=\"tcp6\">: requests reach a server on ::1, their Host "
+           "header bracketed ([::1]:PORT), 0 errors."}].
+ipv6_server(_Config) ->
+    {ok, L} = gen_tcp:listen(0, [binary, inet6, {ip, {0, 0, 0, 0, 0, 0, 0, 1}},
+                                 {active, false}, {packet, http_bin}, {reuseaddr, true}]),
+    {ok, Port} = inet:port(L),
+    Self = self(),
+    Acceptor = spawn(fun() -> v6_accept(L, Self) end),
+    ok = gen_tcp:controlling_process(L, Acceptor),
+    try
+        Xml = string:replace(string:replace(tsung_text(Port, ""), "127.0.0.1", "::1"),
+                             "type=\"tcp\"", "type=\"tcp6\""),
+        {ok, S, _} = beamscale_load_tsung:from_text("v6.xml", lists:flatten(Xml)),
+        #{total := T} = beamscale_load_servers:run(S),
+        ?assertEqual(0, maps:get(errors, T), maps:get(reasons, T)),
+        ?assertEqual(#{200 => 2}, maps:get(statuses, T)),
+        Want = iolist_to_binary(["[::1]:", integer_to_list(Port)]),
+        [receive {host, H} -> ?assertEqual(Want, H) after 5000 -> ct:fail(no_host) end
+         || _ <- [1, 2]]
+    after
+        exit(Acceptor, kill),
+        gen_tcp:close(L)
+    end.
+
+v6_accept(L, Test) ->
+    case gen_tcp:accept(L) of
+        {ok, S} ->
+            Pid = spawn(fun() -> receive go -> v6_answer(S, Test) end end),
+            ok = gen_tcp:controlling_process(S, Pid),
+            Pid ! go,
+            v6_accept(L, Test);
+        {error, _} -> ok
+    end.
+
+%% Each request's Host header to the test, then a 200.
+v6_answer(S, Test) ->
+    case gen_tcp:recv(S, 0, 10000) of
+        {ok, {http_header, _, 'Host', _, H}} -> Test ! {host, H}, v6_answer(S, Test);
+        {ok, http_eoh} ->
+            _ = gen_tcp:send(S, <<"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok">>),
+            ok = inet:setopts(S, [{packet, http_bin}]),
+            v6_answer(S, Test);
+        {ok, _} -> v6_answer(S, Test);
+        {error, _} -> gen_tcp:close(S)
     end.
 
 %% Two users, one request each, against 127.0.0.1:`Port'.

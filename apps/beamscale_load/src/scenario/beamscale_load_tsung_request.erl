@@ -162,14 +162,20 @@ node_name(Text) -> hd(string:split(Text, "@")).
 
 %% @doc The `<server>' behind an element (a relative URL, a raw, websocket... request): one,
 %% of a type its kind's `tsung/0' lists: tcp, ssl (TLS, the certificate not checked, as Tsung
-%% does) or udp.
+%% does) or udp, or their IPv6 forms tcp6, ssl6 and udp6.
 -spec server(#xmlElement{}, map()) -> {atom(), map()}.
 server(#xmlElement{name = El} = Http, #{servers := Servers} = Ctx) ->
     {ok, Mod} = beamscale_load_kinds:by_element(El),
     #{servers := Known} = beamscale_load_kinds:tsung(Mod),
     case Servers of
-        [{S, Host, Port, Type}] ->
+        [{S, Host, Port, Type6}] ->
             Address = Host ++ ":" ++ integer_to_list(Port),
+            %% tcp6, ssl6 and udp6 are Tsung's over IPv6: the same here, the host's address
+            %% (`::1') saying which.
+            Type = case lists:member(Type6, ["tcp6", "ssl6", "udp6"]) of
+                       true -> lists:droplast(Type6);
+                       false -> Type6
+                   end,
             [fail(S, Ctx, "server type \"~ts\" is not supported for <~ts> (~ts)",
                   [Type, El, lists:join(", ", Known)]) || not lists:member(Type, Known)],
             %% After a `<change_type>', its server under a name of its own.
