@@ -9,17 +9,19 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([setdynvars_encoded/1, idle_timeout/1, idle_timeout_short/1, unset_one_error/1,
-         no_ack_apart/1, ipv6_server/1]).
+         no_ack_apart/1, ipv6_server/1, websocket_origin/1]).
 -export([setdynvars_encoded/0, idle_timeout/0, idle_timeout_short/0, unset_one_error/0,
-         no_ack_apart/0, ipv6_server/0]).
+         no_ack_apart/0, ipv6_server/0, websocket_origin/0]).
 
 %% The late server's delay: beyond a terms file's 5 s request timeout.
 -define(LATE_MS, 6000).
 
+-import(beamscale_load_servers, [free_port/0]).
+
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [setdynvars_encoded, idle_timeout, idle_timeout_short, unset_one_error,
-          no_ack_apart, ipv6_server].
+          no_ack_apart, ipv6_server, websocket_origin].
 
 %% The access log keeps each request's URI as received: what the encoding sent.
 init_per_suite(Config) ->
@@ -207,6 +209,42 @@ v6_answer(S, Test) ->
         {error, _} -> gen_tcp:close(S)
     end.
 
+websocket_origin() ->
+    [{doc, "<websocket type=\"connect\" origin>: the handshake's Origin header; websocketd "
+           "--origin lets that origin in (0 errors) and refuses another."}].
+websocket_origin(Config) ->
+    Port = free_port(),
+    Stop = beamscale_load_servers:websocketd(
+             beamscale_load_servers:tmp_dir(Config, "compat_websocketd"), Port,
+             ["--origin=bs.example"], ["cat"]),
+    Run = fun(Origin) ->
+                  Session = io_lib:format(
+                              "<session name=\"s\" probability=\"100\" type=\"ts_websocket\">"
+                              "<request><websocket type=\"connect\" path=\"/\" "
+                              "origin=\"~ts\"/></request>"
+                              "<request><websocket type=\"message\">hi</websocket></request>"
+                              "</session>", [Origin]),
+                  Xml = string:replace(tsung_text(Port, ""), session_of(), Session),
+                  {ok, S, _} = beamscale_load_tsung:from_text("ws.xml", lists:flatten(Xml)),
+                  maps:get(total, beamscale_load_servers:run(S))
+          end,
+    try
+        T = Run("http://bs.example"),
+        ?assertEqual(2, maps:get(sessions_done, T)),
+        ?assertEqual(0, maps:get(errors, T), maps:get(reasons, T)),
+        ?assertEqual(4, maps:get(requests, T)),
+        T2 = Run("http://other.example"),
+        %% Refused: each user's handshake (403), then its message with no connection.
+        ?assertMatch(#{<<"the handshake got status 403, not 101">> := 2}, maps:get(reasons, T2))
+    after
+        Stop()
+    end.
+
+%% The one session of `tsung_text/2'.
+session_of() ->
+    "<session name=\"s\" probability=\"100\" type=\"ts_http\">"
+    "<request><http url=\"/\" method=\"GET\"/></request></session>".
+
 %% Two users, one request each, against 127.0.0.1:`Port'.
 tsung_text(Port, Options) ->
     lists:flatten(io_lib:format(
@@ -215,10 +253,8 @@ tsung_text(Port, Options) ->
       "<servers><server host=\"127.0.0.1\" port=\"~b\" type=\"tcp\"/></servers>\n"
       "<load><arrivalphase phase=\"1\" duration=\"1\" unit=\"second\">"
       "<users maxnumber=\"2\" interarrival=\"0.1\" unit=\"second\"/></arrivalphase></load>\n"
-      "<options>~ts</options>\n<sessions>"
-      "<session name=\"s\" probability=\"100\" type=\"ts_http\">"
-      "<request><http url=\"/\" method=\"GET\"/></request></session>"
-      "</sessions>\n</tsung>\n", [Port, Options])).
+      "<options>~ts</options>\n<sessions>~ts</sessions>\n</tsung>\n",
+      [Port, Options, session_of()])).
 
 %% A server that reads each request's head and answers `Ms' later.
 late_server(Ms) ->
