@@ -34,10 +34,10 @@ missing_file_is_terms_error_test() ->
 warnings_kept_test() ->
     Path = copy("rpc_echo.xml", "warned.xml"),
     {ok, Text} = file:read_file(Path),
-    Opts = <<"<options><option name=\"seed\" value=\"1\"/>"
+    Opts = <<"<options><option name=\"rate_limit\" value=\"1\"/>"
              "<option name=\"hibernate\" value=\"1\"/></options>\n<sessions>">>,
     ok = file:write_file(Path, binary:replace(Text, <<"<sessions>">>, Opts)),
     {ok, #{warnings := Ws}} = beamscale_scenario_file:read(Path),
     ?assertMatch([<<"ignored, as they do not change the load sent: ", _/binary>>,
-                  <<"not applied: <option name=\"seed\"> (", _/binary>>], Ws),
+                  <<"not applied: <option name=\"rate_limit\"> (", _/binary>>], Ws),
     ?assertMatch({_, _}, binary:match(hd(Ws), <<"<option name=\"hibernate\">">>)).

@@ -83,7 +83,6 @@ not_applied_test() ->
            end,
     [?assertMatch(["not applied: <option name=\"" ++ _], Warn(O))
      || O <- ["<option name=\"rate_limit\" value=\"10\"/>",
-              "<option name=\"seed\" value=\"1\"/>",
               "<option name=\"ssl_reuse_sessions\" value=\"false\"/>",
               "<option type=\"ts_http\" name=\"http_use_server_as_proxy\" value=\"true\"/>"]],
     ?assertEqual([], Warn("<option name=\"ssl_reuse_sessions\" value=\"true\"/>")),

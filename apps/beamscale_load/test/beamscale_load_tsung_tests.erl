@@ -333,21 +333,23 @@ ignored_settings_test() ->
           "<monitoring><monitor host=\"m\" type=\"snmp\"><snmp version=\"v1\"/></monitor>"
           "</monitoring><options><option type=\"ts_http\" name=\"user_agent\"><user_agent "
           "probability=\"100\">x</user_agent></option><option name=\"seed\" value=\"1\"/>"
-          "</options><?xml-stylesheet href=\"x\"?>",
+          "<option name=\"rate_limit\" value=\"10\"/></options><?xml-stylesheet href=\"x\"?>",
     {Terms, Warnings} = load(xml(#{top => Top})),
     ?assertEqual(["<?xml-stylesheet?>", "<client maxusers>",
                   "<client use_controller_vm>", "<snmp version>",
                   "<tsung loglevel>",
-                  "not applied: <option name=\"seed\"> (Tsung seeds its random choices with it; "
-                  "beamscale's are seeded by --seed)"],
+                  "not applied: <option name=\"rate_limit\"> (Tsung caps each user's receiving "
+                  "rate; beamscale reads at full speed)"],
                  Warnings),
+    %% The file's seed is the run's when --seed gives none.
+    ?assertEqual(1, maps:get(seed, Terms)),
     %% cpu="2" on this machine: two load nodes on 127.0.0.1, as Tsung's two emulators.
     ?assertEqual(2, maps:get(load_nodes, Terms)),
     Line = lists:flatten(beamscale_load_tsung:warning_line("t.xml", Warnings)),
     %% The settings that change nothing on one line, the one not applied on its own.
     [Ignored, NotApplied] = string:split(string:trim(Line), "\n", all),
-    ?assertEqual(nomatch, string:find(Ignored, "seed")),
-    ?assert(lists:prefix("beamscale load: t.xml: not applied: <option name=\"seed\">",
+    ?assertEqual(nomatch, string:find(Ignored, "rate_limit")),
+    ?assert(lists:prefix("beamscale load: t.xml: not applied: <option name=\"rate_limit\">",
                          NotApplied)),
     ?assertEqual([], beamscale_load_tsung:warning_line("t.xml", [])).
 

@@ -54,8 +54,13 @@ resolve(Scenario0, Opts) ->
 -spec run(beamscale_load_scenario:scenario(), #{atom() => map()}, opts()) ->
     {ok, file:filename(), outcome()} | {error, {module(), term()}}.
 run(Scenario, Targets, Opts) when not is_map_key(seed, Opts) ->
-    %% Each run its own draw of arrivals and think times, written to run.json to be drawn again.
-    run(Scenario, Targets, Opts#{seed => beamscale_load_run:new_seed()});
+    %% Each run its own draw of arrivals and think times, written to run.json to be drawn again;
+    %% a Tsung file's `<option name="seed">' fixes it.
+    Seed = case Scenario of
+               #{seed := S} -> S;
+               _ -> beamscale_load_run:new_seed()
+           end,
+    run(Scenario, Targets, Opts#{seed => Seed});
 run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
     {ok, _} = beamscale_node:distribute(),
     ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),

@@ -40,11 +40,12 @@ from_text(File, Text) ->
     case scan(Text) of
         {ok, Root, Lines} ->
             case beamscale_load_tsung_xml:translate(Root, Lines, File) of
-                {ok, #{entries := Entries, sample := Sample, warnings := Warnings}} ->
+                {ok, #{entries := Entries, sample := Sample, warnings := Warnings} = T} ->
                     case beamscale_load_scenario:check(File, [entry(E) || E <- Entries]) of
                         {ok, Scenario} ->
+                            Seed = [{seed, N} || N <- [maps:get(seed, T)], N =/= none],
                             {ok, maps:merge((drain(Scenario, Entries))#{sample => Sample},
-                                            dump(Root)),
+                                            maps:merge(dump(Root), maps:from_list(Seed))),
                              beamscale_load_tsung_xml:ignored(Root, Lines) ++ Warnings};
                         {error, _} = Error -> Error
                     end;

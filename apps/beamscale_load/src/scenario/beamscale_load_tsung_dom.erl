@@ -31,7 +31,8 @@ ign(#xmlElement{name = option} = E) ->
         {"ssl_disable_sni", undefined} -> [];
         %% Tsung's default, and beamscale's way: each user resumes its TLS session.
         {"ssl_reuse_sessions", undefined} when V =:= "true" -> [];
-        {N, T} when N =:= "rate_limit", T =:= undefined; N =:= "seed", T =:= undefined;
+        {"seed", undefined} -> [];
+        {N, T} when N =:= "rate_limit", T =:= undefined;
                     N =:= "ssl_reuse_sessions", T =:= undefined;
                     N =:= "http_use_server_as_proxy", T =:= "ts_http" ->
             [not_applied(N)];
@@ -82,7 +83,6 @@ not_applied(N) ->
     lists:flatten(io_lib:format("not applied: <option name=\"~ts\"> (~ts)", [N, why(N)])).
 
 why("rate_limit") -> "Tsung caps each user's receiving rate; beamscale reads at full speed";
-why("seed") -> "Tsung seeds its random choices with it; beamscale's are seeded by --seed";
 why("ssl_reuse_sessions") -> "each beamscale user resumes its TLS session all the same";
 why("http_use_server_as_proxy") ->
     "beamscale sends paths to the server, not absolute URLs to a proxy".

@@ -3,7 +3,7 @@
 %% `from_tsung/3' reads. `think' options stay with the think times (`beamscale_load_tsung_xml').
 -module(beamscale_load_tsung_options).
 
--export([kinds/2, timeouts/2, sockets/2, tls/2, user_agents/2, agent_var/2, agent_step/2,
+-export([kinds/2, timeouts/2, seed/2, sockets/2, tls/2, user_agents/2, agent_var/2, agent_step/2,
          global_number/2]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -102,6 +102,16 @@ ciphers(O, Ctx) ->
     case beamscale_load_tls:check(#{ciphers => C}) of
         {ok, _} -> C;
         {error, _, Msg} -> fail(O, Ctx, "ssl_ciphers: ~ts", [Msg])
+    end.
+
+%% @doc `<option name="seed" value="N">': the seed of the run's random draws (arrivals, think
+%% times, choices) when `--seed' does not give one, or `none'. Tsung's generator differs: the
+%% same seed draws alike run to run, not as Tsung draws.
+-spec seed([#xmlElement{}], map()) -> integer() | none.
+seed(Opts, Ctx) ->
+    case [O || O <- Opts, attr(O, name) =:= "seed", attr(O, type) =:= undefined] of
+        [] -> none;
+        [O | _] -> beamscale_load_tsung_dom:integer(O, value, Ctx)
     end.
 
 %% @doc `<option name="global_number" value="N">': how many users meet at Tsung's global
