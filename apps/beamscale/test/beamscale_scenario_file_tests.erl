@@ -28,3 +28,16 @@ missing_file_is_terms_error_test() ->
     ?assertNot(beamscale_scenario_file:is_xml("/nonexistent/x")),
     ?assertMatch({error, {beamscale_load_scenario, _}},
                  beamscale_scenario_file:read("/nonexistent/x")).
+
+%% A Tsung file's warnings are kept in the scenario (run.json's `warnings'): the settings that
+%% change nothing on one line, each one not applied on its own.
+warnings_kept_test() ->
+    Path = copy("rpc_echo.xml", "warned.xml"),
+    {ok, Text} = file:read_file(Path),
+    Opts = <<"<options><option name=\"rate_limit\" value=\"1\"/>"
+             "<option name=\"hibernate\" value=\"1\"/></options>\n<sessions>">>,
+    ok = file:write_file(Path, binary:replace(Text, <<"<sessions>">>, Opts)),
+    {ok, #{warnings := Ws}} = beamscale_scenario_file:read(Path),
+    ?assertMatch([<<"ignored, as they do not change the load sent: ", _/binary>>,
+                  <<"not applied: <option name=\"rate_limit\"> (", _/binary>>], Ws),
+    ?assertMatch({_, _}, binary:match(hd(Ws), <<"<option name=\"hibernate\">">>)).

@@ -9,7 +9,7 @@
 
 -export([tmp_dir/2, free_port/0, late_listener/2, certificate/1, start_server/4, nginx/3,
          websocketd/4, tcp_echo/0, tls_echo/2]).
--export([start_server/6, broker/1]).
+-export([start_server/6, broker/1, nginx_suite/4]).
 -export([tsung_example/2, scenario/1, run/1, stopped_mid_load/4]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
@@ -201,6 +201,24 @@ nginx(Dir, Port, Conf) ->
     start_server(os:find_executable("nginx"),
                  ["-p", Dir, "-c", File, "-g", "daemon off; pid " ++ Dir ++ "/nginx.pid;"],
                  Port, Dir).
+
+%% @doc nginx for a suite on 127.0.0.1, in a directory `Name' of its own: each request logged
+%% in `access.log' as `Format' (nginx's `log_format'), `Locations' its server's `location'
+%% blocks. `Config' with `nginx' (the fun that stops it), `port' and `dir'.
+nginx_suite(Config, Name, Format, Locations) ->
+    Dir = tmp_dir(Config, Name),
+    Port = free_port(),
+    Conf = io_lib:format(
+             "error_log ~ts/error.log;\nevents { worker_connections 64; }\n"
+             "http {\n"
+             "  log_format seen '~ts';\n"
+             "  access_log ~ts/access.log seen;\n"
+             "  client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
+             "  uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n"
+             "  server {\n"
+             "    listen 127.0.0.1:~b;\n~ts"
+             "  }\n}\n", [Dir, Format, Dir, Dir, Dir, Dir, Dir, Dir, Port, Locations]),
+    [{nginx, nginx(Dir, Port, Conf)}, {port, Port}, {dir, Dir} | Config].
 
 %% @doc websocketd on 127.0.0.1:`Port' with the `Extra' options, running `Command' per
 %% connection in `Dir'; the fun returned stops it.

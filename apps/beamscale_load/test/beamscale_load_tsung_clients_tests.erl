@@ -37,3 +37,52 @@ remote_client_ips_test() ->
 remote_clients_refused_test_() ->
     Mixed = "<clients><client host=\"localhost\"/><client host=\"hostb\"/></clients>",
     [?_assertNotEqual(nomatch, string:find(err(#{top => Mixed}), "at once"))].
+
+%% Batch clients: the job's hosts from the batch system's variable, as Tsung reads them (short
+%% names; a host named N times, N load nodes there); outside a job the variable is named.
+batch_clients_test() ->
+    Dir = string:trim(os:cmd("mktemp -d")),
+    NodeFile = filename:join(Dir, "nodes"),
+    ok = file:write_file(NodeFile, "n1.cluster.org\nn1.cluster.org\nn2.cluster.org\n"),
+    Client = fun(Batch) -> "<clients><client type=\"batch\" batch=\"" ++ Batch
+                               ++ "\" maxusers=\"30\"/></clients>"
+             end,
+    Hosts = fun(Var, Value, Batch) ->
+                    os:putenv(Var, Value),
+                    try maps:get(load_nodes, element(1, load(xml(#{top => Client(Batch)}))))
+                    after os:unsetenv(Var)
+                    end
+            end,
+    Want = [#{host => "n1", args => [], nodes => 2, weight => 1},
+            #{host => "n2", args => [], nodes => 1, weight => 1}],
+    ?assertEqual(Want, Hosts("PBS_NODEFILE", NodeFile, "torque")),
+    ?assertEqual(Want, Hosts("PBS_NODEFILE", NodeFile, "pbs")),
+    ?assertEqual(Want, Hosts("OAR_NODEFILE", NodeFile, "oar")),
+    ?assertEqual(Want, Hosts("LSB_HOSTS", "n1.x n1.x n2", "lsf")),
+    ?assertEqual([#{host => H, args => [], nodes => 1, weight => 1}
+                  || H <- ["node01", "node02", "node03", "node7", "gpu5"]],
+                 Hosts("SLURM_NODELIST", "node[01-03,7],gpu5", "slurm")),
+    os:unsetenv("PBS_NODEFILE"),
+    ?assertMatch("t.xml:4: <client type=\"batch\" batch=\"torque\"> reads $PBS_NODEFILE, which "
+                 "is not set" ++ _, err(#{top => Client("torque")})),
+    ?assertMatch("t.xml:4: <client batch=\"sge\">" ++ _, err(#{top => Client("sge")})),
+    os:putenv("SLURM_NODELIST", "node[3-1]"),
+    ?assertMatch("t.xml:4: $SLURM_NODELIST: range 3-1" ++ _, err(#{top => Client("slurm")})),
+    os:unsetenv("SLURM_NODELIST"),
+    os:putenv("PBS_NODEFILE", filename:join(Dir, "absent")),
+    ?assertMatch("t.xml:4: $PBS_NODEFILE: " ++ _, err(#{top => Client("torque")})),
+    os:unsetenv("PBS_NODEFILE"),
+    ?assertMatch("t.xml:4: <client scan_intf> is read on batch clients only" ++ _,
+                 err(#{top => "<clients><client host=\"h\" scan_intf=\"eth0\"/></clients>"})).
+
+%% The shipped fs-nfs.xml's batch client reads inside a torque job.
+fs_nfs_batch_test() ->
+    Dir = string:trim(os:cmd("mktemp -d")),
+    NodeFile = filename:join(Dir, "nodes"),
+    ok = file:write_file(NodeFile, "c1\nc2\n"),
+    os:putenv("PBS_NODEFILE", NodeFile),
+    try
+        {ok, S, _} = beamscale_load_tsung:load("/usr/share/doc/tsung/examples/fs-nfs.xml"),
+        ?assertEqual(["c1", "c2"], [H || #{host := H} <- maps:get(load_nodes, S)])
+    after os:unsetenv("PBS_NODEFILE")
+    end.

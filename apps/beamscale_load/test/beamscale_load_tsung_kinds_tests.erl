@@ -33,7 +33,8 @@ raw_test() ->
                   {request, beamscale_load_raw, server, #{send := <<0, 0, 0>>, ack := no_ack}, _},
                   {request, beamscale_load_raw, server, #{send := <<"x">>, ack := local}, _}],
                  steps(S)),
-    ?assertEqual(#{server => #{host => "127.0.0.1", port => 7, max_retries => 3}},
+    ?assertEqual(#{server => #{host => "127.0.0.1", port => 7, max_retries => 3,
+                                   connect_timeout_ms => 30000}},
                  maps:get(targets, S)).
 
 raw_udp_and_ssl_test() ->

@@ -14,7 +14,7 @@
          abort_test/0, think_from_variable/0, abort_element/0, fixed_users/0,
          foreach/0, rendezvous/0]).
 
--import(beamscale_load_servers, [scenario/1, run/1, tmp_dir/2, free_port/0]).
+-import(beamscale_load_servers, [scenario/1, run/1]).
 
 %% nginx logs a request after its reply: the last lines may come a moment later.
 -define(LOG_WAIT_MS, 5000).
@@ -26,30 +26,16 @@ all() -> [statuses, tsung_match_status, user_agents, methods, max_restart, abort
           rendezvous].
 
 init_per_suite(Config) ->
-    Dir = tmp_dir(Config, "tsung_more_nginx"),
-    Port = free_port(),
-    Stop = beamscale_load_servers:nginx(Dir, Port, nginx_conf(Dir, Port)),
-    [{nginx, Stop}, {port, Port}, {dir, Dir} | Config].
+    beamscale_load_servers:nginx_suite(
+      Config, "tsung_more_nginx", "$request_method|$http_user_agent|$uri",
+      "    location / { return 200 'hello'; }\n"
+      "    location /missing { return 404; }\n"
+      "    location /teapot { return 418; }\n"
+      "    location /list { return 200 '{\"items\": [\"e1\", \"e2\", \"x3\"]}'; }\n").
 
 end_per_suite(Config) ->
     (?config(nginx, Config))(),
     ok.
-
-nginx_conf(Dir, Port) ->
-    io_lib:format(
-      "error_log ~ts/error.log;\nevents { worker_connections 64; }\n"
-      "http {\n"
-      "  log_format seen '$request_method|$http_user_agent|$uri';\n"
-      "  access_log ~ts/access.log seen;\n"
-      "  client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
-      "  uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n"
-      "  server {\n"
-      "    listen 127.0.0.1:~b;\n"
-      "    location / { return 200 'hello'; }\n"
-      "    location /missing { return 404; }\n"
-      "    location /teapot { return 418; }\n"
-      "    location /list { return 200 '{\"items\": [\"e1\", \"e2\", \"x3\"]}'; }\n"
-      "  }\n}\n", [Dir, Dir, Dir, Dir, Dir, Dir, Dir, Port]).
 
 target(Config) -> io_lib:format("{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n",
                                 [?config(port, Config)]).

@@ -42,7 +42,8 @@ flow_test() ->
                   #{type => describe, portal => <<>>},
                   #{type => execute, portal => <<>>, max_rows => 10},
                   #{type => sync}, #{type => close}], steps(S)),
-    ?assertEqual(#{server => #{host => "127.0.0.1", port => 5432, max_retries => 3}},
+    ?assertEqual(#{server => #{host => "127.0.0.1", port => 5432, max_retries => 3,
+                                   connect_timeout_ms => 30000}},
                  maps:get(targets, S)).
 
 errors_test() ->

@@ -54,12 +54,14 @@ phases(Load) -> maps:get(phases, ok(#{load => Load})).
 http_session_test() ->
     S = ok(#{}),
     %% Tsung's default of 3 connect retries.
-    ?assertEqual(#{server => #{host => "127.0.0.1", port => 8080, max_retries => 3}},
+    ?assertEqual(#{server => #{host => "127.0.0.1", port => 8080, max_retries => 3,
+                                   connect_timeout_ms => 30000}},
                  maps:get(targets, S)),
-    %% Tsung keeps cookies: every http request may add a Cookie header, so it is dynamic.
+    %% Tsung keeps cookies: every http request may add a Cookie header, so it is dynamic. Its
+    %% reply is awaited Tsung's idle_timeout, 10 minutes.
     [#{name := <<"s">>, weight := 100,
        steps := [{dyn, #{cookies := true, template := static},
-                  {request, beamscale_load_http, server, Spec, 5000}}]}] = maps:get(sessions, S),
+                  {request, beamscale_load_http, server, Spec, 600000}}]}] = maps:get(sessions, S),
     ?assertMatch(<<"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n", _/binary>>,
                  maps:get(bytes, Spec)),
     ?assertEqual([], maps:get(sample, S)).
@@ -341,17 +343,24 @@ ignored_settings_test() ->
           "<monitoring><monitor host=\"m\" type=\"snmp\"><snmp version=\"v1\"/></monitor>"
           "</monitoring><options><option type=\"ts_http\" name=\"user_agent\"><user_agent "
           "probability=\"100\">x</user_agent></option><option name=\"seed\" value=\"1\"/>"
-          "</options><?xml-stylesheet href=\"x\"?>",
+          "<option name=\"rate_limit\" value=\"10\"/></options><?xml-stylesheet href=\"x\"?>",
     {Terms, Warnings} = load(xml(#{top => Top})),
     ?assertEqual(["<?xml-stylesheet?>", "<client maxusers>",
-                  "<client use_controller_vm>",
-                  "<option name=\"seed\">", "<snmp version>",
-                  "<tsung loglevel>"],
+                  "<client use_controller_vm>", "<snmp version>",
+                  "<tsung loglevel>",
+                  "not applied: <option name=\"rate_limit\"> (Tsung caps each user's receiving "
+                  "rate; beamscale reads at full speed)"],
                  Warnings),
+    %% The file's seed is the run's when --seed gives none.
+    ?assertEqual(1, maps:get(seed, Terms)),
     %% cpu="2" on this machine: two load nodes on 127.0.0.1, as Tsung's two emulators.
     ?assertEqual(2, maps:get(load_nodes, Terms)),
     Line = lists:flatten(beamscale_load_tsung:warning_line("t.xml", Warnings)),
-    ?assertEqual(1, length(string:split(string:trim(Line), "\n", all))),
+    %% The settings that change nothing on one line, the one not applied on its own.
+    [Ignored, NotApplied] = string:split(string:trim(Line), "\n", all),
+    ?assertEqual(nomatch, string:find(Ignored, "rate_limit")),
+    ?assert(lists:prefix("beamscale load: t.xml: not applied: <option name=\"rate_limit\">",
+                         NotApplied)),
     ?assertEqual([], beamscale_load_tsung:warning_line("t.xml", [])).
 
 malformed_test() ->

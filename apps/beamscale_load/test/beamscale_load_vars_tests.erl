@@ -115,6 +115,26 @@ prebuilt_head_test() ->
                                                         status => 200,
                                                         headers => [{"A", {var, x}}]})))).
 
+%% Values put into the request line have their spaces sent as %20 (Tsung's escape_url), in the
+%% path and the query alike, a `%' kept as it is; a header's value is sent as it is. The
+%% prebuilt head and the general path (cookies: the spec filled and checked) send the same.
+url_escape_test() ->
+    ?assertEqual(<<"/a%20b?q=x%20y&r=%20">>, beamscale_load_vars:url_escape("/a b?q=x y&r= ")),
+    ?assertEqual(<<"/p?x=a%20b%2Fc">>, beamscale_load_vars:url_escape(<<"/p?x=a%20b%2Fc">>)),
+    Target = #{host => "h", port => 80},
+    Vars = #{<<"t">> => <<"404 Not Found">>, <<"p">> => <<"a b">>, <<"e">> => <<"x%20y">>},
+    Spec = #{path => "/%%_p%%?toto=%%_t%%&e=%%_e%%", headers => [{"X-T", "%%_t%%"}]},
+    Sent = [begin
+                {D, C} = dyn_http(S),
+                {ok, #{bytes := B}, _, []} =
+                    beamscale_load_dynreq:prepare(D, beamscale_load_http, C, Target, {Vars, #{}}),
+                iolist_to_binary(B)
+            end || S <- [Spec, Spec#{cookies => true}]],
+    [First, _] = Sent,
+    ?assertMatch(<<"GET /a%20b?toto=404%20Not%20Found&e=x%20y HTTP/1.1\r\n", _/binary>>, First),
+    ?assertMatch({_, _}, binary:match(First, <<"X-T: 404 Not Found\r\n">>)),
+    [?assertEqual(First, Other) || Other <- Sent].
+
 %% An http request whose headers nothing reads gets its status and body only; cookies, a header
 %% taken or a check on the headers keep them.
 respond_body_only_test() ->

@@ -101,3 +101,35 @@ broker_times_test() ->
     Some = Html(#{<<"delivery_time">> => #{<<"count">> => 3, <<"p99_ms">> => 1.5}}),
     ?assertNotEqual(nomatch, binary:match(Some, <<"transaction delivery_time">>)),
     ?assertEqual(nomatch, binary:match(Some, <<"confirm_time">>)).
+
+%% The page opens with the totals (before the run's facts and the charts); the scenario's
+%% warnings (run.json's `warnings') are listed, escaped, and no section without any.
+totals_first_and_warnings_test() ->
+    #{run := Run} = D = data(),
+    Page = fun(Data) -> iolist_to_binary(beamscale_report_load:index(Data)) end,
+    Html = Page(D#{run := Run#{<<"warnings">> => [?NASTY, <<"not applied: seed">>]}}),
+    {Totals, _} = binary:match(Html, <<"<h2>Totals</h2>">>),
+    {RunAt, _} = binary:match(Html, <<"<h2>Run</h2>">>),
+    {Svg, _} = binary:match(Html, <<"<svg">>),
+    ?assert(Totals < RunAt andalso RunAt < Svg),
+    {Warn, _} = binary:match(Html, <<"<h2>Warnings of the scenario</h2>">>),
+    ?assert(Warn < RunAt),
+    ?assertMatch({_, _}, binary:match(Html, <<"<li>not applied: seed</li>">>)),
+    ?assertEqual(nomatch, binary:match(Html, <<"<script">>)),
+    ?assertEqual(nomatch, binary:match(Page(D), <<"Warnings of the scenario">>)).
+
+%% The named counts (counters.csv) are a table on the page, sorted; none without counts.
+counters_test() ->
+    #{summary := S} = D = data(),
+    Counts = #{<<"request_noack">> => 3, <<"match.-">> => 16, <<"nomatch.-">> => 75},
+    Html = iolist_to_binary(beamscale_report_load:index(D#{summary := S#{<<"counts">> =>
+                                                                            Counts}})),
+    At = fun(K, V) ->
+                 {match, [{P, _}]} = re:run(Html, ["<td[^>]*>", K, "</td><td[^>]*>", V,
+                                                   "</td>"]),
+                 P
+         end,
+    {M, N, R} = {At("match\\.-", "16"), At("nomatch\\.-", "75"), At("request_noack", "3")},
+    ?assert(M < N andalso N < R),
+    ?assertEqual(nomatch, binary:match(iolist_to_binary(beamscale_report_load:index(D)),
+                                       <<"<th>counter</th>">>)).

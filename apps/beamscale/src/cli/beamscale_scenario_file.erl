@@ -1,7 +1,8 @@
 %% @doc The one reader of a scenario file for the commands that take one (`load', `saturate'):
 %% a Tsung XML file (by its `.xml' extension, or by its content starting with `<') or an
 %% Erlang-terms file (docs/scenario.md). The Tsung settings that do not change the load are
-%% listed in one warning line on standard error.
+%% listed in one warning line on standard error, those not applied one a line; both are kept in
+%% the scenario's `warnings' (run.json, the run's page).
 -module(beamscale_scenario_file).
 
 -export([read/1, is_xml/1]).
@@ -18,7 +19,8 @@ read(File) ->
             case beamscale_load_tsung:load(File) of
                 {ok, Scenario, Ignored} ->
                     io:put_chars(standard_error, beamscale_load_tsung:warning_line(File, Ignored)),
-                    {ok, Scenario};
+                    %% Kept for run.json and the run's page too.
+                    {ok, Scenario#{warnings => beamscale_load_tsung:warnings(Ignored)}};
                 {error, _} = Error -> Error
             end;
         false -> beamscale_load_scenario:load(File)

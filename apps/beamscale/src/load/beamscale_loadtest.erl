@@ -57,8 +57,13 @@ resolve(Scenario0, Opts) ->
 -spec run(beamscale_load_scenario:scenario(), #{atom() => map()}, opts()) ->
     {ok, file:filename(), outcome()} | {error, {module(), term()}}.
 run(Scenario, Targets, Opts) when not is_map_key(seed, Opts) ->
-    %% Each run its own draw of arrivals and think times, written to run.json to be drawn again.
-    run(Scenario, Targets, Opts#{seed => beamscale_load_run:new_seed()});
+    %% Each run its own draw of arrivals and think times, written to run.json to be drawn again;
+    %% a Tsung file's `<option name="seed">' fixes it.
+    Seed = case Scenario of
+               #{seed := S} -> S;
+               _ -> beamscale_load_run:new_seed()
+           end,
+    run(Scenario, Targets, Opts#{seed => Seed});
 run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
     {ok, _} = beamscale_node:distribute(),
     ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),
@@ -260,6 +265,11 @@ write(Dir, Scenario, Result, Info, Opts) ->
                 | beamscale_load_results:requests_rows(Base)],
     ok = beamscale_store:write_file(filename:join(Dir, "requests.csv"),
                                     [beamscale_format_csv:line(L) || L <- Requests]),
+    %% The named counts (match/nomatch, request_noack, a kind's own: Tsung's counters), one a row.
+    Counters = [beamscale_format_csv:line([<<"counter">>, <<"count">>])
+                | [beamscale_format_csv:line([K, N])
+                   || {K, N} <- lists:sort(maps:to_list(maps:get(counts, Base, #{})))]],
+    ok = beamscale_store:write_file(filename:join(Dir, "counters.csv"), Counters),
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     beamscale_format_json:encode(run_info(Scenario, Info, Opts))),
     {ok, Index} = beamscale_writer:write(Dir),
@@ -343,6 +353,7 @@ run_info(#{file := File} = Scenario, #{started := Started} = Info, Opts) ->
       sampled => maps:get(sampled, Info), msacc => msacc(Opts),
       resolution_ms => maps:get(resolution_ms, Opts, 1000), seed => maps:get(seed, Opts),
       not_sampled => [beamscale_runinfo:to_json(N) || N <- maps:get(notes, Info)],
+      warnings => maps:get(warnings, Scenario, []),
       targets_down => [beamscale_runinfo:to_json(D) || D <- maps:get(downs, Info)],
       load_nodes_down => [#{node => atom_to_binary(N), at_s => At,
                             reason => unicode:characters_to_binary(down_reason(Why))}

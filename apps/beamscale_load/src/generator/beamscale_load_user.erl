@@ -161,7 +161,7 @@ step({named, Name, Request}, #{ctx := #{metrics := M}} = St) ->
     after beamscale_load_metrics:stop_request()
     end;
 step({request, Mod, Target, Spec, Timeout}, St) ->
-    {[], element(1, request(Mod, Target, Spec, Timeout, St))};
+    {[], element(1, request(Mod, Target, Spec, Timeout, St, []))};
 step({dyn, Dyn, Request}, St) -> {[], dyn(Dyn, Request, St, 0)};
 %% An eval fun (the file author's code) may fail: its reason is the run's, the variables unset.
 step({setvars, {eval, Code}, Names}, #{vars := Vars, user := U, ctx := #{metrics := M}} = St) ->
@@ -234,7 +234,7 @@ target(T, #{topts := #{tls := Cert} = Opts}) ->
 target(T, #{topts := Opts}) -> maps:merge(T, Opts);
 target(T, _St) -> T.
 
-request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St) ->
+request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St, Unset) ->
     #{metrics := M, targets := Targets} = Ctx,
     Send = wait_until(maps:get(intended, St)),
     Key = {Mod, Target},
@@ -246,7 +246,11 @@ request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St) ->
     ok = beamscale_load_dump:done(Dump, {maps:get(user, St), Mod, Send}, Result),
     End = erlang:monotonic_time(),
     beamscale_load_metrics:incr(M, requests),
-    {Conn, Resp} = outcome(M, Result, End - Intended, End - Send),
+    {Conn, Resp} = case Spec of
+                       #{ack := no_ack} -> no_ack(M, Result, End - Intended, End - Send);
+                       _ -> outcome(M, Result, End - Intended, End - Send)
+                   end,
+    unset_error(M, Result, Unset),
     {St#{conns := Conns#{Key => Conn}, base := Intended, intended := Intended + End - Send},
      Resp}.
 
@@ -256,7 +260,7 @@ dyn(Dyn, {request, Mod, Target, Spec, Timeout} = Req, St, Loops) ->
     case beamscale_load_dynreq:prepare(Dyn, Mod, Spec, maps:get(Target, Targets), {Vars, Jar}) of
         {ok, Spec1, Jar1, Unset} ->
             unset(M, Unset),
-            case request(Mod, Target, Spec1, Timeout, St#{jar := Jar1}) of
+            case request(Mod, Target, Spec1, Timeout, St#{jar := Jar1}, Unset) of
                 {St1, none} -> St1;
                 {St1, Resp} -> react(Dyn, Req, Resp, St1, Loops)
             end;
@@ -266,15 +270,19 @@ dyn(Dyn, {request, Mod, Target, Spec, Timeout} = Req, St, Loops) ->
             St#{jar := Jar1}
     end.
 
-%% An unset variable is counted under its name and as an error, so that it shows among the
-%% run's error reasons too.
+%% An unset variable is counted under its name (`unset.NAME'), each time a request lacks it.
 unset(_M, []) -> ok;
 unset(M, Names) ->
-    [begin
-         beamscale_load_metrics:count(M, <<"unset.", N/binary>>),
-         beamscale_load_metrics:error(M, {unset_variable, N})
-     end || N <- Names],
+    [beamscale_load_metrics:count(M, <<"unset.", N/binary>>) || N <- Names],
     ok.
+
+%% One failed request is one error whatever its causes: a request sent with unset variables
+%% that otherwise succeeded is one error, named by its first unset variable; one that failed
+%% counts its own failure only (Tsung sends `undefined' and counts no error: docs/scenario.md).
+unset_error(_M, _Result, []) -> ok;
+unset_error(M, Result, [N | _]) when element(1, Result) =:= ok ->
+    beamscale_load_metrics:error(M, {unset_variable, N});
+unset_error(_M, _Result, _) -> ok.
 
 react(Dyn, Req, Resp, #{ctx := #{metrics := M}, vars := V, jar := J} = St, Loops) ->
     {Vars, Jar, Keys, Action} = beamscale_load_dynreq:after_response(Dyn, Resp, {V, J}),
@@ -294,6 +302,13 @@ react(Dyn, Req, Resp, #{ctx := #{metrics := M}, vars := V, jar := J} = St, Loops
 %% answered is a latency, an error status, an unexpected result or a database's error reply
 %% (`{pgsql, SQLSTATE, Message}', `{mysql_error, ...}') alike, and so is a timeout; a failure to
 %% connect or send, or an exception, is not. Every error is counted under its reason.
+%% A send that waits for no reply has no response time (Tsung's request_noack): counted, not
+%% in the latency percentiles; a failed send is an error as any other.
+no_ack(M, {ok, Conn}, _Corrected, _Sent) ->
+    beamscale_load_metrics:count(M, <<"request_noack">>),
+    {Conn, none};
+no_ack(M, Result, Corrected, Sent) -> outcome(M, Result, Corrected, Sent).
+
 outcome(M, {ok, Conn}, Corrected, Sent) ->
     latency(M, Corrected, Sent),
     {Conn, none};

@@ -4,8 +4,9 @@
 %% `for'. Names and values are binaries: nothing from a scenario or a response becomes an atom.
 -module(beamscale_load_vars).
 
--export([compile/1, render/2, fill_head/2, names/1, text_keys/1, parse/1, fill/2, source/4,
-         test/2, value/1, list/3, new_ctx/1, read_lines/2, format_error/1]).
+-export([compile/1, compile_head/1, url_escape/1, render/2, fill_head/2, names/1, text_keys/1,
+         parse/1, fill/2, source/4, test/2, value/1, list/3, new_ctx/1, read_lines/2,
+         format_error/1]).
 -export_type([vars/0, template/0, source/0, cond_/0, ctx/0]).
 
 %% A list variable (several values found in a reply: Tsung's `<foreach in>') is kept under
@@ -15,7 +16,9 @@
 %% holding `%%_name%%', `{'$var', Name}' for a `{var, Name}', `{'$map', Static, [{Key, T}]}'
 %% for a map; `static' when there is none.
 -type template() :: static | {dynamic, term()}.
--type parts() :: [binary() | {var, binary()} | {call, {module(), atom()}}].
+-type part() :: {var, binary()} | {call, {module(), atom()}}.
+%% `{url, Part}': a value put into a request line (`compile_head/1').
+-type parts() :: [binary() | part() | {url, part()}].
 -type source() :: {random_number, integer(), integer()} | {random_string, pos_integer()}
                 | {random_bytes, pos_integer()} | {erlang, module(), atom()}
                 | {choice, [{number(), binary()}]}
@@ -44,6 +47,31 @@ compile(Term) ->
         {false, _} -> static;
         {true, T} -> {dynamic, T}
     end.
+
+%% @doc Compile a request head (its request line first): the values put into the request line
+%% (the URL) are sent with their spaces as `%20', as Tsung's `escape_url' does after it
+%% substitutes; the headers' values are sent as they are, as Tsung's.
+-spec compile_head(binary()) -> template().
+compile_head(Head) ->
+    case compile(Head) of
+        {dynamic, {'$tpl', bin, Parts}} -> {dynamic, {'$tpl', bin, url_parts(Parts)}};
+        Static -> Static
+    end.
+
+url_parts([B | Parts]) when is_binary(B) ->
+    case binary:match(B, <<"\r\n">>) of
+        nomatch -> [B | url_parts(Parts)];
+        _ -> [B | Parts]
+    end;
+url_parts([P | Parts]) -> [{url, P} | url_parts(Parts)];
+url_parts([]) -> [].
+
+%% @doc A URL's spaces as `%20', its other bytes as they are (a `%' already there is kept, so a
+%% value the file encoded is not encoded twice): Tsung 1.7's `ts_http:escape_url/1', applied to
+%% the path and the query alike.
+-spec url_escape(iodata()) -> binary().
+url_escape(Url) -> iolist_to_binary(binary:replace(iolist_to_binary(Url), <<" ">>, <<"%20">>,
+                                                   [global])).
 
 mark({var, Name}) when is_atom(Name) -> {true, {'$var', atom_to_binary(Name)}};
 mark({var, Name}) when is_binary(Name) -> {true, {'$var', Name}};
@@ -169,7 +197,7 @@ names(static) -> [];
 names({dynamic, T}) -> lists:usort(used(T)).
 
 used({'$var', N}) -> [N];
-used({'$tpl', _, Parts}) -> [N || {var, N} <- Parts];
+used({'$tpl', _, Parts}) -> [N || P <- Parts, {var, N} <- [unurl(P)]];
 used({'$map', _, Dyn}) -> lists:flatmap(fun({_, T}) -> used(T) end, Dyn);
 used(L) when is_list(L) -> lists:flatmap(fun used/1, L);
 used(T) when is_tuple(T) -> used(tuple_to_list(T));
@@ -225,6 +253,11 @@ fill_io([{var, N} | Parts], Vars, Io, U) ->
     end;
 fill_io([{call, {M, F}} | Parts], Vars, Io, U) ->
     head_value(atom_to_binary(F), value(M:F(Vars)), Parts, Vars, Io, U);
+fill_io([{url, P} | Parts], Vars, Io, U) ->
+    case fill([P], Vars, U) of
+        {<<>>, U1} -> fill_io(Parts, Vars, Io, U1);
+        {V, U1} -> head_value(name(P), url_escape(V), Parts, Vars, Io, U1)
+    end;
 fill_io([], _Vars, Io, U) -> {Io, U}.
 
 head_value(N, V, Parts, Vars, Io, U) ->
@@ -238,11 +271,20 @@ head_value(N, V, Parts, Vars, Io, U) ->
 fill(Parts, Vars) -> element(1, fill(Parts, Vars, [])).
 
 fill(Parts, Vars, U0) ->
-    {Io, U1} = lists:mapfoldl(fun({var, N}, A) -> get_var(N, Vars, A);
+    {Io, U1} = lists:mapfoldl(fun({url, P}, A) ->
+                                      {V, A1} = fill([P], Vars, A),
+                                      {url_escape(V), A1};
+                                 ({var, N}, A) -> get_var(N, Vars, A);
                                  ({call, {M, F}}, A) -> {value(M:F(Vars)), A};
                                  (B, A) -> {B, A}
                               end, U0, Parts),
     {iolist_to_binary(Io), U1}.
+
+unurl({url, P}) -> P;
+unurl(P) -> P.
+
+name({var, N}) -> N;
+name({call, {_, F}}) -> atom_to_binary(F).
 
 get_var(N, Vars, U) ->
     case Vars of

@@ -82,12 +82,20 @@ crlf([{Key, Text} | More]) ->
 bytes(Method, {Path, Version}, Headers, Body, Host, Port) ->
     Len = iolist_size(Body),
     iolist_to_binary(
-      [Method, " ", Path, " HTTP/", Version, "\r\n",
-       "Host: ", Host, ":", integer_to_list(Port), "\r\n",
+      %% A space in the path would end the request line: sent as %20, as Tsung's escape_url.
+      [Method, " ", beamscale_load_vars:url_escape(Path), " HTTP/", Version, "\r\n",
+       "Host: ", host(Host), ":", integer_to_list(Port), "\r\n",
        [["User-Agent: ", user_agent(), "\r\n"] || not has_user_agent(Headers)],
        [[N, ": ", V, "\r\n"] || {N, V} <- Headers],
        case Len of 0 -> []; _ -> ["Content-Length: ", integer_to_list(Len), "\r\n"] end,
        "\r\n", Body]).
+
+%% An IPv6 address in a Host header is bracketed (RFC 9110), as Tsung's encode_ipv6_address.
+host(Host) ->
+    case lists:member($:, Host) of
+        true -> ["[", Host, "]"];
+        false -> Host
+    end.
 
 %% Every request names its sender, as Tsung's do, unless the scenario gives its own.
 has_user_agent(Headers) ->

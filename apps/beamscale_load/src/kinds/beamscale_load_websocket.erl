@@ -24,14 +24,15 @@
 %% Status 1000: a normal closure (RFC 6455, 7.4.1).
 -define(NORMAL, <<1000:16>>).
 
-%% @doc `#{type => connect, path => "/", subprotocols => "chat, v2"}', `#{type => message,
+%% @doc `#{type => connect, path => "/", subprotocols => "chat, v2", origin => "http://a"}'
+%% (an `Origin' header in the handshake, Tsung's `origin'), `#{type => message,
 %% data => Bytes, frame => text | binary, ack => reply | no_ack}' or `#{type => close}'.
 -spec check(map(), beamscale_load_scenario:target()) -> {ok, map()} | {error, atom(), string()}.
 check(#{type := Type} = Spec0, #{host := Host, port := Port}) ->
     Respond = maps:get(respond, Spec0, false),
     Spec = maps:remove(respond, Spec0),
     Checked = case {Type, maps:keys(maps:remove(type, Spec))} of
-                  {connect, Keys} -> only(Keys, [path, subprotocols],
+                  {connect, Keys} -> only(Keys, [path, subprotocols, origin],
                                           fun() -> connect_spec(Spec, Host, Port) end);
                   {message, Keys} -> only(Keys, [data, frame, ack],
                                           fun() -> message_spec(Spec) end);
@@ -61,7 +62,7 @@ respond({ok, _}, _) -> {error, respond, "expected true or false"};
 respond(Error, _) -> Error.
 
 connect_spec(Spec, Host, Port) ->
-    case [K || K <- [path, subprotocols], crlf(maps:get(K, Spec, ""))] of
+    case [K || K <- [path, subprotocols, origin], crlf(maps:get(K, Spec, ""))] of
         [K | _] -> {error, K, "CR or LF would split the request line or header (injection)"};
         [] -> connect_spec_(Spec, Host, Port)
     end.
@@ -71,12 +72,14 @@ crlf(Str) when is_list(Str) -> lists:member($\r, Str) orelse lists:member($\n, S
 crlf(_) -> false.
 
 connect_spec_(Spec, Host, Port) ->
-    case {maps:get(path, Spec, "/"), maps:get(subprotocols, Spec, "")} of
-        {"/" ++ _ = Path, Sub} when is_list(Sub) ->
+    case {maps:get(path, Spec, "/"), maps:get(subprotocols, Spec, ""),
+          maps:get(origin, Spec, "")} of
+        {_, _, O} when not is_list(O) -> {error, origin, "expected a string (an origin URL)"};
+        {"/" ++ _ = Path, Sub, Origin} when is_list(Sub) ->
             Offered = [string:trim(P) || P <- string:split(Sub, ",", all), string:trim(P) =/= ""],
-            {ok, #{type => connect, path => Path, subprotocols => Offered,
+            {ok, #{type => connect, path => Path, subprotocols => Offered, origin => Origin,
                    host => [Host, ":", integer_to_list(Port)]}};
-        {"/" ++ _, _} -> {error, subprotocols, "expected a string: names separated by commas"};
+        {"/" ++ _, _, _} -> {error, subprotocols, "expected a string: names separated by commas"};
         _ -> {error, path, "expected a string starting with /"}
     end.
 
@@ -128,10 +131,11 @@ request(#{type := close}, {ws, S, Buf, true}, Timeout) ->
 
 deadline(Timeout) -> beamscale_load_tcp:deadline(Timeout).
 
-handshake(#{path := Path, host := Host, subprotocols := Sub}, Key) ->
+handshake(#{path := Path, host := Host, subprotocols := Sub} = Spec, Key) ->
     ["GET ", Path, " HTTP/1.1\r\nHost: ", Host, "\r\nUpgrade: websocket\r\n"
      "Connection: Upgrade\r\nSec-WebSocket-Key: ", Key, "\r\nSec-WebSocket-Version: 13\r\n",
-     [["Sec-WebSocket-Protocol: ", lists:join(", ", Sub), "\r\n"] || Sub =/= []], "\r\n"].
+     [["Sec-WebSocket-Protocol: ", lists:join(", ", Sub), "\r\n"] || Sub =/= []],
+     [["Origin: ", O, "\r\n"] || O <- [maps:get(origin, Spec, "")], O =/= ""], "\r\n"].
 
 upgraded({ok, Rest, Headers}, S, #{respond := true}) ->
     {ok, {ws, S, Rest, true}, #{status => 101, headers => Headers, body => <<>>}};
@@ -293,7 +297,7 @@ features() -> [extract, match, subst].
 %% @doc Tsung's `ts_websocket' sessions and their `<websocket>' element.
 -spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_websocket", element => websocket, servers => ["tcp", "ssl"],
-             attributes => [type, path, subprotocols, frame, ack]}.
+             attributes => [type, path, subprotocols, origin, frame, ack]}.
 
 %% @doc A `<websocket>' element (below) and the request's `<dyn_variable>'s and `<match>'es,
 %% which need a reply.
@@ -315,9 +319,10 @@ tsung_websocket(E, Ctx) ->
     check_attrs(E, Ctx),
     Spec = case req(E, type, Ctx) of
                "connect" -> maps:merge(#{type => connect, path => attr(E, path, "/")},
-                                       maps:from_list([{subprotocols, P}
-                                                       || P <- [attr(E, subprotocols)],
-                                                          P =/= undefined]));
+                                       maps:from_list([{K, V}
+                                                       || K <- [subprotocols, origin],
+                                                          V <- [attr(E, K)],
+                                                          V =/= undefined]));
                "message" -> #{type => message,
                               data => unicode:characters_to_binary(
                                         beamscale_load_tsung_request:text(E)),

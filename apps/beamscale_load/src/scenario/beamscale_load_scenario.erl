@@ -47,7 +47,8 @@
                       source_ips := [beamscale_load_source:source()],
                       slo => beamscale_stats_slo:slo(), dump => non_neg_integer(),
                       thresholds => [beamscale_stats_threshold:threshold()],
-                      monitors => [beamscale_load_scenario_monitor:monitor()]}.
+                      monitors => [beamscale_load_scenario_monitor:monitor()],
+                      warnings => [binary()], seed => integer()}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH); `nodes' load nodes
 %% there, the host's share of the arrivals `weight' over the sum of the hosts' weights, and

@@ -209,7 +209,7 @@ head(Mod, Template, Raw, Check) ->
             try Check(Raw) of
                 Built ->
                     {Head, Body} = Mod:head_body(Built),
-                    {Head, beamscale_load_vars:compile(Head), Body}
+                    {Head, beamscale_load_vars:compile_head(Head), Body}
             catch throw:{bad, _, _} -> none
             end;
         false -> none
@@ -328,13 +328,15 @@ check_files(Sessions, Files) ->
 count_keys(Sessions) ->
     lists:usort(lists:append([keys(S) || #{steps := Steps} <- Sessions, S <- flat(Steps)])).
 
-keys({dyn, #{template := T, match := Ms, auth := A}, _}) ->
+%% A send that waits for no reply (`ack => no_ack') is counted apart, as Tsung's request_noack.
+keys({request, _, _, #{ack := no_ack}, _}) -> [<<"request_noack">>];
+keys({dyn, #{template := T, match := Ms, auth := A}, Request}) ->
     Auth = case A of
                {basic, U, P} -> beamscale_load_vars:names(U) ++ beamscale_load_vars:names(P);
                {_, Ts} -> lists:flatmap(fun beamscale_load_vars:names/1, maps:values(Ts));
                none -> []
            end,
-    beamscale_load_match:count_keys(Ms)
+    keys(Request) ++ beamscale_load_match:count_keys(Ms)
         ++ [<<"unset.", N/binary>> || N <- beamscale_load_vars:names(T) ++ Auth];
 keys(_) -> [].
 

@@ -4,7 +4,7 @@
 %% file. The Erlang targets named by `<monitor type="erlang">' are in the map's `sample' key.
 -module(beamscale_load_tsung).
 
--export([is_tsung/1, load/1, scan/1, from_text/2, warning_line/2, format_error/1]).
+-export([is_tsung/1, load/1, scan/1, from_text/2, warning_line/2, warnings/1, format_error/1]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -40,11 +40,12 @@ from_text(File, Text) ->
     case scan(Text) of
         {ok, Root, Lines} ->
             case beamscale_load_tsung_xml:translate(Root, Lines, File) of
-                {ok, #{entries := Entries, sample := Sample, warnings := Warnings}} ->
+                {ok, #{entries := Entries, sample := Sample, warnings := Warnings} = T} ->
                     case beamscale_load_scenario:check(File, [entry(E) || E <- Entries]) of
                         {ok, Scenario} ->
+                            Seed = [{seed, N} || N <- [maps:get(seed, T)], N =/= none],
                             {ok, maps:merge((drain(Scenario, Entries))#{sample => Sample},
-                                            dump(Root)),
+                                            maps:merge(dump(Root), maps:from_list(Seed))),
                              beamscale_load_tsung_xml:ignored(Root, Lines) ++ Warnings};
                         {error, _} = Error -> Error
                     end;
@@ -120,12 +121,21 @@ event(_, S) -> S.
 hook(#xmlElement{parents = []} = Root, S) -> {{Root, xmerl_scan:event_state(S)}, S};
 hook(Entity, S) -> {Entity, S}.
 
-%% @doc The one warning line listing the ignored settings (empty when there are none).
+%% @doc The warning lines: one listing the settings ignored as they change nothing sent, one
+%% per setting that changes the load but is not applied (`not applied: ...'); empty when there
+%% are none.
 -spec warning_line(file:filename(), [string()]) -> iodata().
-warning_line(_File, []) -> [];
-warning_line(File, Ignored) ->
-    io_lib:format("beamscale load: ~ts: ignored, as they do not change the load sent: ~ts~n",
-                  [File, lists:join(", ", Ignored)]).
+warning_line(File, Warnings) ->
+    [io_lib:format("beamscale load: ~ts: ~ts~n", [File, W]) || W <- warnings(Warnings)].
+
+%% @doc The warnings as `warning_line/2' prints them, without the file's name: kept in run.json.
+-spec warnings([string()]) -> [binary()].
+warnings(Warnings) ->
+    {NotApplied, Ignored} = lists:partition(fun(W) -> lists:prefix("not applied: ", W) end,
+                                            Warnings),
+    [unicode:characters_to_binary(["ignored, as they do not change the load sent: ",
+                                   lists:join(", ", Ignored)]) || Ignored =/= []]
+        ++ [unicode:characters_to_binary(W) || W <- NotApplied].
 
 %% @doc One line for an error: `FILE:LINE: message'.
 -spec format_error({?MODULE, term()} | term()) -> iodata().

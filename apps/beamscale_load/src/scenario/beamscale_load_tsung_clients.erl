@@ -16,11 +16,17 @@
 -spec clients([#xmlElement{}], map()) ->
     {[{term(), pos_integer()}], [{{string(), map()}, pos_integer()}],
      {pos_integer(), pos_integer()} | none, [string()]}.
-clients(Clients, Ctx) ->
+clients(All, Ctx) ->
+    %% Batch clients are the hosts of the job (`beamscale_load_tsung_batch'), reached by ssh.
+    {Batch, Clients} = lists:partition(fun(C) -> attr(C, type) =:= "batch" end, All),
+    BatchHosts = lists:append([beamscale_load_tsung_batch:hosts(C, Ctx) || C <- Batch]),
+    [fail(C, Ctx, "<client scan_intf> is read on batch clients only (as Tsung); give "
+                  "<ip scan=\"true\" value=\"IFACE\"/> instead", [])
+     || C <- Clients, attr(C, scan_intf) =/= undefined],
     {Here, There} = lists:partition(fun(C) -> here(req(C, host, Ctx)) end, Clients),
     [fail(C, Ctx, "<client host=\"~ts\">: clients on this machine and on other hosts at once "
                   "are not supported (give this machine's address, reached by ssh, instead)",
-          [req(C, host, Ctx)]) || There =/= [], C <- Here],
+          [req(C, host, Ctx)]) || There =/= [] orelse BatchHosts =/= [], C <- Here],
     Ips = lists:append([begin
                             check_attrs(C, Ctx),
                             lists:append([source_ip(Ip, Ctx)
@@ -28,7 +34,8 @@ clients(Clients, Ctx) ->
                         end || C <- Here]),
     Weights = ["<client weight> on this machine (its load nodes share the arrivals equally)"
                || C <- Here, attr(C, weight) =/= undefined],
-    {Ips, [remote_client(C, Ctx) || C <- There], local_nodes(Here, Ctx), lists:usort(Weights)}.
+    {Ips, [remote_client(C, Ctx) || C <- There] ++ BatchHosts, local_nodes(Here, Ctx),
+     lists:usort(Weights)}.
 
 %% Tsung runs `cpu' emulators for a client; here, as many load nodes on 127.0.0.1 (one is
 %% beamscale's own node, as one emulator is Tsung's).

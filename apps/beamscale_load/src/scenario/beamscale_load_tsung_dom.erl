@@ -5,7 +5,7 @@
 
 -export([ignored/1, children/3, check_attrs/2, attr/2, attr/3, req/3, number/3, integer/3,
          positive_integer/3, positive/3, non_negative/3, bool/4, line/2, fail/4]).
--export([type/3]).
+-export([type/3, status/2]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -16,6 +16,7 @@
 ignored(Root) -> lists:usort(ign(Root)).
 
 ign(#xmlElement{name = option} = E) ->
+    V = attr(E, value, "true"),
     case {attr(E, name), attr(E, type)} of
         {"thinktime", undefined} -> [];
         {"file_server", _} -> [];
@@ -26,6 +27,15 @@ ign(#xmlElement{name = option} = E) ->
         {N, undefined} when N =:= "max_retries"; N =:= "retry_timeout"; N =:= "ports_range" ->
             [];
         {N, undefined} when N =:= "ssl_versions"; N =:= "ssl_ciphers" -> [];
+        {N, undefined} when N =:= "idle_timeout"; N =:= "global_ack_timeout" -> [];
+        {"ssl_disable_sni", undefined} -> [];
+        %% Tsung's default, and beamscale's way: each user resumes its TLS session.
+        {"ssl_reuse_sessions", undefined} when V =:= "true" -> [];
+        {"seed", undefined} -> [];
+        {N, T} when N =:= "rate_limit", T =:= undefined;
+                    N =:= "ssl_reuse_sessions", T =:= undefined;
+                    N =:= "http_use_server_as_proxy", T =:= "ts_http" ->
+            [not_applied(N)];
         {Name, Type} ->
             %% A kind's own options (ts_amqp's credentials) are read by its `from_tsung/3'.
             case lists:member(Name, kind_options(Type)) of
@@ -39,14 +49,43 @@ ign(#xmlElement{name = monitor} = E) ->
         ++ [lists:flatten(io_lib:format("<monitor type=\"~ts\"> (not sampled)", [T]))
             || T <- [attr(E, type, "erlang")], not lists:member(T, ["erlang", "munin", "snmp"])]
         ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
-ign(#xmlElement{name = Name, attributes = As, content = C} = E) ->
-    {_, Ignored} = spec(Name),
-    Own = ["<" ++ atom_to_list(Name) ++ " " ++ atom_to_list(A) ++ ">"
-           || #xmlAttribute{name = A} <- As, lists:member(A, Ignored)],
-    Own ++ lists:append([ign(X) || X <- elements(E, C)]);
+%% Inside a monitor: MySQL's counters and custom SNMP OIDs are Tsung's samples of the target,
+%% not of the load; not sampled here, and said so.
+ign(#xmlElement{name = mysqladmin}) ->
+    ["not applied: <mysqladmin> (MySQL's counters are not sampled; the host's are)"];
+ign(#xmlElement{name = oid}) ->
+    ["not applied: <snmp><oid> (custom SNMP OIDs are not sampled; beamscale's own set is, "
+     "docs/samples.md)"];
+%% A session of a kind whose replies are not checked: its `<match>'es test nothing.
+ign(#xmlElement{name = session, content = C} = E) ->
+    Own = case beamscale_load_kinds:by_tsung_type(attr(E, type, "")) of
+              {ok, Mod} ->
+                  [lists:flatten(io_lib:format("not applied: <match> in a session of type ~ts "
+                                               "(~ts replies are not checked: no match or "
+                                               "nomatch counted)", [attr(E, type), Mod:name()]))
+                   || not beamscale_load_kinds:allows(Mod, match), has(E, match)];
+              error -> []
+          end,
+    own(E) ++ Own ++ lists:append([ign(X) || X <- elements(E, C)]);
+%% Tsung 1.7's reader takes no `id' on `<jabber>' (jabber_register.xml's id="new").
+ign(#xmlElement{name = jabber} = E) ->
+    ["<jabber id> (Tsung 1.7 reads none)" || attr(E, id) =/= undefined]
+        ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
+ign(#xmlElement{content = C} = E) ->
+    own(E) ++ lists:append([ign(X) || X <- elements(E, C)]);
 ign(#xmlPI{name = beamscale}) -> [];
 ign(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
 ign(_) -> [].
+
+%% Options that change the load but are not applied: said as such (`warning_line/2' of
+%% `beamscale_load_tsung' prints them apart from the settings that change nothing).
+not_applied(N) ->
+    lists:flatten(io_lib:format("not applied: <option name=\"~ts\"> (~ts)", [N, why(N)])).
+
+why("rate_limit") -> "Tsung caps each user's receiving rate; beamscale reads at full speed";
+why("ssl_reuse_sessions") -> "each beamscale user resumes its TLS session all the same";
+why("http_use_server_as_proxy") ->
+    "beamscale sends paths to the server, not absolute URLs to a proxy".
 
 kind_options(undefined) -> [];
 kind_options(Type) ->
@@ -55,13 +94,37 @@ kind_options(Type) ->
         error -> []
     end.
 
+%% The ignored attributes of `E' itself.
+own(#xmlElement{name = Name, attributes = As}) ->
+    {_, Ignored} = spec(Name),
+    ["<" ++ atom_to_list(Name) ++ " " ++ atom_to_list(A) ++ ">"
+     || #xmlAttribute{name = A} <- As, lists:member(A, Ignored)].
+
+%% Whether an element named `Name' is inside `E', at any depth.
+has(#xmlElement{content = C}, Name) ->
+    lists:any(fun(#xmlElement{name = N} = X) -> N =:= Name orelse has(X, Name);
+                 (_) -> false
+              end, C).
+
 elements(#xmlElement{}, C) ->
     [X || X <- C, is_record(X, xmlElement) orelse is_record(X, xmlPI)].
+
+%% @doc What the reader does with an attribute of an element: `read' (the element's reader
+%% takes it), `warned' (an ignored setting, listed among the warnings) or `refused' (at its line,
+%% naming it): the table the DTD walk test holds against Tsung's DTD.
+-spec status(atom(), atom()) -> read | warned | refused.
+status(Element, Attribute) ->
+    {Known, Ignored} = spec(Element),
+    case {lists:member(Attribute, Known), lists:member(Attribute, Ignored)} of
+        {true, _} -> read;
+        {_, true} -> warned;
+        _ -> refused
+    end.
 
 %% Attributes each element may have, and those listed as ignored.
 spec(tsung) -> {[dumptraffic], [loglevel, version, backend]};
 spec(clients) -> {[], []};
-spec(client) -> {[host, cpu, weight], [use_controller_vm, maxusers, type, batch]};
+spec(client) -> {[host, cpu, weight, type, batch, scan_intf], [use_controller_vm, maxusers]};
 spec(ip) -> {[value, scan], []};
 spec(iprange) -> {[value, version], []};
 spec(abort) -> {[type], []};
@@ -184,7 +247,8 @@ req(E, Name, Ctx) ->
 %% @doc A required attribute's value as a number.
 -spec number(#xmlElement{}, atom(), ctx()) -> number().
 number(E, Name, Ctx) ->
-    V = req(E, Name, Ctx),
+    %% Tsung reads a number with erl_scan, which skips the white space around it (`"2  "').
+    V = string:trim(req(E, Name, Ctx), both, " \t\r\n"),
     case {string:to_integer(V), string:to_float(V)} of
         {{I, ""}, _} -> I;
         {_, {F, ""}} -> F;

@@ -7,7 +7,7 @@
 %% the thesis's `<rpc>'), atoms that already exist, so xmerl creates none.
 -module(beamscale_load_tsung_guard).
 
--export([check/1]).
+-export([check/1, names/0]).
 
 %% Every element of tsung-1.0.dtd, and `rpc' (the thesis's), `tcp' and `udp' (named in refusals).
 -define(ELEMENTS, [
@@ -46,6 +46,10 @@
 -define(PREDEFINED, ["lt", "gt", "amp", "quot", "apos"]).
 %% Names in messages are cut to this many characters (one line).
 -define(SHOWN, 40).
+
+%% @doc The element and attribute names taken as Tsung's (the DTD walk test checks them).
+-spec names() -> {[atom()], [atom()]}.
+names() -> {?ELEMENTS, ?ATTRIBUTES}.
 
 %% @doc `ok', or the line and reason of the first thing refused.
 -spec check(string()) -> ok | {error, {pos_integer(), string()}}.

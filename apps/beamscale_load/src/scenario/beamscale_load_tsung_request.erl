@@ -15,8 +15,6 @@
 -define(TSUNG_TLS, #{verify => verify_none}).
 %% A body read from a file (`contents_from_file'): as large as a raw request's data.
 -define(MAX_FILE_BYTES, 16 * 1024 * 1024).
-%% How long a user waits at Tsung's global barrier (Tsung waits without end).
--define(GLOBAL_TIMEOUT_MS, 600000).
 
 -import(beamscale_load_tsung_dom, [children/3, check_attrs/2, attr/3, bool/4, fail/4]).
 
@@ -65,7 +63,7 @@ request(E, #{type := Mod} = Ctx) ->
                 string:find(values(R), "%%") =/= nomatch],
             [static(E, R, Ctx) || not beamscale_load_kinds:allows(Mod, subst)],
             {Spec, Used} = Mod:from_tsung(E, R, Ctx),
-            {step(Mod, Spec), Used};
+            {step(Mod, Spec, maps:get(timeouts, Ctx)), Used};
         [#xmlElement{name = Other} = R] ->
             fail(R, Ctx, "<~ts> in a session of type ~ts", [Other, Type]);
         _ -> fail(E, Ctx, "<request> needs one <~ts> element", [El])
@@ -73,15 +71,18 @@ request(E, #{type := Mod} = Ctx) ->
 
 %% A kind's element that waits for what the server pushes (ts_mqtt's waitForMessages) comes
 %% back as `#{wait_ms => Ms, target => T}': a `wait' step on the kind's connection.
-step(Mod, #{wait_ms := Ms, target := T}) ->
+step(Mod, #{wait_ms := Ms, target := T}, _) ->
     {wait, #{kind => Mod:name(), target => T, timeout_ms => Ms}};
-%% Tsung's `ack="global"': the request, then the rendezvous `global' of that many users.
-step(Mod, #{rendezvous := N} = Spec) ->
-    {steps, [step(Mod, maps:remove(rendezvous, Spec)),
-             {rendezvous, "global", #{users => N, timeout_ms => ?GLOBAL_TIMEOUT_MS}}]};
+%% Tsung's `ack="global"': the request, then the rendezvous `global' of that many users, each
+%% waiting `global_ack_timeout'.
+step(Mod, #{rendezvous := N} = Spec, #{global_ack_ms := Ms} = T) ->
+    {steps, [step(Mod, maps:remove(rendezvous, Spec), T),
+             {rendezvous, "global", #{users => N, timeout_ms => Ms}}]};
 %% A kind's element may name the kind that sends it (`<http beamscale_version="2">': http2).
-step(_Mod, #{kind := Name} = Spec) -> {Name, maps:remove(kind, Spec)};
-step(Mod, Spec) -> {Mod:name(), Spec}.
+%% A reply is awaited `idle_timeout' (Tsung's 10 minutes), not a terms file's 5 s.
+step(_Mod, #{kind := Name} = Spec, #{idle_ms := Ms}) ->
+    {Name, maps:merge(#{timeout_ms => Ms}, maps:remove(kind, Spec))};
+step(Mod, Spec, #{idle_ms := Ms}) -> {Mod:name(), maps:merge(#{timeout_ms => Ms}, Spec)}.
 
 kinds_with(Feature) ->
     lists:join(" and ", [atom_to_list(M:name()) || M <- beamscale_load_kinds:all(),
@@ -164,14 +165,20 @@ node_name(Text) -> hd(string:split(Text, "@")).
 
 %% @doc The `<server>' behind an element (a relative URL, a raw, websocket... request): one,
 %% of a type its kind's `tsung/0' lists: tcp, ssl (TLS, the certificate not checked, as Tsung
-%% does) or udp.
+%% does) or udp, or their IPv6 forms tcp6, ssl6 and udp6.
 -spec server(#xmlElement{}, map()) -> {atom(), map()}.
 server(#xmlElement{name = El} = Http, #{servers := Servers} = Ctx) ->
     {ok, Mod} = beamscale_load_kinds:by_element(El),
     #{servers := Known} = beamscale_load_kinds:tsung(Mod),
     case Servers of
-        [{S, Host, Port, Type}] ->
+        [{S, Host, Port, Type6}] ->
             Address = Host ++ ":" ++ integer_to_list(Port),
+            %% tcp6, ssl6 and udp6 are Tsung's over IPv6: the same here, the host's address
+            %% (`::1') saying which.
+            Type = case lists:member(Type6, ["tcp6", "ssl6", "udp6"]) of
+                       true -> lists:droplast(Type6);
+                       false -> Type6
+                   end,
             [fail(S, Ctx, "server type \"~ts\" is not supported for <~ts> (~ts)",
                   [Type, El, lists:join(", ", Known)]) || not lists:member(Type, Known)],
             %% After a `<change_type>', its server under a name of its own.

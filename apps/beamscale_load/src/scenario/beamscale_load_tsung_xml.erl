@@ -18,7 +18,7 @@
 %% Scenario entries by key, each with the line it comes from, the targets to sample, and the
 %% monitors that name none.
 -type terms() :: #{entries := [{atom(), term(), pos_integer()}], sample := [atom()],
-                   warnings := [string()]}.
+                   warnings := [string()], seed := integer() | none}.
 
 -define(UNITS, [{"second", 1}, {"minute", 60}, {"hour", 3600}, {"millisecond", 0.001}]).
 %% Phase numbers name phases `phase1'...: a closed set of atoms, not one per number a file holds.
@@ -56,7 +56,8 @@ tsung(Root, Ctx0) ->
     Opts = lists:append([children(O, [option], Ctx0) || O <- only(options, Top)]),
     Ctx = Ctx0#{think => think_option(Opts, Ctx0), pis => Pis,
                 user_agents => ?OPTS:user_agents(Opts, Ctx0), options => ?OPTS:kinds(Opts, Ctx0),
-                global_number => ?OPTS:global_number(Opts, Ctx0)},
+                global_number => ?OPTS:global_number(Opts, Ctx0),
+                timeouts => ?OPTS:timeouts(Opts, Ctx0)},
     {Ips, Hosts, Nodes, Local} = ?CLIENTS:clients(lists:append([children(C, [client], Ctx)
                                                        || C <- only(clients, Top)]), Ctx),
     Load = one(load, Top, Root, Ctx),
@@ -89,7 +90,8 @@ tsung(Root, Ctx0) ->
     {Sample, Monitors} = sample(only(monitoring, Top), Targets, Ctx),
     Unused = ["<server> (no request uses it)"
               || only(servers, Top) =/= [], not lists:keymember(server, 1, Targets)],
-    #{entries => Entries ++ Monitors, sample => Sample, warnings => Unused ++ Local}.
+    #{entries => Entries ++ Monitors, sample => Sample, warnings => Unused ++ Local,
+      seed => ?OPTS:seed(Opts, Ctx)}.
 
 only(Name, Elements) -> [E || #xmlElement{name = N} = E <- Elements, N =:= Name].
 

@@ -42,6 +42,9 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt} = Data
     beamscale_report_html:page(Title, <<"tr.fail td{background:#fde0e0}">>,
                         [beamscale_report_html:el(h1, Title),
                          beamscale_report_load_extra:thresholds(Summary),
+                         %% The totals first: what a reader looks for, on the first screen.
+                         beamscale_report_html:section("Totals", totals(Summary)),
+                         warnings(list(Run, <<"warnings">>)),
                          beamscale_report_html:section("Run", metadata(Run, Summary)),
                          beamscale_report_html:section("Phases", phases(Run)),
                          beamscale_report_html:section("Over time", charts(Summary)),
@@ -163,16 +166,33 @@ summary_tables(Summary) ->
                 [[R, cell(N)]
                  || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
     Statuses = map(Summary, <<"statuses">>),
-    Totals = [E || #{key := K} = E <- ?T:totals(), is_map_key(bin(K), Summary)],
-    [beamscale_report_html:table([?T:heading(E) || E <- Totals],
-                                 [[cell(get(Summary, bin(K))) || #{key := K} <- Totals]]),
-     beamscale_report_html:table(["" | [?T:heading(E) || E <- ?T:percentiles()]], Rows),
+    [beamscale_report_html:table(["" | [?T:heading(E) || E <- ?T:percentiles()]], Rows),
      [Reasons || map_size(ByReason) > 0],
      [beamscale_report_html:table(["status", "replies"],
                                   [[C, cell(N)] || {C, N} <- lists:sort(maps:to_list(Statuses))])
       || map_size(Statuses) > 0],
      beamscale_report_load_names:table(Summary),
+     counters(map(Summary, <<"counts">>)),
      load_nodes(list(Summary, <<"load_nodes">>))].
+
+%% The named counts (counters.csv): match/nomatch, request_noack, a kind's own.
+counters(Counts) when map_size(Counts) =:= 0 -> [];
+counters(Counts) ->
+    beamscale_report_html:table(["counter", "count"],
+                                [[K, cell(N)] || {K, N} <- lists:sort(maps:to_list(Counts))]).
+
+totals(Summary) ->
+    Totals = [E || #{key := K} = E <- ?T:totals(), is_map_key(bin(K), Summary)],
+    beamscale_report_html:table([?T:heading(E) || E <- Totals],
+                                [[cell(get(Summary, bin(K))) || #{key := K} <- Totals]]).
+
+%% What the scenario's reader said (a Tsung file's settings ignored or not applied): kept in
+%% run.json and shown, not only on the terminal that started the run.
+warnings([]) -> [];
+warnings(Ws) ->
+    Items = [beamscale_report_html:el(li, text(W)) || W <- Ws],
+    beamscale_report_html:section("Warnings of the scenario",
+                                  beamscale_report_html:el(ul, {safe, Items})).
 
 hist_cells(H) -> [cell(get(H, bin(K))) || #{key := K} <- ?T:percentiles()].
 
