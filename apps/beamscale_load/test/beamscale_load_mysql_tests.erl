@@ -159,7 +159,9 @@ tsung_test() ->
                                                       database := <<"d">>}}, _},
                   {request, beamscale_load_mysql, server, #{type := sql}, _},
                   {request, beamscale_load_mysql, server, #{type := close}, _}], Steps),
-    ?assertEqual(#{server => #{host => "127.0.0.1", port => 3306, max_retries => 3}}, Targets),
+    %% Tsung's connect_timeout default (30 s) travels with a Tsung file's server.
+    ?assertEqual(#{server => #{host => "127.0.0.1", port => 3306, max_retries => 3,
+                               connect_timeout_ms => 30000}}, Targets),
     ?assertEqual("t.xml:6: type=\"ping\" (expected connect, authenticate, sql or close)",
                  tsung(Tcp, "<request><mysql type=\"ping\"/></request>")),
     ?assertEqual("t.xml:6: query: expected a non-empty SQL text",
