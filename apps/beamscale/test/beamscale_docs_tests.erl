@@ -145,6 +145,7 @@ text({line, L}) -> L;
 text(L) -> L.
 
 what("callbacks:" ++ _) -> "callbacks";
+what("quick") -> "benchmarks tagged quick";
 what(Reg) -> Reg.
 
 mentioned(E, "list", Named, _Text) -> lists:member(E, Named);
