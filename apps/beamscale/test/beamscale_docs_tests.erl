@@ -6,7 +6,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([problems/1]).
+-export([problems/1, root/0]).
 
 -define(APPS, [beamscale, beamscale_bench, beamscale_format, beamscale_load, beamscale_report,
                beamscale_stats, beamscale_targets]).
@@ -246,7 +246,9 @@ matches3(Line, Re) ->
         nomatch -> []
     end.
 
-%% The repository: the directory above `apps/' that holds README.md.
+%% The repository: the directory above `apps/' that holds README.md (also the library
+%% suite's).
+-spec root() -> file:filename().
 root() -> up(filename:dirname(code:which(?MODULE))).
 
 up("/") -> error(no_repository_root);

@@ -4,7 +4,7 @@
 -module(beamscale_cmd_bench).
 -behaviour(beamscale_cmd).
 
--export([info/0, do/1, format_error/1]).
+-export([info/0, do/1, measure/1, format_error/1]).
 
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
@@ -48,16 +48,33 @@ info() ->
 %% @doc Measure, print, keep the run directory when asked.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{args := []}) -> {error, no_expression};
-do(#{opts := Opts, args := Args}) ->
+do(#{opts := Opts} = Parsed) ->
     try
-        Plan = resume(Opts, plan(Opts, Args)),
-        {ok, _} = ok(beamscale_node:distribute()),
-        {ok, Result} = ok(beamscale_micro:run(Plan)),
+        {ok, Plan, Result} = ok(measured(Parsed)),
         io:put_chars(case Opts of
                          #{json := true} -> [beamscale_report_micro:json(Result), $\n];
                          _ -> beamscale_report_micro:text(Result)
                      end),
         keep(Opts, Plan, Result)
+    catch throw:{error, _} = Error -> Error
+    end.
+
+%% @doc The measurements alone, as maps (`beamscale:bench/2'): nothing printed or kept.
+-spec measure(beamscale_args:parsed()) -> {ok, #{mode := atom(), rows := [map()]}}
+                                          | {error, term()}.
+measure(#{args := []}) -> {error, no_expression};
+measure(Parsed) ->
+    case measured(Parsed) of
+        {ok, _Plan, Result} -> {ok, Result};
+        {error, _} = Error -> Error
+    end.
+
+measured(#{opts := Opts, args := Args}) ->
+    try
+        Plan = resume(Opts, plan(Opts, Args)),
+        {ok, _} = ok(beamscale_node:distribute()),
+        {ok, Result} = ok(beamscale_micro:run(Plan)),
+        {ok, Plan, Result}
     catch throw:{error, _} = Error -> Error
     end.
 

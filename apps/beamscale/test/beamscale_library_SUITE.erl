@@ -1,0 +1,106 @@
+%% beamscale as a library, used as a user would: a fresh rebar3 project with beamscale's apps
+%% as dependencies (`_checkouts', as a path dependency), which calls `beamscale:bench/2' on its
+%% own module; a fresh mix project that runs `mix beamscale.bench' on its own Elixir module.
+%% Neither passes a code path: the library finds the caller's. Both use copies of the apps'
+%% sources (mix's rebar3 writes a build cache into a dependency's directory).
+-module(beamscale_library_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, rebar3_dependency/1, mix_task/1]).
+
+-define(APPS, [beamscale, beamscale_format, beamscale_stats, beamscale_report, beamscale_bench,
+               beamscale_targets, beamscale_load]).
+%% A build of the seven apps in a fresh project: seconds alone, a minute on a loaded host.
+-define(BUILD_TIMEOUT, 240000).
+
+suite() -> [{timetrap, {minutes, 8}}].
+
+all() -> [rebar3_dependency, mix_task].
+
+rebar3_dependency(Config) ->
+    Dir = project(Config, "my_app"),
+    ok = file:write_file(filename:join(Dir, "rebar.config"),
+                         io_lib:format("{deps, ~p}.~n", [?APPS])),
+    ok = filelib:ensure_path(filename:join(Dir, "src")),
+    ok = file:write_file(filename:join(Dir, "src/my_app.app.src"),
+                         "{application, my_app, [{description, \"t\"}, {vsn, \"0.1.0\"},\n"
+                         " {applications, [kernel, stdlib]}]}.\n"),
+    ok = file:write_file(filename:join(Dir, "src/my_mod.erl"),
+                         "-module(my_mod).\n-export([f/0]).\n"
+                         "f() -> lists:sum(lists:seq(1, 50)).\n"),
+    {0, Built} = cmd(Dir, rebar3(), ["compile"], []),
+    ct:log("~ts", [Built]),
+    %% The project's code on this node's path, as `rebar3 shell' puts it; nothing more.
+    Eval = "R = beamscale:bench([\"my_mod:f().\"], #{time => 0.2, samples => 4, warmup => 0.1}),"
+           " io:format(\"~0p~n\", [R]), halt().",
+    {0, Out} = cmd(Dir, os:find_executable("erl"),
+                   ["-noshell", "-pa" | filelib:wildcard(filename:join(Dir,
+                                                                       "_build/default/*/*/ebin"))]
+                   ++ ["-eval", Eval], []),
+    ct:log("~ts", [Out]),
+    {ok, Tokens, _} = erl_scan:string(lists:last(string:lexemes(Out, "\n")) ++ "."),
+    {ok, #{mode := time, rows := [Row]}} = erl_parse:parse_term(Tokens),
+    ?assertMatch(#{label := <<"my_mod:f().">>, n := 4, ns := _, per_call := [_, _, _, _]}, Row),
+    ?assert(maps:get(ns, Row) > 0),
+    %% Its errors are the command line's, as terms.
+    {0, Bad} = cmd(Dir, os:find_executable("erl"),
+                   ["-noshell", "-pa" | filelib:wildcard(filename:join(Dir,
+                                                                       "_build/default/*/*/ebin"))]
+                   ++ ["-eval", "io:format(\"~0p~n\", [beamscale:bench([\"1.\"], #{nope => 1})]),"
+                                " halt()."], []),
+    ?assertEqual("{error,{beamscale,{option,nope}}}", string:trim(Bad)).
+
+mix_task(Config) ->
+    Mix = os:find_executable("mix"),
+    Mix =/= false orelse ct:fail("mix not found: apt-get install elixir"),
+    Dir = project(Config, "my_ex"),
+    Deps = lists:join(", ", [io_lib:format("{:~s, path: ~p, manager: :rebar3}",
+                                           [A, filename:join([Dir, "_checkouts", A])])
+                             || A <- ?APPS]),
+    ok = file:write_file(filename:join(Dir, "mix.exs"),
+                         ["defmodule MyEx.MixProject do\n  use Mix.Project\n"
+                          "  def project, do: [app: :my_ex, version: \"0.1.0\", deps: [",
+                          Deps, "]]\nend\n"]),
+    ok = filelib:ensure_path(filename:join(Dir, "lib")),
+    ok = file:write_file(filename:join(Dir, "lib/my_mod.ex"),
+                         "defmodule MyMod do\n  def f, do: Enum.sum(1..50)\nend\n"),
+    {Status, Out} = cmd(Dir, Mix, ["beamscale.bench", "--elixir", "MyMod.f()", "--time", "0.2",
+                                   "--samples", "4", "--warmup", "0.1", "--quiet"],
+                        [{"MIX_REBAR3", rebar3()}, {"MIX_ENV", "dev"}]),
+    ct:log("~ts", [Out]),
+    ?assertEqual(0, Status),
+    [Row] = [L || L <- string:lexemes(Out, "\n"), lists:prefix("MyMod.f()", L)],
+    ?assertMatch([_, "-", Ns | _] when Ns =/= "", string:lexemes(Row, " ")).
+
+%%% Helpers
+
+%% A project directory with a copy of beamscale's apps' sources in `_checkouts' (rebar3's
+%% local dependencies).
+project(Config, Name) ->
+    Dir = filename:join(?config(priv_dir, Config), Name),
+    [begin
+         To = filename:join([Dir, "_checkouts", A]),
+         ok = filelib:ensure_path(To),
+         {0, _} = cmd(Dir, "/bin/cp", ["-r", filename:join(app_dir(A), "src"), To], [])
+     end || A <- ?APPS],
+    Dir.
+
+%% The source directory of app `A': the repository's apps/A (this suite's build links there).
+app_dir(A) ->
+    filename:join([beamscale_docs_tests:root(), "apps", atom_to_list(A)]).
+
+rebar3() ->
+    case os:find_executable("rebar3") of
+        false -> filename:join(os:getenv("HOME"), ".cache/beamscale/rebar3/usr/bin/rebar3");
+        R -> R
+    end.
+
+%% `Exe Args' in `Dir' without the variables of the rebar3 that runs this suite.
+cmd(Dir, Exe, Args, Env) ->
+    Port = open_port({spawn_executable, "/usr/bin/env"},
+                     [{args, ["-u", "REBAR_CONFIG", "-u", "REBAR_PROFILE", "-u", "REBAR_BASE_DIR"]
+                       ++ [K ++ "=" ++ V || {K, V} <- Env] ++ [Exe | Args]},
+                      {cd, Dir}, exit_status, binary, stderr_to_stdout]),
+    beamscale_test_cli:wait(Port, ?BUILD_TIMEOUT).
