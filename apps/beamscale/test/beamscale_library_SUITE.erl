@@ -1,6 +1,6 @@
 %% beamscale as a library, used as a user would: a fresh rebar3 project with beamscale's apps
 %% as dependencies (`_checkouts', as a path dependency), which calls `beamscale:bench/2' on its
-%% own module; a fresh mix project that runs `mix beamscale.bench' on its own Elixir module.
+%% own module and runs the plugin `rebar3 beamscale bench'; a fresh mix project that runs `mix beamscale.bench' on its own Elixir module.
 %% Neither passes a code path: the library finds the caller's. Both use copies of the apps'
 %% sources (mix's rebar3 writes a build cache into a dependency's directory).
 -module(beamscale_library_SUITE).
@@ -22,7 +22,7 @@ all() -> [rebar3_dependency, mix_task].
 rebar3_dependency(Config) ->
     Dir = project(Config, "my_app"),
     ok = file:write_file(filename:join(Dir, "rebar.config"),
-                         io_lib:format("{deps, ~p}.~n", [?APPS])),
+                         io_lib:format("{deps, ~p}.~n{plugins, [beamscale]}.~n", [?APPS])),
     ok = filelib:ensure_path(filename:join(Dir, "src")),
     ok = file:write_file(filename:join(Dir, "src/my_app.app.src"),
                          "{application, my_app, [{description, \"t\"}, {vsn, \"0.1.0\"},\n"
@@ -50,7 +50,14 @@ rebar3_dependency(Config) ->
                                                                        "_build/default/*/*/ebin"))]
                    ++ ["-eval", "io:format(\"~0p~n\", [beamscale:bench([\"1.\"], #{nope => 1})]),"
                                 " halt()."], []),
-    ?assertEqual("{error,{beamscale,{option,nope}}}", string:trim(Bad)).
+    ?assertEqual("{error,{beamscale,{option,nope}}}", string:trim(Bad)),
+    %% The plugin: `rebar3 beamscale bench' prints bench's table, the project's code on the
+    %% nodes without --code-path.
+    {0, Table} = cmd(Dir, rebar3(), ["beamscale", "bench", "my_mod:f().", "--time", "0.2",
+                                     "--samples", "4", "--warmup", "0.1"], []),
+    ct:log("~ts", [Table]),
+    [Line] = [L || L <- string:lexemes(Table, "\n"), lists:prefix("my_mod:f().", L)],
+    ns_per_call(Line).
 
 mix_task(Config) ->
     Mix = os:find_executable("mix"),
@@ -72,9 +79,15 @@ mix_task(Config) ->
     ct:log("~ts", [Out]),
     ?assertEqual(0, Status),
     [Row] = [L || L <- string:lexemes(Out, "\n"), lists:prefix("MyMod.f()", L)],
-    ?assertMatch([_, "-", Ns | _] when Ns =/= "", string:lexemes(Row, " ")).
+    ns_per_call(Row).
 
 %%% Helpers
+
+%% A row of bench's table: label, input, then ns per call, a positive number.
+ns_per_call(Row) ->
+    [_, "-", Ns | _] = string:lexemes(Row, " "),
+    ?assertMatch({match, _}, re:run(Ns, "^[0-9]+(\\.[0-9]+)?$"), Row),
+    ?assertNotEqual("0", Ns).
 
 %% A project directory with a copy of beamscale's apps' sources in `_checkouts' (rebar3's
 %% local dependencies).
