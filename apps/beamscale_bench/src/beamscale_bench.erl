@@ -89,8 +89,8 @@ describe(Mod) ->
 %% A module of the app is a benchmark when it says so; its helpers (sizes, the node's runner)
 %% share the prefix but not the behaviour.
 is_benchmark(Mod) ->
-    _ = code:ensure_loaded(Mod),
     lists:prefix(?PREFIX, atom_to_list(Mod)) andalso
+        code:ensure_loaded(Mod) =:= {module, Mod} andalso
         lists:member(?MODULE, behaviours(Mod)).
 
 behaviours(Mod) ->
