@@ -222,7 +222,8 @@ apps(Rel, Lines, #{apps := As}) ->
 %% Relative links, and `../' paths of pages: a file of this repository.
 links(Rel, N, Line, #{root := Root}) ->
     Dir = filename:dirname(filename:join(Root, Rel)),
-    Paths = matches(Line, "\\]\\(([^)#\\s]+)") ++ matches(Line, "(?<![\\w./])(\\.\\./[^\\s`)]+\\.md)\\b"),
+    Paths = matches(Line, "\\]\\(([^)#\\s]+)")
+        ++ matches(Line, "(?<![\\w./])(\\.\\./[^\\s`)]+\\.md)\\b"),
     [io_lib:format("~ts:~b: the link ~ts is not a file of this repository: link a file in it "
                    "or drop the link", [Rel, N, P])
      || P <- lists:usort(Paths), not lists:prefix("http", P), not lists:prefix("mailto:", P),

@@ -1,6 +1,7 @@
 %% beamscale as a library, used as a user would: a fresh rebar3 project with beamscale's apps
 %% as dependencies (`_checkouts', as a path dependency), which calls `beamscale:bench/2' on its
-%% own module and runs the plugin `rebar3 beamscale bench'; a fresh mix project that runs `mix beamscale.bench' on its own Elixir module.
+%% own module and runs the plugin `rebar3 beamscale bench'; a fresh mix project that runs
+%% `mix beamscale.bench' on its own Elixir module.
 %% Neither passes a code path: the library finds the caller's. Both use copies of the apps'
 %% sources (mix's rebar3 writes a build cache into a dependency's directory).
 -module(beamscale_library_SUITE).
@@ -8,7 +9,8 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0, rebar3_dependency/1, mix_task/1]).
+-export([all/0, suite/0, rebar3_dependency/1, mix_task/1, compare_runs/1]).
+-export([rebar3_dependency/0, mix_task/0, compare_runs/0]).
 
 -define(APPS, [beamscale, beamscale_format, beamscale_stats, beamscale_report, beamscale_bench,
                beamscale_targets, beamscale_load]).
@@ -17,8 +19,33 @@
 
 suite() -> [{timetrap, {minutes, 8}}].
 
-all() -> [rebar3_dependency, mix_task].
+all() -> [compare_runs, rebar3_dependency, mix_task].
 
+%% beamscale:compare/2 of two run directories: the rows as maps, the text, the page; a bad
+%% directory or option is the command's error as a term.
+compare_runs() -> [{doc, "beamscale:compare/2 returns the rows as maps; errors as terms."}].
+compare_runs(Config) ->
+    Benches = [{<<"big">>, <<"[128]">>, 0.2}, {<<"ets_test">>, <<"[8,2,20000]">>, 0.1}],
+    [A, B] = [beamscale_rundir_fixture:write(filename:join(?config(priv_dir, Config), N),
+                                             #{benches => Benches, seed => Seed, slow => Slow})
+              || {N, Seed, Slow} <- [{"a", 5, #{}}, {"b", 6, #{<<"ets_test">> => 1.3}}]],
+    #{rows := Rows, output := Out} = beamscale:compare(A, B),
+    ?assertEqual(4, length(Rows)),
+    Slower = [R || #{key := K, significant := true, ratio := R} <- Rows,
+                   element(1, K) =:= <<"ets_test">>],
+    ?assertMatch([_, _], Slower),
+    [?assert(R > 1.2 andalso R < 1.4) || R <- Slower],
+    ?assertMatch({match, _}, re:run(Out, "ets_test .*slower")),
+    ?assert(filelib:is_regular(filename:join(B, "compare.html"))),
+    Missing = filename:join(?config(priv_dir, Config), "missing"),
+    {error, {beamscale, {command, beamscale_cmd_compare, _} = Why}} =
+        beamscale:compare(A, Missing),
+    Text = unicode:characters_to_list(beamscale:format_error(Why)),
+    ?assertNotEqual(nomatch, string:find(Text, "missing: not a run directory"), Text),
+    ?assertEqual({error, {beamscale, {option, nope}}}, beamscale:run(#{nope => 1})).
+
+rebar3_dependency() ->
+    [{doc, "A rebar3 project with beamscale as a dep: bench/2 on its code; the plugin."}].
 rebar3_dependency(Config) ->
     Dir = project(Config, "my_app"),
     ok = file:write_file(filename:join(Dir, "rebar.config"),
@@ -59,6 +86,7 @@ rebar3_dependency(Config) ->
     [Line] = [L || L <- string:lexemes(Table, "\n"), lists:prefix("my_mod:f().", L)],
     ns_per_call(Line).
 
+mix_task() -> [{doc, "A mix project with beamscale as a dep: mix beamscale.bench."}].
 mix_task(Config) ->
     Mix = os:find_executable("mix"),
     Mix =/= false orelse ct:fail("mix not found: apt-get install elixir"),

@@ -31,7 +31,8 @@
 bench(Exprs, Opts) ->
     Defaults = #{quiet => true, code_path => own_code_path()},
     case parsed(beamscale_cmd_bench, Exprs, maps:merge(Defaults, Opts)) of
-        {ok, Parsed} -> captured(beamscale_cmd_bench, fun() -> beamscale_cmd_bench:measure(Parsed) end);
+        {ok, Parsed} ->
+            captured(beamscale_cmd_bench, fun() -> beamscale_cmd_bench:measure(Parsed) end);
         {error, _} = Error -> Error
     end.
 
@@ -54,7 +55,8 @@ load(Scenario, Opts) -> in_dir(beamscale_cmd_load, [Scenario], Opts).
 compare(A, B) ->
     case parsed(beamscale_cmd_compare, [A, B], #{}) of
         {ok, Parsed} ->
-            case captured(beamscale_cmd_compare, fun() -> ok(beamscale_cmd_compare:do(Parsed)) end) of
+            Compare = fun() -> ok(beamscale_cmd_compare:do(Parsed)) end,
+            case captured(beamscale_cmd_compare, Compare) of
                 #{output := _} = Done -> maps:merge(Done, suite_rows(A, B));
                 Error -> Error
             end;

@@ -199,8 +199,8 @@ only_text(Feature) ->
 %% its path and headers: its bytes built
 %% once with the placeholders in them, and its head compiled as one text to fill per request,
 %% as Tsung substitutes in the built request (a spec rebuilt and checked per request cost more
-%% than the request itself; docs/load-measurements.md, "Client CPU"). `none' for any other request: a
-%% `{var, Name}' (a value of another type) or a placeholder in the body (its length).
+%% than the request itself; docs/load-measurements.md, "Client CPU"). `none' for any other
+%% request: a `{var, Name}' (a value of another type) or a placeholder in the body (its length).
 head(Mod, Template, Raw, Check) ->
     Keys = beamscale_load_vars:text_keys(Template),
     case beamscale_load_kinds:allows(Mod, head) andalso is_list(Keys)
