@@ -5,30 +5,32 @@
 %% `[State | Args]'), `{{done, Phase}, _}' (timed as `Phase', iteration ends); `Phase' may be
 %% `ignore' for an untimed call. A crash or `{error, Reason}' fails the iteration.
 %%
-%% beamscale's own benchmarks are modules named `beamscale_bench_NAME'; a user's bencherl handler
-%% is a module named after its benchmark, found on the bench path.
+%% beamscale's own benchmarks are the modules of this app named `beamscale_bench_NAME' that
+%% declare `-behaviour(beamscale_bench)': that declaration is the registry, so adding a
+%% benchmark is adding its module. `tags/0' (optional) says which built-in sets take it:
+%% `quick' (the `quick' preset). A user's bencherl handler is a module named after its
+%% benchmark, found on the bench path.
 -module(beamscale_bench).
 
--export([builtin/0, available/1, module/1, name/1, describe/1]).
--export_type([version/0, conf/0, args/0, phase/0]).
+-export([builtin/0, tagged/1, tags/1, available/1, module/1, name/1, describe/1]).
+-export_type([version/0, conf/0, args/0, phase/0, tag/0]).
 
 -type version() :: short | intermediate | long.
 -type conf() :: [{atom(), term()}].
 -type args() :: [term()].
 -type phase() :: atom() | string().
+%% `quick': one of bencherl's synthetic set, run by the `quick' preset.
+-type tag() :: quick.
 
 -callback bench_args(version(), conf()) -> [args()].
 -callback run(args(), [node()], conf()) -> term().
 %% One line saying what the benchmark stresses, for `beamscale list'.
 -callback description() -> string().
--optional_callbacks([description/0]).
+%% The built-in sets that take it (none unless it says).
+-callback tags() -> [tag()].
+-optional_callbacks([description/0, tags/0]).
 
 -define(PREFIX, "beamscale_bench_").
-%% Modules of this app that share the prefix but are not benchmarks (node/: code the node under
-%% test runs for the command).
--define(NOT_BENCHMARKS, [beamscale_bench_runner, beamscale_bench_capture, beamscale_bench_probe,
-                         beamscale_bench_ets_workload, beamscale_bench_util,
-                         beamscale_bench_sample, beamscale_bench_micro, beamscale_bench_hostread]).
 
 %% @doc The built-in benchmarks as `{Name, Module}', sorted by name.
 -spec builtin() -> [{atom(), module()}].
@@ -36,6 +38,19 @@ builtin() ->
     _ = application:load(beamscale_bench),
     {ok, Mods} = application:get_key(beamscale_bench, modules),
     lists:sort([{name(M), M} || M <- Mods, is_benchmark(M)]).
+
+%% @doc The names of the built-in benchmarks tagged `Tag', sorted.
+-spec tagged(tag()) -> [atom()].
+tagged(Tag) -> [N || {N, M} <- builtin(), lists:member(Tag, tags(M))].
+
+%% @doc A module's tags, [] when it gives none.
+-spec tags(module()) -> [tag()].
+tags(Mod) ->
+    _ = code:ensure_loaded(Mod),
+    case erlang:function_exported(Mod, tags, 0) of
+        true -> Mod:tags();
+        false -> []
+    end.
 
 %% @doc Every benchmark name: the built-in ones and the handlers (`NAME.erl' or `NAME.beam') found
 %% in the directories of a bench path.
@@ -71,8 +86,16 @@ describe(Mod) ->
         false -> ""
     end.
 
+%% A module of the app is a benchmark when it says so; its helpers (sizes, the node's runner)
+%% share the prefix but not the behaviour.
 is_benchmark(Mod) ->
-    lists:prefix(?PREFIX, atom_to_list(Mod)) andalso not lists:member(Mod, ?NOT_BENCHMARKS).
+    lists:prefix(?PREFIX, atom_to_list(Mod)) andalso
+        code:ensure_loaded(Mod) =:= {module, Mod} andalso
+        lists:member(?MODULE, behaviours(Mod)).
+
+behaviours(Mod) ->
+    Attrs = Mod:module_info(attributes),
+    lists:append([Bs || {K, Bs} <- Attrs, K =:= behaviour orelse K =:= behavior]).
 
 %% Outside the escript (a peer with only this module loaded) the app file may be absent.
 builtin_or_empty() ->

@@ -107,23 +107,30 @@ dialyzer_bench_test_() ->
              ?assertEqual([], filelib:wildcard(filename:join(Dir, "*.plt")))
      end}.
 
-%% Every benchmark module has a one-line description and three sizes.
+%% Every benchmark module has a one-line description; the helpers that share the prefix
+%% (without the behaviour) are not benchmarks.
 descriptions_test() ->
-    Names = [bang, dialyzer_bench, ehb, genstress, mbrot, orbit_int, parallel, pcmark, ran,
-             serialmsg, timer_wheel],
     Builtin = [N || {N, _} <- beamscale_bench:builtin()],
     [begin
-         ?assert(lists:member(N, Builtin)),
          D = beamscale_bench:describe(beamscale_bench:module(N)),
          ?assert(length(D) > 20 andalso not lists:member($\n, D))
-     end || N <- Names],
-    ?assertNot(lists:member(util, Builtin)),
+     end || N <- Builtin],
+    [?assertNot(lists:member(N, Builtin)) || N <- [util, ets_workload, runner, micro, probe]],
+    ?assert(lists:member(dialyzer_bench, Builtin)),
     %% Every built-in one is a benchmark (`make run' runs them all): none lacks the callbacks.
     [begin
          ?assertEqual({module, M}, code:ensure_loaded(M)),
          ?assert(erlang:function_exported(M, bench_args, 2)),
          ?assert(erlang:function_exported(M, run, 3))
      end || {_, M} <- beamscale_bench:builtin()].
+
+%% The quick preset's set is the benchmarks tagged `quick': bencherl's synthetic ones, not the
+%% long dialyzer_bench or the ETS study's ets_bench.
+quick_tag_test() ->
+    Quick = beamscale_bench:tagged(quick),
+    ?assert(length(Quick) >= 10),
+    ?assert(lists:member(timer_wheel, Quick)),
+    [?assertNot(lists:member(N, Quick)) || N <- [dialyzer_bench, ets_bench]].
 
 %%% Helpers
 

@@ -26,20 +26,20 @@ dispatch([]) -> dispatch(["help"]);
 dispatch([Flag | Rest]) when Flag =:= "--help"; Flag =:= "-h" -> dispatch(["help" | Rest]);
 dispatch([Name | Argv]) ->
     case beamscale_cmd:find(Name) of
-        {ok, Mod} -> command(Mod, Argv);
+        {ok, Mod} -> command(Mod, [Name | Argv]);
         error ->
             io:format(standard_error, "beamscale: unknown command ~ts (try: beamscale help)~n",
                       [Name]),
             2
     end.
 
-command(Mod, Argv) ->
+command(Mod, [_ | Argv] = Line) ->
     #{options := Spec} = Mod:info(),
     case lists:member("--help", Argv) orelse lists:member("-h", Argv) of
         true -> beamscale_cmd_help:show(Mod), 0;
         false ->
             case beamscale_args:parse(Spec, Argv) of
-                {ok, Parsed} -> outcome(Mod, run(Mod, Parsed));
+                {ok, Parsed} -> outcome(Mod, crash_file(Line, Parsed, run(Mod, Parsed)));
                 {error, Reason} -> error_line(Mod, beamscale_error:format(Reason)), 2
             end
     end.
@@ -51,8 +51,8 @@ run(Mod, #{opts := #{dist_address := Address} = Opts} = Parsed) ->
         ok -> run(Mod, Parsed#{opts := maps:remove(dist_address, Opts)});
         {error, _} = Error -> Error
     end;
-%% An unexpected crash is reported in one line with its reason; the stack goes to a file only
-%% when asked for with BEAMSCALE_DEBUG.
+%% An unexpected crash is reported in one line with its reason; its stack goes to the crash
+%% file that line names (beamscale_crash).
 run(Mod, Parsed) ->
     try Mod:do(Parsed)
     catch
@@ -71,11 +71,12 @@ run(Mod, Parsed) ->
     end.
 
 crash(Class, Reason, Stack) ->
-    case os:getenv("BEAMSCALE_DEBUG") of
-        false -> ok;
-        _ -> io:format(standard_error, "~p~n", [{Class, Reason, Stack}])
-    end,
-    {crash, {Class, Reason}}.
+    {crash, {Class, Reason, Stack}}.
+
+%% The crash file written where the run's files are (or here), its name kept for the line.
+crash_file(Line, #{opts := Opts}, {crash, Crash}) ->
+    {crash, Crash, beamscale_crash:write(beamscale_crash:dir(Opts), Line, Crash)};
+crash_file(_Line, _Parsed, Outcome) -> Outcome.
 
 outcome(_Mod, ok) -> 0;
 outcome(_Mod, closed_output) -> ?EXIT_CLOSED_OUTPUT;
@@ -84,8 +85,13 @@ outcome(Mod, {interrupted, Status}) -> error_line(Mod, "interrupted"), Status;
 outcome(Mod, {failed, Text}) -> error_line(Mod, Text), 1;
 %% A threshold's `:abort' stopped the load (k6's code, which CI scripts test for).
 outcome(Mod, {aborted, Text}) -> error_line(Mod, Text), 99;
-outcome(Mod, {crash, Reason}) ->
-    error_line(Mod, io_lib:format("internal error: ~0tp", [Reason], [{chars_limit, 500}])),
+outcome(Mod, {crash, {Class, Reason, _}, Written}) ->
+    Where = case Written of
+                {ok, File} -> ["details in ", File];
+                {error, Why} -> ["no ", beamscale_crash:file_name(), ": ", file:format_error(Why)]
+            end,
+    error_line(Mod, [io_lib:format("internal error: ~0tp", [{Class, Reason}],
+                                   [{chars_limit, 500}]), " (", Where, ")"]),
     1;
 outcome(Mod, {error, Reason}) -> error_line(Mod, beamscale_error:format(Mod, Reason)), 2.
 

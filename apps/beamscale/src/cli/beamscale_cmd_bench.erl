@@ -4,7 +4,7 @@
 -module(beamscale_cmd_bench).
 -behaviour(beamscale_cmd).
 
--export([info/0, do/1, format_error/1]).
+-export([info/0, do/1, measure/1, format_error/1]).
 
 %% Launches by default when a verdict is made (docs/micro.md, "Launches").
 -define(LAUNCHES, 3).
@@ -56,16 +56,12 @@ info() ->
 %% @doc Measure, print, keep the run directory when asked.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{args := []}) -> {error, no_expression};
-do(#{opts := Opts, args := Args}) ->
+do(#{opts := Opts} = Parsed) ->
     %% A crash on a node is reported by this emulator's logger (the node of the crashed
     %% process's group leader): to stderr, beside the rest of the nodes' output.
     ok = reports_to_stderr(),
     try
-        Plan = resume(Opts, plan(Opts, Args)),
-        {ok, _} = ok(beamscale_node:distribute()),
-        Host = beamscale_micro_launches:host(),
-        {ok, Result0} = ok(beamscale_micro:run(Plan)),
-        Result = Result0#{header => header(Host, Plan, Result0)},
+        {ok, Plan, Result} = ok(measured(Parsed)),
         io:put_chars(case Opts of
                          #{json := true} -> [beamscale_report_micro:json(Result), $\n];
                          _ -> beamscale_report_micro:text(Result)
@@ -76,6 +72,26 @@ do(#{opts := Opts, args := Args}) ->
         throw:{error, {beamscale_micro, {crashed, _} = Why}} ->
             {failed, beamscale_micro:format_error(Why)};
         throw:{error, _} = Error -> Error
+    end.
+
+%% @doc The measurements alone, as maps (`beamscale:bench/2'): nothing printed or kept.
+-spec measure(beamscale_args:parsed()) -> {ok, #{mode := atom(), rows := [map()]}}
+                                          | {error, term()}.
+measure(#{args := []}) -> {error, no_expression};
+measure(Parsed) ->
+    case measured(Parsed) of
+        {ok, _Plan, Result} -> {ok, Result};
+        {error, _} = Error -> Error
+    end.
+
+measured(#{opts := Opts, args := Args}) ->
+    try
+        Plan = resume(Opts, plan(Opts, Args)),
+        {ok, _} = ok(beamscale_node:distribute()),
+        Host = beamscale_micro_launches:host(),
+        {ok, Result} = ok(beamscale_micro:run(Plan)),
+        {ok, Plan, Result#{header => header(Host, Plan, Result)}}
+    catch throw:{error, _} = Error -> Error
     end.
 
 ok({error, _} = Error) -> throw(Error);

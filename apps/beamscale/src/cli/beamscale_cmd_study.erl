@@ -8,7 +8,8 @@
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
 info() ->
-    #{name => "study", summary => "run a seed paper's experiment (ets, smp-io, pollset)",
+    #{name => "study", summary => lists:flatten(["run a seed paper's experiment (",
+                                   lists:join(", ", names(beamscale_study:built())), ")"]),
       usage => "beamscale study NAME [OPTIONS]",
       details => studies_text(),
       options => [
@@ -31,27 +32,35 @@ info() ->
 do(#{opts := Opts, args := [Study]}) ->
     case {beamscale_study:find(Study), options(Opts)} of
         {error, _} -> {error, {unknown_study, Study}};
-        {_, {ok, #{erls := _}}} when Study =/= "ets" -> {error, {otp_not_for, Study}};
-        {_, {ok, #{profile := _}}} when Study =/= "pollset", Study =/= "smp-io" ->
-            {error, {profile_not_for, Study}};
         {_, {error, _} = Error} -> Error;
-        {{ok, Mod}, {ok, Checked}} ->
-            %% Studies resume as runs do (finished iterations and levels are kept).
-            ok = beamscale_interrupt:install("beamscale study"),
-            Web = maps:get(web, Checked, none),
-            Run = fun(none) -> Mod:run(beamscale_study:defaults(Checked#{study => Study}));
-                     (W) -> Mod:run(beamscale_study:defaults(Checked#{study => Study, web => W}))
-                  end,
-            case beamscale_web:with(Web, Run) of
-                {ok, Dir} ->
-                    io:put_chars(beamscale_profile:notes(Dir)),
-                    io:format("Report:~n~ts~n", [filename:join(Dir, "index.html")]);
-                {error, Reason} ->
-                    {error, {study_failed, Mod, Reason}}
-            end
+        {{ok, Mod}, {ok, Checked}} -> takes(Mod, Study, Checked)
     end;
 do(#{args := []}) -> {error, no_study};
 do(#{args := [_, Extra | _]} = Parsed) -> beamscale_cmd_run:extra_argument(Parsed, Extra).
+
+%% The options only some studies take, asked of the study (`info/0''s `options').
+takes(Mod, Study, Checked) ->
+    Refused = [{Key, Option} || {Key, Option} <- [{erls, otp}, {profile, profile}],
+                                is_map_key(Key, Checked), not beamscale_study:takes(Mod, Option)],
+    case Refused of
+        [{_, Option} | _] -> {error, {not_for, Option, Study}};
+        [] -> start(Mod, Study, Checked)
+    end.
+
+start(Mod, Study, Checked) ->
+    %% Studies resume as runs do (finished iterations and levels are kept).
+    ok = beamscale_interrupt:install("beamscale study"),
+    Web = maps:get(web, Checked, none),
+    Run = fun(none) -> Mod:run(beamscale_study:defaults(Checked#{study => Study}));
+             (W) -> Mod:run(beamscale_study:defaults(Checked#{study => Study, web => W}))
+          end,
+    case beamscale_web:with(Web, Run) of
+        {ok, Dir} ->
+            io:put_chars(beamscale_profile:notes(Dir)),
+            io:format("Report:~n~ts~n", [filename:join(Dir, "index.html")]);
+        {error, Reason} ->
+            {error, {study_failed, Mod, Reason}}
+    end.
 
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
@@ -59,9 +68,10 @@ format_error({study_failed, Mod, Reason}) -> beamscale_error:format(Mod, Reason)
 format_error({unknown_study, S}) -> ["unknown study ", S, "; ", studies_text()];
 format_error(no_study) -> ["give the study's name; ", studies_text()];
 format_error({bad_option, Opt, V}) -> io_lib:format("~s: bad value ~ts", [Opt, V]);
-format_error({otp_not_for, S}) -> ["--otp: only the ets study runs on several releases, not ", S];
-format_error({profile_not_for, S}) ->
-    ["--profile: only the pollset and smp-io studies take profiles, not ", S].
+format_error({not_for, Option, S}) ->
+    Takers = [M || M <- beamscale_study:built(), beamscale_study:takes(M, Option)],
+    io_lib:format("--~s: only ~ts take~s it, not ~ts",
+                  [Option, lists:join(", ", names(Takers)), [$s || length(Takers) =:= 1], S]).
 
 options(Opts) ->
     Profile = [profile_rate, profile_window, profile_stacks, profile],
@@ -99,6 +109,8 @@ count(V) ->
     catch error:badarg -> throw({bad_option, "--schedulers", V})
     end.
 
+names(Mods) -> [maps:get(name, M:info()) || M <- Mods].
+
 studies_text() ->
-    Built = [M:info() || M <- beamscale_study:studies(), code:ensure_loaded(M) =:= {module, M}],
+    Built = [M:info() || M <- beamscale_study:built()],
     ["studies: " | lists:join("; ", [[N, " (", S, ")"] || #{name := N, summary := S} <- Built])].

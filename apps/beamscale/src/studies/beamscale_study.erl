@@ -9,14 +9,16 @@
 %% (`beamscale_report_run'), given whenever its rows are there, so the page names no study.
 -module(beamscale_study).
 
--export([studies/0, find/1, defaults/1, report_sections/1]).
+-export([studies/0, built/0, find/1, takes/2, defaults/1, report_sections/1]).
 -export_type([opts/0, info/0]).
 
 -type opts() :: #{version := beamscale_bench:version(), name := string(), out := string(),
                   quiet := boolean(), schedulers => [pos_integer()], seed => integer(),
                   web => beamscale_web:web(), erls => [{atom(), string()}],
                   profile => beamscale_profile:opts()}.
--type info() :: #{name := string(), summary := string()}.
+%% `options': which of `study''s options only some studies take it takes (`otp': several
+%% releases; `profile': its levels profiled); none unless it says.
+-type info() :: #{name := string(), summary := string(), options => [otp | profile]}.
 
 -callback info() -> info().
 -callback run(opts()) -> {ok, file:filename()} | {error, term()}.
@@ -31,6 +33,14 @@ studies() ->
     [beamscale_study_ets,
      beamscale_study_smp_io,
      beamscale_study_pollset].
+
+%% @doc The studies built into this escript, in `studies/0' order.
+-spec built() -> [module()].
+built() -> [M || M <- studies(), is_built(M)].
+
+%% @doc Whether study `Mod' takes the option `Option' (`otp', `profile').
+-spec takes(module(), otp | profile) -> boolean().
+takes(Mod, Option) -> lists:member(Option, maps:get(options, Mod:info(), [])).
 
 %% @doc The module of the study named `Name', when it is built into this escript.
 -spec find(string()) -> {ok, module()} | error.

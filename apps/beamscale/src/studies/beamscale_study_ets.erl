@@ -27,7 +27,8 @@
 info() ->
     #{name => "ets",
       summary => "ETS scalability (2013): table types, concurrency options, reader groups, "
-                 "bucket locks"}.
+                 "bucket locks",
+      options => [otp]}.
 
 %% @doc Run the study at the options' size and write its report.
 -spec run(beamscale_study:opts()) -> {ok, file:filename()} | {error, term()}.

@@ -19,7 +19,8 @@
 -spec info() -> beamscale_study:info().
 info() ->
     #{name => "pollset", summary => "keep-alive HTTP requests/s and latency across +IOt, +IOp, "
-                                    "+IOs and scheduler counts"}.
+                                    "+IOs and scheduler counts",
+      options => [profile]}.
 
 %% @doc Run the study at the size of `--version'.
 -spec run(beamscale_study:opts()) -> {ok, file:filename()} | {error, term()}.

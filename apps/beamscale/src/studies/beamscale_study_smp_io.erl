@@ -21,7 +21,8 @@
 -spec info() -> beamscale_study:info().
 info() ->
     #{name => "smp-io", summary => "Mnesia and MariaDB sessions under SMP auto, 1 scheduler and "
-                                   "'disabled', at rising load (the 2012 thesis)"}.
+                                   "'disabled', at rising load (the 2012 thesis)",
+      options => [profile]}.
 
 %% @doc Run the study at the size of `--version'.
 -spec run(beamscale_study:opts()) -> {ok, file:filename()} | {error, term()}.

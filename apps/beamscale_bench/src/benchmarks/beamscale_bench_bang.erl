@@ -3,7 +3,7 @@
 -module(beamscale_bench_bang).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 
 %% @doc `[Senders, MessagesEach]', senders scaled with the logical cores.
 -spec bench_args(beamscale_bench:version(), beamscale_bench:conf()) -> [beamscale_bench:args()].
@@ -24,6 +24,10 @@ run([Senders, Messages | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "many-to-one message passing: senders flood one receiver (message queues)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 send(_To, _I, J, Max) when J > Max -> ok;
 send(To, I, J, Max) -> To ! {bang, I, J}, send(To, I, J + 1, Max).

@@ -3,7 +3,7 @@
 -module(beamscale_bench_big).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 
 %% @doc Processes per logical core for each size.
 -spec bench_args(beamscale_bench:version(), beamscale_bench:conf()) -> [beamscale_bench:args()].
@@ -28,6 +28,10 @@ run([N | _], _Peers, _Conf) ->
 -spec description() -> string().
 description() ->
     "many-to-many message passing: every process pings all others (messages, scheduling)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 member(Parent) ->
     Peers = receive {peers, Ps} -> Ps -- [self()] end,

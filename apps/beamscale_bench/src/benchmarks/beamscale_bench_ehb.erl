@@ -3,7 +3,7 @@
 -module(beamscale_bench_ehb).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 
 %% hackbench's group: 20 senders and 20 receivers.
 -define(GROUP, 20).
@@ -31,6 +31,10 @@ run([Groups, ?GROUP, Loops | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "hackbench: groups of senders and receivers exchanging messages (scheduling)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 sender(_I, _Receivers, 0) -> ok;
 sender(I, Receivers, Loops) ->

@@ -2,7 +2,7 @@
 -module(beamscale_bench_ets_test).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 
 %% @doc `[Readers, Writers, OperationsEach]', workers scaled with the logical cores.
 -spec bench_args(beamscale_bench:version(), beamscale_bench:conf()) -> [beamscale_bench:args()].
@@ -30,6 +30,10 @@ run([Readers, Writers, Ops | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "concurrent ETS lookups and inserts on one public table (ETS, locks)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 write(_Tab, _W, 0) -> ok;
 write(Tab, W, I) -> ets:insert(Tab, {{W, I}, I}), write(Tab, W, I - 1).

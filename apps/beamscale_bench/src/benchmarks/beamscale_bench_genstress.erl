@@ -5,7 +5,7 @@
 -behaviour(beamscale_bench).
 -behaviour(gen_server).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 -export([init/1, handle_call/3, handle_cast/2]).
 
 %% @doc `[Kind, Clients, Dummies, Calls]' for `Kind' `gen_server' and `proc', clients scaled
@@ -30,6 +30,10 @@ run([Kind, Clients, Dummies, Calls | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "calls to an echo server, gen_server or plain, with full queues (messages)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 %%% The echo server as a gen_server
 

@@ -3,7 +3,7 @@
 -module(beamscale_bench_mbrot).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 
 %% Iterations before a point is taken to be in the set.
 -define(MAX_ITER, 255).
@@ -28,6 +28,10 @@ run([Width, Height | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "Mandelbrot set, one process per image row (CPU, floating point)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 row(Width, Height, Y) ->
     Im = ?IM0 + ?SPAN * Y / Height,

@@ -10,7 +10,7 @@
 -module(beamscale_bench_orbit_int).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 -export([generators/1, image/3, owner/2]).
 
 %% Vertices per process when a worker works in parallel.
@@ -44,6 +44,10 @@ run([Par, Gens, N, W | _], Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "orbit of a set of generators in a distributed hash table (messages, CPU, nodes)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 %% @doc The generators named by bencherl's generator sets.
 -spec generators(g13 | g124 | g1245) -> [1..5].

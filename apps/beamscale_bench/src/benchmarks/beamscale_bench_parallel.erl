@@ -5,7 +5,7 @@
 -module(beamscale_bench_parallel).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 
 %% @doc `[Processes, Timestamps]', processes scaled with the logical cores.
 -spec bench_args(beamscale_bench:version(), beamscale_bench:conf()) -> [beamscale_bench:args()].
@@ -24,6 +24,10 @@ run([Procs, Stamps | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "processes taking strictly monotonic timestamps (a shared counter, scheduling)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 stamps(N) ->
     increasing(lists:reverse(take(N, []))).

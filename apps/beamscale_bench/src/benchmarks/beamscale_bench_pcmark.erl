@@ -4,7 +4,7 @@
 -module(beamscale_bench_pcmark).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0, tables/0]).
+-export([bench_args/2, run/3, description/0, tags/0, tables/0]).
 
 %% Counters per table.
 -define(KEYS, 100).
@@ -29,6 +29,10 @@ run([Initial, Total | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "a stream of processes reading and updating five ETS tables (ETS, spawning)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 %% @doc The options of the five tables.
 -spec tables() -> [[atom() | {atom(), boolean()}]].

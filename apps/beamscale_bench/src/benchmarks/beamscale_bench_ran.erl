@@ -4,7 +4,7 @@
 -module(beamscale_bench_ran).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0, draw/2]).
+-export([bench_args/2, run/3, description/0, tags/0, draw/2]).
 
 %% Integers per process, as in bencherl.
 -define(DRAWS, 10000).
@@ -28,6 +28,10 @@ run([Procs, Draws | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "processes drawing and sorting random integers (CPU, memory, garbage collection)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 %% @doc The `N' integers process `I' draws.
 -spec draw(pos_integer(), non_neg_integer()) -> [pos_integer()].

@@ -3,7 +3,7 @@
 -module(beamscale_bench_serialmsg).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 
 %% @doc `[Receivers, MessagesEach, Length]', receivers (one generator each) scaled with the
 %% logical cores.
@@ -32,6 +32,10 @@ run([Receivers, Messages, Length | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "generators send receivers messages through one dispatcher (message proxying)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 dispatch() ->
     receive {to, R, Msg} -> R ! {msg, Msg} end,

@@ -5,7 +5,7 @@
 -module(beamscale_bench_timer_wheel).
 -behaviour(beamscale_bench).
 
--export([bench_args/2, run/3, description/0]).
+-export([bench_args/2, run/3, description/0, tags/0]).
 
 %% The wait of the `wheel' variant: long enough never to expire in a healthy run.
 -define(WAIT_MS, 60000).
@@ -32,6 +32,10 @@ run([Kind, N | _], _Peers, _Conf) ->
 
 -spec description() -> string().
 description() -> "ping-pong among all processes, waits with or without timeouts (timers)".
+
+%% @doc One of bencherl's synthetic set: the quick preset runs it.
+-spec tags() -> [beamscale_bench:tag()].
+tags() -> [quick].
 
 member(Parent, Wait) ->
     Peers = receive {peers, Ps} -> Ps -- [self()] end,

@@ -231,7 +231,7 @@ walk(M, Vars, U0) when is_map(M) ->
 walk(X, _, U) -> {X, U}.
 
 %% @doc A text template filled as iodata, with the names that were unset: an http head filled
-%% per request is sent as it is, with no walk of a term nor binary built (docs/scenario.md,
+%% per request is sent as it is, with no walk of a term nor binary built (docs/load-measurements.md,
 %% "Client CPU").
 -spec fill_head(template(), vars()) -> {iodata(), [binary()]} | {crlf, binary()}.
 fill_head({dynamic, {'$tpl', bin, Parts}}, Vars) ->

@@ -224,7 +224,7 @@ header(_, _, Acc) -> Acc.
 
 %% Whether a header value is `Lower' in any case. ASCII matching on the binary: the string
 %% module's Unicode-aware trim and lowercase were the costliest steps of reading a reply
-%% (eprof; docs/scenario.md, "Client CPU").
+%% (eprof; docs/load-measurements.md, "Client CPU").
 is(Lower, V) ->
     W = ows_end(V),
     byte_size(W) =:= byte_size(Lower) andalso << <<(lower(C))>> || <<C>> <= W >> =:= Lower.

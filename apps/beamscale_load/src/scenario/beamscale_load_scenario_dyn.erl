@@ -172,7 +172,7 @@ request({request, Mod, Target, Timeout}, Spec, Check, Path) ->
 
 %% A request of a kind with reply headers (`headers' feature) whose headers nothing reads (no
 %% cookies, no header taken, no check on the headers) gets its status and body only: its
-%% headers are not kept (docs/scenario.md, "Client CPU").
+%% headers are not kept (docs/load-measurements.md, "Client CPU").
 respond(Mod, #{cookies := false, extract := Ex, match := Ms}) ->
     Headers = [E || E <- Ex, element(1, E) =:= header]
         ++ [M || #{text := headers} = M <- Ms],
@@ -199,8 +199,8 @@ only_text(Feature) ->
 %% its path and headers: its bytes built
 %% once with the placeholders in them, and its head compiled as one text to fill per request,
 %% as Tsung substitutes in the built request (a spec rebuilt and checked per request cost more
-%% than the request itself; docs/scenario.md, "Client CPU"). `none' for any other request: a
-%% `{var, Name}' (a value of another type) or a placeholder in the body (its length).
+%% than the request itself; docs/load-measurements.md, "Client CPU"). `none' for any other
+%% request: a `{var, Name}' (a value of another type) or a placeholder in the body (its length).
 head(Mod, Template, Raw, Check) ->
     Keys = beamscale_load_vars:text_keys(Template),
     case beamscale_load_kinds:allows(Mod, head) andalso is_list(Keys)

@@ -1,0 +1,264 @@
+%% The docs checked against the code: a list of kinds, commands, studies or benchmarks that a doc
+%% marks (`<!-- list:kinds -->') is the registry's, and every module, app, exported function
+%% and relative link a doc names exists. Each failure is one line: the doc, its line, what to
+%% change. How to mark a list: docs/architecture.md, "Docs that the tests check".
+-module(beamscale_docs_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-export([problems/1, root/0]).
+
+-define(APPS, [beamscale, beamscale_bench, beamscale_format, beamscale_load, beamscale_report,
+               beamscale_stats, beamscale_targets]).
+
+docs_agree_with_the_code_test_() ->
+    {timeout, 60, fun() -> assert_none(problems(root())) end}.
+
+%% A planted stale entry and a missing one, a module and a link that do not exist: each named
+%% with its line.
+planted_test() ->
+    Doc = ["# T", "", "Kinds: `http`, `gopher`. <!-- list:kinds -->",
+           "See beamscale_nowhere and beamscale_cmd:nothing/3, [x](../../outside.md)."],
+    Problems = check_doc("T.md", Doc, context(root())),
+    ?assertMatch([_, _ | _], [P || P <- Problems, string:find(P, "T.md:3: ") =/= nomatch]),
+    ?assert(has(Problems, "T.md:3: the list of kinds names `gopher`")),
+    ?assert(has(Problems, "T.md:3: the list of kinds lacks `rpc`")),
+    ?assert(has(Problems, "T.md:4: no module beamscale_nowhere")),
+    ?assert(has(Problems, "T.md:4: no function beamscale_cmd:nothing/3")),
+    ?assert(has(Problems, "T.md:4: the link ../../outside.md")).
+
+%%% The checks
+
+%% @doc Every disagreement between the docs under `Root' and the built code, a line each.
+-spec problems(file:filename()) -> [string()].
+problems(Root) ->
+    Ctx = context(Root),
+    lists:append([check_doc(Rel, lines(filename:join(Root, Rel)), Ctx) || Rel <- docs(Root)]).
+
+docs(Root) ->
+    ["README.md", "CONTRIBUTING.md"]
+        ++ [filename:join("docs", F) || F <- filelib:wildcard("*.md", filename:join(Root, "docs"))]
+        ++ [filename:join("docs/studies", F)
+            || F <- filelib:wildcard("*.md", filename:join(Root, "docs/studies"))].
+
+lines(File) ->
+    {ok, Bin} = file:read_file(File),
+    string:split(unicode:characters_to_list(Bin), "\n", all).
+
+check_doc(Rel, Lines, Ctx) ->
+    Numbered = lists:zip(lists:seq(1, length(Lines)), Lines),
+    [lists:flatten(P) || P <- lists:append([marked_lists(Rel, Numbered, Ctx),
+                                            apps(Rel, Lines, Ctx)
+                                            | [line_problems(Rel, N, L, Ctx)
+                                               || {N, L} <- Numbered]])].
+
+assert_none([]) -> ok;
+assert_none(Problems) ->
+    ?debugFmt("~n~ts", [lists:join("\n", Problems)]),
+    erlang:error({docs_disagree_with_code, length(Problems), Problems}).
+
+has(Problems, Prefix) -> lists:any(fun(P) -> lists:prefix(Prefix, P) end, Problems).
+
+%%% Registries: what a marked list must hold
+
+%% {Entries, Aliases (module names and `_suffix' forms), Where the registry is}
+registry("kinds") ->
+    Mods = beamscale_load_kinds:all(),
+    {[atom_to_list(M:name()) || M <- Mods], Mods, "beamscale_load_kinds:all/0"};
+registry("commands") ->
+    Mods = beamscale_cmd:commands(),
+    {[maps:get(name, M:info()) || M <- Mods], Mods, "beamscale_cmd:commands/0"};
+registry("studies") ->
+    Mods = beamscale_study:studies(),
+    {[maps:get(name, M:info()) || M <- Mods], Mods, "beamscale_study:studies/0"};
+registry("benchmarks") ->
+    {[atom_to_list(N) || {N, _} <- beamscale_bench:builtin()], [],
+     "beamscale_bench:builtin/0 (modules with -behaviour(beamscale_bench))"};
+registry("quick") ->
+    {[atom_to_list(N) || N <- beamscale_bench:tagged(quick)], [],
+     "beamscale_bench:tagged(quick) (benchmarks whose tags/0 has quick)"};
+registry("callbacks:" ++ Behaviour) ->
+    Mod = list_to_existing_atom(Behaviour),
+    {[io_lib:format("~s/~b", [F, A]) || {F, A} <- Mod:behaviour_info(callbacks)], [],
+     Behaviour ++ "'s -callback declarations"};
+registry(_) -> unknown.
+
+%% An entry as a doc may write it: `rpc', `_rpc', `beamscale_load_rpc', `smp-io', `smp_io'.
+normal(Token) ->
+    Bare = lists:foldl(fun(P, T) -> strip(P, T) end, Token,
+                       ["beamscale_load_", "beamscale_cmd_", "beamscale_study_",
+                        "beamscale_bench_", "_"]),
+    lists:flatten(string:replace(Bare, "-", "_", all)).
+
+strip(Prefix, T) ->
+    case lists:prefix(Prefix, T) of
+        true -> lists:nthtail(length(Prefix), T);
+        false -> T
+    end.
+
+%%% Marked lists
+
+%% `<!-- list:R -->' alone on a line marks the block below (to a blank line, or a whole fenced
+%% block); with text beside it, its own line. `list' wants exactly the registry's entries among
+%% the region's `code' words (in a table marked from above, its first column's); `mentions'
+%% only wants each entry somewhere in the region, as `NAME', `_NAME' or a module's name.
+marked_lists(Rel, Numbered, _Ctx) ->
+    lists:append([marked(Rel, Mode, Reg, N, region(L, N, Numbered))
+                  || {N, L} <- Numbered,
+                     {match, [Mode, Reg]} <- [re:run(L, "(?<!`)<!-- (list|mentions):([a-z:_]+) -->",
+                                                     [{capture, all_but_first, list},
+                                                      unicode])]]).
+
+region(Line, N, Numbered) ->
+    case string:trim(re:replace(Line, "<!--.*?-->", "", [global, {return, list}, unicode])) of
+        "" -> block([L || {M, L} <- Numbered, M > N]);
+        _ -> [{line, Line}]
+    end.
+
+block(["```" ++ _ = Fence | Rest]) ->
+    {Body, _} = lists:splitwith(fun(L) -> not lists:prefix("```", L) end, Rest),
+    [Fence | Body];
+block(Lines) ->
+    lists:takewhile(fun(L) -> string:trim(L) =/= "" end, Lines).
+
+marked(Rel, Mode, Reg, N, Region) ->
+    case registry(Reg) of
+        unknown ->
+            [io_lib:format("~ts:~b: no registry ~ts (kinds, commands, studies, benchmarks, "
+                           "quick, callbacks:MODULE)", [Rel, N, Reg])];
+        {Entries, _Modules, Where} ->
+            compare(Rel, N, {Reg, Where}, Mode, Entries, Region)
+    end.
+
+compare(Rel, N, {Reg, Where}, Mode, Entries, Region) ->
+    Text = lists:flatten(lists:join("\n", [text(L) || L <- Region])),
+    Want = [normal(E) || E <- Entries],
+    Named = [normal(T) || T <- code_words(Region)],
+    Lacks = [E || E <- Want, not mentioned(E, Mode, Named, Text)],
+    Extra = [T || Mode =:= "list", T <- lists:usort(Named), not lists:member(T, Want)],
+    [io_lib:format("~ts:~b: the list of ~ts lacks `~ts`: add it (the registry is ~ts)",
+                   [Rel, N, what(Reg), E, Where]) || E <- Lacks]
+    ++ [io_lib:format("~ts:~b: the list of ~ts names `~ts`, which ~ts does not: remove it",
+                      [Rel, N, what(Reg), T, Where]) || T <- Extra].
+
+text({line, L}) -> L;
+text(L) -> L.
+
+what("callbacks:" ++ _) -> "callbacks";
+what("quick") -> "benchmarks tagged quick";
+what(Reg) -> Reg.
+
+mentioned(E, "list", Named, _Text) -> lists:member(E, Named);
+mentioned(E, "mentions", Named, Text) ->
+    lists:member(E, Named) orelse
+        re:run(Text, "(^|[^a-z0-9_])_?" ++ E ++ "([^a-z0-9_]|$)", [multiline, unicode]) =/= nomatch.
+
+%% The `code' words of a region that can be entries (names, `name/arity'): in a table, those of
+%% its first column.
+code_words(Region) ->
+    lists:append([matches(first_cell(L), "`([a-z_][a-z0-9_-]*(?:/[0-9]+)?)`") || L <- Region]).
+
+first_cell({line, Line}) -> Line;
+first_cell("|" ++ Row) -> hd(string:split(Row, "|"));
+first_cell(Line) -> Line.
+
+%%% Names anywhere in a doc
+
+context(Root) ->
+    Modules = lists:append([begin _ = application:load(A),
+                                  {ok, Ms} = application:get_key(A, modules), Ms end
+                            || A <- ?APPS]),
+    Tests = [T || F <- filelib:wildcard(filename:join(Root, "apps/*/test/*")),
+                  B <- [filename:basename(F, ".erl")], T <- [B, string:replace(B, "_SUITE", "")]],
+    #{root => Root, modules => [atom_to_list(M) || M <- Modules],
+      tests => [lists:flatten(T) || T <- Tests], literals => literals(Root),
+      apps => [atom_to_list(A) || A <- ?APPS]}.
+
+%% Names that are not modules but the code's own strings: a database user, a lock file, a
+%% session variable (`"beamscale_md5"'), as the sources write them.
+literals(Root) ->
+    lists:usort(lists:append(
+        [matches(binary_to_list(B), "\"(beamscale_[a-z0-9_]*[a-z0-9])[\".]")
+         || F <- filelib:wildcard(filename:join(Root, "apps/*/src/**/*.erl")),
+            {ok, B} <- [file:read_file(F)]])).
+
+line_problems(Rel, N, Line, Ctx) ->
+    modules(Rel, N, Line, Ctx) ++ functions(Rel, N, Line) ++ links(Rel, N, Line, Ctx).
+
+modules(Rel, N, Line, #{modules := Ms, tests := Ts, apps := As, literals := Ls}) ->
+    [io_lib:format("~ts:~b: no module ~ts in the build (nor an app, a test module or a string "
+                   "of the sources): correct or remove the name", [Rel, N, M])
+     || M <- lists:usort(matches(Line, "\\b(beamscale_[a-z0-9_]*[a-z0-9])\\b(?![*(])")),
+        not lists:member(M, Ms ++ Ts ++ As ++ Ls ++ attributes(Line)), not is_metric(M)].
+
+%% beamscale's own attributes in a Tsung element (`beamscale_version="2"'), not modules.
+attributes(Line) -> matches(Line, "\\b(beamscale_[a-z0-9_]*[a-z0-9])=\"").
+
+%% The Prometheus names of `load --metrics' (beamscale_report_prometheus builds them).
+is_metric(Name) -> re:run(Name, "^beamscale_load_[a-z_]+_(total|seconds)$") =/= nomatch.
+
+functions(Rel, N, Line) ->
+    [io_lib:format("~ts:~b: no function ~ts:~ts/~ts in the build: correct the name or arity",
+                   [Rel, N, M, F, A])
+     || [M, F, A] <- matches3(Line, "\\b(beamscale_[a-z0-9_]*):([a-z][a-zA-Z0-9_]*)/([0-9]+)"),
+        not defined(M, F, list_to_integer(A))].
+
+%% Exported or not: a doc may point at an internal function by name.
+defined(M, F, A) ->
+    Mod = list_to_atom(M),
+    code:ensure_loaded(Mod) =:= {module, Mod}
+        andalso lists:member({list_to_atom(F), A}, Mod:module_info(functions)).
+
+%% "the app `beamscale_x`", "app beamscale_x" (across a line break): an app, not a module.
+apps(Rel, Lines, #{apps := As}) ->
+    Text = unicode:characters_to_binary(lists:join("\n", Lines)),
+    Found = case re:run(Text, "\\bapps?\\s+`?(beamscale[a-z0-9_]*)",
+                        [global, {capture, [1], index}]) of
+                {match, Ms} -> [{P, binary_to_list(binary:part(Text, P, L))} || [{P, L}] <- Ms];
+                nomatch -> []
+            end,
+    [io_lib:format("~ts:~b: ~ts is called an app but the apps are ~ts: name its app",
+                   [Rel, 1 + length(binary:matches(binary:part(Text, 0, P), <<"\n">>)), A,
+                    lists:join(", ", As)])
+     || {P, A} <- Found, not lists:member(A, As)].
+
+%% Relative links, and `../' paths of pages: a file of this repository.
+links(Rel, N, Line, #{root := Root}) ->
+    Dir = filename:dirname(filename:join(Root, Rel)),
+    Paths = matches(Line, "\\]\\(([^)#\\s]+)")
+        ++ matches(Line, "(?<![\\w./])(\\.\\./[^\\s`)]+\\.md)\\b"),
+    [io_lib:format("~ts:~b: the link ~ts is not a file of this repository: link a file in it "
+                   "or drop the link", [Rel, N, P])
+     || P <- lists:usort(Paths), not lists:prefix("http", P), not lists:prefix("mailto:", P),
+        not inside(Root, filename:join(Dir, P))].
+
+inside(Root, Path) ->
+    Abs = normalise(filename:absname(Path)),
+    lists:prefix(normalise(filename:absname(Root)) ++ "/", Abs) andalso filelib:is_file(Abs).
+
+normalise(Path) ->
+    filename:join(lists:reverse(lists:foldl(fun(".", Acc) -> Acc;
+                                               ("..", [_ | Acc]) -> Acc;
+                                               (P, Acc) -> [P | Acc]
+                                            end, [], filename:split(Path)))).
+
+matches(Line, Re) -> [M || [M] <- matches3(Line, Re)].
+
+matches3(Line, Re) ->
+    case re:run(Line, Re, [global, {capture, all_but_first, list}, unicode]) of
+        {match, Ms} -> Ms;
+        nomatch -> []
+    end.
+
+%% The repository: the directory above `apps/' that holds README.md (also the library
+%% suite's).
+-spec root() -> file:filename().
+root() -> up(filename:dirname(code:which(?MODULE))).
+
+up("/") -> error(no_repository_root);
+up(Dir) ->
+    case filelib:is_file(filename:join(Dir, "README.md"))
+        andalso filelib:is_dir(filename:join(Dir, "apps")) of
+        true -> Dir;
+        false -> up(filename:dirname(Dir))
+    end.
