@@ -17,7 +17,12 @@
                   elixir := boolean(), files := [file:filename()],
                   max_callers := pos_integer(), tolerance := float(),
                   progress := fun((iodata()) -> ok),
-                  points => beamscale_micro_points:points()}.
+                  points => beamscale_micro_points:points(),
+                  limits => limits()}.
+%% expr_ms: how long one point (a benchmark on its node) may take; deadline: when the whole
+%% command must end (monotonic ms); either `infinity'. Past one, the point's node is killed and
+%% the points measured so far are the result, with the reason (`stopped').
+-type limits() :: #{expr_ms := pos_integer() | infinity, deadline := integer() | infinity}.
 
 %% The empty loop is timed briefly (ms): it only needs a stable floor.
 -define(EMPTY_MS, 200).
@@ -27,8 +32,10 @@
 -define(EMPTY, bs_micro_empty).
 -define(PATIENCE, 2).
 
-%% @doc Measure every point of `Plan': `{ok, Results}' with one map per point.
--spec run(plan()) -> {ok, #{mode := atom(), rows := [map()]}} | {error, term()}.
+%% @doc Measure every point of `Plan': `{ok, Results}' with one map per point; `{stopped,
+%% Reason, Results}' with those measured before a time limit was reached.
+-spec run(plan()) -> {ok, #{mode := atom(), rows := [map()]}} | {error, term()}
+                         | {stopped, {?MODULE, term()}, #{mode := atom(), rows := [map()]}}.
 run(#{mode := time} = Plan) ->
     Points = index([{B, I, S} || B <- benches(Plan), I <- inputs(Plan),
                                  S <- maps:get(schedulers, Plan)]),
@@ -40,10 +47,11 @@ run(#{mode := time} = Plan) ->
     Result = collect(Plan, time, [{N, fun() -> time_point(Plan, B, I, maps:get(N, Nodes)) end}
                                   || {N, {B, I, _}} <- Points]),
     %% After an error, the nodes of the points not measured.
-    _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
+    _ = [beamscale_node:stop(H) || element(1, Result) =/= ok, {ok, H} <- Started],
     _ = [H ! release || H <- Holders],
     case Result of
         {ok, #{rows := Rows}} -> {ok, #{mode => time, rows => ratios(Rows)}};
+        {stopped, Why, #{rows := Rows}} -> {stopped, Why, #{mode => time, rows => ratios(Rows)}};
         Error -> Error
     end;
 run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
@@ -51,6 +59,8 @@ run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
                                        || B <- benches(Plan), I <- inputs(Plan), S <- Ss,
                                           C <- Cs])) of
         {ok, #{rows := Rows}} -> {ok, #{mode => scaling, rows => scaled(Rows)}};
+        {stopped, Why, #{rows := Rows}} ->
+            {stopped, Why, #{mode => scaling, rows => scaled(Rows)}};
         Error -> Error
     end;
 run(#{mode := squeeze, schedulers := Ss} = Plan) ->
@@ -58,6 +68,7 @@ run(#{mode := squeeze, schedulers := Ss} = Plan) ->
                                   || B <- benches(Plan), I <- inputs(Plan), S <- Ss])).
 
 %% Each row's time per call against the first row's.
+ratios([]) -> [];
 ratios([#{per_call := Base} = First | Rest]) ->
     [First | [R#{ratio => beamscale_stats_micro:ratio(P, Base)} || #{per_call := P} = R <- Rest]].
 
@@ -79,6 +90,8 @@ collect(Plan, Mode, [{N, Point} | Rest], Acc) ->
                 {ok, Row} ->
                     ok = beamscale_micro_points:keep(maps:get(points, Plan, none), N, Row),
                     collect(Plan, Mode, Rest, [Row | Acc]);
+                {error, {?MODULE, {time_limit, _, _}} = Why} ->
+                    {stopped, Why, #{mode => Mode, rows => lists:reverse(Acc)}};
                 {error, _} = Error -> Error
             end
     end.
@@ -169,11 +182,43 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
                 ok = ok(load_files(Node, Plan)),
                 ok = ok(compile(Node, ?MOD, Bench, Spec, Label)),
                 ok = ok(compile(Node, ?EMPTY, {empty, Bench}, Spec, Label)),
-                {ok, Measure(Node)}
+                limited(Plan, Handle, Label, fun() -> Measure(Node) end)
             catch throw:{error, _} = Error -> Error
             after beamscale_node:stop(Handle)
             end;
         {error, _} = Error -> Error
+    end.
+
+%% The measure in a process of its own, so that a benchmark that never returns (or a busy
+%% loop) ends at the point's limit: its node is killed (it may not heed a stop) and the reason
+%% named, `expr' or `command' for the limit reached.
+limited(Plan, Handle, Label, Measure) ->
+    {Which, Ms} = limit(maps:get(limits, Plan, #{expr_ms => infinity, deadline => infinity})),
+    Ref = make_ref(),
+    {Pid, MRef} = spawn_monitor(fun() ->
+                                        exit({Ref, try {ok, Measure()}
+                                                   catch throw:{error, _} = E -> E
+                                                   end})
+                                end),
+    receive
+        {'DOWN', MRef, process, Pid, {Ref, Result}} -> Result;
+        {'DOWN', MRef, process, Pid, Crash} -> exit(Crash)
+    after Ms ->
+        exit(Pid, kill),
+        receive {'DOWN', MRef, process, Pid, _} -> ok end,
+        _ = beamscale_os:signal(beamscale_node:os_pid(Handle), "KILL"),
+        {error, {?MODULE, {time_limit, Which, Label}}}
+    end.
+
+limit(#{expr_ms := Expr, deadline := Deadline}) ->
+    Left = case Deadline of
+               infinity -> infinity;
+               _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
+           end,
+    case Left of
+        infinity -> {expr, Expr};
+        _ when Expr =:= infinity; Left < Expr -> {command, Left};
+        _ -> {expr, Expr}
     end.
 
 start(Plan, S) ->
@@ -278,5 +323,11 @@ format_error({elixir_compile, What, Words}) ->
 format_error({elixir, Why}) ->
     io_lib:format("Elixir does not start on the node (is it installed? --elixir-lib): ~0tp",
                   [Why]);
+format_error({time_limit, expr, Label}) ->
+    io_lib:format("time limit: ~ts ran past its limit (--expr-time-limit) and was stopped; "
+                  "the points measured before it are shown", [Label]);
+format_error({time_limit, command, Label}) ->
+    io_lib:format("time limit: the command's --time-limit was reached while measuring ~ts; "
+                  "the points measured before it are shown", [Label]);
 format_error({crashed, Why}) ->
     io_lib:format("the benchmark crashed: ~0tp", [Why]).
