@@ -142,9 +142,12 @@ expect(ws_garbage_handshake) -> {ws([]), ["not an HTTP handshake response", ?WS_
 expect(ws_flood_think) -> {ws([think()]), []};
 expect(mysql_garbage) -> {mysql(), ["MySQL protocol version", ?MYSQL_AFTER]};
 expect(mysql_endless_packet) ->
-    {mysql(), ["MySQL packet above", ?TOO_BIG, "timeout", ?MYSQL_AFTER]};
+    {mysql(), ["packet announced above the packet bound", ?TOO_BIG, "timeout",
+               ?MYSQL_AFTER]};
 expect(pgsql_notices) -> {pgsql(), []};
-expect(pgsql_garbage) -> {pgsql(), ["too_big", "unexpected message", ?PGSQL_AFTER]};
+expect(pgsql_garbage) ->
+    {pgsql(), ["message announced above the message bound", "unexpected message",
+               ?PGSQL_AFTER]};
 expect(pgsql_endless_rows) -> {pgsql(), [?TOO_BIG, "timeout"]};
 expect(tcp_until_endless) ->
     {{"[{tcp, #{send => <<\"q\">>, reply => {until, <<\"\\n\">>}, timeout_ms => 1000}}]", 1},
