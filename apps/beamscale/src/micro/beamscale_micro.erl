@@ -195,17 +195,19 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
 limited(Plan, Handle, Label, Measure) ->
     {Which, Ms} = limit(maps:get(limits, Plan, #{expr_ms => infinity, deadline => infinity})),
     Ref = make_ref(),
+    Self = self(),
     {Pid, MRef} = spawn_monitor(fun() ->
-                                        exit({Ref, try {ok, Measure()}
-                                                   catch throw:{error, _} = E -> E
-                                                   end})
+                                        Self ! {Ref, try {ok, Measure()}
+                                                     catch throw:{error, _} = E -> E
+                                                     end}
                                 end),
     receive
-        {'DOWN', MRef, process, Pid, {Ref, Result}} -> Result;
+        {Ref, Result} -> demonitor(MRef, [flush]), Result;
         {'DOWN', MRef, process, Pid, Crash} -> exit(Crash)
     after Ms ->
         exit(Pid, kill),
         receive {'DOWN', MRef, process, Pid, _} -> ok end,
+        receive {Ref, _} -> ok after 0 -> ok end,
         _ = beamscale_os:signal(beamscale_node:os_pid(Handle), "KILL"),
         {error, {?MODULE, {time_limit, Which, Label}}}
     end.
