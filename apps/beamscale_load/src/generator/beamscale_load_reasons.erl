@@ -53,6 +53,8 @@ text({exit, {exception, R}}) -> fmt("exception exit: ~0tp", [R]);
 text({exit, {signal, R}}) -> fmt("exit signal: ~0tp", [R]);
 text({Class, R}) when Class =:= error; Class =:= exit; Class =:= throw ->
     fmt("exception ~ts: ~0tp", [Class, R]);
+%% A TLS alert from a read: OTP's words in one line, without its source positions.
+text({tls_alert, _} = Alert) -> beamscale_load_tls:ssl_text(Alert);
 %% A request kind's own error in its words (its `format_error/1'); only a registered kind, or
 %% the TLS helper and the bounded reader they share, is called: a reason naming any other
 %% module is not.
