@@ -1,6 +1,6 @@
-%% TLS error reasons in one line of words (issue 55): a real handshake against a server of this
-%% test's own that answers in plain text, its error as `errors.csv' gets it.
--module(beamscale_load_tls_tests).
+%% TLS error reasons in one line of words (issue 55, beamscale_load_reasons:ssl_text/1): a
+%% real handshake against a server of this test's own that answers in plain text, its error
+%% as `errors.csv' gets it.
 -include_lib("eunit/include/eunit.hrl").
 
 plain_text_server_one_line_test_() ->
@@ -16,7 +16,7 @@ plain_text_server_one_line_test_() ->
         try
             {error, Why} = ssl:connect({127, 0, 0, 1}, Port, [{verify, verify_none}], 10000),
             Raw = unicode:characters_to_binary(ssl:format_error(Why)),
-            Text = beamscale_load_tls:ssl_text(Why),
+            Text = beamscale_load_reasons:ssl_text(Why),
             ?debugFmt("ssl says ~tp; one line: ~ts", [Raw, Text]),
             ?assertNotEqual(<<>>, Text),
             ?assertEqual(nomatch, binary:match(Text, [<<"\n">>, <<"\r">>])),

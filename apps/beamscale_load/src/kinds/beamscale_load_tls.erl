@@ -4,7 +4,7 @@
 %% resume costs an abbreviated handshake; users do not share sessions (each is a client).
 -module(beamscale_load_tls).
 
--export([check/1, handshake/4, forget/0, format_error/1, ssl_text/1]).
+-export([check/1, handshake/4, forget/0, format_error/1]).
 -export_type([opts/0]).
 
 %% `ssl' options, and the session key (host and port) the user remembers its session under.
@@ -131,14 +131,5 @@ save(T, Server) ->
 %% @doc The text of a TLS error.
 -spec format_error({?MODULE, term()} | term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
-format_error({handshake, Reason}) -> ["TLS handshake: ", ssl_text(Reason)].
-
-%% @doc `ssl:format_error/1''s text in one line of words: its newlines and the OTP source
-%% positions it names (`In state hello at tls_record.erl:619 generated CLIENT ALERT') left out,
-%% so an `errors.csv' row stays one line and one reason does not split by the line of OTP.
--spec ssl_text(term()) -> binary().
-ssl_text(Reason) ->
-    Text = unicode:characters_to_binary(ssl:format_error(Reason)),
-    NoPos = re:replace(Text, "\\s+at\\s+[A-Za-z0-9_]+\\.erl:[0-9]+", "", [global, unicode]),
-    OneLine = re:replace(NoPos, "\\s+", " ", [global, unicode, {return, binary}]),
-    string:trim(OneLine).
+format_error({handshake, Reason}) ->
+    ["TLS handshake: ", beamscale_load_reasons:ssl_text(Reason)].
