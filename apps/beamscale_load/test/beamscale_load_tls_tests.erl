@@ -1,6 +1,7 @@
 %% TLS error reasons in one line of words (issue 55, beamscale_load_reasons:ssl_text/1): a
 %% real handshake against a server of this test's own that answers in plain text, its error
 %% as `errors.csv' gets it.
+-module(beamscale_load_tls_tests).
 -include_lib("eunit/include/eunit.hrl").
 
 plain_text_server_one_line_test_() ->
