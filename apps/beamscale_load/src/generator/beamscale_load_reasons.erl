@@ -80,7 +80,7 @@ text(R) -> fmt("~0tp", [R]).
 %% so an `errors.csv' row stays one line and one reason does not split by the line of OTP.
 -spec ssl_text(term()) -> binary().
 ssl_text(Reason) ->
-    Text = unicode:characters_to_binary(ssl:format_error(Reason)),
+    Text = unicode:characters_to_binary(ssl:format_error({error, Reason})),
     NoPos = re:replace(Text, "\\s+at\\s+[A-Za-z0-9_]+\\.erl:[0-9]+", "", [global, unicode]),
     OneLine = re:replace(NoPos, "\\s+", " ", [global, unicode, {return, binary}]),
     string:trim(OneLine).
