@@ -119,9 +119,18 @@ download(Dest, Url, Sha, Log) ->
                      ["download-file", Url, Dest, "SHA256:" ++ Sha], "/", Log, 30 * ?MIN)
             catch
                 throw:{?MODULE, {failed, download, _, _, _}} = Failed ->
-                    not_found(Failed, Url, Before)
+                    partial_gone(Dest),
+                    not_found(Failed, Url, Before);
+                Class:Reason:Stack ->
+                    partial_gone(Dest),
+                    erlang:raise(Class, Reason, Stack)
             end
     end.
+
+%% A cut download leaves no part of the tarball in the cache (apt-helper writes it in place).
+partial_gone(Dest) ->
+    _ = [file:delete(F) || F <- [Dest, Dest ++ ".FAILED"]],
+    ok.
 
 %% The index can list a tarball the mirror does not hold yet (sid's 29.1.2 did): say so.
 -spec not_found({?MODULE, term()}, string(), non_neg_integer()) -> no_return().
