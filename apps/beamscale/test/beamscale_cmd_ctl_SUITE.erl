@@ -16,9 +16,10 @@ suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [steered].
 
-init_per_suite(Config) -> Config.
+init_per_suite(Config) -> [{user, beamscale_test_user:create()} | Config].
 
-end_per_suite(_Config) ->
+end_per_suite(Config) ->
+    ok = beamscale_test_user:remove(?config(user, Config)),
     ok = beamscale_test_cli:no_strays().
 
 %% A long phase: the test stops it.
@@ -44,19 +45,20 @@ steered(Config) ->
                                     "--web", "0", "--quiet"]),
     {os_pid, OsPid} = erlang:port_info(Load, os_pid),
     %% A failure before the stop must not leave the load running: SIGTERM ends it.
-    try steer(Dir, Load)
+    try steer(Dir, Load, ?config(user, Config))
     after
         %% Still open: the load did not exit (a port closes with its exit status).
         _ = erlang:port_info(Load) =:= undefined
             orelse os:cmd("kill " ++ integer_to_list(OsPid))
     end.
 
-steer(Dir, Load) ->
+steer(Dir, Load, User) ->
     Ctl = filename:join(Dir, "ctl.json"),
     ok = wait_for(fun() -> filelib:is_regular(Ctl) end, 60000),
     {ok, #file_info{mode = Mode}} = file:read_file_info(Ctl),
     ?assertEqual(8#600, Mode band 8#777),
-    {0, Status} = ctl(Dir, ["status"]),
+    {Us, {0, Status}} = timer:tc(fun() -> ctl(Dir, ["status"]) end),
+    ct:pal("ctl status alone: ~.2f s (a loaded host)", [Us / 1.0e6]),
     ?assertMatch({match, _}, re:run(Status, "phase main, rate 10.0 users/s, users in flight")),
     {0, _} = ctl(Dir, ["rate", "40"]),
     {0, _} = ctl(Dir, ["users", "+5"]),
@@ -73,6 +75,7 @@ steer(Dir, Load) ->
     {200, Answer} = http(Port, "POST", "/control", [{"X-Beamscale-Token", Token}],
                          <<"status">>),
     ?assertMatch({match, _}, re:run(Answer, "rate 40.0 users/s")),
+    not_steered_by(User, Dir, Port, Token),
     %% Seconds at the new rate, then stop: as SIGTERM, every file written.
     timer:sleep(2500),
     {0, Stopping} = ctl(Dir, ["stop"]),
@@ -99,6 +102,55 @@ steer(Dir, Load) ->
     {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
     ?assertNotEqual(nomatch, binary:match(Html, <<"rate 40">>)),
     ?assertNotEqual(nomatch, binary:match(Html, <<"users +5">>)).
+
+%% Another local user, even with the token, neither reads the page (nor the token) nor steers;
+%% 1 000 of its idle connections are closed by the server, and `ctl' is answered meanwhile.
+not_steered_by(User, Dir, Port, Token) ->
+    Ctl = filename:join(Dir, "ctl.json"),
+    ?assertEqual(ok, beamscale_test_private:check(Ctl, User)),
+    Url = "http://127.0.0.1:" ++ integer_to_list(Port),
+    Curl = ["curl", "-s", "-m", "10", "-w", "\n%{http_code}"],
+    {0, Page} = beamscale_test_user:run(User, Curl ++ [Url ++ "/"], 20000),
+    ?assertMatch({match, _}, re:run(Page, "not the run's user.*\n403$", [dotall])),
+    ?assertEqual(nomatch, binary:match(Page, Token)),
+    {0, Stop} = beamscale_test_user:run(User, Curl ++ ["-H", "X-Beamscale-Token: " ++
+                                                   binary_to_list(Token),
+                                                   "--data-binary", "stop",
+                                                   Url ++ "/control"], 20000),
+    ?assertMatch({match, _}, re:run(Stop, "\n403$")),
+    Idle = beamscale_test_user:open(User, ["erl", "-noshell", "-eval", idle_clients(),
+                                           "-extra", integer_to_list(Port)]),
+    {{match, [Open]}, Before} = wait_line(Idle, "open (\\d+)", <<>>),
+    {Us, {0, Status}} = timer:tc(fun() -> ctl(Dir, ["status"]) end),
+    ct:pal("ctl status beside ~ts idle connections of another user: ~.2f s (a loaded host)",
+           [Open, Us / 1.0e6]),
+    ?assertMatch({match, _}, re:run(Status, "phase main")),
+    {0, After} = beamscale_test_user:wait(Idle, 60000),
+    ?assertMatch({match, _}, re:run([Before, After], ["closed by the server ", Open, "\n"])),
+    ?assert(binary_to_integer(Open) >= 900).
+
+%% 1 000 connections opened and left idle; each read until the server closes it (20 s at most).
+idle_clients() ->
+    "[P] = init:get_plain_arguments(),"
+    "Ss = [S || _ <- lists:seq(1, 1000), {ok, S} <- [gen_tcp:connect({127,0,0,1},"
+    " list_to_integer(P), [binary, {active, false}], 5000)]],"
+    "io:format(\"open ~b~n\", [length(Ss)]),"
+    "Closed = fun C(S) -> case gen_tcp:recv(S, 0, 20000) of {ok, _} -> C(S);"
+    " {error, closed} -> true; _ -> false end end,"
+    "io:format(\"closed by the server ~b~n\", [length([S || S <- Ss, Closed(S)])]),"
+    "halt().".
+
+wait_line(Port, Re, Acc) ->
+    receive
+        {Port, {data, D}} ->
+            Acc1 = <<Acc/binary, D/binary>>,
+            case re:run(Acc1, Re, [{capture, all_but_first, binary}]) of
+                nomatch -> wait_line(Port, Re, Acc1);
+                Match -> {Match, Acc1}
+            end;
+        {Port, {exit_status, S}} -> error({exited, S, Acc})
+    after 60000 -> error({no_line, Re, Acc})
+    end.
 
 wait_for(F, Ms) when Ms =< 0 -> error({timeout, F()});
 wait_for(F, Ms) ->

@@ -113,6 +113,8 @@ expected() ->
       "t57_data_file_missing.scenario" => "no such file or directory",
       "t58_data_file_dev_null.scenario" => "/dev/null: not a regular file (a device)",
       "t60_rtl_override_phase.scenario" => Name, "t61_digits_in_key.scenario" => Digits,
+      %% Garbage from its first byte: told from XML byte by byte (issue 55's regression).
+      "t62_garbage_first_byte.scenario" => "not valid UTF-8 text",
       "x45_cyrillic_session.xml" => "not well-formed XML",
       "x46_emoji_transaction.xml" => "not well-formed XML",
       "x47_tiny_arrivalrate.xml" => Rate,

@@ -50,6 +50,26 @@ installs(Root) ->
     [?assertEqual({ok, os:find_executable("erl")}, beamscale_otp:erl(System))
      || lists:keymember(System, 1, beamscale_otp:releases())].
 
+%% `--prefix' naming a directory with files of the user's: refused before anything is fetched,
+%% the files untouched; an empty one, or an install of ours, is no refusal of this kind.
+prefix_not_ours_test_() ->
+    {setup, fun root/0, fun cleanup/1, fun(Root) -> ?_test(prefix_not_ours(Root)) end}.
+
+prefix_not_ours(Root) ->
+    Prefix = filename:join(Root, "mine"),
+    Kept = filename:join(Prefix, "notes.txt"),
+    ok = filelib:ensure_dir(Kept),
+    ok = file:write_file(Kept, "the user's"),
+    Release = #{release => "27", flavour => jit, suite => "trixie"},
+    {error, {beamscale_otp_build, {not_ours, Prefix}} = Why} =
+        beamscale_otp_build:install(Release, #{prefix => Prefix}),
+    ?assertEqual({ok, <<"the user's">>}, file:read_file(Kept)),
+    ?assertMatch({match, _}, re:run(beamscale_otp_build:format_error(element(2, Why)),
+                                    "not an install of beamscale.*nothing in it deleted")),
+    install(Root, "ours", true),
+    ?assertMatch({error, {beamscale_otp_build, {installed, _}}},
+                 beamscale_otp_build:install(Release, #{prefix => filename:join(Root, "ours")})).
+
 install(Root, Name, Marker) ->
     Erl = filename:join([Root, Name, "bin", "erl"]),
     ok = filelib:ensure_dir(Erl),

@@ -11,13 +11,14 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([browse_and_replay/1, writes_post_and_think/1, connect_checked_and_bounded/1,
-         chunked_body/1]).
+         chunked_body/1, other_user_refused/1]).
 -export([browse_and_replay/0, writes_post_and_think/0, connect_checked_and_bounded/0,
-         chunked_body/0]).
+         chunked_body/0, other_user_refused/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [writes_post_and_think, browse_and_replay, connect_checked_and_bounded, chunked_body].
+all() -> [writes_post_and_think, browse_and_replay, connect_checked_and_bounded, chunked_body,
+          other_user_refused].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -253,6 +254,34 @@ upstream_read(S, Buf) ->
             {ok, D} = gen_tcp:recv(S, 0, 10000),
             upstream_read(S, <<Buf/binary, D/binary>>)
     end.
+
+other_user_refused() ->
+    [{doc, "Another local user's request through the proxy: 403, not passed on, not recorded; "
+           "the owner's is."}].
+other_user_refused(Config) ->
+    Priv = ?config(priv_dir, Config),
+    Base = filename:join(Priv, "beamscale_record_users"),
+    {ok, Proxy} = beamscale_record:start(#{port => 0, base => Base,
+                                           ca_dir => filename:join(Priv, "beamscale_record_ca2"),
+                                           handshake_ms => 2000}),
+    P = integer_to_list(beamscale_record:port(Proxy)),
+    {_, Port, Dir} = ?config(nginx, Config),
+    Site = "http://127.0.0.1:" ++ integer_to_list(Port),
+    User = beamscale_test_user:create(),
+    try
+        {0, Out} = beamscale_test_user:run(User, ["curl", "-s", "-m", "10", "-w", "\n%{http_code}",
+                                                  "--proxy", "http://127.0.0.1:" ++ P,
+                                                  Site ++ "/a.html?other"], 20000),
+        ?assertMatch({match, _}, re:run(Out, "not the run's user.*\n403$", [dotall])),
+        ?assertEqual("200", curl(["--proxy", "http://127.0.0.1:" ++ P, Site ++ "/a.html?own"]))
+    after
+        beamscale_test_user:remove(User)
+    end,
+    ?assertEqual(1, beamscale_record:stop(Proxy)),
+    {ok, Terms} = file:read_file(Base ++ ".scenario"),
+    ?assertNotEqual(nomatch, binary:match(Terms, <<"/a.html?own">>)),
+    ?assertEqual(nomatch, binary:match(Terms, <<"other">>)),
+    ?assertEqual([], [L || L <- log(Dir), string:find(L, "other") =/= nomatch]).
 
 %% curl's status code for a page, "000" when it could not get one (a bad certificate).
 curl(Args) ->

@@ -3,16 +3,17 @@
 -module(beamscale_load_fs_SUITE).
 
 -include_lib("stdlib/include/assert.hrl").
+-include_lib("kernel/include/file.hrl").
 
 -export([all/0, suite/0]).
--export([operations/1, errors/1, escapes/1, tsung_example/1]).
--export([operations/0, errors/0, escapes/0, tsung_example/0]).
+-export([operations/1, errors/1, not_regular/1, escapes/1, tsung_example/1]).
+-export([operations/0, errors/0, not_regular/0, escapes/0, tsung_example/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [operations, errors, escapes, tsung_example].
+all() -> [operations, errors, not_regular, escapes, tsung_example].
 
 scenario(Dir, Steps) ->
     scenario(io_lib:format(
@@ -65,6 +66,43 @@ errors(Config) ->
                   <<"fs open: no such file or directory">>,
                   <<"fs read_chunk: no file open">>],
                  lists:sort(maps:keys(maps:get(reasons, T)))).
+
+not_regular() ->
+    [{doc, "/dev/zero, a FIFO and a directory: each a named error at once, the run on time."}].
+not_regular(Config) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_fs_SUITE_special"),
+    Fifo = filename:join(Dir, "pipe"),
+    _ = os:cmd("mkfifo '" ++ Fifo ++ "'"),
+    {ok, #file_info{type = other}} = file:read_file_info(Fifo),
+    ok = file:make_dir(filename:join(Dir, "sub")),
+    Zero = ", target => dev, path => \"zero\"",
+    Steps = "[" ++ lists:join(", ",
+                              [fs("open", Zero), fs("read_file", Zero),
+                               fs("open", Zero ++ ", mode => write"),
+                               fs("open", ", target => d, path => \"pipe\""),
+                               fs("open", ", target => d, path => \"pipe\", mode => write"),
+                               fs("read_file", ", target => d, path => \"pipe\""),
+                               fs("write_file", ", target => d, path => \"pipe\", size => 10"),
+                               fs("open", ", target => d, path => \"sub\""),
+                               fs("read_file", ", target => d, path => \"sub\"")]) ++ "]",
+    S = scenario(io_lib:format(
+                   "{targets, [{d, #{dir => \"~ts\"}}, {dev, #{dir => \"/dev\"}}]}.\n"
+                   "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+                   "{sessions, [{s, #{steps => ~ts}}]}.\n", [Dir, Steps])),
+    {Us, #{total := T}} = timer:tc(fun() -> run(S) end),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 5),
+    ?assertEqual(#{<<"fs open: not a regular file: character device">> => 2 * Done,
+                   <<"fs read_file: not a regular file: character device">> => Done,
+                   <<"fs open: not a regular file: FIFO">> => 2 * Done,
+                   <<"fs read_file: not a regular file: FIFO">> => Done,
+                   <<"fs write_file: not a regular file: FIFO">> => Done,
+                   <<"fs open: not a regular file: directory">> => Done,
+                   <<"fs read_file: not a regular file: directory">> => Done},
+                 maps:get(reasons, T)),
+    ?assertEqual(0, maps:get(bytes_received, T)),
+    %% One second of arrivals, nothing waited on: well within the drain.
+    ?assert(Us < 10000000, Us).
 
 escapes() -> [{doc, "A variable holding .. or an absolute path, a link out: refused, untouched."}].
 escapes(Config) ->

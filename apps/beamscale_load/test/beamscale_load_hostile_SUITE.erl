@@ -14,7 +14,8 @@
          http_slowloris/0, http_bad_chunk/0, http_bad_length/0, http_injection/0, ws_pong_flood/0,
          ws_giant_frame/0, ws_masked_frame/0, ws_garbage_handshake/0, ws_flood_think/0,
          mysql_garbage/0, mysql_endless_packet/0, pgsql_notices/0, pgsql_garbage/0,
-         pgsql_endless_rows/0, tcp_until_endless/0, raw_stream_think/0, udp_foreign/0]).
+         pgsql_endless_rows/0, tcp_until_endless/0, raw_stream_think/0, udp_foreign/0,
+         ldap_byte_by_byte/0]).
 -export([http_endless_header/1, http_header_lines/1, http_huge_length/1, http_length_2gb/1,
          http_body_until_close/1, http_huge_chunk/1, http_chunk_flood/1, http_short_body/1,
          http_long_body/1, http_garbage/1, http_not_http/1, http_reset/1, http_stream_after/1,
@@ -22,7 +23,7 @@
          ws_pong_flood/1, ws_giant_frame/1, ws_masked_frame/1, ws_garbage_handshake/1,
          ws_flood_think/1, mysql_garbage/1, mysql_endless_packet/1, pgsql_notices/1,
          pgsql_garbage/1, pgsql_endless_rows/1, tcp_until_endless/1, raw_stream_think/1,
-         udp_foreign/1]).
+         udp_foreign/1, ldap_byte_by_byte/1]).
 
 %% The issue's bounds: 300 MB for all of beamscale, the run's end within its timeouts + 2 s.
 -define(MAX_MEMORY, 300 * 1024 * 1024).
@@ -73,6 +74,8 @@ mysql_endless_packet() -> [{doc, "An endless MySQL packet: bounded."}].
 pgsql_notices() -> [{doc, "PostgreSQL notices before and after authentication: accepted."}].
 pgsql_garbage() -> [{doc, "Garbage after the startup message: named reason."}].
 pgsql_endless_rows() -> [{doc, "Endless DataRows to a query: bounded by max_reply_bytes."}].
+ldap_byte_by_byte() ->
+    [{doc, "A well-formed LDAP answer one byte per TCP segment: read whole, no error."}].
 tcp_until_endless() -> [{doc, "tcp {until, Delimiter} against an endless stream: bounded."}].
 raw_stream_think() -> [{doc, "raw over a stream that never stops: memory bounded."}].
 udp_foreign() -> [{doc, "UDP replies from a foreign port: not counted as replies."}].
@@ -106,6 +109,7 @@ pgsql_endless_rows(C) -> hostile(?FUNCTION_NAME, C).
 tcp_until_endless(C) -> hostile(?FUNCTION_NAME, C).
 raw_stream_think(C) -> hostile(?FUNCTION_NAME, C).
 udp_foreign(C) -> hostile(?FUNCTION_NAME, C).
+ldap_byte_by_byte(C) -> hostile(?FUNCTION_NAME, C).
 
 %% The smuggled request never reaches the server: the variable holding CR LF is refused.
 http_injection(C) ->
@@ -142,9 +146,12 @@ expect(ws_garbage_handshake) -> {ws([]), ["not an HTTP handshake response", ?WS_
 expect(ws_flood_think) -> {ws([think()]), []};
 expect(mysql_garbage) -> {mysql(), ["MySQL protocol version", ?MYSQL_AFTER]};
 expect(mysql_endless_packet) ->
-    {mysql(), ["MySQL packet above", ?TOO_BIG, "timeout", ?MYSQL_AFTER]};
+    {mysql(), ["packet announced above the packet bound", ?TOO_BIG, "timeout",
+               ?MYSQL_AFTER]};
 expect(pgsql_notices) -> {pgsql(), []};
-expect(pgsql_garbage) -> {pgsql(), ["too_big", "unexpected message", ?PGSQL_AFTER]};
+expect(pgsql_garbage) ->
+    {pgsql(), ["message announced above the message bound", "unexpected message",
+               ?PGSQL_AFTER]};
 expect(pgsql_endless_rows) -> {pgsql(), [?TOO_BIG, "timeout"]};
 expect(tcp_until_endless) ->
     {{"[{tcp, #{send => <<\"q\">>, reply => {until, <<\"\\n\">>}, timeout_ms => 1000}}]", 1},
@@ -152,6 +159,11 @@ expect(tcp_until_endless) ->
 expect(raw_stream_think) ->
     {{"[{raw, #{data => <<\"x\">>, timeout_ms => 1000}}, " ++ think() ++
           "{raw, #{data => <<\"y\">>, timeout_ms => 1000}}]", 2}, []};
+%% Two binds (ids 1 and 2): 14 bytes each, one a segment, 5 ms apart.
+expect(ldap_byte_by_byte) ->
+    {{"[{ldap, #{type => bind, dn => <<\"cn=a\">>, password => <<\"p\">>, timeout_ms => 1000}},"
+      " {ldap, #{type => bind, dn => <<\"cn=b\">>, password => <<\"p\">>, timeout_ms => 1000}}]",
+      2}, []};
 expect(udp_foreign) -> {{"[{raw, #{data => <<\"ping\">>, timeout_ms => 1000}}]", 1}, ["timeout"]}.
 
 %% `N' requests with a think between.

@@ -19,7 +19,7 @@ names() ->
      http_bad_length, http_injection,
      ws_pong_flood, ws_giant_frame, ws_masked_frame, ws_garbage_handshake, ws_flood_think,
      mysql_garbage, mysql_endless_packet, pgsql_notices, pgsql_garbage, pgsql_endless_rows,
-     tcp_until_endless, raw_stream_think, udp_foreign].
+     tcp_until_endless, raw_stream_think, udp_foreign, ldap_byte_by_byte].
 
 %% @doc Start server `Name': `#{port, stop => fun(), seen => fun() -> [RequestLine]}'.
 start(udp_foreign) -> udp_foreign();
@@ -100,6 +100,9 @@ handler(pgsql_garbage) ->
                     hold(S) end;
 handler(pgsql_endless_rows) ->
     pg(fun(S, _) -> endless(S, binary:copy(<<$D, 11:32, 1:16, 1:32, "1">>, 4096)) end);
+%% ---- LDAP: well-behaved, its answers one byte per TCP segment ----
+handler(ldap_byte_by_byte) -> fun(S, _Log) -> ok = inet:setopts(S, [{nodelay, true}]),
+                                              ldap_bytes(S, <<>>) end;
 %% ---- raw ----
 handler(tcp_until_endless) ->
     fun(S, _Log) -> _ = gen_tcp:recv(S, 0, ?RECV_MS), endless(S, block($t)) end;
@@ -207,6 +210,21 @@ notice() ->
 param(K, V) ->
     Body = iolist_to_binary([K, 0, V, 0]),
     <<$S, (byte_size(Body) + 4):32, Body/binary>>.
+
+%% Each request (a bind) answered by a BindResponse of success for its id, byte by byte.
+ldap_bytes(S, Buf) ->
+    case beamscale_load_ldap_codec:frame(Buf, 65536) of
+        {ok, Msg, Rest} ->
+            {ok, Id, {bindRequest, _}} = beamscale_load_ldap_codec:decode(Msg),
+            Reply = <<16#30, 12, 2, 1, Id, 16#61, 7, 10, 1, 0, 4, 0, 4, 0>>,
+            [begin ok = gen_tcp:send(S, <<B>>), timer:sleep(5) end || <<B>> <= Reply],
+            ldap_bytes(S, Rest);
+        more ->
+            case gen_tcp:recv(S, 0, ?RECV_MS) of
+                {ok, D} -> ldap_bytes(S, <<Buf/binary, D/binary>>);
+                {error, _} -> ok
+            end
+    end.
 
 %% ---- plumbing ----
 

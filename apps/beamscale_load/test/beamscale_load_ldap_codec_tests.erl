@@ -47,7 +47,13 @@ round_trip_test() ->
     B = iolist_to_binary(Bin),
     ?assertEqual({ok, B, <<1, 2>>}, ?C:frame(<<B/binary, 1, 2>>, 1000)),
     ?assertMatch({ok, 7, {searchResDone, {'LDAPResult', noSuchObject, _, _, _}}}, ?C:decode(B)),
-    ?assertEqual(more, ?C:frame(binary:part(B, 0, byte_size(B) - 1), 1000)).
+    ?assertEqual(more, ?C:frame(binary:part(B, 0, byte_size(B) - 1), 1000)),
+    %% Every prefix, as a server sending a byte a segment leaves it: more, and what it needs.
+    [begin
+         ?assertEqual(more, ?C:frame(binary:part(B, 0, N), 1000)),
+         ?assert(?C:need(binary:part(B, 0, N)) =< byte_size(B))
+     end || N <- lists:seq(1, byte_size(B) - 1)],
+    ?assertEqual(byte_size(B), ?C:need(B)).
 
 hostile_test_() ->
     [?_assertEqual({error, {?C, {too_long, 16#FFFFFFFF + 6}}},

@@ -50,7 +50,7 @@ fields_test() ->
                    $M := <<"relation \"x\" does not exist">>}, ?C:fields(Body)).
 
 decode_limits_test() ->
-    ?assertEqual({error, too_big}, ?C:decode(<<$D, 1000:32>>, 100)),
+    ?assertEqual({error, {too_big, $D, 996, 100}}, ?C:decode(<<$D, 1000:32>>, 100)),
     ?assertEqual({error, bad_length}, ?C:decode(<<$D, 3:32>>, 100)),
     ?assertEqual(more, ?C:decode(<<$D, 10:32, 1, 2>>, 100)),
     ?assertEqual(more, ?C:decode(<<$D, 0>>, 100)).

@@ -16,6 +16,14 @@ text_test() ->
     ?assertEqual(<<"rpc returned {error, enoent}">>,
                  beamscale_load_reasons:text({rpc_error, enoent})).
 
+%% An alert as ssl delivers it (its text names an OTP source line and holds a newline).
+tls_alert_one_line_test() ->
+    Alert = {tls_alert, {unexpected_message, "TLS client: In state hello at tls_record.erl:564 "
+                                             "generated CLIENT ALERT: Fatal - Unexpected "
+                                             "Message\n {unsupported_record_type,72}"}},
+    ?assertEqual(<<"TLS client: In state hello generated CLIENT ALERT: Fatal - Unexpected Message "
+                   "{unsupported_record_type,72}">>, beamscale_load_reasons:text(Alert)).
+
 bounded_text_test() ->
     Long = beamscale_load_reasons:text({rpc_error, lists:duplicate(10000, $x)}),
     ?assert(byte_size(Long) < 200).

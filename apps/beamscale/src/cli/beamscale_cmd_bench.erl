@@ -51,7 +51,11 @@ info() ->
           {json, "--json", flag, "print JSON instead of the table"},
           {name, "--name", string, "keep a run directory OUT/NAME (report, compare)"},
           {out, "--out", string, "where run directories go (default: runs)"},
-          {quiet, "--quiet", flag, "print no progress"}]}.
+          {quiet, "--quiet", flag, "print no progress"},
+          {time_limit, "--time-limit", number, "seconds the whole command may take (default: "
+                                               "no limit but each point's)"},
+          {expr_time_limit, "--expr-time-limit", number,
+           "seconds one point may take (default 60 + 10 x its budget)"}]}.
 
 %% @doc Measure, print, keep the run directory when asked.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
@@ -61,16 +65,17 @@ do(#{opts := Opts} = Parsed) ->
     %% process's group leader): to stderr, beside the rest of the nodes' output.
     ok = reports_to_stderr(),
     try
-        {ok, Plan, Result} = ok(measured(Parsed)),
-        io:put_chars(case Opts of
-                         #{json := true} -> [beamscale_report_micro:json(Result), $\n];
-                         _ -> beamscale_report_micro:text(Result)
-                     end),
-        keep(Opts, Plan, Result)
+        case ok(measured(Parsed)) of
+            {ok, Plan, Result} -> shown(Opts, Plan, Result);
+            %% A time limit: what was measured is printed and kept, the reason said, exit 1.
+            {stopped, Why, Plan, #{rows := Rows} = Result} ->
+                _ = Rows =:= [] orelse shown(Opts, Plan, Result),
+                {failed, beamscale_micro:format_error(element(2, Why))}
+        end
     catch
         %% The user's code failed, not the command's input: exit 1.
-        throw:{error, {beamscale_micro, {crashed, _} = Why}} ->
-            {failed, beamscale_micro:format_error(Why)};
+        throw:{error, {beamscale_micro, {crashed, _} = Crash}} ->
+            {failed, beamscale_micro:format_error(Crash)};
         throw:{error, _} = Error -> Error
     end.
 
@@ -81,18 +86,47 @@ measure(#{args := []}) -> {error, no_expression};
 measure(Parsed) ->
     case measured(Parsed) of
         {ok, _Plan, Result} -> {ok, Result};
+        {stopped, Why, _Plan, _Result} -> {error, Why};
         {error, _} = Error -> Error
     end.
 
 measured(#{opts := Opts, args := Args}) ->
+    Start = erlang:monotonic_time(millisecond),
     try
         Plan = resume(Opts, plan(Opts, Args)),
         {ok, _} = ok(beamscale_node:distribute()),
         Host = beamscale_micro_launches:host(),
-        {ok, Result} = ok(beamscale_micro:run(Plan)),
-        {ok, Plan, Result#{header => header(Host, Plan, Result)}}
+        case ok(beamscale_micro:run(Plan#{limits => limits(Opts, Plan, Start)})) of
+            {ok, Result} -> {ok, Plan, Result#{header => header(Host, Plan, Result)}};
+            {stopped, Why, Result} ->
+                {stopped, Why, Plan, Result#{header => header(Host, Plan, Result)}}
+        end
     catch throw:{error, _} = Error -> Error
     end.
+
+shown(Opts, Plan, Result) ->
+    io:put_chars(case Opts of
+                     #{json := true} -> [beamscale_report_micro:json(Result), $\n];
+                     _ -> beamscale_report_micro:text(Result)
+                 end),
+    keep(Opts, Plan, Result).
+
+%% A point's default limit: a minute beside ten times its budget (warm-up and time; squeeze's
+%% steps each), ample for a loaded host, a bound for an expression that never returns.
+limits(Opts, #{budget := #{time := T, warmup := W}, mode := Mode} = Plan, Start) ->
+    Steps = case Mode of
+                squeeze -> maps:get(max_callers, Plan);
+                _ -> 1
+            end,
+    Expr = case maps:find(expr_time_limit, Opts) of
+               {ok, S} -> ms(S);
+               error -> 60000 + 10 * Steps * (T + W)
+           end,
+    Deadline = case maps:find(time_limit, Opts) of
+                   {ok, S1} -> Start + ms(S1);
+                   error -> infinity
+               end,
+    #{expr_ms => Expr, deadline => Deadline}.
 
 ok({error, _} = Error) -> throw(Error);
 ok(Ok) -> Ok.

@@ -46,8 +46,9 @@ is_xml(File) ->
             {error, _} -> false
         end.
 
-starts_with_lt(Bin) ->
-    case string:trim(Bin, leading) of
-        <<"<", _/binary>> -> true;
-        _ -> false
-    end.
+%% Byte by byte: the head of a file of binary garbage is no text (string:trim/2 raised on it,
+%% an internal error instead of the terms reader's line about UTF-8).
+starts_with_lt(<<C, Rest/binary>>) when C =:= $\s; C =:= $\t; C =:= $\r; C =:= $\n ->
+    starts_with_lt(Rest);
+starts_with_lt(<<"<", _/binary>>) -> true;
+starts_with_lt(_) -> false.

@@ -18,7 +18,12 @@
                   max_callers := pos_integer(), tolerance := float(),
                   progress := fun((iodata()) -> ok), launches => pos_integer(),
                   seed => integer(), process => runner | fresh,
-                  points => beamscale_micro_points:points()}.
+                  points => beamscale_micro_points:points(),
+                  limits => limits()}.
+%% expr_ms: how long one point (a benchmark on its node) may take; deadline: when the whole
+%% command must end (monotonic ms); either `infinity'. Past one, the point's node is killed and
+%% the points measured so far are the result, with the reason (`stopped').
+-type limits() :: #{expr_ms := pos_integer() | infinity, deadline := integer() | infinity}.
 
 %% The empty loop is timed briefly (ms): it only needs a stable floor.
 -define(EMPTY_MS, 200).
@@ -28,8 +33,10 @@
 -define(EMPTY, bs_micro_empty).
 -define(PATIENCE, 2).
 
-%% @doc Measure every point of `Plan': `{ok, Results}' with one map per point.
--spec run(plan()) -> {ok, #{mode := atom(), rows := [map()]}} | {error, term()}.
+%% @doc Measure every point of `Plan': `{ok, Results}' with one map per point; `{stopped,
+%% Reason, Results}' with those measured before a time limit was reached.
+-spec run(plan()) -> {ok, #{mode := atom(), rows := [map()]}} | {error, term()}
+                         | {stopped, {?MODULE, term()}, #{mode := atom(), rows := [map()]}}.
 run(#{mode := time} = Plan) ->
     Points = index([{B, I, S} || B <- benches(Plan), I <- inputs(Plan),
                                  S <- maps:get(schedulers, Plan)]),
@@ -41,6 +48,9 @@ run(#{mode := time} = Plan) ->
         {ok, Rows} ->
             Merged = beamscale_micro_launches:merge(Rows),
             {ok, #{mode => time, rows => beamscale_micro_launches:ratios(Merged)}};
+        {stopped, Why, Rows} ->
+            Merged = beamscale_micro_launches:merge(Rows),
+            {stopped, Why, #{mode => time, rows => beamscale_micro_launches:ratios(Merged)}};
         Error -> Error
     end;
 run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
@@ -48,17 +58,22 @@ run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
                                        || B <- benches(Plan), I <- inputs(Plan), S <- Ss,
                                           C <- Cs])) of
         {ok, #{rows := Rows}} -> {ok, #{mode => scaling, rows => scaled(Rows)}};
+        {stopped, Why, #{rows := Rows}} ->
+            {stopped, Why, #{mode => scaling, rows => scaled(Rows)}};
         Error -> Error
     end;
 run(#{mode := squeeze, schedulers := Ss} = Plan) ->
     collect(Plan, squeeze, index([fun() -> squeeze_launches(Plan, B, I, S) end
                                   || B <- benches(Plan), I <- inputs(Plan), S <- Ss])).
 
-%% One round (a launch of every point) after another.
+%% One round (a launch of every point) after another; a time limit ends them with the rows
+%% measured so far.
 rounds(_Plan, [], Acc) -> {ok, lists:append(lists:reverse(Acc))};
 rounds(Plan, [Jobs | Rest], Acc) ->
     case round(Plan, Jobs) of
         {ok, #{rows := Rows}} -> rounds(Plan, Rest, [Rows | Acc]);
+        {stopped, Why, #{rows := Rows}} ->
+            {stopped, Why, lists:append(lists:reverse([Rows | Acc]))};
         Error -> Error
     end.
 
@@ -72,8 +87,8 @@ round(Plan, Jobs) ->
     Result = collect(Plan, time,
                      [{N, fun() -> launch(time_point(Plan, B, I, maps:get(N, Nodes)), L, P) end}
                       || {N, L, P, {B, I, _}} <- Jobs]),
-    %% After an error, the nodes of the points not measured.
-    _ = [beamscale_node:stop(H) || element(1, Result) =:= error, {ok, H} <- Started],
+    %% After an error or a time limit, the nodes of the points not measured.
+    _ = [beamscale_node:stop(H) || element(1, Result) =/= ok, {ok, H} <- Started],
     _ = [H ! release || H <- Holders],
     Result.
 
@@ -98,6 +113,8 @@ collect(Plan, Mode, [{N, Point} | Rest], Acc) ->
                 {ok, Row} ->
                     ok = beamscale_micro_points:keep(maps:get(points, Plan, none), N, Row),
                     collect(Plan, Mode, Rest, [Row | Acc]);
+                {error, {?MODULE, {time_limit, _, _}} = Why} ->
+                    {stopped, Why, #{mode => Mode, rows => lists:reverse(Acc)}};
                 {error, _} = Error -> Error
             end
     end.
@@ -209,11 +226,45 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
                 ok = ok(load_files(Node, Plan)),
                 ok = ok(compile(Node, ?MOD, Bench, Spec, Label)),
                 ok = ok(compile(Node, ?EMPTY, {empty, Bench}, Spec, Label)),
-                {ok, Measure(Node)}
+                limited(Plan, Handle, Label, fun() -> Measure(Node) end)
             catch throw:{error, _} = Error -> Error
             after beamscale_node:stop(Handle)
             end;
         {error, _} = Error -> Error
+    end.
+
+%% The measure in a process of its own, so that a benchmark that never returns (or a busy
+%% loop) ends at the point's limit: its node is killed (it may not heed a stop) and the reason
+%% named, `expr' or `command' for the limit reached.
+limited(Plan, Handle, Label, Measure) ->
+    {Which, Ms} = limit(maps:get(limits, Plan, #{expr_ms => infinity, deadline => infinity})),
+    Ref = make_ref(),
+    Self = self(),
+    {Pid, MRef} = spawn_monitor(fun() ->
+                                        Self ! {Ref, try {ok, Measure()}
+                                                     catch throw:{error, _} = E -> E
+                                                     end}
+                                end),
+    receive
+        {Ref, Result} -> demonitor(MRef, [flush]), Result;
+        {'DOWN', MRef, process, Pid, Crash} -> exit(Crash)
+    after Ms ->
+        exit(Pid, kill),
+        receive {'DOWN', MRef, process, Pid, _} -> ok end,
+        receive {Ref, _} -> ok after 0 -> ok end,
+        _ = beamscale_os:signal(beamscale_node:os_pid(Handle), "KILL"),
+        {error, {?MODULE, {time_limit, Which, Label}}}
+    end.
+
+limit(#{expr_ms := Expr, deadline := Deadline}) ->
+    Left = case Deadline of
+               infinity -> infinity;
+               _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
+           end,
+    case Left of
+        infinity -> {expr, Expr};
+        _ when Expr =:= infinity; Left < Expr -> {command, Left};
+        _ -> {expr, Expr}
     end.
 
 start(Plan, S) ->
@@ -328,6 +379,12 @@ format_error({crashed, {Reason, [{M, F, A, _} | _]}}) when is_atom(M), is_atom(F
     io_lib:format("the benchmark crashed: ~0tp in ~s:~s/~b (the node's crash report, stack "
                   "included, is printed above on stderr)",
                   [Reason, M, F, if is_list(A) -> length(A); true -> A end]);
+format_error({time_limit, expr, Label}) ->
+    io_lib:format("time limit: ~ts ran past its limit (--expr-time-limit) and was stopped; "
+                  "the points measured before it are shown", [Label]);
+format_error({time_limit, command, Label}) ->
+    io_lib:format("time limit: the command's --time-limit was reached while measuring ~ts; "
+                  "the points measured before it are shown", [Label]);
 format_error({crashed, Why}) ->
     io_lib:format("the benchmark crashed: ~0tP (the node's crash report is printed above on "
                   "stderr)", [Why, 12]).

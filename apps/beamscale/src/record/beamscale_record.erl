@@ -65,7 +65,7 @@ init(Parent, Port, Base, CaDir, Ctx) ->
         {{ok, Ca}, {ok, L}} ->
             Parent ! {self(), {ok, self()}},
             Me = self(),
-            spawn_link(fun() -> accept(L, Me) end),
+            spawn_link(fun() -> accept(L, Me, beamscale_peer:new()) end),
             loop(#{listen => L, base => Base, reqs => [], conns => 0, ca => Ca, certs => #{},
                    ctx => Ctx#{owner => Me, cert => fun(Host) -> cert(Me, Host) end}});
         {{error, Why}, _} -> Parent ! {self(), {error, Why}};
@@ -95,6 +95,13 @@ loop(#{listen := L, reqs := Reqs, conns := N, ctx := Ctx} = S) ->
         {stop, From, Ref} -> gen_tcp:close(L), From ! {Ref, length(Reqs)}
     end.
 
+refuse(Sock, Why) ->
+    Text = iolist_to_binary([beamscale_peer:format_error(Why), $\n]),
+    _ = gen_tcp:send(Sock, ["HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
+                            "Content-Length: ", integer_to_binary(byte_size(Text)),
+                            "\r\nConnection: close\r\n\r\n", Text]),
+    gen_tcp:close(Sock).
+
 %% A host's certificate is made at its first CONNECT and kept (up to ?MAX_CERTS hosts: past
 %% that the kept ones are dropped, a browser naming ever new hosts costs only signatures).
 cert_for(Host, #{certs := Certs, ca := Ca} = S) ->
@@ -111,11 +118,18 @@ write(#{base := Base, reqs := Reqs}) ->
     ok = beamscale_store:write_file(Base ++ ".xml", beamscale_record_write:tsung(Recorded)),
     beamscale_store:write_file(Base ++ ".scenario", beamscale_record_write:terms(Recorded)).
 
-accept(L, Owner) ->
+%% Only the recording user's connections are served (`beamscale_peer'): another local user's
+%% requests would reach their targets through it and land in the owner's recording. Theirs are
+%% refused in the acceptor, at once, and hold no slot.
+accept(L, Owner, Peers) ->
     case gen_tcp:accept(L) of
         {ok, Sock} ->
-            ok = gen_tcp:controlling_process(Sock, Owner),
-            Owner ! {accepted, Sock},
-            accept(L, Owner);
+            case beamscale_peer:owner(Sock, Peers) of
+                {ok, Peers1} ->
+                    ok = gen_tcp:controlling_process(Sock, Owner),
+                    Owner ! {accepted, Sock};
+                {{error, Why}, Peers1} -> refuse(Sock, Why)
+            end,
+            accept(L, Owner, Peers1);
         {error, closed} -> ok
     end.

@@ -244,7 +244,7 @@ error_text(Why) when is_atom(Why) ->
         "unknown POSIX error" ++ _ -> atom_to_list(Why);
         Text -> Text
     end;
-error_text(Why) -> ssl:format_error(Why).
+error_text(Why) -> beamscale_load_reasons:ssl_text(Why).
 
 %% The methods the packet parser knows come as atoms; others are refused (no atom is made).
 method(M) -> list_to_atom(string:lowercase(atom_to_list(M))).

@@ -56,7 +56,23 @@ exists(Final, Opts) ->
     case filelib:is_regular(filename:join(Final, beamscale_otp:marker())) andalso
          not maps:get(force, Opts, false) of
         true -> throw({?MODULE, {installed, Final}});
-        false -> ok
+        false -> ours_or_absent(Final)
+    end.
+
+%% The install replaces `Final' only when it is an install of ours (its marker) or an empty
+%% directory: a `--prefix' naming a directory with anything else in it is refused, before the
+%% build and again before the swap, and nothing of it is deleted.
+ours_or_absent(Final) ->
+    Ours = filelib:is_regular(filename:join(Final, beamscale_otp:marker())),
+    case file:read_link_info(Final) of
+        {error, enoent} -> ok;
+        {ok, _} when Ours -> ok;
+        {ok, _} ->
+            case file:list_dir(Final) of
+                {ok, []} -> ok;
+                _ -> throw({?MODULE, {not_ours, Final}})
+            end;
+        {error, _} -> throw({?MODULE, {not_ours, Final}})
     end.
 
 %%% The source: a private apt state per suite, the tarball checked against its index
@@ -126,9 +142,18 @@ download(Dest, Url, Sha, Log) ->
                      ["download-file", Url, Dest, "SHA256:" ++ Sha], "/", Log, 30 * ?MIN)
             catch
                 throw:{?MODULE, {failed, download, _, _, _}} = Failed ->
-                    not_found(Failed, Url, Before)
+                    partial_gone(Dest),
+                    not_found(Failed, Url, Before);
+                Class:Reason:Stack ->
+                    partial_gone(Dest),
+                    erlang:raise(Class, Reason, Stack)
             end
     end.
+
+%% A cut download leaves no part of the tarball in the cache (apt-helper writes it in place).
+partial_gone(Dest) ->
+    _ = [file:delete(F) || F <- [Dest, Dest ++ ".FAILED"]],
+    ok.
 
 %% The index can list a tarball the mirror does not hold yet (sid's 29.1.2 did): say so.
 -spec not_found({?MODULE, term()}, string(), non_neg_integer()) -> no_return().
@@ -169,6 +194,7 @@ steps(Release, Tarball, #{work := Work, log := Log, final := Final} = S) ->
                                        [{version, Version}, {seconds, Seconds}, {mode, Mode},
                                         {cpu_seconds, round(cpu_seconds())},
                                         {configure, Configure}])),
+    ours_or_absent(Final),
     _ = beamscale_os:cmd("/bin/rm", ["-rf", Final], 10 * ?MIN),
     ok = file:rename(Stage, Final),
     _ = beamscale_os:cmd("/bin/rm", ["-rf", Work], 10 * ?MIN),
@@ -325,6 +351,9 @@ progress(Format, Args) -> io:format(Format ++ "~n", Args).
 
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().
+format_error({not_ours, Dir}) ->
+    io_lib:format("~ts exists and is not an install of beamscale (no marker file): refused, "
+                  "nothing in it deleted (name a new or empty directory)", [Dir]);
 format_error({installed, Dir}) ->
     io_lib:format("already installed in ~ts (--force builds it again)", [Dir]);
 format_error({no_source, Rel}) ->

@@ -1,10 +1,12 @@
-%% @doc The live page's HTTP server (`--web PORT'): on 127.0.0.1 only, it answers `GET /' (the
-%% page) and `GET /live.json' (the latest figures), 404 for any other path and 405 for any other
-%% method, but `POST /control' once a control is set (`control/3': a load's `beamscale ctl', the
-%% page's buttons), which needs the run's token in `X-Beamscale-Token'. It serves the latest
-%% bodies it was given (`publish/2'), rendered by the caller, or by a process of its own, one at
-%% a time (`feed/3': `beamscale_web_load' for loads); a request never waits for a run. Built on
-%% gen_tcp with `{packet, http_bin}': one acceptor, a short-lived process per connection (at most
+%% @doc The live page's HTTP server (`--web PORT'): on 127.0.0.1 only, for the run's own OS
+%% user only (`beamscale_peer': another local user's connection gets 403 and is closed at once,
+%% before its request is read), it answers `GET /' (the page) and `GET /live.json' (the latest
+%% figures), 404 for any other path and 405 for any other method, but `POST /control' once a
+%% control is set (`control/3': a load's `beamscale ctl', the page's buttons), which needs the
+%% run's token in `X-Beamscale-Token'. It serves the latest bodies it was given (`publish/2'),
+%% rendered by the caller, or by a process of its own, one at a time (`feed/3':
+%% `beamscale_web_load' for loads); a request never waits for a run. Built on gen_tcp with
+%% `{packet, http_bin}': one acceptor, a short-lived process per connection (at most
 %% ?MAX_CONNECTIONS at once), one request per connection (`Connection: close').
 -module(beamscale_web).
 -behaviour(gen_server).
@@ -39,6 +41,9 @@
 %% After the answer, the client's leftovers are read for at most this long and this much.
 -define(LINGER_MS, 1000).
 -define(LINGER_BYTES, 65536).
+%% As long for another user's connection, refused: its 1 000 idle connections must not keep
+%% the owner's `ctl' waiting for a slot (they cost 256 slots 0.2 s each).
+-define(REFUSED_LINGER_MS, 200).
 %% A control command is a short line (`rate 50'); a longer body is refused (413).
 -define(MAX_CONTROL_BYTES, 256).
 
@@ -189,26 +194,44 @@ bin(#{page := P, json := J} = B) ->
 
 %%% The acceptor and the connections.
 
-accept(Listen, Tab, Open) when Open >= ?MAX_CONNECTIONS ->
-    receive {'DOWN', _, process, _, _} -> accept(Listen, Tab, Open - 1) end;
-accept(Listen, Tab, Open) ->
+accept(Listen, Tab, Open) -> accept(Listen, Tab, Open, beamscale_peer:new()).
+
+%% The client's user is told in the acceptor (one read of the kernel's socket table serves a
+%% burst of connections); either way the connection is its own process, in a slot.
+accept(Listen, Tab, Open, Peers) when Open >= ?MAX_CONNECTIONS ->
+    receive {'DOWN', _, process, _, _} -> accept(Listen, Tab, Open - 1, Peers) end;
+accept(Listen, Tab, Open, Peers) ->
     case gen_tcp:accept(Listen) of
         {ok, Sock} ->
-            {Pid, _} = spawn_monitor(fun() -> receive go -> serve(Sock, Tab) end end),
+            {Owner, Peers1} = beamscale_peer:owner(Sock, Peers),
+            Serve = case Owner of
+                        ok -> fun() -> serve(Sock, Tab) end;
+                        {error, Why} -> fun() -> refuse(Sock, Why) end
+                    end,
+            {Pid, _} = spawn_monitor(fun() -> receive go -> Serve() end end),
             ok = gen_tcp:controlling_process(Sock, Pid),
             Pid ! go,
-            accept(Listen, Tab, flush_downs(Open + 1));
+            accept(Listen, Tab, flush_downs(Open + 1), Peers1);
         {error, closed} -> ok;
         {error, _} ->
             %% e.g. out of file descriptors: wait a little rather than spin.
             timer:sleep(?ACCEPT_RETRY_MS),
-            accept(Listen, Tab, flush_downs(Open))
+            accept(Listen, Tab, flush_downs(Open), Peers)
     end.
 
 flush_downs(Open) ->
     receive {'DOWN', _, process, _, _} -> flush_downs(Open - 1)
     after 0 -> Open
     end.
+
+%% Another local user: told why and closed without reading its request, after a short linger
+%% (so its request unread does not reset the answer away), so that its connections, idle or
+%% not, hold no slot the run's own user needs for long.
+refuse(Sock, Why) ->
+    _ = inet:setopts(Sock, [{packet, raw}]),
+    _ = send(Sock, {403, <<"text/plain; charset=utf-8">>,
+                    [beamscale_peer:format_error(Why), $\n]}),
+    linger(Sock, ?REFUSED_LINGER_MS).
 
 serve(Sock, Tab) ->
     Reply = case request(Sock) of
@@ -217,13 +240,13 @@ serve(Sock, Tab) ->
             end,
     _ = inet:setopts(Sock, [{packet, raw}]),
     _ = Reply =:= none orelse send(Sock, Reply),
-    linger(Sock).
+    linger(Sock, ?LINGER_MS).
 
 %% What the client sent beyond the request is read and dropped before closing: closing with
 %% unread data resets the connection, and the client could lose the answer.
-linger(Sock) ->
+linger(Sock, Ms) ->
     _ = gen_tcp:shutdown(Sock, write),
-    Deadline = erlang:monotonic_time(millisecond) + ?LINGER_MS,
+    Deadline = erlang:monotonic_time(millisecond) + Ms,
     drain(Sock, Deadline, ?LINGER_BYTES),
     gen_tcp:close(Sock).
 

@@ -5,10 +5,12 @@
 
 -export([start/0, take/1, stop/1]).
 
+-define(MAX_BYTES, 1024 * 1024).
+
 %% @doc Start a capturing I/O server, linked to the caller.
 -spec start() -> pid().
 start() ->
-    spawn_link(fun() -> loop([]) end).
+    spawn_link(fun() -> loop({[], 0}) end).
 
 %% @doc Return what was printed since the last `take/1' and start afresh.
 -spec take(pid()) -> binary().
@@ -34,8 +36,8 @@ loop(Acc) ->
             From ! {io_reply, ReplyAs, Reply},
             loop(Acc1);
         {take, From, Ref} ->
-            From ! {Ref, unicode:characters_to_binary(lists:reverse(Acc))},
-            loop([]);
+            From ! {Ref, taken(Acc)},
+            loop({[], 0});
         _ ->
             loop(Acc)
     end.
@@ -63,10 +65,28 @@ request({setopts, _}, Acc) ->
 request(_, Acc) ->
     {{error, request}, Acc}.
 
-put(Enc, Chars, Acc) ->
-    case unicode:characters_to_list(Chars, enc(Enc)) of
-        L when is_list(L) -> {ok, [L | Acc]};
-        _ -> {{error, put_chars}, Acc}
+%% What is kept is bounded: a handler that prints without end costs ?MAX_BYTES, not the node.
+put(_Enc, _Chars, {_, Size} = Acc) when Size > ?MAX_BYTES -> {ok, Acc};
+put(Enc, Chars, {Kept, Size}) ->
+    case unicode:characters_to_binary(Chars, enc(Enc)) of
+        B when is_binary(B) -> {ok, {[B | Kept], Size + byte_size(B)}};
+        _ -> {{error, put_chars}, {Kept, Size}}
+    end.
+
+taken({Kept, Size}) ->
+    All = iolist_to_binary(lists:reverse(Kept)),
+    case Size > ?MAX_BYTES of
+        true ->
+            <<(whole_chars(binary:part(All, 0, ?MAX_BYTES)))/binary,
+              "\n[output cut: more than 1 MiB printed]\n">>;
+        false -> All
+    end.
+
+%% A cut in the middle of a character leaves it out.
+whole_chars(Bin) ->
+    case unicode:characters_to_binary(Bin) of
+        B when is_binary(B) -> B;
+        {_, B, _} -> B
     end.
 
 enc(unicode) -> unicode;

@@ -10,6 +10,10 @@
 
 -type clock() :: wall | cpu.
 
+%% How often the node's memory is looked at while a handler runs: a loop allocating 1 GB/s
+%% overshoots its bound by 50 MB at most.
+-define(MEMORY_POLL_MS, 50).
+
 -type timing() :: {Phase :: string(), Seconds :: float()}.
 -type outcome() :: {ok, [timing()], Output :: binary()}
                  | {error, Reason :: term(), [timing()], Output :: binary()}.
@@ -74,7 +78,10 @@ phase_name(P) when is_list(P) -> P;
 phase_name(P) -> lists:flatten(io_lib:format("~0p", [P])).
 
 %% One call to run/3 in a fresh process, as bencherl's executor did; the clock is read inside that
-%% process so spawning and message passing stay out of the figure.
+%% process so spawning and message passing stay out of the figure. The node's memory is looked
+%% at meanwhile: a handler that allocates without end (in its process, in processes it spawns,
+%% in ETS or binaries) ends at the node's bound, named, with every process it started (they
+%% share its group leader, the capture), rather than taking the host's memory.
 timed_call(Args, #{mod := Mod, peers := Peers, conf := Conf, capture := Capture,
                    clock := Clock}) ->
     Parent = self(),
@@ -86,13 +93,45 @@ timed_call(Args, #{mod := Mod, peers := Peers, conf := Conf, capture := Capture,
             T1 = now_s(Clock),
             Parent ! {self(), Result, T1 - T0}
         end),
+    watch(Pid, Ref, Capture, memory_bound()).
+
+watch(Pid, Ref, Capture, Bound) ->
     receive
         {Pid, Result, Seconds} ->
             demonitor(Ref, [flush]),
             {returned, Result, Seconds};
         {'DOWN', Ref, process, Pid, Reason} ->
             {raised, {crashed, Reason}}
+    after ?MEMORY_POLL_MS ->
+        case erlang:memory(total) of
+            Total when Total > Bound ->
+                _ = [exit(P, kill) || P <- processes(), P =/= Capture,
+                                      process_info(P, group_leader) =:= {group_leader, Capture}],
+                receive {'DOWN', Ref, process, Pid, _} -> ok end,
+                {raised, memory_text(Total, Bound)};
+            _ -> watch(Pid, Ref, Capture, Bound)
+        end
     end.
+
+%% The node's bound: `job_memory_bytes' of this application's environment, else a quarter of
+%% the host's memory (/proc/meminfo; 4 GiB where it cannot be read).
+memory_bound() ->
+    case application:get_env(beamscale_bench, job_memory_bytes) of
+        {ok, N} when is_integer(N), N > 0 -> N;
+        _ ->
+            case file:read_file("/proc/meminfo") of
+                {ok, <<"MemTotal:", Rest/binary>>} ->
+                    {Kb, _} = string:to_integer(string:trim(Rest, leading)),
+                    Kb * 1024 div 4;
+                _ -> 4 bsl 30
+            end
+    end.
+
+memory_text(Total, Bound) ->
+    iolist_to_binary(io_lib:format("memory bound: the node reached ~b MB (its bound: ~b MB, a "
+                                   "quarter of the host's or job_memory_bytes); the job and the "
+                                   "processes it started were stopped",
+                                   [Total bsr 20, Bound bsr 20])).
 
 now_s(wall) -> erlang:monotonic_time(nanosecond) / 1.0e9;
 now_s(cpu) -> element(1, erlang:statistics(runtime)) / 1.0e3.

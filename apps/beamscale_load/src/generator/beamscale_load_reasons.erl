@@ -5,7 +5,7 @@
 %% `other'), so a target answering with a fresh term each time cannot grow the figures.
 -module(beamscale_load_reasons).
 
--export([text/1, add/3, merge/2, max_reasons/0, other/0]).
+-export([text/1, ssl_text/1, add/3, merge/2, max_reasons/0, other/0]).
 -export_type([counts/0]).
 
 %% Errors counted by reason text.
@@ -53,6 +53,8 @@ text({exit, {exception, R}}) -> fmt("exception exit: ~0tp", [R]);
 text({exit, {signal, R}}) -> fmt("exit signal: ~0tp", [R]);
 text({Class, R}) when Class =:= error; Class =:= exit; Class =:= throw ->
     fmt("exception ~ts: ~0tp", [Class, R]);
+%% A TLS alert from a read: OTP's words in one line, without its source positions.
+text({tls_alert, _} = Alert) -> ssl_text(Alert);
 %% A request kind's own error in its words (its `format_error/1'); only a registered kind, or
 %% the TLS helper and the bounded reader they share, is called: a reason naming any other
 %% module is not.
@@ -72,6 +74,16 @@ text(R) when is_tuple(R), tuple_size(R) > 2, is_atom(element(1, R)) ->
         error -> fmt("~0tp", [R])
     end;
 text(R) -> fmt("~0tp", [R]).
+
+%% @doc `ssl:format_error/1''s text in one line of words: its newlines and the OTP source
+%% positions it names (`In state hello at tls_record.erl:619 generated CLIENT ALERT') left out,
+%% so an `errors.csv' row stays one line and one reason does not split by the line of OTP.
+-spec ssl_text(term()) -> binary().
+ssl_text(Reason) ->
+    Text = unicode:characters_to_binary(ssl:format_error({error, Reason})),
+    NoPos = re:replace(Text, "\\s+at\\s+[A-Za-z0-9_]+\\.erl:[0-9]+", "", [global, unicode]),
+    OneLine = re:replace(NoPos, "\\s+", " ", [global, unicode, {return, binary}]),
+    string:trim(OneLine).
 
 fmt(Format, Args) ->
     unicode:characters_to_binary(io_lib:format(Format, Args, [{chars_limit, ?MAX_CHARS}])).

@@ -8,8 +8,10 @@
 %% Bounded: a path is relative to the target's directory and, once its placeholders are filled,
 %% may not leave its static part (`base', the directory the scenario wrote): `..' or a symbolic
 %% link out of it is the error `escape'. Sizes are at most ?MAX_SIZE; `read_file' reads at most
-%% the target's `max_reply_bytes'. A file call is not cut at the request's deadline (the
-%% emulator cannot interrupt one): its latency says how long it took.
+%% the target's `max_reply_bytes', as does one `read_chunk'. Only regular files are opened, read
+%% or written (a FIFO, a device, a directory: `not a regular file: FIFO'), so no call waits
+%% without end. A file call is not cut at the request's deadline (the emulator cannot
+%% interrupt one): its latency says how long it took.
 -module(beamscale_load_fs).
 -behaviour(beamscale_load_request).
 
@@ -17,6 +19,7 @@
 -export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
 -export_type([conn/0]).
 
+-include_lib("kernel/include/file.hrl").
 -include_lib("xmerl/include/xmerl.hrl").
 
 -import(beamscale_load_tsung_dom, [check_attrs/2, attr/3, req/3, fail/4]).
@@ -109,23 +112,25 @@ op(#{type := del_dir}, P, _) -> file:del_dir(P);
 op(#{type := delete}, P, _) -> file:delete(P);
 op(#{type := stat}, P, _) -> ok(file:read_file_info(P, [raw]));
 op(#{type := read_file}, P, {fs, _, Max, _}) ->
-    case beamscale_format_file:read(P, Max) of
-        {ok, Bin} -> received(byte_size(Bin));
-        {error, {beamscale_format_file, {too_big, _, _}}} -> {error, {too_big, Max}};
-        {error, {beamscale_format_file, {not_regular, _}}} -> {error, eisdir};
-        {error, {beamscale_format_file, Why}} -> {error, Why}
+    case regular(P, read) of
+        ok -> read_file(P, Max);
+        E -> E
     end;
 op(#{type := write_file, size := N}, P, _) ->
-    D = data(N),
-    sent(file:write_file(P, D, [raw]), D);
+    case regular(P, write) of
+        ok -> D = data(N), sent(file:write_file(P, D, [raw]), D);
+        E -> E
+    end;
 op(#{type := open, mode := M}, P, {fs, _, _, Open}) ->
     _ = close_open(Open),
-    case file:open(P, [M, raw, binary]) of
-        {ok, Fd} -> {open, {Fd, 0}};
+    case regular(P, M) of
+        ok -> opened(file:open(P, [M, raw, binary]));
         E -> E
     end;
 op(#{type := close}, none, {fs, _, _, Open}) -> close_open(Open);
 op(#{type := _}, none, {fs, _, _, none}) -> {error, no_file};
+op(#{type := read_chunk, size := N}, none, {fs, _, Max, _}) when N > Max ->
+    {error, {too_big, Max}};
 op(#{type := read_chunk, size := N}, none, {fs, _, _, {Fd, Pos}}) ->
     case file:pread(Fd, Pos, N) of
         {ok, Bin} -> ok = received(byte_size(Bin)), {open, {Fd, Pos + byte_size(Bin)}};
@@ -137,6 +142,40 @@ op(#{type := write_chunk, size := N}, none, {fs, _, _, {Fd, Pos}}) ->
     case sent(file:pwrite(Fd, Pos, D), D) of
         ok -> {open, {Fd, Pos + byte_size(D)}};
         E -> E
+    end.
+
+opened({ok, Fd}) -> {open, {Fd, 0}};
+opened(E) -> E.
+
+read_file(P, Max) ->
+    case beamscale_format_file:read(P, Max) of
+        {ok, Bin} -> received(byte_size(Bin));
+        {error, {beamscale_format_file, {too_big, _, _}}} -> {error, {too_big, Max}};
+        {error, {beamscale_format_file, {not_regular, Type}}} -> {error, {not_regular, Type}};
+        {error, {beamscale_format_file, Why}} -> {error, Why}
+    end.
+
+%% Only a regular file is opened (a file to write may also not exist yet): a FIFO's open waits
+%% for a writer, out of reach of the request's deadline and the run's time limit (a file call
+%% cannot be cut), and a device (/dev/zero) never ends. Looked at just before the open: a file
+%% swapped for a FIFO in between, in the scenario's own directory, is not guarded against.
+regular(P, Mode) ->
+    case {file:read_file_info(P, [raw]), Mode} of
+        {{ok, #file_info{type = regular}}, _} -> ok;
+        {{ok, #file_info{mode = Bits}}, _} -> {error, {not_regular, type(Bits)}};
+        {{error, enoent}, write} -> ok;
+        {{error, _} = E, _} -> E
+    end.
+
+%% The file's type from its mode's bits, as `ls -l' would tell it.
+type(Bits) ->
+    case Bits band 8#170000 of
+        8#010000 -> 'FIFO';
+        8#020000 -> 'character device';
+        8#040000 -> directory;
+        8#060000 -> 'block device';
+        8#140000 -> socket;
+        _ -> other
     end.
 
 %% Random bytes (as Tsung writes), made once per size on a load node and shared by its users: a
@@ -190,8 +229,12 @@ format_error({Op, escape}) ->
     io_lib:format("fs ~ts: path outside its directory (.. or a link out of it)", [Op]);
 format_error({Op, empty}) -> io_lib:format("fs ~ts: empty path (the directory itself)", [Op]);
 format_error({Op, no_file}) -> io_lib:format("fs ~ts: no file open", [Op]);
+format_error({read_chunk, {too_big, Max}}) ->
+    io_lib:format("fs read_chunk: size above max_reply_bytes (~b)", [Max]);
 format_error({Op, {too_big, Max}}) ->
     io_lib:format("fs ~ts: file above max_reply_bytes (~b)", [Op, Max]);
+format_error({Op, {not_regular, Type}}) ->
+    io_lib:format("fs ~ts: not a regular file: ~ts", [Op, Type]);
 format_error({Op, Why}) -> io_lib:format("fs ~ts: ~ts", [Op, file:format_error(Why)]).
 
 %% @doc Tsung's `ts_fs' sessions and their `<fs>' element; the `<server>' is not used.

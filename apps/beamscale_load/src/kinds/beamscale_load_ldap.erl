@@ -145,7 +145,7 @@ await(S, Buf, Id, Deadline) ->
                 {error, _} = E -> E
             end;
         more ->
-            case beamscale_load_reader:recv(S, Buf, Deadline) of
+            case beamscale_load_reader:recv_at_least(S, Buf, ?CODEC:need(Buf), Deadline) of
                 {ok, Buf1} -> await(S, Buf1, Id, Deadline);
                 {error, _} = E -> E
             end;

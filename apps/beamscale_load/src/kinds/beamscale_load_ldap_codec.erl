@@ -5,7 +5,7 @@
 %% awaited, and a body `ELDAPv3' cannot decode is an error, not a crash.
 -module(beamscale_load_ldap_codec).
 
--export([encode/2, frame/2, decode/1, filter/1, format_error/1]).
+-export([encode/2, frame/2, need/1, decode/1, filter/1, format_error/1]).
 -export_type([op/0]).
 
 -include_lib("eldap/ebin/ELDAPv3.hrl").
@@ -63,6 +63,8 @@ frame(<<16#30, 1:1, N:7, Rest/binary>> = Buf, Max) when N >= 1, N =< 4 ->
         <<Len:N/unit:8, _/binary>> -> body(Buf, 2 + N, Len, Max);
         _ -> more
     end;
+%% The tag alone: its length comes in the next segment (a server's bytes one per segment).
+frame(<<16#30>>, _Max) -> more;
 frame(<<16#30, _/binary>>, _Max) -> {error, {?MODULE, bad_length}};
 frame(<<>>, _Max) -> more;
 frame(<<_, _/binary>>, _Max) -> {error, {?MODULE, not_ldap}}.
@@ -73,6 +75,13 @@ body(Buf, Head, Len, _Max) ->
         <<Msg:(Head + Len)/binary, Rest/binary>> -> {ok, Msg, Rest};
         _ -> more
     end.
+
+%% @doc The bytes `frame/2' needs from the start of `Buf' to have the first message whole, once
+%% its length has come (one byte more before).
+-spec need(binary()) -> pos_integer().
+need(<<16#30, 0:1, Len:7, _/binary>>) -> 2 + Len;
+need(<<16#30, 1:1, N:7, Len:N/unit:8, _/binary>>) when N >= 1, N =< 4 -> 2 + N + Len;
+need(Buf) -> byte_size(Buf) + 1.
 
 %% @doc A framed message: its id and operation (`{Name, Record}' as `ELDAPv3' gives it).
 -spec decode(binary()) -> {ok, integer(), {atom(), term()}} | {error, {?MODULE, term()}}.

@@ -171,7 +171,9 @@ response(S, Buf, Deadline, St) ->
 next(S, Buf, Deadline) ->
     case beamscale_load_mysql_proto:decode(Buf, ?MAX_PACKET) of
         {ok, _, _, _} = Packet -> Packet;
-        more -> case beamscale_load_tcp:recv_more(S, Buf, Deadline) of
+        more -> case beamscale_load_reader:recv_at_least(S, Buf,
+                                                         beamscale_load_mysql_proto:need(Buf),
+                                                         Deadline) of
                     {ok, B} -> next(S, B, Deadline);
                     {error, _} = Error -> Error
                 end;
@@ -216,7 +218,8 @@ format_error(bad_response) -> "a MySQL response packet out of place";
 format_error(bad_error_packet) -> "a malformed MySQL error packet";
 %% Not the size the server claimed: one reason, whatever sizes a server makes up.
 format_error({packet_too_big, _}) ->
-    io_lib:format("a MySQL packet above the limit of ~b bytes", [?MAX_PACKET]);
+    io_lib:format("mysql: a packet announced above the packet bound (~b bytes): connection "
+                  "closed", [?MAX_PACKET]);
 format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).
 
 %% @doc The kind's step name.

@@ -8,7 +8,7 @@
 %% `client_ed25519', `mysql_clear_password', `dialog', `auth_gssapi_client') is refused.
 -module(beamscale_load_mysql_proto).
 
--export([packet/2, decode/2, enc_int/1, dec_int/1, enc_str/1, dec_str/1, scramble/2,
+-export([packet/2, decode/2, need/1, enc_int/1, dec_int/1, enc_str/1, dec_str/1, scramble/2,
          greeting/1, auth_response/4, auth_reply/1, query/1, quit/0, response/2,
          response_start/0]).
 -export_type([greeting/0, server_error/0, response_state/0]).
@@ -68,6 +68,16 @@ decode(<<Len:24/little, Seq, Payload:Len/binary, Rest/binary>>, _Max, []) ->
 decode(<<Len:24/little, Seq, Payload:Len/binary, Rest/binary>>, _Max, Acc) ->
     {ok, Seq, iolist_to_binary([Acc, Payload]), Rest};
 decode(_Buf, _Max, _Acc) -> more.
+
+%% @doc The bytes `decode/2' needs from the start of `Buf' before it may say more than `more':
+%% the whole parts there, and the part whose header has come (one byte more before a header).
+-spec need(binary()) -> pos_integer().
+need(Buf) -> need(Buf, 0).
+
+need(<<?MAX_PART:24/little, _Seq, _:?MAX_PART/binary, Rest/binary>>, Off) ->
+    need(Rest, Off + 4 + ?MAX_PART);
+need(<<Len:24/little, _Seq, _/binary>>, Off) -> Off + 4 + Len;
+need(Rest, Off) -> Off + byte_size(Rest) + 1.
 
 %% @doc A length-encoded integer.
 -spec enc_int(non_neg_integer()) -> binary().

@@ -258,12 +258,17 @@ next(S, Buf, Deadline) ->
     case ?C:decode(Buf, ?MAX_MESSAGE) of
         {ok, {T, _}, Rest} when T =:= $N; T =:= $S; T =:= $A -> next(S, Rest, Deadline);
         {ok, _, _} = Msg -> Msg;
-        more -> case beamscale_load_tcp:recv_more(S, Buf, Deadline) of
+        more -> case beamscale_load_reader:recv_at_least(S, Buf, need(Buf), Deadline) of
                     {ok, B} -> next(S, B, Deadline);
                     {error, _} = Error -> Error
                 end;
         {error, Why} -> {error, {?MODULE, Why}}
     end.
+
+%% The bytes the first message needs (its type, its length and what the length counts), once
+%% its header has come; one more byte before.
+need(<<_Type, Len:32, _/binary>>) -> 1 + Len;
+need(Buf) -> byte_size(Buf) + 1.
 
 error_reason(Body) ->
     F = ?C:fields(Body),
@@ -295,7 +300,18 @@ format_error({unexpected, T}) when T >= $\s, T =< $~ ->
 format_error({unexpected, T}) -> io_lib:format("unexpected message (byte ~b)", [T]);
 format_error(ssl_refused) -> "the server refused TLS (its SSLRequest answer was N: ssl is off)";
 format_error(bad_ssl_answer) -> "not S or N in answer to the SSLRequest";
+%% Not the size the server claimed: one reason, whatever sizes a server makes up.
+format_error({too_big, T, _Len, Max}) ->
+    io_lib:format("pgsql: a ~ts message announced above the message bound (~b bytes): "
+                  "connection closed", [message_name(T), Max]);
 format_error(Other) -> io_lib:format("protocol error: ~tp", [Other]).
+
+message_name($D) -> "DataRow";
+message_name($T) -> "RowDescription";
+message_name($E) -> "ErrorResponse";
+message_name($C) -> "CommandComplete";
+message_name(T) when T >= $\s, T =< $~ -> [T];
+message_name(T) -> io_lib:format("byte ~b", [T]).
 
 %% @doc The kind's step name.
 -spec name() -> pgsql.

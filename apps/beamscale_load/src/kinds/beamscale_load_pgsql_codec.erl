@@ -88,9 +88,11 @@ msg(Type, Body) -> [Type, <<(iolist_size(Body) + 4):32>>, Body].
 %% @doc The first whole message of `Buf', `more' when it is not all here, or `too_big' when
 %% its length is above `Max' (the length comes from the network).
 -spec decode(binary(), pos_integer()) ->
-          {ok, message(), binary()} | more | {error, too_big | bad_length}.
+          {ok, message(), binary()} | more
+              | {error, {too_big, byte(), non_neg_integer(), pos_integer()} | bad_length}.
 decode(<<_Type, Len:32, _/binary>>, _Max) when Len < 4 -> {error, bad_length};
-decode(<<_Type, Len:32, _/binary>>, Max) when Len - 4 > Max -> {error, too_big};
+decode(<<Type, Len:32, _/binary>>, Max) when Len - 4 > Max ->
+    {error, {too_big, Type, Len - 4, Max}};
 decode(<<Type, Len:32, Rest/binary>>, _Max) when byte_size(Rest) >= Len - 4 ->
     N = Len - 4,
     <<Body:N/binary, More/binary>> = Rest,

@@ -131,4 +131,5 @@ save(T, Server) ->
 %% @doc The text of a TLS error.
 -spec format_error({?MODULE, term()} | term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
-format_error({handshake, Reason}) -> ["TLS handshake: ", ssl:format_error(Reason)].
+format_error({handshake, Reason}) ->
+    ["TLS handshake: ", beamscale_load_reasons:ssl_text(Reason)].
