@@ -59,3 +59,11 @@ errors_test() ->
                  Text("{grpc, #{service => \"test.Echo\", method => \"Unary\",\n"
                       "  proto => \"echo.proto\", message_type => \"-x\","
                       " messages => [{text, \"\"}]}}")).
+
+%% The example reads, its unary call's text message encoded: <<10, 5, "hello", 16, 1>> framed.
+example_test() ->
+    {ok, #{sessions := [#{steps := [{loop, 10, [{request, beamscale_load_grpc, svc, Unary, _},
+                                                {request, beamscale_load_grpc, svc,
+                                                 #{count := 1, expect := 5}, _} | _]}]}]}}
+        = beamscale_scenario_file:read(filename:join(examples(), "grpc_echo.scenario")),
+    ?assertEqual(<<0, 9:32, 10, 5, "hello", 16, 1>>, iolist_to_binary(maps:get(body, Unary))).

@@ -83,14 +83,6 @@ example_test() ->
                                                    #{streams := 10}, _}]}]}]}}
         = beamscale_load_scenario:check(File, Entries).
 
-grpc_example_test() ->
-    File = filename:join(code:lib_dir(beamscale_load), "../../../../examples/grpc_echo.scenario"),
-    {ok, Text} = file:read_file(File),
-    {ok, Entries} = beamscale_format_terms:parse(binary_to_list(Text)),
-    {ok, #{sessions := [#{steps := [{loop, 10, [{request, beamscale_load_grpc, svc,
-                                                 #{count := 1, expect := 1}, _} | _]}]}]}}
-        = beamscale_load_scenario:check(File, Entries).
-
 grpc_check_test() ->
     T = #{host => "127.0.0.1", port => 50051},
     Err = fun(S) -> {error, K, _} = beamscale_load_grpc:check(S, T), K end,
