@@ -13,7 +13,8 @@ encode_test() ->
     ?assertEqual({ok, <<10, 2, "hi", 16, 3>>},
                  beamscale_proto_text:encode(proto(), "test.Req", "name: \"hi\" n: 3", 20000)),
     {error, E} = beamscale_proto_text:encode(proto(), "test.Req", "nme: 1", 20000),
-    ?assertMatch("protoc: input:1:" ++ _, unicode:characters_to_list(beamscale_proto_text:format_error(E))).
+    ?assertMatch("protoc: input:1:" ++ _,
+                 unicode:characters_to_list(beamscale_proto_text:format_error(E))).
 
 %% A scenario file beside a copy of the .proto: read by the one reader, its text messages
 %% (and only those) replaced by bytes, `proto' and `message_type' gone.
@@ -55,6 +56,10 @@ errors_test() ->
     ?assertEqual(":5: key message_type: missing (with proto)",
                  Text("{grpc, #{service => \"test.Echo\", method => \"Unary\",\n"
                       "  proto => \"echo.proto\", messages => [{text, \"\"}]}}")),
+    ?assertEqual(":5: key proto: expected a file name not starting with -",
+                 Text("{grpc, #{service => \"test.Echo\", method => \"Unary\",\n"
+                      "  proto => \"-echo.proto\", message_type => \"test.Req\","
+                      " messages => [{text, \"\"}]}}")),
     ?assertEqual(":5: key message_type: expected a full name (pkg.Type)",
                  Text("{grpc, #{service => \"test.Echo\", method => \"Unary\",\n"
                       "  proto => \"echo.proto\", message_type => \"-x\","

@@ -56,7 +56,8 @@ tsung_test() ->
 version_test() ->
     Read = fun(Step) ->
                    Text = io_lib:format("{targets, [{web, #{address => \"127.0.0.1:8080\"}}]}.~n"
-                                        "{phases, [{p, #{duration_s => 1, users_at => [{0.0, s}]}}]}.~n"
+                                        "{phases, [{p, #{duration_s => 1,"
+                                        " users_at => [{0.0, s}]}}]}.~n"
                                         "{sessions, [{s, #{steps => [~0tp]}}]}.~n", [Step]),
                    {ok, Es} = beamscale_format_terms:parse(lists:flatten(Text)),
                    beamscale_load_scenario:check("v.scenario", Es)
@@ -68,7 +69,8 @@ version_test() ->
     {ok, #{sessions := [#{steps := [{request, beamscale_load_http, web, _, _}]}]}}
         = Read({http, #{version => "1.1"}}),
     {error, E1} = Read({http, #{version => 3}}),
-    ?assertMatch("v.scenario:3: key sessions.s.steps.http.version: expected \"1.1\", \"1.0\" or 2" ++ _,
+    ?assertMatch("v.scenario:3: key sessions.s.steps.http.version: expected \"1.1\", \"1.0\""
+                 " or 2" ++ _,
                  lists:flatten(beamscale_load_scenario:format_error(E1))),
     {error, E2} = Read({http, #{streams => 2}}),
     ?assertMatch("v.scenario:3: key sessions.s.steps.http.streams: unknown key" ++ _,

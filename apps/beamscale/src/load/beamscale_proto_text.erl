@@ -45,6 +45,9 @@ encoded(Assocs, Dir) ->
     Type = string_of(Assocs, message_type, "expected the message's full name (pkg.Type)"),
     [throw({bad, line(Assocs, message_type), message_type, "expected a full name (pkg.Type)"})
      || re:run(Type, ?TYPE_RE) =:= nomatch],
+    %% A name protoc would take for an option.
+    [throw({bad, line(Assocs, proto), proto, "expected a file name not starting with -"})
+     || lists:prefix("-", filename:basename(Proto))],
     Path = filename:absname(Proto, Dir),
     [case K of
          {atom, _, messages} -> {map_field_assoc, L, K, messages(V, Path, Type)};
@@ -88,7 +91,9 @@ protoc(Protoc, Path, Type, Text, TimeoutMs) ->
     Args = ["--encode=" ++ Type, "-I", filename:dirname(Path), filename:basename(Path)],
     Sh = fun(Redirect) ->
                  Script = "T=$1; shift; printf '%s' \"$T\" | \"$@\"" ++ Redirect,
-                 beamscale_os:cmd("/bin/sh", ["-c", Script, "sh", Text, Protoc | Args], TimeoutMs)
+                 beamscale_os:cmd("/bin/sh", ["-c", Script, "sh",
+                                              unicode:characters_to_list(Text), Protoc | Args],
+                                  TimeoutMs)
          end,
     case Sh(" 2>/dev/null") of
         {0, Bin} -> {ok, Bin};
