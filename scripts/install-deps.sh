@@ -46,6 +46,7 @@ nginx
 nghttp2-server
 nghttp2-client
 python3-grpcio
+protobuf-compiler
 websocketd
 postgresql
 tsung

@@ -7,8 +7,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([calls/1, statuses/1]).
--export([calls/0, statuses/0]).
+-export([calls/1, statuses/1, text_messages/1]).
+-export([calls/0, statuses/0, text_messages/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, free_port/0]).
 
@@ -17,7 +17,7 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [calls, statuses].
+all() -> [calls, statuses, text_messages].
 
 init_per_suite(Config) ->
     Port = free_port(),
@@ -71,3 +71,35 @@ statuses(Config) ->
     ?assertEqual(#{<<"gRPC UNAVAILABLE: down for maintenance">> => 2,
                    <<"gRPC DEADLINE_EXCEEDED: too slow">> => 2,
                    <<"gRPC: 1 messages received, 2 expected">> => 2}, maps:get(reasons, T)).
+
+text_messages() ->
+    [{doc, "Messages in protobuf text format, encoded by protoc as the scenario file is read."}].
+text_messages(Config) ->
+    %% Read as `load' reads it (beamscale_scenario_file, in the beamscale app: protoc is an OS
+    %% command), beside the example's .proto.
+    Dir = ?config(priv_dir, Config),
+    Proto = filename:join(code:lib_dir(beamscale_load), "../../../../examples/grpc_echo.proto"),
+    {ok, _} = file:copy(Proto, filename:join(Dir, "echo.proto")),
+    File = filename:join(Dir, "text.scenario"),
+    ok = file:write_file(File, io_lib:format(
+          "{targets, [{g, #{address => \"127.0.0.1:~b\"}}]}.\n"
+          "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}]}}]}.\n"
+          "{sessions, [{s, #{steps => [{loop, 3, [\n"
+          "  {grpc, #{service => \"test.Echo\", method => \"ServerStream\", call => server_stream,"
+          " proto => \"echo.proto\", message_type => \"test.Req\","
+          " messages => [{text, \"name: \\\"hi\\\" n: 3\"}], expect_messages => 10}},\n"
+          "  {grpc, #{service => \"test.Echo\", method => \"ClientStream\", call => client_stream,"
+          " proto => \"echo.proto\", message_type => \"test.Req\","
+          " messages => [{text, \"n: 1\"}, {text, \"n: 2\"}], expect_messages => 1}}]}]}}]}.\n",
+          [?config(port, Config)])),
+    {ok, S} = beamscale_scenario_file:read(File),
+    #{total := T} = run(S),
+    ct:pal("totals ~p", [maps:with([requests, errors, reasons, counts], T)]),
+    ?assertEqual(0, maps:get(errors, T)),
+    ?assertEqual(2 * 3 * 2, maps:get(requests, T)),
+    %% The server sends a ServerStream request back as many times as its first byte: 10 is the
+    %% tag of Req's field 1 (a string), so protoc's bytes, not the text, went. Per session: 3 x
+    %% (1 + 2) sent, 3 x (10 + 1) received.
+    Counts = maps:get(counts, T),
+    ?assertEqual(2 * 3 * 3, maps:get(<<"grpc_messages_sent">>, Counts)),
+    ?assertEqual(2 * 3 * 11, maps:get(<<"grpc_messages_received">>, Counts)).

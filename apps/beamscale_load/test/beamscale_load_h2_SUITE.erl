@@ -8,8 +8,10 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([nginx_h2c/1, nginx_h2_tls/1, nghttpd_upload/1, dynamic/1, nginx_stopped/1]).
--export([nginx_h2c/0, nginx_h2_tls/0, nghttpd_upload/0, dynamic/0, nginx_stopped/0]).
+-export([nginx_h2c/1, nginx_h2_tls/1, nghttpd_upload/1, dynamic/1, nginx_stopped/1,
+         http_version_2/1]).
+-export([nginx_h2c/0, nginx_h2_tls/0, nghttpd_upload/0, dynamic/0, nginx_stopped/0,
+         http_version_2/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, tmp_dir/2, free_port/0, certificate/1]).
 
@@ -19,7 +21,7 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [nginx_h2c, nginx_h2_tls, nghttpd_upload, dynamic, nginx_stopped].
+all() -> [nginx_h2c, nginx_h2_tls, nghttpd_upload, dynamic, http_version_2, nginx_stopped].
 
 init_per_suite(Config) ->
     {ok, _} = application:ensure_all_started(ssl),
@@ -129,10 +131,7 @@ nghttpd_upload(Config) ->
 dynamic() ->
     [{doc, "Variables, a cookie kept, a check and an unexpected status, as the http kind."}].
 dynamic(Config) ->
-    Dir = tmp_dir(Config, "h2_dynamic"),
-    Port = free_port(),
-    Stop = beamscale_load_servers:nginx(Dir, Port, nginx_conf(Dir, Port, "http2", "")),
-    try
+    with_h2c_nginx(Config, "h2_dynamic", fun(Dir, Port) ->
         S = scenario(io_lib:format(
               "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
               "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}, {0.2, s}]}}]}.\n"
@@ -149,8 +148,33 @@ dynamic(Config) ->
         %% Only the 404s fail: the cookie went back and the variable was filled.
         ?assertEqual(#{<<"http status 404">> => 3}, maps:get(reasons, T)),
         ?assertEqual(6, ok_lines(filename:join(Dir, "access.log"), 6))
-    after
-        Stop()
+    end).
+
+http_version_2() ->
+    [{doc, "A terms http step of version => 2 is HTTP/2: h2c to nginx, its streams each seen."}].
+http_version_2(Config) ->
+    with_h2c_nginx(Config, "h2_version", fun(Dir, Port) ->
+        S = scenario(io_lib:format(
+              "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
+              "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}]}}]}.\n"
+              "{sessions, [{s, #{steps => [{loop, 3, [{http, #{version => 2,"
+              " path => \"/small.txt\", streams => 4}}]}]}}]}.\n", [Port])),
+        #{total := T} = run(S),
+        ct:pal("totals ~p", [maps:with([requests, errors, reasons], T)]),
+        ?assertEqual(0, maps:get(errors, T)),
+        ?assertEqual(6, maps:get(requests, T)),
+        %% 2 users x 3 steps x 4 streams, every one over HTTP/2 (an HTTP/1.1 request to this
+        %% h2c-only listener would fail).
+        ?assertEqual(24, ok_lines(filename:join(Dir, "access.log"), 24))
+    end).
+
+%% `Test(Dir, Port)' against an h2c nginx in a throwaway directory, stopped after it.
+with_h2c_nginx(Config, Name, Test) ->
+    Dir = tmp_dir(Config, Name),
+    Port = free_port(),
+    Stop = beamscale_load_servers:nginx(Dir, Port, nginx_conf(Dir, Port, "http2", "")),
+    try Test(Dir, Port)
+    after Stop()
     end.
 
 nginx_stopped() -> [{doc, "nginx stopped mid-load: errors by reason, the run ends in time."}].

@@ -51,6 +51,31 @@ tsung_test() ->
     #{sessions := [#{steps := [{dyn, _, {request, beamscale_load_h2, server,
                                          #{streams := 10, block := _}, _}}]}]} = S.
 
+%% A terms `http' step of `version => 2' is an http2 step (its keys that kind's); "1.1" stays
+%% HTTP/1.1; a bad version is named at the http step's key.
+version_test() ->
+    Read = fun(Step) ->
+                   Text = io_lib:format("{targets, [{web, #{address => \"127.0.0.1:8080\"}}]}.~n"
+                                        "{phases, [{p, #{duration_s => 1,"
+                                        " users_at => [{0.0, s}]}}]}.~n"
+                                        "{sessions, [{s, #{steps => [~0tp]}}]}.~n", [Step]),
+                   {ok, Es} = beamscale_format_terms:parse(lists:flatten(Text)),
+                   beamscale_load_scenario:check("v.scenario", Es)
+           end,
+    {ok, #{sessions := [#{steps := [{request, beamscale_load_h2, web, #{streams := 3}, _}]}]}}
+        = Read({http, #{version => 2, path => "/a", streams => 3}}),
+    {ok, #{sessions := [#{steps := [{request, beamscale_load_h2, web, #{streams := 1}, _}]}]}}
+        = Read({http, #{version => "2"}}),
+    {ok, #{sessions := [#{steps := [{request, beamscale_load_http, web, _, _}]}]}}
+        = Read({http, #{version => "1.1"}}),
+    {error, E1} = Read({http, #{version => 3}}),
+    ?assertMatch("v.scenario:3: key sessions.s.steps.http.version: expected \"1.1\", \"1.0\""
+                 " or 2" ++ _,
+                 lists:flatten(beamscale_load_scenario:format_error(E1))),
+    {error, E2} = Read({http, #{streams => 2}}),
+    ?assertMatch("v.scenario:3: key sessions.s.steps.http.streams: unknown key" ++ _,
+                 lists:flatten(beamscale_load_scenario:format_error(E2))).
+
 %% The example scenario reads, as an http2 step of 10 streams.
 example_test() ->
     File = filename:join(code:lib_dir(beamscale_load), "../../../../examples/h2_nginx.scenario"),
@@ -58,14 +83,6 @@ example_test() ->
     {ok, Entries} = beamscale_format_terms:parse(binary_to_list(Text)),
     {ok, #{sessions := [#{steps := [{loop, 1000, [{request, beamscale_load_h2, web,
                                                    #{streams := 10}, _}]}]}]}}
-        = beamscale_load_scenario:check(File, Entries).
-
-grpc_example_test() ->
-    File = filename:join(code:lib_dir(beamscale_load), "../../../../examples/grpc_echo.scenario"),
-    {ok, Text} = file:read_file(File),
-    {ok, Entries} = beamscale_format_terms:parse(binary_to_list(Text)),
-    {ok, #{sessions := [#{steps := [{loop, 10, [{request, beamscale_load_grpc, svc,
-                                                 #{count := 1, expect := 1}, _} | _]}]}]}}
         = beamscale_load_scenario:check(File, Entries).
 
 grpc_check_test() ->

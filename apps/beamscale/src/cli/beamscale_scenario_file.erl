@@ -23,7 +23,34 @@ read(File) ->
                     {ok, Scenario#{warnings => beamscale_load_tsung:warnings(Ignored)}};
                 {error, _} = Error -> Error
             end;
-        false -> beamscale_load_scenario:load(File)
+        false -> terms(File)
+    end.
+
+%% A terms file that may hold gRPC messages in protobuf text format (it says `proto'): parsed,
+%% its messages encoded by protoc (beamscale_proto_text: the load app runs no command), then
+%% checked, parse and check each bounded as `beamscale_load_scenario:load/1' bounds them. Any
+%% other file, or one that does not parse, is that function's to read and to say.
+terms(File) ->
+    case beamscale_load_bounded:text(File) of
+        {ok, Text} ->
+            case string:find(Text, "proto") of
+                nomatch -> beamscale_load_scenario:load(File);
+                _ -> with_proto(File, Text)
+            end;
+        {error, _} -> beamscale_load_scenario:load(File)
+    end.
+
+with_proto(File, Text) ->
+    case beamscale_load_bounded:run(fun() -> beamscale_format_terms:parse(Text) end,
+                                    [beamscale_format]) of
+        {ok, Entries} ->
+            case beamscale_proto_text:entries(File, Entries) of
+                {ok, Encoded} ->
+                    beamscale_load_bounded:run(
+                      fun() -> beamscale_load_scenario:check(File, Encoded) end, [beamscale_load]);
+                {error, _} = Error -> Error
+            end;
+        _ -> beamscale_load_scenario:load(File)
     end.
 
 %% @doc Whether `File' is XML: its extension is `.xml' (any case), or its first character

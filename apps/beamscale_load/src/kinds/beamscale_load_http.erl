@@ -8,7 +8,7 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, head_body/1]).
--export([name/0, features/0, tsung/0, from_tsung/3]).
+-export([name/0, features/0, tsung/0, from_tsung/3, variant/1]).
 
 -include_lib("xmerl/include/xmerl.hrl").
 
@@ -38,7 +38,7 @@ check(Spec, #{host := Host, port := Port}) ->
     Bad = maps:keys(maps:without([method, path, headers, body, status, respond, version], S)),
     if Bad =/= [] -> {error, hd(Bad), "unknown key (known: method, path, headers, body, status, "
                                       "respond, version)"};
-       V =/= "1.1", V =/= "1.0" -> {error, version, "expected \"1.1\" or \"1.0\""};
+       V =/= "1.1", V =/= "1.0" -> {error, version, "expected \"1.1\", \"1.0\" or 2"};
        not (is_atom(M) orelse is_list(M)) ->
            {error, method, "expected an atom such as get or post, or a name such as \"PROPFIND\""};
        not is_list(P) -> {error, path, "expected a string starting with /"};
@@ -267,6 +267,12 @@ close(Conn) -> beamscale_load_tcp:close(Conn).
 %% @doc The kind's step name.
 -spec name() -> http.
 name() -> http.
+
+%% @doc `version => 2' (or `"2"'): the request in HTTP/2, an `http2' step (its keys, such as
+%% `streams', are that kind's); any other spec is this kind's.
+-spec variant(map()) -> same | {atom(), map()}.
+variant(#{version := V} = Spec) when V =:= 2; V =:= "2" -> {http2, maps:remove(version, Spec)};
+variant(_Spec) -> same.
 
 %% @doc Everything dynamic: variables, checks, cookies, authentication, a compiled head.
 -spec features() -> [beamscale_load_request:feature()].

@@ -10,7 +10,7 @@
 
 -export([all/0, by_name/1, names/0, by_tsung_type/1, by_element/1, tsung_types/0,
          tsung_elements/0, allows/2, is_kind/1]).
--export([features/1, sockets/2, tsung/1, format_error/2, preflight/3]).
+-export([features/1, sockets/2, tsung/1, format_error/2, preflight/3, variant/2]).
 
 %% @doc Every request kind's module, in the order names are listed in messages.
 -spec all() -> [module()].
@@ -87,6 +87,16 @@ format_error(Mod, Reason) ->
 %% the kind has a `preflight/2' to say otherwise).
 -spec preflight(module(), map(), map()) -> ok | {error, {module(), term()}}.
 preflight(Mod, Spec, Target) -> declared(Mod, preflight, [Spec, Target], ok).
+
+%% @doc The kind and spec a terms step of kind `Mod' is: its own, unless its `variant/1' names
+%% another kind (`http''s `version => 2', an `http2' step).
+-spec variant(module(), map()) -> {module(), map()}.
+variant(Mod, Spec) ->
+    case declared(Mod, variant, [Spec], same) of
+        same -> {Mod, Spec};
+        {Name, Spec1} -> {ok, Mod1} = by_name(Name),
+                         {Mod1, Spec1}
+    end.
 
 %%% Internals
 

@@ -33,6 +33,8 @@
 %% <li>`measures/0': the named counts and the histograms of its own a run using it has
 %%     (`{Counts, Histograms}', none): a histogram is a transaction of the run (a row of
 %%     `summary.json''s `transactions' and of the page), recorded with `observe/2'.</li>
+%% <li>`variant/1': a terms spec of this kind that is another kind's request, as
+%%     `{Name, Spec}' (`http''s `version => 2' is an `http2' step), or `same' (`same').</li>
 %% <li>Optionally `handle_push/3' and `push_socket/1': in a session with `bidi => true', what a
 %%     server sends unasked while the user waits (a think, a `wait' step) is handed to
 %%     `handle_push(Msg, Conn, Store)', which may answer it (a ping), and says `push' (counted
@@ -73,10 +75,11 @@
 -callback preflight(Spec :: map(), Target :: map()) -> ok | {error, {module(), term()}}.
 %% The named counts and the histograms (as transactions) a run using the kind declares.
 -callback measures() -> {[binary()], [atom()]}.
+-callback variant(Spec :: map()) -> same | {Name :: atom(), Spec :: map()}.
 %% Declarations with a default (`beamscale_load_kinds' reads them): a kind writes only those
 %% that differ.
 -optional_callbacks([features/0, sockets/1, format_error/1, tsung/0, preflight/2]).
--optional_callbacks([from_tsung/3, handle_push/3, push_socket/1, measures/0]).
+-optional_callbacks([from_tsung/3, handle_push/3, push_socket/1, measures/0, variant/1]).
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.
 -callback connect(Target :: map()) -> {ok, conn()} | {error, term()}.

@@ -82,7 +82,8 @@ step({disconnect, Kind}, _) when is_atom(Kind) ->
     end;
 step({Kind, Spec}, Targets) when is_atom(Kind), is_map(Spec) ->
     case beamscale_load_kinds:by_name(Kind) of
-        {ok, Mod} -> request(Kind, Mod, Spec, Targets);
+        {ok, Mod} -> {Mod1, Spec1} = beamscale_load_kinds:variant(Mod, Spec),
+                     request(Kind, Mod1, Spec1, Targets);
         error -> bad([steps, Kind], lists:flatten(["unknown step (request kinds: ",
                                                    lists:join(", ", kind_names()), ")"]))
     end;
