@@ -17,7 +17,9 @@
                   elixir := boolean(), files := [file:filename()],
                   max_callers := pos_integer(), tolerance := float(),
                   progress := fun((iodata()) -> ok),
-                  points => beamscale_micro_points:points()}.
+                  points => beamscale_micro_points:points(),
+                  clock => time | {instructions, beamscale_icount:counter(),
+                                   beamscale_icount:budget()}}.
 
 %% The empty loop is timed briefly (ms): it only needs a stable floor.
 -define(EMPTY_MS, 200).
@@ -103,7 +105,29 @@ scaled(Rows) ->
                                                       {L1, I1} =:= G])
                   || G <- Groups]).
 
-time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, Started) ->
+%% With the instruction clock, the point is counted too, in a node of its own (`counted/4').
+time_point(Plan, Bench, Input, Started) ->
+    case timed_point(Plan, Bench, Input, Started) of
+        {ok, Row} -> counted(Plan, Bench, Input, Row);
+        Error -> Error
+    end.
+
+counted(#{clock := {instructions, Counter, Budget}} = Plan, {Label, Bench}, Input, Row) ->
+    Dir = beamscale_icount:dump_dir(),
+    Spec = beamscale_icount:node_spec(Counter, Dir, node_spec(Plan, 1)),
+    try on_node(Plan, beamscale_node:start("micro_icount", Spec), Bench, Input, Label,
+                fun(Node) ->
+                        maybe_progress(Plan, [Label, " ", element(1, Input), " in instructions"]),
+                        beamscale_icount:measure(Node, {Counter, Dir}, {?MOD, ?EMPTY}, Budget)
+                end) of
+        {ok, {ok, Counted}} -> {ok, maps:merge(Row, Counted)};
+        {ok, Error} -> Error;
+        Error -> Error
+    after file:del_dir_r(Dir)
+    end;
+counted(_Plan, _Bench, _Input, Row) -> {ok, Row}.
+
+timed_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, Started) ->
     on_node(Plan, Started, Bench, Input, Label, fun(Node) ->
         maybe_progress(Plan, [Label, " ", InputName]),
         {ok, Empty} = call(Node, time, [?EMPTY, empty_budget(Budget)]),
@@ -176,11 +200,12 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
         {error, _} = Error -> Error
     end.
 
-start(Plan, S) ->
-    beamscale_node:start("micro", maps:merge(#{erl => maps:get(erl, Plan),
-                                               flags => maps:get(flags, Plan),
-                                               code_path => maps:get(code_path, Plan)},
-                                             maps:from_list([{schedulers, S} || is_integer(S)]))).
+start(Plan, S) -> beamscale_node:start("micro", node_spec(Plan, S)).
+
+node_spec(Plan, S) ->
+    maps:merge(#{erl => maps:get(erl, Plan), flags => maps:get(flags, Plan),
+                 code_path => maps:get(code_path, Plan)},
+               maps:from_list([{schedulers, S} || is_integer(S)])).
 
 ok(ok) -> ok;
 ok({error, _} = Error) -> throw(Error).
