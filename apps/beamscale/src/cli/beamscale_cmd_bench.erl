@@ -45,7 +45,7 @@ info() ->
           {counter, "--counter", string, "instructions: auto (default: the CPU's counter when "
                                          "the host has one, else valgrind), pmu or valgrind"},
           {count_samples, "--count-samples", integer, "instructions: counted samples (default "
-                                                      "5; counts are deterministic)"},
+                                                      "9, their least is the figure)"},
           {json, "--json", flag, "print JSON instead of the table"},
           {name, "--name", string, "keep a run directory OUT/NAME (report, compare)"},
           {out, "--out", string, "where run directories go (default: runs)"},
@@ -101,7 +101,7 @@ clock(Opts, Mode) ->
                           C -> throw({error, {?MODULE, {counter, C}}})
                       end,
             {ok, Used} = ok(beamscale_icount:counter(Counter)),
-            {instructions, Used, #{samples => maps:get(count_samples, Opts, 5), calls => auto}};
+            {instructions, Used, #{samples => maps:get(count_samples, Opts, 9), calls => auto}};
         {"instructions", _} -> throw({error, {?MODULE, clock_mode}});
         {Other, _} -> throw({error, {?MODULE, {clock, Other}}})
     end.

@@ -19,6 +19,9 @@
 %% Valgrind runs the boot's ~620 M instructions at ~100 M/s here, alone; a loaded host is slower.
 -define(VALGRIND_BOOT_TIMEOUT, 180000).
 -define(NO_BUSY_WAIT, "+sbwt none +sbwtdcpu none +sbwtdio none").
+%% Valgrind runs one thread at a time: with the default dozen dirty and async threads a boot
+%% on a loaded host took over 180 s, with these 40-55 s (load 20 on 2 cores).
+-define(FEW_THREADS, "+SDcpu 1:1 +SDio 1").
 -define(HEADERS, "/usr/include/valgrind/callgrind.h").
 
 %% @doc The counter to use: `auto' takes the CPU's when this host has one (probed on this
@@ -92,7 +95,8 @@ node_spec(Counter, Dir, #{flags := Flags} = Spec) ->
     case Counter of
         pmu -> Node;
         valgrind ->
-            Node#{boot_timeout => ?VALGRIND_BOOT_TIMEOUT,
+            Node#{flags := maps:get(flags, Node) ++ " " ++ ?FEW_THREADS,
+                  boot_timeout => ?VALGRIND_BOOT_TIMEOUT,
                   wrap => [os:find_executable("valgrind"), "-q", "--tool=callgrind",
                            "--collect-atstart=no", "--smc-check=all", "--trace-children=yes",
                            "--fair-sched=yes",

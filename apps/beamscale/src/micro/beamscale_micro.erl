@@ -115,7 +115,7 @@ time_point(Plan, Bench, Input, Started) ->
 counted(#{clock := {instructions, Counter, Budget}} = Plan, {Label, Bench}, Input, Row) ->
     Dir = beamscale_icount:dump_dir(),
     Spec = beamscale_icount:node_spec(Counter, Dir, node_spec(Plan, 1)),
-    try on_node(Plan, beamscale_node:start("micro_icount", Spec), Bench, Input, Label,
+    try on_node(Plan#{compile_here => true}, beamscale_node:start("micro_icount", Spec), Bench, Input, Label,
                 fun(Node) ->
                         maybe_progress(Plan, [Label, " ", element(1, Input), " in instructions"]),
                         beamscale_icount:measure(Node, {Counter, Dir}, {?MOD, ?EMPTY}, Budget)
@@ -191,8 +191,9 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
             try
                 ok = ok(beamscale_code:ensure(Node, beamscale_bench_micro)),
                 ok = ok(load_files(Node, Plan)),
-                ok = ok(compile(Node, ?MOD, Bench, Spec, Label)),
-                ok = ok(compile(Node, ?EMPTY, {empty, Bench}, Spec, Label)),
+                Compiler = compiler(Plan, Node),
+                ok = ok(compile(Compiler, ?MOD, Bench, Spec, Label)),
+                ok = ok(compile(Compiler, ?EMPTY, {empty, Bench}, Spec, Label)),
                 {ok, Measure(Node)}
             catch throw:{error, _} = Error -> Error
             after beamscale_node:stop(Handle)
@@ -226,6 +227,24 @@ start_elixir(Node, #{elixir := true}) ->
     end;
 start_elixir(_Node, _Plan) -> ok.
 
+%% A node under Valgrind takes 30-40 s to load the compiler: its Erlang benchmarks are compiled
+%% here when both nodes run the same release (Elixir's still there).
+compiler(#{compile_here := true}, Node) ->
+    case otp(Node) =:= list_to_binary(erlang:system_info(otp_release)) of
+        true -> {node(), Node};
+        false -> Node
+    end;
+compiler(_Plan, Node) -> Node.
+
+compile({Here, Node}, Mod, Bench, Spec, Label) ->
+    case is_elixir(Bench) of
+        true -> compile(Node, Mod, Bench, Spec, Label);
+        false ->
+            case beamscale_micro_source:erlang(Mod, Bench, Spec) of
+                {ok, Forms} -> compile_forms(Here, Node, Mod, Forms, Label);
+                Error -> Error
+            end
+    end;
 compile(Node, Mod, Bench, Spec, Label) ->
     case is_elixir(Bench) of
         true ->
@@ -246,8 +265,10 @@ is_elixir({elixir, _}) -> true;
 is_elixir({elixir_mfa, _, _, _}) -> true;
 is_elixir(_) -> false.
 
-compile_forms(Node, Mod, Forms, Label) ->
-    case erpc:call(Node, compile, forms, [Forms, [binary, return_errors]]) of
+compile_forms(Node, Mod, Forms, Label) -> compile_forms(Node, Node, Mod, Forms, Label).
+
+compile_forms(Compiler, Node, Mod, Forms, Label) ->
+    case erpc:call(Compiler, compile, forms, [Forms, [binary, return_errors]]) of
         {ok, Mod, Bin, _} -> load_checked(Node, Mod, Bin, Label);
         {ok, Mod, Bin} -> load_checked(Node, Mod, Bin, Label);
         {error, Errors, _} -> {error, {?MODULE, {compile, Label, Errors}}}

@@ -17,9 +17,10 @@
 
 %% A dump's summary line comes in its first lines (after the command line, which may be long).
 -define(HEAD_BYTES, 65536).
-%% Calibration aims a sample at this many instructions: under callgrind about 0.1-0.2 s.
--define(SAMPLE_INSTRUCTIONS, 10000000).
--define(MAX_CALLS, 1000000).
+%% Calibration aims a sample at this many instructions (2^22): under callgrind 0.05-0.2 s.
+%% Short: what else the scheduler's thread does (aux work, timers) lands in few samples.
+-define(SAMPLE_INSTRUCTIONS, 4194304).
+-define(MAX_CALLS, 1048576).
 
 %% @doc Load the NIF built at `Path' (without its extension).
 -spec load(file:filename()) -> ok | {error, {?MODULE, term()}}.
@@ -30,9 +31,11 @@ load(Path) ->
         {error, {_, Text}} -> {error, {?MODULE, {load, Path, Text}}}
     end.
 
-%% @doc Count `Mod''s loop: `Samples' samples of `Calls' calls each (`auto': calibrated so that
-%% a sample retires about ten million instructions), each in a fresh process with its own
-%% `init_runner/2' state, after one uncounted sample (code loading, first calls).
+%% @doc Count `Mod''s loop: `Samples' samples of `Calls' calls each (`auto': the power of two
+%% that makes a sample retire up to 2^22 instructions: the same calls in every run of the same
+%% code, as how often an allocating call collects depends on the calls a process made), each
+%% in a fresh process with its own `init_runner/2' state, after one uncounted sample (code
+%% loading, first calls).
 -spec count(module(), counter(), #{samples := pos_integer(), calls := pos_integer() | auto}) ->
     {ok, [sample()]} | {error, term()}.
 count(Mod, Counter, #{samples := K, calls := Calls0}) ->
@@ -41,13 +44,18 @@ count(Mod, Counter, #{samples := K, calls := Calls0}) ->
         Setup = {Mod:init(Input), Input},
         {1, One} = fresh(Mod, Setup, Counter, 1),
         Calls = case Calls0 of
-                    auto -> max(1, min(?MAX_CALLS, ?SAMPLE_INSTRUCTIONS div max(1, One)));
+                    auto -> calls(One);
                     C -> C
                 end,
         _ = fresh(Mod, Setup, Counter, Calls),
         {ok, [fresh(Mod, Setup, Counter, Calls) || _ <- lists:seq(1, K)]}
     catch throw:{error, _} = Error -> Error
     end.
+
+calls(One) -> calls(One, 1).
+
+calls(One, N) when N * 2 * One > ?SAMPLE_INSTRUCTIONS; N >= ?MAX_CALLS -> N;
+calls(One, N) -> calls(One, N * 2).
 
 fresh(Mod, {Init, Input}, Counter, N) ->
     Self = self(),
