@@ -115,7 +115,8 @@ time_point(Plan, Bench, Input, Started) ->
 counted(#{clock := {instructions, Counter, Budget}} = Plan, {Label, Bench}, Input, Row) ->
     Dir = beamscale_icount:dump_dir(),
     Spec = beamscale_icount:node_spec(Counter, Dir, node_spec(Plan, 1)),
-    try on_node(Plan#{compile_here => true}, beamscale_node:start("micro_icount", Spec), Bench, Input, Label,
+    try on_node(Plan#{compile_here => true}, beamscale_node:start("micro_icount", Spec), Bench,
+                Input, Label,
                 fun(Node) ->
                         maybe_progress(Plan, [Label, " ", element(1, Input), " in instructions"]),
                         beamscale_icount:measure(Node, {Counter, Dir}, {?MOD, ?EMPTY}, Budget)

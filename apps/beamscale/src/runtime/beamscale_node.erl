@@ -135,8 +135,8 @@ boot(Name, Erl, Emulator, Spec, Release) ->
     Env = Cookie ++ no_env_flags(),
     {Here, Ip} = here(),
     Interface = ["-kernel", "inet_dist_use_interface", lists:flatten(io_lib:format("~p", [Ip]))],
-    try started(peer_start(Name, Here, exec(Erl, Spec), Interface ++ dist_args() ++ Emulator, Env, Spec,
-                           control(Release, Ip)), Spec)
+    try started(peer_start(Name, Here, exec(Erl, Spec), Interface ++ dist_args() ++ Emulator,
+                           Env, Spec, control(Release, Ip)), Spec)
     after
         %% The node read its cookie at boot: the file is not needed any more.
         file:del_dir_r(Private)
