@@ -228,7 +228,7 @@ format_error({node_start, {emulator, Status, Words}}) ->
     io_lib:format("the node's emulator refused to start (exit status ~b): ~ts", [Status, Words]);
 format_error({node_start, {exit, timeout}}) ->
     io_lib:format("the node did not boot within its boot timeout (~b s; under Valgrind, for the "
-                  "instruction clock, 180 s)", [?BOOT_TIMEOUT div 1000]);
+                  "instruction clock, 600 s)", [?BOOT_TIMEOUT div 1000]);
 format_error({node_start, Reason}) ->
     ["the node did not start: ", beamscale_error:format(Reason)].
 
