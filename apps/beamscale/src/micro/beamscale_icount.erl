@@ -23,6 +23,9 @@
 %% Valgrind runs one thread at a time: with the default dozen dirty and async threads a boot
 %% on a loaded host took over 180 s, with these 40-55 s (load 20 on 2 cores).
 -define(FEW_THREADS, "+SDcpu 1:1 +SDio 1").
+%% A node too slow to set up its connection back to this one within net_setuptime (7 s) halts,
+%% and `peer' then waits out its whole boot timeout: under Valgrind on a loaded host it was.
+-define(SLOW_SETUP, "-kernel net_setuptime 120").
 -define(HEADERS, "/usr/include/valgrind/callgrind.h").
 
 %% @doc The counter to use: `auto' takes the CPU's when this host has one (probed on this
@@ -96,7 +99,8 @@ node_spec(Counter, Dir, #{flags := Flags} = Spec) ->
     case Counter of
         pmu -> Node;
         valgrind ->
-            Node#{flags := maps:get(flags, Node) ++ " " ++ ?FEW_THREADS,
+            Node#{flags := lists:flatten(lists:join(" ", [maps:get(flags, Node), ?FEW_THREADS,
+                                                          ?SLOW_SETUP])),
                   boot_timeout => ?VALGRIND_BOOT_TIMEOUT,
                   wrap => [os:find_executable("valgrind"), "-q", "--tool=callgrind",
                            "--collect-atstart=no", "--smc-check=all", "--trace-children=yes",
