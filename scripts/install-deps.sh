@@ -25,6 +25,12 @@ erlang-ssl
 erlang-edoc
 erlang-parsetools
 "
+# `bench --clock instructions': Valgrind counts where the CPU's counter is not exposed (a VM),
+# gcc builds its small NIF on first use.
+run_packages="$run_packages
+valgrind
+gcc
+"
 # rebar3, and Common Test for `rebar3 ct'. Debian's rebar3 depends on erlang-common-test, whose
 # debugger and observer pull in wx, GTK 3, WebKit and Mesa: 233 of the 260 packages `run'
 # installed on a fresh bookworm. So `run' unpacks rebar3's package (one escript) into

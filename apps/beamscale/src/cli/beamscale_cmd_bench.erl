@@ -48,6 +48,12 @@ info() ->
           {elixir_lib, "--elixir-lib", string, "Elixir's lib dir (default: found from elixir)"},
           {erl, "--erl", string, "the erl of the nodes (default: erl)"},
           {flags, "--flags", string, "emulator flags of the nodes"},
+          {clock, "--clock", string, "time (default) or instructions: instructions retired per "
+                                     "call too, counted in a node of its own"},
+          {counter, "--counter", string, "instructions: auto (default: the CPU's counter when "
+                                         "the host has one, else valgrind), pmu or valgrind"},
+          {count_samples, "--count-samples", integer, "instructions: counted samples (default "
+                                                      "9, their least is the figure)"},
           {json, "--json", flag, "print JSON instead of the table"},
           {name, "--name", string, "keep a run directory OUT/NAME (report, compare)"},
           {out, "--out", string, "where run directories go (default: runs)"},
@@ -166,7 +172,22 @@ plan(Opts, Args) ->
       flags => maps:get(flags, Opts, ""), elixir => Elixir, files => Files,
       max_callers => maps:get(max_callers, Opts, 64),
       tolerance => maps:get(tolerance, Opts, 5) / 100,
-      progress => progress(Opts)}.
+      progress => progress(Opts), clock => clock(Opts, Mode)}.
+
+%% The instruction clock counts `bench''s time points (not callers or squeeze).
+clock(Opts, Mode) ->
+    case {maps:get(clock, Opts, "time"), Mode} of
+        {"time", _} -> time;
+        {"instructions", time} ->
+            Counter = case maps:get(counter, Opts, "auto") of
+                          C when C =:= "auto"; C =:= "pmu"; C =:= "valgrind" -> list_to_atom(C);
+                          C -> throw({error, {?MODULE, {counter, C}}})
+                      end,
+            {ok, Used} = ok(beamscale_icount:counter(Counter)),
+            {instructions, Used, #{samples => maps:get(count_samples, Opts, 9), calls => auto}};
+        {"instructions", _} -> throw({error, {?MODULE, clock_mode}});
+        {Other, _} -> throw({error, {?MODULE, {clock, Other}}})
+    end.
 
 %% A literal (`{lists, seq, [1, 100]}' meant as a call, erlperf's {M, F, A}) calls nothing: its
 %% loop measures a constant at about 0 ns.
@@ -341,6 +362,9 @@ format_error(launches) -> "--launches: expected a positive integer";
 format_error(launches_callers) ->
     "--launches with --callers N,M: not supported (one launch a point); squeeze takes launches";
 format_error({process, P}) -> ["--process ", P, ": expected runner or fresh"];
+format_error({clock, C}) -> ["--clock ", C, ": expected time or instructions"];
+format_error({counter, C}) -> ["--counter ", C, ": expected auto, pmu or valgrind"];
+format_error(clock_mode) -> "--clock instructions counts calls of one caller: not with --callers";
 format_error({mix, P}) -> [P, ": no _build/*/lib/*/ebin (run mix compile there first)"];
 format_error({no_erl, E}) -> ["--erl ", E, ": no such executable"].
 

@@ -19,7 +19,9 @@
                   progress := fun((iodata()) -> ok), launches => pos_integer(),
                   seed => integer(), process => runner | fresh,
                   points => beamscale_micro_points:points(),
-                  limits => limits()}.
+                  limits => limits(),
+                  clock => time | {instructions, beamscale_icount:counter(),
+                                   beamscale_icount:budget()}}.
 %% expr_ms: how long one point (a benchmark on its node) may take; deadline: when the whole
 %% command must end (monotonic ms); either `infinity'. Past one, the point's node is killed and
 %% the points measured so far are the result, with the reason (`stopped').
@@ -139,7 +141,30 @@ scaled(Rows) ->
                                                       {L1, I1} =:= G])
                   || G <- Groups]).
 
-time_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, Started) ->
+%% With the instruction clock, the point is counted too, in a node of its own (`counted/4').
+time_point(Plan, Bench, Input, Started) ->
+    case timed_point(Plan, Bench, Input, Started) of
+        {ok, Row} -> counted(Plan, Bench, Input, Row);
+        Error -> Error
+    end.
+
+counted(#{clock := {instructions, Counter, Budget}} = Plan, {Label, Bench}, Input, Row) ->
+    Dir = beamscale_icount:dump_dir(),
+    Spec = beamscale_icount:node_spec(Counter, Dir, node_spec(Plan, 1)),
+    try on_node(Plan#{compile_here => true}, beamscale_node:start("micro_icount", Spec), Bench,
+                Input, Label,
+                fun(Node) ->
+                        maybe_progress(Plan, [Label, " ", element(1, Input), " in instructions"]),
+                        beamscale_icount:measure(Node, {Counter, Dir}, {?MOD, ?EMPTY}, Budget)
+                end) of
+        {ok, {ok, Counted}} -> {ok, maps:merge(Row, Counted)};
+        {ok, Error} -> Error;
+        Error -> Error
+    after file:del_dir_r(Dir)
+    end;
+counted(_Plan, _Bench, _Input, Row) -> {ok, Row}.
+
+timed_point(#{budget := Budget} = Plan, {Label, Bench}, {InputName, _} = Input, Started) ->
     on_node(Plan, Started, Bench, Input, Label, fun(Node) ->
         maybe_progress(Plan, [Label, " ", InputName]),
         {ok, Empty} = call(Node, time, [?EMPTY, empty_budget(Budget)]),
@@ -224,8 +249,9 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
             try
                 ok = ok(beamscale_code:ensure(Node, beamscale_bench_micro)),
                 ok = ok(load_files(Node, Plan)),
-                ok = ok(compile(Node, ?MOD, Bench, Spec, Label)),
-                ok = ok(compile(Node, ?EMPTY, {empty, Bench}, Spec, Label)),
+                Compiler = compiler(Plan, Node),
+                ok = ok(compile(Compiler, ?MOD, Bench, Spec, Label)),
+                ok = ok(compile(Compiler, ?EMPTY, {empty, Bench}, Spec, Label)),
                 limited(Plan, Handle, Label, fun() -> Measure(Node) end)
             catch throw:{error, _} = Error -> Error
             after beamscale_node:stop(Handle)
@@ -233,45 +259,20 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
         {error, _} = Error -> Error
     end.
 
-%% The measure in a process of its own, so that a benchmark that never returns (or a busy
-%% loop) ends at the point's limit: its node is killed (it may not heed a stop) and the reason
-%% named, `expr' or `command' for the limit reached.
+%% The measure within the point's limit (`beamscale_micro_limit'), the limit reached named.
 limited(Plan, Handle, Label, Measure) ->
-    {Which, Ms} = limit(maps:get(limits, Plan, #{expr_ms => infinity, deadline => infinity})),
-    Ref = make_ref(),
-    Self = self(),
-    {Pid, MRef} = spawn_monitor(fun() ->
-                                        Self ! {Ref, try {ok, Measure()}
-                                                     catch throw:{error, _} = E -> E
-                                                     end}
-                                end),
-    receive
-        {Ref, Result} -> demonitor(MRef, [flush]), Result;
-        {'DOWN', MRef, process, Pid, Crash} -> exit(Crash)
-    after Ms ->
-        exit(Pid, kill),
-        receive {'DOWN', MRef, process, Pid, _} -> ok end,
-        receive {Ref, _} -> ok after 0 -> ok end,
-        _ = beamscale_os:signal(beamscale_node:os_pid(Handle), "KILL"),
-        {error, {?MODULE, {time_limit, Which, Label}}}
+    Limits = maps:get(limits, Plan, #{expr_ms => infinity, deadline => infinity}),
+    case beamscale_micro_limit:run(Limits, beamscale_node:os_pid(Handle), Measure) of
+        {time_limit, Which} -> {error, {?MODULE, {time_limit, Which, Label}}};
+        Result -> Result
     end.
 
-limit(#{expr_ms := Expr, deadline := Deadline}) ->
-    Left = case Deadline of
-               infinity -> infinity;
-               _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
-           end,
-    case Left of
-        infinity -> {expr, Expr};
-        _ when Expr =:= infinity; Left < Expr -> {command, Left};
-        _ -> {expr, Expr}
-    end.
+start(Plan, S) -> beamscale_node:start("micro", node_spec(Plan, S)).
 
-start(Plan, S) ->
-    beamscale_node:start("micro", maps:merge(#{erl => maps:get(erl, Plan),
-                                               flags => maps:get(flags, Plan),
-                                               code_path => maps:get(code_path, Plan)},
-                                             maps:from_list([{schedulers, S} || is_integer(S)]))).
+node_spec(Plan, S) ->
+    maps:merge(#{erl => maps:get(erl, Plan), flags => maps:get(flags, Plan),
+                 code_path => maps:get(code_path, Plan)},
+               maps:from_list([{schedulers, S} || is_integer(S)])).
 
 ok(ok) -> ok;
 ok({error, _} = Error) -> throw(Error).
@@ -292,6 +293,24 @@ start_elixir(Node, #{elixir := true}) ->
     end;
 start_elixir(_Node, _Plan) -> ok.
 
+%% A node under Valgrind takes 30-40 s to load the compiler: its Erlang benchmarks are compiled
+%% here when both nodes run the same release (Elixir's still there).
+compiler(#{compile_here := true}, Node) ->
+    case otp(Node) =:= list_to_binary(erlang:system_info(otp_release)) of
+        true -> {node(), Node};
+        false -> Node
+    end;
+compiler(_Plan, Node) -> Node.
+
+compile({Here, Node}, Mod, Bench, Spec, Label) ->
+    case is_elixir(Bench) of
+        true -> compile(Node, Mod, Bench, Spec, Label);
+        false ->
+            case beamscale_micro_source:erlang(Mod, Bench, Spec) of
+                {ok, Forms} -> compile_forms(Here, Node, Mod, Forms, Label);
+                Error -> Error
+            end
+    end;
 compile(Node, Mod, Bench, Spec, Label) ->
     case is_elixir(Bench) of
         true ->
@@ -312,8 +331,10 @@ is_elixir({elixir, _}) -> true;
 is_elixir({elixir_mfa, _, _, _}) -> true;
 is_elixir(_) -> false.
 
-compile_forms(Node, Mod, Forms, Label) ->
-    case erpc:call(Node, compile, forms, [Forms, [binary, return_errors]]) of
+compile_forms(Node, Mod, Forms, Label) -> compile_forms(Node, Node, Mod, Forms, Label).
+
+compile_forms(Compiler, Node, Mod, Forms, Label) ->
+    case erpc:call(Compiler, compile, forms, [Forms, [binary, return_errors]]) of
         {ok, Mod, Bin, _} -> load_checked(Node, Mod, Bin, Label);
         {ok, Mod, Bin} -> load_checked(Node, Mod, Bin, Label);
         {error, Errors, _} -> {error, {?MODULE, {compile, Label, Errors}}}

@@ -45,15 +45,30 @@ point([First | _] = Launches) ->
     #{median := M, low := Lo, high := Hi, cv := Cv, min := Min, max := Max, launches := K} =
         beamscale_stats_floor:over_launches(Ns),
     PerLaunch = [P || #{per_call := P} <- Launches],
+    Row = instructions(Launches, First),
     maps:without([launch],
-                 First#{ns => M, ns_low => Lo, ns_high => Hi, cv => Cv, min => Min, max => Max,
-                        launches => K, launch_ns => Ns, per_launch => PerLaunch,
-                        per_call => lists:append(PerLaunch), n => length(lists:append(PerLaunch)),
-                        calls_s => calls_s(M), spread_of => launches,
-                        words => median([W || #{words := W} <- Launches]),
-                        reductions => median([R || #{reductions := R} <- Launches])}).
+                 Row#{ns => M, ns_low => Lo, ns_high => Hi, cv => Cv, min => Min, max => Max,
+                      launches => K, launch_ns => Ns, per_launch => PerLaunch,
+                      per_call => lists:append(PerLaunch), n => length(lists:append(PerLaunch)),
+                      calls_s => calls_s(M), spread_of => launches,
+                      words => median([W || #{words := W} <- Launches]),
+                      reductions => median([R || #{reductions := R} <- Launches])}).
 
 median(Xs) -> beamscale_stats:median(Xs).
+
+%% Counted with the instruction clock: the median count over launches, its spread across them
+%% (the count's own A/A floor), each launch's count kept.
+instructions(Launches, First) ->
+    case [I || #{instructions := I} <- Launches] of
+        Is when length(Is) =:= length(Launches), Is =/= [] ->
+            Med = median(Is),
+            First#{instructions => Med, launch_instructions => Is,
+                   instructions_spread => spread(Is, Med)};
+        _ -> First
+    end.
+
+spread(Is, Med) when Med > 0 -> (lists:max(Is) - lists:min(Is)) / Med;
+spread(_Is, _Med) -> 0.0.
 
 calls_s(Ns) when Ns > 0 -> 1.0e9 / Ns;
 calls_s(_) -> 0.0.

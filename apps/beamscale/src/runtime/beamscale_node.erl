@@ -10,10 +10,12 @@
 %% What to start: the erl, its flags, schedulers (default: the host's cores), the code paths to
 %% add, the host to start it on through `ssh' (default: here, on 127.0.0.1), and the I/O device
 %% its standard output and error reports go to (default: the caller's group leader, as `peer'
-%% relays them: the terminal).
+%% relays them: the terminal); `wrap': a command the erl runs under here (Valgrind, for the
+%% instruction clock), with its own boot timeout (ms).
 -type spec() :: #{erl := string(), flags := string(), schedulers => pos_integer(),
                   code_path => [string()], ssh => ssh(), output => pid(),
-                  name_prefix => string()}.
+                  name_prefix => string(), wrap => [string(), ...],
+                  boot_timeout => pos_integer()}.
 %% `host': the node's host name or address, as this node reaches it; `args': the `ssh' options
 %% before the destination (port, identity, `-o' options); `user': the login, when not ours.
 -type ssh() :: #{host := string(), args := [string()], user => string()}.
@@ -133,8 +135,8 @@ boot(Name, Erl, Emulator, Spec, Release) ->
     Env = Cookie ++ no_env_flags(),
     {Here, Ip} = here(),
     Interface = ["-kernel", "inet_dist_use_interface", lists:flatten(io_lib:format("~p", [Ip]))],
-    try started(peer_start(Name, Here, Erl, Interface ++ dist_args() ++ Emulator, Env, Spec,
-                           control(Release, Ip)), Spec)
+    try started(peer_start(Name, Here, exec(Erl, Spec), Interface ++ dist_args() ++ Emulator,
+                           Env, Spec, control(Release, Ip)), Spec)
     after
         %% The node read its cookie at boot: the file is not needed any more.
         file:del_dir_r(Private)
@@ -150,7 +152,7 @@ peer_start(Name, Host, Exec, Args, Env, Spec, Control) ->
     with_output(maps:get(output, Spec, group_leader()),
                 fun() -> peer:start(Control#{name => Name, host => Host, longnames => true,
                                              exec => Exec, args => Args, env => Env,
-                                             wait_boot => ?BOOT_TIMEOUT,
+                                             wait_boot => boot_timeout(Spec),
                                              shutdown => {halt, ?STOP_TIMEOUT}})
                 end).
 
@@ -163,8 +165,13 @@ control(Release, Ip) ->
         false -> #{connection => {Ip, 0}}
     end.
 
+exec(Erl, #{wrap := [Wrapper | Args]}) -> {Wrapper, Args ++ [Erl]};
+exec(Erl, _Spec) -> Erl.
+
+boot_timeout(Spec) -> maps:get(boot_timeout, Spec, ?BOOT_TIMEOUT).
+
 started({ok, Peer, Node}, Spec) ->
-    OsPid = erpc:call(Node, os, getpid, [], ?BOOT_TIMEOUT),
+    OsPid = erpc:call(Node, os, getpid, [], boot_timeout(Spec)),
     {ok, maps:merge(#{peer => Peer, node => Node, os_pid => OsPid}, maps:with([ssh], Spec))};
 started({error, Reason}, _Spec) -> {error, {?MODULE, {node_start, Reason}}}.
 
@@ -220,7 +227,8 @@ format_error({node_start, {emulator, timeout, Words}}) ->
 format_error({node_start, {emulator, Status, Words}}) ->
     io_lib:format("the node's emulator refused to start (exit status ~b): ~ts", [Status, Words]);
 format_error({node_start, {exit, timeout}}) ->
-    io_lib:format("the node did not boot within ~b s", [?BOOT_TIMEOUT div 1000]);
+    io_lib:format("the node did not boot within its boot timeout (~b s; under Valgrind, for the "
+                  "instruction clock, 600 s)", [?BOOT_TIMEOUT div 1000]);
 format_error({node_start, Reason}) ->
     ["the node did not start: ", beamscale_error:format(Reason)].
 

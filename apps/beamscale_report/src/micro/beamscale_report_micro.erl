@@ -19,7 +19,15 @@ text(#{mode := time, rows := Rows}) ->
                 _ -> [R#{label := [L, io_lib:format(" @ ~b schedulers", [S])]}
                       || #{label := L, schedulers := S} = R <- Rows]
             end,
-    table(Header, [time_row(R) || R <- Named]);
+    case [C || #{counter := C} <- Rows] of
+        [] -> table(Header, [time_row(R) || R <- Named]);
+        [Counter | _] ->
+            [table(Header ++ ["instr/call", "instr spread"],
+                   [time_row(R) ++ instr_cells(R) || R <- Named]),
+             io_lib:format("instructions retired per call counted by ~ts, less the empty "
+                           "loop's; spread: (max - min) / median over the counted samples~n",
+                           [counter(Counter)])]
+    end;
 text(#{mode := scaling, rows := Rows}) ->
     Header = ["benchmark", "input", "schedulers", "callers", "calls/s", "95 % interval",
               "speedup", "efficiency"],
@@ -45,6 +53,13 @@ time_row(#{label := L, input := I, ns := Ns, ns_low := Lo, ns_high := Hi, calls_
     [L, I, num(Ns), [num(Lo), "..", num(Hi)], [num(Cv * 100), " %"],
      [num(maps:get(min, Row, Lo)), "..", num(maps:get(max, Row, Hi))], si(Cs), num(Reds),
      num(W) | ratio(maps:get(ratio, Row, base))].
+
+instr_cells(#{instructions := I, instructions_spread := S}) ->
+    [num(I), io_lib:format("~.2f %", [S * 100])];
+instr_cells(_Row) -> ["-", "-"].
+
+counter(valgrind) -> "Valgrind (callgrind, in the node around the measured calls)";
+counter(pmu) -> "the CPU's counter (perf_event_open on the scheduler's thread)".
 
 ratio(base) -> ["1", "base"];
 ratio(#{ratio := null}) -> ["-", "-"];

@@ -1,0 +1,77 @@
+%% @doc The C source of the instruction clock's NIF (`beamscale_bench_icount' on the node under
+%% test), kept as text here so that the escript carries it: built on first use by
+%% `beamscale_icount'. Two counters: Valgrind's callgrind, through its client requests (zero the
+%% costs and switch collection on around the measured calls, then dump them to a file the node
+%% reads back; Valgrind 3.19's cachegrind has no client requests), and the CPU's own counter of
+%% instructions retired, through perf_event_open on the calling thread (user space only).
+-module(beamscale_icount_c).
+
+-export([source/0]).
+
+%% @doc The NIF's C source.
+-spec source() -> binary().
+source() ->
+    <<"#include <errno.h>\n"
+      "#include <string.h>\n"
+      "#include <unistd.h>\n"
+      "#include <sys/ioctl.h>\n"
+      "#include <sys/syscall.h>\n"
+      "#include <linux/perf_event.h>\n"
+      "#include <erl_nif.h>\n"
+      "#include <valgrind/valgrind.h>\n"
+      "#include <valgrind/callgrind.h>\n"
+      "\n"
+      "static ERL_NIF_TERM on_valgrind(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {\n"
+      "    return enif_make_int(env, (int)RUNNING_ON_VALGRIND);\n"
+      "}\n"
+      "\n"
+      "/* Collection is off at start (--collect-atstart=no): on from here to vg_stop. */\n"
+      "static ERL_NIF_TERM vg_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {\n"
+      "    CALLGRIND_ZERO_STATS;\n"
+      "    CALLGRIND_TOGGLE_COLLECT;\n"
+      "    return enif_make_atom(env, \"ok\");\n"
+      "}\n"
+      "\n"
+      "static ERL_NIF_TERM vg_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {\n"
+      "    CALLGRIND_TOGGLE_COLLECT;\n"
+      "    CALLGRIND_DUMP_STATS_AT(\"beamscale\");\n"
+      "    return enif_make_atom(env, \"ok\");\n"
+      "}\n"
+      "\n"
+      "static ERL_NIF_TERM error(ErlNifEnv *env, int err) {\n"
+      "    return enif_make_tuple2(env, enif_make_atom(env, \"error\"),\n"
+      "                            enif_make_string(env, strerror(err), ERL_NIF_LATIN1));\n"
+      "}\n"
+      "\n"
+      "/* A counter of this thread's instructions retired in user space, counting from now. */\n"
+      "static ERL_NIF_TERM pmu_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {\n"
+      "    struct perf_event_attr a;\n"
+      "    long fd;\n"
+      "    memset(&a, 0, sizeof a);\n"
+      "    a.size = sizeof a;\n"
+      "    a.type = PERF_TYPE_HARDWARE;\n"
+      "    a.config = PERF_COUNT_HW_INSTRUCTIONS;\n"
+      "    a.exclude_kernel = 1;\n"
+      "    a.exclude_hv = 1;\n"
+      "    fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);\n"
+      "    if (fd < 0) return error(env, errno);\n"
+      "    return enif_make_tuple2(env, enif_make_atom(env, \"ok\"), enif_make_long(env, fd));\n"
+      "}\n"
+      "\n"
+      "static ERL_NIF_TERM pmu_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {\n"
+      "    long fd;\n"
+      "    unsigned long long n = 0;\n"
+      "    ssize_t got;\n"
+      "    if (!enif_get_long(env, argv[0], &fd)) return enif_make_badarg(env);\n"
+      "    got = read((int)fd, &n, sizeof n);\n"
+      "    close((int)fd);\n"
+      "    if (got != (ssize_t)sizeof n) return error(env, got < 0 ? errno : EIO);\n"
+      "    return enif_make_tuple2(env, enif_make_atom(env, \"ok\"),\n"
+      "                            enif_make_uint64(env, (ErlNifUInt64)n));\n"
+      "}\n"
+      "\n"
+      "static ErlNifFunc funcs[] = {{\"on_valgrind\", 0, on_valgrind},\n"
+      "                            {\"vg_start\", 0, vg_start}, {\"vg_stop\", 0, vg_stop},\n"
+      "                            {\"pmu_start\", 0, pmu_start}, {\"pmu_stop\", 1, pmu_stop}};\n"
+      "\n"
+      "ERL_NIF_INIT(beamscale_bench_icount, funcs, NULL, NULL, NULL, NULL)\n">>.

@@ -1,0 +1,66 @@
+%% `beamscale bench --clock instructions' as a user runs it: nodes under Valgrind (this VM has
+%% no CPU counter), instructions per call counted around the measured calls only. Counts are
+%% deterministic but for what the scheduler's thread does beside (a timer, aux work), so they
+%% hold beside a CPU hog per core where time does not; a Valgrind boot is slow (7 s quiet, 40 s
+%% and more on a loaded host): two runs of two points.
+-module(beamscale_cmd_bench_icount_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([counts/0, counts/1, no_pmu/0, no_pmu/1]).
+
+suite() -> [{timetrap, {minutes, 10}}].
+
+all() -> [no_pmu, counts].
+
+init_per_suite(Config) -> Config.
+
+end_per_suite(_Config) -> beamscale_test_cli:no_strays().
+
+%% lists:sum/1 of small integers allocates nothing: twice the list is twice the work, with no
+%% collections to blur it.
+bench() ->
+    {Status, Out} = run(["bench", "--json", "--clock", "instructions",
+                                            "lists:sum(Input).", "--input",
+                                            "l100=lists:seq(1, 100)", "--input",
+                                            "l200=lists:seq(1, 200)", "--time", "0.05",
+                                            "--samples", "5", "--warmup", "0.01",
+                                            %% Each launch is a Valgrind boot: the two runs
+                                            %% are this test's replicates.
+                                            "--launches", "1"]),
+    ?assertEqual({0, ""}, {Status, [C || Status =/= 0, C <- Out]}),
+    [Json | _] = [L || L <- string:split(Out, "\n", all), lists:prefix("{", L)],
+    {ok, #{<<"results">> := [A, B]}} = beamscale_format_json:decode(Json),
+    [?assertMatch(#{<<"counter">> := <<"valgrind">>, <<"ns">> := _}, R) || R <- [A, B]],
+    {maps:get(<<"instructions">>, A), maps:get(<<"instructions">>, B)}.
+
+counts() -> [{doc, "Instructions per call: positive, the same in two runs within 0.5 %, "
+                   "twice the list twice the count."}].
+counts(_Config) ->
+    {A1, B1} = bench(),
+    {A2, B2} = bench(),
+    ct:pal("instructions per call: sum of 100 ~p, ~p; of 200 ~p, ~p", [A1, A2, B1, B2]),
+    ?assert(A1 > 100),
+    [?assert(abs(X - Y) / Y < 0.005) || {X, Y} <- [{A1, A2}, {B1, B2}]],
+    ?assert(abs(B1 / A1 - 2) < 0.1).
+
+%% A Valgrind boot on a loaded host may take minutes.
+run(Args) -> beamscale_test_cli:wait(beamscale_test_cli:open(Args), 240000).
+
+no_pmu() -> [{doc, "--counter pmu where the host has no CPU counter: refused in words (on a "
+                   "host with one, counted by it)."}].
+no_pmu(_Config) ->
+    {ok, So} = beamscale_icount:build(code:root_dir(), erlang:system_info(otp_release)),
+    ok = beamscale_bench_icount:load(So),
+    case beamscale_bench_icount:pmu() of
+        {error, _} ->
+            {2, Out} = beamscale_test_cli:run(["bench", "--clock", "instructions", "--counter",
+                                               "pmu", "lists:seq(1, 10)."]),
+            ?assertMatch({match, _}, re:run(Out, "no CPU instruction counter")),
+            ?assertEqual(nomatch, re:run(Out, "stack|\\{error"));
+        ok ->
+            {0, Out} = beamscale_test_cli:run(["bench", "--json", "--clock", "instructions",
+                                               "--counter", "pmu", "lists:seq(1, 10)."]),
+            ?assertMatch({match, _}, re:run(Out, "\"counter\":\"pmu\""))
+    end.
