@@ -87,7 +87,9 @@ ok_lines(File, N, Deadline) ->
 nginx_conf(Dir, Port, Listen, Extra) ->
     ok = file:write_file(filename:join(Dir, "small.txt"), binary:copy(<<"x">>, 1000)),
     io_lib:format(
-      "error_log ~ts/error.log;\nevents { worker_connections 64; }\n"
+      %% Workers as root: the suite's directory may be one only root traverses (a clone under
+      %% `mktemp -d', 0700), and nginx's default worker user could not read the file (403).
+      "user root;\nerror_log ~ts/error.log;\nevents { worker_connections 64; }\n"
       "http {\n"
       "  log_format proto '$server_protocol $status';\n"
       "  access_log ~ts/access.log proto;\n"

@@ -15,8 +15,10 @@
 %% A table read serves the connections accepted in the next moment: 1 000 connections at once
 %% cost one read of the table (14 ms with 3 000 sockets, on a loaded host), not 1 000.
 -define(CACHE_MS, 100).
-%% `st' of an established socket.
--define(ESTABLISHED, <<"01">>).
+%% `st' of the sockets that own no connection: TIME_WAIT (uid 0, no process), CLOSE, LISTEN.
+%% Every other state is a client's socket, owned by its user: one that already sent its request
+%% and half-closed (FIN_WAIT) is still served.
+-define(NOT_CONNECTED, [<<"06">>, <<"07">>, <<"0A">>]).
 
 %% The clients' sockets as last read: "LOCAL REMOTE" (the kernel's hex) to the owner's uid.
 -opaque cache() :: {integer(), #{binary() => non_neg_integer()}}.
@@ -116,9 +118,10 @@ read() ->
 parse([], Map) -> Map;
 parse([Line | Lines], Map) ->
     case string:lexemes(Line, " ") of
-        [_Sl, Local, Remote, ?ESTABLISHED, _Queues, _Timer, _Retr, Uid | _] ->
-            case string:to_integer(Uid) of
-                {U, <<>>} -> parse(Lines, Map#{<<Local/binary, " ", Remote/binary>> => U});
+        [_Sl, Local, Remote, St, _Queues, _Timer, _Retr, Uid | _] ->
+            case {lists:member(St, ?NOT_CONNECTED), string:to_integer(Uid)} of
+                {false, {U, <<>>}} ->
+                    parse(Lines, Map#{<<Local/binary, " ", Remote/binary>> => U});
                 _ -> parse(Lines, Map)
             end;
         _ -> parse(Lines, Map)
