@@ -82,16 +82,21 @@ squeeze([{_, R} = Step | Rest], {_, Best} = B, Stale, Tol, Patience) ->
 %% @doc The peak of a squeeze from each level's calls per second with its 95 % interval
 %% (`{Callers, {Median, Low, High}}', in order of callers): the fewest callers not clearly
 %% below the best level (their interval, raised by `Tolerance', reaches the best's), with its
-%% interval. It is clear when it has no level below it or the level below is clearly below it;
-%% else, intervals overlapping, `no_clear_peak' (never a peak the figures do not show).
+%% interval. It is clear when its median is within the tolerance of the best's and it has no
+%% level below it or the level below is clearly below it; else `no_clear_peak' (never a peak
+%% the figures do not show).
 -spec peak([{pos_integer(), {float(), float(), float()}}, ...], float()) ->
     {peak, pos_integer(), {float(), float(), float()}} | {no_clear_peak, pos_integer()}.
 peak(Levels, Tolerance) ->
-    {_, {_, BestLow, _}} = lists:last(lists:keysort(2, [{C, I} || {C, I} <- Levels])),
+    {_, {BestMedian, BestLow, _}} = lists:last(lists:keysort(2, [{C, I} || {C, I} <- Levels])),
     Below = fun({_, _, High}, Low) -> High * (1 + Tolerance) < Low end,
-    {Before, [{C, {_, Low, _} = I} | _]} =
+    {Before, [{C, {Median, Low, _} = I} | _]} =
         lists:splitwith(fun({_, Int}) -> Below(Int, BestLow) end, Levels),
+    %% A peak whose own median falls short of the best's beyond the tolerance is only a level
+    %% whose interval is wide (a noisy launch): no clear peak, not a peak at too few callers.
+    Short = Median * (1 + Tolerance) < BestMedian,
     case lists:reverse(Before) of
+        _ when Short -> {no_clear_peak, C};
         [] -> {peak, C, I};
         [{_, Prev} | _] ->
             case Below(Prev, Low) of
