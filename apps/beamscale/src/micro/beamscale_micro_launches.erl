@@ -61,14 +61,10 @@ median(Xs) -> beamscale_stats:median(Xs).
 instructions(Launches, First) ->
     case [I || #{instructions := I} <- Launches] of
         Is when length(Is) =:= length(Launches), Is =/= [] ->
-            Med = median(Is),
-            First#{instructions => Med, launch_instructions => Is,
-                   instructions_spread => spread(Is, Med)};
+            First#{instructions => median(Is), launch_instructions => Is,
+                   instructions_spread => beamscale_stats_instr:spread(Is)};
         _ -> First
     end.
-
-spread(Is, Med) when Med > 0 -> (lists:max(Is) - lists:min(Is)) / Med;
-spread(_Is, _Med) -> 0.0.
 
 calls_s(Ns) when Ns > 0 -> 1.0e9 / Ns;
 calls_s(_) -> 0.0.
