@@ -88,9 +88,11 @@ ratios(Rows) ->
 -spec host() -> beamscale_stats_floor:host().
 host() ->
     Load = case file:read_file("/proc/loadavg") of
-               {ok, <<Bin/binary>>} ->
-                   [L | _] = binary:split(Bin, <<" ">>),
-                   try binary_to_float(L) catch error:badarg -> 0.0 end;
+               {ok, Bin} ->
+                   case beamscale_host_calc:loadavg(Bin) of
+                       {L, _, _} when is_number(L) -> float(L);
+                       _ -> 0.0
+                   end;
                {error, _} -> 0.0
            end,
     #{loadavg => Load, cores => beamscale_os:logical_cores()}.
