@@ -17,7 +17,7 @@
                   elixir := boolean(), files := [file:filename()],
                   max_callers := pos_integer(), tolerance := float(),
                   progress := fun((iodata()) -> ok), launches => pos_integer(),
-                  seed => integer(), process => runner | fresh,
+                  seed => integer(),
                   points => beamscale_micro_points:points(),
                   limits => limits(),
                   clock => time | {instructions, beamscale_icount:counter(),
