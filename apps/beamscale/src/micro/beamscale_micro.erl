@@ -225,9 +225,9 @@ levels_point(#{budget := Budget} = Plan, {Label, Bench}, Input, S, Levels) ->
 
 squeeze(#{budget := Budget, max_callers := Max, tolerance := Tol} = Plan, Node, Label, C, Acc) ->
     {ok, Rates} = call(Node, throughput, [?MOD, C, Budget]),
-    Steps = Acc ++ [{C, beamscale_stats:median(Rates), Rates}],
-    maybe_progress(Plan, io_lib:format("~ts callers ~b: ~.1f calls/s",
-                                       [Label, C, beamscale_stats:median(Rates)])),
+    Rate = beamscale_stats:median(Rates),
+    Steps = Acc ++ [{C, Rate, Rates}],
+    maybe_progress(Plan, io_lib:format("~ts callers ~b: ~.1f calls/s", [Label, C, Rate])),
     case beamscale_stats_micro:squeeze([{X, R} || {X, R, _} <- Steps], Tol, ?PATIENCE) of
         {continue, _, _} when C < Max -> squeeze(Plan, Node, Label, C + 1, Steps);
         _ -> Steps
