@@ -47,12 +47,8 @@ run(#{mode := time} = Plan) ->
     Rounds = [[J || {_, L1, _, _} = J <- Jobs, L1 =:= L]
               || L <- lists:usort([L || {_, L, _, _} <- Jobs])],
     case rounds(Plan, Rounds, []) of
-        {ok, Rows} ->
-            Merged = beamscale_micro_launches:merge(Rows),
-            {ok, #{mode => time, rows => beamscale_micro_launches:ratios(Merged)}};
-        {stopped, Why, Rows} ->
-            Merged = beamscale_micro_launches:merge(Rows),
-            {stopped, Why, #{mode => time, rows => beamscale_micro_launches:ratios(Merged)}};
+        {ok, Rows} -> {ok, over_launches(Rows)};
+        {stopped, Why, Rows} -> {stopped, Why, over_launches(Rows)};
         Error -> Error
     end;
 run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
@@ -67,6 +63,11 @@ run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
 run(#{mode := squeeze, schedulers := Ss} = Plan) ->
     collect(Plan, squeeze, index([fun() -> squeeze_launches(Plan, B, I, S) end
                                   || B <- benches(Plan), I <- inputs(Plan), S <- Ss])).
+
+%% A point's launches merged into its row, each row's ratio to its input's first.
+over_launches(Rows) ->
+    #{mode => time,
+      rows => beamscale_micro_launches:ratios(beamscale_micro_launches:merge(Rows))}.
 
 %% One round (a launch of every point) after another; a time limit ends them with the rows
 %% measured so far.
