@@ -7,19 +7,16 @@
 #   bench/instructions_repeat.sh [RUNS [EXPR]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 runs=${1:-5}
 expr=${2:-lists:seq(1,100).}
-out=$(mktemp -d /tmp/beamscale-instr-repeat.XXXXXX)
-hogs=()
-stop_hogs() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$out"; }
-trap stop_hogs EXIT
-./beamscale list >/dev/null
-cp _build/default/bin/beamscale "$out/beamscale"
-for _ in $(seq 1 "$(nproc)"); do yes >/dev/null & hogs+=($!); done
+gate_out "" instr-repeat
+trap 'hogs_stop; rm -rf "$out"' EXIT
+hogs_start
 echo "$(nproc) hogs beside; load $(cut -d' ' -f1 /proc/loadavg)"
 start=$(date +%s)
 for r in $(seq 1 "$runs"); do
-    "$out/beamscale" bench --json --clock instructions "$expr" 2>"$out/err.$r" >"$out/run.$r" \
+    "$bs" bench --json --clock instructions "$expr" 2>"$out/err.$r" >"$out/run.$r" \
         || { cat "$out/err.$r" >&2; exit 1; }
 done
 echo "$runs runs in $(( $(date +%s) - start )) s; load $(cut -d' ' -f1 /proc/loadavg)"

@@ -178,6 +178,12 @@ gate_out() {
     cp _build/default/bin/beamscale "$out/beamscale"
     bs=$out/beamscale; }
 
+# hogs_start: one CPU hog (`yes') per core, beside what is measured, their pids in hogs;
+# hogs_stop stops them by pid (call it from the script's EXIT trap).
+hogs=()
+hogs_start() { for _ in $(seq 1 "$(nproc)"); do yes > /dev/null & hogs+=($!); done; }
+hogs_stop() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; hogs=(); }
+
 # gate A B FLAG...: `compare A B FLAG...' of the runs in $out, its text in $out/A-B.txt.
 # Returns 0: passed, 1: the gate failed; anything else (2: nothing in common) stops the script.
 gate() {

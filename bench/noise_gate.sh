@@ -15,10 +15,8 @@ launches=${2:-3}
 threshold=${3:-5}
 slowdown=${4:-10}
 gate_out "${CI_GATE_OUT:-}" noise-gate
-hogs=()
-stop_hogs() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap 'stop_hogs; rm -rf "$out"' EXIT
-for _ in $(seq 1 "$(nproc)"); do yes > /dev/null & hogs+=($!); done
+trap 'hogs_stop; rm -rf "$out"' EXIT
+hogs_start
 
 run() { # NAME same|slow
     local pct=0

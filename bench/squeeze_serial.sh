@@ -7,11 +7,11 @@
 #   bench/squeeze_serial.sh [RUNS] [LAUNCHES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 runs=${1:-10}
 launches=${2:-3}
 dir=$(mktemp -d /tmp/beamscale-squeeze.XXXXXX)
-hogs=()
-trap 'for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"' EXIT
+trap 'hogs_stop; rm -rf "$dir"' EXIT
 cat > "$dir/bs_serial.erl" <<'ERL'
 -module(bs_serial).
 -behaviour(gen_server).
@@ -24,7 +24,7 @@ handle_cast(_, S) -> {noreply, S}.
 ERL
 erlc -o "$dir" "$dir/bs_serial.erl"
 ./beamscale list >/dev/null
-for _ in $(seq 1 "$(nproc)"); do yes > /dev/null & hogs+=($!); done
+hogs_start
 one=0 unclear=0 wrong=0
 for i in $(seq 1 "$runs"); do
     line=$(./beamscale bench 'bs_serial:call().' --init 'bs_serial:start().' --callers squeeze \

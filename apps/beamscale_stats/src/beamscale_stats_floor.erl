@@ -60,12 +60,11 @@ over_launches(Medians0) ->
     Medians = lists:sort([float(M) || M <- Medians0]),
     K = length(Medians),
     Median = beamscale_stats:median(Medians),
-    Mean = lists:sum(Medians) / K,
+    {Mean, Sd} = mean_sd(Medians),
     Cv = case {K, Mean == 0} of
              {1, _} -> 0.0;
              {_, true} -> 0.0;
-             _ -> math:sqrt(lists:sum([(M - Mean) * (M - Mean) || M <- Medians]) / (K - 1))
-                      / abs(Mean)
+             _ -> Sd / abs(Mean)
          end,
     {Low, High} = interval(Medians, Median),
     #{median => Median, low => Low, high => High, cv => Cv, min => hd(Medians),
@@ -74,13 +73,18 @@ over_launches(Medians0) ->
 %% t over the logs of the medians (all above 0), widened to hold the median; else min..max.
 interval([M], _Median) -> {M, M};
 interval([Min | _] = Ms, Median) when Min > 0 ->
-    Logs = [math:log(M) || M <- Ms],
-    K = length(Logs),
-    Mean = lists:sum(Logs) / K,
-    Sd = math:sqrt(lists:sum([(L - Mean) * (L - Mean) || L <- Logs]) / (K - 1)),
+    K = length(Ms),
+    {Mean, Sd} = mean_sd([math:log(M) || M <- Ms]),
     Half = beamscale_stats_t:quantile(0.975, K - 1) * Sd / math:sqrt(K),
     {min(Median, math:exp(Mean - Half)), max(Median, math:exp(Mean + Half))};
 interval(Ms, _Median) -> {hd(Ms), lists:last(Ms)}.
+
+%% The mean and the sample standard deviation (n - 1) of two or more numbers; 0.0 of one.
+mean_sd([X]) -> {X, 0.0};
+mean_sd(Xs) ->
+    K = length(Xs),
+    Mean = lists:sum(Xs) / K,
+    {Mean, math:sqrt(lists:sum([(X - Mean) * (X - Mean) || X <- Xs]) / (K - 1))}.
 
 %% @doc The warnings a figure of coefficient of variation `Cv' (a fraction) measured on `Host'
 %% deserves: its cv above `max_cv/0', the host's load above its cores.

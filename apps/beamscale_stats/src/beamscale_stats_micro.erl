@@ -88,7 +88,7 @@ squeeze([{_, R} = Step | Rest], {_, Best} = B, Stale, Tol, Patience) ->
 -spec peak([{pos_integer(), {float(), float(), float()}}, ...], float()) ->
     {peak, pos_integer(), {float(), float(), float()}} | {no_clear_peak, pos_integer()}.
 peak(Levels, Tolerance) ->
-    {_, {BestMedian, BestLow, _}} = lists:last(lists:keysort(2, [{C, I} || {C, I} <- Levels])),
+    {_, {BestMedian, BestLow, _}} = lists:last(lists:keysort(2, Levels)),
     Below = fun({_, _, High}, Low) -> High * (1 + Tolerance) < Low end,
     {Before, [{C, {Median, Low, _} = I} | _]} =
         lists:splitwith(fun({_, Int}) -> Below(Int, BestLow) end, Levels),

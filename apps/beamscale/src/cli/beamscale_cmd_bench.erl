@@ -161,8 +161,7 @@ plan(Opts, Args) ->
     Mode = mode(maps:get(callers, Opts, none)),
     Inputs = inputs(maps:get(input, Opts, [])),
     #{benches => Benches, launches => launches(Opts, Mode, length(Benches) * length(Inputs)),
-      seed => maps:get(seed, Opts, beamscale_micro_launches:seed()),
-      process => process(maps:get(process, Opts, "runner")), inputs => Inputs,
+      seed => maps:get(seed, Opts, beamscale_micro_launches:seed()), inputs => Inputs,
       spec => maps:from_list([{K, V} || {K, V} <- [{init, maps:get(init, Opts, none)},
                                                    {init_runner, init_runner(Opts)}],
                                         V =/= none]),
@@ -224,7 +223,8 @@ process(Other) -> throw({error, {?MODULE, {process, Other}}}).
 header(Host, Plan, #{rows := Rows}) ->
     Host#{otp => iolist_to_binary(lists:join(",", lists:usort([O || #{otp := O} <- Rows]))),
           flags => text(maps:get(flags, Plan)),
-          process => maps:get(process, Plan), launches => maps:get(launches, Plan),
+          process => maps:get(process, maps:get(budget, Plan)),
+          launches => maps:get(launches, Plan),
           seed => maps:get(seed, Plan)}.
 
 text(Chars) ->

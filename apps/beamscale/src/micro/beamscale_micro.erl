@@ -1,6 +1,6 @@
 %% @doc `beamscale bench' at work: each point (a benchmark and input, or a number of callers and
-%% schedulers) in a fresh node under test (`beamscale_node'), its module compiled there by that
-%% node's compiler (`beamscale_micro_source'), timed by `beamscale_bench_micro' on the node, the
+%% schedulers) in a fresh node under test (`beamscale_node'), its module compiled and loaded
+%% there (`beamscale_micro_compile'), timed by `beamscale_bench_micro' on the node, the
 %% statistics from `beamscale_stats_micro'. Results are maps the report module prints.
 -module(beamscale_micro).
 
@@ -17,7 +17,7 @@
                   elixir := boolean(), files := [file:filename()],
                   max_callers := pos_integer(), tolerance := float(),
                   progress := fun((iodata()) -> ok), launches => pos_integer(),
-                  seed => integer(), process => runner | fresh,
+                  seed => integer(),
                   points => beamscale_micro_points:points(),
                   limits => limits(),
                   clock => time | {instructions, beamscale_icount:counter(),
@@ -47,12 +47,8 @@ run(#{mode := time} = Plan) ->
     Rounds = [[J || {_, L1, _, _} = J <- Jobs, L1 =:= L]
               || L <- lists:usort([L || {_, L, _, _} <- Jobs])],
     case rounds(Plan, Rounds, []) of
-        {ok, Rows} ->
-            Merged = beamscale_micro_launches:merge(Rows),
-            {ok, #{mode => time, rows => beamscale_micro_launches:ratios(Merged)}};
-        {stopped, Why, Rows} ->
-            Merged = beamscale_micro_launches:merge(Rows),
-            {stopped, Why, #{mode => time, rows => beamscale_micro_launches:ratios(Merged)}};
+        {ok, Rows} -> {ok, over_launches(Rows)};
+        {stopped, Why, Rows} -> {stopped, Why, over_launches(Rows)};
         Error -> Error
     end;
 run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
@@ -67,6 +63,11 @@ run(#{mode := {callers, Cs}, schedulers := Ss} = Plan) ->
 run(#{mode := squeeze, schedulers := Ss} = Plan) ->
     collect(Plan, squeeze, index([fun() -> squeeze_launches(Plan, B, I, S) end
                                   || B <- benches(Plan), I <- inputs(Plan), S <- Ss])).
+
+%% A point's launches merged into its row, each row's ratio to its input's first.
+over_launches(Rows) ->
+    #{mode => time,
+      rows => beamscale_micro_launches:ratios(beamscale_micro_launches:merge(Rows))}.
 
 %% One round (a launch of every point) after another; a time limit ends them with the rows
 %% measured so far.
@@ -225,9 +226,9 @@ levels_point(#{budget := Budget} = Plan, {Label, Bench}, Input, S, Levels) ->
 
 squeeze(#{budget := Budget, max_callers := Max, tolerance := Tol} = Plan, Node, Label, C, Acc) ->
     {ok, Rates} = call(Node, throughput, [?MOD, C, Budget]),
-    Steps = Acc ++ [{C, beamscale_stats:median(Rates), Rates}],
-    maybe_progress(Plan, io_lib:format("~ts callers ~b: ~.1f calls/s",
-                                       [Label, C, beamscale_stats:median(Rates)])),
+    Rate = beamscale_stats:median(Rates),
+    Steps = Acc ++ [{C, Rate, Rates}],
+    maybe_progress(Plan, io_lib:format("~ts callers ~b: ~.1f calls/s", [Label, C, Rate])),
     case beamscale_stats_micro:squeeze([{X, R} || {X, R, _} <- Steps], Tol, ?PATIENCE) of
         {continue, _, _} when C < Max -> squeeze(Plan, Node, Label, C + 1, Steps);
         _ -> Steps
@@ -236,7 +237,7 @@ squeeze(#{budget := Budget, max_callers := Max, tolerance := Tol} = Plan, Node, 
 maybe_progress(#{progress := P}, Text) -> P(Text).
 
 %% A fresh node with the user's code, the runner and the two modules (benchmark and empty
-%% loop); stopped whatever happens.
+%% loop: `beamscale_micro_compile'); stopped whatever happens.
 on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
     Spec0 = maps:get(spec, Plan),
     Spec = case InputText of
@@ -246,14 +247,9 @@ on_node(Plan, Started, Bench, {_, InputText}, Label, Measure) ->
     case Started of
         {ok, Handle} ->
             Node = maps:get(node, Handle),
-            try
-                ok = ok(beamscale_code:ensure(Node, beamscale_bench_micro)),
-                ok = ok(load_files(Node, Plan)),
-                Compiler = compiler(Plan, Node),
-                ok = ok(compile(Compiler, ?MOD, Bench, Spec, Label)),
-                ok = ok(compile(Compiler, ?EMPTY, {empty, Bench}, Spec, Label)),
-                limited(Plan, Handle, Label, fun() -> Measure(Node) end)
-            catch throw:{error, _} = Error -> Error
+            try beamscale_micro_compile:load(Node, Plan, {?MOD, ?EMPTY}, Bench, Spec, Label) of
+                ok -> limited(Plan, Handle, Label, fun() -> Measure(Node) end);
+                Error -> Error
             after beamscale_node:stop(Handle)
             end;
         {error, _} = Error -> Error
@@ -274,98 +270,6 @@ node_spec(Plan, S) ->
                  code_path => maps:get(code_path, Plan)},
                maps:from_list([{schedulers, S} || is_integer(S)])).
 
-ok(ok) -> ok;
-ok({error, _} = Error) -> throw(Error).
-
-%% Erlang and Elixir source files the benchmarks call, compiled on the node.
-load_files(Node, #{files := Files} = Plan) ->
-    ok = start_elixir(Node, Plan),
-    {Erl, Ex} = lists:partition(fun(F) -> filename:extension(F) =:= ".erl" end, Files),
-    lists:foldl(fun(F, ok) -> F();
-                   (_, Error) -> Error
-                end, ok, [fun() -> beamscale_code:compile_load(Node, F) end || F <- Erl]
-                         ++ [fun() -> beamscale_elixir:compile_files(Node, Ex) end]).
-
-start_elixir(Node, #{elixir := true}) ->
-    case erpc:call(Node, application, ensure_all_started, [elixir]) of
-        {ok, _} -> ok;
-        {error, Why} -> throw({error, {?MODULE, {elixir, Why}}})
-    end;
-start_elixir(_Node, _Plan) -> ok.
-
-%% A node under Valgrind takes 30-40 s to load the compiler: its Erlang benchmarks are compiled
-%% here when both nodes run the same release (Elixir's still there).
-compiler(#{compile_here := true}, Node) ->
-    case otp(Node) =:= list_to_binary(erlang:system_info(otp_release)) of
-        true -> {node(), Node};
-        false -> Node
-    end;
-compiler(_Plan, Node) -> Node.
-
-compile({Here, Node}, Mod, Bench, Spec, Label) ->
-    case is_elixir(Bench) of
-        true -> compile(Node, Mod, Bench, Spec, Label);
-        false ->
-            case beamscale_micro_source:erlang(Mod, Bench, Spec) of
-                {ok, Forms} -> compile_forms(Here, Node, Mod, Forms, Label);
-                Error -> Error
-            end
-    end;
-compile(Node, Mod, Bench, Spec, Label) ->
-    case is_elixir(Bench) of
-        true ->
-            Src = beamscale_micro_source:elixir(Mod, Bench, Spec),
-            case elixir_call(Node, 'Elixir.Code', compile_string, [Src], Label) of
-                {ok, Compiled} -> imports_there(Node, proplists:get_value(Mod, Compiled), Label);
-                Error -> Error
-            end;
-        false ->
-            case beamscale_micro_source:erlang(Mod, Bench, Spec) of
-                {ok, Forms} -> compile_forms(Node, Mod, Forms, Label);
-                Error -> Error
-            end
-    end.
-
-is_elixir({empty, B}) -> is_elixir(B);
-is_elixir({elixir, _}) -> true;
-is_elixir({elixir_mfa, _, _, _}) -> true;
-is_elixir(_) -> false.
-
-compile_forms(Node, Mod, Forms, Label) -> compile_forms(Node, Node, Mod, Forms, Label).
-
-compile_forms(Compiler, Node, Mod, Forms, Label) ->
-    case erpc:call(Compiler, compile, forms, [Forms, [binary, return_errors]]) of
-        {ok, Mod, Bin, _} -> load_checked(Node, Mod, Bin, Label);
-        {ok, Mod, Bin} -> load_checked(Node, Mod, Bin, Label);
-        {error, Errors, _} -> {error, {?MODULE, {compile, Label, Errors}}}
-    end.
-
-load_checked(Node, Mod, Bin, Label) ->
-    case beamscale_code:load(Node, [{Mod, atom_to_list(Mod) ++ ".erl", Bin}]) of
-        ok -> imports_there(Node, Bin, Label);
-        Error -> Error
-    end.
-
-%% The modules a benchmark calls must be on the node: named when one is not.
-imports_there(Node, Bin, Label) ->
-    {ok, {_, [{imports, Imports}]}} = beam_lib:chunks(Bin, [imports]),
-    Mods = lists:usort([M || {M, _, _} <- Imports]),
-    case [M || M <- Mods, erpc:call(Node, code, ensure_loaded, [M]) =/= {module, M}] of
-        [] -> ok;
-        Missing -> {error, {?MODULE, {missing, Label, Missing}}}
-    end.
-
-%% Elixir compiles and loads modules on the node; its exception is told in its own words.
-elixir_call(Node, M, F, Args, What) ->
-    try erpc:call(Node, M, F, Args) of
-        Result -> {ok, Result}
-    catch error:{exception, E, _} ->
-        Words = try erpc:call(Node, 'Elixir.Exception', message, [E])
-                catch _:_ -> io_lib:format("~0tp", [E])
-                end,
-        {error, {?MODULE, {elixir_compile, What, Words}}}
-    end.
-
 %% What the measured code prints goes to stderr (its calls' group leader): stdout holds the
 %% table or the JSON alone. Not the node's `user' (`peer''s output): Elixir sets options on it
 %% at start, which standard_error refuses (enotsup).
@@ -383,19 +287,6 @@ schedulers(Node) -> erpc:call(Node, erlang, system_info, [schedulers_online]).
 
 %% @doc One line for an error.
 -spec format_error(term()) -> iodata().
-format_error({missing, Label, Mods}) ->
-    io_lib:format("~ts calls module(s) not on the node's code path: ~ts (give --code-path DIR, "
-                  "--mix PATH, or the source file)",
-                  [Label, lists:join(", ", [atom_to_list(M) || M <- Mods])]);
-format_error({compile, Label, Errors}) ->
-    io_lib:format("~ts does not compile: ~ts",
-                  [Label, lists:join("; ", [M:format_error(D) || {_, Es} <- Errors,
-                                                                 {_, M, D} <- Es])]);
-format_error({elixir_compile, What, Words}) ->
-    io_lib:format("~ts: Elixir says: ~ts", [What, Words]);
-format_error({elixir, Why}) ->
-    io_lib:format("Elixir does not start on the node (is it installed? --elixir-lib): ~0tp",
-                  [Why]);
 format_error({crashed, {Reason, [{M, F, A, _} | _]}}) when is_atom(M), is_atom(F) ->
     io_lib:format("the benchmark crashed: ~0tp in ~s:~s/~b (the node's crash report, stack "
                   "included, is printed above on stderr)",

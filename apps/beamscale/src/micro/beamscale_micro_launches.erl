@@ -61,14 +61,10 @@ median(Xs) -> beamscale_stats:median(Xs).
 instructions(Launches, First) ->
     case [I || #{instructions := I} <- Launches] of
         Is when length(Is) =:= length(Launches), Is =/= [] ->
-            Med = median(Is),
-            First#{instructions => Med, launch_instructions => Is,
-                   instructions_spread => spread(Is, Med)};
+            First#{instructions => median(Is), launch_instructions => Is,
+                   instructions_spread => beamscale_stats_instr:spread(Is)};
         _ -> First
     end.
-
-spread(Is, Med) when Med > 0 -> (lists:max(Is) - lists:min(Is)) / Med;
-spread(_Is, _Med) -> 0.0.
 
 calls_s(Ns) when Ns > 0 -> 1.0e9 / Ns;
 calls_s(_) -> 0.0.
@@ -92,9 +88,11 @@ ratios(Rows) ->
 -spec host() -> beamscale_stats_floor:host().
 host() ->
     Load = case file:read_file("/proc/loadavg") of
-               {ok, <<Bin/binary>>} ->
-                   [L | _] = binary:split(Bin, <<" ">>),
-                   try binary_to_float(L) catch error:badarg -> 0.0 end;
+               {ok, Bin} ->
+                   case beamscale_host_calc:loadavg(Bin) of
+                       {L, _, _} when is_number(L) -> float(L);
+                       _ -> 0.0
+                   end;
                {error, _} -> 0.0
            end,
     #{loadavg => Load, cores => beamscale_os:logical_cores()}.

@@ -44,8 +44,9 @@ iteration(Name, Mod, Args, Peers, Conf) -> iteration(Name, Mod, Args, Peers, Con
                 clock()) -> outcome().
 iteration(Name, Mod, Args, Peers, Conf, Clock) ->
     Capture = beamscale_bench_capture:start(),
+    %% The bound is read once, before any phase: not beside a timed call, not per phase.
     Call = #{name => Name, mod => Mod, peers => Peers, conf => Conf, capture => Capture,
-             clock => Clock},
+             clock => Clock, memory_bound => memory_bound()},
     try phases(Args, Call#{args => Args}, []) of
         {ok, Timings} -> {ok, Timings, beamscale_bench_capture:take(Capture)};
         {error, Reason, Timings} ->
@@ -83,7 +84,7 @@ phase_name(P) -> lists:flatten(io_lib:format("~0p", [P])).
 %% in ETS or binaries) ends at the node's bound, named, with every process it started (they
 %% share its group leader, the capture), rather than taking the host's memory.
 timed_call(Args, #{mod := Mod, peers := Peers, conf := Conf, capture := Capture,
-                   clock := Clock}) ->
+                   clock := Clock, memory_bound := Bound}) ->
     Parent = self(),
     {Pid, Ref} = spawn_monitor(
         fun() ->
@@ -93,7 +94,7 @@ timed_call(Args, #{mod := Mod, peers := Peers, conf := Conf, capture := Capture,
             T1 = now_s(Clock),
             Parent ! {self(), Result, T1 - T0}
         end),
-    watch(Pid, Ref, Capture, memory_bound()).
+    watch(Pid, Ref, Capture, Bound).
 
 watch(Pid, Ref, Capture, Bound) ->
     receive
