@@ -118,9 +118,7 @@ field(F, R, _E) when F =:= seq; F =:= commit; F =:= date; F =:= branch; F =:= la
                     F =:= kind; F =:= clock ->
     csv_value(maps:get(atom_to_binary(F), R, <<>>));
 field(environment, _R, E) ->
-    Env = maps:get(<<"environment">>, E, #{}),
-    iolist_to_binary(lists:join(" ", [[K, "=", V] || {K, V} <- lists:sort(maps:to_list(Env)),
-                                                     is_binary(V), V =/= <<>>]));
+    beamscale_stats_history:env_text(maps:get(<<"environment">>, E, #{}));
 field(F, _R, E) -> csv_value(maps:get(atom_to_binary(F), E, <<>>)).
 
 csv_value(null) -> <<>>;
