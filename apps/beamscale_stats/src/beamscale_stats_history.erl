@@ -29,8 +29,9 @@
 series(Records, Filter) ->
     Rows = [{series_key(R, E), R, E} || R <- Records, #{} = E <- entries(R), keep(E, Filter)],
     Order = commit_order(Records),
-    Keys = lists:usort([K || {K, _, _} <- Rows]),
-    [series_of(K, [{R, E} || {K1, R, E} <- Rows, K1 =:= K], Order) || K <- Keys].
+    %% One pass over the rows (each series' in record order), not one per series.
+    ByKey = maps:groups_from_list(fun({K, _, _}) -> K end, fun({_, R, E}) -> {R, E} end, Rows),
+    [series_of(K, maps:get(K, ByKey), Order) || K <- lists:sort(maps:keys(ByKey))].
 
 %% @doc Each series with its change points.
 -spec analyse([series()], beamscale_stats_changepoint:options()) ->
