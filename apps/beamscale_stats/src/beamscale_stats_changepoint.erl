@@ -97,8 +97,8 @@ grow(Xs, Cps, Alpha, Min) ->
 prune(_Xs, [], _Alpha) -> [];
 prune(Xs, Cps, Alpha) ->
     Bounds = [0 | Cps] ++ [tuple_size(Xs)],
-    Weak = lists:sort([{-p(Xs, S, C, E), C} || {S, C, E} <- triples(Bounds),
-                                                p(Xs, S, C, E) >= Alpha]),
+    Weak = lists:sort([{-P, C} || {S, C, E} <- triples(Bounds), P <- [p(Xs, S, C, E)],
+                                  P >= Alpha]),
     case Weak of
         [] -> Cps;
         [{_, C} | _] -> prune(Xs, lists:delete(C, Cps), Alpha)

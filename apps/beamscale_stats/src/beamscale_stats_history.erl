@@ -9,7 +9,7 @@
 %% segment of one point allowed there (a change point needs two a side elsewhere).
 -module(beamscale_stats_history).
 
--export([series/2, analyse/2, newest/2]).
+-export([series/2, analyse/2, newest/2, env_text/1]).
 -export_type([series/0, point/0, change/0]).
 
 -type point() :: #{commit := binary(), date := binary(), label := binary(),
@@ -29,8 +29,9 @@
 series(Records, Filter) ->
     Rows = [{series_key(R, E), R, E} || R <- Records, #{} = E <- entries(R), keep(E, Filter)],
     Order = commit_order(Records),
-    Keys = lists:usort([K || {K, _, _} <- Rows]),
-    [series_of(K, [{R, E} || {K1, R, E} <- Rows, K1 =:= K], Order) || K <- Keys].
+    %% One pass over the rows (each series' in record order), not one per series.
+    ByKey = maps:groups_from_list(fun({K, _, _}) -> K end, fun({_, R, E}) -> {R, E} end, Rows),
+    [series_of(K, maps:get(K, ByKey), Order) || K <- lists:sort(maps:keys(ByKey))].
 
 %% @doc Each series with its change points.
 -spec analyse([series()], beamscale_stats_changepoint:options()) ->
@@ -54,6 +55,14 @@ newest(#{points := Ps} = S, Opts) when length(Ps) >= 3 ->
     end;
 newest(_S, _Opts) -> none.
 
+%% @doc An entry's environment as one text, its non-empty fields sorted:
+%% `erl_args=default otp=25 schedulers=2'.
+-spec env_text(term()) -> binary().
+env_text(#{} = Env) ->
+    Parts = [[K, "=", V] || {K, V} <- lists:sort(maps:to_list(Env)), is_binary(V), V =/= <<>>],
+    iolist_to_binary(lists:join(" ", Parts));
+env_text(_) -> <<>>.
+
 %%% Internals
 
 entries(#{<<"entries">> := Es}) when is_list(Es) -> Es;
@@ -75,12 +84,6 @@ keep(_E, _Filter) -> false.
 series_key(R, E) ->
     {maps:get(<<"benchmark">>, E, <<>>), env_text(maps:get(<<"environment">>, E, #{})),
      maps:get(<<"metric">>, E), maps:get(<<"clock">>, R, <<"wall">>)}.
-
-%% The environment as one text: `otp (25) default "+sbt db" 2 schedulers 1 node'.
-env_text(#{} = Env) ->
-    Parts = [[K, "=", V] || {K, V} <- lists:sort(maps:to_list(Env)), is_binary(V), V =/= <<>>],
-    iolist_to_binary(lists:join(" ", Parts));
-env_text(_) -> <<>>.
 
 %% Commits in the order of their first record.
 commit_order(Records) ->

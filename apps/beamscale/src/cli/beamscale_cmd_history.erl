@@ -93,10 +93,12 @@ sub(Sub, Records, Opts) ->
     case detect_opts(Opts) of
         {ok, DOpts} ->
             Series = beamscale_stats_history:series(Records, filter(Opts)),
-            Analysed = beamscale_stats_history:analyse(Series, DOpts),
+            %% check asks newest/2 of each series, not every change point of it.
             case Sub of
-                "show" -> io:put_chars(beamscale_report_history:text(Analysed));
-                "page" -> page(Analysed, Opts);
+                "show" ->
+                    io:put_chars(beamscale_report_history:text(
+                                   beamscale_stats_history:analyse(Series, DOpts)));
+                "page" -> page(beamscale_stats_history:analyse(Series, DOpts), Opts);
                 "check" -> check(Records, Series, DOpts, Opts)
             end;
         {error, _} = E -> E

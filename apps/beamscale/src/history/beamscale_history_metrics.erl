@@ -89,8 +89,7 @@ entries(Kind, Run, Summary, Dir) when Kind =:= <<"load">>; Kind =:= <<"saturate"
                    end),
     Env = #{<<"release">> => text(maps:get(<<"otp_release">>, Run, <<>>))},
     Flat = flatten(Summary, <<>>, 2),
-    [entry(Name, Env, K, V, interval(K, Flat), Kind, Flat) || {K, V} <- Flat,
-                                                              not is_bound(K, Flat)];
+    [entry(Name, Env, K, V, interval(K, Flat), Kind) || {K, V} <- Flat, not is_bound(K, Flat)];
 entries(_Kind, _Run, _Summary, _Dir) -> [].
 
 list(L) when is_list(L) -> L;
@@ -101,9 +100,8 @@ row_entries(Run, Row) ->
     Env = environment(Run, Row),
     Flat = [{K, V} || {K, V} <- lists:sort(maps:to_list(Row)), is_number(V),
                       not lists:member(K, ?KEYS)],
-    [entry(Name, Env, K, V, interval(K, Flat), <<"run">>, Flat) || {K, V} <- Flat,
-                                                                  not is_bound(K, Flat),
-                                                                  K =/= <<"n">>].
+    [entry(Name, Env, K, V, interval(K, Flat), <<"run">>) || {K, V} <- Flat,
+                                                            not is_bound(K, Flat), K =/= <<"n">>].
 
 bench_name(Row) ->
     B = text(maps:get(<<"benchmark">>, Row, <<"?">>)),
@@ -159,7 +157,7 @@ is_bound(K, Flat) ->
                                                     bound_names(Other))
               end, Flat).
 
-entry(Name, Env, K, V, Interval, Kind, _Flat) ->
+entry(Name, Env, K, V, Interval, Kind) ->
     {Low, High} = case Interval of
                       {L, H} when is_number(L), is_number(H) -> {L, H};
                       _ -> {null, null}

@@ -23,7 +23,7 @@ build(Dir, Opts) ->
                     {ok, #{<<"format">> => 1, <<"commit">> => Commit,
                            <<"date">> => date(Opts, Run), <<"branch">> => branch(Opts),
                            <<"label">> => text(maps:get(label, Opts, "")),
-                           <<"recorded_at">> => now_iso(),
+                           <<"recorded_at">> => beamscale_runinfo:now_iso(),
                            <<"run">> => text(filename:basename(filename:absname(Dir))),
                            <<"source">> => text(filename:absname(Dir)),
                            <<"kind">> => Kind, <<"clock">> => Clock,
@@ -78,7 +78,7 @@ date(_Opts, Run) -> run_date(Run).
 
 run_date(#{<<"started">> := S}) when is_binary(S) -> text(S);
 run_date(#{<<"ended">> := S}) when is_binary(S) -> text(S);
-run_date(_) -> now_iso().
+run_date(_) -> beamscale_runinfo:now_iso().
 
 branch(#{branch := B}) -> text(B);
 branch(#{repo := Repo}) ->
@@ -109,7 +109,3 @@ text(T) ->
         B when is_binary(B) -> unicode:characters_to_binary(string:slice(B, 0, ?MAX_TEXT));
         _ -> <<>>
     end.
-
-now_iso() ->
-    list_to_binary(calendar:system_time_to_rfc3339(erlang:system_time(second),
-                                                   [{offset, "Z"}])).

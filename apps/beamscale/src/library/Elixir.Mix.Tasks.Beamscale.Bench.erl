@@ -17,7 +17,7 @@ run(Args) ->
     %% build of beamscale needs no Elixir.
     MixTask = binary_to_existing_atom(?MIX_TASK),
     _ = MixTask:run(<<"compile">>, []),
-    Paths = lists:append([["--code-path", D] || D <- code_path()]),
+    Paths = lists:append([["--code-path", D] || D <- beamscale:code_path()]),
     Status = beamscale_cli:dispatch(["bench" | [binary_to_list(A) || A <- Args]] ++ Paths),
     Status =:= 0 orelse erlang:halt(Status),
     ok.
@@ -27,8 +27,3 @@ run(Args) ->
 '__info__'(attributes) -> module_info(attributes);
 '__info__'(module) -> ?MODULE;
 '__info__'(_) -> [].
-
-%% The project's code path (its deps' and its own ebin, Elixir's libraries) less OTP's.
-code_path() ->
-    Otp = code:lib_dir(),
-    [D || D <- code:get_path(), D =/= ".", not lists:prefix(Otp ++ "/", D), filelib:is_dir(D)].

@@ -13,7 +13,7 @@
 %% node is: the points are measured on fresh peer nodes.
 -module(beamscale).
 
--export([bench/2, run/1, load/2, compare/2, format_error/1]).
+-export([bench/2, run/1, load/2, compare/2, code_path/0, format_error/1]).
 -export_type([opts/0, error/0]).
 
 -type opts() :: #{atom() => string() | number() | boolean() | [string()] | [pos_integer()]
@@ -29,7 +29,7 @@
 %% (a rebar3 shell's or a mix project's compiled code), so the caller's modules are there.
 -spec bench([string()], opts()) -> #{mode := atom(), rows := [map()]} | error().
 bench(Exprs, Opts) ->
-    Defaults = #{quiet => true, code_path => own_code_path()},
+    Defaults = #{quiet => true, code_path => code_path_option()},
     case parsed(beamscale_cmd_bench, Exprs, maps:merge(Defaults, Opts)) of
         {ok, Parsed} ->
             captured(beamscale_cmd_bench, fun() -> beamscale_cmd_bench:measure(Parsed) end);
@@ -63,6 +63,13 @@ compare(A, B) ->
         {error, _} = Error -> Error
     end.
 
+%% @doc This node's code path less OTP's libraries and the current directory: the caller's
+%% compiled code (a rebar3 shell's, a mix project's, Elixir's), for the nodes `bench' measures.
+-spec code_path() -> [file:filename()].
+code_path() ->
+    Otp = code:lib_dir(),
+    [D || D <- code:get_path(), D =/= ".", not lists:prefix(Otp ++ "/", D), filelib:is_dir(D)].
+
 %% @doc The text of an error of this module's functions.
 -spec format_error(term()) -> iodata().
 format_error({command, Mod, Reason}) -> beamscale_error:format(Mod, Reason);
@@ -72,11 +79,9 @@ format_error({interrupted, Status}) -> io_lib:format("interrupted (~b)", [Status
 
 %%% Internals
 
-%% This node's code path less OTP's libraries and the current directory.
-own_code_path() ->
-    Otp = code:lib_dir(),
-    case [D || D <- code:get_path(), D =/= ".", not lists:prefix(Otp ++ "/", D),
-               filelib:is_dir(D)] of
+%% `--code-path' of the command: none (`false') when the node has no code of the caller's.
+code_path_option() ->
+    case code_path() of
         [] -> false;
         Dirs -> Dirs
     end.

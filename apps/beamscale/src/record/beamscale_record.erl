@@ -95,12 +95,15 @@ loop(#{listen := L, reqs := Reqs, conns := N, ctx := Ctx} = S) ->
         {stop, From, Ref} -> gen_tcp:close(L), From ! {Ref, length(Reqs)}
     end.
 
+%% Answered as the proxy refuses any request (the client's bytes read before the close, so the
+%% 403 is not reset away), by a process of its own: the acceptor goes on at once.
 refuse(Sock, Why) ->
-    Text = iolist_to_binary([beamscale_peer:format_error(Why), $\n]),
-    _ = gen_tcp:send(Sock, ["HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
-                            "Content-Length: ", integer_to_binary(byte_size(Text)),
-                            "\r\nConnection: close\r\n\r\n", Text]),
-    gen_tcp:close(Sock).
+    Text = beamscale_peer:format_error(Why),
+    Pid = spawn(fun() -> receive go -> beamscale_record_conn:refuse({gen_tcp, Sock}, 403, Text)
+                         end
+                end),
+    ok = gen_tcp:controlling_process(Sock, Pid),
+    Pid ! go.
 
 %% A host's certificate is made at its first CONNECT and kept (up to ?MAX_CERTS hosts: past
 %% that the kept ones are dropped, a browser naming ever new hosts costs only signatures).
@@ -120,7 +123,7 @@ write(#{base := Base, reqs := Reqs}) ->
 
 %% Only the recording user's connections are served (`beamscale_peer'): another local user's
 %% requests would reach their targets through it and land in the owner's recording. Theirs are
-%% refused in the acceptor, at once, and hold no slot.
+%% told in the acceptor and refused at once (`refuse/2'), holding no slot.
 accept(L, Owner, Peers) ->
     case gen_tcp:accept(L) of
         {ok, Sock} ->

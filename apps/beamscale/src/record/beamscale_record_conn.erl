@@ -8,7 +8,7 @@
 %% named in the 502 answer.
 -module(beamscale_record_conn).
 
--export([serve/2]).
+-export([serve/2, refuse/3]).
 -export_type([ctx/0]).
 
 %% `cert': the chain and key for a host, from the owner (which keeps them per host).
@@ -205,6 +205,10 @@ reply(S, Acc) ->
 
 bad_gateway(T, Why) -> refuse(T, 502, reason(Why)).
 
+%% @doc Answer `Code' with `Why' in words (body and `X-Beamscale-Record'), then close once the
+%% client's bytes are read (bounded): also `beamscale_record''s answer to another user.
+-spec refuse({gen_tcp, gen_tcp:socket()} | {ssl, ssl:sslsocket()}, 400 | 403 | 502,
+             unicode:chardata()) -> ok.
 refuse(T, Code, Why) ->
     Text = lists:flatten(io_lib:format("~ts", [Why])),
     _ = send(T, ["HTTP/1.1 ", integer_to_list(Code), " ", phrase(Code), "\r\n"
@@ -230,6 +234,7 @@ drain(S, Left, Until) when Left > 0 ->
 drain(_, _, _) -> ok.
 
 phrase(400) -> "Bad Request";
+phrase(403) -> "Forbidden";
 phrase(502) -> "Bad Gateway".
 
 %% Why a request was not passed on, in words naming the target.

@@ -8,7 +8,7 @@
 %% Linux only: without `/proc/net/tcp' nobody is served (fail closed, said in words).
 -module(beamscale_peer).
 
--export([new/0, owner/1, owner/2, own_uid/0, format_error/1]).
+-export([new/0, owner/2, format_error/1]).
 -export_type([cache/0]).
 
 -define(TCP_TABLE, "/proc/net/tcp").
@@ -27,13 +27,10 @@
 -spec new() -> cache().
 new() -> {erlang:monotonic_time(millisecond) - ?CACHE_MS - 1, #{}}.
 
-%% @doc `ok' when the client of `Sock' (a connection accepted on 127.0.0.1) runs as our user.
--spec owner(inet:socket()) -> ok | {error, {?MODULE, term()}}.
-owner(Sock) -> element(1, owner(Sock, new())).
-
-%% @doc As `owner/1', with the table read at most ?CACHE_MS ago when it lists the client. Each
-%% socket read vouches for one connection only (it leaves the cache): a client that reuses the
-%% address of one gone a moment ago makes the table read again.
+%% @doc `ok' when the client of `Sock' (a connection accepted on 127.0.0.1) runs as our user,
+%% with the table read at most ?CACHE_MS ago when it lists the client. Each socket read vouches
+%% for one connection only (it leaves the cache): a client that reuses the address of one gone
+%% a moment ago makes the table read again.
 -spec owner(inet:socket(), cache()) -> {ok | {error, {?MODULE, term()}}, cache()}.
 owner(Sock, Cache) ->
     case key(Sock) of
@@ -43,20 +40,6 @@ owner(Sock, Cache) ->
                 {{error, _} = Error, Cache1} -> {Error, Cache1}
             end;
         {error, _} = Error -> {Error, Cache}
-    end.
-
-%% @doc The effective uid of this OS process.
--spec own_uid() -> non_neg_integer().
-own_uid() ->
-    case persistent_term:get({?MODULE, uid}, none) of
-        none ->
-            {ok, Status} = file:read_file("/proc/self/status"),
-            {match, [Uid]} = re:run(Status, "^Uid:\\s+\\d+\\s+(\\d+)",
-                                    [multiline, {capture, all_but_first, binary}]),
-            U = binary_to_integer(Uid),
-            persistent_term:put({?MODULE, uid}, U),
-            U;
-        U -> U
     end.
 
 %% @doc One line for this module's errors.
@@ -73,6 +56,19 @@ format_error(not_ipv4) -> "refused: not an IPv4 loopback client";
 format_error({gone, _}) -> "the client went away".
 
 %%% Internals
+
+%% The effective uid of this OS process, read once.
+own_uid() ->
+    case persistent_term:get({?MODULE, uid}, none) of
+        none ->
+            {ok, Status} = file:read_file("/proc/self/status"),
+            {match, [Uid]} = re:run(Status, "^Uid:\\s+\\d+\\s+(\\d+)",
+                                    [multiline, {capture, all_but_first, binary}]),
+            U = binary_to_integer(Uid),
+            persistent_term:put({?MODULE, uid}, U),
+            U;
+        U -> U
+    end.
 
 verdict(Uid) ->
     case own_uid() of

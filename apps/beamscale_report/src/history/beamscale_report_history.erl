@@ -28,13 +28,13 @@ text(Analysed) ->
 %% @doc The page: a section per benchmark, then the table of every change.
 -spec html(analysed(), #{title := beamscale_report_html:text()}) -> iodata().
 html(Analysed, #{title := Title}) ->
-    Benches = lists:usort([B || {#{benchmark := B}, _} <- Analysed]),
+    %% The charts of each benchmark, in one pass over the series.
+    ByBench = maps:groups_from_list(fun({#{benchmark := B}, _}) -> B end,
+                                    fun({S, Cs}) -> chart(S, Cs) end, Analysed),
     Sections = [beamscale_report_html:section(
                   B, beamscale_report_html:el('div', [{class, "charts"}],
-                                              {safe, [chart(S, Cs)
-                                                      || {#{benchmark := B1} = S, Cs} <- Analysed,
-                                                         B1 =:= B]}))
-                || B <- Benches],
+                                              {safe, maps:get(B, ByBench)}))
+                || B <- lists:sort(maps:keys(ByBench))],
     Body = [beamscale_report_html:el(h1, Title),
             beamscale_report_html:el(p, io_lib:format("~b series, ~b change points "
                                                       "(E-Divisive means, t-test stopping "
@@ -118,9 +118,7 @@ field(F, R, _E) when F =:= seq; F =:= commit; F =:= date; F =:= branch; F =:= la
                     F =:= kind; F =:= clock ->
     csv_value(maps:get(atom_to_binary(F), R, <<>>));
 field(environment, _R, E) ->
-    Env = maps:get(<<"environment">>, E, #{}),
-    iolist_to_binary(lists:join(" ", [[K, "=", V] || {K, V} <- lists:sort(maps:to_list(Env)),
-                                                     is_binary(V), V =/= <<>>]));
+    beamscale_stats_history:env_text(maps:get(<<"environment">>, E, #{}));
 field(F, _R, E) -> csv_value(maps:get(atom_to_binary(F), E, <<>>)).
 
 csv_value(null) -> <<>>;
