@@ -83,6 +83,8 @@ huffman_table_test() ->
     ?assertEqual({16#3ffffee, 26}, H:code(255)),
     ?assertEqual({16#3fffffff, 30}, H:code(256)),
     ?assertEqual(257, length(H:lengths())),
+    %% The decoder reads a symbol's first 5 bits at once: no code is shorter.
+    ?assertEqual(5, lists:min(H:lengths())),
     ?assertEqual(1 bsl 30, lists:sum([1 bsl (30 - L) || L <- H:lengths()])).
 
 %% C.4.1's string both ways; every octet round trips.
