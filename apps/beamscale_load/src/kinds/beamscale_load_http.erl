@@ -7,7 +7,7 @@
 -module(beamscale_load_http).
 -behaviour(beamscale_load_request).
 
--export([check/2, connect/1, request/3, close/1, head_body/1]).
+-export([check/2, connect/1, request/3, close/1, head_body/1, method/1]).
 -export([name/0, features/0, tsung/0, from_tsung/3, variant/1]).
 
 -import(beamscale_load_http_chunked, [chunk/3, recv/4]).
@@ -108,9 +108,10 @@ head_body(#{bytes := Bytes}) ->
     {At, 4} = binary:match(Bytes, <<"\r\n\r\n">>),
     {binary:part(Bytes, 0, At + 2), binary:part(Bytes, At + 4, byte_size(Bytes) - At - 4)}.
 
-%% A method's name on the wire, `bad' when it is no HTTP token. The common methods without a
-%% Unicode-aware case change; any other is an HTTP token (RFC 9110: no space, CR or LF), sent as
-%% given (WebDAV's PROPFIND, MKCOL...).
+%% @doc A method's name on the wire, `bad' when it is no HTTP token (the http2 kind checks its
+%% with it too). The common methods without a Unicode-aware case change; any other is an HTTP
+%% token (RFC 9110: no space, CR or LF), sent as given (WebDAV's PROPFIND, MKCOL...).
+-spec method(atom() | string()) -> binary() | bad.
 method(get) -> <<"GET">>;
 method(post) -> <<"POST">>;
 method(M) when is_atom(M) -> method(string:uppercase(atom_to_list(M)));
