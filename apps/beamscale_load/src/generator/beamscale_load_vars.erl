@@ -57,8 +57,7 @@ url_parts([]) -> [].
 %% value the file encoded is not encoded twice): Tsung 1.7's `ts_http:escape_url/1', applied to
 %% the path and the query alike.
 -spec url_escape(iodata()) -> binary().
-url_escape(Url) -> iolist_to_binary(binary:replace(iolist_to_binary(Url), <<" ">>, <<"%20">>,
-                                                   [global])).
+url_escape(Url) -> binary:replace(iolist_to_binary(Url), <<" ">>, <<"%20">>, [global]).
 
 mark({var, Name}) when is_atom(Name) -> {true, {'$var', atom_to_binary(Name)}};
 mark({var, Name}) when is_binary(Name) -> {true, {'$var', Name}};
