@@ -4,7 +4,7 @@
 -module(beamscale_load_results).
 
 -export([live_line/1, csv_header/0, csv_row/1, errors_header/0, errors_rows/1, summary/1,
-         threshold_source/2,
+         threshold_source/2, distribution_percentiles/0,
          top_reasons/2, statuses_header/0, statuses_rows/1, statuses_line/1,
          requests_header/0, requests_rows/1]).
 -export_type([csv_row/0, percentiles/0, second/0, summary/0]).
@@ -51,6 +51,10 @@
 %% (2048 sub-buckets per power of two), dense where the tail is.
 -define(DISTRIBUTION, [0, 25, 50, 75, 90, 95, 98, 99, 99.5, 99.8, 99.9, 99.95, 99.98, 99.99,
                        99.995, 99.999, 100]).
+
+%% @doc The percentiles of `summary.json''s `latency_distribution' (what `compare' can judge).
+-spec distribution_percentiles() -> [number()].
+distribution_percentiles() -> ?DISTRIBUTION.
 
 %% @doc One line per second: phase, offered and achieved rate, latency, errors, sessions.
 -spec live_line(beamscale_load_metrics:row()) -> iolist().
