@@ -80,12 +80,7 @@ pct(P, Pairs) when is_list(Pairs) ->
 pct(_P, _) -> none.
 
 checks(Counts) when is_map(Counts) ->
-    {Hit, All} = maps:fold(fun(<<"match.", _/binary>>, N, {H, A}) when is_integer(N) ->
-                                   {H + N, A + N};
-                              (<<"nomatch.", _/binary>>, N, {H, A}) when is_integer(N) ->
-                                   {H, A + N};
-                              (_, _, Acc) -> Acc
-                           end, {0, 0}, Counts),
+    {Hit, All} = beamscale_load_results:checks(Counts),
     share(Hit, All);
 checks(_) -> none.
 
