@@ -31,10 +31,8 @@ end_per_suite(Config) -> (?config(stop, Config))().
 
 calls() -> [{doc, "Unary, server, client and bidi streaming: 0 errors, counts exact."}].
 calls(Config) ->
-    S = scenario(io_lib:format(
-          "{targets, [{g, #{address => \"127.0.0.1:~b\"}}]}.\n"
-          "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}, {0.2, s}]}}]}.\n"
-          "{sessions, [{s, #{steps => [{loop, 5, [\n"
+    T = load(Config, 3,
+          "[{loop, 5, [\n"
           "  {grpc, #{service => \"test.Echo\", method => \"Unary\", messages => [<<\"hi\">>],"
           " expect_messages => 1, metadata => [{\"x-user\", \"u1\"}], deadline_ms => 5000}},\n"
           "  {grpc, #{service => \"test.Echo\", method => \"ServerStream\", call => server_stream,"
@@ -42,10 +40,7 @@ calls(Config) ->
           "  {grpc, #{service => \"test.Echo\", method => \"ClientStream\", call => client_stream,"
           " messages => [<<\"a\">>, <<\"b\">>, <<\"c\">>, <<\"d\">>], expect_messages => 1}},\n"
           "  {grpc, #{service => \"test.Echo\", method => \"Bidi\", call => bidi,"
-          " messages => [<<\"x\">>, <<\"y\">>, <<\"z\">>], expect_messages => 3}}]}]}}]}.\n",
-          [?config(port, Config)])),
-    #{total := T} = run(S),
-    ct:pal("totals ~p", [maps:with([requests, errors, reasons, counts], T)]),
+          " messages => [<<\"x\">>, <<\"y\">>, <<\"z\">>], expect_messages => 3}}]}]"),
     ?assertEqual(0, maps:get(errors, T)),
     ?assertEqual(3 * 5 * 4, maps:get(requests, T)),
     %% Per session: 1 + 1 + 4 + 3 sent; 1 + 7 + 1 + 3 received; one connection per user.
@@ -57,17 +52,11 @@ calls(Config) ->
 
 statuses() -> [{doc, "UNAVAILABLE and DEADLINE_EXCEEDED from the server, named as such."}].
 statuses(Config) ->
-    S = scenario(io_lib:format(
-          "{targets, [{g, #{address => \"127.0.0.1:~b\"}}]}.\n"
-          "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}]}}]}.\n"
-          "{sessions, [{s, #{steps => [\n"
-          "  {grpc, #{service => \"test.Echo\", method => \"Unavailable\"}},\n"
+    T = load(Config, 2,
+          "[{grpc, #{service => \"test.Echo\", method => \"Unavailable\"}},\n"
           "  {grpc, #{service => \"test.Echo\", method => \"Slow\", deadline_ms => 300}},\n"
           "  {grpc, #{service => \"test.Echo\", method => \"Unary\",\n"
-          "           expect_messages => 2}}]}}]}.\n",
-          [?config(port, Config)])),
-    #{total := T} = run(S),
-    ct:pal("totals ~p", [maps:with([requests, errors, reasons], T)]),
+          "           expect_messages => 2}}]"),
     ?assertEqual(#{<<"gRPC UNAVAILABLE: down for maintenance">> => 2,
                    <<"gRPC DEADLINE_EXCEEDED: too slow">> => 2,
                    <<"gRPC: 1 messages received, 2 expected">> => 2}, maps:get(reasons, T)).
@@ -81,20 +70,16 @@ text_messages(Config) ->
     Proto = filename:join(code:lib_dir(beamscale_load), "../../../../examples/grpc_echo.proto"),
     {ok, _} = file:copy(Proto, filename:join(Dir, "echo.proto")),
     File = filename:join(Dir, "text.scenario"),
-    ok = file:write_file(File, io_lib:format(
-          "{targets, [{g, #{address => \"127.0.0.1:~b\"}}]}.\n"
-          "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}]}}]}.\n"
-          "{sessions, [{s, #{steps => [{loop, 3, [\n"
+    ok = file:write_file(File, scenario_text(Config, 2,
+          "[{loop, 3, [\n"
           "  {grpc, #{service => \"test.Echo\", method => \"ServerStream\", call => server_stream,"
           " proto => \"echo.proto\", message_type => \"test.Req\","
           " messages => [{text, \"name: \\\"hi\\\" n: 3\"}], expect_messages => 10}},\n"
           "  {grpc, #{service => \"test.Echo\", method => \"ClientStream\", call => client_stream,"
           " proto => \"echo.proto\", message_type => \"test.Req\","
-          " messages => [{text, \"n: 1\"}, {text, \"n: 2\"}], expect_messages => 1}}]}]}}]}.\n",
-          [?config(port, Config)])),
+          " messages => [{text, \"n: 1\"}, {text, \"n: 2\"}], expect_messages => 1}}]}]")),
     {ok, S} = beamscale_scenario_file:read(File),
-    #{total := T} = run(S),
-    ct:pal("totals ~p", [maps:with([requests, errors, reasons, counts], T)]),
+    T = totals(S),
     ?assertEqual(0, maps:get(errors, T)),
     ?assertEqual(2 * 3 * 2, maps:get(requests, T)),
     %% The server sends a ServerStream request back as many times as its first byte: 10 is the
@@ -103,3 +88,20 @@ text_messages(Config) ->
     Counts = maps:get(counts, T),
     ?assertEqual(2 * 3 * 3, maps:get(<<"grpc_messages_sent">>, Counts)),
     ?assertEqual(2 * 3 * 11, maps:get(<<"grpc_messages_received">>, Counts)).
+
+%% The totals of a one-second run of `Users' users (one each 0.1 s) of the session `Steps' (a
+%% terms list, as text) against the suite's server.
+load(Config, Users, Steps) -> totals(scenario(scenario_text(Config, Users, Steps))).
+
+scenario_text(Config, Users, Steps) ->
+    io_lib:format("{targets, [{g, #{address => \"127.0.0.1:~b\"}}]}.\n"
+                  "{phases, [{p, #{duration_s => 1, users_at => [~ts]}}]}.\n"
+                  "{sessions, [{s, #{steps => ~ts}}]}.\n",
+                  [?config(port, Config),
+                   lists:join(", ", [io_lib:format("{0.~b, s}", [I])
+                                     || I <- lists:seq(0, Users - 1)]), Steps]).
+
+totals(S) ->
+    #{total := T} = run(S),
+    ct:pal("totals ~p", [maps:with([requests, errors, reasons, counts], T)]),
+    T.

@@ -31,12 +31,9 @@ end_per_suite(_Config) -> ok.
 
 nginx_h2c() -> [{doc, "h2c with prior knowledge to nginx: 8 users x 10 streams, 0 errors."}].
 nginx_h2c(Config) ->
-    Dir = tmp_dir(Config, "h2_nginx_h2c"),
-    Port = free_port(),
-    Stop = beamscale_load_servers:nginx(Dir, Port, nginx_conf(Dir, Port, "http2", "")),
-    try keep_alive_load(io_lib:format("#{address => \"127.0.0.1:~b\"}", [Port]), Dir)
-    after Stop()
-    end.
+    with_h2c_nginx(Config, "h2_nginx_h2c", fun(Dir, Port) ->
+        keep_alive_load(local(Port), Dir)
+    end).
 
 nginx_h2_tls() -> [{doc, "h2 over TLS (ALPN h2, verified) to nginx: 8 x 10 streams, 0 errors."}].
 nginx_h2_tls(Config) ->
@@ -55,15 +52,8 @@ nginx_h2_tls(Config) ->
 %% 8 users, each one connection, 25 requests of 10 concurrent streams: 2000 streams, each
 %% answered with the file's 1000 bytes; one connect per user.
 keep_alive_load(Target, Dir) ->
-    S = scenario(io_lib:format(
-          "{targets, [{w, ~ts}]}.\n"
-          "{phases, [{p, #{duration_s => 1, users_at => [~ts]}}]}.\n"
-          "{sessions, [{s, #{steps => [{loop, ~b, [{http2, #{path => \"/small.txt\","
-          " streams => 10}}]}]}}]}.\n",
-          [Target, lists:join(", ", [io_lib:format("{0.~b, s}", [I]) || I <- lists:seq(0, 7)]),
-           ?LOOPS])),
-    #{total := T} = run(S),
-    ct:pal("totals ~p", [maps:with([requests, errors, reasons, bytes_received, sessions_done], T)]),
+    T = load(Target, 8, io_lib:format("[{loop, ~b, [{http2, #{path => \"/small.txt\","
+                                      " streams => 10}}]}]", [?LOOPS])),
     ?assertEqual(8, maps:get(sessions_done, T)),
     ?assertEqual(0, maps:get(errors, T)),
     ?assertEqual(8 * ?LOOPS, maps:get(requests, T)),
@@ -114,13 +104,8 @@ nghttpd_upload(Config) ->
              ["--no-tls", "-a", "127.0.0.1", "-d", Dir, "--echo-upload", integer_to_list(Port)],
              Port, Dir),
     try
-        S = scenario(io_lib:format(
-              "{targets, [{n, #{address => \"127.0.0.1:~b\"}}]}.\n"
-              "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}]}}]}.\n"
-              "{sessions, [{s, #{steps => [{loop, 3, [{http2, #{method => post, path => \"/\","
-              " body => <<0:2400000>>, streams => 4}}]}]}}]}.\n", [Port])),
-        #{total := T} = run(S),
-        ct:pal("totals ~p", [maps:with([requests, errors, reasons, bytes_received], T)]),
+        T = load(local(Port), 2, "[{loop, 3, [{http2, #{method => post, path => \"/\","
+                                 " body => <<0:2400000>>, streams => 4}}]}]"),
         ?assertEqual(0, maps:get(errors, T)),
         ?assertEqual(6, maps:get(requests, T)),
         %% 24 uploads of 300 000 bytes, each echoed.
@@ -134,18 +119,13 @@ dynamic() ->
     [{doc, "Variables, a cookie kept, a check and an unexpected status, as the http kind."}].
 dynamic(Config) ->
     with_h2c_nginx(Config, "h2_dynamic", fun(Dir, Port) ->
-        S = scenario(io_lib:format(
-              "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
-              "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}, {0.2, s}]}}]}.\n"
-              "{sessions, [{s, #{steps => [\n"
-              "  {http2, #{path => \"/hello\", cookies => true,"
-              " extract => [{re, tok, \"token=([a-z0-9-]+)\"}]}},\n"
-              "  {http2, #{path => \"/cookie?t=%%_tok%%\", cookies => true,"
-              " match => [#{name => cookie, re => \"got abc42\", 'when' => nomatch,\n"
-              "             do => abort}]}},\n"
-              "  {http2, #{path => \"/missing\"}}]}}]}.\n", [Port])),
-        #{total := T} = run(S),
-        ct:pal("totals ~p", [maps:with([requests, errors, reasons], T)]),
+        T = load(local(Port), 3,
+                 "[{http2, #{path => \"/hello\", cookies => true,"
+                 " extract => [{re, tok, \"token=([a-z0-9-]+)\"}]}},\n"
+                 "  {http2, #{path => \"/cookie?t=%%_tok%%\", cookies => true,"
+                 " match => [#{name => cookie, re => \"got abc42\", 'when' => nomatch,\n"
+                 "             do => abort}]}},\n"
+                 "  {http2, #{path => \"/missing\"}}]"),
         ?assertEqual(9, maps:get(requests, T)),
         %% Only the 404s fail: the cookie went back and the variable was filled.
         ?assertEqual(#{<<"http status 404">> => 3}, maps:get(reasons, T)),
@@ -156,19 +136,30 @@ http_version_2() ->
     [{doc, "A terms http step of version => 2 is HTTP/2: h2c to nginx, its streams each seen."}].
 http_version_2(Config) ->
     with_h2c_nginx(Config, "h2_version", fun(Dir, Port) ->
-        S = scenario(io_lib:format(
-              "{targets, [{w, #{address => \"127.0.0.1:~b\"}}]}.\n"
-              "{phases, [{p, #{duration_s => 1, users_at => [{0, s}, {0.1, s}]}}]}.\n"
-              "{sessions, [{s, #{steps => [{loop, 3, [{http, #{version => 2,"
-              " path => \"/small.txt\", streams => 4}}]}]}}]}.\n", [Port])),
-        #{total := T} = run(S),
-        ct:pal("totals ~p", [maps:with([requests, errors, reasons], T)]),
+        T = load(local(Port), 2, "[{loop, 3, [{http, #{version => 2, path => \"/small.txt\","
+                                 " streams => 4}}]}]"),
         ?assertEqual(0, maps:get(errors, T)),
         ?assertEqual(6, maps:get(requests, T)),
         %% 2 users x 3 steps x 4 streams, every one over HTTP/2 (an HTTP/1.1 request to this
         %% h2c-only listener would fail).
         ?assertEqual(24, ok_lines(filename:join(Dir, "access.log"), 24))
     end).
+
+%% The totals of a one-second run of `Users' users (one each 0.1 s) of the session `Steps'
+%% against the target `Target' (a terms map).
+load(Target, Users, Steps) ->
+    S = scenario(io_lib:format(
+          "{targets, [{w, ~ts}]}.\n"
+          "{phases, [{p, #{duration_s => 1, users_at => [~ts]}}]}.\n"
+          "{sessions, [{s, #{steps => ~ts}}]}.\n",
+          [Target, lists:join(", ", [io_lib:format("{0.~b, s}", [I])
+                                     || I <- lists:seq(0, Users - 1)]), Steps])),
+    #{total := T} = run(S),
+    ct:pal("totals ~p", [maps:with([requests, errors, reasons, bytes_sent, bytes_received,
+                                    sessions_done], T)]),
+    T.
+
+local(Port) -> io_lib:format("#{address => \"127.0.0.1:~b\"}", [Port]).
 
 %% `Test(Dir, Port)' against an h2c nginx in a throwaway directory, stopped after it.
 with_h2c_nginx(Config, Name, Test) ->

@@ -11,7 +11,6 @@
 -define(MAX_MEMORY, 300 * 1024 * 1024).
 -define(LATE_MS, 2000).
 -define(TIMEOUT_MS, 1000).
--define(SAMPLE_MS, 10).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
@@ -48,13 +47,7 @@ run(Name) ->
               " {0.6, s}]}}]}.\n"
               "{sessions, [{s, #{steps => [{http2, #{method => post, body => <<\"abc\">>,"
               " streams => 3, timeout_ms => ~b}}]}}]}.\n", [Port, ?TIMEOUT_MS])),
-        Base = erlang:memory(total),
-        Sampler = spawn_link(fun() -> sample(Base) end),
-        T0 = erlang:monotonic_time(millisecond),
-        #{total := T} = beamscale_load_servers:run(S),
-        Elapsed = erlang:monotonic_time(millisecond) - T0,
-        Sampler ! {peak, self()},
-        Peak = receive {peak, P} -> P end,
+        {#{total := T}, Elapsed, Peak} = beamscale_load_servers:run_sampled(S),
         #{errors := Errors, reasons := Counted} = T,
         ct:pal("~ts: ~b ms, peak ~.1f MB, ~b errors ~tp",
                [Name, Elapsed, Peak / 1048576, Errors, Counted]),
@@ -67,10 +60,4 @@ run(Name) ->
         ?assert(Peak < ?MAX_MEMORY, {Name, memory, Peak})
     after
         Stop()
-    end.
-
-sample(Peak) ->
-    receive
-        {peak, From} -> From ! {peak, max(Peak, erlang:memory(total))}
-    after ?SAMPLE_MS -> sample(max(Peak, erlang:memory(total)))
     end.

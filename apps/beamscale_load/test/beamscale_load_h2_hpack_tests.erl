@@ -83,6 +83,8 @@ huffman_table_test() ->
     ?assertEqual({16#3ffffee, 26}, H:code(255)),
     ?assertEqual({16#3fffffff, 30}, H:code(256)),
     ?assertEqual(257, length(H:lengths())),
+    %% The decoder reads a symbol's first 5 bits at once: no code is shorter.
+    ?assertEqual(5, lists:min(H:lengths())),
     ?assertEqual(1 bsl 30, lists:sum([1 bsl (30 - L) || L <- H:lengths()])).
 
 %% C.4.1's string both ways; every octet round trips.
@@ -116,5 +118,9 @@ bounds_test() ->
     ?assertEqual({bad_index, 62}, Err(<<16#be>>, ctx(4096))),
     ?assertEqual(truncated, Err(<<16#40, 16#0a, "custom">>, ctx(4096))),
     ?assertEqual(zero_index, Err(<<16#80>>, ctx(4096))),
-    [?assert(is_list(lists:flatten(io_lib:format("~ts", [?H:format_error(R)]))))
-     || R <- [integer_too_big, {table_size, 1, 0}, truncated]].
+    %% Each reason its own words, not the catch-all's printed term.
+    Text = fun(R) -> unicode:characters_to_binary(?H:format_error({?H, R})) end,
+    ?assertEqual(<<"HPACK: integer above 2^28">>, Text(integer_too_big)),
+    ?assertEqual(<<"HPACK: table size update to 1 above the 0 allowed">>,
+                 Text({table_size, 1, 0})),
+    ?assertEqual(<<"HPACK: truncated header block">>, Text(truncated)).

@@ -30,7 +30,6 @@
 -define(LATE_MS, 2000).
 -define(TIMEOUT_MS, 1000).
 -define(THINK_MS, 300).
--define(SAMPLE_MS, 10).
 -define(TOO_BIG, "reply above max_reply_bytes").
 -define(UNASKED, "bytes nobody asked for").
 -define(NOT_SENT, "request not sent").
@@ -198,13 +197,7 @@ hostile(Name, _Config) ->
               "{targets, [{t, #{address => \"127.0.0.1:~b\"~ts}}]}.\n"
               "{phases, [{p, #{duration_s => 1, rate => 16, max_users => 8}}]}.\n"
               "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, Transport, Steps])),
-        Base = erlang:memory(total),
-        Sampler = spawn_link(fun() -> sample(Base) end),
-        T0 = erlang:monotonic_time(millisecond),
-        #{total := T} = beamscale_load_servers:run(S),
-        Elapsed = erlang:monotonic_time(millisecond) - T0,
-        Sampler ! {peak, self()},
-        Peak = receive {peak, P} -> P end,
+        {#{total := T}, Elapsed, Peak} = beamscale_load_servers:run_sampled(S),
         %% The last user arrives by the phase's end (1 s); its session then takes at most its
         %% requests' timeouts and thinks.
         Should = 1000 + Requests * ?TIMEOUT_MS + (Requests - 1) * ?THINK_MS,
@@ -231,10 +224,3 @@ reasons(Expected, Errors, Counted) ->
                                             unicode:characters_to_list(R)), R)
      || R <- maps:keys(Counted)],
     ok.
-
-%% The largest `erlang:memory(total)' seen, until asked.
-sample(Peak) ->
-    receive
-        {peak, From} -> From ! {peak, max(Peak, erlang:memory(total))}
-    after ?SAMPLE_MS -> sample(max(Peak, erlang:memory(total)))
-    end.

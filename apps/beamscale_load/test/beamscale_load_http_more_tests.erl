@@ -59,7 +59,7 @@ url_address_test() ->
 choice_test() ->
     Src = {choice, [{80, <<"a">>}, {20, <<"b">>}]},
     {Picks, _} = lists:mapfoldl(fun(_, R) ->
-                                        {[V], R1} = beamscale_load_vars:source(Src, 1, x, R),
+                                        {[V], R1} = beamscale_load_vars_source:source(Src, 1, x, R),
                                         {V, R1}
                                 end, rand:seed_s(exsss, 7), lists:seq(1, 1000)),
     A = length([P || P <- Picks, P =:= <<"a">>]),

@@ -10,7 +10,7 @@
 -export([tmp_dir/2, free_port/0, late_listener/2, certificate/1, start_server/4, nginx/3,
          websocketd/4, tcp_echo/0, tls_echo/2]).
 -export([start_server/6, broker/1, nginx_suite/4]).
--export([tsung_example/2, scenario/1, run/1, stopped_mid_load/4]).
+-export([tsung_example/2, scenario/1, run/1, run_sampled/1, stopped_mid_load/4]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
 %% How long a started server gets to listen: nginx and websocketd start in milliseconds; a loaded
@@ -22,6 +22,8 @@
 %% drain (beside a CPU hog per core a TLS session seems to have overrun it once: a pgsql run
 %% counted one row more than sessions done), and within the suites' timetraps.
 -define(DRAIN_LIMIT_S, 30).
+%% How often `run_sampled/1' reads this node's memory.
+-define(SAMPLE_MS, 10).
 
 %% ---- scenarios ----
 
@@ -65,6 +67,23 @@ run(S) ->
                                      #{seed => 42}),
     ?assertEqual(done, maps:get(stopped, R), {sessions_cut_at_time_limit_s, Limit}),
     R.
+
+%% @doc `run/1' watched, for the hostile suites' bounds: the result, the run's milliseconds and
+%% the largest `erlang:memory(total)' seen during it (read each ?SAMPLE_MS).
+run_sampled(S) ->
+    Base = erlang:memory(total),
+    Sampler = spawn_link(fun() -> sample(Base) end),
+    T0 = erlang:monotonic_time(millisecond),
+    R = run(S),
+    Elapsed = erlang:monotonic_time(millisecond) - T0,
+    Sampler ! {peak, self()},
+    receive {peak, Peak} -> {R, Elapsed, Peak} end.
+
+sample(Peak) ->
+    receive
+        {peak, From} -> From ! {peak, max(Peak, erlang:memory(total))}
+    after ?SAMPLE_MS -> sample(max(Peak, erlang:memory(total)))
+    end.
 
 %% @doc A server stopped mid-load, the check of every kind's suite: `Steps' (a terms list, as
 %% text) run by 20 users a second for `duration_s' against 127.0.0.1:`Port', `Stop()' called

@@ -102,11 +102,11 @@ jsonpath_source_test() ->
                  steps("<setdynvars sourcetype=\"jsonpath\" jsonpath=\"a\"><var name=\"v\"/>"
                        "</setdynvars>")),
     Src = {jsonpath, <<"j">>, [{key, <<"a">>}, {index, 1}]},
-    Ctx = beamscale_load_vars:new_ctx(#{}),
+    Ctx = beamscale_load_vars_source:new_ctx(#{}),
     R = rand:seed_s(exsss, 1),
     J = #{<<"j">> => <<"{\"a\": [1, 2]}">>},
-    ?assertMatch({[<<"2">>], _}, beamscale_load_vars:source(Src, 1, {J, 1, Ctx}, R)),
-    ?assertMatch({[<<>>], _}, beamscale_load_vars:source(Src, 1, {#{}, 1, Ctx}, R)).
+    ?assertMatch({[<<"2">>], _}, beamscale_load_vars_source:source(Src, 1, {J, 1, Ctx}, R)),
+    ?assertMatch({[<<>>], _}, beamscale_load_vars_source:source(Src, 1, {#{}, 1, Ctx}, R)).
 
 list_variables_test() ->
     {ok, MP} = re:compile(<<"id=(\\d+)">>),

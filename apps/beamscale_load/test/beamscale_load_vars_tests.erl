@@ -39,16 +39,16 @@ template_test() ->
     ?assertEqual([<<"a%%_b c%%">>], beamscale_load_vars:parse(<<"a%%_b c%%">>)).
 
 sources_test() ->
-    Ctx = beamscale_load_vars:new_ctx(#{<<"f">> => [<<"a;1">>, <<"b;2">>]}),
+    Ctx = beamscale_load_vars_source:new_ctx(#{<<"f">> => [<<"a;1">>, <<"b;2">>]}),
     R = rand:seed_s(exsss, 1),
     U = {#{}, 7, Ctx},
-    {[N, N], _} = beamscale_load_vars:source({random_number, 3, 5}, 2, U, R),
+    {[N, N], _} = beamscale_load_vars_source:source({random_number, 3, 5}, 2, U, R),
     ?assert(lists:member(N, [<<"3">>, <<"4">>, <<"5">>])),
-    {[S], _} = beamscale_load_vars:source({random_string, 13}, 1, U, R),
+    {[S], _} = beamscale_load_vars_source:source({random_string, 13}, 1, U, R),
     ?assertEqual(13, byte_size(S)),
-    ?assertMatch({[<<"7">>], _}, beamscale_load_vars:source(user_number, 1, U, R)),
-    Iter = fun() -> element(1, beamscale_load_vars:source({file, <<"f">>, iter, <<";">>}, 2, U,
-                                                          R)) end,
+    ?assertMatch({[<<"7">>], _}, beamscale_load_vars_source:source(user_number, 1, U, R)),
+    Iter = fun() -> element(1, beamscale_load_vars_source:source({file, <<"f">>, iter, <<";">>},
+                                                                 2, U, R)) end,
     ?assertEqual([[<<"a">>, <<"1">>], [<<"b">>, <<"2">>], [<<"a">>, <<"1">>]],
                  [Iter(), Iter(), Iter()]),
     ?assert(beamscale_load_vars:test({<<"x">>, eq, <<>>}, #{})),

@@ -38,10 +38,8 @@ stored(#{metric := {pct, P}}) ->
     end;
 stored(_) -> ok.
 
-%% The percentiles of `latency_distribution' (beamscale_load_results).
-distribution() ->
-    [0.0, 25.0, 50.0, 75.0, 90.0, 95.0, 98.0, 99.0, 99.5, 99.8, 99.9, 99.95, 99.98, 99.99,
-     99.995, 99.999, 100.0].
+%% The percentiles of `latency_distribution', as the thresholds' parser gives them (floats).
+distribution() -> [float(P) || P <- beamscale_load_results:distribution_percentiles()].
 
 fmt(P) -> "p" ++ beamscale_format_float:decimal(P).
 
@@ -82,12 +80,7 @@ pct(P, Pairs) when is_list(Pairs) ->
 pct(_P, _) -> none.
 
 checks(Counts) when is_map(Counts) ->
-    {Hit, All} = maps:fold(fun(<<"match.", _/binary>>, N, {H, A}) when is_integer(N) ->
-                                   {H + N, A + N};
-                              (<<"nomatch.", _/binary>>, N, {H, A}) when is_integer(N) ->
-                                   {H, A + N};
-                              (_, _, Acc) -> Acc
-                           end, {0, 0}, Counts),
+    {Hit, All} = beamscale_load_results:checks(Counts),
     share(Hit, All);
 checks(_) -> none.
 

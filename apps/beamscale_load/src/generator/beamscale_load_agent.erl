@@ -92,7 +92,7 @@ init(#{controller := C, scenario := #{transactions := Tx} = Scenario0, targets :
     Ctx0 = #{metrics => Metrics, targets => beamscale_load_tcp:port_counters(Targets),
             controller => C,
             sources => beamscale_load_source:new(maps:get(source_ips, Scenario, [])),
-            vars => beamscale_load_vars:new_ctx(maps:get(files, Scenario, #{}))},
+            vars => beamscale_load_vars_source:new_ctx(maps:get(files, Scenario, #{}))},
     Ctx = case Args of
               #{dump := {Writer, N}} -> Ctx0#{dump => beamscale_load_dump:handle(Writer, N)};
               _ -> Ctx0

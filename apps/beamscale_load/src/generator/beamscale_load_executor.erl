@@ -8,11 +8,11 @@
 -export([run/4, arrival_s/3, target_at/3]).
 -export_type([funs/0]).
 
-%% spawn: start a session whose intended start is the given native time; handle: the launcher's
-%% handling of any message (a user's exit, a stop); count: one event of a named counter.
 %% How often ramping_users sets its users to the target of the moment.
 -define(TICK_S, 0.1).
 
+%% spawn: start a session whose intended start is the given native time; handle: the launcher's
+%% handling of any message (a user's exit, a stop); count: one event of a named counter.
 -type funs() :: #{spawn := fun((integer(), map()) -> {pid(), map()}),
                   handle := fun((term(), map()) -> map()),
                   count := fun((map(), binary()) -> ok)}.

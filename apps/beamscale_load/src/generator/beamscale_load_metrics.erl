@@ -4,8 +4,8 @@
 %% also counted by reason (`beamscale_load_reasons': bounded text) in a public ETS table.
 -module(beamscale_load_metrics).
 
--export([new/1, new/2, incr/2, add/3, count/2, error/2, status/2, record/3, take/1, merge/2,
-         empty/1, counter_names/0, start_request/2, stop_request/0]).
+-export([new/1, new/2, incr/2, add/3, count/2, count/3, error/2, status/2, record/3, take/1,
+         merge/2, empty/1, counter_names/0, start_request/2, stop_request/0]).
 -export_type([metrics/0, interval/0, row/0, fine_row/0, statuses/0]).
 
 %% Histograms every run has: `connect' is the time to open a connection (TCP and TLS). A kind's
@@ -156,7 +156,11 @@ slot(sessions_stopped) -> 9.
 
 %% @doc Count one event of a named counter given to `new/2'.
 -spec count(metrics(), binary()) -> ok.
-count(#{named := {C, Slots}}, Name) -> counters:add(C, maps:get(Name, Slots), 1).
+count(M, Name) -> count(M, Name, 1).
+
+%% @doc Count `N' events of a named counter at once (a gRPC call's messages).
+-spec count(metrics(), binary(), non_neg_integer()) -> ok.
+count(#{named := {C, Slots}}, Name, N) -> counters:add(C, maps:get(Name, Slots), N).
 
 %% @doc Record a duration in native time units into histogram `Name'.
 -spec record(metrics(), term(), integer()) -> ok.

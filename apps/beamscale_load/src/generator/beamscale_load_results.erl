@@ -4,7 +4,7 @@
 -module(beamscale_load_results).
 
 -export([live_line/1, csv_header/0, csv_row/1, errors_header/0, errors_rows/1, summary/1,
-         threshold_source/2,
+         threshold_source/2, distribution_percentiles/0, checks/1,
          top_reasons/2, statuses_header/0, statuses_rows/1, statuses_line/1,
          requests_header/0, requests_rows/1]).
 -export_type([csv_row/0, percentiles/0, second/0, summary/0]).
@@ -51,6 +51,20 @@
 %% (2048 sub-buckets per power of two), dense where the tail is.
 -define(DISTRIBUTION, [0, 25, 50, 75, 90, 95, 98, 99, 99.5, 99.8, 99.9, 99.95, 99.98, 99.99,
                        99.995, 99.999, 100]).
+
+%% @doc The checks' outcomes in a run's counts, `{Matched, All}': a check's counts are under
+%% `match.NAME' and `nomatch.NAME'. Values other than integers are skipped (`compare' gives
+%% the counts of a decoded `summary.json').
+-spec checks(map()) -> {non_neg_integer(), non_neg_integer()}.
+checks(Counts) ->
+    maps:fold(fun(<<"match.", _/binary>>, N, {H, A}) when is_integer(N) -> {H + N, A + N};
+                 (<<"nomatch.", _/binary>>, N, {H, A}) when is_integer(N) -> {H, A + N};
+                 (_, _, Acc) -> Acc
+              end, {0, 0}, Counts).
+
+%% @doc The percentiles of `summary.json''s `latency_distribution' (what `compare' can judge).
+-spec distribution_percentiles() -> [number()].
+distribution_percentiles() -> ?DISTRIBUTION.
 
 %% @doc One line per second: phase, offered and achieved rate, latency, errors, sessions.
 -spec live_line(beamscale_load_metrics:row()) -> iolist().
@@ -191,11 +205,7 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
 -spec threshold_source(beamscale_load_metrics:interval(), number()) ->
     beamscale_stats_threshold:source().
 threshold_source(T, Seconds) ->
-    Counts = maps:get(counts, T, #{}),
-    Checks = lists:foldl(fun({<<"match.", _/binary>>, N}, {H, A}) -> {H + N, A + N};
-                            ({<<"nomatch.", _/binary>>, N}, {H, A}) -> {H, A + N};
-                            (_, Acc) -> Acc
-                         end, {0, 0}, maps:to_list(Counts)),
+    Checks = checks(maps:get(counts, T, #{})),
     (maps:with([latency, requests, errors, sessions_started, sessions_done], T))#{
         duration_s => Seconds, checks => Checks, by_name => maps:get(by_name, T, #{}),
         tx => maps:from_list([{if is_atom(N) -> atom_to_binary(N); true -> N end, H}

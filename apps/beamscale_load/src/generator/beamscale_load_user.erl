@@ -16,7 +16,8 @@
 
 -type ctx() :: #{metrics := beamscale_load_metrics:metrics(), targets := #{atom() => map()},
                  controller => pid(), rendezvous => pid(), dump => beamscale_load_dump:dump(),
-                 vars => beamscale_load_vars:ctx(), sources => beamscale_load_source:sources()}.
+                 vars => beamscale_load_vars_source:ctx(),
+                 sources => beamscale_load_source:sources()}.
 -export_type([ctx/0]).
 
 %% @doc Run `Session' for a user that was due at monotonic time `Due' (native units).
@@ -171,7 +172,7 @@ step({setvars, {eval, Code}, Names}, #{vars := Vars, user := U, ctx := #{metrics
         {error, R} -> beamscale_load_metrics:error(M, {eval, R}), {[], St}
     end;
 step({setvars, Source, Names}, #{vars := Vars, rand := R0, user := U, ctx := Ctx} = St) ->
-    {Values, R1} = beamscale_load_vars:source(Source, length(Names),
+    {Values, R1} = beamscale_load_vars_source:source(Source, length(Names),
                                               {Vars, U, maps:get(vars, Ctx, #{})}, R0),
     {[], St#{vars := maps:merge(Vars, maps:from_list(lists:zip(Names, Values))), rand := R1}};
 step({'if', Cond, Steps}, #{vars := Vars} = St) ->

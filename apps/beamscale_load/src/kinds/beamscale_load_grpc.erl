@@ -142,8 +142,7 @@ observe(_, [], _) -> ok.
 count(Name, N) ->
     case beamscale_load_request:metrics() of
         #{named := {_, #{Name := _}}} = M ->
-            [beamscale_load_metrics:count(M, Name) || _ <- lists:seq(1, N)],
-            ok;
+            beamscale_load_metrics:count(M, Name, N);
         _ -> ok
     end.
 

@@ -58,14 +58,11 @@ scheme(false) -> <<"http">>.
 
 method(M) when is_atom(M) -> method(string:uppercase(atom_to_list(M)));
 method(M) when is_list(M), M =/= [], length(M) =< 24 ->
-    case lists:all(fun tchar/1, M) of
-        true -> list_to_binary(M);
-        false -> throw({bad, method, "a method name is an HTTP token"})
+    case beamscale_load_http:method(M) of
+        bad -> throw({bad, method, "a method name is an HTTP token"});
+        B -> B
     end;
 method(_) -> throw({bad, method, "expected an atom such as get, or a name such as \"PROPFIND\""}).
-
-tchar(C) when C >= $a, C =< $z; C >= $A, C =< $Z; C >= $0, C =< $9 -> true;
-tchar(C) -> lists:member(C, "!#$%&'*+-.^_`|~").
 
 %% Names in lower case (RFC 9113, 8.2); a user agent unless the scenario gives its own.
 headers(H) ->

@@ -24,6 +24,7 @@
 -define(STATIC, 61).
 -define(CACHE, 128).
 -define(CACHED_LEN, 64).
+-define(INDEX_KEY, {?MODULE, static_index}).
 
 %% @doc A decoder allowing a dynamic table of `TableMax' bytes and header lists of `ListMax'.
 -spec new({non_neg_integer(), pos_integer()}) -> ctx().
@@ -149,12 +150,28 @@ field(N, V) ->
     end.
 
 index(N, V) ->
-    case [I || I <- lists:seq(1, ?STATIC), static(I) =:= {N, V}] of
-        [I | _] -> {full, I};
-        [] -> case [I || I <- lists:seq(1, ?STATIC), element(1, static(I)) =:= N] of
-                  [I | _] -> {name, I};
-                  [] -> none
-              end
+    {Full, Names} = static_index(),
+    case Full of
+        #{{N, V} := I} -> {full, I};
+        #{} -> case Names of
+                   #{N := I} -> {name, I};
+                   #{} -> none
+               end
+    end.
+
+%% The static table's lowest index of each entry and of each name: a request filled per send
+%% (variables, cookies) is encoded again each time, so no scan of the 61 entries per field.
+%% Built once a node and kept in persistent_term.
+static_index() ->
+    case persistent_term:get(?INDEX_KEY, undefined) of
+        undefined ->
+            %% Reversed: maps:from_list keeps the last of equal keys, here the lowest index.
+            Down = lists:seq(?STATIC, 1, -1),
+            Index = {maps:from_list([{static(I), I} || I <- Down]),
+                     maps:from_list([{element(1, static(I)), I} || I <- Down])},
+            persistent_term:put(?INDEX_KEY, Index),
+            Index;
+        Index -> Index
     end.
 
 %% Strings Huffman-coded where that is shorter (RFC 7541, 5.2).

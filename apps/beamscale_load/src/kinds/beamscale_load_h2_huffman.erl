@@ -2,8 +2,8 @@
 %% codes of one length are consecutive in symbol order and each length starts where the shorter
 %% ones end, so the 257 code lengths below are the whole table; codes are derived from them
 %% (a test checks the derivation against codes the appendix prints, and that the code is
-%% complete). Decoding walks the canonical code a bit at a time against each length's first
-%% code: no tree, no 2^30 table.
+%% complete). Decoding walks the canonical code against each length's first code, from the
+%% shortest code's length a bit at a time: no tree, no 2^30 table.
 -module(beamscale_load_h2_huffman).
 
 -export([encode/1, decode/2, lengths/0, code/1]).
@@ -28,6 +28,9 @@
          26, 27, 26, 26, 27, 27, 27, 27, 27, 28, 27, 27, 27, 27, 27, 26,
          30]).
 -define(EOS, 256).
+%% The shortest code's length (symbols 0, 1, 2, a, c, e, i, o, s, t): a symbol's first bits are
+%% read this many at once (a test checks it against the lengths).
+-define(MIN_BITS, 5).
 -define(KEY, {?MODULE, tables}).
 
 %% @doc The code lengths of symbols 0 to 256.
@@ -55,7 +58,7 @@ decode(Bin, Max) ->
     symbols(Bin, First, Syms, Max, []).
 
 symbols(Bits, First, Syms, Max, Acc) ->
-    case symbol(Bits, 0, 0, First, Syms) of
+    case first_bits(Bits, First, Syms) of
         {ok, _, _} when Max =< 0 -> {error, huffman_too_long};
         {ok, ?EOS, _} -> {error, huffman_eos};
         {ok, Sym, Rest} -> symbols(Rest, First, Syms, Max - 1, [Sym | Acc]);
@@ -65,17 +68,21 @@ symbols(Bits, First, Syms, Max, Acc) ->
     end.
 
 %% One symbol: the code read so far has `Len' bits; it is a symbol's when it falls within that
-%% length's range (canonical code).
-symbol(<<B:1, Rest/bits>>, Code0, Len0, First, Syms) ->
-    Code = Code0 * 2 + B,
-    Len = Len0 + 1,
+%% length's range (canonical code). No length below ?MIN_BITS has a code: those bits are taken
+%% in one match, not one by one (most of a text's symbols have 5 to 8 bits).
+first_bits(<<Code:?MIN_BITS, Rest/bits>>, First, Syms) -> at(Code, ?MIN_BITS, Rest, First, Syms);
+first_bits(Bits, First, Syms) -> symbol(Bits, 0, 0, First, Syms).
+
+symbol(<<B:1, Rest/bits>>, Code, Len, First, Syms) -> at(Code * 2 + B, Len + 1, Rest, First, Syms);
+symbol(<<>>, Code, Len, _First, _Syms) -> {tail, Len, Code}.
+
+at(Code, Len, Rest, First, Syms) ->
     case element(Len, First) of
         {Start, Count, Index} when Code - Start < Count, Code >= Start ->
             {ok, element(Index + Code - Start, Syms), Rest};
         _ when Len >= 30 -> {tail, 99, 0};
         _ -> symbol(Rest, Code, Len, First, Syms)
-    end;
-symbol(<<>>, Code, Len, _First, _Syms) -> {tail, Len, Code}.
+    end.
 
 %% `{Codes, First, Syms}': each symbol's `{Code, Bits}'; per length 1..30 its first code, count
 %% and where its symbols start in `Syms' (symbols ordered by length, then value). Built once a

@@ -26,7 +26,7 @@
               | {transaction, atom() | binary(), [step()]}
               | {dyn, beamscale_load_dynreq:dyn(), {request, module(), atom(), map(), timeout()}}
               | {named, binary(), step()}
-              | {setvars, beamscale_load_vars:source(), [binary()]}
+              | {setvars, beamscale_load_vars_source:source(), [binary()]}
               | {'if', beamscale_load_vars:cond_(), [step()]}
               | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
               | {for, binary(), integer(), integer(), pos_integer(), [step()]}

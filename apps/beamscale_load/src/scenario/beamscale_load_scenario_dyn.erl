@@ -309,9 +309,9 @@ bool(_, Path) -> bad(Path, "expected true or false").
 -spec files(term(), file:filename()) -> #{binary() => [binary()]}.
 files(L, File) when is_list(L) ->
     maps:from_list(
-      [case beamscale_load_vars:read_lines(Path, File) of
+      [case beamscale_load_vars_source:read_lines(Path, File) of
            {ok, Lines} -> {name(Id), Lines};
-           {error, E} -> bad([Id], lists:flatten(beamscale_load_vars:format_error(E)))
+           {error, E} -> bad([Id], lists:flatten(beamscale_load_vars_source:format_error(E)))
        end || {Id, Path} <- L]);
 files(_, _) -> bad([], "expected [{Id, \"path\"}]").
 
