@@ -158,12 +158,19 @@ header_keys(File, Header) ->
                                                                  [{chars_limit, 80}])}})
      end || H <- Header].
 
-%% @doc Write a whole file so that a reader sees the old or the new content, never a mix.
+%% @doc Write a whole file so that a reader sees the old or the new content, never a mix. The
+%% temporary file is made new (O_EXCL) after any left one is removed: a symlink planted under
+%% its name in a shared directory is removed, never written through.
 -spec write_file(file:filename(), iodata()) -> ok.
 write_file(File, Data) ->
     ok = beamscale_format_file:written(filelib:ensure_dir(File), File),
     Tmp = File ++ ".tmp",
-    ok = beamscale_format_file:written(file:write_file(Tmp, Data), File),
+    _ = file:delete(Tmp),
+    Opened = file:open(Tmp, [write, exclusive, raw, binary]),
+    ok = beamscale_format_file:written(Opened, Tmp),
+    {ok, Fd} = Opened,
+    ok = beamscale_format_file:written(file:write(Fd, Data), File),
+    ok = beamscale_format_file:written(file:close(Fd), File),
     ok = beamscale_format_file:written(file:rename(Tmp, File), File).
 
 %% @doc Open a CSV for appending: write its header if new, drop an unfinished last line if cut
