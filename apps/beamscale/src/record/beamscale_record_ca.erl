@@ -1,11 +1,16 @@
 %% @doc The certificate authority of `beamscale record' (docs/record.md): made once (an EC P-256
 %% key, a self-signed CA certificate valid 10 years) into `DIR/beamscale-record-ca.pem' and
 %% `DIR/beamscale-record-ca.key' (mode 0600), read again by later recordings, and a certificate
-%% per host the browser asks the proxy to tunnel to, signed by it. The certificates are built
+%% per host the browser asks the proxy to tunnel to, signed by it. Another local user must not
+%% choose the CA a browser is told to trust, nor where its key goes: a kept CA is taken only as
+%% this user's regular files with a private key, in a directory no other user can write to
+%% (a sticky one like /tmp does); new files are made with `exclusive' (O_EXCL: never through a
+%% planted symlink, never over a file that appeared meanwhile). The certificates are built
 %% from public_key's records (not its test helpers): subject, SAN, key usage, serverAuth.
 -module(beamscale_record_ca).
 
 -include_lib("public_key/include/public_key.hrl").
+-include_lib("kernel/include/file.hrl").
 
 -export([open/1, issue/2, pem_file/1, spki_sha256/1, trust_text/2, format_error/1]).
 -export_type([ca/0]).
@@ -25,11 +30,12 @@
 open(Dir) ->
     Pem = filename:join(Dir, ?PEM),
     Key = filename:join(Dir, ?KEY),
-    case {file:read_file(Pem), file:read_file(Key)} of
-        {{ok, P}, {ok, K}} -> read(Pem, P, K);
-        {{error, enoent}, {error, enoent}} -> make(Dir, Pem, Key);
-        {{error, Why}, _} -> {error, {?MODULE, {read, Pem, Why}}};
-        {_, {error, Why}} -> {error, {?MODULE, {read, Key, Why}}}
+    Found = [{F, I} || F <- [Pem, Key], {ok, I} <- [file:read_link_info(F)]],
+    case first_error([fun() -> dir_private(Dir) end
+                      | [fun() -> own_regular(F, I) end || {F, I} <- Found]]) of
+        ok when Found =:= [] -> make(Dir, Pem, Key);
+        ok -> kept(Pem, Key, Found);
+        Error -> Error
     end.
 
 %% @doc A certificate for `Host' (a name or an IP address), signed by the CA: the chain to
@@ -78,9 +84,63 @@ trust_text(Ca, Port) ->
 -spec format_error(term()) -> string().
 format_error({read, File, Why}) -> lists:flatten([File, ": ", file:format_error(Why)]);
 format_error({bad, File}) -> File ++ ": not a certificate or EC key made by beamscale record";
+format_error({not_regular, File, Type}) ->
+    lists:flatten(io_lib:format("~ts: a ~s, not a regular file: refused (planted?)", [File, Type]));
+format_error({not_owner, File, Uid, Own}) ->
+    lists:flatten(io_lib:format("~ts: owned by uid ~b, not by this user (uid ~b): refused, as a "
+                                "CA another user made", [File, Uid, Own]));
+format_error({key_readable, File, Mode}) ->
+    lists:flatten(io_lib:format("~ts: mode ~.8b lets other users read the CA's key: refused "
+                                "(chmod 600 it, or remove both files for a new CA)",
+                                [File, Mode band 8#777]));
+format_error({shared_dir, Dir, Mode}) ->
+    lists:flatten(io_lib:format("~ts: mode ~.8b lets other users write there (and plant a CA "
+                                "or a symlink): choose another --ca-dir", [Dir, Mode band 8#7777]));
+format_error({exists, File}) ->
+    File ++ ": appeared while the CA was being made: refused (planted?)";
 format_error(Why) -> lists:flatten(io_lib:format("~0tp", [Why])).
 
 %%% Internals
+
+%% Both files there, this user's own regular files in a private directory: taken if the key
+%% is private to this user too.
+kept(Pem, Key, [{Pem, _}, {Key, KeyInfo}]) ->
+    case {key_private(Key, KeyInfo), file:read_file(Pem), file:read_file(Key)} of
+        {ok, {ok, P}, {ok, K}} -> read(Pem, P, K);
+        {ok, {error, Why}, _} -> {error, {?MODULE, {read, Pem, Why}}};
+        {ok, _, {error, Why}} -> {error, {?MODULE, {read, Key, Why}}};
+        {Why, _, _} -> {error, {?MODULE, Why}}
+    end;
+kept(Pem, Key, [{Found, _}]) ->
+    Missing = hd([Pem, Key] -- [Found]),
+    {error, {?MODULE, {read, Missing, enoent}}}.
+
+first_error([]) -> ok;
+first_error([Check | Rest]) ->
+    case Check() of
+        ok -> first_error(Rest);
+        Why -> {error, {?MODULE, Why}}
+    end.
+
+own_regular(File, #file_info{type = regular, uid = Uid}) ->
+    case beamscale_peer:own_uid() of
+        Uid -> ok;
+        Own -> {not_owner, File, Uid, Own}
+    end;
+own_regular(File, #file_info{type = Type}) -> {not_regular, File, Type}.
+
+key_private(_, #file_info{mode = Mode}) when Mode band 8#077 =:= 0 -> ok;
+key_private(File, #file_info{mode = Mode}) -> {key_readable, File, Mode}.
+
+%% Writable by group or others without the sticky bit: they could swap the files at will.
+dir_private(Dir) ->
+    case file:read_file_info(Dir) of
+        {ok, #file_info{mode = Mode}} when Mode band 8#022 =/= 0, Mode band 8#1000 =:= 0 ->
+            {shared_dir, Dir, Mode};
+        {ok, _} -> ok;
+        {error, enoent} -> ok;
+        {error, Why} -> {read, Dir, Why}
+    end.
 
 read(Pem, P, K) ->
     case {public_key:pem_decode(P), public_key:pem_decode(K)} of
@@ -96,15 +156,25 @@ make(Dir, Pem, KeyFile) ->
     Exts = [ext(?'id-ce-basicConstraints', true, #'BasicConstraints'{cA = true}),
             ext(?'id-ce-keyUsage', true, [keyCertSign, cRLSign])],
     Der = sign(tbs(Name, Name, Key, ?CA_DAYS, Exts), Key),
-    ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),
-    %% The key's file is made empty and private first: the key is never in a readable file.
-    ok = beamscale_format_file:written(file:write_file(KeyFile, <<>>), KeyFile),
-    ok = beamscale_format_file:written(file:change_mode(KeyFile, 8#600), KeyFile),
     KeyPem = public_key:pem_encode([public_key:pem_entry_encode('ECPrivateKey', Key)]),
-    ok = beamscale_format_file:written(file:write_file(KeyFile, KeyPem), KeyFile),
     CertPem = public_key:pem_encode([{'Certificate', Der, not_encrypted}]),
-    ok = beamscale_format_file:written(file:write_file(Pem, CertPem), Pem),
-    {ok, #{cert => Der, key => Key, pem => Pem, leaf_key => key()}}.
+    ok = beamscale_format_file:written(filelib:ensure_path(Dir), Dir),
+    case first_error([fun() -> create(KeyFile, KeyPem, 8#600) end,
+                      fun() -> create(Pem, CertPem, 8#644) end]) of
+        ok -> {ok, #{cert => Der, key => Key, pem => Pem, leaf_key => key()}};
+        Error -> Error
+    end.
+
+%% A new file, made by this call (O_EXCL), with its mode before anything is in it.
+create(File, Data, Mode) ->
+    case file:open(File, [write, exclusive, raw, binary]) of
+        {ok, Fd} ->
+            ok = beamscale_format_file:written(file:change_mode(File, Mode), File),
+            ok = beamscale_format_file:written(file:write(Fd, Data), File),
+            ok = file:close(Fd);
+        {error, eexist} -> {exists, File};
+        {error, Why} -> {read, File, Why}
+    end.
 
 key() -> public_key:generate_key({namedCurve, ?secp256r1}).
 
