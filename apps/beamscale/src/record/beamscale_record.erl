@@ -3,7 +3,9 @@
 %% whole Tsung XML file and terms file are rewritten (`beamscale_record_write', pure), so a
 %% recording stopped at any time is complete up to its last request. HTTPS through `CONNECT',
 %% with certificates per host signed by its CA (`beamscale_record_ca', kept in `ca_dir'); each
-%% connection is served by `beamscale_record_conn'; 64 connections at once.
+%% connection is served by `beamscale_record_conn'; 256 connections at once, the one idle the
+%% longest let go for a new one when all are taken (so idle connections never lock the browser
+%% out).
 -module(beamscale_record).
 
 -export([start/1, stop/1, port/1, ca/1, cert/2]).
@@ -13,7 +15,7 @@
                   ca_dir => file:filename(), handshake_ms => timeout(),
                   body_ms => pos_integer()}.
 
--define(MAX_CONNS, 64).
+-define(MAX_CONNS, 256).
 -define(MAX_CERTS, 1000).
 %% A browser that CONNECTs and then sends nothing (or TLS too slowly) is let go after this.
 -define(HANDSHAKE_MS, 10000).
@@ -61,27 +63,23 @@ call(Pid, Req) ->
 init(Parent, Port, Base, CaDir, Ctx) ->
     case {beamscale_record_ca:open(CaDir),
           gen_tcp:listen(Port, [binary, {ip, {127, 0, 0, 1}}, {active, false},
-                                {reuseaddr, true}, {packet, raw}])} of
+                                {reuseaddr, true}, {packet, raw}, {backlog, 4096}])} of
         {{ok, Ca}, {ok, L}} ->
             Parent ! {self(), {ok, self()}},
             Me = self(),
             spawn_link(fun() -> accept(L, Me, beamscale_peer:new()) end),
-            loop(#{listen => L, base => Base, reqs => [], conns => 0, ca => Ca, certs => #{},
+            loop(#{listen => L, base => Base, reqs => [], conns => #{}, idle => gb_sets:empty(),
+                   seq => 0, ca => Ca, certs => #{},
                    ctx => Ctx#{owner => Me, cert => fun(Host) -> cert(Me, Host) end}});
         {{error, Why}, _} -> Parent ! {self(), {error, Why}};
         {_, {error, Why}} -> Parent ! {self(), {error, {listen, Why}}}
     end.
 
-loop(#{listen := L, reqs := Reqs, conns := N, ctx := Ctx} = S) ->
+loop(#{listen := L, reqs := Reqs} = S) ->
     receive
-        {accepted, Sock} when N >= ?MAX_CONNS -> gen_tcp:close(Sock), loop(S);
-        {accepted, Sock} ->
-            Pid = spawn(fun() -> receive go -> beamscale_record_conn:serve(Sock, Ctx) end end),
-            ok = gen_tcp:controlling_process(Sock, Pid),
-            monitor(process, Pid),
-            Pid ! go,
-            loop(S#{conns := N + 1});
-        {'DOWN', _, process, _, _} -> loop(S#{conns := N - 1});
+        {accepted, Sock} -> loop(accepted(Sock, S));
+        {busy, Pid} -> loop(busy(Pid, S));
+        {'DOWN', _, process, Pid, _} -> loop(gone(Pid, S));
         {request, At, R} ->
             Reqs1 = [R#{at => At} | Reqs],
             ok = write(S#{reqs := Reqs1}),
@@ -93,6 +91,38 @@ loop(#{listen := L, reqs := Reqs, conns := N, ctx := Ctx} = S) ->
         {ca, From, Ref} -> From ! {Ref, maps:get(ca, S)}, loop(S);
         {port, From, Ref} -> {ok, P} = inet:port(L), From ! {Ref, P}, loop(S);
         {stop, From, Ref} -> gen_tcp:close(L), From ! {Ref, length(Reqs)}
+    end.
+
+%% A connection is idle (in `idle', by accept order) until it has read a request to pass on.
+accepted(Sock, #{conns := Conns} = S) when map_size(Conns) < ?MAX_CONNS -> serve(Sock, S);
+accepted(Sock, #{idle := Idle} = S) ->
+    case gb_sets:is_empty(Idle) of
+        true -> gen_tcp:close(Sock), S;
+        false ->
+            {{_, Oldest}, _} = gb_sets:take_smallest(Idle),
+            exit(Oldest, kill),
+            serve(Sock, gone(Oldest, S))
+    end.
+
+serve(Sock, #{conns := Conns, idle := Idle, seq := Seq, ctx := Ctx} = S) ->
+    Pid = spawn(fun() -> receive go -> beamscale_record_conn:serve(Sock, Ctx) end end),
+    ok = gen_tcp:controlling_process(Sock, Pid),
+    Ref = monitor(process, Pid),
+    Pid ! go,
+    S#{conns := Conns#{Pid => {Seq, Ref}}, idle := gb_sets:add({Seq, Pid}, Idle), seq := Seq + 1}.
+
+busy(Pid, #{conns := Conns, idle := Idle} = S) ->
+    case Conns of
+        #{Pid := {Seq, _}} -> S#{idle := gb_sets:del_element({Seq, Pid}, Idle)};
+        _ -> S
+    end.
+
+gone(Pid, #{conns := Conns, idle := Idle} = S) ->
+    case maps:take(Pid, Conns) of
+        {{Seq, Ref}, Conns1} ->
+            demonitor(Ref, [flush]),
+            S#{conns := Conns1, idle := gb_sets:del_element({Seq, Pid}, Idle)};
+        error -> S
     end.
 
 %% Answered as the proxy refuses any request (the client's bytes read before the close, so the

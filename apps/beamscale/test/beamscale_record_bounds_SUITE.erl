@@ -1,0 +1,168 @@
+%% `beamscale record' against its own user and another local one (issue 55): thousands of idle
+%% connections do not lock the browser out, 64 large replies pass without being held, and a CA
+%% another user planted (files, a symlink, a directory others can write) is refused in words.
+-module(beamscale_record_bounds_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([idle_connections/1, big_replies/1, planted_ca/1]).
+-export([idle_connections/0, big_replies/0, planted_ca/0]).
+
+-define(IDLE, 10000).
+-define(REPLIES, 64).
+-define(REPLY_MB, 16).
+
+suite() -> [{timetrap, {minutes, 3}}].
+
+all() -> [planted_ca, idle_connections, big_replies].
+
+init_per_suite(Config) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_record_bounds"),
+    Www = filename:join(Dir, "www"),
+    ok = filelib:ensure_path(Www),
+    ok = file:write_file(filename:join(Www, "small.txt"), "small\n"),
+    {ok, Fd} = file:open(filename:join(Www, "big.bin"), [write, raw, binary]),
+    Mb = binary:copy(<<"0123456789abcdef">>, 65536),
+    ok = lists:foreach(fun(_) -> ok = file:write(Fd, Mb) end, lists:seq(1, ?REPLY_MB)),
+    ok = file:close(Fd),
+    Port = beamscale_load_servers:free_port(),
+    Temps = [[T, "_temp_path ", Dir, ";\n"]
+             || T <- ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]],
+    Conf = io_lib:format("user root;\nerror_log ~ts/error.log;\nevents {}\n"
+                         "http {\n access_log off;\n~ts server {\n  listen 127.0.0.1:~b;\n"
+                         "  root ~ts;\n }\n}\n", [Dir, Temps, Port, Www]),
+    Stop = beamscale_load_servers:nginx(Dir, Port, Conf),
+    [{nginx, {Stop, Port}} | Config].
+
+end_per_suite(Config) ->
+    {Stop, _} = ?config(nginx, Config),
+    Stop().
+
+idle_connections() ->
+    [{doc, "10 000 idle connections of the owner: the browser's request still served in 1 s."}].
+idle_connections(Config) ->
+    {Proxy, P} = proxy(Config, "idle"),
+    {_, Port} = ?config(nginx, Config),
+    Idle = [S || _ <- lists:seq(1, ?IDLE),
+                 {ok, S} <- [gen_tcp:connect({127, 0, 0, 1}, P, [binary, {active, false}], 5000)]],
+    ?assertEqual(?IDLE, length(Idle)),
+    T0 = erlang:monotonic_time(millisecond),
+    Reply = get(P, ["http://127.0.0.1:", integer_to_list(Port), "/small.txt"]),
+    Ms = erlang:monotonic_time(millisecond) - T0,
+    ct:pal("served beside ~b idle connections in ~b ms", [?IDLE, Ms]),
+    ?assertMatch(<<"HTTP/1.1 200 ", _/binary>>, Reply),
+    ?assert(Ms < 1000, Ms),
+    %% The cap held: all but the newest few hundred were let go (closed by the proxy).
+    Closed = length([S || S <- Idle, gen_tcp:recv(S, 0, 0) =:= {error, closed}]),
+    ct:pal("~b of ~b idle connections closed by the proxy", [Closed, ?IDLE]),
+    ?assert(Closed >= ?IDLE - 256, Closed),
+    [gen_tcp:close(S) || S <- Idle],
+    ?assertEqual(1, beamscale_record:stop(Proxy)).
+
+big_replies() ->
+    [{doc, "64 replies of 16 MiB at once pass whole, the node under 300 MB meanwhile."}].
+big_replies(Config) ->
+    {Proxy, P} = proxy(Config, "big"),
+    {_, Port} = ?config(nginx, Config),
+    Url = ["http://127.0.0.1:", integer_to_list(Port), "/big.bin"],
+    Me = self(),
+    Sampler = spawn_link(fun() -> sample(Me, 0) end),
+    Pids = [spawn_link(fun() -> Me ! {self(), fetch_size(P, Url)} end)
+            || _ <- lists:seq(1, ?REPLIES)],
+    Sizes = [receive {Pid, Size} -> Size after 120000 -> ct:fail(reply_timeout) end
+             || Pid <- Pids],
+    Sampler ! {stop, Me},
+    Peak = receive {peak, B} -> B end,
+    ct:pal("~b replies of ~b MiB; node memory peak ~b MB", [?REPLIES, ?REPLY_MB, Peak div 1000000]),
+    Body = ?REPLY_MB * 1048576,
+    ?assertEqual([], [S || S <- Sizes, S =/= Body]),
+    ?assert(Peak < 300000000, Peak),
+    ?assertEqual(?REPLIES, beamscale_record:stop(Proxy)).
+
+planted_ca() ->
+    [{doc, "A CA another user planted, a symlink, a shared or readable key: each refused."}].
+planted_ca(_Config) ->
+    Shared = string:trim(os:cmd("mktemp -d /tmp/beamscale_record_ca.XXXXXX")),
+    User = beamscale_test_user:create(),
+    try
+        %% Like /tmp: everyone may write, only a file's owner remove it (file:change_mode keeps
+        %% only the permission bits).
+        "" = os:cmd("chmod 1777 " ++ Shared),
+        Pem = filename:join(Shared, "beamscale-record-ca.pem"),
+        Key = filename:join(Shared, "beamscale-record-ca.key"),
+        %% The other user's files: refused before a byte of them is read.
+        {0, _} = beamscale_test_user:run(User, ["sh", "-c", "umask 077; echo x > " ++ Pem ++
+                                                "; echo y > " ++ Key], 10000),
+        refused(Shared, "owned by uid [0-9]+, not by this user"),
+        ok = file:delete(Pem), ok = file:delete(Key),
+        %% A dangling symlink where the key would go: the key is not written through it.
+        Victim = filename:join(Shared, "victim"),
+        {0, _} = beamscale_test_user:run(User, ["ln", "-s", Victim, Key], 10000),
+        refused(Shared, "a symlink, not a regular file"),
+        ?assertEqual(false, filelib:is_file(Victim)),
+        ok = file:delete(Key),
+        %% The sticky directory is fine for a CA of its own, kept for the next proxy.
+        {ok, Ca} = beamscale_record_ca:open(Shared),
+        {ok, Again} = beamscale_record_ca:open(Shared),
+        ?assertEqual(beamscale_record_ca:spki_sha256(Ca), beamscale_record_ca:spki_sha256(Again)),
+        ok = file:change_mode(Key, 8#644),
+        refused(Shared, "mode 644 lets other users read the CA's key"),
+        ok = file:change_mode(Key, 8#600),
+        ok = file:change_mode(Shared, 8#777),
+        refused(Shared, "mode 777 lets other users write there")
+    after
+        beamscale_test_user:remove(User),
+        os:cmd("rm -rf " ++ Shared)
+    end.
+
+%%% Helpers
+
+proxy(Config, Name) ->
+    Priv = ?config(priv_dir, Config),
+    {ok, Proxy} = beamscale_record:start(#{port => 0, base => filename:join(Priv, Name),
+                                           ca_dir => filename:join(Priv, Name ++ "_ca")}),
+    {Proxy, beamscale_record:port(Proxy)}.
+
+refused(Dir, Pattern) ->
+    {error, Why} = beamscale_record_ca:open(Dir),
+    Text = beamscale_record_ca:format_error(element(2, Why)),
+    ct:log("~ts", [Text]),
+    ?assertMatch({match, _}, re:run(Text, Pattern), Text).
+
+get(P, Url) ->
+    {ok, S} = gen_tcp:connect({127, 0, 0, 1}, P, [binary, {active, false}], 5000),
+    ok = gen_tcp:send(S, ["GET ", Url, " HTTP/1.1\r\nHost: x\r\n\r\n"]),
+    read_all(S, <<>>).
+
+read_all(S, Acc) ->
+    case gen_tcp:recv(S, 0, 10000) of
+        {ok, D} -> read_all(S, <<Acc/binary, D/binary>>);
+        {error, _} -> gen_tcp:close(S), Acc
+    end.
+
+%% The body's size of a reply through the proxy, its bytes counted and dropped as they come.
+fetch_size(P, Url) ->
+    {ok, S} = gen_tcp:connect({127, 0, 0, 1}, P, [binary, {active, false}], 5000),
+    ok = gen_tcp:send(S, ["GET ", Url, " HTTP/1.1\r\nHost: x\r\n\r\n"]),
+    body(S, <<>>).
+
+body(S, Head) ->
+    case binary:split(Head, <<"\r\n\r\n">>) of
+        [_, Rest] -> count(S, byte_size(Rest));
+        [_] ->
+            {ok, D} = gen_tcp:recv(S, 0, 30000),
+            body(S, <<Head/binary, D/binary>>)
+    end.
+
+count(S, N) ->
+    case gen_tcp:recv(S, 0, 30000) of
+        {ok, D} -> count(S, N + byte_size(D));
+        {error, _} -> gen_tcp:close(S), N
+    end.
+
+sample(Parent, Peak) ->
+    receive
+        {stop, Parent} -> Parent ! {peak, max(Peak, erlang:memory(total))}
+    after 20 -> sample(Parent, max(Peak, erlang:memory(total)))
+    end.
