@@ -24,6 +24,35 @@ split_anywhere_test() ->
     ?assertEqual({ok, {stanza, M}, <<>>}, ?S:next(M, 4096)),
     ?assertEqual(<<"bs-stamp:1;<![CDATA[<x>]]>">>, ?S:body(M)).
 
+%% Fed in pieces of every size from 1 to 9 bytes, scanning on from each cursor: the same parts
+%% as from the whole, CDATA, comments and nesting cut anywhere.
+cursor_resumes_test() ->
+    In = <<"  <message to='a'><body>x<![CDATA[</message>]]></body><!-- </message> -->"
+           "<c><d/></c></message><presence/><iq id='1'><query><item/><item/></query></iq>">>,
+    Whole = parts(fun(B, _) -> ?S:next(B, 4096) end, In, [byte_size(In)]),
+    ?assertEqual(3, length(Whole)),
+    [?assertEqual(Whole, parts(fun(B, C) -> ?S:next(B, 4096, C) end, In, [N]))
+     || N <- lists:seq(1, 9)].
+
+parts(Next, In, [N]) -> parts(Next, <<>>, In, N, start, []).
+
+parts(_Next, <<>>, <<>>, _N, _C, Acc) -> lists:reverse(Acc);
+parts(Next, Buf, In, N, C, Acc) ->
+    case Next(Buf, C) of
+        {ok, {stanza, S}, Rest} -> parts(Next, Rest, In, N, start, [S | Acc]);
+        More when More =:= more; element(1, More) =:= more ->
+            Take = min(N, byte_size(In)),
+            <<Piece:Take/binary, In1/binary>> = In,
+            C1 = case More of {more, At} -> At; more -> start end,
+            parts(Next, <<Buf/binary, Piece/binary>>, In1, N, C1, Acc)
+    end.
+
+%% A stanza over the bound is refused however it is cut, the cursor kept or not.
+bounded_with_cursor_test() ->
+    Big = <<"<message><body>", (binary:copy(<<"x">>, 200))/binary>>,
+    {more, C} = ?S:next(binary:part(Big, 0, 50), 100, start),
+    ?assertEqual({error, {?S, {too_big, 100}}}, ?S:next(Big, 100, C)).
+
 bounded_size_test() ->
     Big = <<"<message><body>", (binary:copy(<<"x">>, 200))/binary>>,
     ?assertEqual({error, {?S, {too_big, 100}}}, ?S:next(Big, 100)),

@@ -146,28 +146,31 @@ exchange(Bytes, Want, C, Timeout) ->
     end.
 
 %% Stanzas until the one awaited; messages met on the way are read for their stamp, pings
-%% answered, others dropped.
-await(Want, #{s := S, buf := Buf} = C, Deadline) ->
-    case ?ST:next(Buf, beamscale_load_reader:max(S)) of
+%% answered, others dropped. While a stanza is incomplete its buffer only grows, so each scan
+%% goes on from the cursor where the last stopped.
+await(Want, C, Deadline) -> await(Want, C, Deadline, start).
+
+await(Want, #{s := S, buf := Buf} = C, Deadline, Cursor) ->
+    case ?ST:next(Buf, beamscale_load_reader:max(S), Cursor) of
         {ok, Part, Rest} ->
             case answer(Want, Part, C#{buf := Rest}) of
                 {done, C1} -> nudge(C1), {ok, C1};
-                {next, Want1, C1} -> await(Want1, C1, Deadline);
+                {next, Want1, C1} -> await(Want1, C1, Deadline, start);
                 %% The stream goes on after a refused request.
                 {error, {E, _} = R} when E =:= iq_error; E =:= sasl_failure ->
                     {error, {?MODULE, R}, C#{buf := Rest}};
                 {error, R} -> gone(C, {?MODULE, R})
             end;
-        more when is_map_key(bosh, C) ->
+        {more, At} when is_map_key(bosh, C) ->
             case ?BOSH:more(C, Deadline) of
-                {ok, C1} -> await(Want, C1, Deadline);
+                {ok, C1} -> await(Want, C1, Deadline, At);
                 {error, R} -> gone(C, R)
             end;
-        more ->
+        {more, At} ->
             case beamscale_load_reader:recv(S, <<>>, Deadline) of
                 {ok, Data} ->
                     case feed(C, Data) of
-                        {ok, C1} -> await(Want, C1, Deadline);
+                        {ok, C1} -> await(Want, C1, Deadline, At);
                         {error, R} -> gone(C, R)
                     end;
                 {error, R} -> gone(C, R)
