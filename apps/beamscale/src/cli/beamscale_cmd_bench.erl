@@ -322,13 +322,14 @@ keep(#{name := Name} = Opts, Plan, Result) ->
               "~ts~n", [Index]);
 keep(_Opts, _Plan, _Result) -> ok.
 
-%% The clock in run.json (`compare' refuses runs of two clocks); counted, the counts of each
-%% launch's samples in instructions.csv.
+%% Counted, the clock in run.json (`compare' refuses runs of two clocks, `history' keeps them
+%% apart) and the counts of each launch's samples in instructions.csv. A time run says none:
+%% its history stays one series with those from before the instruction clock.
 clock_info(Dir, #{mode := time, rows := [#{counter := Counter} | _] = Rows}) ->
     ok = beamscale_instr_store:write(Dir, [{key(R, <<"default">>), <<"call">>, counts(R)}
                                            || R <- Rows]),
     #{clock => instructions, counter => Counter};
-clock_info(_Dir, _Result) -> #{clock => time}.
+clock_info(_Dir, _Result) -> #{}.
 
 counts(#{launch_instructions_per_call := Ls}) -> Ls;
 counts(#{instructions_per_call := P}) -> [P].
