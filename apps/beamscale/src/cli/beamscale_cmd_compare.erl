@@ -5,8 +5,9 @@
 %% `compare.html' (into RUN_B unless `--out FILE' names another place). With
 %% `--fail-if-slower PCT' (a decimal) it fails (exit 1) when a significant slowdown exceeds PCT
 %% percent, so it can gate CI on performance regressions. Two runs with no result in common are
-%% refused (exit 2): a gate that compares nothing passes everything. Two load runs (a `load.csv'
-%% each) are compared by `beamscale_compare_load'.
+%% refused (exit 2): a gate that compares nothing passes everything, as are runs of two clocks.
+%% Two load runs (a `load.csv' each) are compared by `beamscale_compare_load', two runs of the
+%% instruction clock by `beamscale_compare_instr'.
 -module(beamscale_cmd_compare).
 -behaviour(beamscale_cmd).
 
@@ -23,6 +24,8 @@ info() ->
       details => "B / A above 1 means B is slower. Significant: p < 0.05 and the 95 % interval\n"
                  "of the ratio leaves out 1, both from a bootstrap that resamples launches,\n"
                  "then iterations (Mann-Whitney p when both runs have one launch).\n"
+                 "Two runs of bench --clock instructions: instructions per call over launches,\n"
+                 "a difference called when the two sides' counts do not overlap.\n"
                  "compare.html goes into RUN_B unless --out names a file.\n"
                  "Two load runs: latency percentiles, throughput and errors side by side,\n"
                  "B / A of the per-second medians with a bootstrap interval over seconds.",
