@@ -11,8 +11,16 @@
 # SAMPLES (default 20, bench's) cut 0.5 s into samples on both sides: on a loaded host, short
 # samples (200: 2.5 ms) often run between two preemptions, so their median stays the call's.
 #   bench/micro_vs_bare_loop.sh [ROUNDS [SAMPLES]]
+# In instructions (`instructions [COUNT_SAMPLES]', default 9): `bench --clock instructions
+# --counter valgrind' against the bare loops counted the same way (micro_bare:count/4: under
+# callgrind, collection on around each loop only, the same calls per sample as bench's, the
+# least sample less the empty loop's), the bare loops counted again in another emulator as the
+# A/A control; prints per expression the three counts and the ratios (goal: within 2 %).
+#   bench/micro_vs_bare_loop.sh instructions [COUNT_SAMPLES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=time
+if [ "${1:-}" = instructions ]; then mode=instructions; shift; fi
 rounds=${1:-10}
 samples=${2:-20}
 out=$(mktemp -d /tmp/beamscale-micro-bare.XXXXXX)
@@ -24,6 +32,11 @@ erlc -o "$out" bench/micro_bare/micro_bare.erl
 # (beamscale_node): the bare emulator too, so both run with the same flags.
 bare_erl() { ERL_FLAGS='' ERL_AFLAGS='' ERL_ZFLAGS='' erl -noshell -pa "$out" "$@"; }
 mapfile -t exprs < <(bare_erl -eval '[io:format("~s~n", [E]) || E <- micro_bare:exprs()], halt().')
+if [ "$mode" = instructions ]; then
+    . bench/micro_vs_bare_instr.sh
+    instructions "${1:-9}"
+    exit 0
+fi
 # Each expression in an emulator of its own, in a session of its own (setsid), as `bench' runs
 # each in a fresh node (which its port program puts in a new session): on a loaded host Linux's
 # autogroups share the CPU by session, and a session just woken gets more of it than one busy

@@ -1,8 +1,8 @@
 %% The floor for bench/micro_vs_bare_loop.sh: each expression in a hand-written tight loop of its
 %% own, timed in a plain emulator. `exprs/0' gives the same expressions as text for `beamscale
-%% bench'.
+%% bench'. `count/4' counts the loops' instructions instead (the instructions mode).
 -module(micro_bare).
--export([exprs/0, main/2, one/2]).
+-export([exprs/0, main/2, one/2, count/4]).
 
 %% `beamscale bench''s default measuring time, cut into as many samples as it is told.
 -define(TIME_NS, 500000000).
@@ -46,6 +46,42 @@ main(Samples, I) ->
     {_, Loop} = lists:nth(I, loops()),
     Ns = [X - Floor || X <- ns(Loop, Samples, SampleNs)],
     io:format("~b ~.2f ~.2f~n", [I, median(Ns), tenth(Ns)]).
+
+%% Prints "INDEX INSTRUCTIONS_PER_CALL" for each expression, `Calls' the calls per sample of
+%% each (bench's own, so that both collect alike): the least of `Samples' counted samples less
+%% the empty loop's least with the same calls, after one uncounted, each sample in a fresh
+%% process, as `bench --clock instructions' counts. The emulator runs under callgrind with
+%% collection off, its dumps in `Dir'; `So' is the instruction clock's NIF (beamscale_icount).
+count(So, Dir, Calls, Samples) ->
+    ok = beamscale_bench_icount:load(So),
+    [begin
+         {_, Loop} = lists:nth(I, loops()),
+         Floor = lists:min(counts(fun empty/1, N, Samples, Dir)),
+         io:format("~b ~.2f~n", [I, lists:min(counts(Loop, N, Samples, Dir)) - Floor])
+     end || {I, N} <- lists:enumerate(Calls)],
+    ok.
+
+counts(Loop, N, Samples, Dir) ->
+    _ = counted(Loop, N, Dir),
+    [counted(Loop, N, Dir) / N || _ <- lists:seq(1, Samples)].
+
+counted(Loop, N, Dir) ->
+    fresh(fun() ->
+                  ok = beamscale_bench_icount:vg_start(),
+                  ok = Loop(N),
+                  ok = beamscale_bench_icount:vg_stop(),
+                  dumped(Dir)
+          end).
+
+%% Each dump is read (its summary line comes first) and removed: one is there at a time.
+dumped(Dir) ->
+    [File] = filelib:wildcard(filename:join(Dir, "cg." ++ os:getpid() ++ ".*")),
+    {ok, F} = file:open(File, [read, binary, raw]),
+    {ok, Head} = file:read(F, 65536),
+    ok = file:close(F),
+    ok = file:delete(File),
+    {ok, Count} = beamscale_bench_icount:summary(Head),
+    Count.
 
 %% Nanoseconds per call of `N' calls of expression `I' in a fresh process, nothing subtracted
 %% (bench/micro_shapes/micro_gc_count.erl counts its collections).

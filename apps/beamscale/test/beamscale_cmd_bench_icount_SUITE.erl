@@ -8,11 +8,11 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([counts/0, counts/1, no_pmu/0, no_pmu/1]).
+-export([counts/0, counts/1, no_pmu/0, no_pmu/1, compared/0, compared/1]).
 
 suite() -> [{timetrap, {minutes, 10}}].
 
-all() -> [no_pmu, counts].
+all() -> [no_pmu, counts, compared].
 
 init_per_suite(Config) -> Config.
 
@@ -64,3 +64,31 @@ no_pmu(_Config) ->
                                                "--counter", "pmu", "lists:seq(1, 10)."]),
             ?assertMatch({match, _}, re:run(Out, "\"counter\":\"pmu\""))
     end.
+
+%% A run kept by `bench --name': one point (input `l' a list of `Len'), one launch.
+kept(Config, Name, Len) ->
+    Out = ?config(priv_dir, Config),
+    {Status, Text} = run(["bench", "--quiet", "--clock", "instructions", "--counter", "valgrind",
+                          "lists:sum(Input).",
+                          "--input", "l=lists:seq(1, " ++ integer_to_list(Len) ++ ")",
+                          "--time", "0.05", "--samples", "5", "--warmup", "0.01",
+                          "--count-samples", "5", "--launches", "1", "--name", Name,
+                          "--out", Out]),
+    ?assertEqual({0, ""}, {Status, [C || Status =/= 0, C <- Text]}),
+    Dir = filename:join(Out, Name),
+    ?assert(filelib:is_regular(beamscale_instr_store:file(Dir))),
+    Dir.
+
+compared() -> [{doc, "Two runs kept by bench --clock instructions, compare'd: in instructions, "
+                     "the clock named, twice the list about twice the count."}].
+compared(Config) ->
+    A = kept(Config, "sum100", 100),
+    B = kept(Config, "sum200", 200),
+    {Status, Text} = beamscale_test_cli:run(["compare", A, B, "--fail-if-slower", "50"]),
+    ct:pal("~ts", [Text]),
+    ?assertEqual(1, Status),
+    [?assertNotEqual(nomatch, string:find(Text, S), Text)
+     || S <- ["clock: instructions retired per call", "counted by valgrind in both runs",
+              "more instructions by", "counted samples, one launch a side"]],
+    {match, [Ratio]} = re:run(Text, "  ([0-9.]+)x \\(A ", [{capture, all_but_first, list}]),
+    ?assert(abs(list_to_float(Ratio) - 2) < 0.1).

@@ -6,14 +6,14 @@
 
 -export([all/0, suite/0]).
 -export([same_data/1, other_noise/1, slowed/1, bad_input/1, nothing_in_common/1,
-         decimal_gate/1, other_clock/1]).
+         decimal_gate/1, other_clock/1, instr_same/1, instr_more/1, instr_vs_time/1]).
 -export([same_data/0, other_noise/0, slowed/0, bad_input/0, nothing_in_common/0,
-         decimal_gate/0, other_clock/0]).
+         decimal_gate/0, other_clock/0, instr_same/0, instr_more/0, instr_vs_time/0]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [same_data, other_noise, slowed, bad_input, nothing_in_common, decimal_gate,
-          other_clock].
+          other_clock, instr_same, instr_more, instr_vs_time].
 
 benches() -> [{<<"big">>, <<"[128]">>, 0.2}, {<<"ets_test">>, <<"[8,2,20000]">>, 0.1}].
 
@@ -100,3 +100,57 @@ other_clock(Config) ->
     {0, Noted} = beamscale_test_cli:run(["compare", A, C]),
     ?assertNotEqual(nomatch, string:find(Noted, "note: host differs (A: test-host, B: elsewhere)"),
                     Noted).
+
+%% A run directory as `bench --name --clock instructions' keeps it: its times, its clock in
+%% run.json and its counts per launch (`Factor' times 2970 instructions a call, give or take a
+%% few), or a time run when `Factor' is `time'.
+bench_run(Config, Name, Factor) ->
+    Dir = run(Config, Name, #{benches => [{<<"lists:seq(1, 100).">>, <<"-">>, 7.0e-7}]}),
+    Env = beamscale_format_env:key(#{otp => <<"otp">>, erl_args => <<"default">>,
+                                     schedulers => 1, nodes => 1}),
+    Key = {<<"lists:seq(1, 100).">>, <<"-">>, Env},
+    Run = case Factor of
+              time -> #{kind => micro};
+              _ ->
+                  Counts = [[2970 * Factor + D + S / 4 || S <- lists:seq(0, 8)]
+                            || D <- [0, 2, 1]],
+                  ok = beamscale_instr_store:write(Dir, [{Key, <<"call">>,
+                                                          Counts}]),
+                  #{kind => micro, clock => instructions, counter => valgrind}
+          end,
+    ok = file:write_file(filename:join(Dir, "run.json"), beamscale_format_json:encode(Run)),
+    Dir.
+
+instr_same() -> [{doc, "Two instruction runs alike: compared in instructions, same, gate "
+                       "passes; the library says so too."}].
+instr_same(Config) ->
+    A = bench_run(Config, "instr-a", 1),
+    B = bench_run(Config, "instr-b", 1),
+    {0, Text} = beamscale_test_cli:run(["compare", A, B, "--fail-if-slower", "1"]),
+    [?assertNotEqual(nomatch, string:find(Text, S), Text)
+     || S <- ["clock: instructions retired per call", "counted by valgrind in both runs",
+              "same in instructions", "over 3 and 3 launches", "1 compared in instructions"]],
+    ?assert(filelib:is_regular(filename:join(B, "compare.html"))),
+    %% The library gives the same comparison as maps.
+    ?assertMatch(#{instructions := [#{verdict := same, over := launches}]},
+                 beamscale:compare(A, B)).
+
+instr_more() -> [{doc, "B counting 3 % more instructions: named, fails a 2 % gate, not a 5 %."}].
+instr_more(Config) ->
+    A = bench_run(Config, "more-a", 1),
+    B = bench_run(Config, "more-b", 1.03),
+    {1, Text} = beamscale_test_cli:run(["compare", A, B, "--fail-if-slower", "2"]),
+    ?assertNotEqual(nomatch, string:find(Text, "more instructions by 3.0"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, "count more than 2 % more instructions"), Text),
+    {0, _} = beamscale_test_cli:run(["compare", A, B, "--fail-if-slower", "5"]),
+    {0, Fewer} = beamscale_test_cli:run(["compare", B, A]),
+    ?assertNotEqual(nomatch, string:find(Fewer, "fewer instructions by"), Fewer).
+
+instr_vs_time() -> [{doc, "An instructions run against a time run: refused in one line, exit 2."}].
+instr_vs_time(Config) ->
+    A = bench_run(Config, "vs-a", 1),
+    B = bench_run(Config, "vs-b", time),
+    {2, Text} = beamscale_test_cli:run(["compare", A, B]),
+    ?assertMatch([_], string:lexemes(Text, "\n")),
+    ?assertNotEqual(nomatch, string:find(Text, "by the instructions clock"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, "by the time clock"), Text).

@@ -33,3 +33,15 @@ merge_and_ratio_test() ->
     ?assert(F > 0.0 andalso F < 0.03),
     %% Another input is its own base: no ratio to the first input's row.
     ?assertNot(is_map_key(ratio, C)).
+
+%% Counted launches: the median of their counts, and each launch's counted samples kept in
+%% launch order (compare reads them from instructions.csv).
+merge_instructions_test() ->
+    Rows = [(row(1, L, <<"i">>, 100.0))#{instructions => 2970.0 + L,
+                                         instructions_per_call => [2970.0 + L, 2975.0 + L]}
+            || L <- [2, 1, 3]],
+    [#{instructions := I, launch_instructions := Is, launch_instructions_per_call := Ps}] =
+        beamscale_micro_launches:merge(Rows),
+    ?assertEqual(2972.0, I),
+    ?assertEqual([2971.0, 2972.0, 2973.0], Is),
+    ?assertEqual([[2971.0, 2976.0], [2972.0, 2977.0], [2973.0, 2978.0]], Ps).

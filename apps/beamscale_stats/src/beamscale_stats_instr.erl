@@ -2,11 +2,12 @@
 %% benchmark's samples less the empty loop's (counted with the same calls per sample, so that
 %% what the harness adds cancels), their least (the figure: what else the scheduler's thread
 %% runs during a sample, a timer or a tick, only adds), median, range and spread over the
-%% samples, and the ratio and verdict of two such counts against their own spread.
+%% samples, and the ratio and verdict of two such counts against their own spread; two runs'
+%% counts compared per key (`compare_runs/2', `beamscale compare' of two instruction runs).
 -module(beamscale_stats_instr).
 
--export([per_call/2, summary/2, spread/1, compare/2]).
--export_type([sample/0, summary/0]).
+-export([per_call/2, summary/2, spread/1, compare/2, compare_runs/2, more/2]).
+-export_type([sample/0, summary/0, counts/1, run_result/1]).
 
 %% Calls made, instructions retired.
 -type sample() :: {pos_integer(), non_neg_integer()}.
@@ -14,6 +15,15 @@
                      instructions_max := float(), instructions_spread := float(),
                      instructions_per_call := [float()], counted_calls := pos_integer(),
                      empty_instructions := float()}.
+%% A run's counts per call, per key, launch by launch (each launch its counted samples).
+-type counts(Key) :: #{Key => [[number(), ...], ...]}.
+%% A key compared: `over' launches (each launch's least, its figure) or, with one launch on a
+%% side, the counted samples (no launch-to-launch floor); medians over those values.
+-type run_result(Key) :: #{key := Key, over := launches | samples, launches_a := pos_integer(),
+                           launches_b := pos_integer(), n_a := pos_integer(),
+                           n_b := pos_integer(), median_a := float(), median_b := float(),
+                           ratio := float() | undefined, floor := float(),
+                           verdict := same | more | fewer}.
 
 %% @doc Instructions per call of each sample, less the empty loop's least per call.
 -spec per_call([sample(), ...], [sample(), ...]) -> [float()].
@@ -59,3 +69,31 @@ apart(false, _) -> same.
 
 ratio(B, A) when A > 0 -> B / A;
 ratio(_, _) -> undefined.
+
+%% @doc The keys counted in both runs (in key order), B against A: over launches when both
+%% sides have two or more (a launch's figure is its least count, as `bench' prints it), else
+%% over the counted samples of the launches there are.
+-spec compare_runs(counts(K), counts(K)) -> [run_result(K)].
+compare_runs(A, B) ->
+    [run_result(K, maps:get(K, A), maps:get(K, B))
+     || K <- lists:sort(maps:keys(B)), is_map_key(K, A)].
+
+run_result(Key, LA, LB) ->
+    Over = case min(length(LA), length(LB)) of
+               1 -> samples;
+               _ -> launches
+           end,
+    {XA, XB} = {values(Over, LA), values(Over, LB)},
+    (compare(XA, XB))#{key => Key, over => Over, launches_a => length(LA),
+                       launches_b => length(LB), n_a => length(XA), n_b => length(XB),
+                       median_a => beamscale_stats:median(XA),
+                       median_b => beamscale_stats:median(XB)}.
+
+values(launches, Launches) -> [lists:min(L) || L <- Launches];
+values(samples, Launches) -> lists:append(Launches).
+
+%% @doc The results whose B counts more than `Pct' percent above A's, ranges apart (the gate
+%% of `compare --fail-if-slower' in instructions).
+-spec more([run_result(K)], number()) -> [run_result(K)].
+more(Results, Pct) ->
+    [R || #{verdict := more, ratio := Ratio} = R <- Results, Ratio > 1 + Pct / 100].

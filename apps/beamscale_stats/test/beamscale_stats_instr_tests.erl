@@ -31,3 +31,29 @@ compare_test() ->
     ?assertMatch(#{verdict := fewer}, beamscale_stats_instr:compare([100, 101], [90, 91])),
     ?assertMatch(#{ratio := undefined, verdict := same},
                  beamscale_stats_instr:compare([0, 0], [5, 5])).
+
+%% Two launches a side: each launch's least count is its figure; keys of one run only are left
+%% out.
+compare_runs_launches_test() ->
+    A = #{k => [[100, 130], [101, 140]], only_a => [[1]]},
+    B = #{k => [[110, 111], [112, 150]], only_b => [[1]]},
+    [R] = beamscale_stats_instr:compare_runs(A, B),
+    ?assertMatch(#{key := k, over := launches, launches_a := 2, launches_b := 2, n_a := 2,
+                   verdict := more, median_a := 100.5, median_b := 111.0}, R),
+    ?assert(abs(maps:get(ratio, R) - 111 / 100.5) < 1.0e-9),
+    ?assert(abs(maps:get(floor, R) - 2 / 111) < 1.0e-9).
+
+%% One launch on a side: its counted samples are the values, overlapping ranges say same.
+compare_runs_samples_test() ->
+    [R] = beamscale_stats_instr:compare_runs(#{k => [[100, 104, 102]]},
+                                             #{k => [[103, 105], [101, 106]]}),
+    ?assertMatch(#{over := samples, n_a := 3, n_b := 4, launches_b := 2, verdict := same}, R),
+    [F] = beamscale_stats_instr:compare_runs(#{k => [[100, 101]]}, #{k => [[90, 91]]}),
+    ?assertMatch(#{verdict := fewer}, F).
+
+%% The gate: only a count higher by more than the percentage, ranges apart.
+more_test() ->
+    Rs = beamscale_stats_instr:compare_runs(#{a => [[100]], b => [[100]], c => [[100, 100.1]]},
+                                            #{a => [[103]], b => [[101]], c => [[104, 106]]}),
+    ?assertEqual([a, c], [K || #{key := K} <- beamscale_stats_instr:more(Rs, 2)]),
+    ?assertEqual([c], [K || #{key := K} <- beamscale_stats_instr:more(Rs, 3.5)]).

@@ -310,8 +310,8 @@ keep(#{name := Name} = Opts, Plan, Result) ->
     {ok, Store} = ok(beamscale_store:open(Dir)),
     Store1 = lists:foldl(fun(R, S) -> record(S, R) end, Store, rows(Result)),
     ok = beamscale_store:close(Store1),
-    Run = #{kind => micro, benchmarks => [L || {L, _} <- maps:get(benches, Plan)],
-            mode => maps:get(mode, Result)},
+    Run = maps:merge(#{kind => micro, benchmarks => [L || {L, _} <- maps:get(benches, Plan)],
+                       mode => maps:get(mode, Result)}, clock_info(Dir, Result)),
     ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
                                     beamscale_format_json:encode(Run)),
     ok = beamscale_store:write_file(filename:join(Dir, "micro.json"),
@@ -321,6 +321,18 @@ keep(#{name := Name} = Opts, Plan, Result) ->
     io:format(case Opts of #{json := true} -> standard_error; _ -> standard_io end,
               "~ts~n", [Index]);
 keep(_Opts, _Plan, _Result) -> ok.
+
+%% Counted, the clock in run.json (`compare' refuses runs of two clocks, `history' keeps them
+%% apart) and the counts of each launch's samples in instructions.csv. A time run says none:
+%% its history stays one series with those from before the instruction clock.
+clock_info(Dir, #{mode := time, rows := [#{counter := Counter} | _] = Rows}) ->
+    ok = beamscale_instr_store:write(Dir, [{key(R, <<"default">>), <<"call">>, counts(R)}
+                                           || R <- Rows]),
+    #{clock => instructions, counter => Counter};
+clock_info(_Dir, _Result) -> #{}.
+
+counts(#{launch_instructions_per_call := Ls}) -> Ls;
+counts(#{instructions_per_call := P}) -> [P].
 
 %% Seconds per call, one list per key.
 rows(#{mode := time, rows := Rows}) ->

@@ -5,8 +5,9 @@
 %% `compare.html' (into RUN_B unless `--out FILE' names another place). With
 %% `--fail-if-slower PCT' (a decimal) it fails (exit 1) when a significant slowdown exceeds PCT
 %% percent, so it can gate CI on performance regressions. Two runs with no result in common are
-%% refused (exit 2): a gate that compares nothing passes everything. Two load runs (a `load.csv'
-%% each) are compared by `beamscale_compare_load'.
+%% refused (exit 2): a gate that compares nothing passes everything, as are runs of two clocks.
+%% Two load runs (a `load.csv' each) are compared by `beamscale_compare_load', two runs of the
+%% instruction clock by `beamscale_compare_instr'.
 -module(beamscale_cmd_compare).
 -behaviour(beamscale_cmd).
 
@@ -23,6 +24,8 @@ info() ->
       details => "B / A above 1 means B is slower. Significant: p < 0.05 and the 95 % interval\n"
                  "of the ratio leaves out 1, both from a bootstrap that resamples launches,\n"
                  "then iterations (Mann-Whitney p when both runs have one launch).\n"
+                 "Two runs of bench --clock instructions: instructions per call over launches,\n"
+                 "a difference called when the two sides' counts do not overlap.\n"
                  "compare.html goes into RUN_B unless --out names a file.\n"
                  "Two load runs: latency percentiles, throughput and errors side by side,\n"
                  "B / A of the per-second medians with a bootstrap interval over seconds.",
@@ -64,17 +67,24 @@ suite(A, B, Opts) ->
         [D | _] -> {error, {not_a_run_directory, D}};
         [] ->
             {InfoA, InfoB} = {run_info(A), run_info(B)},
-            case clock(InfoA) =:= clock(InfoB) of
-                false -> {error, {clocks_differ, A, clock(InfoA), B, clock(InfoB)}};
-                true ->
-                    [io:format("note: ~s differs (A: ~ts, B: ~ts); a ratio may be the machine's, "
-                               "not the code's~n", [What, VA, VB])
-                     || {What, VA, VB} <- differences(InfoA, InfoB)],
+            case {clock(InfoA), clock(InfoB)} of
+                {CA, CB} when CA =/= CB -> {error, {clocks_differ, A, CA, B, CB}};
+                {"instructions", _} ->
+                    notes(InfoA, InfoB),
+                    beamscale_compare_instr:do({A, InfoA}, {B, InfoB}, Opts);
+                _ ->
+                    notes(InfoA, InfoB),
                     Results = beamscale_stats_compare:compare(beamscale_store:measurements(A),
                                                               beamscale_store:measurements(B)),
                     compared(A, B, Results, Opts)
             end
     end.
+
+notes(InfoA, InfoB) ->
+    _ = [io:format("note: ~s differs (A: ~ts, B: ~ts); a ratio may be the machine's, not the "
+               "code's~n", [What, VA, VB])
+     || {What, VA, VB} <- differences(InfoA, InfoB)],
+    ok.
 
 %% Nothing measured in both runs (a flag set or erl renamed, other benchmarks) is no comparison
 %% at all: refused, or a gate would pass whatever changed.
@@ -103,8 +113,8 @@ format_error({nothing_in_common, A, B}) ->
     ["no result was measured in both runs ", A, " and ", B, " (a result is a benchmark, phase, "
      "args, erl alias, flag set alias, schedulers and nodes): nothing to compare"];
 format_error({clocks_differ, A, CA, B, CB}) ->
-    [A, " was timed by the ", CA, " clock, ", B, " by the ", CB, " clock: their times are not "
-     "comparable (run both with the same --clock)"];
+    [A, " was measured by the ", CA, " clock, ", B, " by the ", CB, " clock: their figures are "
+     "not comparable (run both with the same --clock)"];
 format_error({usage, N}) ->
     io_lib:format("compare needs two run directories, got ~b arguments", [N]).
 
@@ -130,9 +140,14 @@ run_info(Dir) ->
         {error, _} -> #{}
     end.
 
-%% Runs from before --clock were timed by the wall clock.
-clock(#{<<"config">> := #{<<"clock">> := C}}) when is_binary(C) -> binary_to_list(C);
+%% Runs from before --clock were timed by the wall clock (`bench''s by its time clock); `run'
+%% says its clock in its config, `bench' beside it.
+clock(#{<<"config">> := #{<<"clock">> := C}}) when is_binary(C) -> name(C);
+clock(#{<<"clock">> := C}) when is_binary(C) -> name(C);
+clock(#{<<"kind">> := <<"micro">>}) -> "time";
 clock(_) -> "wall".
+
+name(C) -> unicode:characters_to_list(string:slice(C, 0, 40)).
 
 %% The environment beside the code: host, CPU, cores and each erl's release.
 differences(InfoA, InfoB) ->

@@ -49,9 +49,11 @@ load(Scenario, Opts) -> in_dir(beamscale_cmd_load, [Scenario], Opts).
 
 %% @doc Two run directories compared (`beamscale compare'): for suite runs, `rows' holds each
 %% key measured in both with the ratio of medians B / A, its interval and significance; for
-%% load runs, `output' holds the comparison's text. `compare.html' is written into B.
+%% load runs, `output' holds the comparison's text. Two runs of the instruction clock also have
+%% `instructions', their counts compared per key. `compare.html' is written into B.
 -spec compare(file:filename(), file:filename()) ->
-    #{output := binary(), rows => [beamscale_stats_compare:result()]} | error().
+    #{output := binary(), rows => [beamscale_stats_compare:result()],
+      instructions => [beamscale_stats_instr:run_result(beamscale_stats:key())]} | error().
 compare(A, B) ->
     case parsed(beamscale_cmd_compare, [A, B], #{}) of
         {ok, Parsed} ->
@@ -108,8 +110,13 @@ summary(Dir) ->
 suite_rows(A, B) ->
     case [beamscale_writer:is_load(D) || D <- [A, B]] of
         [false, false] ->
-            #{rows => beamscale_stats_compare:compare(beamscale_store:measurements(A),
-                                                      beamscale_store:measurements(B))};
+            Rows = #{rows => beamscale_stats_compare:compare(beamscale_store:measurements(A),
+                                                             beamscale_store:measurements(B))},
+            case {beamscale_instr_store:read(A), beamscale_instr_store:read(B)} of
+                {{ok, CA}, {ok, CB}} ->
+                    Rows#{instructions => beamscale_stats_instr:compare_runs(CA, CB)};
+                _ -> Rows
+            end;
         _ -> #{}
     end.
 

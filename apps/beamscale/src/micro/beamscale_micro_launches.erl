@@ -57,12 +57,14 @@ point([First | _] = Launches) ->
 median(Xs) -> beamscale_stats:median(Xs).
 
 %% Counted with the instruction clock: the median count over launches, its spread across them
-%% (the count's own A/A floor), each launch's count kept.
+%% (the count's own A/A floor), each launch's count and counted samples kept (`compare').
 instructions(Launches, First) ->
     case [I || #{instructions := I} <- Launches] of
         Is when length(Is) =:= length(Launches), Is =/= [] ->
             First#{instructions => median(Is), launch_instructions => Is,
-                   instructions_spread => beamscale_stats_instr:spread(Is)};
+                   instructions_spread => beamscale_stats_instr:spread(Is),
+                   launch_instructions_per_call => [P || #{instructions_per_call := P}
+                                                             <- Launches]};
         _ -> First
     end.
 

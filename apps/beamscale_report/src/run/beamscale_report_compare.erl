@@ -4,7 +4,7 @@
 %% beamscale_stats, which draws nothing.
 -module(beamscale_report_compare).
 
--export([text/1, html/2]).
+-export([text/1, html/2, label/1]).
 
 %% @doc One line per result, then a count.
 -spec text([beamscale_stats_compare:result()]) -> iodata().
@@ -36,11 +36,13 @@ html(Results, #{a := A, b := B}) ->
                                 beamscale_report_html:section("Scaling curves",
                                                               scaling_charts(Results))]).
 
-%%% Internals
-
+%% @doc A result's key as text: benchmark (phase) args @ otp/flags/sSCHEDULERS/nNODES.
+-spec label(beamscale_stats:key()) -> iodata().
 label({B, P, A, O, E, S, N}) ->
     Phase = case P of B -> ""; _ -> [" (", P, ")"] end,
     [B, Phase, " ", A, " @ ", O, "/", E, "/s", integer_to_binary(S), "/n", integer_to_binary(N)].
+
+%%% Internals
 
 ratio_text(#{ratio := null}) -> "ratio undefined (median A is 0)";
 ratio_text(#{ratio := R, ratio_low := L, ratio_high := H}) ->
