@@ -14,7 +14,8 @@
 -type part() :: {header, binary()} | {stanza, binary()} | stream_end.
 %% Where a scan of an incomplete stanza stopped: a buffer that only grew since is scanned on
 %% from there, not again from its start (a 20 000-item roster read in segments was quadratic).
--opaque cursor() :: start | {non_neg_integer(), non_neg_integer()}.
+%% `start' is a new scan; the pair is opaque to callers.
+-type cursor() :: start | {non_neg_integer(), non_neg_integer()}.
 -export_type([cursor/0]).
 
 %% @doc The next part of `Buf': `{ok, Part, Rest}', `more' (an incomplete part) or an error.
