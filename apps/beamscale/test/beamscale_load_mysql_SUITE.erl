@@ -7,6 +7,7 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([fragmented/0, fragmented/1]).
 -export([connect_query_close/1, wrong_password/1, syntax_error/1, other_plugin/1,
          mysql_xml/1]).
 -export([connect_query_close/0, wrong_password/0, syntax_error/0, other_plugin/0,
@@ -20,7 +21,8 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [connect_query_close, wrong_password, syntax_error, other_plugin, mysql_xml].
+all() -> [connect_query_close, wrong_password, syntax_error, other_plugin, mysql_xml,
+          fragmented].
 
 init_per_suite(Config) ->
     %% priv_dir is long; beamscale_db puts the socket under /tmp then (sun_path).
@@ -78,6 +80,14 @@ connect(Config, Password) ->
                   [U, Password, D]).
 
 password(Config) -> maps:get(password, ?config(info, Config)).
+
+fragmented() ->
+    [{doc, "MariaDB's bytes one per TCP segment: login, rows and close all read."}].
+fragmented(Config) ->
+    Info = ?config(info, Config),
+    beamscale_load_trickle:with(maps:get(port, Info), fun(Relay) ->
+        connect_query_close([{info, Info#{port => Relay}} | Config])
+    end).
 
 connect_query_close() ->
     [{doc, "connect with a login, two queries, close: no error, rows and bytes counted."}].

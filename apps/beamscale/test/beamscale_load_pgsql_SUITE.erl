@@ -9,6 +9,7 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([fragmented/0, fragmented/1]).
 -export([scram_and_md5/1, wrong_password/1, query_error/1, extended/1, pgsql_xml/1,
          refused/1, tls/1]).
 -export([scram_and_md5/0, wrong_password/0, query_error/0, extended/0, pgsql_xml/0,
@@ -24,7 +25,8 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [scram_and_md5, wrong_password, query_error, extended, pgsql_xml, refused, tls].
+all() -> [scram_and_md5, wrong_password, query_error, extended, pgsql_xml, refused, tls,
+          fragmented].
 
 init_per_suite(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "pg"),
@@ -67,6 +69,16 @@ login(User, Password, Database) ->
      {pgsql, #{target => db, type => authenticate, password => Password}}].
 
 reasons(#{total := #{reasons := R}}) -> R.
+
+fragmented() ->
+    [{doc, "PostgreSQL's bytes one per TCP segment: SCRAM, MD5, the extended protocol, read."}].
+fragmented(Config) ->
+    Info = ?config(info, Config),
+    beamscale_load_trickle:with(maps:get(port, Info), fun(Relay) ->
+        Through = [{info, Info#{port => Relay}} | Config],
+        scram_and_md5(Through),
+        extended(Through)
+    end).
 
 scram_and_md5() -> [{doc, "SCRAM and MD5 users log in, query, close; rows and connects counted."}].
 scram_and_md5(Config) ->

@@ -11,13 +11,15 @@
 -export([publish_consume/0, tsung_example/0, errors_by_reason/0, hostile_frame/0, garbage/0,
          mqtt_plugin/0, heartbeats/0, broker_stopped/0]).
 
+-export([fragmented/0, fragmented/1]).
+
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 %% broker_stopped stops the suite's broker: it comes last.
 all() -> [publish_consume, tsung_example, errors_by_reason, hostile_frame, garbage,
-          mqtt_plugin, heartbeats, broker_stopped].
+          mqtt_plugin, heartbeats, fragmented, broker_stopped].
 
 %% Fails, not skips, when RabbitMQ cannot start. Its MQTT plugin is on for the mqtt kind.
 init_per_suite(Config) ->
@@ -79,6 +81,13 @@ publish_consume(Config) ->
     ?assert(Delivered >= 1),
     ?assert(beamscale_stats_hist:percentile(maps:get({tx, delivery_time}, T), 99.0) > 0),
     ?assert(maps:get(<<"pushed">>, maps:get(counts, T)) >= 1).
+
+fragmented() ->
+    [{doc, "RabbitMQ's bytes one per TCP segment: publish_consume's figures all the same."}].
+fragmented(Config) ->
+    beamscale_load_trickle:with(proplists:get_value(port, Config), fun(Relay) ->
+        publish_consume([{port, Relay} | Config])
+    end).
 
 tsung_example() ->
     [{doc, "Tsung's amqp.xml (gzipped), both sessions, against RabbitMQ: answers, no errors."}].

@@ -7,6 +7,7 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([fragmented/0, fragmented/1]).
 -export([calls/1, statuses/1, text_messages/1]).
 -export([calls/0, statuses/0, text_messages/0]).
 
@@ -17,7 +18,7 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [calls, statuses, text_messages].
+all() -> [calls, statuses, text_messages, fragmented].
 
 init_per_suite(Config) ->
     Port = free_port(),
@@ -49,6 +50,13 @@ calls(Config) ->
     ?assertEqual(3 * 5 * 12, maps:get(<<"grpc_messages_received">>, Counts)),
     ?assertEqual(3 * 5 * 12, beamscale_stats_hist:count(maps:get({tx, grpc_message}, T))),
     ?assertEqual(3, beamscale_stats_hist:count(maps:get(connect, T))).
+
+fragmented() ->
+    [{doc, "The gRPC server's bytes one per TCP segment: calls' four kinds, counts exact."}].
+fragmented(Config) ->
+    beamscale_load_trickle:with(?config(port, Config), fun(Relay) ->
+        calls([{port, Relay} | Config])
+    end).
 
 statuses() -> [{doc, "UNAVAILABLE and DEADLINE_EXCEEDED from the server, named as such."}].
 statuses(Config) ->

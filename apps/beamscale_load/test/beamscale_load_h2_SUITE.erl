@@ -8,6 +8,7 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([fragmented/0, fragmented/1]).
 -export([nginx_h2c/1, nginx_h2_tls/1, nghttpd_upload/1, dynamic/1, nginx_stopped/1,
          http_version_2/1]).
 -export([nginx_h2c/0, nginx_h2_tls/0, nghttpd_upload/0, dynamic/0, nginx_stopped/0,
@@ -21,7 +22,8 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [nginx_h2c, nginx_h2_tls, nghttpd_upload, dynamic, http_version_2, nginx_stopped].
+all() -> [nginx_h2c, nginx_h2_tls, nghttpd_upload, dynamic, http_version_2, fragmented,
+          nginx_stopped].
 
 init_per_suite(Config) ->
     {ok, _} = application:ensure_all_started(ssl),
@@ -33,6 +35,18 @@ nginx_h2c() -> [{doc, "h2c with prior knowledge to nginx: 8 users x 10 streams, 
 nginx_h2c(Config) ->
     with_h2c_nginx(Config, "h2_nginx_h2c", fun(Dir, Port) ->
         keep_alive_load(local(Port), Dir)
+    end).
+
+fragmented() -> [{doc, "nginx's h2c bytes one per TCP segment: 2 users x 2 x 10 streams read."}].
+fragmented(Config) ->
+    with_h2c_nginx(Config, "h2_fragmented", fun(Dir, Port) ->
+        beamscale_load_trickle:with(Port, fun(Relay) ->
+            T = load(local(Relay), 2, "[{loop, 2, [{http2, #{path => \"/small.txt\","
+                                      " streams => 10}}]}]"),
+            ?assertEqual(#{}, maps:get(reasons, T)),
+            ?assertEqual(4, maps:get(requests, T)),
+            ?assertEqual(40, ok_lines(filename:join(Dir, "access.log"), 40))
+        end)
     end).
 
 nginx_h2_tls() -> [{doc, "h2 over TLS (ALPN h2, verified) to nginx: 8 x 10 streams, 0 errors."}].

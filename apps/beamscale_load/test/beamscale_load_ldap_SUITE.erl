@@ -11,6 +11,8 @@
 -export([operations/0, errors_by_code/0, start_tls/0, tsung_example/0, server_stopped/0,
          hostile_length/0]).
 
+-export([fragmented/0, fragmented/1]).
+
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
 -define(SUFFIX, "dc=pablo-desktop").
@@ -21,7 +23,8 @@
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [operations, errors_by_code, start_tls, tsung_example, hostile_length, server_stopped].
+all() -> [operations, errors_by_code, start_tls, tsung_example, hostile_length, fragmented,
+          server_stopped].
 
 %% Fails, not skips, when slapd cannot start (start_server/4).
 init_per_suite(Config) ->
@@ -116,6 +119,13 @@ operations(Config) ->
     ?assertEqual(7 * Done, maps:get(requests, T)),
     %% Two entries from the first search, one from the second, per session.
     ?assertEqual(3 * Done, maps:get(rows, T)).
+
+fragmented() ->
+    [{doc, "slapd's bytes one per TCP segment: operations' entries and answers all read."}].
+fragmented(Config) ->
+    beamscale_load_trickle:with(port(Config), fun(Relay) ->
+        operations([{port, Relay} | Config])
+    end).
 
 errors_by_code() ->
     [{doc, "A wrong password, a missing base, a missing entry: their result codes in words."}].

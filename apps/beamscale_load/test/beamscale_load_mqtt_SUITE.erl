@@ -14,6 +14,7 @@
          retained_wait/0, suback_and_publish/0, broker_stopped/0, keepalive_pings/0,
          v5_pub_sub/0, v5_refused/0, v5_disconnect/0, v5_hostile_props/0]).
 -export([pub_sub/2]).
+-export([fragmented/0, fragmented/1]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, broker/1]).
 
@@ -21,7 +22,7 @@ suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [publish_qos, bidi_receives, retained_wait, suback_and_publish,
          hostile_length, tsung_example, broker_stopped, keepalive_pings,
-         v5_pub_sub, v5_refused, v5_disconnect, v5_hostile_props].
+         v5_pub_sub, v5_refused, v5_disconnect, v5_hostile_props, fragmented].
 
 %% Fails, not skips, when mosquitto cannot start (start_server/4).
 init_per_suite(Config) ->
@@ -72,6 +73,14 @@ publish_qos(Config) ->
     ?assertEqual(5 * Done, maps:get(requests, T)),
     %% CONNACK, PUBACK, PUBREC and PUBCOMP (4 bytes each) per session: nothing else comes back.
     ?assertEqual(16 * Done, maps:get(bytes_received, T)).
+
+fragmented() ->
+    [{doc, "mosquitto's bytes one per TCP segment: acks and pushed publishes all read."}].
+fragmented(Config) ->
+    beamscale_load_trickle:with(proplists:get_value(port, Config), fun(Relay) ->
+        publish_qos([{port, Relay} | Config]),
+        pub_sub(Relay, 1)
+    end).
 
 bidi_receives() ->
     [{doc, "A bidi user subscribes and its wait gets another user's publish, timed."}].

@@ -13,7 +13,7 @@
 %% How long nginx may take to write the access log lines of replies already sent.
 -define(LOG_WAIT_MS, 5000).
 -define(LOG_POLL_MS, 100).
--export([tls_system_cas/1, tls_system_cas/0]).
+-export([tls_system_cas/1, tls_system_cas/0, fragmented/1, fragmented/0]).
 -export([raw_xml_tcp/1, raw_udp/1, https_nginx/1, raw_tls/1, websocket_xml/1,
          websocket_terms/1, websocket_fragments_ping/1, websocket_tls/1]).
 -export([raw_xml_tcp/0, raw_udp/0, https_nginx/0, raw_tls/0, websocket_xml/0,
@@ -25,8 +25,7 @@
 suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [raw_xml_tcp, raw_udp, https_nginx, raw_tls, tls_system_cas, websocket_xml,
-          websocket_terms,
-          websocket_fragments_ping, websocket_tls].
+          websocket_terms, websocket_fragments_ping, websocket_tls, fragmented].
 
 init_per_suite(Config) ->
     {ok, _} = application:ensure_all_started(ssl),
@@ -121,6 +120,39 @@ https_nginx(Config) ->
         ?assertEqual(4 * Done, Reused)
     after
         Stop()
+    end.
+
+fragmented() ->
+    [{doc, "nginx's TLS and websocketd's bytes one per TCP segment: every reply read."}].
+fragmented(Config) ->
+    Dir = tmp_dir(Config, "protocols_fragmented"),
+    {Ca, Cert, Key} = certificate(Dir),
+    {Port, WsPort} = {free_port(), free_port()},
+    Stops = [beamscale_load_servers:nginx(Dir, Port, nginx_conf(Dir, Port, Cert, Key)),
+             websocketd(Config, WsPort)],
+    {Relay, StopRelay} = beamscale_load_trickle:start(Port),
+    {WsRelay, StopWsRelay} = beamscale_load_trickle:start(WsPort),
+    try
+        Ws = fun(M) -> ["{websocket, #{target => ws, ", M, "}}"] end,
+        S = scenario(io_lib:format(
+            "{targets, [{w, #{address => \"127.0.0.1:~b\", tls => #{cacertfile => ~0p,"
+            " server_name_indication => \"localhost\"}}},"
+            " {ws, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+            "{sessions, [{s, #{steps => [{loop, 3, [{http, #{target => w, path => \"/\"}}]},"
+            " ~ts]}}]}.\n",
+            [Relay, Ca, WsRelay,
+             lists:join(", ", [Ws("type => connect, path => \"/\""),
+                               Ws("type => message, data => <<\"hello\">>"),
+                               Ws("type => close")])])),
+        #{total := T} = run(S),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 5),
+        ?assertEqual(#{}, maps:get(reasons, T)),
+        ?assertEqual(6 * Done, maps:get(requests, T))
+    after
+        StopRelay(), StopWsRelay(),
+        [Stop() || Stop <- Stops]
     end.
 
 nginx_conf(Dir, Port, Cert, Key) ->

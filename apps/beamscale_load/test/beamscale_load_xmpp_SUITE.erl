@@ -6,6 +6,7 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
+-export([fragmented/0, fragmented/1]).
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
          register/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
          tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1, hostile_stanza/1,
@@ -26,7 +27,7 @@ suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register, starttls,
           tsung_jabber, tsung_roster, tsung_register, tsung_muc, tsung_node, tsung_privacy,
-          tsung_starttls, hostile_stanza, websocket, bosh, tsung_bosh, hostile_bosh].
+          tsung_starttls, hostile_stanza, websocket, bosh, tsung_bosh, hostile_bosh, fragmented].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -81,6 +82,16 @@ run_steps(Config, Steps, Phase) ->
     #{total := T} = run(scenario(Config, steps(Steps), Phase)),
     ct:pal("~p", [maps:with([requests, errors, reasons, counts, sessions_done], T)]),
     T.
+
+fragmented() -> [{doc, "ejabberd's bytes one per TCP segment: SASL, roster, chat, all read."}].
+fragmented(Config) ->
+    beamscale_load_trickle:with(proplists:get_value(port, Config), fun(Relay) ->
+        clean(run_steps([{port, Relay} | Config],
+                        ["{xmpp, #{type => auth_sasl}}"] ++ bind()
+                        ++ ["{xmpp, #{type => presence_initial}}",
+                            "{xmpp, #{type => iq_roster_get}}",
+                            "{xmpp, #{type => chat, size => 64}}", "{xmpp, #{type => close}}"]))
+    end).
 
 sasl() -> [{doc, "SASL PLAIN, DIGEST-MD5 and ANONYMOUS, then bind and session, all answered."}].
 sasl(Config) ->
