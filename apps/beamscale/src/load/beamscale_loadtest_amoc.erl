@@ -1,0 +1,149 @@
+%% @doc `beamscale load --amoc FILE': an amoc scenario module (docs/amoc.md) as a load. The file
+%% is compiled and loaded on the node the users run on (this one), its required variables
+%% settled (`--set', `AMOC_*', defaults, verifications) and its `init/0' run before any user
+%% starts; then a load whose users each run its `start/2' (or `start/1') once with their own
+%% id, arriving one every 1/RATE s (amoc's `interarrival'), and `terminate' after the last.
+-module(beamscale_loadtest_amoc).
+
+-export([read/2, format_error/1]).
+
+%% A scenario module's source, at most.
+-define(MAX_SOURCE_BYTES, 4 * 1024 * 1024).
+%% amoc's default gap between two users (`AMOC_INTERARRIVAL', ms).
+-define(DEFAULT_INTERARRIVAL_MS, 50).
+%% How long users may go on after the last has arrived (`ctl stop' ends them sooner).
+-define(DRAIN_S, 60).
+%% As many users as a phase may start at fixed times (beamscale_load_scenario_mix).
+-define(MAX_USERS, 100000).
+
+%% @doc The load of the amoc scenario `File' with `--users', `--rate' and `--set' of `Opts',
+%% and the function to call once it ends (the scenario's `terminate'). The scenario's
+%% `init/0' has run when this returns `{ok, ...}'; on an error nothing runs.
+-spec read(file:filename(), map()) ->
+    {ok, beamscale_load_scenario:scenario(), fun(() -> ok | {error, term()})}
+    | {error, term()}.
+read(File, Opts) ->
+    maybe_start(File, users(Opts), rate(Opts), maps:get(set, Opts, [])).
+
+maybe_start(_File, {error, _} = E, _Rate, _Sets) -> E;
+maybe_start(_File, _Users, {error, _} = E, _Sets) -> E;
+maybe_start(File, {ok, Users}, {ok, Rate}, Sets) ->
+    case compiled(File) of
+        {ok, Mod} ->
+            case configured(Mod, Sets) of
+                {ok, Config, Observe} -> started(File, Mod, Config, Observe, Users, Rate);
+                {error, R} -> unload(Mod), {error, {?MODULE, {in, File, R}}}
+            end;
+        {error, _} = E -> E
+    end.
+
+users(#{users := N}) when is_integer(N), N >= 1, N =< ?MAX_USERS -> {ok, N};
+users(#{users := N}) -> {error, {?MODULE, {bad_users, N}}};
+users(_) -> {error, {?MODULE, no_users}}.
+
+%% --rate users/s, else amoc's AMOC_INTERARRIVAL (ms between two users), else 50 ms.
+rate(#{rate := R}) when R > 0, R =< 1.0e6 -> {ok, R};
+rate(#{rate := R}) -> {error, {?MODULE, {bad_rate, R}}};
+rate(_) ->
+    case os:getenv("AMOC_INTERARRIVAL") of
+        Text when is_list(Text), Text =/= "" ->
+            case string:to_integer(Text) of
+                {Ms, ""} when Ms > 0 -> {ok, 1000 / Ms};
+                {0, ""} -> {ok, 1.0e6};
+                _ -> {error, {?MODULE, {bad_interarrival, Text}}}
+            end;
+        _ -> {ok, 1000 / ?DEFAULT_INTERARRIVAL_MS}
+    end.
+
+%% Compiled here and loaded here: this node runs the users. A module that exists already (one
+%% of OTP's or beamscale's) is refused, not replaced.
+compiled(File) ->
+    case beamscale_format_file:read(File, ?MAX_SOURCE_BYTES) of
+        {ok, _} ->
+            case compile:file(File, [binary, return_errors, {i, filename:dirname(File)}]) of
+                {ok, Mod, Bin} -> loaded(File, Mod, Bin);
+                {error, Errors, _} -> {error, {beamscale_code, {compile, File, Errors}}}
+            end;
+        {error, {_, Why}} -> {error, {?MODULE, {read, File, Why}}}
+    end.
+
+loaded(File, Mod, Bin) ->
+    case code:which(Mod) of
+        non_existing ->
+            {module, Mod} = code:load_binary(Mod, File, Bin),
+            case erlang:function_exported(Mod, init, 0) andalso
+                (erlang:function_exported(Mod, start, 2)
+                 orelse erlang:function_exported(Mod, start, 1)) of
+                true -> {ok, Mod};
+                false -> unload(Mod), {error, {?MODULE, {not_a_scenario, File, Mod}}}
+            end;
+        _ -> {error, {?MODULE, {module_exists, File, Mod}}}
+    end.
+
+unload(Mod) ->
+    _ = code:purge(Mod),
+    _ = code:delete(Mod),
+    ok.
+
+configured(Mod, Sets) ->
+    Observe = lists:append([as_list(V) || {beamscale_observe, V} <- Mod:module_info(attributes)]),
+    case lists:all(fun is_atom/1, Observe) of
+        false -> {error, {?MODULE, {bad_observe, Mod}}};
+        true ->
+            case beamscale_amoc_vars:params(Mod) of
+                {ok, Params} ->
+                    case beamscale_amoc_vars:resolve(Params, Sets, fun os:getenv/1) of
+                        {ok, Config} -> {ok, Config, lists:usort(Observe)};
+                        {error, _} = E -> E
+                    end;
+                {error, _} = E -> E
+            end
+    end.
+
+as_list(L) when is_list(L) -> L;
+as_list(V) -> [V].
+
+started(File, Mod, Config, Observe, Users, Rate) ->
+    case beamscale_amoc_node:start(Mod, Config, Observe) of
+        ok ->
+            {ok, S} = scenario(File, Mod, Users, Rate),
+            Tx = maps:get(transactions, S),
+            {ok, S#{transactions := lists:usort(Tx ++ Observe)},
+             fun() -> try beamscale_amoc_node:stop() after unload(Mod) end end};
+        {error, R} -> unload(Mod), {error, {?MODULE, {in, File, R}}}
+    end.
+
+%% One session of one step, the amoc kind's, against the scenario's directory (a target that
+%% needs no server); each user at its fixed time.
+scenario(File, Mod, Users, Rate) ->
+    At = [{I / Rate, amoc} || I <- lists:seq(0, Users - 1)],
+    Text = io_lib:format(
+             "{targets, [{amoc, #{dir => ~0tp}}]}.~n"
+             "{phases, [{amoc, #{duration_s => ~w, users_at => ~w}}]}.~n"
+             "{sessions, [{amoc, #{steps => [{request, beamscale_amoc_kind, "
+             "#{scenario => ~w, timeout_ms => 4294967295}}]}}]}.~n"
+             "{drain_s, ~b}.~n{sample, []}.~n",
+             [filename:absname(filename:dirname(File)), Users / Rate, At, Mod, ?DRAIN_S]),
+    {ok, Entries} = beamscale_format_terms:parse(lists:flatten(Text)),
+    beamscale_load_scenario:check(File, Entries).
+
+%% @doc One line for an error of this module.
+-spec format_error(term()) -> iodata().
+format_error({in, File, R}) -> [File, ": ", beamscale_error:format(R)];
+format_error(no_users) -> "option --amoc: give --users N (how many users run the scenario)";
+format_error({bad_users, N}) ->
+    io_lib:format("option --users: ~0tp is not a number of users from 1 to ~b", [N, ?MAX_USERS]);
+format_error({bad_rate, R}) ->
+    io_lib:format("option --rate: ~0tp is not a rate of users/s above 0", [R]);
+format_error({bad_interarrival, Text}) ->
+    io_lib:format("AMOC_INTERARRIVAL=~ts: expected milliseconds (an integer)", [Text]);
+format_error({read, File, Why}) ->
+    [File, ": ", beamscale_format_file:format_error({beamscale_format_file, Why})];
+format_error({not_a_scenario, File, Mod}) ->
+    io_lib:format("~ts: module ~ts is no amoc scenario: it exports no init/0, or neither "
+                  "start/2 nor start/1", [File, Mod]);
+format_error({module_exists, File, Mod}) ->
+    io_lib:format("~ts: module ~ts is a module of OTP or beamscale already: rename it",
+                  [File, Mod]);
+format_error({bad_observe, Mod}) ->
+    io_lib:format("~ts: -beamscale_observe: expected a list of atoms", [Mod]).

@@ -1,0 +1,113 @@
+%% @doc The throttles of the amoc scenario running on this node (`amoc_throttle''s server): per
+%% name, the events it lets through (a caller of `wait/1' answered, a message sent, a function
+%% run) spaced by its interarrival, queued in their order. The next event's slot moves on by
+%% one interarrival per event, so a timer that fires late lets the events it owes through at
+%% once: the rate holds on average and a burst is never more than what a late tick owes.
+-module(beamscale_amoc_throttle).
+-behaviour(gen_server).
+
+-export([interarrival/1]).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
+
+%% amoc's default interval of a rate: a minute.
+-define(DEFAULT_INTERVAL_MS, 60000).
+
+-type action() :: {reply, gen_server:from()} | {send, pid(), term()} | {run, fun(() -> any())}.
+
+%% @doc A throttle's configuration (amoc's: a rate per minute, `#{rate, interval}' in ms,
+%% `#{interarrival}' in ms) as the time between two events in microseconds.
+-spec interarrival(term()) -> {ok, number() | infinity} | {error, term()}.
+interarrival(infinity) -> {ok, 0};
+interarrival(Rate) when is_integer(Rate), Rate >= 0 ->
+    interarrival(#{rate => Rate, interval => ?DEFAULT_INTERVAL_MS});
+interarrival(#{interarrival := infinity} = C) when map_size(C) =:= 1 -> {ok, infinity};
+interarrival(#{interarrival := Ms} = C) when is_integer(Ms), Ms >= 0, map_size(C) =:= 1 ->
+    {ok, Ms * 1000};
+interarrival(#{rate := _} = C) when map_size(C) =:= 1 ->
+    interarrival(C#{interval => ?DEFAULT_INTERVAL_MS});
+interarrival(#{rate := _, interval := 0} = C) when map_size(C) =:= 2 ->
+    {error, parallel_limit_not_supported};
+interarrival(#{rate := infinity, interval := I} = C)
+  when is_integer(I), I > 0, map_size(C) =:= 2 -> {ok, 0};
+interarrival(#{rate := 0, interval := I} = C) when is_integer(I), I > 0, map_size(C) =:= 2 ->
+    {ok, infinity};
+interarrival(#{rate := R, interval := I} = C)
+  when is_integer(R), R > 0, is_integer(I), I > 0, map_size(C) =:= 2 -> {ok, I * 1000 / R};
+interarrival(Other) -> {error, {bad_throttle, Other}}.
+
+%% @private
+-spec init([]) -> {ok, map()}.
+init([]) -> {ok, #{}}.
+
+%% @private
+-spec handle_call(term(), gen_server:from(), map()) -> {reply, term(), map()} | {noreply, map()}.
+handle_call({start, Name, Config}, _From, Ts) when is_map_key(Name, Ts) ->
+    case interarrival(Config) of
+        {ok, _} -> {reply, {ok, already_started}, Ts};
+        {error, _} = E -> {reply, E, Ts}
+    end;
+handle_call({start, Name, Config}, _From, Ts) ->
+    case interarrival(Config) of
+        {ok, Ia} -> {reply, {ok, started},
+                     Ts#{Name => #{ia => Ia, paused => false, queue => queue:new(),
+                                   next => now_us(), timer => none}}};
+        {error, _} = E -> {reply, E, Ts}
+    end;
+handle_call({_, Name, _}, _From, Ts) when not is_map_key(Name, Ts) ->
+    {reply, {error, {no_throttle, Name}}, Ts};
+handle_call({change_rate, Name, Config}, _From, Ts) ->
+    case interarrival(Config) of
+        {ok, Ia} -> {reply, ok, dispatch(Name, (maps:get(Name, Ts))#{ia := Ia}, Ts)};
+        {error, _} = E -> {reply, E, Ts}
+    end;
+handle_call({paused, Name, P}, _From, Ts) ->
+    {reply, ok, dispatch(Name, (maps:get(Name, Ts))#{paused := P}, Ts)};
+handle_call({stop, Name, _}, _From, Ts) ->
+    #{queue := Q} = maps:get(Name, Ts),
+    [gen_server:reply(F, {error, {throttle_stopped, Name}}) || {reply, F} <- queue:to_list(Q)],
+    {reply, ok, maps:remove(Name, Ts)};
+handle_call({wait, Name, _}, From, Ts) -> {noreply, enqueue(Name, {reply, From}, Ts)};
+handle_call({event, Name, Action}, _From, Ts) -> {reply, ok, enqueue(Name, Action, Ts)}.
+
+%% @private
+-spec handle_cast(term(), map()) -> {noreply, map()}.
+handle_cast(_Msg, Ts) -> {noreply, Ts}.
+
+%% @private
+-spec handle_info(term(), map()) -> {noreply, map()}.
+handle_info({tick, Name}, Ts) when is_map_key(Name, Ts) ->
+    {noreply, dispatch(Name, (maps:get(Name, Ts))#{timer := none}, Ts)};
+handle_info(_Msg, Ts) -> {noreply, Ts}.
+
+-spec enqueue(term(), action(), map()) -> map().
+enqueue(Name, Action, Ts) ->
+    #{queue := Q, next := Next} = T = maps:get(Name, Ts),
+    %% An idle throttle owes nothing: its next slot is now at the earliest.
+    T1 = case queue:is_empty(Q) of
+             true -> T#{next := max(Next, now_us())};
+             false -> T
+         end,
+    dispatch(Name, T1#{queue := queue:in(Action, Q)}, Ts).
+
+%% Let through what is due; a timer for the next slot if more waits.
+dispatch(Name, #{paused := true} = T, Ts) -> Ts#{Name := T};
+dispatch(Name, #{ia := infinity} = T, Ts) -> Ts#{Name := T};
+dispatch(Name, #{queue := Q, next := Next, ia := Ia} = T, Ts) ->
+    Now = now_us(),
+    case queue:out(Q) of
+        {empty, _} -> Ts#{Name := T};
+        {{value, Action}, Q1} when Next =< Now ->
+            release(Action),
+            dispatch(Name, T#{queue := Q1, next := Next + Ia}, Ts);
+        {{value, _}, _} -> Ts#{Name := timer(Name, T, Next - Now)}
+    end.
+
+timer(_Name, #{timer := Ref} = T, _Us) when Ref =/= none -> T;
+timer(Name, T, Us) ->
+    T#{timer := erlang:send_after(max(1, ceil(Us / 1000)), self(), {tick, Name})}.
+
+release({reply, From}) -> gen_server:reply(From, ok);
+release({send, Pid, Msg}) -> Pid ! Msg;
+release({run, Fun}) -> _ = spawn(Fun), ok.
+
+now_us() -> erlang:monotonic_time(microsecond).
