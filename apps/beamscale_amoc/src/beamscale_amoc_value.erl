@@ -36,8 +36,14 @@ unknown_atom([$' | Rest]) -> quoted(Rest, []);
 unknown_atom([C | Rest]) when C >= $a, C =< $z ->
     {Word, After} = lists:splitwith(fun word_char/1, [C | Rest]),
     existing(Word, After);
-unknown_atom([C | Rest]) when C >= $A, C =< $Z; C =:= $_; C >= $0, C =< $9 ->
-    %% A variable or a number (1e5, 16#ff): its word is no atom.
+unknown_atom([C | Rest]) when C >= $0, C =< $9 ->
+    %% A number (1e5, and the digits of 16#ff after its base): its word is no atom.
+    case lists:splitwith(fun word_char/1, Rest) of
+        {_, [$# | Digits]} -> unknown_atom(element(2, lists:splitwith(fun word_char/1, Digits)));
+        {_, After} -> unknown_atom(After)
+    end;
+unknown_atom([C | Rest]) when C >= $A, C =< $Z; C =:= $_ ->
+    %% A variable (parse_term refuses it): its word is no atom.
     unknown_atom(element(2, lists:splitwith(fun word_char/1, Rest)));
 unknown_atom([_ | Rest]) -> unknown_atom(Rest).
 
