@@ -1,0 +1,121 @@
+%% `beamscale load --amoc' as a user runs it (issue 51): amoc scenarios of this suite's own
+%% (its data directory) with init/start/terminate, required variables and their verifications,
+%% a throttle's rate, a coordinator's plan, and each bad input refused in one line, exit 2,
+%% before any user starts.
+-module(beamscale_amoc_SUITE).
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0]).
+-export([users/1, throttle_rate/1, coordinator_pairs/1, bad_inputs/1]).
+-export([users/0, throttle_rate/0, coordinator_pairs/0, bad_inputs/0]).
+
+suite() -> [{timetrap, {minutes, 3}}].
+
+all() -> [users, throttle_rate, coordinator_pairs, bad_inputs].
+
+%% The scenario `Name' of the data directory as a user's `.erl' file in priv_dir.
+scenario(Config, Name) ->
+    {ok, Text} = file:read_file(filename:join(?config(data_dir, Config), Name ++ ".erl.txt")),
+    Path = filename:join(?config(priv_dir, Config), Name ++ ".erl"),
+    ok = file:write_file(Path, Text),
+    Path.
+
+out(Config, Name) -> filename:join(?config(priv_dir, Config), Name ++ ".out").
+
+load(Config, Name, Args) -> load(Config, Name, Name, Args).
+
+%% The run's name `Run' (its directory under priv_dir's `runs').
+load(Config, Name, Run, Args) ->
+    beamscale_test_cli:run(["load", "--amoc", scenario(Config, Name), "--quiet",
+                            "--out", filename:join(?config(priv_dir, Config), "runs"),
+                            "--name", Run | Args]).
+
+consult(File) ->
+    {ok, [Term]} = file:consult(File),
+    Term.
+
+users() -> [{doc, "Each user runs start/2 once with its own id; settings, stop/0, observe."}].
+users(Config) ->
+    Out = out(Config, "basic"),
+    {0, _} = load(Config, "amoc_ct_basic",
+                  ["--users", "12", "--rate", "100", "--set", "out=" ++ io_lib:write_string(Out),
+                   "--set", "greeting=bye", "--set", "repeat=\"2\""]),
+    Rows = consult(Out),
+    %% Ids 1..12, each once per repeat, with the setting given; stop/0 ends the even ones.
+    ?assertEqual(lists:sort([{I, bye, K} || I <- lists:seq(1, 12), K <- [1, 2]]),
+                 [R || {_, bye, _} = R <- Rows]),
+    ?assertEqual([{past_stop, I} || I <- lists:seq(1, 11, 2)], [R || {past_stop, _} = R <- Rows]),
+    Sum = beamscale_test_load:json(run_dir(Config, "amoc_ct_basic"), "summary.json"),
+    ?assertMatch(#{<<"requests">> := 12, <<"errors">> := 0, <<"sessions_done">> := 12}, Sum),
+    #{<<"transactions">> := #{<<"user_step">> := Step}} = Sum,
+    %% Users observed 1..12 ms: their own timings, in the run's histograms.
+    ?assertMatch(#{<<"count">> := 12}, Step),
+    ?assert(abs(maps:get(<<"max_ms">>, Step) - 12.0) < 0.5).
+
+run_dir(Config, Name) -> filename:join([?config(priv_dir, Config), "runs", Name]).
+
+throttle_rate() -> [{doc, "A throttle of 50/s spaces 100 waits of 10 users over 2 s."}].
+throttle_rate(Config) ->
+    Out = out(Config, "throttle"),
+    {0, _} = load(Config, "amoc_ct_throttle",
+                  ["--users", "10", "--rate", "1000", "--set", "out=" ++ io_lib:write_string(Out)]),
+    Times = consult(Out),
+    ?assertEqual(100, length(Times)),
+    %% Without the throttle the 100 waits end within milliseconds; with it they take 99 gaps of
+    %% 20 ms. The upper bound leaves a loaded host room: the rate is never above, only below.
+    Span = lists:last(Times) - hd(Times),
+    ct:pal("100 waits at 50/s took ~b ms (1980 expected)", [Span]),
+    ?assert(Span >= 1900),
+    ?assert(Span =< 8000),
+    %% No second holds more than its 50 (and one a late tick let through at once).
+    ?assert(lists:max([length([T || T <- Times, T >= T0, T < T0 + 1000]) || T0 <- Times]) =< 51).
+
+coordinator_pairs() -> [{doc, "A plan [{2, F}, {all, G}]: F for every pair, G at the end."}].
+coordinator_pairs(Config) ->
+    Out = out(Config, "pairs"),
+    {0, _} = load(Config, "amoc_ct_pairs",
+                  ["--users", "6", "--rate", "50", "--set", "out=" ++ io_lib:write_string(Out)]),
+    Rows = consult(Out),
+    Pairs = [P || {pair, {coordinate, 2}, P} <- Rows],
+    ?assertEqual(3, length(Pairs)),
+    ?assertEqual(lists:seq(1, 6), lists:sort(lists:append(Pairs))),
+    %% Each user was told its partner, and the `all' item got all six after the timeout.
+    ?assertEqual(6, length([T || {told, _, _} = T <- Rows])),
+    ?assertEqual([{all, {timeout, 6}, lists:seq(1, 6)}], [A || {all, _, _} = A <- Rows]),
+    Sum = beamscale_test_load:json(run_dir(Config, "amoc_ct_pairs"), "summary.json"),
+    ?assertMatch(#{<<"requests">> := 6, <<"errors">> := 0}, Sum).
+
+bad_inputs() -> [{doc, "Each bad input: one line naming it, exit 2, no user, no run."}].
+bad_inputs(Config) ->
+    Basic = fun(Sets) -> {"amoc_ct_basic", ["--users", "2" | Sets]} end,
+    Out = "out=" ++ io_lib:write_string(out(Config, "never")),
+    Word = "zq_no_atom_" ++ integer_to_list(erlang:unique_integer([positive])),
+    Cases =
+        [{{"amoc_ct_syntax", ["--users", "2"]}, "amoc_ct_syntax.erl does not compile: line 6: "},
+         {Basic([]), "required variable out (the file terminate writes) has no value and no "
+                     "default: give --set out=VALUE or AMOC_OUT"},
+         {Basic(["--set", Out, "--set", "greeting=ok"]),
+          "required variable greeting = ok: its verification failed"},
+         {Basic(["--set", Out, "--set", "repeat=\"x\""]),
+          "required variable repeat = \"x\": its verification failed: not_a_count"},
+         {Basic(["--set", Out, "--set", "greeting=" ++ Word]),
+          "(variable greeting): " ++ Word ++ " is an atom no module uses"},
+         {Basic(["--set", Out, "--set", "nope=1"]),
+          "--set nope: not a required variable of the scenario (it declares: out, greeting, "
+          "repeat)"},
+         {{"amoc_ct_init_crash", ["--users", "2"]},
+          "amoc_ct_init_crash:init/0 raised error:no_server_to_load"},
+         {{"amoc_ct_init_error", ["--users", "2"]},
+          "amoc_ct_init_error:init/0 returned {error, not_ready}"},
+         {{"amoc_ct_basic", ["--set", Out]}, "option --amoc: give --users N"}],
+    [begin
+         Run = "bad" ++ integer_to_list(I),
+         {Code, Output} = load(Config, Name, Run, Args),
+         Lines = string:lexemes(Output, "\n"),
+         ct:pal("~ts ~p: ~p ~ts", [Name, Args, Code, Output]),
+         ?assertEqual({2, 1}, {Code, length(Lines)}),
+         ?assertNotEqual(nomatch, string:find(hd(Lines), Expected)),
+         ?assertNot(filelib:is_dir(run_dir(Config, Run)))
+     end || {I, {{Name, Args}, Expected}} <- lists:enumerate(Cases)],
+    ?assertError(badarg, list_to_existing_atom(Word)).
