@@ -68,8 +68,12 @@ throttle_rate(Config) ->
     ct:pal("100 waits at 50/s took ~b ms (1980 expected)", [Span]),
     ?assert(Span >= 1900),
     ?assert(Span =< 8000),
-    %% No second holds more than its 50 (and one a late tick let through at once).
-    ?assert(lists:max([length([T || T <- Times, T >= T0, T < T0 + 1000]) || T0 <- Times]) =< 51).
+    %% No second holds much more than its 50: the slots are 20 ms apart, but a wait is seen
+    %% when its user runs again (and a late tick lets what it owes through at once), so a
+    %% window opened by a late one may hold a few more; without the throttle it holds all 100.
+    Most = lists:max([length([T || T <- Times, T >= T0, T < T0 + 1000]) || T0 <- Times]),
+    ct:pal("most waits ended in one second: ~b", [Most]),
+    ?assert(Most =< 60).
 
 coordinator_pairs() -> [{doc, "A plan [{2, F}, {all, G}]: F for every pair, G at the end."}].
 coordinator_pairs(Config) ->
@@ -94,7 +98,8 @@ bad_inputs(Config) ->
     Cases =
         [{{"amoc_ct_syntax", ["--users", "2"]}, "amoc_ct_syntax.erl does not compile: line 6: "},
          {Basic([]), "required variable out (the file terminate writes) has no value and no "
-                     "default: give --set out=VALUE or AMOC_OUT"},
+                     "default, and its verification refuses undefined: give --set out=VALUE or "
+                     "AMOC_OUT"},
          {Basic(["--set", Out, "--set", "greeting=ok"]),
           "required variable greeting = ok: its verification failed"},
          {Basic(["--set", Out, "--set", "repeat=\"x\""]),

@@ -8,12 +8,12 @@
 -spec get(atom()) -> term().
 get(Name) -> get(Name, undefined).
 
-%% @doc The value of the variable `Name'. A name the scenario did not declare raises: amoc logs
-%% it and goes on with `Default', which hides a typo.
+%% @doc The value of the variable `Name' (`Default' when it is `undefined'). A name the
+%% scenario did not declare throws `{invalid_setting, Name}', as amoc's does.
 -spec get(atom(), term()) -> term().
 get(Name, Default) when is_atom(Name) ->
     case maps:find(Name, beamscale_amoc_node:config()) of
         {ok, undefined} -> Default;
         {ok, V} -> V;
-        error -> error({undeclared_variable, Name})
+        error -> throw({invalid_setting, Name})
     end.

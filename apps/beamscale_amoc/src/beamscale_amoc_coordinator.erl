@@ -71,7 +71,7 @@ actions(_) -> error.
 
 add(User, {all, As, Batch}) -> {all, As, [User | Batch]};
 add(User, {N, As, Batch}) when length(Batch) + 1 =:= N ->
-    execute(As, coordinate, lists:reverse([User | Batch])),
+    _ = execute(As, coordinate, lists:reverse([User | Batch])),
     {N, As, []};
 add(User, {N, As, Batch}) -> {N, As, [User | Batch]}.
 

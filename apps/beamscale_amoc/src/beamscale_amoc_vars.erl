@@ -2,8 +2,9 @@
 %% attributes of its module (maps `#{name, description, default_value, verification}' or the
 %% older tuples `{Name, Description[, Default[, Verification]]}'), each variable's value from
 %% `--set NAME=VALUE', else the environment variable `AMOC_NAME' (upper case), else its default,
-%% then its verification (`none', a list of allowed values, `{M, F, 1}', `fun M:F/1', or in the
-%% tuple form the name of a function of the scenario's module). No atom is made from the input.
+%% else `undefined' (as amoc), then its verification (`none', a list of allowed values,
+%% `{M, F, 1}', `fun M:F/1', or in the tuple form the name of a function of the scenario's
+%% module). No atom is made from the input.
 -module(beamscale_amoc_vars).
 
 -export([params/1, resolve/3, env_name/1, format_error/1]).
@@ -12,13 +13,26 @@
 -type param() :: #{name := atom(), description := binary(), default => term(),
                    verification := fun((term()) -> term())}.
 
-%% @doc The variables `Mod' declares, in their order.
--spec params(module()) -> {ok, [param()]} | {error, {?MODULE, term()}}.
-params(Mod) ->
-    Attrs = lists:append([as_list(V) || {required_variable, V} <- Mod:module_info(attributes)]),
-    try {ok, [param(Mod, A) || A <- Attrs]}
+%% @doc The variables the modules declare (a scenario's, then its helpers', as amoc reads every
+%% loaded module's), in their order; a name declared twice is refused.
+-spec params(module() | [module()]) -> {ok, [param()]} | {error, {?MODULE, term()}}.
+params(Mod) when is_atom(Mod) -> params([Mod]);
+params(Mods) ->
+    try
+        Ps = [P#{module => M} || M <- Mods, P <- params_of(M)],
+        _ = lists:foldl(fun(#{name := N, module := M}, Seen) ->
+                                case Seen of
+                                    #{N := M0} -> throw({declared_twice, N, M0, M});
+                                    _ -> Seen#{N => M}
+                                end
+                        end, #{}, Ps),
+        {ok, [maps:remove(module, P) || P <- Ps]}
     catch throw:Reason -> {error, {?MODULE, Reason}}
     end.
+
+params_of(Mod) ->
+    Attrs = lists:append([as_list(V) || {required_variable, V} <- Mod:module_info(attributes)]),
+    [param(Mod, A) || A <- Attrs].
 
 as_list(L) when is_list(L) -> L;
 as_list(V) -> [V].
@@ -95,7 +109,7 @@ value(#{name := N} = P, Given, GetEnv) ->
         {{ok, {Source, Text}}, _, _} -> parsed(N, Source, Text);
         {error, Text, _} when is_list(Text), Text =/= "" -> parsed(N, Env ++ "=" ++ Text, Text);
         {error, _, #{default := V}} -> V;
-        {error, _, #{description := D}} -> throw({missing, N, D})
+        {error, _, _} -> missing
     end.
 
 parsed(N, Source, Text) ->
@@ -104,7 +118,12 @@ parsed(N, Source, Text) ->
         {error, Why} -> throw({bad_value, N, Source, Why})
     end.
 
-%% amoc's verification: `true', `{true, NewValue}', else refused.
+%% amoc's verification: `true', `{true, NewValue}', else refused. A variable given no value
+%% and without a default is `undefined', refused if its verification refuses that.
+verify(#{name := N, description := D} = P, missing) ->
+    try verify(P, undefined)
+    catch throw:{verification, _, _, _} -> throw({missing, N, D})
+    end;
 verify(#{name := N, verification := Fun}, V) ->
     try Fun(V) of
         true -> V;
@@ -126,6 +145,8 @@ env_name(Name) -> "AMOC_" ++ string:uppercase(atom_to_list(Name)).
 format_error({bad_attribute, A}) ->
     io_lib:format("-required_variable: ~0P is not #{name => Atom, description => Text, ...}",
                   [A, 12]);
+format_error({declared_twice, N, M0, M}) ->
+    io_lib:format("-required_variable ~ts: declared by both ~ts and ~ts", [N, M0, M]);
 format_error({bad_description, N}) ->
     io_lib:format("-required_variable ~ts: the description is not text", [N]);
 format_error({bad_verification, N, V}) ->
@@ -141,8 +162,9 @@ format_error({bad_value, N, Source, Why}) ->
     io_lib:format("~ts (variable ~ts): ~ts", [Source, N, beamscale_amoc_value:format_error(
                                                             element(2, Why))]);
 format_error({missing, N, D}) ->
-    io_lib:format("required variable ~ts (~ts) has no value and no default: give --set ~ts=VALUE "
-                  "or ~ts", [N, D, N, env_name(N)]);
+    io_lib:format("required variable ~ts (~ts) has no value and no default, and its "
+                  "verification refuses undefined: give --set ~ts=VALUE or ~ts",
+                  [N, D, N, env_name(N)]);
 format_error({verification, N, V, Why}) ->
     io_lib:format("required variable ~ts = ~0P: ~ts", [N, V, 8, why(Why)]).
 

@@ -10,7 +10,9 @@
                     #{name => by_fun, description => "a fun", default_value => "7",
                       verification => fun ?MODULE:to_int/1}]).
 -required_variable({old_tuple, "the tuple form", 3, positive}).
--required_variable({no_default, "given or refused"}).
+-required_variable({no_default, "undefined unless given"}).
+-required_variable(#{name => needed, description => "given or refused",
+                     verification => {erlang, is_integer, 1}}).
 -export([positive/1, to_int/1]).
 
 positive(N) -> is_integer(N) andalso N > 0.
@@ -26,26 +28,28 @@ no_env(_) -> false.
 resolve(Sets, Env) -> beamscale_amoc_vars:resolve(params(), Sets, Env).
 
 names_test() ->
-    ?assertEqual([plain, one_of, by_mfa, by_fun, old_tuple, no_default],
+    ?assertEqual([plain, one_of, by_mfa, by_fun, old_tuple, no_default, needed],
                  [N || #{name := N} <- params()]).
 
 defaults_and_given_test() ->
     ?assertEqual({ok, #{plain => 1, one_of => a, by_mfa => 2, by_fun => 7, old_tuple => 3,
-                        no_default => [x]}},
-                 resolve(["no_default=[x]"], fun no_env/1)),
+                        no_default => undefined, needed => 4}},
+                 resolve(["needed=4"], fun no_env/1)),
+    {ok, #{no_default := [x]}} = resolve(["needed=4", "no_default=[x]"], fun no_env/1),
     %% --set before AMOC_*, AMOC_* before the default.
-    Env = fun("AMOC_PLAIN") -> "{env}"; ("AMOC_NO_DEFAULT") -> "9"; (_) -> false end,
-    {ok, #{plain := {env}, no_default := 9}} = resolve([], Env),
+    Env = fun("AMOC_PLAIN") -> "{env}"; ("AMOC_NEEDED") -> "9"; (_) -> false end,
+    {ok, #{plain := {env}, needed := 9}} = resolve([], Env),
     {ok, #{plain := set}} = resolve(["plain=set"], Env).
 
 missing_test() ->
     {error, {beamscale_amoc_vars, R}} = resolve([], fun no_env/1),
-    ?assertEqual("required variable no_default (given or refused) has no value and no default: "
-                 "give --set no_default=VALUE or AMOC_NO_DEFAULT", text(R)).
+    ?assertEqual("required variable needed (given or refused) has no value and no default, and "
+                 "its verification refuses undefined: give --set needed=VALUE or AMOC_NEEDED",
+                 text(R)).
 
 verification_test() ->
     Refused = fun(Sets) ->
-                      {error, {beamscale_amoc_vars, R}} = resolve(["no_default=1" | Sets],
+                      {error, {beamscale_amoc_vars, R}} = resolve(["needed=1" | Sets],
                                                                   fun no_env/1),
                       text(R)
               end,
@@ -63,11 +67,21 @@ verification_test() ->
 bad_settings_test() ->
     {error, {_, Unknown}} = resolve(["nope=1"], fun no_env/1),
     ?assertEqual("--set nope: not a required variable of the scenario (it declares: plain, "
-                 "one_of, by_mfa, by_fun, old_tuple, no_default)", text(Unknown)),
+                 "one_of, by_mfa, by_fun, old_tuple, no_default, needed)", text(Unknown)),
     {error, {_, NoEq}} = resolve(["plain"], fun no_env/1),
     ?assertEqual("--set plain: expected NAME=VALUE", text(NoEq)),
-    {error, {_, Env}} = resolve(["no_default=1"], fun("AMOC_PLAIN") -> "{"; (_) -> false end),
+    {error, {_, Env}} = resolve([], fun("AMOC_PLAIN") -> "{"; (_) -> false end),
     ?assertMatch("AMOC_PLAIN={ (variable plain): not an Erlang term: " ++ _, text(Env)).
+
+%% A helper's variables after the scenario's; one name in two modules refused.
+helpers_test() ->
+    {ok, Ps} = beamscale_amoc_vars:params([beamscale_amoc_helper_mod, ?MODULE]),
+    ?assertEqual([helper_var, plain], lists:sublist([N || #{name := N} <- Ps], 2)),
+    ?assertMatch({error, {beamscale_amoc_vars,
+                          {declared_twice, helper_var, beamscale_amoc_helper_mod,
+                           beamscale_amoc_helper_mod}}},
+                 beamscale_amoc_vars:params([beamscale_amoc_helper_mod,
+                                             beamscale_amoc_helper_mod])).
 
 bad_attribute_test() ->
     ?assertMatch({error, {beamscale_amoc_vars, {bad_attribute, not_a_variable}}},

@@ -41,6 +41,9 @@ info() ->
           {replace, "--replace", flag, "replace an existing load run directory of that name"},
           {amoc, "--amoc", string, "FILE.erl: run an amoc scenario module, in place of SCENARIO "
                                    "(docs/amoc.md)"},
+          {amoc_helpers, "--amoc-helper", {list, string},
+           "with --amoc: FILE.erl, a module the scenario calls, compiled and loaded with it "
+           "(its -required_variable too; repeatable)"},
           {users, "--users", integer, "with --amoc: how many users run it"},
           {rate, "--rate", number, "with --amoc: users started per second (default: 1000 / "
                                    "AMOC_INTERARRIVAL ms, else 20)"},
@@ -72,7 +75,7 @@ do(#{opts := #{amoc := File} = Opts, args := []}) -> named(File, Opts);
 do(#{opts := #{amoc := _}, args := [Extra | _]} = Parsed) ->
     beamscale_cmd_run:extra_argument(Parsed, Extra);
 do(#{opts := Opts, args := [_]}) when is_map_key(users, Opts); is_map_key(rate, Opts);
-                                      is_map_key(set, Opts) ->
+                                      is_map_key(set, Opts); is_map_key(amoc_helpers, Opts) ->
     {error, amoc_only};
 do(#{opts := Opts, args := [File]}) -> named(File, Opts);
 do(#{args := []}) -> {error, no_scenario};
@@ -261,7 +264,8 @@ format_error({exists, Dir, Reason}) ->
     io_lib:format("~ts exists and cannot be read: ~ts", [Dir, file:format_error(Reason)]);
 format_error({not_a_load_run, Dir}) ->
     io_lib:format("~ts exists and holds no load run (no load.csv): not replaced", [Dir]);
-format_error(amoc_only) -> "options --users, --rate and --set go with --amoc FILE";
+format_error(amoc_only) ->
+    "options --users, --rate, --set and --amoc-helper go with --amoc FILE";
 format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)".
 
 name(#{name := Name}) -> Name;

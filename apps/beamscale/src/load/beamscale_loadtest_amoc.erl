@@ -23,18 +23,30 @@
     {ok, beamscale_load_scenario:scenario(), fun(() -> ok | {error, term()})}
     | {error, term()}.
 read(File, Opts) ->
-    maybe_start(File, users(Opts), rate(Opts), maps:get(set, Opts, [])).
+    maybe_start(File, users(Opts), rate(Opts), Opts).
 
-maybe_start(_File, {error, _} = E, _Rate, _Sets) -> E;
-maybe_start(_File, _Users, {error, _} = E, _Sets) -> E;
-maybe_start(File, {ok, Users}, {ok, Rate}, Sets) ->
-    case compiled(File) of
-        {ok, Mod} ->
-            case configured(Mod, Sets) of
-                {ok, Config, Observe} -> started(File, Mod, Config, Observe, Users, Rate);
-                {error, R} -> unload(Mod), {error, {?MODULE, {in, File, R}}}
+maybe_start(_File, {error, _} = E, _Rate, _Opts) -> E;
+maybe_start(_File, _Users, {error, _} = E, _Opts) -> E;
+maybe_start(File, {ok, Users}, {ok, Rate}, Opts) ->
+    %% The helpers first: the scenario's module may call them from its attributes' funs.
+    case compile_all(maps:get(amoc_helpers, Opts, []) ++ [File], []) of
+        {ok, Mods} ->
+            Mod = lists:last(Mods),
+            case scenario_module(Mod) andalso configured(Mods, maps:get(set, Opts, [])) of
+                {ok, Config, Observe} ->
+                    started(File, Mods, Config, Observe, Users, Rate);
+                false ->
+                    unload(Mods), {error, {?MODULE, {not_a_scenario, File, Mod}}};
+                {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
             end;
         {error, _} = E -> E
+    end.
+
+compile_all([], Mods) -> {ok, lists:reverse(Mods)};
+compile_all([F | Files], Mods) ->
+    case compiled(F) of
+        {ok, M} -> compile_all(Files, [M | Mods]);
+        {error, _} = E -> unload(Mods), E
     end.
 
 users(#{users := N}) when is_integer(N), N >= 1, N =< ?MAX_USERS -> {ok, N};
@@ -71,26 +83,27 @@ loaded(File, Mod, Bin) ->
     case code:which(Mod) of
         non_existing ->
             {module, Mod} = code:load_binary(Mod, File, Bin),
-            case erlang:function_exported(Mod, init, 0) andalso
-                (erlang:function_exported(Mod, start, 2)
-                 orelse erlang:function_exported(Mod, start, 1)) of
-                true -> {ok, Mod};
-                false -> unload(Mod), {error, {?MODULE, {not_a_scenario, File, Mod}}}
-            end;
+            {ok, Mod};
         _ -> {error, {?MODULE, {module_exists, File, Mod}}}
     end.
 
-unload(Mod) ->
-    _ = code:purge(Mod),
-    _ = code:delete(Mod),
+%% As amoc's check: init/0, and start/2 or start/1.
+scenario_module(Mod) ->
+    erlang:function_exported(Mod, init, 0) andalso
+        (erlang:function_exported(Mod, start, 2) orelse erlang:function_exported(Mod, start, 1)).
+
+unload(Mods) ->
+    _ = [{code:purge(M), code:delete(M)} || M <- Mods],
     ok.
 
-configured(Mod, Sets) ->
+%% The settings of the scenario (the last module) and its helpers, and its own timings' names.
+configured(Mods, Sets) ->
+    Mod = lists:last(Mods),
     Observe = lists:append([as_list(V) || {beamscale_observe, V} <- Mod:module_info(attributes)]),
     case lists:all(fun is_atom/1, Observe) of
         false -> {error, {?MODULE, {bad_observe, Mod}}};
         true ->
-            case beamscale_amoc_vars:params(Mod) of
+            case beamscale_amoc_vars:params([Mod | lists:droplast(Mods)]) of
                 {ok, Params} ->
                     case beamscale_amoc_vars:resolve(Params, Sets, fun os:getenv/1) of
                         {ok, Config} -> {ok, Config, lists:usort(Observe)};
@@ -103,14 +116,15 @@ configured(Mod, Sets) ->
 as_list(L) when is_list(L) -> L;
 as_list(V) -> [V].
 
-started(File, Mod, Config, Observe, Users, Rate) ->
+started(File, Mods, Config, Observe, Users, Rate) ->
+    Mod = lists:last(Mods),
     case beamscale_amoc_node:start(Mod, Config, Observe) of
         ok ->
             {ok, S} = scenario(File, Mod, Users, Rate),
             Tx = maps:get(transactions, S),
             {ok, S#{transactions := lists:usort(Tx ++ Observe)},
-             fun() -> try beamscale_amoc_node:stop() after unload(Mod) end end};
-        {error, R} -> unload(Mod), {error, {?MODULE, {in, File, R}}}
+             fun() -> try beamscale_amoc_node:stop() after unload(Mods) end end};
+        {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
     end.
 
 %% One session of one step, the amoc kind's, against the scenario's directory (a target that
