@@ -7,12 +7,15 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
--export([users/1, throttle_rate/1, coordinator_pairs/1, bad_inputs/1]).
--export([users/0, throttle_rate/0, coordinator_pairs/0, bad_inputs/0]).
+-export([users/1, throttle_rate/1, throttle_two_nodes/1, coordinator_pairs/1, bad_inputs/1,
+         init_crash_on_nodes/1]).
+-export([users/0, throttle_rate/0, throttle_two_nodes/0, coordinator_pairs/0, bad_inputs/0,
+         init_crash_on_nodes/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [users, throttle_rate, coordinator_pairs, bad_inputs].
+all() -> [users, throttle_rate, throttle_two_nodes, coordinator_pairs, bad_inputs,
+          init_crash_on_nodes].
 
 %% The scenario `Name' of the data directory as a user's `.erl' file in priv_dir.
 scenario(Config, Name) ->
@@ -56,12 +59,27 @@ users(Config) ->
 run_dir(Config, Name) -> filename:join([?config(priv_dir, Config), "runs", Name]).
 
 throttle_rate() -> [{doc, "A throttle of 50/s spaces 100 waits of 10 users over 2 s."}].
-throttle_rate(Config) ->
-    Out = out(Config, "throttle"),
-    {0, _} = load(Config, "amoc_ct_throttle",
-                  ["--users", "10", "--rate", "1000", "--set", "out=" ++ io_lib:write_string(Out)]),
-    Times = consult(Out),
+throttle_rate(Config) -> throttled(Config, "throttle", []).
+
+throttle_two_nodes() ->
+    [{doc, "Over 2 load nodes, with ids 1..N, a throttle of 50/s keeps 50/s in all."}].
+throttle_two_nodes(Config) ->
+    throttled(Config, "throttle2", ["--load-nodes", "2"]),
+    Sum = beamscale_test_load:json(run_dir(Config, "throttle2"), "summary.json"),
+    #{<<"load_nodes">> := Nodes} = Sum,
+    ?assertEqual([5, 5], [R || #{<<"requests">> := R} <- Nodes]).
+
+%% 10 users wait 10 times each on a throttle of 50/s (over the nodes that ran them).
+throttled(Config, Run, Args) ->
+    Out = out(Config, Run),
+    {0, _} = load(Config, "amoc_ct_throttle", Run,
+                  ["--users", "10", "--rate", "1000", "--set", "out=" ++ io_lib:write_string(Out)
+                   | Args]),
+    Each = [consult(F) || F <- filelib:wildcard(Out ++ ".*")],
+    Times = lists:sort(lists:append([Ts || {Ts, _} <- Each])),
     ?assertEqual(100, length(Times)),
+    %% Each user its own id, 1..10 over all the nodes (amoc_dist's).
+    ?assertEqual(lists:seq(1, 10), lists:sort(lists:append([Ids || {_, Ids} <- Each]))),
     %% Without the throttle the 100 waits end within milliseconds; with it they take 99 gaps of
     %% 20 ms. The upper bound leaves a loaded host room: the rate is never above, only below.
     Span = lists:last(Times) - hd(Times),
@@ -124,3 +142,14 @@ bad_inputs(Config) ->
          ?assertNot(filelib:is_dir(run_dir(Config, Run)))
      end || {I, {{Name, Args}, Expected}} <- lists:enumerate(Cases)],
     ?assertError(badarg, list_to_existing_atom(Word)).
+
+init_crash_on_nodes() ->
+    [{doc, "An init/0 that crashes on a load node: one line, exit 2, no load."}].
+init_crash_on_nodes(Config) ->
+    {Code, Output} = load(Config, "amoc_ct_init_crash", ["--users", "2", "--load-nodes", "2"]),
+    ?assertMatch({2, [_]}, {Code, string:lexemes(Output, "\n")}),
+    ?assertMatch({match, _}, re:run(Output, "amoc_ct_init_crash.erl: load node bs_load[12]_\\S+: "
+                                            "amoc_ct_init_crash:init/0 raised "
+                                            "error:no_server_to_load")),
+    %% The nodes were up (the run's directory made), no user ran: no load.csv.
+    ?assertNot(filelib:is_file(filename:join(run_dir(Config, "amoc_ct_init_crash"), "load.csv"))).

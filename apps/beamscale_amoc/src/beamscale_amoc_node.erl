@@ -4,11 +4,12 @@
 %% `terminate/0,1' after the last.
 -module(beamscale_amoc_node).
 
--export([start/3, start/4, stop/0, run/0, config/0, next_id/0, format_error/1]).
+-export([start/3, start/4, stop/0, run/0, config/0, nodes/0, next_id/0, format_error/1]).
 -export_type([run/0]).
 
 -define(RUN, {?MODULE, run}).
 -define(CONFIG, {?MODULE, config}).
+-define(NODES, {?MODULE, nodes}).
 
 -type run() :: #{scenario := module(), state := term(), ids := atomics:atomics_ref(),
                  observe := [atom()], holder := pid(), index := pos_integer(),
@@ -26,6 +27,7 @@ start(Mod, Config, Observe) -> start(Mod, Config, Observe, {1, 1}).
     ok | {error, {?MODULE, term()}}.
 start(Mod, Config, Observe, {Index, Count}) ->
     persistent_term:put(?CONFIG, Config),
+    persistent_term:put(?NODES, Count),
     {ok, _} = beamscale_amoc_server:start(beamscale_amoc_throttle),
     {ok, _} = beamscale_amoc_server:start(beamscale_amoc_coordinator),
     Ref = make_ref(),
@@ -99,6 +101,7 @@ clean() ->
     ok = beamscale_amoc_server:stop(beamscale_amoc_throttle),
     _ = persistent_term:erase(?RUN),
     _ = persistent_term:erase(?CONFIG),
+    _ = persistent_term:erase(?NODES),
     ok.
 
 %% @doc The scenario running here (`undefined' when none).
@@ -108,6 +111,10 @@ run() -> persistent_term:get(?RUN, undefined).
 %% @doc The settings of the scenario running here (`#{}' when none).
 -spec config() -> #{atom() => term()}.
 config() -> persistent_term:get(?CONFIG, #{}).
+
+%% @doc How many nodes run this scenario's users (1 when none runs here).
+-spec nodes() -> pos_integer().
+nodes() -> persistent_term:get(?NODES, 1).
 
 %% @doc A user id of this run (amoc's `amoc_scenario:user_id()'): this node's Index, then one
 %% Count of nodes further for each next user (1, 2, 3... on one node).

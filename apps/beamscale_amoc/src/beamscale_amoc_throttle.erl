@@ -3,6 +3,8 @@
 %% run) spaced by its interarrival, queued in their order. The next event's slot moves on by
 %% one interarrival per event, so a timer that fires late lets the events it owes through at
 %% once: the rate holds on average and a burst is never more than what a late tick owes.
+%% Over N load nodes each has a throttle of its own at 1/N of the rate (amoc's master splits a
+%% throttle's rate over its nodes too): together they keep the scenario's rate.
 -module(beamscale_amoc_throttle).
 -behaviour(gen_server).
 
@@ -49,7 +51,7 @@ handle_call({start, Name, Config}, _From, Ts) when is_map_key(Name, Ts) ->
 handle_call({start, Name, Config}, _From, Ts) ->
     case interarrival(Config) of
         {ok, Ia} -> {reply, {ok, started},
-                     Ts#{Name => #{ia => Ia, paused => false, queue => queue:new(),
+                     Ts#{Name => #{ia => shared(Ia), paused => false, queue => queue:new(),
                                    next => now_us(), timer => none}}};
         {error, _} = E -> {reply, E, Ts}
     end;
@@ -57,7 +59,7 @@ handle_call({_, Name, _}, _From, Ts) when not is_map_key(Name, Ts) ->
     {reply, {error, {no_throttle, Name}}, Ts};
 handle_call({change_rate, Name, Config}, _From, Ts) ->
     case interarrival(Config) of
-        {ok, Ia} -> {reply, ok, dispatch(Name, (maps:get(Name, Ts))#{ia := Ia}, Ts)};
+        {ok, Ia} -> {reply, ok, dispatch(Name, (maps:get(Name, Ts))#{ia := shared(Ia)}, Ts)};
         {error, _} = E -> {reply, E, Ts}
     end;
 handle_call({paused, Name, P}, _From, Ts) ->
@@ -78,6 +80,10 @@ handle_cast(_Msg, Ts) -> {noreply, Ts}.
 handle_info({tick, Name}, Ts) when is_map_key(Name, Ts) ->
     {noreply, dispatch(Name, (maps:get(Name, Ts))#{timer := none}, Ts)};
 handle_info(_Msg, Ts) -> {noreply, Ts}.
+
+%% This node's share of a rate: N nodes, N times the interarrival.
+shared(infinity) -> infinity;
+shared(Ia) -> Ia * beamscale_amoc_node:nodes().
 
 -spec enqueue(term(), action(), map()) -> map().
 enqueue(Name, Action, Ts) ->

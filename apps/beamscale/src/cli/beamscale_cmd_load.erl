@@ -45,6 +45,8 @@ info() ->
            "with --amoc: FILE.erl, a module the scenario calls, compiled and loaded with it "
            "(its -required_variable too; repeatable)"},
           {users, "--users", integer, "with --amoc: how many users run it"},
+          {load_nodes, "--load-nodes", integer,
+           "with --amoc: N load nodes on this host share the users (default 0: this node)"},
           {rate, "--rate", number, "with --amoc: users started per second (default: 1000 / "
                                    "AMOC_INTERARRIVAL ms, else 20)"},
           {set, "--set", {list, text}, "with --amoc: NAME=VALUE, an Erlang term for the "
@@ -75,7 +77,8 @@ do(#{opts := #{amoc := File} = Opts, args := []}) -> named(File, Opts);
 do(#{opts := #{amoc := _}, args := [Extra | _]} = Parsed) ->
     beamscale_cmd_run:extra_argument(Parsed, Extra);
 do(#{opts := Opts, args := [_]}) when is_map_key(users, Opts); is_map_key(rate, Opts);
-                                      is_map_key(set, Opts); is_map_key(amoc_helpers, Opts) ->
+                                      is_map_key(set, Opts); is_map_key(amoc_helpers, Opts);
+                                      is_map_key(load_nodes, Opts) ->
     {error, amoc_only};
 do(#{opts := Opts, args := [File]}) -> named(File, Opts);
 do(#{args := []}) -> {error, no_scenario};
@@ -114,8 +117,8 @@ maybe_run(ok, {ok, Exec0}, File, Opts) ->
         {error, Expected} -> {error, {bad_profile, Expected}};
         {ok, Profile} ->
             case read(File, Opts) of
-                {ok, Scenario, Finish} ->
-                    Outcome = try loaded(Scenario, Exec0, Profile, Opts)
+                {ok, Scenario, Finish, Exec} ->
+                    Outcome = try loaded(Scenario, maps:merge(Exec0, Exec), Profile, Opts)
                               catch C:R:St -> _ = Finish(), erlang:raise(C, R, St)
                               end,
                     finished(Finish(), Outcome);
@@ -128,12 +131,12 @@ finished(ok, Outcome) -> Outcome;
 finished({error, Reason}, ok) -> {failed, beamscale_error:format(Reason)};
 finished({error, _}, Outcome) -> Outcome.
 
-%% The scenario file (terms or Tsung XML), or the amoc scenario module of `--amoc', and what to
-%% do once the load ends (the amoc scenario's terminate).
+%% The scenario file (terms or Tsung XML), or the amoc scenario module of `--amoc', what to do
+%% once the load ends (the amoc scenario's terminate) and the load's options it needs.
 read(File, #{amoc := _} = Opts) -> beamscale_loadtest_amoc:read(File, Opts);
 read(File, _Opts) ->
     case beamscale_scenario_file:read(File) of
-        {ok, Scenario} -> {ok, Scenario, fun() -> ok end};
+        {ok, Scenario} -> {ok, Scenario, fun() -> ok end, #{}};
         {error, _} = Error -> Error
     end.
 
@@ -265,7 +268,7 @@ format_error({exists, Dir, Reason}) ->
 format_error({not_a_load_run, Dir}) ->
     io_lib:format("~ts exists and holds no load run (no load.csv): not replaced", [Dir]);
 format_error(amoc_only) ->
-    "options --users, --rate, --set and --amoc-helper go with --amoc FILE";
+    "options --users, --rate, --set, --amoc-helper and --load-nodes go with --amoc FILE";
 format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)".
 
 name(#{name := Name}) -> Name;

@@ -15,13 +15,23 @@
 -define(DRAIN_S, 60).
 %% As many users as a phase may start at fixed times (beamscale_load_scenario_mix).
 -define(MAX_USERS, 100000).
+-define(MAX_LOAD_NODES, 64).
+%% How long a load node's init/0 may take, and its terminate.
+-define(INIT_TIMEOUT_MS, 300000).
+%% What the load nodes' terminate said, for the closing `Finish' (the nodes are gone by then).
+-define(TERMINATED, {?MODULE, terminated}).
 
-%% @doc The load of the amoc scenario `File' with `--users', `--rate' and `--set' of `Opts',
-%% and the function to call once it ends (the scenario's `terminate'). The scenario's
-%% `init/0' has run when this returns `{ok, ...}'; on an error nothing runs.
+%% @doc The load of the amoc scenario `File' with `--users', `--rate', `--set', `--amoc-helper'
+%% and `--load-nodes' of `Opts', the function to call once it ends (the scenario's
+%% `terminate'), and the load's options it needs. Without load nodes the scenario's `init/0'
+%% has run here when this returns `{ok, ...}'; with them, it runs on each once they are up
+%% (`on_load_nodes' of beamscale_loadtest), compiled there. On an error nothing runs.
 -spec read(file:filename(), map()) ->
-    {ok, beamscale_load_scenario:scenario(), fun(() -> ok | {error, term()})}
+    {ok, beamscale_load_scenario:scenario(), fun(() -> ok | {error, term()}),
+     beamscale_loadtest:opts() | #{}}
     | {error, term()}.
+read(_File, #{load_nodes := N}) when not is_integer(N); N < 0; N > ?MAX_LOAD_NODES ->
+    {error, {?MODULE, {bad_load_nodes, N}}};
 read(File, Opts) ->
     maybe_start(File, users(Opts), rate(Opts), Opts).
 
@@ -34,7 +44,9 @@ maybe_start(File, {ok, Users}, {ok, Rate}, Opts) ->
             Mod = lists:last(Mods),
             case scenario_module(Mod) andalso configured(Mods, maps:get(set, Opts, [])) of
                 {ok, Config, Observe} ->
-                    started(File, Mods, Config, Observe, Users, Rate);
+                    Files = maps:get(amoc_helpers, Opts, []) ++ [File],
+                    started(Files, Mods, {Config, Observe}, {Users, Rate},
+                            maps:get(load_nodes, Opts, 0));
                 false ->
                     unload(Mods), {error, {?MODULE, {not_a_scenario, File, Mod}}};
                 {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
@@ -116,34 +128,85 @@ configured(Mods, Sets) ->
 as_list(L) when is_list(L) -> L;
 as_list(V) -> [V].
 
-started(File, Mods, Config, Observe, Users, Rate) ->
+started(Files, Mods, {Config, Observe}, {Users, Rate}, 0) ->
+    File = lists:last(Files),
     Mod = lists:last(Mods),
     case beamscale_amoc_node:start(Mod, Config, Observe) of
         ok ->
-            {ok, S} = scenario(File, Mod, Users, Rate),
-            Tx = maps:get(transactions, S),
-            {ok, S#{transactions := lists:usort(Tx ++ Observe)},
-             fun() -> try beamscale_amoc_node:stop() after unload(Mods) end end};
+            {ok, S} = scenario(File, Mod, {Users, Rate}, 0, Observe),
+            {ok, S, fun() -> try beamscale_amoc_node:stop() after unload(Mods) end end, #{}};
         {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
+    end;
+started(Files, Mods, Settled, {Users, Rate}, N) ->
+    File = lists:last(Files),
+    Mod = lists:last(Mods),
+    {ok, S} = scenario(File, Mod, {Users, Rate}, N, element(2, Settled)),
+    Finish = fun() ->
+                     unload(Mods),
+                     Said = persistent_term:get(?TERMINATED, ok),
+                     _ = persistent_term:erase(?TERMINATED),
+                     Said
+             end,
+    {ok, S, Finish, #{on_load_nodes => fun(Nodes) -> on_nodes(Files, Mod, Settled, Nodes) end}}.
+
+%% Each load node gets the amoc app, the files compiled by its own compiler and the settings,
+%% and runs init/0 as node I of N; the first that fails undoes those before it.
+on_nodes(Files, Mod, {Config, Observe}, Nodes) ->
+    N = length(Nodes),
+    Code = beamscale_code:apps([beamscale_amoc]),
+    Up = fun({I, Node}) ->
+                 ok = ok_or_throw(Node, beamscale_code:load(Node, Code)),
+                 [ok = ok_or_throw(Node, beamscale_code:compile_load(Node, F)) || F <- Files],
+                 ok = ok_or_throw(Node, remote(Node, start, [Mod, Config, Observe, {I, N}]))
+         end,
+    try
+        lists:foreach(Up, lists:enumerate(Nodes)),
+        {ok, fun() -> persistent_term:put(?TERMINATED, stop_all(Nodes)) end}
+    catch throw:{on_node, Node, R} ->
+        _ = stop_all(lists:takewhile(fun(X) -> X =/= Node end, Nodes)),
+        {error, {?MODULE, {in, lists:last(Files), {?MODULE, {on_node, Node, R}}}}}
+    end.
+
+ok_or_throw(_Node, ok) -> ok;
+ok_or_throw(Node, {error, R}) -> throw({on_node, Node, R}).
+
+%% Each node's terminate; the first error said.
+stop_all(Nodes) ->
+    case [E || Node <- Nodes, {error, _} = E <- [remote(Node, stop, [])]] of
+        [] -> ok;
+        [E | _] -> E
+    end.
+
+remote(Node, F, Args) ->
+    try erpc:call(Node, beamscale_amoc_node, F, Args, ?INIT_TIMEOUT_MS)
+    catch error:{erpc, R} -> {error, {?MODULE, {erpc, Node, R}}};
+          Class:R -> {error, {?MODULE, {erpc, Node, {Class, R}}}}
     end.
 
 %% One session of one step, the amoc kind's, against the scenario's directory (a target that
 %% needs no server); each user at its fixed time.
-scenario(File, Mod, Users, Rate) ->
+scenario(File, Mod, {Users, Rate}, LoadNodes, Observe) ->
     At = [{I / Rate, amoc} || I <- lists:seq(0, Users - 1)],
     Text = io_lib:format(
              "{targets, [{amoc, #{dir => ~0tp}}]}.~n"
              "{phases, [{amoc, #{duration_s => ~w, users_at => ~w}}]}.~n"
              "{sessions, [{amoc, #{steps => [{request, beamscale_amoc_kind, "
              "#{scenario => ~w, timeout_ms => 4294967295}}]}}]}.~n"
-             "{drain_s, ~b}.~n{sample, []}.~n",
-             [filename:absname(filename:dirname(File)), Users / Rate, At, Mod, ?DRAIN_S]),
+             "{drain_s, ~b}.~n{sample, []}.~n{load_nodes, ~b}.~n",
+             [filename:absname(filename:dirname(File)), Users / Rate, At, Mod, ?DRAIN_S,
+              LoadNodes]),
     {ok, Entries} = beamscale_format_terms:parse(lists:flatten(Text)),
-    beamscale_load_scenario:check(File, Entries).
+    {ok, S} = beamscale_load_scenario:check(File, Entries),
+    {ok, S#{transactions := lists:usort(maps:get(transactions, S) ++ Observe)}}.
 
 %% @doc One line for an error of this module.
 -spec format_error(term()) -> iodata().
 format_error({in, File, R}) -> [File, ": ", beamscale_error:format(R)];
+format_error({on_node, Node, R}) ->
+    io_lib:format("load node ~ts: ~ts", [Node, beamscale_error:format(R)]);
+format_error({erpc, Node, R}) -> io_lib:format("~ts did not answer: ~0tp", [Node, R]);
+format_error({bad_load_nodes, N}) ->
+    io_lib:format("option --load-nodes: ~0tp is not a number from 0 to ~b", [N, ?MAX_LOAD_NODES]);
 format_error(no_users) -> "option --amoc: give --users N (how many users run the scenario)";
 format_error({bad_users, N}) ->
     io_lib:format("option --users: ~0tp is not a number of users from 1 to ~b", [N, ?MAX_USERS]);
