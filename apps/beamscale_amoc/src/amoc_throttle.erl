@@ -2,7 +2,8 @@
 %% name, on the node the users run on (`beamscale_amoc_throttle'; docs/amoc.md for what differs).
 -module(amoc_throttle).
 
--export([start/2, stop/1, pause/1, resume/1, unlock/1, change_rate/2, send/2, send/3,
+-export([start/2, stop/1, pause/1, resume/1, unlock/1, change_rate/2, change_rate_gradually/2,
+         send/2, send/3,
          send_and_wait/2, wait/1, run/2]).
 
 -define(CALL(Request), beamscale_amoc_server:call(beamscale_amoc_throttle, Request)).
@@ -36,6 +37,13 @@ unlock(Name) -> change_rate(Name, infinity).
 %% @doc A new rate from now.
 -spec change_rate(name(), config()) -> ok | {error, term()}.
 change_rate(Name, Config) -> ?CALL({change_rate, Name, Config}).
+
+%% @doc amoc's gradual change: `#{throttle => #{from_rate, to_rate[, interval]} |
+%% #{from_interarrival, to_interarrival}, plan => #{step_interval, step_count} | #{duration}}',
+%% the first step's rate at once, each next one a step interval later (ms; a duration's steps
+%% are 100 ms apart). A later `change_rate/2' or gradual change ends it.
+-spec change_rate_gradually(name(), map()) -> ok | {error, term()}.
+change_rate_gradually(Name, Gradual) -> ?CALL({gradually, Name, Gradual}).
 
 %% @doc Send `Msg' to the caller when the rate allows (the call returns at once).
 -spec send(name(), term()) -> ok | {error, term()}.

@@ -8,11 +8,13 @@
 -module(beamscale_amoc_throttle).
 -behaviour(gen_server).
 
--export([interarrival/1]).
+-export([interarrival/1, gradual/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 %% amoc's default interval of a rate: a minute.
 -define(DEFAULT_INTERVAL_MS, 60000).
+%% amoc's step of a gradual change given by its duration.
+-define(DEFAULT_STEP_MS, 100).
 
 -type action() :: {reply, gen_server:from()} | {send, pid(), term()} | {run, fun(() -> any())}.
 
@@ -37,6 +39,27 @@ interarrival(#{rate := R, interval := I} = C)
   when is_integer(R), R > 0, is_integer(I), I > 0, map_size(C) =:= 2 -> {ok, I * 1000 / R};
 interarrival(Other) -> {error, {bad_throttle, Other}}.
 
+%% @doc amoc's plan of a gradual change (`change_rate_gradually/2'): the rates of its steps
+%% (the first at once), their interval (ms) and the time between two steps (ms).
+-spec gradual(term()) ->
+    {ok, {[non_neg_integer()], pos_integer(), pos_integer()}} | {error, term()}.
+gradual(#{throttle := #{from_interarrival := F, to_interarrival := T} = Th} = G)
+  when is_integer(F), F > 0, is_integer(T), T > 0, map_size(Th) =:= 2 ->
+    gradual(G#{throttle := #{from_rate => ?DEFAULT_INTERVAL_MS div F,
+                             to_rate => ?DEFAULT_INTERVAL_MS div T}});
+gradual(#{throttle := #{from_rate := _, to_rate := _} = Th} = G) when map_size(Th) =:= 2 ->
+    gradual(G#{throttle := Th#{interval => ?DEFAULT_INTERVAL_MS}});
+gradual(#{plan := #{duration := D} = P} = G) when is_integer(D), D > 0, map_size(P) =:= 1 ->
+    gradual(G#{plan := #{step_interval => ?DEFAULT_STEP_MS,
+                         step_count => max(1, D div ?DEFAULT_STEP_MS)}});
+gradual(#{throttle := #{from_rate := F, to_rate := T, interval := I} = Th,
+          plan := #{step_interval := S, step_count := N} = P} = G)
+  when map_size(G) =:= 2, map_size(Th) =:= 3, map_size(P) =:= 2, is_integer(F), F >= 0,
+       is_integer(T), T >= 0, is_integer(I), I > 0, is_integer(S), S > 0,
+       is_integer(N), N > 0 ->
+    {ok, {[F + round((T - F) * K / N) || K <- lists:seq(0, N)], I, S}};
+gradual(Other) -> {error, {bad_gradual, Other}}.
+
 %% @private
 -spec init([]) -> {ok, map()}.
 init([]) -> {ok, #{}}.
@@ -52,14 +75,25 @@ handle_call({start, Name, Config}, _From, Ts) ->
     case interarrival(Config) of
         {ok, Ia} -> {reply, {ok, started},
                      Ts#{Name => #{ia => shared(Ia), paused => false, queue => queue:new(),
-                                   next => now_us(), timer => none}}};
+                                   next => now_us(), timer => none, plan => none}}};
         {error, _} = E -> {reply, E, Ts}
     end;
 handle_call({_, Name, _}, _From, Ts) when not is_map_key(Name, Ts) ->
     {reply, {error, {no_throttle, Name}}, Ts};
 handle_call({change_rate, Name, Config}, _From, Ts) ->
     case interarrival(Config) of
-        {ok, Ia} -> {reply, ok, dispatch(Name, (maps:get(Name, Ts))#{ia := shared(Ia)}, Ts)};
+        {ok, Ia} ->
+            T = maps:get(Name, Ts),
+            {reply, ok, dispatch(Name, rated(T#{plan := none}, Ia), Ts)};
+        {error, _} = E -> {reply, E, Ts}
+    end;
+%% A gradual change replaces any before it (and a change_rate/2 ends it).
+handle_call({gradually, Name, Gradual}, _From, Ts) ->
+    case gradual(Gradual) of
+        {ok, {Rates, Interval, Step}} ->
+            Ref = make_ref(),
+            T = (maps:get(Name, Ts))#{plan := Ref},
+            {reply, ok, step(Name, Ref, Rates, Interval, Step, Ts#{Name := T})};
         {error, _} = E -> {reply, E, Ts}
     end;
 handle_call({paused, Name, P}, _From, Ts) ->
@@ -79,7 +113,29 @@ handle_cast(_Msg, Ts) -> {noreply, Ts}.
 -spec handle_info(term(), map()) -> {noreply, map()}.
 handle_info({tick, Name}, Ts) when is_map_key(Name, Ts) ->
     {noreply, dispatch(Name, (maps:get(Name, Ts))#{timer := none}, Ts)};
+handle_info({step, Name, Ref, Rates, Interval, Step}, Ts) ->
+    case Ts of
+        #{Name := #{plan := Ref}} -> {noreply, step(Name, Ref, Rates, Interval, Step, Ts)};
+        _ -> {noreply, Ts}
+    end;
 handle_info(_Msg, Ts) -> {noreply, Ts}.
+
+%% The next rate of a gradual change now, the one after it in `Step' ms.
+step(Name, _Ref, [], _Interval, _Step, Ts) -> Ts#{Name := (maps:get(Name, Ts))#{plan := none}};
+step(Name, Ref, [Rate | Rates], Interval, Step, Ts) ->
+    {ok, Ia} = interarrival(#{rate => Rate, interval => Interval}),
+    [erlang:send_after(Step, self(), {step, Name, Ref, Rates, Interval, Step}) || Rates =/= []],
+    dispatch(Name, rated(maps:get(Name, Ts), Ia), Ts).
+
+%% A new rate from now: the next slot no later than one new interarrival away (a slot of the
+%% old, slower rate may be far ahead), its timer set again.
+rated(#{next := Next, timer := Timer} = T, Ia0) ->
+    Ia = shared(Ia0),
+    _ = Timer =:= none orelse erlang:cancel_timer(Timer),
+    case Ia of
+        infinity -> T#{ia := Ia, timer := none};
+        _ -> T#{ia := Ia, timer := none, next := min(Next, now_us() + Ia)}
+    end.
 
 %% This node's share of a rate: N nodes, N times the interarrival.
 shared(infinity) -> infinity;

@@ -58,3 +58,42 @@ stop() ->
 
 no_run_test() ->
     ?assertEqual({error, no_amoc_run}, amoc_throttle:wait(t)).
+
+gradual_test() ->
+    G = fun beamscale_amoc_throttle:gradual/1,
+    ?assertEqual({ok, {[0, 50, 100], 1000, 10}},
+                 G(#{throttle => #{from_rate => 0, to_rate => 100, interval => 1000},
+                     plan => #{step_interval => 10, step_count => 2}})),
+    %% amoc's defaults: a minute's rate, steps of 100 ms over a duration.
+    ?assertEqual({ok, {[10, 15, 20], 60000, 100}},
+                 G(#{throttle => #{from_rate => 10, to_rate => 20}, plan => #{duration => 200}})),
+    ?assertEqual({ok, {[600, 300], 60000, 5}},
+                 G(#{throttle => #{from_interarrival => 100, to_interarrival => 200},
+                     plan => #{step_interval => 5, step_count => 1}})),
+    ?assertMatch({error, {bad_gradual, _}},
+                 G(#{throttle => #{from_rate => 1, to_rate => 2}, plan => #{step_count => 0}})).
+
+%% From 0 (nothing passes) to a high rate a step later: a waiter passes, not before the step.
+gradually_test_() -> with_server(fun gradually/0).
+
+gradually() ->
+    {ok, started} = amoc_throttle:start(g, 0),
+    T0 = erlang:monotonic_time(millisecond),
+    ok = amoc_throttle:change_rate_gradually(
+           g, #{throttle => #{from_rate => 0, to_rate => 6000, interval => 1000},
+                plan => #{step_interval => 100, step_count => 2}}),
+    ok = amoc_throttle:wait(g),
+    %% A timer never fires early: the first step (3000/s) comes 100 ms on at the soonest.
+    ?assert(erlang:monotonic_time(millisecond) - T0 >= 100),
+    ?assertMatch({error, {bad_gradual, _}}, amoc_throttle:change_rate_gradually(g, #{})).
+
+%% A throttle of one per minute made fast: its next slot is not left a minute ahead.
+faster_test_() -> with_server(fun faster/0).
+
+faster() ->
+    {ok, started} = amoc_throttle:start(f, 1),
+    ok = amoc_throttle:wait(f),
+    ok = amoc_throttle:change_rate(f, #{rate => 1000, interval => 1000}),
+    T0 = erlang:monotonic_time(millisecond),
+    [ok = amoc_throttle:wait(f) || _ <- lists:seq(1, 3)],
+    ?assert(erlang:monotonic_time(millisecond) - T0 < 4000).
