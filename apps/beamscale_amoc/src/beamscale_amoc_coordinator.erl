@@ -1,5 +1,6 @@
 %% @doc The coordinators of the amoc scenario running on this node (`amoc_coordinator''s
-%% server). A coordinator is a plan of items `{N, Actions}': every N users added, each action
+%% server). A coordinator is a plan of items `{N, Actions}' (N or a range `{Min, Max}'): every
+%% N users added, each action
 %% is called with `{coordinate, N}' (arity 1), the batch `[{Pid, Data}]' (2) or each distinct
 %% pair of it (3); an item `{all, Actions}' gets every user added. After `Timeout' seconds with
 %% no user added, at `reset/1' and at `stop/1' every item's actions get what is left
@@ -47,18 +48,27 @@ handle_info({timeout, Ref, Name}, Cs) ->
     end;
 handle_info(_Msg, Cs) -> {noreply, Cs}.
 
-%% A plan's items `{N | all, Actions, Batch}', the `all' ones last.
+%% A plan's items `{Size, Need, Actions, Batch}', the `all' ones last: `Size' is N, a range
+%% `{Min, Max}' (each batch's N drawn in it, both ends included) or `all'.
 items(Item) when is_tuple(Item) -> items([Item]);
 items(Plan) when is_list(Plan) ->
-    Items = [{N, actions(As), []} || {N, As} <- Plan,
-                                     N =:= all orelse (is_integer(N) andalso N > 0)],
-    case length(Items) =:= length(Plan) andalso lists:all(fun({_, As, _}) -> As =/= error end,
-                                                          Items) of
-        true -> {ok, [I || {N, _, _} = I <- Items, N =/= all]
-                     ++ [I || {all, _, _} = I <- Items]};
+    Items = [{Size, need(Size), actions(As), []} || {Size, As} <- Plan, size_ok(Size)],
+    case length(Items) =:= length(Plan) andalso
+        lists:all(fun({_, _, As, _}) -> As =/= error end, Items) of
+        true -> {ok, [I || {S, _, _, _} = I <- Items, S =/= all]
+                     ++ [I || {all, _, _, _} = I <- Items]};
         false -> error
     end;
 items(_) -> error.
+
+size_ok(all) -> true;
+size_ok(N) when is_integer(N), N > 0 -> true;
+size_ok({Min, Max}) when is_integer(Min), is_integer(Max), Min > 0, Max >= Min -> true;
+size_ok(_) -> false.
+
+need(all) -> all;
+need({Min, Max}) -> Min - 1 + rand:uniform(Max - Min + 1);
+need(N) -> N.
 
 actions(F) when is_function(F) -> actions([F]);
 actions(Fs) when is_list(Fs) ->
@@ -69,15 +79,15 @@ actions(Fs) when is_list(Fs) ->
     end;
 actions(_) -> error.
 
-add(User, {all, As, Batch}) -> {all, As, [User | Batch]};
-add(User, {N, As, Batch}) when length(Batch) + 1 =:= N ->
+add(User, {all, all, As, Batch}) -> {all, all, As, [User | Batch]};
+add(User, {Size, Need, As, Batch}) when length(Batch) + 1 =:= Need ->
     _ = execute(As, coordinate, lists:reverse([User | Batch])),
-    {N, As, []};
-add(User, {N, As, Batch}) -> {N, As, [User | Batch]}.
+    {Size, need(Size), As, []};
+add(User, {Size, Need, As, Batch}) -> {Size, Need, As, [User | Batch]}.
 
 flush(Event, #{items := Items} = C) ->
-    _ = [execute(As, Event, lists:reverse(Batch)) || {_, As, Batch} <- Items],
-    C#{items := [{N, As, []} || {N, As, _} <- Items], timer := none}.
+    _ = [execute(As, Event, lists:reverse(Batch)) || {_, _, As, Batch} <- Items],
+    C#{items := [{Size, need(Size), As, []} || {Size, _, As, _} <- Items], timer := none}.
 
 execute(Actions, Type, Batch) ->
     Event = {Type, length(Batch)},

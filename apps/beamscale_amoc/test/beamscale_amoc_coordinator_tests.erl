@@ -56,6 +56,18 @@ timeout() ->
     ok = amoc_coordinator:add(t, x),
     receive {call, E} -> ?assertEqual({timeout, 1}, E) after 5000 -> error(no_timeout) end.
 
+range_test_() -> with_server(fun range/0).
+
+%% A range {2, 3}: each batch of 2 or 3 users, drawn anew; 30 users make 10 to 15 batches.
+range() ->
+    Me = self(),
+    ok = amoc_coordinator:start(r, {{2, 3}, fun(E, Batch) -> Me ! {call, {E, length(Batch)}} end}),
+    [ok = amoc_coordinator:add(r, I) || I <- lists:seq(1, 30)],
+    Sizes = [N || {{coordinate, N}, N} <- calls()],
+    ?assertEqual([], [N || N <- Sizes, N < 2 orelse N > 3]),
+    ?assert(lists:sum(Sizes) >= 28),
+    ?assertEqual(error, amoc_coordinator:start(r2, {{3, 2}, fun(_) -> ok end})).
+
 bad_plan_test_() -> with_server(fun bad_plan/0).
 
 bad_plan() ->
