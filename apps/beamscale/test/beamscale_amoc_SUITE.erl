@@ -8,14 +8,14 @@
 
 -export([all/0, suite/0]).
 -export([users/1, throttle_rate/1, throttle_two_nodes/1, coordinator_pairs/1, bad_inputs/1,
-         init_crash_on_nodes/1]).
+         init_crash_on_nodes/1, requests/1]).
 -export([users/0, throttle_rate/0, throttle_two_nodes/0, coordinator_pairs/0, bad_inputs/0,
-         init_crash_on_nodes/0]).
+         init_crash_on_nodes/0, requests/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [users, throttle_rate, throttle_two_nodes, coordinator_pairs, bad_inputs,
-          init_crash_on_nodes].
+          init_crash_on_nodes, requests].
 
 %% The scenario `Name' of the data directory as a user's `.erl' file in priv_dir.
 scenario(Config, Name) ->
@@ -50,7 +50,8 @@ users(Config) ->
                  [R || {_, bye, _} = R <- Rows]),
     ?assertEqual([{past_stop, I} || I <- lists:seq(1, 11, 2)], [R || {past_stop, _} = R <- Rows]),
     Sum = beamscale_test_load:json(run_dir(Config, "amoc_ct_basic"), "summary.json"),
-    ?assertMatch(#{<<"requests">> := 12, <<"errors">> := 0, <<"sessions_done">> := 12}, Sum),
+    %% A user is a session; it made no request.
+    ?assertMatch(#{<<"requests">> := 0, <<"errors">> := 0, <<"sessions_done">> := 12}, Sum),
     #{<<"transactions">> := #{<<"user_step">> := Step}} = Sum,
     %% Users observed 1..12 ms: their own timings, in the run's histograms.
     ?assertMatch(#{<<"count">> := 12}, Step),
@@ -67,7 +68,7 @@ throttle_two_nodes(Config) ->
     throttled(Config, "throttle2", ["--load-nodes", "2"]),
     Sum = beamscale_test_load:json(run_dir(Config, "throttle2"), "summary.json"),
     #{<<"load_nodes">> := Nodes} = Sum,
-    ?assertEqual([5, 5], [R || #{<<"requests">> := R} <- Nodes]).
+    ?assertEqual([5, 5], [R || #{<<"sessions_done">> := R} <- Nodes]).
 
 %% 10 users wait 10 times each on a throttle of 50/s (over the nodes that ran them).
 throttled(Config, Run, Args) ->
@@ -106,7 +107,7 @@ coordinator_pairs(Config) ->
     ?assertEqual(6, length([T || {told, _, _} = T <- Rows])),
     ?assertEqual([{all, {timeout, 6}, lists:seq(1, 6)}], [A || {all, _, _} = A <- Rows]),
     Sum = beamscale_test_load:json(run_dir(Config, "amoc_ct_pairs"), "summary.json"),
-    ?assertMatch(#{<<"requests">> := 6, <<"errors">> := 0}, Sum).
+    ?assertMatch(#{<<"sessions_done">> := 6, <<"errors">> := 0}, Sum).
 
 bad_inputs() -> [{doc, "Each bad input: one line naming it, exit 2, no user, no run."}].
 bad_inputs(Config) ->
@@ -153,3 +154,22 @@ init_crash_on_nodes(Config) ->
                                             "error:no_server_to_load")),
     %% The nodes were up (the run's directory made), no user ran: no load.csv.
     ?assertNot(filelib:is_file(filename:join(run_dir(Config, "amoc_ct_init_crash"), "load.csv"))).
+
+requests() -> [{doc, "A scenario's requests through the http kind: counted, named, by reason."}].
+requests(Config) ->
+    {ok, Srv} = beamscale_target_http:start(#{}),
+    try
+        Port = integer_to_list(beamscale_target_http:port(Srv)),
+        {0, _} = load(Config, "amoc_ct_http", ["--users", "5", "--rate", "100",
+                                               "--set", "port=" ++ Port]),
+        Dir = run_dir(Config, "amoc_ct_http"),
+        Sum = beamscale_test_load:json(Dir, "summary.json"),
+        ?assertMatch(#{<<"requests">> := 20, <<"errors">> := 5, <<"sessions_done">> := 5}, Sum),
+        #{<<"errors_by_reason">> := Reasons} = Sum,
+        ?assertEqual([5], maps:values(Reasons)),
+        %% The named ones in requests.csv, apart from the rest.
+        {ok, Csv} = file:read_file(filename:join(Dir, "requests.csv")),
+        ?assertMatch({match, _}, re:run(Csv, "^home,15,0,", [multiline]))
+    after
+        beamscale_target_http:stop(Srv)
+    end.

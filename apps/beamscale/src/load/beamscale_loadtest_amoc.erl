@@ -183,21 +183,26 @@ remote(Node, F, Args) ->
           Class:R -> {error, {?MODULE, {erpc, Node, {Class, R}}}}
     end.
 
-%% One session of one step, the amoc kind's, against the scenario's directory (a target that
-%% needs no server); each user at its fixed time.
+%% One session of one step, the user's code (beamscale_amoc_user), against the scenario's
+%% directory (a target that needs no server: the terms reader wants one); each user at its
+%% fixed time. The reader checks a think in its place.
 scenario(File, Mod, {Users, Rate}, LoadNodes, Observe) ->
     At = [{I / Rate, amoc} || I <- lists:seq(0, Users - 1)],
     Text = io_lib:format(
              "{targets, [{amoc, #{dir => ~0tp}}]}.~n"
              "{phases, [{amoc, #{duration_s => ~w, users_at => ~w}}]}.~n"
-             "{sessions, [{amoc, #{steps => [{request, beamscale_amoc_kind, "
-             "#{scenario => ~w, timeout_ms => 4294967295}}]}}]}.~n"
+             "{sessions, [{amoc, #{steps => [{think, 0}]}}]}.~n"
              "{drain_s, ~b}.~n{sample, []}.~n{load_nodes, ~b}.~n",
-             [filename:absname(filename:dirname(File)), Users / Rate, At, Mod, ?DRAIN_S,
-              LoadNodes]),
+             [filename:absname(filename:dirname(File)), Users / Rate, At, ?DRAIN_S, LoadNodes]),
     {ok, Entries} = beamscale_format_terms:parse(lists:flatten(Text)),
-    {ok, S} = beamscale_load_scenario:check(File, Entries),
-    {ok, S#{transactions := lists:usort(maps:get(transactions, S) ++ Observe)}}.
+    {ok, #{sessions := [Session]} = S} = beamscale_load_scenario:check(File, Entries),
+    Arity = case erlang:function_exported(Mod, start, 2) of
+                true -> 2;
+                false -> 1
+            end,
+    Code = {code, beamscale_amoc_user, run, [Mod, Arity]},
+    {ok, S#{sessions := [Session#{steps := [Code]}],
+            transactions := lists:usort(maps:get(transactions, S) ++ Observe)}}.
 
 %% @doc One line for an error of this module.
 -spec format_error(term()) -> iodata().
