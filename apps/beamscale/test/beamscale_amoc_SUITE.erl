@@ -8,19 +8,24 @@
 
 -export([all/0, suite/0]).
 -export([users/1, throttle_rate/1, throttle_two_nodes/1, coordinator_pairs/1, bad_inputs/1,
-         init_crash_on_nodes/1, requests/1]).
+         init_crash_on_nodes/1, requests/1, elixir/1]).
 -export([users/0, throttle_rate/0, throttle_two_nodes/0, coordinator_pairs/0, bad_inputs/0,
-         init_crash_on_nodes/0, requests/0]).
+         init_crash_on_nodes/0, requests/0, elixir/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [users, throttle_rate, throttle_two_nodes, coordinator_pairs, bad_inputs,
-          init_crash_on_nodes, requests].
+          init_crash_on_nodes, requests, elixir].
 
-%% The scenario `Name' of the data directory as a user's `.erl' file in priv_dir.
+%% The scenario `Name' of the data directory as a user's `.erl' (or `.ex') file in priv_dir.
 scenario(Config, Name) ->
-    {ok, Text} = file:read_file(filename:join(?config(data_dir, Config), Name ++ ".erl.txt")),
-    Path = filename:join(?config(priv_dir, Config), Name ++ ".erl"),
+    Data = ?config(data_dir, Config),
+    Ext = case filelib:is_file(filename:join(Data, Name ++ ".ex.txt")) of
+              true -> ".ex";
+              false -> ".erl"
+          end,
+    {ok, Text} = file:read_file(filename:join(Data, Name ++ Ext ++ ".txt")),
+    Path = filename:join(?config(priv_dir, Config), Name ++ Ext),
     ok = file:write_file(Path, Text),
     Path.
 
@@ -173,3 +178,14 @@ requests(Config) ->
     after
         beamscale_target_http:stop(Srv)
     end.
+
+elixir() -> [{doc, "An Elixir scenario module: compiled here, its settings, its users."}].
+elixir(Config) ->
+    Out = out(Config, "elixir"),
+    {0, _} = load(Config, "amoc_ct_elixir", ["--users", "4", "--rate", "100", "--set",
+                                             "out=" ++ io_lib:write_string(Out),
+                                             "--set", "greeting=bye"]),
+    ?assertEqual([{I, bye} || I <- lists:seq(1, 4)], consult(Out)),
+    {2, Line} = load(Config, "amoc_ct_elixir", "elixir2", ["--users", "2", "--load-nodes", "2"]),
+    ?assertMatch({match, _}, re:run(Line, "amoc_ct_elixir.ex: Elixir scenarios run in "
+                                          "beamscale's own node only")).

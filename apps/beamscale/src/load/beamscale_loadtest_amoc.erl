@@ -32,6 +32,11 @@
     | {error, term()}.
 read(_File, #{load_nodes := N}) when not is_integer(N); N < 0; N > ?MAX_LOAD_NODES ->
     {error, {?MODULE, {bad_load_nodes, N}}};
+read(File, #{load_nodes := N} = Opts) when N > 0 ->
+    case [F || F <- [File | maps:get(amoc_helpers, Opts, [])], filename:extension(F) =:= ".ex"] of
+        [] -> maybe_start(File, users(Opts), rate(Opts), Opts);
+        [Ex | _] -> {error, {?MODULE, {elixir_on_load_nodes, Ex}}}
+    end;
 read(File, Opts) ->
     maybe_start(File, users(Opts), rate(Opts), Opts).
 
@@ -82,13 +87,34 @@ rate(_) ->
 %% Compiled here and loaded here: this node runs the users. A module that exists already (one
 %% of OTP's or beamscale's) is refused, not replaced.
 compiled(File) ->
-    case beamscale_format_file:read(File, ?MAX_SOURCE_BYTES) of
-        {ok, _} ->
+    case {beamscale_format_file:read(File, ?MAX_SOURCE_BYTES), filename:extension(File)} of
+        {{ok, _}, ".ex"} -> elixir(File);
+        {{ok, _}, _} ->
             case compile:file(File, [binary, return_errors, {i, filename:dirname(File)}]) of
                 {ok, Mod, Bin} -> loaded(File, Mod, Bin);
                 {error, Errors, _} -> {error, {beamscale_code, {compile, File, Errors}}}
             end;
-        {error, {_, Why}} -> {error, {?MODULE, {read, File, Why}}}
+        {{error, {_, Why}}, _} -> {error, {?MODULE, {read, File, Why}}}
+    end.
+
+%% An Elixir module (its `@required_variable' attributes persisted, as amoc asks) compiled here
+%% by Elixir's compiler, its libraries added to this node's path. The module it defines first
+%% is the one that must not exist already.
+elixir(File) ->
+    case beamscale_elixir:module_of(File) of
+        default -> {error, {?MODULE, {no_defmodule, File}}};
+        {ok, Mod} ->
+            case {code:which(Mod), beamscale_elixir:lib(none)} of
+                {non_existing, {ok, Globs}} ->
+                    {ok, Dirs} = beamscale_code:expand_path(Globs),
+                    ok = code:add_pathsz(Dirs),
+                    case beamscale_elixir:compile_files(node(), [File]) of
+                        ok -> {ok, Mod};
+                        {error, _} = E -> E
+                    end;
+                {non_existing, {error, _} = E} -> E;
+                _ -> {error, {?MODULE, {module_exists, File, Mod}}}
+            end
     end.
 
 loaded(File, Mod, Bin) ->
@@ -227,5 +253,11 @@ format_error({not_a_scenario, File, Mod}) ->
 format_error({module_exists, File, Mod}) ->
     io_lib:format("~ts: module ~ts is a module of OTP or beamscale already: rename it",
                   [File, Mod]);
+format_error({no_defmodule, File}) ->
+    io_lib:format("~ts: no defmodule found (an Elixir scenario defines its module first)",
+                  [File]);
+format_error({elixir_on_load_nodes, File}) ->
+    io_lib:format("~ts: Elixir scenarios run in beamscale's own node only, not yet with "
+                  "--load-nodes", [File]);
 format_error({bad_observe, Mod}) ->
     io_lib:format("~ts: -beamscale_observe: expected a list of atoms", [Mod]).
