@@ -8,8 +8,8 @@
 
 -export([problems/1, root/0]).
 
--define(APPS, [beamscale, beamscale_bench, beamscale_format, beamscale_load, beamscale_report,
-               beamscale_stats, beamscale_targets]).
+-define(APPS, [beamscale, beamscale_amoc, beamscale_bench, beamscale_format, beamscale_load,
+               beamscale_report, beamscale_stats, beamscale_targets]).
 
 docs_agree_with_the_code_test_() ->
     {timeout, 60, fun() -> assert_none(problems(root())) end}.

@@ -11,8 +11,9 @@ allowed() ->
       beamscale_bench => [],
       beamscale_targets => [],
       beamscale_load => [beamscale_format, beamscale_stats],
+      beamscale_amoc => [beamscale_format, beamscale_stats, beamscale_load],
       beamscale => [beamscale_format, beamscale_stats, beamscale_report, beamscale_bench,
-                    beamscale_targets, beamscale_load]}.
+                    beamscale_targets, beamscale_load, beamscale_amoc]}.
 
 %% xref's queries over the whole build take seconds on a busy host: past EUnit's 5 s default.
 layering_test_() ->

@@ -15,7 +15,8 @@ open(Args) ->
 command(Args) ->
     Paths = lists:append([["-pa", code:lib_dir(A, ebin)]
                           || A <- [beamscale, beamscale_format, beamscale_stats, beamscale_report,
-                                   beamscale_bench, beamscale_targets, beamscale_load]]),
+                                   beamscale_bench, beamscale_targets, beamscale_load,
+                                   beamscale_amoc]]),
     [os:find_executable("erl"), "-noshell"] ++ Paths
         ++ ["-eval", "beamscale_cli:main(init:get_plain_arguments())", "-extra" | Args].
 

@@ -38,7 +38,19 @@ info() ->
            "second, a row of each in RUNDIR/load_fine.csv"},
           {dump, "--dump", integer, "write the first N request/reply exchanges and every "
                                     "error reason's first to RUNDIR/dump.log"},
-          {replace, "--replace", flag, "replace an existing load run directory of that name"}]
+          {replace, "--replace", flag, "replace an existing load run directory of that name"},
+          {amoc, "--amoc", string, "FILE.erl: run an amoc scenario module, in place of SCENARIO "
+                                   "(docs/amoc.md)"},
+          {amoc_helpers, "--amoc-helper", {list, string},
+           "with --amoc: FILE.erl, a module the scenario calls, compiled and loaded with it "
+           "(its -required_variable too; repeatable)"},
+          {users, "--users", integer, "with --amoc: how many users run it"},
+          {load_nodes, "--load-nodes", integer,
+           "with --amoc: N load nodes on this host share the users (default 0: this node)"},
+          {rate, "--rate", number, "with --amoc: users started per second (default: 1000 / "
+                                   "AMOC_INTERARRIVAL ms, else 20)"},
+          {set, "--set", {list, text}, "with --amoc: NAME=VALUE, an Erlang term for the "
+                                       "scenario's required variable NAME (repeatable)"}]
           ++ beamscale_cmd_run:profile_options("each sampled target node",
                                                "ms profiled, in the middle of the run "
                                                "(default 2000)")
@@ -61,7 +73,18 @@ do(#{opts := #{resolution := R} = Opts} = Parsed) when is_list(R) ->
         {ok, Ms} -> do(Parsed#{opts := Opts#{resolution := Ms}});
         error -> {error, {bad_resolution, R}}
     end;
-do(#{opts := Opts, args := [File]}) ->
+do(#{opts := #{amoc := File} = Opts, args := []}) -> named(File, Opts);
+do(#{opts := #{amoc := _}, args := [Extra | _]} = Parsed) ->
+    beamscale_cmd_run:extra_argument(Parsed, Extra);
+do(#{opts := Opts, args := [_]}) when is_map_key(users, Opts); is_map_key(rate, Opts);
+                                      is_map_key(set, Opts); is_map_key(amoc_helpers, Opts);
+                                      is_map_key(load_nodes, Opts) ->
+    {error, amoc_only};
+do(#{opts := Opts, args := [File]}) -> named(File, Opts);
+do(#{args := []}) -> {error, no_scenario};
+do(#{args := [_, Extra | _]} = Parsed) -> beamscale_cmd_run:extra_argument(Parsed, Extra).
+
+named(File, Opts) ->
     Name = name(Opts),
     Dir = filename:join(maps:get(out, Opts, "runs"), Name),
     case beamscale_config:check(name, Name) of
@@ -71,9 +94,7 @@ do(#{opts := Opts, args := [File]}) ->
                                          beamscale_cli_cookie:exec(Opts, #{dir => Dir}),
                                          File, Opts)
                       end)
-    end;
-do(#{args := []}) -> {error, no_scenario};
-do(#{args := [_, Extra | _]} = Parsed) -> beamscale_cmd_run:extra_argument(Parsed, Extra).
+    end.
 
 %% The run directory is held by one `load' at a time, as `run' holds its own: two at once wrote
 %% one directory and both exited 0. The lock is beside the directory (`OUT/.NAME.lock'), so a
@@ -92,27 +113,50 @@ held(Dir, Fun) ->
 maybe_run({error, _} = Error, _Cookie, _File, _Opts) -> Error;
 maybe_run(ok, {error, _} = Error, _File, _Opts) -> Error;
 maybe_run(ok, {ok, Exec0}, File, Opts) ->
-    case {beamscale_scenario_file:read(File), beamscale_cmd_run:checked_profile(Opts)} of
-        {_, {error, Expected}} -> {error, {bad_profile, Expected}};
-        {{ok, Scenario0}, {ok, Profile}} ->
-            Scenario = maps:merge(Scenario0, maps:with([dump], Opts)),
-            Ths = beamscale_loadtest_thresholds:of_run(Scenario, Opts),
-            Exec1 = maps:merge(Exec0, maps:merge(resolution_ms(Opts),
-                                                 maps:merge(maps:with([seed, quiet, msacc],
-                                                                      Opts),
-                                                            Profile#{thresholds => Ths}))),
-            %% Without --web the server still answers `beamscale ctl' (not the page).
-            Run = fun(Web, M) -> run(Scenario, with(metrics, M, Exec1), Web) end,
-            ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
-            case beamscale_web:with(maps:get(web, Opts, none),
-                                    metrics(maps:get(metrics, Opts, none), Run)) of
-                {ok, _Dir, Outcome} ->
-                    io:put_chars(beamscale_loadtest_thresholds:table(
-                                   maps:get(thresholds, Outcome))),
-                    verdict(Outcome, outcome(Outcome, maps:get(max_error_rate, Opts, none)));
+    case beamscale_cmd_run:checked_profile(Opts) of
+        {error, Expected} -> {error, {bad_profile, Expected}};
+        {ok, Profile} ->
+            case read(File, Opts) of
+                {ok, Scenario, Finish, Exec} ->
+                    Outcome = try loaded(Scenario, maps:merge(Exec0, Exec), Profile, Opts)
+                              catch C:R:St -> _ = Finish(), erlang:raise(C, R, St)
+                              end,
+                    finished(Finish(), Outcome);
                 {error, _} = Error -> Error
-            end;
-        {{error, _} = Error, _} -> Error
+            end
+    end.
+
+%% An amoc scenario's terminate that raised fails a load that did not fail otherwise.
+finished(ok, Outcome) -> Outcome;
+finished({error, Reason}, ok) -> {failed, beamscale_error:format(Reason)};
+finished({error, _}, Outcome) -> Outcome.
+
+%% The scenario file (terms or Tsung XML), or the amoc scenario module of `--amoc', what to do
+%% once the load ends (the amoc scenario's terminate) and the load's options it needs.
+read(File, #{amoc := _} = Opts) -> beamscale_loadtest_amoc:read(File, Opts);
+read(File, _Opts) ->
+    case beamscale_scenario_file:read(File) of
+        {ok, Scenario} -> {ok, Scenario, fun() -> ok end, #{}};
+        {error, _} = Error -> Error
+    end.
+
+loaded(Scenario0, Exec0, Profile, Opts) ->
+    Scenario = maps:merge(Scenario0, maps:with([dump], Opts)),
+    Ths = beamscale_loadtest_thresholds:of_run(Scenario, Opts),
+    Exec1 = maps:merge(Exec0, maps:merge(resolution_ms(Opts),
+                                         maps:merge(maps:with([seed, quiet, msacc],
+                                                              Opts),
+                                                    Profile#{thresholds => Ths}))),
+    %% Without --web the server still answers `beamscale ctl' (not the page).
+    Run = fun(Web, M) -> run(Scenario, with(metrics, M, Exec1), Web) end,
+    ok = beamscale_interrupt:install("beamscale load", fun beamscale_load_run:interrupt/0),
+    case beamscale_web:with(maps:get(web, Opts, none),
+                            metrics(maps:get(metrics, Opts, none), Run)) of
+        {ok, _Dir, Outcome} ->
+            io:put_chars(beamscale_loadtest_thresholds:table(
+                           maps:get(thresholds, Outcome))),
+            verdict(Outcome, outcome(Outcome, maps:get(max_error_rate, Opts, none)));
+        {error, _} = Error -> Error
     end.
 
 run(Scenario, Exec, none) ->
@@ -223,6 +267,8 @@ format_error({exists, Dir, Reason}) ->
     io_lib:format("~ts exists and cannot be read: ~ts", [Dir, file:format_error(Reason)]);
 format_error({not_a_load_run, Dir}) ->
     io_lib:format("~ts exists and holds no load run (no load.csv): not replaced", [Dir]);
+format_error(amoc_only) ->
+    "options --users, --rate, --set, --amoc-helper and --load-nodes go with --amoc FILE";
 format_error(no_scenario) -> "give the scenario file (see docs/scenario.md)".
 
 name(#{name := Name}) -> Name;

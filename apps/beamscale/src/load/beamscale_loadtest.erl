@@ -17,7 +17,9 @@
 %% microstate accounting is on (default 10, beamscale_sampler); web: the live page's server,
 %% fed each second (`beamscale_web_load'); profile: a CPU profile of each sampled target node
 %% in the middle of the run (docs/profiles.md); resolution_ms: the agents' report interval, rows
-%% of each in load_fine.csv when under a second (default 1000: none).
+%% of each in load_fine.csv when under a second (default 1000: none); on_load_nodes: what to do
+%% on the load nodes once they are up, before any user (an amoc scenario's init/0,
+%% beamscale_loadtest_amoc), and its undoing before they stop.
 %% A finished load's figures the command's exit status depends on.
 -type outcome() :: #{stopped := atom(), requests := non_neg_integer(),
                      errors := non_neg_integer(), load_nodes_down := non_neg_integer(),
@@ -28,7 +30,8 @@
                   msacc => 0..100, web => beamscale_web:web(), ctl => beamscale_web:web(),
                   metrics => beamscale_web:web(), profile => beamscale_profile:opts(),
                   resolution_ms => pos_integer(),
-                  thresholds => [beamscale_stats_threshold:threshold()]}.
+                  thresholds => [beamscale_stats_threshold:threshold()],
+                  on_load_nodes => fun(([node()]) -> {ok, fun(() -> ok)} | {error, term()})}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -74,12 +77,21 @@ run(#{load_nodes := N} = Scenario, Targets, #{dir := Dir} = Opts) ->
             try beamscale_loadtest_files:check_nodes(Scenario, Nodes) of
                 {ok, Limit} ->
                     Procs = #{file_limit => Limit, os_pids => os_pids(LoadNodes)},
-                    measure(Scenario, Targets, Opts, {Nodes, Procs});
+                    set_up(Nodes, Opts, fun() -> measure(Scenario, Targets, Opts,
+                                                         {Nodes, Procs})
+                                        end);
                 {error, _} = Error -> Error
             after beamscale_loadtest_nodes:stop(LoadNodes)
             end;
         {error, Reason} -> {error, {?MODULE, {load_nodes, Reason}}}
     end.
+
+set_up(Nodes, #{on_load_nodes := SetUp}, Measure) when Nodes =/= [] ->
+    case SetUp(Nodes) of
+        {ok, Undo} -> try Measure() after Undo() end;
+        {error, _} = Error -> Error
+    end;
+set_up(_Nodes, _Opts, Measure) -> Measure().
 
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().

@@ -161,6 +161,14 @@ step({named, Name, Request}, #{ctx := #{metrics := M}} = St) ->
     try step(Request, St)
     after beamscale_load_metrics:stop_request()
     end;
+%% Code of the user's own (an amoc user's start/2, beamscale_amoc_user), given the run's
+%% metrics: no request itself, what it measures it records; `{error, R}' is the session's error.
+step({code, M, F, A}, #{ctx := #{metrics := Metrics}} = St) ->
+    case apply(M, F, [Metrics | A]) of
+        ok -> ok;
+        {error, Reason} -> beamscale_load_metrics:error(Metrics, Reason)
+    end,
+    {[], St};
 step({request, Mod, Target, Spec, Timeout}, St) ->
     {[], element(1, request(Mod, Target, Spec, Timeout, St, []))};
 step({dyn, Dyn, Request}, St) -> {[], dyn(Dyn, Request, St, 0)};

@@ -36,7 +36,8 @@
               | {abort, session | all}
               | {set_option, map()}
               | {interaction, send | 'receive', atom() | binary()}
-              | {disconnect, module()}.
+              | {disconnect, module()}
+              | {code, module(), atom(), list()}.
 -type session() :: #{name := atom() | binary(), weight := number(), steps := [step()],
                      bidi => boolean()}.
 -type scenario() :: #{file := string(), targets := #{atom() => target()},
