@@ -283,7 +283,8 @@ hostile_stanza(_Config) ->
 
 %% A BOSH server whose answer is above the bound (its Content-Length read, the rest not), or
 %% not 200: each a named reason, bounded in bytes read.
-hostile_bosh() -> [{doc, "A BOSH answer above max_reply_bytes or not 200 is a named reason."}].
+hostile_bosh() ->
+    [{doc, "A BOSH answer above max_reply_bytes, not 200 or without a length: named reasons."}].
 hostile_bosh(_Config) ->
     Open = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, bosh => <<\"/http-bind\">>}}",
     [begin
@@ -293,7 +294,11 @@ hostile_bosh(_Config) ->
                                 <<"BOSH: response above max_reply_bytes (65536): connection "
                                   "closed">>},
                                {"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n",
-                                <<"BOSH: HTTP status 503">>}]].
+                                <<"BOSH: HTTP status 503">>},
+                               %% An endless chunked body was "HTTP status 200" (issue 55).
+                               {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                                <<"BOSH: a 200 response without Content-Length (chunked or to "
+                                  "the close): not read, connection closed">>}]].
 
 %% Sessions of one `connect' against a server in this node that answers `Head' then 1 MiB.
 hostile(Connect, Head) ->

@@ -196,6 +196,9 @@ response(Bin, Max) ->
                     end;
                 {<<"HTTP/1.", _, " 200", _/binary>>, {ok, _}} ->
                     {error, {?MODULE, {too_big, Max}}};
+                %% Chunked or to the close: a BOSH server sends its length (XEP-0124's
+                %% examples, ejabberd); without it, said so, not "status 200".
+                {<<"HTTP/1.", _, " 200", _/binary>>, error} -> {error, {?MODULE, no_length}};
                 {<<"HTTP/1.", _, " ", Status:3/binary, _/binary>>, _} ->
                     {error, {?MODULE, {status, Status}}};
                 _ -> {error, {?MODULE, bad_response}}
@@ -269,6 +272,9 @@ format_error(head_too_big) -> io_lib:format("BOSH: response head above ~b bytes"
 format_error({too_big, Max}) ->
     io_lib:format("BOSH: response above max_reply_bytes (~b): connection closed", [Max]);
 format_error({status, S}) -> ["BOSH: HTTP status ", S];
+format_error(no_length) ->
+    "BOSH: a 200 response without Content-Length (chunked or to the close): not read, "
+    "connection closed";
 format_error(bad_response) -> "BOSH: bad HTTP response";
 format_error(bad_body) -> "BOSH: response without its <body> wrapper";
 format_error(unsolicited) -> "BOSH: bytes after a response nobody asked for".
