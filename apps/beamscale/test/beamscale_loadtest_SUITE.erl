@@ -6,12 +6,14 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([sampled_run_and_report/1, two_load_nodes/1, load_node_time_limit/1]).
--export([sampled_run_and_report/0, two_load_nodes/0, load_node_time_limit/0]).
+-export([sampled_run_and_report/1, two_load_nodes/1, load_node_time_limit/1,
+         stalled_load_node/1]).
+-export([sampled_run_and_report/0, two_load_nodes/0, load_node_time_limit/0,
+         stalled_load_node/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [sampled_run_and_report, two_load_nodes, load_node_time_limit].
+all() -> [sampled_run_and_report, two_load_nodes, load_node_time_limit, stalled_load_node].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -148,3 +150,49 @@ load_node_time_limit(Config) ->
     [#{<<"node">> := Node}] = maps:get(<<"load_nodes">>, Sum),
     [Name, _] = binary:split(Node, <<"@">>),
     ?assertNot(lists:member(binary_to_list(Name), beamscale_test_load:epmd_names())).
+
+%% The load node SIGSTOPped for 3 s in a 6 s phase at 20 users/s (issue 55): its users due
+%% meanwhile are counted late, not started in a burst on SIGCONT; the run goes on and ends.
+stalled_load_node() -> [{doc, "A load node stopped 3 s: its due users counted late, no burst."}].
+stalled_load_node(Config) ->
+    Dir = filename:join(?config(priv_dir, Config), "stalled"),
+    S = scenario(Config,
+                 "{targets, [{sut, #{start => #{}}}]}.\n"
+                 "{phases, [{p, #{duration_s => 6, rate => 20}}]}.\n"
+                 "{sessions, [{s, #{steps => [{rpc, #{call => {erlang, node, []}}}]}}]}.\n"
+                 "{load_nodes, 1}.\n{sample, []}.\n{drain_s, 3}.\n"),
+    Before = nodes(),
+    Me = self(),
+    Stopper = spawn_link(fun() -> Me ! {stopped, stop_a_new_node(Before)} end),
+    {ok, Dir, _} = beamscale_loadtest:run(S, #{dir => Dir, quiet => true, seed => 5}),
+    Pid = receive {stopped, P} -> P after 30000 -> ct:fail(no_stop) end,
+    unlink(Stopper),
+    Sum = beamscale_test_load:json(Dir, "summary.json"),
+    #{<<"sessions_started">> := Started, <<"sessions_late">> := Late} = Sum,
+    ct:pal("load node OS pid ~s stopped 3 s: ~b sessions started, ~b late (offered 120)",
+           [Pid, Started, Late]),
+    %% About 40 users are due over a second before SIGCONT (2 s of 3, at 20/s).
+    ?assert(Late >= 15, Late),
+    ?assert(Started + Late > 80 andalso Started + Late < 160, {Started, Late}),
+    %% No second started more users than the rate allows (a burst of ~60 on resume did).
+    Rows = maps:get(<<"per_second">>, Sum),
+    Most = lists:max([maps:get(<<"sessions_started">>, R, 0) || R <- Rows]),
+    ?assert(Most < 45, {Most, Rows}).
+
+%% The load node that appears after `Before', 1.5 s after: SIGSTOP for 3 s, then SIGCONT.
+stop_a_new_node(Before) ->
+    [Node | _] = wait_new_nodes(Before, 600),
+    OsPid = rpc:call(Node, os, getpid, []),
+    timer:sleep(1500),
+    "" = os:cmd("kill -STOP " ++ OsPid),
+    timer:sleep(3000),
+    "" = os:cmd("kill -CONT " ++ OsPid),
+    OsPid.
+
+wait_new_nodes(_Before, 0) -> error(no_load_node);
+wait_new_nodes(Before, N) ->
+    %% Load nodes are named bs_loadK_... (beamscale_node), the target's node otherwise.
+    case [Node || Node <- nodes() -- Before, lists:prefix("bs_load", atom_to_list(Node))] of
+        [] -> timer:sleep(50), wait_new_nodes(Before, N - 1);
+        New -> New
+    end.

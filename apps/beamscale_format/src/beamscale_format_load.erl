@@ -32,6 +32,8 @@ counters() ->
      e(sessions_done, "sessions done", "", count),
      %% Users in flight ended by `beamscale ctl DIR users -N': started, never done.
      e(sessions_stopped, "sessions stopped (ctl users -N)", "", count),
+     %% Users due while their launcher could not run (its node stopped): counted, not started.
+     e(sessions_late, "sessions not started, due over 1 s ago (a stalled load node)", "", count),
      n(e(requests, "requests", "", count)),
      n(e(errors, "errors", "", count)),
      e(timeouts, "timeouts", "", count),

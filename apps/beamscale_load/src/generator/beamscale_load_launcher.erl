@@ -11,6 +11,8 @@
 -export([start_link/4, stop/1, stop_arrivals/1]).
 
 -define(STOP_TIMEOUT, 5000).
+%% An arrival this late is counted, not started (`due_user/2').
+-define(LATE_S, 1).
 
 %% @doc Start launching at monotonic time `Start' (native); tells its parent
 %% `{arrivals_done, Pid}' after the last phase (or `stop_arrivals/1') and `{users_done, Pid}'
@@ -46,7 +48,7 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     persistent_term:put(Key, {list_to_tuple(Sessions0),
                               Ctx#{rendezvous => beamscale_load_rendezvous:start_link()}}),
     St = #{parent => Parent, users => #{}, sessions => Sessions, all => Sessions, key => Key,
-           rand => Rand, pending => 0, fixed_off => false},
+           rand => Rand, pending => 0, fixed_off => false, began => erlang:monotonic_time()},
     try
         St2 = try lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
                                                     phase(P, From, S)} end,
@@ -103,7 +105,20 @@ fixed(At, From, #{pending := P} = St) ->
 arrived({replan, St}, _Due, End, Rate, Max, N) ->
     arrive(erlang:monotonic_time(), End, Rate, Max, N, St);
 arrived(St, none, _End, _Rate, _Max, _N) -> St;
-arrived(St, Due, End, Rate, Max, N) -> arrive(Due, End, Rate, Max, N + 1, spawn_user(Due, St)).
+arrived(St, Due, End, Rate, Max, N) -> arrive(Due, End, Rate, Max, N + 1, due_user(Due, St)).
+
+%% A user due over ?LATE_S ago, once this launcher ran, is not started but counted
+%% (`sessions_late'): the launcher could not run meanwhile (its node stopped, SIGSTOP), and
+%% starting them at once on resume would be a burst the scenario never asked for. Users due
+%% before it began (a node that joined late) start as before.
+due_user(Due, St) ->
+    case late(Due, St) of
+        true -> beamscale_load_metrics:incr(metrics(St), sessions_late), St;
+        false -> spawn_user(Due, St)
+    end.
+
+late(Due, #{began := Began}) ->
+    Due > Began andalso erlang:monotonic_time() - Due > native(?LATE_S).
 
 spawn_user(Due, St) -> element(2, spawn_one(Due, St)).
 
@@ -152,7 +167,12 @@ handle(stop_arrivals, St) -> throw({stop_arrivals, St});
 handle({fixed_user, _, _}, #{fixed_off := true, pending := P} = St) -> St#{pending := P - 1};
 handle({fixed_user, Name, Due}, #{all := All, pending := P} = St) ->
     [Session] = [S || #{name := N} = S <- All, N =:= Name],
-    element(2, spawn_session(Session, Due, St#{pending := P - 1}));
+    case late(Due, St) of
+        true ->
+            beamscale_load_metrics:incr(metrics(St), sessions_late),
+            St#{pending := P - 1};
+        false -> element(2, spawn_session(Session, Due, St#{pending := P - 1}))
+    end;
 %% `beamscale ctl DIR users +N | -N': users started now, or users in flight ended (killed: their
 %% sessions count as stopped, not done, when their exit comes). Still linked: the exit says
 %% whether the kill ended the user or it had ended on its own.

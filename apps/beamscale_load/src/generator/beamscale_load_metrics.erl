@@ -152,7 +152,9 @@ slot(bytes_sent) -> 6;
 slot(bytes_received) -> 7;
 %% Rows a database returned (the pgsql kind's DataRow messages).
 slot(rows) -> 8;
-slot(sessions_stopped) -> 9.
+slot(sessions_stopped) -> 9;
+%% Users due while the launcher could not run (`beamscale_load_launcher').
+slot(sessions_late) -> 10.
 
 %% @doc Count one event of a named counter given to `new/2'.
 -spec count(metrics(), binary()) -> ok.
