@@ -80,9 +80,10 @@ loop(#{listen := L, reqs := Reqs} = S) ->
         {accepted, Sock} -> loop(accepted(Sock, S));
         {busy, Pid} -> loop(busy(Pid, S));
         {'DOWN', _, process, Pid, _} -> loop(gone(Pid, S));
-        {request, At, R} ->
+        {request, At, R, From, Ref} ->
             Reqs1 = [R#{at => At} | Reqs],
             ok = write(S#{reqs := Reqs1}),
+            From ! {Ref, recorded},
             loop(S#{reqs := Reqs1});
         {{cert, Host}, From, Ref} ->
             {Cert, S1} = cert_for(Host, S),

@@ -23,6 +23,8 @@
 -define(IDLE_MS, 30000).
 -define(CONNECT_MS, 10000).
 -define(DRAIN_MS, 1000).
+%% The owner writes both files of a request within this (or the reply goes on without it).
+-define(RECORD_MS, 5000).
 
 %% @doc Serve the browser connection `Sock' (owned by the caller) until it is done; closes it.
 -spec serve(gen_tcp:socket(), ctx()) -> ok.
@@ -67,11 +69,22 @@ answer(T, Req, #{owner := Owner}) ->
     At = erlang:monotonic_time(millisecond),
     case forward(Req) of
         {ok, S, Status, Head} ->
-            Owner ! {request, At, Req#{status => Status}},
+            ok = recorded(Owner, At, Req#{status => Status}),
             _ = relay(S, T, Head),
             close(S),
             close(T);
         {error, Why} -> bad_gateway(T, Why)
+    end.
+
+%% The request is in the files before its reply reaches the browser: a recording read once the
+%% browser has its page holds it (a test read the files first under load and found none).
+recorded(Owner, At, Req) ->
+    Ref = monitor(process, Owner),
+    Owner ! {request, At, Req, self(), Ref},
+    receive
+        {Ref, recorded} -> demonitor(Ref, [flush]), ok;
+        {'DOWN', Ref, process, _, _} -> ok
+    after ?RECORD_MS -> demonitor(Ref, [flush]), ok
     end.
 
 %% The reply passes as it arrives: a connection holds one read, not the reply (64 browsers
