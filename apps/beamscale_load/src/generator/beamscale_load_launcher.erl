@@ -111,10 +111,13 @@ arrived(St, Due, End, Rate, Max, N) -> arrive(Due, End, Rate, Max, N + 1, due_us
 %% (`sessions_late'): the launcher could not run meanwhile (its node stopped, SIGSTOP), and
 %% starting them at once on resume would be a burst the scenario never asked for. Users due
 %% before it began (a node that joined late) start as before.
-due_user(Due, St) ->
+due_user(Due, St) -> unless_late(Due, St, fun spawn_user/2).
+
+%% `Start(Due, St)', or the user counted late.
+unless_late(Due, St, Start) ->
     case late(Due, St) of
         true -> beamscale_load_metrics:incr(metrics(St), sessions_late), St;
-        false -> spawn_user(Due, St)
+        false -> Start(Due, St)
     end.
 
 late(Due, #{began := Began}) ->
@@ -167,12 +170,8 @@ handle(stop_arrivals, St) -> throw({stop_arrivals, St});
 handle({fixed_user, _, _}, #{fixed_off := true, pending := P} = St) -> St#{pending := P - 1};
 handle({fixed_user, Name, Due}, #{all := All, pending := P} = St) ->
     [Session] = [S || #{name := N} = S <- All, N =:= Name],
-    case late(Due, St) of
-        true ->
-            beamscale_load_metrics:incr(metrics(St), sessions_late),
-            St#{pending := P - 1};
-        false -> element(2, spawn_session(Session, Due, St#{pending := P - 1}))
-    end;
+    unless_late(Due, St#{pending := P - 1},
+                fun(D, S) -> element(2, spawn_session(Session, D, S)) end);
 %% `beamscale ctl DIR users +N | -N': users started now, or users in flight ended (killed: their
 %% sessions count as stopped, not done, when their exit comes). Still linked: the exit says
 %% whether the kill ended the user or it had ended on its own.
