@@ -176,14 +176,17 @@ started(Files, Mods, Settled, {Users, Rate}, N) ->
     {ok, S, Finish, #{on_load_nodes => fun(Nodes) -> on_nodes(Files, Mod, Settled, Nodes) end}}.
 
 %% Each load node gets the amoc app, the files compiled by its own compiler and the settings,
-%% and runs init/0 as node I of N; the first that fails undoes those before it.
+%% and runs init/0 as node I of N; the first that fails undoes those before it. The run's
+%% coordinators are here, the one node every load node reaches: one for all their users.
 on_nodes(Files, Mod, {Config, Observe}, Nodes) ->
     N = length(Nodes),
     Code = beamscale_code:apps([beamscale_amoc]),
+    {ok, _} = beamscale_amoc_server:start(beamscale_amoc_coordinator),
     Up = fun({I, Node}) ->
                  ok = ok_or_throw(Node, beamscale_code:load(Node, Code)),
                  [ok = ok_or_throw(Node, beamscale_code:compile_load(Node, F)) || F <- Files],
-                 ok = ok_or_throw(Node, remote(Node, start, [Mod, Config, Observe, {I, N}]))
+                 ok = ok_or_throw(Node, remote(Node, start,
+                                               [Mod, Config, Observe, {I, N}, node()]))
          end,
     try
         lists:foreach(Up, lists:enumerate(Nodes)),
@@ -193,15 +196,17 @@ on_nodes(Files, Mod, {Config, Observe}, Nodes) ->
         {error, {?MODULE, {in, lists:last(Files), {?MODULE, {on_node, Node, R}}}}}
     end.
 
+%% Each node's terminate (the first error said), then the run's coordinators.
+stop_all(Nodes) ->
+    Said = case [E || Node <- Nodes, {error, _} = E <- [remote(Node, stop, [])]] of
+               [] -> ok;
+               [E | _] -> E
+           end,
+    ok = beamscale_amoc_server:stop(beamscale_amoc_coordinator),
+    Said.
+
 ok_or_throw(_Node, ok) -> ok;
 ok_or_throw(Node, {error, R}) -> throw({on_node, Node, R}).
-
-%% Each node's terminate; the first error said.
-stop_all(Nodes) ->
-    case [E || Node <- Nodes, {error, _} = E <- [remote(Node, stop, [])]] of
-        [] -> ok;
-        [E | _] -> E
-    end.
 
 remote(Node, F, Args) ->
     try erpc:call(Node, beamscale_amoc_node, F, Args, ?INIT_TIMEOUT_MS)
