@@ -73,7 +73,24 @@ throttle_two_nodes(Config) ->
     throttled(Config, "throttle2", ["--load-nodes", "2"]),
     Sum = beamscale_test_load:json(run_dir(Config, "throttle2"), "summary.json"),
     #{<<"load_nodes">> := Nodes} = Sum,
-    ?assertEqual([5, 5], [R || #{<<"sessions_done">> := R} <- Nodes]).
+    ?assertEqual([5, 5], [R || #{<<"sessions_done">> := R} <- Nodes]),
+    %% The throttle's figures over both nodes: the rate set, its 100 events, the rate they
+    %% went at (never above the rate set; below it only on a host too loaded to keep it).
+    #{<<"amoc">> := #{<<"throttles">> := [T], <<"coordinators">> := []}} = Sum,
+    ct:pal("throttle figures: ~p", [T]),
+    ?assertMatch(#{<<"name">> := <<"ct">>, <<"rate_per_s">> := 50.0, <<"released">> := 100,
+                   <<"changes">> := 0}, T),
+    Achieved = maps:get(<<"achieved_per_s">>, T),
+    %% Over 2 nodes each lets one event through every 40 ms from its own start: 100 events may
+    %% span 1.96 s (50.5/s), as the span asserted above.
+    ?assert(Achieved =< 52.5 andalso Achieved >= 12),
+    Page = page(Config, "throttle2"),
+    ?assertMatch({match, _}, re:run(Page, "<h3>amoc throttles</h3>.*<td class=\"t\">ct</td>"
+                                          "<td class=\"t\">50</td><td class=\"t\">100</td>")).
+
+page(Config, Run) ->
+    {ok, Html} = file:read_file(filename:join(run_dir(Config, Run), "index.html")),
+    Html.
 
 %% 10 users wait 10 times each on a throttle of 50/s (over the nodes that ran them).
 throttled(Config, Run, Args) ->
@@ -134,7 +151,16 @@ coordinator_two_nodes(Config) ->
     ?assertEqual([{timeout, 8}], [E || {all, E, _} <- Rows]),
     ?assertEqual([Users], [Us || {all, _, Us} <- Rows]),
     Sum = beamscale_test_load:json(run_dir(Config, "pairs2"), "summary.json"),
-    ?assertMatch(#{<<"sessions_done">> := 8, <<"errors">> := 0}, Sum).
+    ?assertMatch(#{<<"sessions_done">> := 8, <<"errors">> := 0}, Sum),
+    %% Its figures: 8 added, 4 groups of 2, the one timeout; on the page too.
+    ?assertMatch(#{<<"amoc">> := #{<<"coordinators">> :=
+                                       [#{<<"name">> := <<"amoc_ct_pairs">>, <<"added">> := 8,
+                                          <<"groups">> := #{<<"2">> := 4}, <<"timeouts">> := 1,
+                                          <<"resets">> := 0, <<"stops">> := 0}]}}, Sum),
+    ?assertMatch({match, _}, re:run(page(Config, "pairs2"),
+                                    "<h3>amoc coordinators</h3>.*<td class=\"t\">amoc_ct_pairs"
+                                    "</td><td class=\"t\">8</td><td class=\"t\">4 of 2</td>"
+                                    "<td class=\"t\">1</td>")).
 
 %% The amoc_ct_pairs scenario with `Users' users: what every node's terminate wrote.
 paired(Config, Run, Users, Args) ->

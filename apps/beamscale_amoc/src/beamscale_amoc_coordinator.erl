@@ -16,7 +16,14 @@
 -module(beamscale_amoc_coordinator).
 -behaviour(gen_server).
 
--export([call/1, executor/1]).
+-export([call/1, figures/0, executor/1]).
+-export_type([figures/0]).
+
+%% Per coordinator: its users added, the groups its numbered items formed (by size: `2',
+%% `2..3'), and how many times what was left went to its actions (timeout, reset, stop).
+-type figures() :: #{term() => #{added := non_neg_integer(), groups := #{binary() => pos_integer()},
+                                 timeout := non_neg_integer(), reset := non_neg_integer(),
+                                 stop := non_neg_integer()}}.
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 %% @doc A request of `amoc_coordinator' to the run's server, wherever it is: `{error,
@@ -34,10 +41,19 @@ call(Request) ->
 
 %% @private
 -spec init([]) -> {ok, map()}.
-init([]) -> {ok, #{coords => #{}, execs => #{}, pending => #{}}}.
+init([]) -> {ok, #{coords => #{}, execs => #{}, pending => #{}, figures => #{}}}.
+
+%% @doc The figures of the run's coordinators, stopped ones too (`#{}' when none runs here).
+-spec figures() -> figures().
+figures() ->
+    case beamscale_amoc_server:call(?MODULE, figures) of
+        #{} = Figures -> Figures;
+        {error, no_amoc_run} -> #{}
+    end.
 
 %% @private
 -spec handle_call(term(), gen_server:from(), map()) -> {reply, term(), map()} | {noreply, map()}.
+handle_call(figures, _From, #{figures := F} = S) -> {reply, F, S};
 handle_call({start, Name, Plan, Timeout}, {Pid, _}, S) ->
     case {items(Plan), Timeout} of
         {{ok, Items}, T} when T =:= infinity; is_integer(T), T > 0 ->
@@ -50,10 +66,14 @@ handle_call({add, Name, User}, _From, #{coords := Cs} = S) ->
     #{items := Items, added := Added} = C = maps:get(Name, Cs),
     {Items1, Jobs} = lists:unzip([add(User, II) || II <- lists:enumerate(Items)]),
     C1 = timer(Name, C#{items := Items1, added := Added + 1}),
-    {reply, ok, run(Name, lists:append(Jobs), none, put_coord(Name, C1, S))};
+    Groups = [label(Size) || [{I, coordinate, _}] <- Jobs, {Size, _, _} <- [lists:nth(I, Items)]],
+    S1 = count(Name, fun(#{added := A, groups := G} = F) ->
+                             F#{added := A + 1, groups := lists:foldl(fun bump/2, G, Groups)}
+                     end, S),
+    {reply, ok, run(Name, lists:append(Jobs), none, put_coord(Name, C1, S1))};
 handle_call({reset, Name, Event}, From, #{coords := Cs} = S) ->
     {C, Jobs} = flush(Event, maps:get(Name, Cs)),
-    S1 = run(Name, Jobs, From, put_coord(Name, C, S)),
+    S1 = run(Name, Jobs, From, put_coord(Name, C, flushed(Name, Event, S))),
     {noreply, case Event of
                   stop -> stop_coord(Name, S1);
                   _ -> S1
@@ -69,7 +89,7 @@ handle_info({timeout, Ref, Name}, #{coords := Cs} = S) ->
     case Cs of
         #{Name := #{timer := Ref} = C0} ->
             {C, Jobs} = flush(timeout, C0),
-            {noreply, run(Name, Jobs, none, put_coord(Name, C, S))};
+            {noreply, run(Name, Jobs, none, put_coord(Name, C, flushed(Name, timeout, S)))};
         _ -> {noreply, S}
     end;
 handle_info({done, Ref}, #{pending := P} = S) ->
@@ -101,8 +121,20 @@ started(Name, Items, Timeout, Node, #{coords := Cs} = S) ->
         #{} ->
             C = #{items => [{Size, need(Size), []} || Size <- Sizes], timeout => Timeout,
                   timer => none, execs => #{}, order => [], added => 0},
-            {reply, ok, executor(Name, Node, Items, C, S)}
+            F = #{added => 0, groups => #{}, timeout => 0, reset => 0, stop => 0},
+            {reply, ok, executor(Name, Node, Items, C,
+                                 S#{figures := (maps:get(figures, S))#{Name => F}})}
     end.
+
+%% The figures of `Name' changed by `Fun'.
+count(Name, Fun, #{figures := Fs} = S) -> S#{figures := Fs#{Name => Fun(maps:get(Name, Fs))}}.
+
+flushed(Name, Event, S) -> count(Name, fun(F) -> bump(Event, F) end, S).
+
+bump(Key, M) -> M#{Key => maps:get(Key, M, 0) + 1}.
+
+label({Min, Max}) -> iolist_to_binary(io_lib:format("~b..~b", [Min, Max]));
+label(N) -> integer_to_binary(N).
 
 %% The executor of `Name' on `Node', with that node's actions.
 executor(Name, Node, Items, #{execs := Execs, order := Order} = C, #{execs := Es} = S) ->

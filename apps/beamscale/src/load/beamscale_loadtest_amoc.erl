@@ -20,6 +20,8 @@
 -define(INIT_TIMEOUT_MS, 300000).
 %% What the load nodes' terminate said, for the closing `Finish' (the nodes are gone by then).
 -define(TERMINATED, {?MODULE, terminated}).
+%% The load nodes of the run (for its figures and `ctl throttle').
+-define(NODES, {?MODULE, nodes}).
 
 %% @doc The load of the amoc scenario `File' with `--users', `--rate', `--set', `--amoc-helper'
 %% and `--load-nodes' of `Opts', the function to call once it ends (the scenario's
@@ -160,7 +162,8 @@ started(Files, Mods, {Config, Observe}, {Users, Rate}, 0) ->
     case beamscale_amoc_node:start(Mod, Config, Observe) of
         ok ->
             {ok, S} = scenario(File, Mod, {Users, Rate}, 0, Observe),
-            {ok, S, fun() -> try beamscale_amoc_node:stop() after unload(Mods) end end, #{}};
+            {ok, S, fun() -> try beamscale_amoc_node:stop() after unload(Mods) end end,
+             #{summary_extra => fun() -> figures([node()]) end}};
         {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
     end;
 started(Files, Mods, Settled, {Users, Rate}, N) ->
@@ -173,7 +176,17 @@ started(Files, Mods, Settled, {Users, Rate}, N) ->
                      _ = persistent_term:erase(?TERMINATED),
                      Said
              end,
-    {ok, S, Finish, #{on_load_nodes => fun(Nodes) -> on_nodes(Files, Mod, Settled, Nodes) end}}.
+    {ok, S, Finish, #{on_load_nodes => fun(Nodes) -> on_nodes(Files, Mod, Settled, Nodes) end,
+                      summary_extra => fun() -> figures(persistent_term:get(?NODES, [])) end}}.
+
+%% The throttles' figures of each node (one that does not answer left out) and the run's
+%% coordinators' (here), for summary.json: the users are done, terminate is yet to run.
+figures(Nodes) ->
+    Throttles = [F || Node <- Nodes,
+                      F <- [try erpc:call(Node, beamscale_amoc_throttle, figures, [], 5000)
+                            catch _:_ -> #{}
+                            end]],
+    #{amoc => beamscale_amoc_figures:summary(Throttles, beamscale_amoc_coordinator:figures())}.
 
 %% Each load node gets the amoc app, the files compiled by its own compiler and the settings,
 %% and runs init/0 as node I of N; the first that fails undoes those before it. The run's
@@ -182,6 +195,7 @@ on_nodes(Files, Mod, {Config, Observe}, Nodes) ->
     N = length(Nodes),
     Code = beamscale_code:apps([beamscale_amoc]),
     {ok, _} = beamscale_amoc_server:start(beamscale_amoc_coordinator),
+    persistent_term:put(?NODES, Nodes),
     Up = fun({I, Node}) ->
                  ok = ok_or_throw(Node, beamscale_code:load(Node, Code)),
                  [ok = ok_or_throw(Node, beamscale_code:compile_load(Node, F)) || F <- Files],
@@ -203,6 +217,7 @@ stop_all(Nodes) ->
                [E | _] -> E
            end,
     ok = beamscale_amoc_server:stop(beamscale_amoc_coordinator),
+    _ = persistent_term:erase(?NODES),
     Said.
 
 ok_or_throw(_Node, ok) -> ok;
