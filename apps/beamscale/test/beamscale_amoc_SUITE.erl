@@ -8,14 +8,16 @@
 
 -export([all/0, suite/0]).
 -export([users/1, throttle_rate/1, throttle_two_nodes/1, coordinator_pairs/1,
-         coordinator_two_nodes/1, bad_inputs/1, init_crash_on_nodes/1, requests/1, elixir/1]).
+         coordinator_two_nodes/1, throttle_ctl/1, bad_inputs/1, init_crash_on_nodes/1,
+         requests/1, elixir/1]).
 -export([users/0, throttle_rate/0, throttle_two_nodes/0, coordinator_pairs/0,
-         coordinator_two_nodes/0, bad_inputs/0, init_crash_on_nodes/0, requests/0, elixir/0]).
+         coordinator_two_nodes/0, throttle_ctl/0, bad_inputs/0, init_crash_on_nodes/0,
+         requests/0, elixir/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [users, throttle_rate, throttle_two_nodes, coordinator_pairs, coordinator_two_nodes,
-          bad_inputs, init_crash_on_nodes, requests, elixir].
+          throttle_ctl, bad_inputs, init_crash_on_nodes, requests, elixir].
 
 %% The scenario `Name' of the data directory as a user's `.erl' (or `.ex') file in priv_dir.
 scenario(Config, Name) ->
@@ -161,6 +163,52 @@ coordinator_two_nodes(Config) ->
                                     "<h3>amoc coordinators</h3>.*<td class=\"t\">amoc_ct_pairs"
                                     "</td><td class=\"t\">8</td><td class=\"t\">4 of 2</td>"
                                     "<td class=\"t\">1</td>")).
+
+throttle_ctl() ->
+    [{doc, "ctl throttle NAME R changes a running throttle's rate on every load node."}].
+throttle_ctl(Config) ->
+    Out = out(Config, "ctl"),
+    Dir = run_dir(Config, "ctl"),
+    %% 120 waits at 10/s: 12 s unless the rate is changed.
+    Load = beamscale_test_cli:open(["load", "--amoc", scenario(Config, "amoc_ct_throttle"),
+                                    "--quiet", "--out", filename:dirname(Dir), "--name", "ctl",
+                                    "--users", "4", "--rate", "1000", "--load-nodes", "2",
+                                    "--set", "out=" ++ io_lib:write_string(Out),
+                                    "--set", "per_second=10", "--set", "waits=30"]),
+    {os_pid, OsPid} = erlang:port_info(Load, os_pid),
+    try
+        ok = wait_for(fun() -> filelib:is_regular(filename:join(Dir, "ctl.json")) end, 60000),
+        Ctl = fun(Words) -> beamscale_test_cli:run(["ctl", Dir | Words]) end,
+        {1, Nope} = Ctl(["throttle", "nope", "5"]),
+        ?assertMatch({match, _}, re:run(Nope, "no throttle nope \\(the scenario's: ct\\)")),
+        {0, Said} = Ctl(["throttle", "ct", "100"]),
+        Changed = erlang:system_time(millisecond),
+        ?assertMatch({match, _}, re:run(Said, "throttle ct: 100.0 events/s from now")),
+        {0, _} = beamscale_test_cli:wait(Load, 60000),
+        Times = lists:sort(lists:append([Ts || F <- filelib:wildcard(Out ++ ".*"),
+                                               {Ts, _} <- [consult(F)]])),
+        ?assertEqual(120, length(Times)),
+        %% The waits after the change went at the new rate: far above the old 10/s (a value,
+        %% with room for a loaded host), never much above 100/s.
+        After = [T || T <- Times, T > Changed],
+        Rate = (length(After) - 1) * 1000 / max(1, lists:last(After) - hd(After)),
+        ct:pal("~b waits after the change, at ~.1f/s", [length(After), Rate]),
+        ?assert(length(After) >= 20),
+        ?assert(Rate >= 30 andalso Rate =< 110),
+        #{<<"amoc">> := #{<<"throttles">> := [T]}} =
+            beamscale_test_load:json(Dir, "summary.json"),
+        ?assertMatch(#{<<"rate_per_s">> := 100.0, <<"changes">> := 1, <<"released">> := 120}, T)
+    after
+        _ = erlang:port_info(Load) =:= undefined
+            orelse os:cmd("kill " ++ integer_to_list(OsPid))
+    end.
+
+wait_for(Fun, Ms) when Ms =< 0 -> Fun() orelse error(timeout), ok;
+wait_for(Fun, Ms) ->
+    case Fun() of
+        true -> ok;
+        false -> timer:sleep(100), wait_for(Fun, Ms - 100)
+    end.
 
 %% The amoc_ct_pairs scenario with `Users' users: what every node's terminate wrote.
 paired(Config, Run, Users, Args) ->

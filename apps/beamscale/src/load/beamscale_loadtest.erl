@@ -20,7 +20,8 @@
 %% of each in load_fine.csv when under a second (default 1000: none); on_load_nodes: what to do
 %% on the load nodes once they are up, before any user (an amoc scenario's init/0,
 %% beamscale_loadtest_amoc), and its undoing before they stop; summary_extra: keys of a
-%% load's own added to summary.json when the users are done (an amoc scenario's figures).
+%% load's own added to summary.json when the users are done (an amoc scenario's figures);
+%% throttle: what `ctl throttle NAME RATE' changes (an amoc scenario's, beamscale_loadtest_ctl).
 %% A finished load's figures the command's exit status depends on.
 -type outcome() :: #{stopped := atom(), requests := non_neg_integer(),
                      errors := non_neg_integer(), load_nodes_down := non_neg_integer(),
@@ -33,7 +34,8 @@
                   resolution_ms => pos_integer(),
                   thresholds => [beamscale_stats_threshold:threshold()],
                   on_load_nodes => fun(([node()]) -> {ok, fun(() -> ok)} | {error, term()}),
-                  summary_extra => fun(() -> #{atom() => term()})}.
+                  summary_extra => fun(() -> #{atom() => term()}),
+                  throttle => beamscale_loadtest_ctl:throttle()}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -149,7 +151,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                end,
     Watch = beamscale_loadtest_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
                                                quiet => Quiet}),
-    _ = [beamscale_loadtest_ctl:start(Web, Dir, page(Opts))
+    _ = [beamscale_loadtest_ctl:start(Web, Dir, page(Opts), maps:get(throttle, Opts, none))
          || Web <- [maps:get(ctl, Opts, none)], Web =/= none],
     Windows = beamscale_loadtest_profile:start(1, {beamscale_load_scenario:duration_s(Scenario),
                                                    0}, Opts#{watched => Watched}),

@@ -163,7 +163,8 @@ started(Files, Mods, {Config, Observe}, {Users, Rate}, 0) ->
         ok ->
             {ok, S} = scenario(File, Mod, {Users, Rate}, 0, Observe),
             {ok, S, fun() -> try beamscale_amoc_node:stop() after unload(Mods) end end,
-             #{summary_extra => fun() -> figures([node()]) end}};
+             #{summary_extra => fun() -> figures([node()]) end,
+               throttle => fun(Name, PerS) -> throttle([node()], Name, PerS) end}};
         {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
     end;
 started(Files, Mods, Settled, {Users, Rate}, N) ->
@@ -177,16 +178,44 @@ started(Files, Mods, Settled, {Users, Rate}, N) ->
                      Said
              end,
     {ok, S, Finish, #{on_load_nodes => fun(Nodes) -> on_nodes(Files, Mod, Settled, Nodes) end,
-                      summary_extra => fun() -> figures(persistent_term:get(?NODES, [])) end}}.
+                      summary_extra => fun() -> figures(persistent_term:get(?NODES, [])) end,
+                      throttle => fun(Name, PerS) ->
+                                          throttle(persistent_term:get(?NODES, []), Name, PerS)
+                                  end}}.
+
+%% `ctl throttle NAME RATE': the throttle's rate (per second over all the nodes) on each node,
+%% which takes its share as at start. A name no node has is refused (no atom made of it).
+throttle(Nodes, Name, Rate) ->
+    Running = lists:usort(lists:append([maps:keys(F) || F <- throttles(Nodes)])),
+    case [N || N <- Running, atom_to_binary(N) =:= Name] of
+        [] -> {error, io_lib:format("no throttle ~ts (the scenario's: ~ts)",
+                                    [Name, lists:join(", ", [atom_to_list(N) || N <- Running])])};
+        [Atom] ->
+            %% amoc's rate per interval: R/s to a thousandth.
+            Config = #{rate => max(1, round(Rate * 1000)), interval => 1000000},
+            Said = [remote_rate(Node, Atom, Config) || Node <- Nodes],
+            case [E || {error, _} = E <- Said] of
+                [] -> {ok, io_lib:format("throttle ~ts: ~ts events/s from now", [Name,
+                              beamscale_format_float:decimal(float(Rate))])};
+                [{error, R} | _] -> {error, io_lib:format("throttle ~ts: ~0tp", [Name, R])}
+            end
+    end.
+
+remote_rate(Node, Name, Config) ->
+    try erpc:call(Node, amoc_throttle, change_rate, [Name, Config], 5000)
+    catch _:R -> {error, R}
+    end.
 
 %% The throttles' figures of each node (one that does not answer left out) and the run's
 %% coordinators' (here), for summary.json: the users are done, terminate is yet to run.
 figures(Nodes) ->
-    Throttles = [F || Node <- Nodes,
-                      F <- [try erpc:call(Node, beamscale_amoc_throttle, figures, [], 5000)
-                            catch _:_ -> #{}
-                            end]],
-    #{amoc => beamscale_amoc_figures:summary(Throttles, beamscale_amoc_coordinator:figures())}.
+    #{amoc => beamscale_amoc_figures:summary(throttles(Nodes),
+                                             beamscale_amoc_coordinator:figures())}.
+
+throttles(Nodes) ->
+    [try erpc:call(Node, beamscale_amoc_throttle, figures, [], 5000)
+     catch _:_ -> #{}
+     end || Node <- Nodes].
 
 %% Each load node gets the amoc app, the files compiled by its own compiler and the settings,
 %% and runs init/0 as node I of N; the first that fails undoes those before it. The run's
