@@ -8,16 +8,16 @@
 
 -export([all/0, suite/0]).
 -export([users/1, throttle_rate/1, throttle_two_nodes/1, coordinator_pairs/1,
-         coordinator_two_nodes/1, throttle_ctl/1, bad_inputs/1, init_crash_on_nodes/1,
-         requests/1, elixir/1]).
+         coordinator_two_nodes/1, throttle_ctl/1, amoc_do/1, bad_inputs/1,
+         init_crash_on_nodes/1, requests/1, elixir/1]).
 -export([users/0, throttle_rate/0, throttle_two_nodes/0, coordinator_pairs/0,
-         coordinator_two_nodes/0, throttle_ctl/0, bad_inputs/0, init_crash_on_nodes/0,
-         requests/0, elixir/0]).
+         coordinator_two_nodes/0, throttle_ctl/0, amoc_do/0, bad_inputs/0,
+         init_crash_on_nodes/0, requests/0, elixir/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [users, throttle_rate, throttle_two_nodes, coordinator_pairs, coordinator_two_nodes,
-          throttle_ctl, bad_inputs, init_crash_on_nodes, requests, elixir].
+          throttle_ctl, amoc_do, bad_inputs, init_crash_on_nodes, requests, elixir].
 
 %% The scenario `Name' of the data directory as a user's `.erl' (or `.ex') file in priv_dir.
 scenario(Config, Name) ->
@@ -202,6 +202,34 @@ throttle_ctl(Config) ->
         _ = erlang:port_info(Load) =:= undefined
             orelse os:cmd("kill " ++ integer_to_list(OsPid))
     end.
+
+amoc_do() ->
+    [{doc, "amoc:do/3 runs a scenario module the caller loaded, with its settings given."}].
+amoc_do(Config) ->
+    Priv = ?config(priv_dir, Config),
+    Out = out(Config, "do"),
+    Src = scenario(Config, "amoc_ct_basic"),
+    %% The caller compiles and loads the module itself, as amoc's user does, then calls do/3.
+    Eval = io_lib:format("{ok, M, B} = compile:file(~0tp, [binary]), "
+                         "{module, M} = code:load_binary(M, ~0tp, B), "
+                         "R = amoc:do(M, 4, [{out, ~0tp}, {greeting, bye}, {repeat, \"2\"}]), "
+                         "io:format(\"do: ~~p, kept: ~~p~~n\", [R, code:is_loaded(M) =/= false]), "
+                         "halt(0).", [Src, Src, Out]),
+    [Erl | Rest] = beamscale_test_cli:command([]),
+    Paths = lists:takewhile(fun(A) -> A =/= "-eval" end, Rest),
+    Port = open_port({spawn_executable, Erl},
+                     [{args, Paths ++ ["-eval", lists:flatten(Eval)]}, {cd, Priv}, exit_status,
+                      binary, stderr_to_stdout]),
+    {0, Output} = beamscale_test_cli:wait(Port, 60000),
+    ct:pal("~ts", [Output]),
+    ?assertMatch({match, _}, re:run(Output, "do: ok, kept: true")),
+    Rows = consult(Out),
+    ?assertEqual(lists:sort([{I, bye, K} || I <- lists:seq(1, 4), K <- [1, 2]]),
+                 [R || {_, bye, _} = R <- Rows]),
+    %% Its run directory under the caller's current one.
+    [Run] = filelib:wildcard(filename:join([Priv, "runs", "load-*"])),
+    ?assertMatch(#{<<"sessions_done">> := 4, <<"errors">> := 0},
+                 beamscale_test_load:json(Run, "summary.json")).
 
 wait_for(Fun, Ms) when Ms =< 0 -> Fun() orelse error(timeout), ok;
 wait_for(Fun, Ms) ->

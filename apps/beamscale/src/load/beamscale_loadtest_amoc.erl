@@ -46,22 +46,30 @@ maybe_start(_File, {error, _} = E, _Rate, _Opts) -> E;
 maybe_start(_File, _Users, {error, _} = E, _Opts) -> E;
 maybe_start(File, {ok, Users}, {ok, Rate}, Opts) ->
     %% The helpers first: the scenario's module may call them from its attributes' funs.
-    case compile_all(maps:get(amoc_helpers, Opts, []) ++ [File], []) of
-        {ok, Mods} ->
+    Helpers = maps:get(amoc_helpers, Opts, []),
+    %% `amoc:do/3': the scenario's module is the caller's, loaded already (and left loaded).
+    Compiled = case Opts of
+                   #{amoc_module := Kept} -> kept(compile_all(Helpers, []), Kept);
+                   #{} -> compile_all(Helpers ++ [File], [])
+               end,
+    case Compiled of
+        {ok, Mods, Owned} ->
             Mod = lists:last(Mods),
             case scenario_module(Mod) andalso configured(Mods, maps:get(set, Opts, [])) of
                 {ok, Config, Observe} ->
-                    Files = maps:get(amoc_helpers, Opts, []) ++ [File],
-                    started(Files, Mods, {Config, Observe}, {Users, Rate},
+                    started(Helpers ++ [File], {Mod, Owned}, {Config, Observe}, {Users, Rate},
                             maps:get(load_nodes, Opts, 0));
                 false ->
-                    unload(Mods), {error, {?MODULE, {not_a_scenario, File, Mod}}};
-                {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
+                    unload(Owned), {error, {?MODULE, {not_a_scenario, File, Mod}}};
+                {error, R} -> unload(Owned), {error, {?MODULE, {in, File, R}}}
             end;
         {error, _} = E -> E
     end.
 
-compile_all([], Mods) -> {ok, lists:reverse(Mods)};
+kept({ok, Mods, Owned}, Kept) -> {ok, Mods ++ [Kept], Owned};
+kept(Error, _Kept) -> Error.
+
+compile_all([], Mods) -> {ok, lists:reverse(Mods), Mods};
 compile_all([F | Files], Mods) ->
     case compiled(F) of
         {ok, M} -> compile_all(Files, [M | Mods]);
@@ -156,9 +164,8 @@ configured(Mods, Sets) ->
 as_list(L) when is_list(L) -> L;
 as_list(V) -> [V].
 
-started(Files, Mods, {Config, Observe}, {Users, Rate}, 0) ->
+started(Files, {Mod, Mods}, {Config, Observe}, {Users, Rate}, 0) ->
     File = lists:last(Files),
-    Mod = lists:last(Mods),
     case beamscale_amoc_node:start(Mod, Config, Observe) of
         ok ->
             {ok, S} = scenario(File, Mod, {Users, Rate}, 0, Observe),
@@ -167,9 +174,8 @@ started(Files, Mods, {Config, Observe}, {Users, Rate}, 0) ->
                throttle => fun(Name, PerS) -> throttle([node()], Name, PerS) end}};
         {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
     end;
-started(Files, Mods, Settled, {Users, Rate}, N) ->
+started(Files, {Mod, Mods}, Settled, {Users, Rate}, N) ->
     File = lists:last(Files),
-    Mod = lists:last(Mods),
     {ok, S} = scenario(File, Mod, {Users, Rate}, N, element(2, Settled)),
     Finish = fun() ->
                      unload(Mods),
