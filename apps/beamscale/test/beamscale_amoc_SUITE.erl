@@ -197,7 +197,10 @@ throttle_ctl(Config) ->
         ?assert(Rate >= 30 andalso Rate =< 110),
         #{<<"amoc">> := #{<<"throttles">> := [T]}} =
             beamscale_test_load:json(Dir, "summary.json"),
-        ?assertMatch(#{<<"rate_per_s">> := 100.0, <<"changes">> := 1, <<"released">> := 120}, T)
+        ?assertMatch(#{<<"rate_per_s">> := 100.0, <<"changes">> := 1, <<"released">> := 120}, T),
+        %% The change is an event of the run, as `ctl rate' is.
+        {ok, Events} = file:read_file(filename:join(Dir, "events.csv")),
+        ?assertMatch({match, _}, re:run(Events, "^[0-9.]+,throttle ct 100.0$", [multiline]))
     after
         _ = erlang:port_info(Load) =:= undefined
             orelse os:cmd("kill " ++ integer_to_list(OsPid))

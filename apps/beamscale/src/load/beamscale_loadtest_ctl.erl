@@ -100,7 +100,12 @@ handle(Body, Throttle) ->
         {ok, {throttle, _, _}} when Throttle =:= none -> {409, "this load has no throttles"};
         {ok, {throttle, Name, Rate}} ->
             case Throttle(Name, Rate) of
-                {ok, Text} -> {200, Text};
+                {ok, Text} ->
+                    %% A change as `rate' is: events.csv, summary.json's events, the pages.
+                    Event = iolist_to_binary(["throttle ", Name, " ",
+                                              beamscale_format_float:decimal(float(Rate))]),
+                    _ = beamscale_load_run:control({event, Event}),
+                    {200, Text};
                 {error, Text} -> {409, Text}
             end;
         {ok, Command} ->
