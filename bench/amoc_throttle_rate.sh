@@ -4,7 +4,7 @@
 # throttle of RATE/s, split over NODES load nodes; each wait's end is stamped with the host's
 # clock. Prints the span of all the waits, the rate they kept ((waits - 1) / span), its error
 # against RATE, and the most waits that ended in one second (the rate is an average: a window
-# may hold a few more).
+# may hold a few more), and the achieved rate summary.json has for it.
 #   bench/amoc_throttle_rate.sh [RATE] [WAITS] [USERS] [NODES]
 # Defaults: 100/s, 100 waits each, 10 users (1000 waits: 10 s at 100/s), 2 load nodes.
 set -e
@@ -34,3 +34,6 @@ erl -noshell -eval '
               [N, length(Each), Span, Kept, Rate,
                100 * (Kept / list_to_integer(Rate) - 1), Most]),
     halt().' -extra "$out" "$rate"
+# The run's own figure of it (summary.json's amoc, the page's table): the same waits.
+printf 'summary.json: %s\n' \
+    "$(grep -o '"achieved_per_s":[^,}]*' "$out/runs/throttle/summary.json")"

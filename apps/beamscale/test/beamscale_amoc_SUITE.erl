@@ -7,15 +7,17 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0]).
--export([users/1, throttle_rate/1, throttle_two_nodes/1, coordinator_pairs/1, bad_inputs/1,
+-export([users/1, throttle_rate/1, throttle_two_nodes/1, coordinator_pairs/1,
+         coordinator_two_nodes/1, throttle_ctl/1, amoc_do/1, bad_inputs/1,
          init_crash_on_nodes/1, requests/1, elixir/1]).
--export([users/0, throttle_rate/0, throttle_two_nodes/0, coordinator_pairs/0, bad_inputs/0,
+-export([users/0, throttle_rate/0, throttle_two_nodes/0, coordinator_pairs/0,
+         coordinator_two_nodes/0, throttle_ctl/0, amoc_do/0, bad_inputs/0,
          init_crash_on_nodes/0, requests/0, elixir/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [users, throttle_rate, throttle_two_nodes, coordinator_pairs, bad_inputs,
-          init_crash_on_nodes, requests, elixir].
+all() -> [users, throttle_rate, throttle_two_nodes, coordinator_pairs, coordinator_two_nodes,
+          throttle_ctl, amoc_do, bad_inputs, init_crash_on_nodes, requests, elixir].
 
 %% The scenario `Name' of the data directory as a user's `.erl' (or `.ex') file in priv_dir.
 scenario(Config, Name) ->
@@ -73,7 +75,24 @@ throttle_two_nodes(Config) ->
     throttled(Config, "throttle2", ["--load-nodes", "2"]),
     Sum = beamscale_test_load:json(run_dir(Config, "throttle2"), "summary.json"),
     #{<<"load_nodes">> := Nodes} = Sum,
-    ?assertEqual([5, 5], [R || #{<<"sessions_done">> := R} <- Nodes]).
+    ?assertEqual([5, 5], [R || #{<<"sessions_done">> := R} <- Nodes]),
+    %% The throttle's figures over both nodes: the rate set, its 100 events, the rate they
+    %% went at (never above the rate set; below it only on a host too loaded to keep it).
+    #{<<"amoc">> := #{<<"throttles">> := [T], <<"coordinators">> := []}} = Sum,
+    ct:pal("throttle figures: ~p", [T]),
+    ?assertMatch(#{<<"name">> := <<"ct">>, <<"rate_per_s">> := 50.0, <<"released">> := 100,
+                   <<"changes">> := 0}, T),
+    Achieved = maps:get(<<"achieved_per_s">>, T),
+    %% Over 2 nodes each lets one event through every 40 ms from its own start: 100 events may
+    %% span 1.96 s (50.5/s), as the span asserted above.
+    ?assert(Achieved =< 52.5 andalso Achieved >= 12),
+    Page = page(Config, "throttle2"),
+    ?assertMatch({match, _}, re:run(Page, "<h3>amoc throttles</h3>.*<td class=\"t\">ct</td>"
+                                          "<td class=\"t\">50</td><td class=\"t\">100</td>")).
+
+page(Config, Run) ->
+    {ok, Html} = file:read_file(filename:join(run_dir(Config, Run), "index.html")),
+    Html.
 
 %% 10 users wait 10 times each on a throttle of 50/s (over the nodes that ran them).
 throttled(Config, Run, Args) ->
@@ -101,18 +120,134 @@ throttled(Config, Run, Args) ->
 
 coordinator_pairs() -> [{doc, "A plan [{2, F}, {all, G}]: F for every pair, G at the end."}].
 coordinator_pairs(Config) ->
-    Out = out(Config, "pairs"),
-    {0, _} = load(Config, "amoc_ct_pairs",
-                  ["--users", "6", "--rate", "50", "--set", "out=" ++ io_lib:write_string(Out)]),
-    Rows = consult(Out),
-    Pairs = [P || {pair, {coordinate, 2}, P} <- Rows],
+    Rows = paired(Config, "pairs", 6, []),
+    Ids = fun(Users) -> [Id || {Id, _Node} <- Users] end,
+    Pairs = [Ids(P) || {pair, {coordinate, 2}, P} <- Rows],
     ?assertEqual(3, length(Pairs)),
     ?assertEqual(lists:seq(1, 6), lists:sort(lists:append(Pairs))),
     %% Each user was told its partner, and the `all' item got all six after the timeout.
     ?assertEqual(6, length([T || {told, _, _} = T <- Rows])),
-    ?assertEqual([{all, {timeout, 6}, lists:seq(1, 6)}], [A || {all, _, _} = A <- Rows]),
-    Sum = beamscale_test_load:json(run_dir(Config, "amoc_ct_pairs"), "summary.json"),
+    ?assertEqual([{all, {timeout, 6}, lists:seq(1, 6)}],
+                 [{all, E, Ids(Us)} || {all, E, Us} <- Rows]),
+    Sum = beamscale_test_load:json(run_dir(Config, "pairs"), "summary.json"),
     ?assertMatch(#{<<"sessions_done">> := 6, <<"errors">> := 0}, Sum).
+
+coordinator_two_nodes() ->
+    [{doc, "Over 2 load nodes one coordinator pairs users of both; G once with all."}].
+coordinator_two_nodes(Config) ->
+    Rows = paired(Config, "pairs2", 8, ["--load-nodes", "2"]),
+    Pairs = [P || {pair, {coordinate, 2}, P} <- Rows],
+    %% F for 4 pairs; each user in exactly one, its id and its node as it added itself.
+    ?assertEqual(4, length(Pairs)),
+    Users = lists:sort(lists:append(Pairs)),
+    ?assertEqual(lists:seq(1, 8), [Id || {Id, _} <- Users]),
+    ?assertEqual(2, length(lists:usort([N || {_, N} <- Users]))),
+    %% The users arrive 20 ms apart, round the nodes in turn, and are paired as they add
+    %% themselves: two of one node meet only if an add overtakes another's by 20 ms. That is
+    %% possible on a loaded host, so one pair across the nodes is asserted, not all four.
+    Across = [P || [{_, N1}, {_, N2}] = P <- Pairs, N1 =/= N2],
+    ct:pal("pairs: ~p; across the nodes: ~b", [Pairs, length(Across)]),
+    ?assert(length(Across) >= 1),
+    %% Every user, on either node, was told its partner; G once, with all eight.
+    ?assertEqual(8, length([T || {told, _, _} = T <- Rows])),
+    ?assertEqual([{timeout, 8}], [E || {all, E, _} <- Rows]),
+    ?assertEqual([Users], [Us || {all, _, Us} <- Rows]),
+    Sum = beamscale_test_load:json(run_dir(Config, "pairs2"), "summary.json"),
+    ?assertMatch(#{<<"sessions_done">> := 8, <<"errors">> := 0}, Sum),
+    %% Its figures: 8 added, 4 groups of 2, the one timeout; on the page too.
+    ?assertMatch(#{<<"amoc">> := #{<<"coordinators">> :=
+                                       [#{<<"name">> := <<"amoc_ct_pairs">>, <<"added">> := 8,
+                                          <<"groups">> := #{<<"2">> := 4}, <<"timeouts">> := 1,
+                                          <<"resets">> := 0, <<"stops">> := 0}]}}, Sum),
+    ?assertMatch({match, _}, re:run(page(Config, "pairs2"),
+                                    "<h3>amoc coordinators</h3>.*<td class=\"t\">amoc_ct_pairs"
+                                    "</td><td class=\"t\">8</td><td class=\"t\">4 of 2</td>"
+                                    "<td class=\"t\">1</td>")).
+
+throttle_ctl() ->
+    [{doc, "ctl throttle NAME R changes a running throttle's rate on every load node."}].
+throttle_ctl(Config) ->
+    Out = out(Config, "ctl"),
+    Dir = run_dir(Config, "ctl"),
+    %% 120 waits at 10/s: 12 s unless the rate is changed.
+    Load = beamscale_test_cli:open(["load", "--amoc", scenario(Config, "amoc_ct_throttle"),
+                                    "--quiet", "--out", filename:dirname(Dir), "--name", "ctl",
+                                    "--users", "4", "--rate", "1000", "--load-nodes", "2",
+                                    "--set", "out=" ++ io_lib:write_string(Out),
+                                    "--set", "per_second=10", "--set", "waits=30"]),
+    {os_pid, OsPid} = erlang:port_info(Load, os_pid),
+    try
+        ok = wait_for(fun() -> filelib:is_regular(filename:join(Dir, "ctl.json")) end, 60000),
+        Ctl = fun(Words) -> beamscale_test_cli:run(["ctl", Dir | Words]) end,
+        {1, Nope} = Ctl(["throttle", "nope", "5"]),
+        ?assertMatch({match, _}, re:run(Nope, "no throttle nope \\(the scenario's: ct\\)")),
+        {0, Said} = Ctl(["throttle", "ct", "100"]),
+        Changed = erlang:system_time(millisecond),
+        ?assertMatch({match, _}, re:run(Said, "throttle ct: 100.0 events/s from now")),
+        {0, _} = beamscale_test_cli:wait(Load, 60000),
+        Times = lists:sort(lists:append([Ts || F <- filelib:wildcard(Out ++ ".*"),
+                                               {Ts, _} <- [consult(F)]])),
+        ?assertEqual(120, length(Times)),
+        %% The waits after the change went at the new rate: far above the old 10/s (a value,
+        %% with room for a loaded host), never much above 100/s.
+        After = [T || T <- Times, T > Changed],
+        Rate = (length(After) - 1) * 1000 / max(1, lists:last(After) - hd(After)),
+        ct:pal("~b waits after the change, at ~.1f/s", [length(After), Rate]),
+        ?assert(length(After) >= 20),
+        ?assert(Rate >= 30 andalso Rate =< 110),
+        #{<<"amoc">> := #{<<"throttles">> := [T]}} =
+            beamscale_test_load:json(Dir, "summary.json"),
+        ?assertMatch(#{<<"rate_per_s">> := 100.0, <<"changes">> := 1, <<"released">> := 120}, T),
+        %% The change is an event of the run, as `ctl rate' is.
+        {ok, Events} = file:read_file(filename:join(Dir, "events.csv")),
+        ?assertMatch({match, _}, re:run(Events, "^[0-9.]+,throttle ct 100.0$", [multiline]))
+    after
+        _ = erlang:port_info(Load) =:= undefined
+            orelse os:cmd("kill " ++ integer_to_list(OsPid))
+    end.
+
+amoc_do() ->
+    [{doc, "amoc:do/3 runs a scenario module the caller loaded, with its settings given."}].
+amoc_do(Config) ->
+    Priv = ?config(priv_dir, Config),
+    Out = out(Config, "do"),
+    Src = scenario(Config, "amoc_ct_basic"),
+    %% The caller compiles and loads the module itself, as amoc's user does, then calls do/3.
+    Eval = io_lib:format("{ok, M, B} = compile:file(~0tp, [binary]), "
+                         "{module, M} = code:load_binary(M, ~0tp, B), "
+                         "R = amoc:do(M, 4, [{out, ~0tp}, {greeting, bye}, {repeat, \"2\"}]), "
+                         "io:format(\"do: ~~p, kept: ~~p~~n\", [R, code:is_loaded(M) =/= false]), "
+                         "halt(0).", [Src, Src, Out]),
+    [Erl | Rest] = beamscale_test_cli:command([]),
+    Paths = lists:takewhile(fun(A) -> A =/= "-eval" end, Rest),
+    Port = open_port({spawn_executable, Erl},
+                     [{args, Paths ++ ["-eval", lists:flatten(Eval)]}, {cd, Priv}, exit_status,
+                      binary, stderr_to_stdout]),
+    {0, Output} = beamscale_test_cli:wait(Port, 60000),
+    ct:pal("~ts", [Output]),
+    ?assertMatch({match, _}, re:run(Output, "do: ok, kept: true")),
+    Rows = consult(Out),
+    ?assertEqual(lists:sort([{I, bye, K} || I <- lists:seq(1, 4), K <- [1, 2]]),
+                 [R || {_, bye, _} = R <- Rows]),
+    %% Its run directory under the caller's current one.
+    [Run] = filelib:wildcard(filename:join([Priv, "runs", "load-*"])),
+    ?assertMatch(#{<<"sessions_done">> := 4, <<"errors">> := 0},
+                 beamscale_test_load:json(Run, "summary.json")).
+
+wait_for(Fun, Ms) when Ms =< 0 -> Fun() orelse error(timeout), ok;
+wait_for(Fun, Ms) ->
+    case Fun() of
+        true -> ok;
+        false -> timer:sleep(100), wait_for(Fun, Ms - 100)
+    end.
+
+%% The amoc_ct_pairs scenario with `Users' users: what every node's terminate wrote.
+paired(Config, Run, Users, Args) ->
+    Out = out(Config, Run),
+    {0, _} = load(Config, "amoc_ct_pairs", Run,
+                  ["--users", integer_to_list(Users), "--rate", "50",
+                   "--set", "out=" ++ io_lib:write_string(Out) | Args]),
+    lists:append([consult(F) || F <- filelib:wildcard(Out ++ ".*")]).
 
 bad_inputs() -> [{doc, "Each bad input: one line naming it, exit 2, no user, no run."}].
 bad_inputs(Config) ->

@@ -1,10 +1,10 @@
-%% @doc amoc's `amoc_coordinator': users grouped by a plan (`beamscale_amoc_coordinator'; on the
-%% node the users run on).
+%% @doc amoc's `amoc_coordinator': users grouped by a plan (`beamscale_amoc_coordinator'; one
+%% for the run, whichever node its users run on).
 -module(amoc_coordinator).
 
 -export([start/2, start/3, add/2, add/3, stop/1, reset/1]).
 
--define(CALL(Request), beamscale_amoc_server:call(beamscale_amoc_coordinator, Request)).
+-define(CALL(Request), beamscale_amoc_coordinator:call(Request)).
 
 %% amoc's default: a coordinator times out after 30 s with no user added.
 -define(DEFAULT_TIMEOUT_S, 30).

@@ -4,12 +4,14 @@
 %% `terminate/0,1' after the last.
 -module(beamscale_amoc_node).
 
--export([start/3, start/4, stop/0, run/0, config/0, nodes/0, next_id/0, format_error/1]).
+-export([start/3, start/4, start/5, stop/0, run/0, config/0, nodes/0, coordinator/0, next_id/0,
+         format_error/1]).
 -export_type([run/0]).
 
 -define(RUN, {?MODULE, run}).
 -define(CONFIG, {?MODULE, config}).
 -define(NODES, {?MODULE, nodes}).
+-define(HUB, {?MODULE, coordinator}).
 
 -type run() :: #{scenario := module(), state := term(), ids := atomics:atomics_ref(),
                  observe := [atom()], holder := pid(), index := pos_integer(),
@@ -25,11 +27,22 @@ start(Mod, Config, Observe) -> start(Mod, Config, Observe, {1, 1}).
 %% ids of all are 1..N, as amoc_dist's across its nodes).
 -spec start(module(), #{atom() => term()}, [atom()], {pos_integer(), pos_integer()}) ->
     ok | {error, {?MODULE, term()}}.
-start(Mod, Config, Observe, {Index, Count}) ->
+start(Mod, Config, Observe, Where) -> start(Mod, Config, Observe, Where, node()).
+
+%% @doc As `start/4', the run's coordinators on the node `Hub' (beamscale's own node over load
+%% nodes: one for the users of all of them); started here when it is this node.
+-spec start(module(), #{atom() => term()}, [atom()], {pos_integer(), pos_integer()}, node()) ->
+    ok | {error, {?MODULE, term()}}.
+start(Mod, Config, Observe, {Index, Count}, Hub) ->
     persistent_term:put(?CONFIG, Config),
     persistent_term:put(?NODES, Count),
+    %% This node may be made distributed after (a load without load nodes): its name changes.
+    persistent_term:put(?HUB, case Hub =:= node() of
+                                  true -> local;
+                                  false -> Hub
+                              end),
     {ok, _} = beamscale_amoc_server:start(beamscale_amoc_throttle),
-    {ok, _} = beamscale_amoc_server:start(beamscale_amoc_coordinator),
+    _ = Hub =:= node() andalso beamscale_amoc_server:start(beamscale_amoc_coordinator),
     Ref = make_ref(),
     Me = self(),
     %% init/0 runs in a process that outlives this call (an erpc from the command's node) and
@@ -102,6 +115,7 @@ clean() ->
     _ = persistent_term:erase(?RUN),
     _ = persistent_term:erase(?CONFIG),
     _ = persistent_term:erase(?NODES),
+    _ = persistent_term:erase(?HUB),
     ok.
 
 %% @doc The scenario running here (`undefined' when none).
@@ -115,6 +129,10 @@ config() -> persistent_term:get(?CONFIG, #{}).
 %% @doc How many nodes run this scenario's users (1 when none runs here).
 -spec nodes() -> pos_integer().
 nodes() -> persistent_term:get(?NODES, 1).
+
+%% @doc The node of the run's coordinators: `local' when it is this one (or none runs).
+-spec coordinator() -> local | node().
+coordinator() -> persistent_term:get(?HUB, local).
 
 %% @doc A user id of this run (amoc's `amoc_scenario:user_id()'): this node's Index, then one
 %% Count of nodes further for each next user (1, 2, 3... on one node).

@@ -8,13 +8,15 @@
 -module(beamscale_amoc_throttle).
 -behaviour(gen_server).
 
--export([interarrival/1, gradual/1]).
+-export([interarrival/1, gradual/1, figures/0]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 %% amoc's default interval of a rate: a minute.
 -define(DEFAULT_INTERVAL_MS, 60000).
 %% amoc's step of a gradual change given by its duration.
 -define(DEFAULT_STEP_MS, 100).
+%% Where the figures of the throttles stopped are kept (no atom: no throttle's name).
+-define(STOPPED, {stopped}).
 
 -type action() :: {reply, gen_server:from()} | {send, pid(), term()} | {run, fun(() -> any())}.
 
@@ -60,6 +62,16 @@ gradual(#{throttle := #{from_rate := F, to_rate := T, interval := I} = Th,
     {ok, {[F + round((T - F) * K / N) || K <- lists:seq(0, N)], I, S}};
 gradual(Other) -> {error, {bad_gradual, Other}}.
 
+%% @doc Per throttle of this node (running or stopped): the events it let through, when the
+%% first and the last went (system time, microseconds), the scenario's rate set last (per
+%% second over all the nodes: `unlimited' or a number) and how many times it was changed.
+-spec figures() -> #{atom() => map()}.
+figures() ->
+    case beamscale_amoc_server:call(?MODULE, figures) of
+        #{} = Figures -> Figures;
+        {error, no_amoc_run} -> #{}
+    end.
+
 %% @private
 -spec init([]) -> {ok, map()}.
 init([]) -> {ok, #{}}.
@@ -75,16 +87,24 @@ handle_call({start, Name, Config}, _From, Ts) ->
     case interarrival(Config) of
         {ok, Ia} -> {reply, {ok, started},
                      Ts#{Name => #{ia => shared(Ia), paused => false, queue => queue:new(),
-                                   next => now_us(), timer => none, plan => none}}};
+                                   next => now_us(), timer => none, plan => none,
+                                   figures => #{released => 0, first_us => none, last_us => none,
+                                                rate_per_s => per_s(Ia), changes => 0}}}};
         {error, _} = E -> {reply, E, Ts}
     end;
+handle_call(figures, _From, Ts) ->
+    Stopped = maps:get(?STOPPED, Ts, #{}),
+    Running = maps:fold(fun(Name, #{figures := F}, Acc) when is_atom(Name) -> Acc#{Name => F};
+                           (_, _, Acc) -> Acc
+                        end, #{}, Ts),
+    {reply, maps:merge(Stopped, Running), Ts};
 handle_call({_, Name, _}, _From, Ts) when not is_map_key(Name, Ts) ->
     {reply, {error, {no_throttle, Name}}, Ts};
 handle_call({change_rate, Name, Config}, _From, Ts) ->
     case interarrival(Config) of
         {ok, Ia} ->
             T = maps:get(Name, Ts),
-            {reply, ok, dispatch(Name, rated(T#{plan := none}, Ia), Ts)};
+            {reply, ok, dispatch(Name, rated(T#{plan := none}, Ia, change), Ts)};
         {error, _} = E -> {reply, E, Ts}
     end;
 %% A gradual change replaces any before it (and a change_rate/2 ends it).
@@ -99,9 +119,10 @@ handle_call({gradually, Name, Gradual}, _From, Ts) ->
 handle_call({paused, Name, P}, _From, Ts) ->
     {reply, ok, dispatch(Name, (maps:get(Name, Ts))#{paused := P}, Ts)};
 handle_call({stop, Name, _}, _From, Ts) ->
-    #{queue := Q} = maps:get(Name, Ts),
+    #{queue := Q, figures := Figures} = maps:get(Name, Ts),
     [gen_server:reply(F, {error, {throttle_stopped, Name}}) || {reply, F} <- queue:to_list(Q)],
-    {reply, ok, maps:remove(Name, Ts)};
+    {reply, ok, (maps:remove(Name, Ts))#{?STOPPED => (maps:get(?STOPPED, Ts, #{}))#{
+                                                         Name => Figures}}};
 handle_call({wait, Name, _}, From, Ts) -> {noreply, enqueue(Name, {reply, From}, Ts)};
 handle_call({event, Name, Action}, _From, Ts) -> {reply, ok, enqueue(Name, Action, Ts)}.
 
@@ -125,17 +146,28 @@ step(Name, _Ref, [], _Interval, _Step, Ts) -> Ts#{Name := (maps:get(Name, Ts))#{
 step(Name, Ref, [Rate | Rates], Interval, Step, Ts) ->
     {ok, Ia} = interarrival(#{rate => Rate, interval => Interval}),
     [erlang:send_after(Step, self(), {step, Name, Ref, Rates, Interval, Step}) || Rates =/= []],
-    dispatch(Name, rated(maps:get(Name, Ts), Ia), Ts).
+    dispatch(Name, rated(maps:get(Name, Ts), Ia, step), Ts).
 
 %% A new rate from now: the next slot no later than one new interarrival away (a slot of the
-%% old, slower rate may be far ahead), its timer set again.
-rated(#{next := Next, timer := Timer} = T, Ia0) ->
+%% old, slower rate may be far ahead), its timer set again. A change is counted in the figures
+%% (a gradual one's steps once, at its first).
+rated(#{next := Next, timer := Timer, figures := F} = T0, Ia0, Why) ->
+    T = T0#{figures := F#{rate_per_s := per_s(Ia0),
+                          changes := maps:get(changes, F) + changes(Why)}},
     Ia = shared(Ia0),
     _ = Timer =:= none orelse erlang:cancel_timer(Timer),
     case Ia of
         infinity -> T#{ia := Ia, timer := none};
         _ -> T#{ia := Ia, timer := none, next := min(Next, now_us() + Ia)}
     end.
+
+changes(step) -> 0;
+changes(_) -> 1.
+
+%% The scenario's rate (over all the nodes) per second, of an interarrival in microseconds.
+per_s(infinity) -> 0;
+per_s(Ia) when Ia == 0 -> unlimited;
+per_s(Ia) -> 1.0e6 / Ia.
 
 %% This node's share of a rate: N nodes, N times the interarrival.
 shared(infinity) -> infinity;
@@ -160,13 +192,22 @@ dispatch(Name, #{queue := Q, next := Next, ia := Ia} = T, Ts) ->
         {empty, _} -> Ts#{Name := T};
         {{value, Action}, Q1} when Next =< Now ->
             release(Action),
-            dispatch(Name, T#{queue := Q1, next := Next + Ia}, Ts);
+            dispatch(Name, released(T#{queue := Q1, next := Next + Ia}), Ts);
         {{value, _}, _} -> Ts#{Name := timer(Name, T, Next - Now)}
     end.
 
 timer(_Name, #{timer := Ref} = T, _Us) when Ref =/= none -> T;
 timer(Name, T, Us) ->
     T#{timer := erlang:send_after(max(1, ceil(Us / 1000)), self(), {tick, Name})}.
+
+%% One more event let through, stamped with the host's clock (the same on its load nodes).
+released(#{figures := #{released := N, first_us := First} = F} = T) ->
+    Now = erlang:system_time(microsecond),
+    T#{figures := F#{released := N + 1, last_us := Now,
+                     first_us := case First of
+                                     none -> Now;
+                                     _ -> First
+                                 end}}.
 
 release({reply, From}) -> gen_server:reply(From, ok);
 release({send, Pid, Msg}) -> Pid ! Msg;

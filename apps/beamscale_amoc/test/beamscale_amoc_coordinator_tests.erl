@@ -74,3 +74,35 @@ bad_plan() ->
     ?assertEqual(error, amoc_coordinator:start(b, [{0, fun(_) -> ok end}])),
     ?assertEqual(error, amoc_coordinator:start(b, [{2, not_a_fun}])),
     ?assertEqual(error, amoc_coordinator:start(b, [{2, fun(_) -> ok end}], 0)).
+
+executor_down_test_() -> with_server(fun executor_down/0).
+
+%% The process running a coordinator's actions gone (as when its node goes down) mid-reset: the
+%% reset is answered all the same, and the coordinator goes on without actions to run.
+executor_down() ->
+    Me = self(),
+    Block = fun(_Event) -> Me ! {call, blocked}, receive never -> ok end end,
+    ok = amoc_coordinator:start(d, [{all, Block}], infinity),
+    ok = amoc_coordinator:add(d, 1),
+    {Caller, Mon} = spawn_monitor(fun() -> exit(amoc_coordinator:reset(d)) end),
+    ?assertEqual([blocked], calls()),
+    #{coords := #{d := #{execs := Execs}}} = sys:get_state(beamscale_amoc_coordinator),
+    [{Exec, _}] = maps:values(Execs),
+    exit(Exec, kill),
+    receive {'DOWN', Mon, process, Caller, Result} -> ?assertEqual(ok, Result)
+    after 5000 -> error(reset_hung)
+    end,
+    ok = amoc_coordinator:add(d, 2),
+    ok = amoc_coordinator:stop(d).
+
+reentrant_test_() -> with_server(fun reentrant/0).
+
+%% An action may call the coordinator (it runs in a process of its own, not in the server).
+reentrant() ->
+    Me = self(),
+    Again = fun(_Event, [{_, N}]) when N < 3 -> amoc_coordinator:add(r, N + 1);
+               (_Event, [{_, N}]) -> Me ! {call, N}
+            end,
+    ok = amoc_coordinator:start(r, [{1, Again}]),
+    ok = amoc_coordinator:add(r, 1),
+    ?assertEqual([3], calls()).

@@ -88,6 +88,8 @@ summary() ->
             e(latency_distribution, "latency by percentile", "ms", list),
             e(per_second, "per second", "", list),
             e(load_nodes, "per load node", "", list),
+            %% An amoc scenario's throttles and coordinators (beamscale_amoc_figures).
+            e(amoc, "amoc throttles and coordinators", "", list),
             %% Resident memory at the peak (`beamscale_loadtest_memory').
             e(memory, "memory", "B", list)].
 

@@ -36,3 +36,24 @@ graphs_test() ->
                                                           samples => [], lcnt => []})),
     ?assertMatch({_, _}, binary:match(Page, <<"By request name">>)),
     ?assertMatch({_, _}, binary:match(Page, <<"latency by request name">>)).
+
+%% An amoc run's tables: a throttle's rate set and achieved (`unlimited' as a word, a missing
+%% figure empty), a coordinator's groups by size; nothing for a run without `amoc'.
+amoc_test() ->
+    Amoc = #{<<"throttles">> =>
+                 [#{<<"name">> => <<"t<1>">>, <<"rate_per_s">> => 100.0, <<"released">> => 101,
+                    <<"span_s">> => 1.005, <<"achieved_per_s">> => null, <<"changes">> => 1},
+                  #{<<"name">> => <<"free">>, <<"rate_per_s">> => <<"unlimited">>}],
+             <<"coordinators">> =>
+                 [#{<<"name">> => <<"chat">>, <<"added">> => 7,
+                    <<"groups">> => #{<<"2">> => 3, <<"2..3">> => 1}, <<"timeouts">> => 1,
+                    <<"resets">> => 0, <<"stops">> => 0}]},
+    Html = iolist_to_binary(beamscale_report_load_names:amoc(#{<<"amoc">> => Amoc})),
+    ?assertMatch({match, _}, re:run(Html, "<td class=\"t\">t&lt;1&gt;</td><td class=\"t\">100"
+                                          "</td><td class=\"t\">101</td><td class=\"t\">1"
+                                          "</td><td class=\"t\"></td>")),
+    ?assertMatch({match, _}, re:run(Html, "<td class=\"t\">free</td><td class=\"t\">unlimited")),
+    ?assertMatch({match, _}, re:run(Html, "<td class=\"t\">3 of 2, 1 of 2..3</td>")),
+    ?assertEqual(<<>>, iolist_to_binary(beamscale_report_load_names:amoc(#{}))),
+    ?assertEqual(<<>>, iolist_to_binary(beamscale_report_load_names:amoc(
+                                          #{<<"amoc">> => #{<<"throttles">> => []}}))).

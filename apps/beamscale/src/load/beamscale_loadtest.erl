@@ -19,7 +19,9 @@
 %% in the middle of the run (docs/profiles.md); resolution_ms: the agents' report interval, rows
 %% of each in load_fine.csv when under a second (default 1000: none); on_load_nodes: what to do
 %% on the load nodes once they are up, before any user (an amoc scenario's init/0,
-%% beamscale_loadtest_amoc), and its undoing before they stop.
+%% beamscale_loadtest_amoc), and its undoing before they stop; summary_extra: keys of a
+%% load's own added to summary.json when the users are done (an amoc scenario's figures);
+%% throttle: what `ctl throttle NAME RATE' changes (an amoc scenario's, beamscale_loadtest_ctl).
 %% A finished load's figures the command's exit status depends on.
 -type outcome() :: #{stopped := atom(), requests := non_neg_integer(),
                      errors := non_neg_integer(), load_nodes_down := non_neg_integer(),
@@ -31,7 +33,9 @@
                   metrics => beamscale_web:web(), profile => beamscale_profile:opts(),
                   resolution_ms => pos_integer(),
                   thresholds => [beamscale_stats_threshold:threshold()],
-                  on_load_nodes => fun(([node()]) -> {ok, fun(() -> ok)} | {error, term()})}.
+                  on_load_nodes => fun(([node()]) -> {ok, fun(() -> ok)} | {error, term()}),
+                  summary_extra => fun(() -> #{atom() => term()}),
+                  throttle => beamscale_loadtest_ctl:throttle()}.
 
 %% @doc Resolve the scenario's targets (start the nodes it starts), run it, stop them.
 -spec run(beamscale_load_scenario:scenario(), opts()) ->
@@ -147,7 +151,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                end,
     Watch = beamscale_loadtest_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
                                                quiet => Quiet}),
-    _ = [beamscale_loadtest_ctl:start(Web, Dir, page(Opts))
+    _ = [beamscale_loadtest_ctl:start(Web, Dir, page(Opts), maps:get(throttle, Opts, none))
          || Web <- [maps:get(ctl, Opts, none)], Web =/= none],
     Windows = beamscale_loadtest_profile:start(1, {beamscale_load_scenario:duration_s(Scenario),
                                                    0}, Opts#{watched => Watched}),
@@ -268,9 +272,11 @@ write(Dir, Scenario, Result, Info, Opts) ->
     Base = beamscale_load_results:summary(Result),
     Verdicts = beamscale_loadtest_thresholds:verdicts(
                  maps:get(thresholds, Opts, []), Result),
-    Summary = Base#{memory => maps:get(memory, Info), events => maps:get(events, Result, []),
-                    thresholds => beamscale_loadtest_thresholds:json(Verdicts),
-                    aborted_by => maps:get(aborted_by, Result, [])},
+    Extra = (maps:get(summary_extra, Opts, fun() -> #{} end))(),
+    Summary = (maps:merge(Extra, Base))#{
+                memory => maps:get(memory, Info), events => maps:get(events, Result, []),
+                thresholds => beamscale_loadtest_thresholds:json(Verdicts),
+                aborted_by => maps:get(aborted_by, Result, [])},
     ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
                                     beamscale_format_json:encode(Summary)),
     Requests = [beamscale_load_results:requests_header()

@@ -20,6 +20,8 @@
 -define(INIT_TIMEOUT_MS, 300000).
 %% What the load nodes' terminate said, for the closing `Finish' (the nodes are gone by then).
 -define(TERMINATED, {?MODULE, terminated}).
+%% The load nodes of the run (for its figures and `ctl throttle').
+-define(NODES, {?MODULE, nodes}).
 
 %% @doc The load of the amoc scenario `File' with `--users', `--rate', `--set', `--amoc-helper'
 %% and `--load-nodes' of `Opts', the function to call once it ends (the scenario's
@@ -44,22 +46,30 @@ maybe_start(_File, {error, _} = E, _Rate, _Opts) -> E;
 maybe_start(_File, _Users, {error, _} = E, _Opts) -> E;
 maybe_start(File, {ok, Users}, {ok, Rate}, Opts) ->
     %% The helpers first: the scenario's module may call them from its attributes' funs.
-    case compile_all(maps:get(amoc_helpers, Opts, []) ++ [File], []) of
-        {ok, Mods} ->
+    Helpers = maps:get(amoc_helpers, Opts, []),
+    %% `amoc:do/3': the scenario's module is the caller's, loaded already (and left loaded).
+    Compiled = case Opts of
+                   #{amoc_module := Kept} -> kept(compile_all(Helpers, []), Kept);
+                   #{} -> compile_all(Helpers ++ [File], [])
+               end,
+    case Compiled of
+        {ok, Mods, Owned} ->
             Mod = lists:last(Mods),
             case scenario_module(Mod) andalso configured(Mods, maps:get(set, Opts, [])) of
                 {ok, Config, Observe} ->
-                    Files = maps:get(amoc_helpers, Opts, []) ++ [File],
-                    started(Files, Mods, {Config, Observe}, {Users, Rate},
+                    started(Helpers ++ [File], {Mod, Owned}, {Config, Observe}, {Users, Rate},
                             maps:get(load_nodes, Opts, 0));
                 false ->
-                    unload(Mods), {error, {?MODULE, {not_a_scenario, File, Mod}}};
-                {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
+                    unload(Owned), {error, {?MODULE, {not_a_scenario, File, Mod}}};
+                {error, R} -> unload(Owned), {error, {?MODULE, {in, File, R}}}
             end;
         {error, _} = E -> E
     end.
 
-compile_all([], Mods) -> {ok, lists:reverse(Mods)};
+kept({ok, Mods, Owned}, Kept) -> {ok, Mods ++ [Kept], Owned};
+kept(Error, _Kept) -> Error.
+
+compile_all([], Mods) -> {ok, lists:reverse(Mods), Mods};
 compile_all([F | Files], Mods) ->
     case compiled(F) of
         {ok, M} -> compile_all(Files, [M | Mods]);
@@ -154,18 +164,18 @@ configured(Mods, Sets) ->
 as_list(L) when is_list(L) -> L;
 as_list(V) -> [V].
 
-started(Files, Mods, {Config, Observe}, {Users, Rate}, 0) ->
+started(Files, {Mod, Mods}, {Config, Observe}, {Users, Rate}, 0) ->
     File = lists:last(Files),
-    Mod = lists:last(Mods),
     case beamscale_amoc_node:start(Mod, Config, Observe) of
         ok ->
             {ok, S} = scenario(File, Mod, {Users, Rate}, 0, Observe),
-            {ok, S, fun() -> try beamscale_amoc_node:stop() after unload(Mods) end end, #{}};
+            {ok, S, fun() -> try beamscale_amoc_node:stop() after unload(Mods) end end,
+             #{summary_extra => fun() -> figures([node()]) end,
+               throttle => fun(Name, PerS) -> throttle([node()], Name, PerS) end}};
         {error, R} -> unload(Mods), {error, {?MODULE, {in, File, R}}}
     end;
-started(Files, Mods, Settled, {Users, Rate}, N) ->
+started(Files, {Mod, Mods}, Settled, {Users, Rate}, N) ->
     File = lists:last(Files),
-    Mod = lists:last(Mods),
     {ok, S} = scenario(File, Mod, {Users, Rate}, N, element(2, Settled)),
     Finish = fun() ->
                      unload(Mods),
@@ -173,17 +183,59 @@ started(Files, Mods, Settled, {Users, Rate}, N) ->
                      _ = persistent_term:erase(?TERMINATED),
                      Said
              end,
-    {ok, S, Finish, #{on_load_nodes => fun(Nodes) -> on_nodes(Files, Mod, Settled, Nodes) end}}.
+    {ok, S, Finish, #{on_load_nodes => fun(Nodes) -> on_nodes(Files, Mod, Settled, Nodes) end,
+                      summary_extra => fun() -> figures(persistent_term:get(?NODES, [])) end,
+                      throttle => fun(Name, PerS) ->
+                                          throttle(persistent_term:get(?NODES, []), Name, PerS)
+                                  end}}.
+
+%% `ctl throttle NAME RATE': the throttle's rate (per second over all the nodes) on each node,
+%% which takes its share as at start. A name no node has is refused (no atom made of it).
+throttle(Nodes, Name, Rate) ->
+    Running = lists:usort(lists:append([maps:keys(F) || F <- throttles(Nodes)])),
+    case [N || N <- Running, atom_to_binary(N) =:= Name] of
+        [] -> {error, io_lib:format("no throttle ~ts (the scenario's: ~ts)",
+                                    [Name, lists:join(", ", [atom_to_list(N) || N <- Running])])};
+        [Atom] ->
+            %% amoc's rate per interval: R/s to a thousandth.
+            Config = #{rate => max(1, round(Rate * 1000)), interval => 1000000},
+            Said = [remote_rate(Node, Atom, Config) || Node <- Nodes],
+            case [E || {error, _} = E <- Said] of
+                [] -> {ok, io_lib:format("throttle ~ts: ~ts events/s from now", [Name,
+                              beamscale_format_float:decimal(float(Rate))])};
+                [{error, R} | _] -> {error, io_lib:format("throttle ~ts: ~0tp", [Name, R])}
+            end
+    end.
+
+remote_rate(Node, Name, Config) ->
+    try erpc:call(Node, amoc_throttle, change_rate, [Name, Config], 5000)
+    catch _:R -> {error, R}
+    end.
+
+%% The throttles' figures of each node (one that does not answer left out) and the run's
+%% coordinators' (here), for summary.json: the users are done, terminate is yet to run.
+figures(Nodes) ->
+    #{amoc => beamscale_amoc_figures:summary(throttles(Nodes),
+                                             beamscale_amoc_coordinator:figures())}.
+
+throttles(Nodes) ->
+    [try erpc:call(Node, beamscale_amoc_throttle, figures, [], 5000)
+     catch _:_ -> #{}
+     end || Node <- Nodes].
 
 %% Each load node gets the amoc app, the files compiled by its own compiler and the settings,
-%% and runs init/0 as node I of N; the first that fails undoes those before it.
+%% and runs init/0 as node I of N; the first that fails undoes those before it. The run's
+%% coordinators are here, the one node every load node reaches: one for all their users.
 on_nodes(Files, Mod, {Config, Observe}, Nodes) ->
     N = length(Nodes),
     Code = beamscale_code:apps([beamscale_amoc]),
+    {ok, _} = beamscale_amoc_server:start(beamscale_amoc_coordinator),
+    persistent_term:put(?NODES, Nodes),
     Up = fun({I, Node}) ->
                  ok = ok_or_throw(Node, beamscale_code:load(Node, Code)),
                  [ok = ok_or_throw(Node, beamscale_code:compile_load(Node, F)) || F <- Files],
-                 ok = ok_or_throw(Node, remote(Node, start, [Mod, Config, Observe, {I, N}]))
+                 ok = ok_or_throw(Node, remote(Node, start,
+                                               [Mod, Config, Observe, {I, N}, node()]))
          end,
     try
         lists:foreach(Up, lists:enumerate(Nodes)),
@@ -193,15 +245,18 @@ on_nodes(Files, Mod, {Config, Observe}, Nodes) ->
         {error, {?MODULE, {in, lists:last(Files), {?MODULE, {on_node, Node, R}}}}}
     end.
 
+%% Each node's terminate (the first error said), then the run's coordinators.
+stop_all(Nodes) ->
+    Said = case [E || Node <- Nodes, {error, _} = E <- [remote(Node, stop, [])]] of
+               [] -> ok;
+               [E | _] -> E
+           end,
+    ok = beamscale_amoc_server:stop(beamscale_amoc_coordinator),
+    _ = persistent_term:erase(?NODES),
+    Said.
+
 ok_or_throw(_Node, ok) -> ok;
 ok_or_throw(Node, {error, R}) -> throw({on_node, Node, R}).
-
-%% Each node's terminate; the first error said.
-stop_all(Nodes) ->
-    case [E || Node <- Nodes, {error, _} = E <- [remote(Node, stop, [])]] of
-        [] -> ok;
-        [E | _] -> E
-    end.
 
 remote(Node, F, Args) ->
     try erpc:call(Node, beamscale_amoc_node, F, Args, ?INIT_TIMEOUT_MS)

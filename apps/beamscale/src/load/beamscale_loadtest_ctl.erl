@@ -6,15 +6,21 @@
 %% when the load ends.
 -module(beamscale_loadtest_ctl).
 
--export([start/3, stop/1, on_event/2, parse/1, token/1]).
+-export([start/4, stop/1, on_event/2, parse/1, token/1]).
+-export_type([throttle/0]).
+
+%% What changes an amoc scenario's throttle (`ctl throttle NAME RATE', beamscale_loadtest_amoc):
+%% its name as given and the rate per second; `{ok, Text}' or `{error, Text}' (refused).
+-type throttle() :: fun((binary(), number()) -> {ok | error, iodata()}) | none.
 
 -define(CTL_FILE, "ctl.json").
 -define(EVENTS, "events.csv").
 
 %% @doc Make the run's token, write `ctl.json', and answer `POST /control' on `Web'; a live page
-%% (`Page', the same server) gets the token for its buttons.
--spec start(beamscale_web:web(), file:filename(), beamscale_web:web() | none) -> ok.
-start(Web, Dir, Page) ->
+%% (`Page', the same server) gets the token for its buttons; `Throttle' answers `throttle NAME
+%% RATE' (`none': the load has no throttles).
+-spec start(beamscale_web:web(), file:filename(), beamscale_web:web() | none, throttle()) -> ok.
+start(Web, Dir, Page, Throttle) ->
     Token = binary:encode_hex(beamscale_os:random_bytes(16)),
     File = filename:join(Dir, ?CTL_FILE),
     %% Made empty and private first: the token is never in a file others may read.
@@ -23,7 +29,7 @@ start(Web, Dir, Page) ->
     Json = beamscale_format_json:encode(#{url => list_to_binary(beamscale_web:url(Web)),
                                           token => Token, os_pid => list_to_binary(os:getpid())}),
     ok = beamscale_format_file:written(file:write_file(File, Json), File),
-    ok = beamscale_web:control(Web, Token, fun handle/1),
+    ok = beamscale_web:control(Web, Token, fun(Body) -> handle(Body, Throttle) end),
     _ = Page =:= none orelse beamscale_web_load:control(Page, Token),
     ok.
 
@@ -59,9 +65,10 @@ on_event(Dir, Page) ->
                                                File)
     end.
 
-%% @doc A command's words (`status', `stop', `rate 50', `users +10', `users -3') as the
-%% load's command; `error' for anything else.
--spec parse(binary()) -> {ok, beamscale_load_run:command()} | error.
+%% @doc A command's words (`status', `stop', `rate 50', `users +10', `users -3', `throttle
+%% NAME 20') as the load's command; `error' for anything else.
+-spec parse(binary()) ->
+    {ok, beamscale_load_run:command() | {throttle, binary(), number()}} | error.
 parse(Body) ->
     case string:lexemes(string:trim(Body), " \t\r\n") of
         [<<"status">>] -> {ok, status};
@@ -69,6 +76,11 @@ parse(Body) ->
         [<<"rate">>, R] ->
             case beamscale_format_csv:number(R) of
                 V when is_number(V), V > 0 -> {ok, {rate, V}};
+                _ -> error
+            end;
+        [<<"throttle">>, Name, R] ->
+            case beamscale_format_csv:number(R) of
+                V when is_number(V), V > 0 -> {ok, {throttle, Name, V}};
                 _ -> error
             end;
         [<<"users">>, <<Sign, N/binary>>] when Sign =:= $+; Sign =:= $- ->
@@ -81,9 +93,21 @@ parse(Body) ->
 
 %%% Internals
 
-handle(Body) ->
+handle(Body, Throttle) ->
     case parse(Body) of
-        error -> {400, "expected status, stop, rate R (users/s, above 0), users +N or users -N"};
+        error -> {400, "expected status, stop, rate R (users/s, above 0), users +N, users -N "
+                       "or throttle NAME R (events/s, above 0)"};
+        {ok, {throttle, _, _}} when Throttle =:= none -> {409, "this load has no throttles"};
+        {ok, {throttle, Name, Rate}} ->
+            case Throttle(Name, Rate) of
+                {ok, Text} ->
+                    %% A change as `rate' is: events.csv, summary.json's events, the pages.
+                    Event = iolist_to_binary(["throttle ", Name, " ",
+                                              beamscale_format_float:decimal(float(Rate))]),
+                    _ = beamscale_load_run:control({event, Event}),
+                    {200, Text};
+                {error, Text} -> {409, Text}
+            end;
         {ok, Command} ->
             case beamscale_load_run:control(Command) of
                 {ok, #{error := Why}} -> {409, Why};

@@ -1,7 +1,8 @@
 %% @doc What `beamscale ctl' does to a running load, for `beamscale_load_run''s controller (its
 %% state is the controller's map): status, stop, a new arrival rate, users added or ended. The
 %% rate and the users are split over the load nodes' agents by their weights, as the scenario's
-%% phases are; each change is an event the controller keeps and hands to `on_event'.
+%% phases are; each change is an event the controller keeps and hands to `on_event' (and one
+%% made elsewhere, given as its text).
 -module(beamscale_load_control).
 
 -export([handle/3, offered/3, stop_arrivals/2]).
@@ -9,6 +10,8 @@
 %% @doc `Command' in second `N' of the load: the reply, and the controller's state after.
 -spec handle(beamscale_load_run:command(), pos_integer(), map()) -> {map(), map()}.
 handle(status, N, St) -> {status(N, St), St};
+%% A change made elsewhere (an amoc throttle's rate, `ctl throttle'), kept as the others are.
+handle({event, Text}, _N, St) -> {#{ok => Text}, event(Text, St)};
 handle(_, _N, #{interrupted_at := _} = St) -> {#{error => <<"the load is stopping">>}, St};
 handle(stop, N, St) -> {#{ok => <<"stopping">>}, event(<<"stop">>, stop_arrivals(N, St))};
 handle({rate, R}, N, #{scenario := Sc} = St) ->

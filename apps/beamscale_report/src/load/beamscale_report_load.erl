@@ -6,7 +6,8 @@
 %% timeouts, and errors by reason (the most frequent, when there are errors); replies by status
 %% code (HTTP's, when there are); transactions over
 %% time; each request name's p99 and requests over time, and its table
-%% (`beamscale_report_load_names'); the target's CPU, scheduler utilisation and busy-wait
+%% (`beamscale_report_load_names', as an amoc scenario's throttles and coordinators); the
+%% target's CPU, scheduler utilisation and busy-wait
 %% (`beamscale_report_cpu'); and
 %% the summary tables; with `--profile', each target node's profile (flame graph, categories,
 %% top functions: `beamscale_report_profile'). Input is the stored files decoded: `run.json',
@@ -172,6 +173,7 @@ summary_tables(Summary) ->
                                   [[C, cell(N)] || {C, N} <- lists:sort(maps:to_list(Statuses))])
       || map_size(Statuses) > 0],
      beamscale_report_load_names:table(Summary),
+     beamscale_report_load_names:amoc(Summary),
      counters(map(Summary, <<"counts">>)),
      load_nodes(list(Summary, <<"load_nodes">>))].
 
