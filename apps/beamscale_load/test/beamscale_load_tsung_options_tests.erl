@@ -105,18 +105,21 @@ number_spaces_test() ->
                  err(#{sessions => session("ts_http", "100",
                                            [req("/"), "<thinktime value=\"2 x\"/>"])})).
 
-%% Nothing dropped silently: a <match> in a session whose kind checks no reply, MySQL's and
-%% custom SNMP samples are said to be not applied; <jabber id> (Tsung 1.7 reads none) ignored.
+%% Nothing dropped silently: a <dyn_variable> in a session whose kind takes no variables from
+%% replies, MySQL's and custom SNMP samples are said to be not applied; <jabber id> (Tsung 1.7
+%% reads none) ignored; a <match> on <jabber> is applied, so nothing is said.
 not_dropped_test() ->
     Jabber = fun(Body) ->
                      #{servers => "<server host=\"127.0.0.1\" port=\"5222\" type=\"tcp\"/>",
                        sessions => session("ts_jabber", "100", Body)}
              end,
     Warn = fun(Parts) -> element(2, load(xml(Parts))) -- ["<tsung loglevel>"] end,
-    ?assertMatch(["not applied: <match> in a session of type ts_jabber (xmpp replies are not "
-                  "checked" ++ _],
-                 Warn(Jabber("<request><match do=\"continue\" when=\"match\">x</match>"
+    ?assertMatch(["not applied: <dyn_variable> in a session of type ts_jabber (xmpp replies "
+                  "set no variable)"],
+                 Warn(Jabber("<request><dyn_variable name=\"sid\" re=\"id='(.*)'\"/>"
                              "<jabber type=\"connect\" ack=\"local\"/></request>"))),
+    ?assertEqual([], Warn(Jabber("<request><match do=\"continue\" when=\"match\">x</match>"
+                                 "<jabber type=\"connect\" ack=\"local\"/></request>"))),
     ?assertEqual(["<jabber id> (Tsung 1.7 reads none)"],
                  Warn(Jabber("<request><jabber type=\"connect\" ack=\"local\" id=\"new\"/>"
                              "</request>"))),

@@ -8,11 +8,11 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([fragmented/0, fragmented/1]).
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
-         register/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
+         register/1, register_match/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
          tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1, hostile_stanza/1,
          websocket/1, bosh/1, tsung_bosh/1, hostile_bosh/1]).
 -export([sasl/0, legacy/0, chat_delivery/0, roster_presence/0, muc_pubsub_privacy/0,
-         register/0, starttls/0, tsung_jabber/0, tsung_roster/0, tsung_register/0,
+         register/0, register_match/0, starttls/0, tsung_jabber/0, tsung_roster/0, tsung_register/0,
          tsung_muc/0, tsung_node/0, tsung_privacy/0, tsung_starttls/0, hostile_stanza/0,
          websocket/0, bosh/0, tsung_bosh/0, hostile_bosh/0]).
 
@@ -25,9 +25,10 @@
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register, starttls,
-          tsung_jabber, tsung_roster, tsung_register, tsung_muc, tsung_node, tsung_privacy,
-          tsung_starttls, hostile_stanza, websocket, bosh, tsung_bosh, hostile_bosh, fragmented].
+all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register,
+          register_match, starttls, tsung_jabber, tsung_roster, tsung_register, tsung_muc,
+          tsung_node, tsung_privacy, tsung_starttls, hostile_stanza, websocket, bosh, tsung_bosh,
+          hostile_bosh, fragmented].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -161,6 +162,31 @@ register(Config) ->
                                  " {xmpp, #{type => register}}, {xmpp, #{type => auth_sasl}},"
                                  " {xmpp, #{type => close}}]}}]")),
     clean(T).
+
+register_match() ->
+    [{doc, "A match on a registration's reply: counted on the error of a user that exists "
+           "(the error counted too), nomatch on a new user's result, as Tsung's <match>."}].
+register_match(Config) ->
+    Reg = fun(User, Max) ->
+                  "[{xmpp, #{type => connect, domain => <<\"bs.test\">>, username => <<\""
+                      ++ User ++ "\">>, userid_max => " ++ Max ++ "}},"
+                  " {xmpp, #{type => register, match => [#{name => <<\"e\">>, re => \"error\","
+                  " 'when' => match, do => continue}]}}, {xmpp, #{type => close}}]"
+          end,
+    %% user1..user40 exist (made up front); fresh1... do not.
+    Sessions = "[{old, #{weight => 1, steps => " ++ Reg("user", "40") ++ "}},"
+               " {new, #{weight => 1, steps => " ++ Reg("fresh", "1000000") ++ "}}]",
+    #{total := T} = run(scenario(Config, Sessions, "duration_s => 2, rate => 10")),
+    Counts = maps:get(counts, T),
+    ct:pal("~p", [maps:with([requests, errors, reasons, counts, sessions_done], T)]),
+    Match = maps:get(<<"match.e">>, Counts, 0),
+    NoMatch = maps:get(<<"nomatch.e">>, Counts, 0),
+    ?assert(Match >= 1),
+    ?assert(NoMatch >= 1),
+    %% Each registration checked once: the old users' errors are the matches.
+    ?assertEqual(maps:get(sessions_done, T), Match + NoMatch),
+    ?assertEqual(Match, maps:get(errors, T)),
+    ?assertEqual([<<"XMPP iq error: conflict">>], maps:keys(maps:get(reasons, T))).
 
 starttls() -> [{doc, "STARTTLS upgrades the stream, then authentication goes on over TLS."}].
 starttls(Config) ->

@@ -66,6 +66,14 @@ bounded_depth_test() ->
 not_xmpp_test() ->
     ?assertEqual({error, {?S, not_xmpp}}, ?S:next(<<"HTTP/1.1 400 Bad Request\r\n">>, 4096)).
 
+%% Inside a stanza, only CDATA and comments may follow `<!': a processing instruction or a
+%% DOCTYPE is refused, and a `<!' cut before it can be told is waited on.
+not_xmpp_inside_test() ->
+    [?assertEqual({error, {?S, not_xmpp}}, ?S:next(<<"<message>", In/binary>>, 4096))
+     || In <- [<<"<?pi x?></message>">>, <<"<!DOCTYPE x></message>">>, <<"<!-x></message>">>]],
+    [?assertEqual(more, ?S:next(<<"<message>", In/binary>>, 4096))
+     || In <- [<<"<!">>, <<"<!-">>, <<"<![CDA">>, <<"<!-- x -">>, <<"<![CDATA[ ]]">>]].
+
 condition_test() ->
     E = <<"<iq type='error' id='x'><error type='cancel'><conflict xmlns='u'/></error></iq>">>,
     ?assertEqual(<<"conflict">>, ?S:condition(E)),

@@ -36,8 +36,16 @@ connect(#{host := H, port := P} = Target) ->
         {error, _} = E -> E
     end.
 
-%% @doc Send one request and, with `ack => local', wait for its answer.
+%% @doc Send one request and, with `ack => local', wait for its answer; with `respond' (checks
+%% on the reply) that answer is returned as the reply's body, an iq error's too, as Tsung's
+%% `<match>' reads what acknowledged the request.
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
+request(#{respond := R} = Spec, C, Timeout) when R =/= false ->
+    case request(maps:remove(respond, Spec), C#{respond => true}, Timeout) of
+        {ok, C1} -> {ok, unflag(C1), #{body => <<>>}};
+        {error, Reason, C1} -> {error, Reason, unflag(C1)};
+        WithReply -> WithReply
+    end;
 %% A connect opens the stream, and opens it again after STARTTLS or SASL (as Tsung's sessions
 %% do): the user keeps the identity its first one gave it.
 request(#{type := connect, websocket := Path} = Spec, #{s := S, server := Srv} = C, Timeout)
@@ -154,11 +162,11 @@ await(Want, #{s := S, buf := Buf} = C, Deadline, Cursor) ->
     case ?ST:next(Buf, beamscale_load_reader:max(S), Cursor) of
         {ok, Part, Rest} ->
             case answer(Want, Part, C#{buf := Rest}) of
-                {done, C1} -> nudge(C1), {ok, C1};
+                {done, C1} -> nudge(C1), done(C1, Part);
                 {next, Want1, C1} -> await(Want1, C1, Deadline, start);
                 %% The stream goes on after a refused request.
                 {error, {E, _} = R} when E =:= iq_error; E =:= sasl_failure ->
-                    {error, {?MODULE, R}, C#{buf := Rest}};
+                    refused({?MODULE, R}, C#{buf := Rest}, Part);
                 {error, R} -> gone(C, {?MODULE, R})
             end;
         {more, At} when is_map_key(bosh, C) ->
@@ -177,6 +185,16 @@ await(Want, #{s := S, buf := Buf} = C, Deadline, Cursor) ->
             end;
         {error, R} -> gone(C, {?MODULE, R})
     end.
+
+%% The answer as the reply checks read (`respond'), or the connection only.
+done(#{respond := _} = C, {stanza, X}) -> {ok, unflag(C), #{body => X}};
+done(C, _Part) -> {ok, C}.
+
+refused(R, #{respond := _} = C, {stanza, X}) -> {error, R, unflag(C), #{body => X}};
+refused(R, C, _Part) -> {error, R, C}.
+
+unflag(closed) -> closed;
+unflag(C) -> maps:remove(respond, C).
 
 answer(Want, {header, H}, C) -> {next, Want, C#{sid => ?ST:attr(H, <<"id">>)}};
 answer(_Want, stream_end, _C) -> {error, stream_end};
@@ -314,7 +332,7 @@ name() -> xmpp.
 
 %% @doc `%%_name%%' placeholders in its specs.
 -spec features() -> [beamscale_load_request:feature()].
-features() -> [subst].
+features() -> [subst, match].
 
 %% @doc One connection per target.
 -spec sockets(map()) -> 1.

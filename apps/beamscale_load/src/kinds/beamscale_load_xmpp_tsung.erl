@@ -29,7 +29,7 @@ tsung() -> #{type => "ts_jabber", element => jabber, servers => ["tcp", "ssl", "
 
 %% @doc The spec of a `<jabber>' element and the target it uses.
 -spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
-from_tsung(_Req, E, Ctx) ->
+from_tsung(Req, E, Ctx) ->
     check_attrs(E, Ctx),
     Tsung = req(E, type, Ctx),
     Type = type(E, Tsung, Ctx),
@@ -43,8 +43,14 @@ from_tsung(_Req, E, Ctx) ->
                _ -> Spec0
            end,
     {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
+    %% The request's `<match>'es read the stanza that acknowledged it, as Tsung's do; its
+    %% `<dyn_variable>'s are said not applied (`beamscale_load_tsung_dom').
+    Keys = maps:with([match], beamscale_load_tsung_dyn:request_keys(Req, none, Ctx)),
     case beamscale_load_xmpp_user:check(Spec#{type => Type}) of
-        {ok, _} -> {Spec#{type => Type, target => Name}, [{Name, Target}]};
+        {ok, #{ack := Ack}} when Keys =/= #{}, Type =:= close orelse Ack =:= no_ack ->
+            fail(Req, Ctx, "<match> needs a reply: not on a close or a request with "
+                           "ack=\"no_ack\"", []);
+        {ok, _} -> {maps:merge(Spec#{type => Type, target => Name}, Keys), [{Name, Target}]};
         {error, Key, Msg} -> fail(E, Ctx, "type=\"~ts\": ~ts: ~ts", [Tsung, Key, Msg])
     end.
 

@@ -67,6 +67,10 @@ ack(#{type := T}) ->
         _ -> local
     end.
 
+value(respond, V, #{ack := no_ack}) when V =/= false ->
+    throw({bad, respond, "a request with ack no_ack waits for no reply to check"});
+value(respond, V, #{type := close}) when V =/= false ->
+    throw({bad, respond, "a close gets no reply to check"});
 value(K, V, S) when K =:= type; K =:= ack; K =:= respond -> S#{K => V};
 value(K, V, S) when K =:= size -> S#{K => int(K, V, 0, ?MAX_SIZE)};
 value(K, V, S) when K =:= userid_max -> S#{K => int(K, V, 0, ?MAX_USERS)};

@@ -61,14 +61,16 @@ ign(#xmlElement{name = mysqladmin}) ->
 ign(#xmlElement{name = oid}) ->
     ["not applied: <snmp><oid> (custom SNMP OIDs are not sampled; beamscale's own set is, "
      "docs/samples.md)"];
-%% A session of a kind whose replies are not checked: its `<match>'es test nothing.
+%% A session of a kind whose replies are not checked: its `<match>'es test nothing; of a kind
+%% that takes no variables from replies, its `<dyn_variable>'s set nothing.
 ign(#xmlElement{name = session, content = C} = E) ->
     Own = case beamscale_load_kinds:by_tsung_type(attr(E, type, "")) of
               {ok, Mod} ->
-                  [lists:flatten(io_lib:format("not applied: <match> in a session of type ~ts "
-                                               "(~ts replies are not checked: no match or "
-                                               "nomatch counted)", [attr(E, type), Mod:name()]))
-                   || not beamscale_load_kinds:allows(Mod, match), has(E, match)];
+                  [unchecked(Elem, attr(E, type), Mod:name(), Why)
+                   || {Feature, Elem, Why} <- [{match, match, "are not checked: no match or "
+                                                               "nomatch counted"},
+                                               {extract, dyn_variable, "set no variable"}],
+                      not beamscale_load_kinds:allows(Mod, Feature), has(E, Elem)];
               error -> []
           end,
     own(E) ++ Own ++ lists:append([ign(X) || X <- elements(E, C)]);
@@ -81,6 +83,10 @@ ign(#xmlElement{content = C} = E) ->
 ign(#xmlPI{name = beamscale}) -> [];
 ign(#xmlPI{name = Name}) -> [lists:flatten(io_lib:format("<?~ts?>", [Name]))];
 ign(_) -> [].
+
+unchecked(Elem, Type, Kind, Why) ->
+    lists:flatten(io_lib:format("not applied: <~ts> in a session of type ~ts (~ts replies ~ts)",
+                                [Elem, Type, Kind, Why])).
 
 %% Options that change the load but are not applied: said as such (`warning_line/2' of
 %% `beamscale_load_tsung' prints them apart from the settings that change nothing).
