@@ -170,9 +170,8 @@ steer_users(Dir, Load) ->
     CtlJson = filename:join(Dir, "ctl.json"),
     ok = beamscale_test_load:wait_for(fun() -> filelib:is_regular(CtlJson) end, 60000),
     Ctl = fun(Words) -> beamscale_test_cli:run(["ctl", Dir | Words]) end,
-    %% ctl.json comes just before the load: its first second begun, at 3 users.
-    ok = beamscale_test_load:wait_for(fun() -> element(1, Ctl(["status"])) =:= 0 end, 30000),
-    timer:sleep(1000),
+    %% ctl.json comes just before the load: past its first second, at 3 users, before a change.
+    ok = beamscale_test_load:wait_for(fun() -> seconds_in(Ctl(["status"])) > 1.2 end, 30000),
     {1, Above} = Ctl(["users", "11"]),
     ?assertMatch({match, _}, re:run(Above, "users 11 is above phase main's max_users, 10")),
     {1, Rate} = Ctl(["rate", "5"]),
@@ -183,6 +182,12 @@ steer_users(Dir, Load) ->
     {0, _} = Ctl(["users", "2"]),
     {0, _} = beamscale_test_cli:wait(Load, 60000),
     ok.
+
+%% The seconds into the load `ctl status' says (`3.4 s, phase main, ...'), 0 before it runs.
+seconds_in({0, Status}) ->
+    {match, [T]} = re:run(Status, "^([0-9.]+) s,", [{capture, all_but_first, binary}]),
+    binary_to_float(T);
+seconds_in({_, _}) -> 0.0.
 
 refused() -> [{doc, "A bad executor option: one line naming the file, line and key, exit 2."}].
 refused(Config) ->
