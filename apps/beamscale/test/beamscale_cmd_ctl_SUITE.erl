@@ -54,7 +54,7 @@ steered(Config) ->
 
 steer(Dir, Load, User) ->
     Ctl = filename:join(Dir, "ctl.json"),
-    ok = wait_for(fun() -> filelib:is_regular(Ctl) end, 60000),
+    ok = beamscale_test_load:wait_for(fun() -> filelib:is_regular(Ctl) end, 60000),
     {ok, #file_info{mode = Mode}} = file:read_file_info(Ctl),
     ?assertEqual(8#600, Mode band 8#777),
     {Us, {0, Status}} = timer:tc(fun() -> ctl(Dir, ["status"]) end),
@@ -150,13 +150,6 @@ wait_line(Port, Re, Acc) ->
             end;
         {Port, {exit_status, S}} -> error({exited, S, Acc})
     after 60000 -> error({no_line, Re, Acc})
-    end.
-
-wait_for(F, Ms) when Ms =< 0 -> error({timeout, F()});
-wait_for(F, Ms) ->
-    case F() of
-        true -> ok;
-        false -> timer:sleep(200), wait_for(F, Ms - 200)
     end.
 
 %% One HTTP/1.1 request to the load's server: status and body.

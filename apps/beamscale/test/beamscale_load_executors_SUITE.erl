@@ -1,22 +1,24 @@
 %% k6's executors through `beamscale load', each against a server of known capacity
 %% (beamscale_target_workers: 32 workers, 50 ms a request, one request a session), checked on
 %% its defining property: the arrival rate of an open one, the users busy of a closed one, the
-%% iterations of an iterations one, and the iterations dropped when too few users are allowed.
+%% iterations of an iterations one, the iterations dropped when too few users are allowed, and
+%% an externally controlled one following `beamscale ctl DIR users N'.
 -module(beamscale_load_executors_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([constant_rate/1, dropped/1, constant_users/1, ramping_users/1, per_user/1, shared/1,
-         refused/1]).
+         external/1, refused/1]).
 -export([constant_rate/0, dropped/0, constant_users/0, ramping_users/0, per_user/0, shared/0,
-         refused/0]).
+         external/0, refused/0]).
 
 -define(SERVICE_MS, 50).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [constant_rate, dropped, constant_users, ramping_users, per_user, shared, refused].
+all() -> [constant_rate, dropped, constant_users, ramping_users, per_user, shared, external,
+          refused].
 
 init_per_suite(Config) -> Config.
 
@@ -25,6 +27,15 @@ end_per_suite(_Config) ->
 
 load(Config, Name, Phase) ->
     Priv = ?config(priv_dir, Config),
+    File = scenario(Priv, Name, Phase),
+    Result = beamscale_test_cli:run(["load", File, "--name", Name, "--out", Priv, "--quiet"]),
+    Summary = case Result of
+                  {0, _} -> summary(filename:join(Priv, Name));
+                  _ -> none
+              end,
+    {Result, Summary}.
+
+scenario(Priv, Name, Phase) ->
     File = filename:join(Priv, Name ++ ".scenario"),
     ok = file:write_file(File, io_lib:format(
         "{targets, [{sut, #{start => #{erl => \"erl\", flags => \"+sbwt none\",~n"
@@ -33,12 +44,7 @@ load(Config, Name, Phase) ->
         "{sessions, [{one, #{steps => [{rpc, #{call => {beamscale_target_workers, request, []},~n"
         "                                      timeout_ms => 5000}}]}}]}.~n"
         "{drain_s, 2}.~n", [?SERVICE_MS, Phase])),
-    Result = beamscale_test_cli:run(["load", File, "--name", Name, "--out", Priv, "--quiet"]),
-    Summary = case Result of
-                  {0, _} -> summary(filename:join(Priv, Name));
-                  _ -> none
-              end,
-    {Result, Summary}.
+    File.
 
 summary(Dir) ->
     {ok, Bin} = file:read_file(filename:join(Dir, "summary.json")),
@@ -122,6 +128,66 @@ shared(Config) ->
                        "#{executor => shared_iterations, users => 3, iterations => 10, "
                        "duration_s => 10}"),
     ?assertMatch(#{<<"sessions_started">> := 10, <<"sessions_done">> := 10}, S).
+
+external() -> [{doc, "externally_controlled from 3 users (at most 10) for 14 s: ctl users 8, "
+                "then 2; the users in flight follow each within 1 (a second after the change); "
+                "users 11 and rate 5 refused in words; no session starts after the 14 s."}].
+external(Config) ->
+    Priv = ?config(priv_dir, Config),
+    File = scenario(Priv, "external", "#{executor => externally_controlled, users => 3, "
+                                      "max_users => 10, duration_s => 14}"),
+    Dir = filename:join(Priv, "external"),
+    Load = beamscale_test_cli:open(["load", File, "--name", "external", "--out", Priv,
+                                    "--quiet"]),
+    {os_pid, OsPid} = erlang:port_info(Load, os_pid),
+    %% A failure while it runs must not leave the load behind: SIGTERM ends it.
+    try steer_users(Dir, Load)
+    after
+        _ = erlang:port_info(Load) =:= undefined
+            orelse os:cmd("kill " ++ integer_to_list(OsPid))
+    end,
+    S = summary(Dir),
+    ?assertMatch(#{<<"stopped">> := <<"done">>}, S),
+    [T8, T2] = [T || #{<<"event">> := E, <<"t_s">> := T} <- maps:get(<<"events">>, S),
+                     E =:= <<"users 8">> orelse E =:= <<"users 2">>],
+    Secs = lists:zip(lists:seq(1, 13), in_flight(S, 13)),
+    %% Each number held for at least a second's end, past a second for the change to take.
+    Windows = [{3, 0, T8}, {8, T8 + 1, T2}, {2, T2 + 1, 13}],
+    [begin
+         In = [N || {T, N} <- Secs, T >= From, T =< To],
+         ct:log("target ~b from ~.1f to ~.1f s: ~w", [Target, float(From), float(To), In]),
+         ?assertNotEqual([], In),
+         [?assert(abs(N - Target) =< 1) || N <- In]
+     end || {Target, From, To} <- Windows],
+    %% The phase ends at 14 s: nothing starts after it, every user is done.
+    Started = [{T, N} || #{<<"t_s">> := T, <<"sessions_started">> := N}
+                             <- maps:get(<<"per_second">>, S)],
+    ?assertEqual([], [X || {T, N} = X <- Started, T > 14, N > 0]),
+    ?assertMatch([{14, N}] when N > 0, [X || {14, _} = X <- Started]),
+    ?assertEqual(maps:get(<<"sessions_started">>, S), maps:get(<<"sessions_done">>, S)).
+
+steer_users(Dir, Load) ->
+    CtlJson = filename:join(Dir, "ctl.json"),
+    ok = beamscale_test_load:wait_for(fun() -> filelib:is_regular(CtlJson) end, 60000),
+    Ctl = fun(Words) -> beamscale_test_cli:run(["ctl", Dir | Words]) end,
+    %% ctl.json comes just before the load: past its first second, at 3 users, before a change.
+    ok = beamscale_test_load:wait_for(fun() -> seconds_in(Ctl(["status"])) > 1.2 end, 30000),
+    {1, Above} = Ctl(["users", "11"]),
+    ?assertMatch({match, _}, re:run(Above, "users 11 is above phase main's max_users, 10")),
+    {1, Rate} = Ctl(["rate", "5"]),
+    ?assertMatch({match, _}, re:run(Rate, "phase main is run by externally_controlled")),
+    {0, Eight} = Ctl(["users", "8"]),
+    ?assertMatch({match, _}, re:run(Eight, "users set 8 of at most 10")),
+    timer:sleep(3000),
+    {0, _} = Ctl(["users", "2"]),
+    {0, _} = beamscale_test_cli:wait(Load, 60000),
+    ok.
+
+%% The seconds into the load `ctl status' says (`3.4 s, phase main, ...'), 0 before it runs.
+seconds_in({0, Status}) ->
+    {match, [T]} = re:run(Status, "^([0-9.]+) s,", [{capture, all_but_first, binary}]),
+    binary_to_float(T);
+seconds_in({_, _}) -> 0.0.
 
 refused() -> [{doc, "A bad executor option: one line naming the file, line and key, exit 2."}].
 refused(Config) ->

@@ -33,7 +33,15 @@ checked_test() ->
     ?assertMatch({bad, [stages], _}, phase(#{executor => ramping_users,
                                               stages => [{3, 2.5}]})),
     ?assertEqual([], ?X:count_keys([phase(#{executor => constant_users, users => 1,
-                                            duration_s => 1})])).
+                                            duration_s => 1})])),
+    %% externally_controlled: max_users defaults to users; users may be 0 beside a max.
+    ?assertMatch(#{duration_s := 30, rate := 0.0,
+                   executor := #{kind := externally_controlled, users := 4,
+                                 max_in_flight := 4}},
+                 phase(#{executor => externally_controlled, users => 4, duration_s => 30})),
+    ?assertMatch(#{executor := #{users := 0, max_in_flight := 50}},
+                 phase(#{executor => externally_controlled, users => 0, max_users => 50,
+                         duration_s => 30})).
 
 refused_test_() ->
     [?_assertMatch({bad, [K], _}, phase(P))
@@ -47,6 +55,12 @@ refused_test_() ->
                    {stages, #{executor => ramping_arrival_rate, start_rate => 0,
                               pre_allocated => 1, stages => [{0, 5}]}},
                    {duration_s, #{executor => constant_users, users => 2}},
+                   {max_users, #{executor => externally_controlled, users => 5,
+                                 max_users => 4, duration_s => 1}},
+                   {max_users, #{executor => externally_controlled, users => 0,
+                                 duration_s => 1}},
+                   {users, #{executor => externally_controlled, users => -1,
+                             duration_s => 1}},
                    %% A key of another executor.
                    {users, #{executor => constant_arrival_rate, rate => 1, duration_s => 1,
                              pre_allocated => 1, users => 3}}]].

@@ -1,8 +1,8 @@
-%% @doc `beamscale ctl DIR status | stop | rate R | users +N | users -N | throttle NAME R':
+%% @doc `beamscale ctl DIR status | stop | rate R | users +N | -N | N | throttle NAME R':
 %% steers the load running into `DIR' (`beamscale_loadtest_ctl'): reads the load's address and
 %% token from `DIR/ctl.json' and POSTs the command to its `/control' on 127.0.0.1. Prints the
-%% load's answer; exit 1 when the load refuses the command (the phases over, stopping), 2 when
-%% no load runs there.
+%% load's answer; exit 1 when the load refuses the command (the phases over, stopping, a phase it
+%% does not steer, users above max_users, no such throttle), 2 when no load runs there.
 -module(beamscale_cmd_ctl).
 -behaviour(beamscale_cmd).
 
@@ -14,15 +14,16 @@
 -spec info() -> beamscale_cmd:info().
 info() ->
     #{name => "ctl", summary => "steer a running load: status, stop, rate, users, throttle",
-      usage => "beamscale ctl DIR status | stop | rate R | users +N | users -N | "
+      usage => "beamscale ctl DIR status | stop | rate R | users +N | users -N | users N | "
                "throttle NAME R",
       details => "DIR is the running load's directory (--out/--name). status: phase, rate,\n"
                  "users in flight; stop: as SIGTERM (arrivals stop, the drain, summary and\n"
                  "page written); rate R: users/s to the end of the current phase; users +N:\n"
-                 "N users start now; users -N: N users in flight end. Changes are recorded\n"
-                 "in DIR/events.csv and marked on the page's graphs. throttle NAME R: an amoc\n"
-                 "scenario's throttle NAME lets R events/s through from now (over all the\n"
-                 "load nodes, docs/amoc.md).",
+                 "N users start now; users -N: N users in flight end; users N: the users an\n"
+                 "externally_controlled phase keeps busy (at most its max_users; there +N\n"
+                 "and -N move that number). throttle NAME R: an amoc scenario's throttle NAME\n"
+                 "lets R events/s through from now (over all the load nodes, docs/amoc.md).\n"
+                 "Changes are recorded in DIR/events.csv and marked on the page's graphs.",
       options => []}.
 
 %% @doc Send the command to the load running in `DIR'.
@@ -42,9 +43,10 @@ do(#{args := _}) -> {error, usage}.
 %% @doc One line for this command's errors.
 -spec format_error(term()) -> iodata().
 format_error(usage) ->
-    "usage: beamscale ctl DIR status | stop | rate R | users +N | users -N | throttle NAME R";
+    "usage: beamscale ctl DIR status | stop | rate R | users +N | users -N | users N | "
+    "throttle NAME R";
 format_error({bad_command, C}) ->
-    ["not a command: ", C, " (status, stop, rate R with R above 0, users +N, users -N, "
+    ["not a command: ", C, " (status, stop, rate R with R above 0, users +N, users -N, users N, "
      "throttle NAME R with R above 0)"];
 format_error({not_running, Dir, enoent}) ->
     [Dir, ": no load is running there (no ctl.json)"];

@@ -65,8 +65,8 @@ on_event(Dir, Page) ->
                                                File)
     end.
 
-%% @doc A command's words (`status', `stop', `rate 50', `users +10', `users -3', `throttle
-%% NAME 20') as the load's command; `error' for anything else.
+%% @doc A command's words (`status', `stop', `rate 50', `users +10', `users -3', `users 8',
+%% `throttle NAME 20') as the load's command; `error' for anything else.
 -spec parse(binary()) ->
     {ok, beamscale_load_run:command() | {throttle, binary(), number()}} | error.
 parse(Body) ->
@@ -88,6 +88,11 @@ parse(Body) ->
                 K when is_integer(K), K > 0 -> {ok, {users, case Sign of $+ -> K; $- -> -K end}};
                 _ -> error
             end;
+        [<<"users">>, N] ->
+            case catch binary_to_integer(N) of
+                K when is_integer(K), K >= 0 -> {ok, {set_users, K}};
+                _ -> error
+            end;
         _ -> error
     end.
 
@@ -95,8 +100,8 @@ parse(Body) ->
 
 handle(Body, Throttle) ->
     case parse(Body) of
-        error -> {400, "expected status, stop, rate R (users/s, above 0), users +N, users -N "
-                       "or throttle NAME R (events/s, above 0)"};
+        error -> {400, "expected status, stop, rate R (users/s, above 0), users +N, users -N, "
+                       "users N or throttle NAME R (events/s, above 0)"};
         {ok, {throttle, _, _}} when Throttle =:= none -> {409, "this load has no throttles"};
         {ok, {throttle, Name, Rate}} ->
             case Throttle(Name, Rate) of
@@ -118,8 +123,13 @@ handle(Body, Throttle) ->
     end.
 
 status_line(#{t_s := T, phase := P, rate := R, users_in_flight := U, sessions_started := S,
-              requests := Req, errors := E, stopping := Stopping}) ->
-    io_lib:format("~.1f s, phase ~ts, rate ~ts users/s, users in flight ~b, sessions started ~b, "
-                  "requests ~b, errors ~b~ts",
-                  [T, atom_to_list(P), beamscale_format_float:decimal(float(R)), U, S, Req, E,
-                   [", stopping (the drain)" || Stopping]]).
+              requests := Req, errors := E, stopping := Stopping} = St) ->
+    io_lib:format("~.1f s, phase ~ts, rate ~ts users/s, users in flight ~b~ts, sessions "
+                  "started ~b, requests ~b, errors ~b~ts",
+                  [T, atom_to_list(P), beamscale_format_float:decimal(float(R)), U, target(St),
+                   S, Req, E, [", stopping (the drain)" || Stopping]]).
+
+%% An externally_controlled phase's number of users set, and its bound.
+target(#{users_target := U, max_users := Max}) ->
+    io_lib:format(" (users set ~b of at most ~b)", [U, Max]);
+target(_) -> "".

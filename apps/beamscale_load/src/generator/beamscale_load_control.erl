@@ -2,7 +2,8 @@
 %% state is the controller's map): status, stop, a new arrival rate, users added or ended. The
 %% rate and the users are split over the load nodes' agents by their weights, as the scenario's
 %% phases are; each change is an event the controller keeps and hands to `on_event' (and one
-%% made elsewhere, given as its text).
+%% made elsewhere, given as its text). An externally_controlled phase (`beamscale_load_executor')
+%% takes its number of users from here.
 -module(beamscale_load_control).
 
 -export([handle/3, offered/3, stop_arrivals/2]).
@@ -15,22 +16,33 @@ handle({event, Text}, _N, St) -> {#{ok => Text}, event(Text, St)};
 handle(_, _N, #{interrupted_at := _} = St) -> {#{error => <<"the load is stopping">>}, St};
 handle(stop, N, St) -> {#{ok => <<"stopping">>}, event(<<"stop">>, stop_arrivals(N, St))};
 handle({rate, R}, N, #{scenario := Sc} = St) ->
-    case offered(Sc, now_s(St), none) of
-        {drain, _} -> {#{error => <<"the phases are over: no arrivals to set">>}, St};
-        {Phase, _} ->
+    case beamscale_load_scenario:phase_at(Sc, now_s(St)) of
+        drain -> {#{error => <<"the phases are over: no arrivals to set">>}, St};
+        #{name := Phase, executor := #{kind := Kind}} ->
+            refuse("phase ~ts is run by ~ts: ctl rate sets a Tsung phase's arrival rate only",
+                   [Phase, Kind], St);
+        #{name := Phase} ->
             tell(fun(Part) -> {set_rate, R * Part} end, St),
             Text = iolist_to_binary(["rate ", fmt(R)]),
             {status(N, St#{rate := {Phase, R}}), event(Text, St#{rate := {Phase, R}})}
     end;
+%% In an externally_controlled phase `users +K' / `-K' move its number of users by K (at least
+%% 0); elsewhere they start users beside the phase's or end users in flight.
 handle({users, K}, N, St) ->
-    #{weights := Ws, index := Index} = St,
-    Msg = case K >= 0 of true -> add_users; false -> remove_users end,
-    maps:foreach(fun(A, _) ->
-                         A ! {ctl, {Msg, beamscale_load_agent:split(abs(K), maps:get(A, Index),
-                                                                    Ws)}}
-                 end, maps:get(live, St)),
     Text = iolist_to_binary(io_lib:format("users ~s~b", [[$+ || K >= 0], K])),
-    {status(N, St), event(Text, St)}.
+    case external(St) of
+        {external, Phase, Now, Max} -> set_users(max(0, Now + K), Phase, Max, Text, N, St);
+        _ -> users(K, St), {status(N, St), event(Text, St)}
+    end;
+handle({set_users, U}, N, St) ->
+    case external(St) of
+        {external, Phase, _Now, Max} ->
+            set_users(U, Phase, Max, iolist_to_binary(["users ", integer_to_binary(U)]), N, St);
+        drain -> {#{error => <<"the phases are over: no users to set">>}, St};
+        {other, Phase, Kind} ->
+            refuse("phase ~ts is run by ~ts: users N sets an externally_controlled phase's "
+                   "users only (users +N / -N start or end users beside it)", [Phase, Kind], St)
+    end.
 
 %% @doc The phase at `T' seconds and its arrival rate, or the one `ctl' set in that phase.
 -spec offered(beamscale_load_scenario:scenario(), number(), none | {atom(), number()}) ->
@@ -50,14 +62,55 @@ stop_arrivals(N, #{live := Live} = St) ->
 
 %%% Internals
 
+%% The phase of the moment: an externally_controlled one with its users now (the executor's, or
+%% the last number `ctl' set in it) and its bound, or another one's name and kind.
+external(#{scenario := Sc} = St) ->
+    case beamscale_load_scenario:phase_at(Sc, now_s(St)) of
+        drain -> drain;
+        #{name := Phase, executor := #{kind := externally_controlled, users := U0,
+                                      max_in_flight := Max}} ->
+            case maps:get(users_set, St, none) of
+                {Phase, U} -> {external, Phase, U, Max};
+                _ -> {external, Phase, U0, Max}
+            end;
+        #{name := Phase, executor := #{kind := Kind}} -> {other, Phase, Kind};
+        #{name := Phase} -> {other, Phase, tsung}
+    end.
+
+set_users(U, Phase, Max, _Text, _N, St) when U > Max ->
+    refuse("users ~b is above phase ~ts's max_users, ~b", [U, Phase, Max], St);
+set_users(U, Phase, _Max, Text, N, #{weights := Ws, index := Index, live := Live} = St) ->
+    maps:foreach(fun(A, _) ->
+                         A ! {ctl, {set_users, beamscale_load_agent:split(U, maps:get(A, Index),
+                                                                          Ws)}}
+                 end, Live),
+    St1 = St#{users_set => {Phase, U}},
+    {status(N, St1), event(Text, St1)}.
+
+%% Users started now (K > 0) or ended in flight, each agent its share.
+users(K, #{weights := Ws, index := Index, live := Live}) ->
+    Msg = case K >= 0 of true -> add_users; false -> remove_users end,
+    maps:foreach(fun(A, _) ->
+                         A ! {ctl, {Msg, beamscale_load_agent:split(abs(K), maps:get(A, Index),
+                                                                    Ws)}}
+                 end, Live).
+
+refuse(Format, Args, St) ->
+    {#{error => iolist_to_binary(io_lib:format(Format, Args))}, St}.
+
 %% Each live agent its share of a figure: `F(Part)', Part its weight over the sum.
 tell(F, #{live := Live, weights := Ws, index := Index}) ->
     Sum = lists:sum(Ws),
     maps:foreach(fun(A, _) -> A ! {ctl, F(lists:nth(maps:get(A, Index), Ws) / Sum)} end, Live).
 
+%% In an externally_controlled phase also the users it keeps busy and their bound.
 status(N, #{scenario := Sc, total := Total} = St) ->
     {Phase, Rate} = offered(Sc, now_s(St), maps:get(rate, St)),
-    #{t_s => now_s(St), second => N, phase => Phase, rate => Rate,
+    Users = case external(St) of
+                {external, _, U, Max} -> #{users_target => U, max_users => Max};
+                _ -> #{}
+            end,
+    Users#{t_s => now_s(St), second => N, phase => Phase, rate => Rate,
       users_in_flight => maps:get(sessions_started, Total) - maps:get(sessions_done, Total)
                              - maps:get(sessions_stopped, Total, 0),
       sessions_started => maps:get(sessions_started, Total),

@@ -1,8 +1,9 @@
 %% @doc Runs one phase of a k6 executor (`beamscale_load_scenario_exec', docs/executors.md) for
 %% the launcher: open ones start a session at each iteration's time, against the clock, unless
 %% their in-flight bound is reached (the iteration is dropped and counted, never delayed); closed
-%% ones keep their users' sessions back to back. The launcher's own work (spawning a user, the
-%% messages it handles, counting) is handed in as funs.
+%% ones keep their users' sessions back to back (externally_controlled as many as `ctl' set).
+%% The launcher's own work (spawning a user, the messages it handles, counting) is handed in as
+%% funs.
 -module(beamscale_load_executor).
 
 -export([run/4, arrival_s/3, target_at/3]).
@@ -22,7 +23,8 @@
 run(#{executor := #{kind := K} = E}, From, St, F)
   when K =:= constant_arrival_rate; K =:= ramping_arrival_rate ->
     open(E, From, 1, #{}, St, F);
-run(#{executor := #{kind := ramping_users} = E, duration_s := D}, From, St0, F) ->
+run(#{executor := #{kind := K} = E, duration_s := D}, From, St0, F)
+  when K =:= ramping_users; K =:= externally_controlled ->
     {Mine, St} = wait(From, #{}, St0, F),
     ramping(E, From, From + native(D), Mine, St, F);
 run(#{executor := E, duration_s := D}, From, St, F) ->
@@ -99,18 +101,22 @@ loop(Mine, Budget, End, St, #{handle := Handle, spawn := Spawn} = F) ->
     after ms_to(End) -> St
     end.
 
-%% ramping_users: at each tick and each user's end, users start up to the target of the moment;
-%% one above it ends after its session, not replaced.
-ramping(#{start_users := U0, stages := Stages} = E, From, End, Mine, St, F) ->
+%% ramping_users and externally_controlled: at each tick, each user's end and each number set
+%% by `ctl', users start up to the target of the moment; one above it ends after its session,
+%% not replaced.
+ramping(E, From, End, Mine, St, F) ->
     Now = erlang:monotonic_time(),
     case Now >= End of
         true -> St;
         false ->
-            Target = round(target_at(seconds(Now - From), U0, Stages)),
-            {Mine1, St1} = top_up(Target - map_size(Mine), Now, Mine, St, F),
-            {Mine2, St2} = wait_end(min(End, Now + native(?TICK_S)), Mine1, St1, F),
-            ramping(E, From, End, Mine2, St2, F)
+            {Mine1, St1} = top_up(target(E, Now - From) - map_size(Mine), Now, Mine, St, F),
+            {E2, Mine2, St2} = wait_end(min(End, Now + native(?TICK_S)), E, Mine1, St1, F),
+            ramping(E2, From, End, Mine2, St2, F)
     end.
+
+target(#{kind := ramping_users, start_users := U0, stages := Stages}, Since) ->
+    round(target_at(seconds(Since), U0, Stages));
+target(#{users := Users}, _Since) -> Users.
 
 top_up(N, Now, Mine, St, #{spawn := Spawn}) when N > 0 ->
     lists:foldl(fun(_, {M, S}) -> {Pid, S1} = Spawn(Now, S), {M#{Pid => true}, S1} end,
@@ -141,13 +147,16 @@ wait(T, Mine, St, #{handle := Handle} = F) ->
     after ms_to(T) -> {Mine, St}
     end.
 
-%% As `wait/4', but back at the first end of one of `Mine' (to start its successor at once).
-wait_end(T, Mine, St, #{handle := Handle} = F) ->
+%% As `wait/4', but back at the first end of one of `Mine' (to start its successor at once),
+%% or at a number of users set by `ctl' (`beamscale_load_control', this agent's share).
+wait_end(T, E, Mine, St, #{handle := Handle} = F) ->
     receive
         {'EXIT', Pid, _} = Msg when is_map_key(Pid, Mine) ->
-            {maps:remove(Pid, Mine), Handle(Msg, St)};
-        Msg -> wait_end(T, Mine, Handle(Msg, St), F)
-    after ms_to(T) -> {Mine, St}
+            {E, maps:remove(Pid, Mine), Handle(Msg, St)};
+        {set_users, N} when map_get(kind, E) =:= externally_controlled ->
+            {E#{users := N}, Mine, St};
+        Msg -> wait_end(T, E, Mine, Handle(Msg, St), F)
+    after ms_to(T) -> {E, Mine, St}
     end.
 
 ms_to(T) -> max(0, erlang:convert_time_unit(T - erlang:monotonic_time(), native, millisecond)).

@@ -64,7 +64,7 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     end.
 
 %% A phase picks from its own mix of sessions when it has one (`beamscale_load_scenario_mix').
-%% A k6 executor's phase is run by `beamscale_load_executor' (a rate set by `ctl' is ignored).
+%% A k6 executor's phase is run by `beamscale_load_executor' (`ctl rate' is refused there).
 phase(#{executor := _} = P, From, #{all := All} = St) ->
     St1 = beamscale_load_executor:run(
             P, From, St#{sessions := beamscale_load_scenario_mix:sessions(P, All)},

@@ -17,8 +17,9 @@
                     load_nodes := [#{node := node(), atom() => non_neg_integer()}],
                     load_nodes_down => [down()], events => [event()]}.
 %% What `beamscale ctl' asks of the running load, and what it records: when (seconds into the
-%% load) and what, in words (`rate 50', `users +10', `stop').
--type command() :: status | stop | {rate, number()} | {users, integer()} | {event, binary()}.
+%% load) and what, in words (`rate 50', `users +10', `users 8', `stop').
+-type command() :: status | stop | {rate, number()} | {users, integer()}
+                 | {set_users, non_neg_integer()} | {event, binary()}.
 -type event() :: #{t_s := float(), event := binary()}.
 %% A load node gone during the load: when (seconds into it) and why (its agent's exit reason).
 -type down() :: #{node := node(), at_s := float(), reason := term()}.
@@ -115,8 +116,9 @@ interrupt() ->
 %% @doc Steer the load running in this node (`beamscale ctl'): `status' says where it is; `stop'
 %% is `interrupt/0'; `{rate, R}' sets the arrival rate (users/s) to the end of the current
 %% phase; `{users, N}' starts N users at once, or ends N in flight when N is negative;
-%% `{event, Text}' is a change made elsewhere (`ctl throttle'), only recorded. Each change is an
-%% event (`on_event', the result's `events').
+%% `{set_users, N}' sets an externally_controlled phase's users; `{event, Text}' is a change
+%% made elsewhere (`ctl throttle'), only recorded. Each change is an event (`on_event', the
+%% result's `events').
 -spec control(command()) -> {ok, map()} | {error, not_running}.
 control(Command) ->
     case whereis(?MODULE) of

@@ -10,18 +10,20 @@
 %% `per_user_iterations' (`users' each running `iterations' sessions) and `shared_iterations'
 %% (`users' running `iterations' sessions in all), both within `duration_s' (k6's maxDuration);
 %% `ramping_users' (from `start_users' through `stages' of `{Seconds, TargetUsers}', linear; a
-%% user above the target ends after its session, as k6's gracefulRampDown).
+%% user above the target ends after its session, as k6's gracefulRampDown);
+%% `externally_controlled' (`users' busy as constant_users, until `beamscale ctl DIR users N'
+%% sets another number, at most `max_users', default `users'; for `duration_s').
 -module(beamscale_load_scenario_exec).
 
 -export([phase/2, count_keys/1, kinds/0]).
 -export_type([executor/0]).
 
--type executor() :: #{kind := kind(), users => pos_integer(), iterations => pos_integer(),
+-type executor() :: #{kind := kind(), users => non_neg_integer(), iterations => pos_integer(),
                       start_users => float(),
                       max_in_flight => pos_integer(), start_rate => float(),
                       stages => [{float(), float()}]}.
 -type kind() :: constant_arrival_rate | ramping_arrival_rate | constant_users | ramping_users
-              | per_user_iterations | shared_iterations.
+              | per_user_iterations | shared_iterations | externally_controlled.
 
 %% Bounds as the phases': a rate of at most 10^6 a second, at most 10^6 users or sessions in
 %% flight, 10^9 iterations, 1000 stages.
@@ -34,7 +36,8 @@
                 constant_users => [users, duration_s],
                 ramping_users => [start_users, stages],
                 per_user_iterations => [users, iterations, duration_s],
-                shared_iterations => [users, iterations, duration_s]}).
+                shared_iterations => [users, iterations, duration_s],
+                externally_controlled => [users, max_users, duration_s]}).
 
 %% @doc The executors, by their name in a scenario.
 -spec kinds() -> [kind()].
@@ -80,6 +83,19 @@ executor(ramping_users, P) ->
     [bad([stages], "expected {Seconds, TargetUsers}, users an integer from 0 to 10^6")
      || is_list(Raw), {_, U} <- Raw, not (is_integer(U) andalso U =< ?MAX_USERS)],
     #{kind => ramping_users, start_users => float(Start), stages => stages(Raw)};
+executor(externally_controlled, P) ->
+    Users = case maps:get(users, P, none) of
+                N when is_integer(N), N >= 0, N =< ?MAX_USERS -> N;
+                none -> bad([users], "missing");
+                _ -> bad([users], "expected an integer from 0 to 10^6")
+            end,
+    Max = case maps:is_key(max_users, P) of
+              true -> count(max_users, P, ?MAX_USERS);
+              false when Users > 0 -> Users;
+              false -> bad([max_users], "missing (users is 0: ctl could set none)")
+          end,
+    [bad([max_users], "is at least users") || Max < Users],
+    #{kind => externally_controlled, users => Users, max_in_flight => Max};
 executor(Kind, P) ->
     #{kind => Kind, users => count(users, P, ?MAX_USERS),
       iterations => count(iterations, P, ?MAX_ITERATIONS)}.
