@@ -6,8 +6,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([idle_connections/1, big_replies/1, planted_ca/1]).
--export([idle_connections/0, big_replies/0, planted_ca/0]).
+-export([idle_connections/1, big_replies/1, planted_ca/1, trickled_reply/1]).
+-export([idle_connections/0, big_replies/0, planted_ca/0, trickled_reply/0]).
 
 -define(IDLE, 10000).
 -define(REPLIES, 64).
@@ -15,7 +15,7 @@
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [planted_ca, idle_connections, big_replies].
+all() -> [planted_ca, idle_connections, big_replies, trickled_reply].
 
 init_per_suite(Config) ->
     Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_record_bounds"),
@@ -116,6 +116,72 @@ planted_ca(_Config) ->
     after
         beamscale_test_user:remove(User),
         os:cmd("rm -rf " ++ Shared)
+    end.
+
+%% A server of the test's own that trickles a reply forever (a byte every 100 ms after its
+%% head), and one that never answers: each cut at the proxy's whole-reply bound (1.5 s here),
+%% not held for as long as the server goes on; named, in the 502 or in the owner's line.
+trickled_reply() ->
+    [{doc, "A reply trickled forever, or no reply: cut at the whole-reply bound, named."}].
+trickled_reply(Config) ->
+    Priv = ?config(priv_dir, Config),
+    {L, Port, Acceptor} = beamscale_load_servers:broker(fun trickle/1),
+    ct:capture_start(),
+    {ok, Proxy} = beamscale_record:start(#{port => 0, base => filename:join(Priv, "trickle"),
+                                           ca_dir => filename:join(Priv, "trickle_ca"),
+                                           reply_ms => 1500}),
+    try
+        P = beamscale_record:port(Proxy),
+        Url = ["http://127.0.0.1:", integer_to_list(Port)],
+        %% Closed by the proxy long before this bound (the server never stops).
+        Reply = until_closed(P, [Url, "/trickle"], erlang:monotonic_time(millisecond) + 20000),
+        ?assertMatch(<<"HTTP/1.1 200 OK\r\n\r\nx", _/binary>>, Reply),
+        NoStatus = until_closed(P, [Url, "/silent"], erlang:monotonic_time(millisecond) + 20000),
+        ?assertMatch({match, _}, re:run(NoStatus, "^HTTP/1.1 502 .*X-Beamscale-Record: "
+                                        "127.0.0.1:[0-9]+: no reply status within the "
+                                        "whole-reply bound", [dotall])),
+        %% The trickled one is recorded (its status came); the one never answered is not.
+        ?assertEqual(1, beamscale_record:stop(Proxy)),
+        Lines = [L1 || L1 <- string:lexemes(iolist_to_binary(ct:capture_get([])), "\n"),
+                       string:prefix(L1, "record: ") =/= nomatch],
+        ?assertMatch([<<"record: GET http://127.0.0.1:", _/binary>>], Lines),
+        ?assertMatch({match, _}, re:run(hd(Lines), "/trickle: the reply not all passed within "
+                                                   "1500 ms \\(its whole-reply bound\\): cut"))
+    after
+        ct:capture_stop(),
+        exit(Acceptor, kill),
+        gen_tcp:close(L)
+    end.
+
+%% GET `Url' through the proxy: what came until the proxy closed (a failure past `Until').
+until_closed(P, Url, Until) ->
+    {ok, S} = gen_tcp:connect({127, 0, 0, 1}, P, [binary, {active, false}], 5000),
+    ok = gen_tcp:send(S, ["GET ", Url, " HTTP/1.1\r\nHost: x\r\n\r\n"]),
+    closed(S, <<>>, Until).
+
+closed(S, Acc, Until) ->
+    case erlang:monotonic_time(millisecond) < Until of
+        false -> gen_tcp:close(S), ct:fail({not_cut, Acc});
+        true ->
+            case gen_tcp:recv(S, 0, 1000) of
+                {ok, D} -> closed(S, <<Acc/binary, D/binary>>, Until);
+                {error, timeout} -> closed(S, Acc, Until);
+                {error, _} -> gen_tcp:close(S), Acc
+            end
+    end.
+
+%% /trickle: the head, then `x' every 100 ms while the client stays; /silent: nothing.
+trickle(S) ->
+    {ok, Req} = gen_tcp:recv(S, 0, 5000),
+    case binary:match(Req, <<"/trickle">>) of
+        nomatch -> _ = gen_tcp:recv(S, 0, 60000), ok;
+        _ -> ok = gen_tcp:send(S, "HTTP/1.1 200 OK\r\n\r\n"), drip(S)
+    end.
+
+drip(S) ->
+    case gen_tcp:send(S, "x") of
+        ok -> timer:sleep(100), drip(S);
+        {error, _} -> ok
     end.
 
 %%% Helpers

@@ -15,7 +15,8 @@
          ws_giant_frame/0, ws_masked_frame/0, ws_garbage_handshake/0, ws_flood_think/0,
          mysql_garbage/0, mysql_endless_packet/0, pgsql_notices/0, pgsql_garbage/0,
          pgsql_endless_rows/0, tcp_until_endless/0, raw_stream_think/0, udp_foreign/0,
-         ldap_byte_by_byte/0]).
+         ldap_byte_by_byte/0, xmpp_huge_features/0, ldap_endless_entries/0,
+         ldap_million_entries/0]).
 -export([http_endless_header/1, http_header_lines/1, http_huge_length/1, http_length_2gb/1,
          http_body_until_close/1, http_huge_chunk/1, http_chunk_flood/1, http_short_body/1,
          http_long_body/1, http_garbage/1, http_not_http/1, http_reset/1, http_stream_after/1,
@@ -23,7 +24,8 @@
          ws_pong_flood/1, ws_giant_frame/1, ws_masked_frame/1, ws_garbage_handshake/1,
          ws_flood_think/1, mysql_garbage/1, mysql_endless_packet/1, pgsql_notices/1,
          pgsql_garbage/1, pgsql_endless_rows/1, tcp_until_endless/1, raw_stream_think/1,
-         udp_foreign/1, ldap_byte_by_byte/1]).
+         udp_foreign/1, ldap_byte_by_byte/1, xmpp_huge_features/1, ldap_endless_entries/1,
+         ldap_million_entries/1]).
 
 %% The issue's bounds: 300 MB for all of beamscale, the run's end within its timeouts + 2 s.
 -define(MAX_MEMORY, 300 * 1024 * 1024).
@@ -75,6 +77,12 @@ pgsql_garbage() -> [{doc, "Garbage after the startup message: named reason."}].
 pgsql_endless_rows() -> [{doc, "Endless DataRows to a query: bounded by max_reply_bytes."}].
 ldap_byte_by_byte() ->
     [{doc, "A well-formed LDAP answer one byte per TCP segment: read whole, no error."}].
+xmpp_huge_features() ->
+    [{doc, "Stream features without end: XMPP's features over max_reply_bytes, named."}].
+ldap_endless_entries() ->
+    [{doc, "A search answered by entries without end: LDAP's search over max_reply_bytes."}].
+ldap_million_entries() ->
+    [{doc, "10^6 entries (15 MB) and the search's done: read whole, counted, no error."}].
 tcp_until_endless() -> [{doc, "tcp {until, Delimiter} against an endless stream: bounded."}].
 raw_stream_think() -> [{doc, "raw over a stream that never stops: memory bounded."}].
 udp_foreign() -> [{doc, "UDP replies from a foreign port: not counted as replies."}].
@@ -109,6 +117,9 @@ tcp_until_endless(C) -> hostile(?FUNCTION_NAME, C).
 raw_stream_think(C) -> hostile(?FUNCTION_NAME, C).
 udp_foreign(C) -> hostile(?FUNCTION_NAME, C).
 ldap_byte_by_byte(C) -> hostile(?FUNCTION_NAME, C).
+xmpp_huge_features(C) -> hostile(?FUNCTION_NAME, C).
+ldap_endless_entries(C) -> hostile(?FUNCTION_NAME, C).
+ldap_million_entries(C) -> hostile(?FUNCTION_NAME, C).
 
 %% The smuggled request never reaches the server: the variable holding CR LF is refused.
 http_injection(C) ->
@@ -163,6 +174,18 @@ expect(ldap_byte_by_byte) ->
     {{"[{ldap, #{type => bind, dn => <<\"cn=a\">>, password => <<\"p\">>, timeout_ms => 1000}},"
       " {ldap, #{type => bind, dn => <<\"cn=b\">>, password => <<\"p\">>, timeout_ms => 1000}}]",
       2}, []};
+%% The bound hit is named (kind, what, bound: a 1 MB `max_reply_bytes', `target/1'), within
+%% the deadline, for every user.
+expect(xmpp_huge_features) ->
+    {{"[{xmpp, #{type => connect, domain => <<\"bs.test\">>, timeout_ms => 1000}}]", 1},
+     ["XMPP stanza above max_reply_bytes (1048576) awaiting the stream features: connection "
+      "closed"]};
+expect(ldap_endless_entries) ->
+    {{"[{ldap, #{type => search, base => <<\"o=x\">>, timeout_ms => 1000}}]", 1},
+     ["LDAP search reply above max_reply_bytes (1048576 bytes, "]};
+%% 15 MB for each of 8 users: a deadline of 10 s (`timeout_ms/1').
+expect(ldap_million_entries) ->
+    {{"[{ldap, #{type => search, base => <<\"o=x\">>, timeout_ms => 10000}}]", 1}, []};
 expect(udp_foreign) -> {{"[{raw, #{data => <<\"ping\">>, timeout_ms => 1000}}]", 1}, ["timeout"]}.
 
 %% `N' requests with a think between.
@@ -194,24 +217,36 @@ hostile(Name, _Config) ->
                 end,
     try
         S = beamscale_load_servers:scenario(io_lib:format(
-              "{targets, [{t, #{address => \"127.0.0.1:~b\"~ts}}]}.\n"
+              "{targets, [{t, #{address => \"127.0.0.1:~b\"~ts~ts}}]}.\n"
               "{phases, [{p, #{duration_s => 1, rate => 16, max_users => 8}}]}.\n"
-              "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, Transport, Steps])),
+              "{sessions, [{s, #{steps => ~ts}}]}.\n", [Port, Transport, target(Name), Steps])),
         {#{total := T}, Elapsed, Peak} = beamscale_load_servers:run_sampled(S),
         %% The last user arrives by the phase's end (1 s); its session then takes at most its
         %% requests' timeouts and thinks.
-        Should = 1000 + Requests * ?TIMEOUT_MS + (Requests - 1) * ?THINK_MS,
+        Should = 1000 + Requests * timeout_ms(Name) + (Requests - 1) * ?THINK_MS,
         #{errors := Errors, requests := Req, reasons := Counted} = T,
         ct:pal("~ts: ~b ms (should end by ~b), peak ~.1f MB, ~b requests, ~b errors ~tp",
                [Name, Elapsed, Should, Peak / 1048576, Req, Errors, Counted]),
         ?assert(Elapsed =< Should + ?LATE_MS, {late, Elapsed, Should}),
         ?assert(Peak < ?MAX_MEMORY, {memory, Peak}),
         ?assert(maps:get(sessions_done, T) >= 4),
+        %% Every entry of every search counted as a row.
+        [?assertEqual(maps:get(sessions_done, T) * 1000000, maps:get(rows, T))
+         || Name =:= ldap_million_entries],
         reasons(Reasons, Errors, Counted),
         Seen()
     after
         Stop()
     end.
+
+%% A target's settings beyond its address.
+target(Name) when Name =:= xmpp_huge_features; Name =:= ldap_endless_entries ->
+    ", max_reply_bytes => 1048576";
+target(_Name) -> "".
+
+%% Each request's timeout, as its steps say.
+timeout_ms(ldap_million_entries) -> 10000;
+timeout_ms(_Name) -> ?TIMEOUT_MS.
 
 %% Errors only under the expected reasons, each a short text (no bytes of the server's).
 reasons([], Errors, Counted) -> ?assertEqual({0, #{}}, {Errors, Counted});

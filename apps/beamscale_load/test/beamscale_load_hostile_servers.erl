@@ -19,7 +19,8 @@ names() ->
      http_bad_length, http_injection,
      ws_pong_flood, ws_giant_frame, ws_masked_frame, ws_garbage_handshake, ws_flood_think,
      mysql_garbage, mysql_endless_packet, pgsql_notices, pgsql_garbage, pgsql_endless_rows,
-     tcp_until_endless, raw_stream_think, udp_foreign, ldap_byte_by_byte].
+     tcp_until_endless, raw_stream_think, udp_foreign, ldap_byte_by_byte, xmpp_huge_features,
+     ldap_endless_entries, ldap_million_entries].
 
 %% @doc Start server `Name': `#{port, stop => fun(), seen => fun() -> [RequestLine]}'.
 start(udp_foreign) -> udp_foreign();
@@ -103,6 +104,25 @@ handler(pgsql_endless_rows) ->
 %% ---- LDAP: well-behaved, its answers one byte per TCP segment ----
 handler(ldap_byte_by_byte) -> fun(S, _Log) -> ok = inet:setopts(S, [{nodelay, true}]),
                                               ldap_bytes(S, <<>>) end;
+%% ---- LDAP: a search answered by entries without end, or by 10^6 and its done ----
+handler(ldap_endless_entries) -> ldap_search(fun(S, Id) -> endless(S, entries(Id, 4096)) end);
+handler(ldap_million_entries) ->
+    ldap_search(fun(S, Id) ->
+                        Block = entries(Id, 10000),
+                        [ok = gen_tcp:send(S, Block) || _ <- lists:seq(1, 100)],
+                        ok = gen_tcp:send(S, <<16#30, 12, 2, 1, Id, 16#65, 7, 10, 1, 0, 4, 0,
+                                               4, 0>>),
+                        hold(S)
+                end);
+%% ---- XMPP: the stream opened, then features without end ----
+handler(xmpp_huge_features) ->
+    fun(S, _Log) ->
+            _ = gen_tcp:recv(S, 0, ?RECV_MS),
+            ok = gen_tcp:send(S, ["<?xml version='1.0'?><stream:stream xmlns='jabber:client' "
+                                  "xmlns:stream='http://etherx.jabber.org/streams' id='h' "
+                                  "from='bs.test' version='1.0'><stream:features>"]),
+            endless(S, binary:copy(<<"<feature xmlns='urn:x'/>">>, 2048))
+    end;
 %% ---- raw ----
 handler(tcp_until_endless) ->
     fun(S, _Log) -> _ = gen_tcp:recv(S, 0, ?RECV_MS), endless(S, block($t)) end;
@@ -225,6 +245,23 @@ ldap_bytes(S, Buf) ->
                 {error, _} -> ok
             end
     end.
+
+%% A search request read, then `Answer(Socket, Id)'.
+ldap_search(Answer) ->
+    fun(S, _Log) -> ldap_search(S, <<>>, Answer) end.
+
+ldap_search(S, Buf, Answer) ->
+    case beamscale_load_ldap_codec:frame(Buf, 65536) of
+        {ok, Msg, _Rest} ->
+            {ok, Id, {searchRequest, _}} = beamscale_load_ldap_codec:decode(Msg),
+            Answer(S, Id);
+        more ->
+            {ok, D} = gen_tcp:recv(S, 0, ?RECV_MS),
+            ldap_search(S, <<Buf/binary, D/binary>>, Answer)
+    end.
+
+%% `N' SearchResultEntry messages of id `Id' (< 128), 15 bytes each: `cn=x', no attributes.
+entries(Id, N) -> binary:copy(<<16#30, 13, 2, 1, Id, 16#64, 8, 4, 4, "cn=x", 16#30, 0>>, N).
 
 %% ---- plumbing ----
 

@@ -55,10 +55,30 @@ round_trip_test() ->
      end || N <- lists:seq(1, byte_size(B) - 1)],
     ?assertEqual(byte_size(B), ?C:need(B)).
 
+%% An entry and a reference are told by their first bytes, as `decode/1' reads them; other
+%% operations and bytes that do not read so are left to `decode/1'.
+peek_test() ->
+    Msg = fun(Op) ->
+                  {ok, B} = 'ELDAPv3':encode('LDAPMessage', {'LDAPMessage', 300, Op,
+                                                             asn1_NOVALUE}),
+                  iolist_to_binary(B)
+          end,
+    Entry = Msg({searchResEntry, {'SearchResultEntry', "cn=x",
+                                  [{'PartialAttribute', "cn", [binary:copy(<<"v">>, 200)]}]}}),
+    ?assertMatch({ok, 300, {searchResEntry, _}}, ?C:decode(Entry)),
+    ?assertEqual({300, entry}, ?C:peek(Entry)),
+    ?assertEqual({300, ref}, ?C:peek(Msg({searchResRef, ["ldap://h/o=x"]}))),
+    ?assertEqual({300, other},
+                 ?C:peek(Msg({searchResDone, {'LDAPResult', success, "", "", asn1_NOVALUE}}))),
+    ?assertEqual(error, ?C:peek(<<16#30, 3, 1, 1, 1>>)),
+    ?assertEqual(error, ?C:peek(<<"HTTP">>)).
+
 hostile_test_() ->
-    [?_assertEqual({error, {?C, {too_long, 16#FFFFFFFF + 6}}},
+    [?_assertEqual({error, {?C, {too_long, 16#FFFFFFFF + 6, 1 bsl 20}}},
                    ?C:frame(<<16#30, 16#84, 255, 255, 255, 255>>, 1 bsl 20)),
-     ?_assertEqual({error, {?C, {too_long, 102}}}, ?C:frame(<<16#30, 100>>, 101)),
+     ?_assertEqual({error, {?C, {too_long, 102, 101}}}, ?C:frame(<<16#30, 100>>, 101)),
+     ?_assertEqual(<<"LDAP message of 102 bytes above max_reply_bytes (101): connection closed">>,
+                   iolist_to_binary(?C:format_error({too_long, 102, 101}))),
      ?_assertEqual(more, ?C:frame(<<16#30, 16#82, 1>>, 1000)),
      ?_assertEqual({error, {?C, bad_length}}, ?C:frame(<<16#30, 16#85, 1, 1, 1, 1, 1>>, 1000)),
      ?_assertEqual({error, {?C, not_ldap}}, ?C:frame(<<"HTTP/1.1 200">>, 1000)),

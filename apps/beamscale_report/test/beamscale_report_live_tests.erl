@@ -82,3 +82,17 @@ live_charts_test() ->
      || T <- [<<"replies by status">>, <<"users in flight">>, <<"bytes per second">>,
               <<"latency by request name">>, <<"requests by name">>]],
     ?assertMatch(#{<<"bytes_received_per_s">> := <<"9000">>}, maps:get(<<"figures">>, J)).
+
+%% A stalled load node (issue 55) shows on the live page as it does on the final one: a row of
+%% the events' table, its node and late users named, and a short mark on the charts.
+stall_event_test() ->
+    D = data([second(1, <<"a">>, 5, 6, 4), second(2, <<"a">>, 5, 6, 4)]),
+    #{summary := Sum} = D,
+    Text = <<"load node bs_load1_x@127.0.0.1 stalled 2.9 s: 57 users due meanwhile counted "
+             "late, not started">>,
+    Stall = #{<<"t_s">> => 1.4, <<"event">> => Text, <<"node">> => <<"bs_load1_x@127.0.0.1">>,
+              <<"lasted_s">> => 2.9, <<"late">> => 57},
+    Html = maps:get(<<"html">>, json(D#{summary := Sum#{<<"events">> => [Stall]}})),
+    ?assertNotEqual(nomatch, binary:match(Html, <<"<h2>Events</h2>">>)),
+    ?assertNotEqual(nomatch, binary:match(Html, Text)),
+    ?assertNotEqual(nomatch, binary:match(Html, <<">stall 2.9 s</text>">>)).

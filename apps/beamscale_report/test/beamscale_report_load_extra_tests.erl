@@ -124,6 +124,21 @@ event_markers_test() ->
     ?assertEqual([{1, <<"rate 40">>}, {2.5, <<"stop">>}],
                  beamscale_report_load_extra:phase_markers(Summary)).
 
+%% A stalled launcher's mark is short; the events' table has every event by time, its text
+%% escaped; no events, no table.
+stall_marker_and_events_test() ->
+    Stall = #{<<"t_s">> => 1.5, <<"event">> => <<"load node n@h stalled 3.04 s: <b>">>,
+              <<"node">> => <<"n@h">>, <<"lasted_s">> => 3.04, <<"late">> => 40},
+    Summary = #{<<"per_second">> => [#{<<"t_s">> => 1, <<"phase">> => <<"a">>}],
+                <<"events">> => [#{<<"t_s">> => 2.5, <<"event">> => <<"stop">>}, Stall]},
+    ?assertEqual([{2.5, <<"stop">>}, {1.5, <<"stall 3.0 s">>}],
+                 beamscale_report_load_extra:phase_markers(Summary)),
+    Html = iolist_to_binary(beamscale_report_load_extra:events(Summary)),
+    {Stalled, _} = binary:match(Html, <<"load node n@h stalled 3.04 s: &lt;b&gt;">>),
+    {Stop, _} = binary:match(Html, <<">stop<">>),
+    ?assert(Stalled < Stop),
+    ?assertEqual(<<>>, iolist_to_binary(beamscale_report_load_extra:events(#{}))).
+
 %% `--resolution 100ms': load_fine.csv's rows (as read back) are drawn as two charts, requests
 %% and p99 per interval; a row that does not read is left out; without rows, no chart.
 fine_graphs_test() ->

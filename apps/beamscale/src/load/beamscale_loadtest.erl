@@ -334,6 +334,8 @@ closing(Dir, Index, Summary,
     [io:format("target ~p: node ~p went down at ~.1f s~n", [T, N, At])
      || #{target := T, node := N, at_s := At} <- Downs],
     [io:put_chars(load_node_down_line(D)) || D <- maps:get(load_nodes_down, Info)],
+    [io:format("~ts (from ~.1f s into the run)~n", [E, T])
+     || #{lasted_s := _, t_s := T, event := E} <- maps:get(events, Summary)],
     io:put_chars(beamscale_loadtest_memory:closing_line(Memory)),
     _ = [io:put_chars(L)
          || L <- [beamscale_loadtest_files:emfile_line(Reasons, Limit)], L =/= none],

@@ -7,6 +7,10 @@
 
 %% Load nodes share the host with the target: their idle schedulers must not spin.
 -define(FLAGS, "+sbwt none +sbwtdcpu none +sbwtdio none").
+%% Load nodes need this node and the targets, not each other (nodes on other hosts get the same,
+%% `beamscale_node'): no full mesh by `global', whose report of failing to reach a load node
+%% that died reached the user's terminal from the others.
+-define(NO_MESH, " -connect_all false").
 %% The applications whose code a load node gets.
 -define(APPS, [beamscale_format, beamscale_stats, beamscale_load]).
 
@@ -16,7 +20,8 @@
 -spec start(non_neg_integer() | [beamscale_load_scenario:ssh_host()], beamscale_code:code()) ->
     {ok, [beamscale_node:handle()]} | {error, term()}.
 start(N, Extra) when is_integer(N) ->
-    Here = #{erl => filename:join([code:root_dir(), "bin", "erl"]), flags => ?FLAGS ++ here(),
+    Here = #{erl => filename:join([code:root_dir(), "bin", "erl"]),
+             flags => ?FLAGS ++ ?NO_MESH ++ here(),
              schedulers => erlang:system_info(logical_processors)},
     start_all(lists:duplicate(N, Here), Extra);
 start(Hosts, Extra) ->

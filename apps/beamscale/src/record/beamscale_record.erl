@@ -13,7 +13,7 @@
 
 -type opts() :: #{port := inet:port_number(), base := file:filename(),
                   ca_dir => file:filename(), handshake_ms => timeout(),
-                  body_ms => pos_integer()}.
+                  body_ms => pos_integer(), reply_ms => pos_integer()}.
 
 -define(MAX_CONNS, 256).
 -define(MAX_CERTS, 1000).
@@ -21,6 +21,8 @@
 -define(HANDSHAKE_MS, 10000).
 %% A chunked request body is all sent within this.
 -define(BODY_MS, 30000).
+%% A reply passes whole within this from its request's start (`beamscale_record_conn').
+-define(REPLY_MS, 300000).
 
 %% @doc Start the proxy on 127.0.0.1:`port' (0: any), writing `base'.xml and `base'.scenario,
 %% its CA in `ca_dir' (by default beside `base'), made there by the first recording.
@@ -30,7 +32,8 @@ start(#{port := Port, base := Base} = Opts) ->
     {ok, _} = application:ensure_all_started(ssl),
     Ca = maps:get(ca_dir, Opts, filename:dirname(filename:absname(Base))),
     Ctx = #{handshake_ms => maps:get(handshake_ms, Opts, ?HANDSHAKE_MS),
-            body_ms => maps:get(body_ms, Opts, ?BODY_MS)},
+            body_ms => maps:get(body_ms, Opts, ?BODY_MS),
+            reply_ms => maps:get(reply_ms, Opts, ?REPLY_MS)},
     Pid = spawn(fun() -> init(Me, Port, Base, Ca, Ctx) end),
     receive
         {Pid, Result} -> Result
@@ -89,6 +92,8 @@ loop(#{listen := L, reqs := Reqs} = S) ->
             {Cert, S1} = cert_for(Host, S),
             From ! {Ref, Cert},
             loop(S1);
+        %% A reply cut at its whole-reply bound: said where the recording was started.
+        {cut, Text} -> io:format("~ts~n", [Text]), loop(S);
         {ca, From, Ref} -> From ! {Ref, maps:get(ca, S)}, loop(S);
         {port, From, Ref} -> {ok, P} = inet:port(L), From ! {Ref, P}, loop(S);
         {stop, From, Ref} -> gen_tcp:close(L), From ! {Ref, length(Reqs)}

@@ -5,7 +5,9 @@
 %% Hostile input is bounded: a head line of 64 KiB (past it the socket is closed unanswered), a
 %% CONNECT target of 255 bytes, a TLS handshake within its deadline, a body of 1 MiB (a chunked
 %% one within its deadline too, `beamscale_record_chunked'); a target that cannot be reached is
-%% named in the 502 answer.
+%% named in the 502 answer. A reply has `reply_ms' from the request's start to pass whole (a
+%% server trickling forever would hold a connection slot past every idle timeout): cut there,
+%% its status not come yet a 502, else the connection closed and the owner told (`{cut, Text}').
 -module(beamscale_record_conn).
 
 -export([serve/2, refuse/3]).
@@ -13,6 +15,7 @@
 
 %% `cert': the chain and key for a host, from the owner (which keeps them per host).
 -type ctx() :: #{owner := pid(), handshake_ms := timeout(), body_ms := pos_integer(),
+                 reply_ms := pos_integer(),
                  cert := fun((string()) -> {[public_key:der_encoded()],
                                             {'ECPrivateKey', binary()}})}.
 
@@ -63,17 +66,34 @@ tunnel(Sock, Host, Port, #{cert := Cert, handshake_ms := Ms} = Ctx) ->
 
 %%% A request
 
-answer(T, Req, #{owner := Owner}) ->
+answer(T, Req, #{owner := Owner, reply_ms := Ms}) ->
     %% From here it is no longer an idle connection the owner may let go for a new one.
     Owner ! {busy, self()},
     At = erlang:monotonic_time(millisecond),
-    case forward(Req) of
+    case forward(Req, At + Ms) of
         {ok, S, Status, Head} ->
             ok = recorded(Owner, At, Req#{status => Status}),
-            _ = relay(S, T, Head),
+            _ = relay(S, T, Head, At + Ms) =:= cut andalso (Owner ! {cut, cut_text(Req, Ms)}),
             close(S),
             close(T);
         {error, Why} -> bad_gateway(T, Why)
+    end.
+
+cut_text(#{method := M, scheme := Sc, host := H, port := P, path := Path}, Ms) ->
+    io_lib:format("record: ~ts ~ts://~ts:~b~ts: the reply not all passed within ~b ms "
+                  "(its whole-reply bound): cut, the browser's connection closed",
+                  [string:uppercase(atom_to_list(M)), atom_to_list(Sc), H, P,
+                   string:slice(Path, 0, 200), Ms]).
+
+%% A read within the idle timeout and what is left of the reply's time: `cut' past the latter.
+recv_by(S, Deadline) ->
+    case Deadline - erlang:monotonic_time(millisecond) of
+        Left when Left =< 0 -> cut;
+        Left ->
+            case recv(S, 0, min(Left, ?IDLE_MS)) of
+                {error, timeout} when Left =< ?IDLE_MS -> cut;
+                Other -> Other
+            end
     end.
 
 %% The request is in the files before its reply reaches the browser: a recording read once the
@@ -89,11 +109,12 @@ recorded(Owner, At, Req) ->
 
 %% The reply passes as it arrives: a connection holds one read, not the reply (64 browsers
 %% fetching 16 MB each held 1.3-1.5 GB when replies were read whole first).
-relay(S, T, Data) ->
+relay(S, T, Data, Deadline) ->
     case send(T, Data) of
         ok ->
-            case recv(S, 0, ?IDLE_MS) of
-                {ok, More} -> relay(S, T, More);
+            case recv_by(S, Deadline) of
+                {ok, More} -> relay(S, T, More, Deadline);
+                cut -> cut;
                 {error, _} -> ok
             end;
         {error, _} -> ok
@@ -183,7 +204,7 @@ sized(T, Length) ->
 %% over TLS for a tunnelled request. The server's certificate is not checked (a test server's
 %% own is the common case): the recording is of what the browser asked.
 forward(#{scheme := Scheme, method := M, host := H, port := P, path := Path, headers := Hs,
-          body := Body}) ->
+          body := Body}, Deadline) ->
     case upstream(Scheme, H, P) of
         {ok, S} ->
             Hop = ["connection", "proxy-connection", "keep-alive", "content-length",
@@ -193,16 +214,17 @@ forward(#{scheme := Scheme, method := M, host := H, port := P, path := Path, hea
                          [[K, ": ", V, "\r\n"] || {K, V} <- Keep],
                          ["content-length: ", integer_to_list(byte_size(Body)), "\r\n"],
                          "connection: close\r\n\r\n", Body]),
-            case status(S, <<>>) of
+            case status(S, <<>>, Deadline) of
                 {ok, Status, Head} -> {ok, S, Status, Head};
                 {error, bad_reply} -> close(S), {error, {bad_reply, H, P}};
+                cut -> close(S), {error, {no_status, H, P}};
                 {error, _} = Error -> close(S), Error
             end;
         {error, Why} -> {error, {connect, H, P, Why}}
     end.
 
 %% The reply's status code, read from its first 12 bytes; back with all that came so far.
-status(S, Acc) ->
+status(S, Acc, Deadline) ->
     case Acc of
         <<"HTTP/", _:3/binary, " ", Code:3/binary, _/binary>> ->
             case catch binary_to_integer(Code) of
@@ -211,8 +233,9 @@ status(S, Acc) ->
             end;
         _ when byte_size(Acc) >= 12 -> {error, bad_reply};
         _ ->
-            case recv(S, 0, ?IDLE_MS) of
-                {ok, D} -> status(S, <<Acc/binary, D/binary>>);
+            case recv_by(S, Deadline) of
+                {ok, D} -> status(S, <<Acc/binary, D/binary>>, Deadline);
+                cut -> cut;
                 {error, closed} -> {error, bad_reply};
                 {error, _} = Error -> Error
             end
@@ -271,6 +294,8 @@ phrase(502) -> "Bad Gateway".
 reason({connect, H, P, Why}) ->
     io_lib:format("~ts:~b: cannot connect: ~ts", [H, P, error_text(Why)]);
 reason({bad_reply, H, P}) -> io_lib:format("~ts:~b: not an HTTP reply", [H, P]);
+reason({no_status, H, P}) ->
+    io_lib:format("~ts:~b: no reply status within the whole-reply bound", [H, P]);
 reason(Why) -> io_lib:format("~0tp", [Why]).
 
 error_text(Why) when is_atom(Why) ->

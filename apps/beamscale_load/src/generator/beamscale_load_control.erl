@@ -6,7 +6,7 @@
 %% takes its number of users from here.
 -module(beamscale_load_control).
 
--export([handle/3, offered/3, stop_arrivals/2]).
+-export([handle/3, offered/3, stop_arrivals/2, stall/3]).
 
 %% @doc `Command' in second `N' of the load: the reply, and the controller's state after.
 -spec handle(beamscale_load_run:command(), pos_integer(), map()) -> {map(), map()}.
@@ -59,6 +59,23 @@ offered(Sc, T, Set) ->
 stop_arrivals(N, #{live := Live} = St) ->
     maps:foreach(fun(A, _) -> A ! stop_arrivals end, Live),
     St#{interrupted_at => N}.
+
+%% @doc A launcher on `Node' that could not run (its node SIGSTOPped, a frozen host) from
+%% `at_s' for `lasted_s', its `late' users due meanwhile not started: an event, as a change of
+%% `ctl' is, at the time it began.
+-spec stall(node(), #{at_s := float(), lasted_s := float(), late := pos_integer()}, map()) ->
+    map().
+stall(Node, #{at_s := At, lasted_s := Lasted, late := Late}, St) ->
+    #{events := Events, opts := Opts} = St,
+    Where = case Node =:= node() of
+                true -> <<"beamscale's node (its users)">>;
+                false -> ["load node ", atom_to_binary(Node)]
+            end,
+    Text = iolist_to_binary(io_lib:format("~ts stalled ~.1f s: ~b users due meanwhile counted "
+                                          "late, not started", [Where, Lasted, Late])),
+    Event = #{t_s => max(At, 0.0), event => Text, node => Node, lasted_s => Lasted, late => Late},
+    _ = (maps:get(on_event, Opts))(Event),
+    St#{events := [Event | Events]}.
 
 %%% Internals
 

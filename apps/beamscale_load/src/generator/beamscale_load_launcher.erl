@@ -48,7 +48,8 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     persistent_term:put(Key, {list_to_tuple(Sessions0),
                               Ctx#{rendezvous => beamscale_load_rendezvous:start_link()}}),
     St = #{parent => Parent, users => #{}, sessions => Sessions, all => Sessions, key => Key,
-           rand => Rand, pending => 0, fixed_off => false, began => erlang:monotonic_time()},
+           rand => Rand, pending => 0, fixed_off => false, began => erlang:monotonic_time(),
+           start => Start, stall => none},
     try
         St2 = try lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
                                                     phase(P, From, S)} end,
@@ -57,7 +58,7 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
               catch throw:{stop_arrivals, S2} -> S2#{fixed_off := true}
               end,
         Parent ! {arrivals_done, self()},
-        drain(St2)
+        drain(stall_over(St2))
     after
         %% Only this launcher's users read it, and they are gone (or killed with it).
         persistent_term:erase(Key)
@@ -113,12 +114,29 @@ arrived(St, Due, End, Rate, Max, N) -> arrive(Due, End, Rate, Max, N + 1, due_us
 %% before it began (a node that joined late) start as before.
 due_user(Due, St) -> unless_late(Due, St, fun spawn_user/2).
 
-%% `Start(Due, St)', or the user counted late.
+%% `Start(Due, St)', or the user counted late (and in the stall it belongs to).
 unless_late(Due, St, Start) ->
     case late(Due, St) of
-        true -> beamscale_load_metrics:incr(metrics(St), sessions_late), St;
+        true -> beamscale_load_metrics:incr(metrics(St), sessions_late), stalled(Due, St);
         false -> Start(Due, St)
     end.
+
+%% A stall: from the first late user's due time to the last late user seen (the launcher ran
+%% again then), and how many were late. Over once the launcher has time to wait again
+%% (`stall_over/1'), when it is told to the controller: a stall is an event of the run.
+stalled(Due, #{stall := none} = St) ->
+    St#{stall := #{from => Due, seen => erlang:monotonic_time(), late => 1}};
+stalled(_Due, #{stall := #{late := N} = Stall} = St) ->
+    St#{stall := Stall#{seen := erlang:monotonic_time(), late := N + 1}}.
+
+stall_over(#{stall := none} = St) -> St;
+stall_over(#{stall := #{from := From, seen := Seen, late := N}, start := Start} = St) ->
+    {_, Ctx} = persistent_term:get(maps:get(key, St)),
+    _ = [C ! {stall, node(), #{at_s => seconds(From - Start), lasted_s => seconds(Seen - From),
+                               late => N}} || C <- [maps:get(controller, Ctx, none)], C =/= none],
+    St#{stall := none}.
+
+seconds(Native) -> erlang:convert_time_unit(Native, native, microsecond) / 1.0e6.
 
 late(Due, #{began := Began}) ->
     Due > Began andalso erlang:monotonic_time() - Due > native(?LATE_S).
@@ -140,18 +158,28 @@ spawn_session(#{slot := Slot}, Due, #{key := Key, rand := R1, users := Users} = 
                      end),
     {Pid, St#{users := Users#{Pid => true}, rand := R2}}.
 
-%% Wait until `T', handling users that end and a stop meanwhile.
-wait(T, St) ->
+%% Wait until `T', handling users that end and a stop meanwhile. Time to wait: a stall is over.
+wait(T, St0) ->
     Ms = erlang:convert_time_unit(T - erlang:monotonic_time(), native, millisecond),
+    St = case Ms > 0 of
+             true -> stall_over(St0);
+             false -> St0
+         end,
     receive
         {set_rate, Rate} -> {replan, St#{rate => Rate}};
         Msg -> wait(T, handle(Msg, St))
     after max(Ms, 0) -> St
     end.
 
-drain(#{users := Users, parent := Parent, pending := 0}) when map_size(Users) =:= 0 ->
+drain(#{users := Users, parent := Parent, pending := 0} = St) when map_size(Users) =:= 0 ->
+    _ = stall_over(St),
     Parent ! {users_done, self()};
-drain(St) ->
+drain(St0) ->
+    %% Nothing queued: the launcher has caught up, a stall is over.
+    St = case process_info(self(), message_queue_len) of
+             {_, 0} -> stall_over(St0);
+             _ -> St0
+         end,
     receive
         stop_arrivals -> drain(St#{fixed_off := true});
         Msg -> drain(handle(Msg, St))

@@ -20,7 +20,10 @@
 %% load) and what, in words (`rate 50', `users +10', `users 8', `stop').
 -type command() :: status | stop | {rate, number()} | {users, integer()}
                  | {set_users, non_neg_integer()} | {event, binary()}.
--type event() :: #{t_s := float(), event := binary()}.
+%% A stalled launcher's event (`beamscale_load_control:stall/3') says more: its node, how long
+%% it could not run and how many users were due meanwhile (counted late, not started).
+-type event() :: #{t_s := float(), event := binary(), node => node(), lasted_s => float(),
+                   late => pos_integer()}.
 %% A load node gone during the load: when (seconds into it) and why (its agent's exit reason).
 -type down() :: #{node := node(), at_s := float(), reason := term()}.
 %% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded;
@@ -207,6 +210,9 @@ collect(N, #{live := Live, pending := P, per := Per, seen := Seen} = St) ->
                     collect(N, agent_down(A, Reason, St));
                 interrupt when not is_map_key(interrupted_at, St) ->
                     collect(N, beamscale_load_control:stop_arrivals(N, St));
+                %% A launcher that could not run for a while: an event of the run.
+                {stall, Node, Stall} ->
+                    collect(N, beamscale_load_control:stall(Node, Stall, St));
                 {control, From, Ref, Command} ->
                     {Reply, St1} = beamscale_load_control:handle(Command, N, St),
                     From ! {Ref, Reply},

@@ -103,7 +103,7 @@ request(#{type := Type} = Spec, {ldap, S, Buf, Id, T}, Timeout) ->
     Next = Id rem ?MAX_ID + 1,
     case send(S, Id, op(Spec)) of
         ok ->
-            case await(S, Buf, Id, Deadline) of
+            case await(S, Buf, {Type, Id, 0}, Deadline) of
                 {ok, Rest, success} when Type =:= start_tls ->
                     start_tls(Spec, {ldap, S, Rest, Next, T}, Deadline);
                 {ok, Rest, success} -> {ok, {ldap, S, Rest, Next, T}};
@@ -131,25 +131,43 @@ send(S, Id, Op) ->
     end.
 
 %% The response to message `Id': search entries and references before it are counted (entries
-%% as rows) and dropped. A message of another id (a notice of disconnection) ends the connection.
-await(S, Buf, Id, Deadline) ->
+%% as rows, told by their first bytes: not decoded) and dropped. A message of another id (a
+%% notice of disconnection) ends the connection. The reader's bound, hit, is said as the
+%% operation's (a search's with its entries so far).
+await(S, Buf, {Type, Id, N} = Op, Deadline) ->
     case ?CODEC:frame(Buf, beamscale_load_reader:max(S)) of
         {ok, Msg, Rest} ->
-            case ?CODEC:decode(Msg) of
-                {ok, Id, {searchResEntry, _}} ->
+            case peek(Msg) of
+                {Id, entry} ->
                     beamscale_load_request:count(rows, 1),
-                    await(S, Rest, Id, Deadline);
-                {ok, Id, {searchResRef, _}} -> await(S, Rest, Id, Deadline);
+                    await(S, Rest, {Type, Id, N + 1}, Deadline);
+                {Id, ref} -> await(S, Rest, Op, Deadline);
                 {ok, Id, {_Name, Result}} -> {ok, Rest, code(Result)};
                 {ok, _Other, _} -> {error, {?MODULE, unexpected}};
-                {error, _} = E -> E
+                {error, _} = E -> E;
+                {_Other, _} -> {error, {?MODULE, unexpected}}
             end;
         more ->
             case beamscale_load_reader:recv_at_least(S, Buf, ?CODEC:need(Buf), Deadline) of
-                {ok, Buf1} -> await(S, Buf1, Id, Deadline);
+                {ok, Buf1} -> await(S, Buf1, Op, Deadline);
+                {error, {beamscale_load_reader, {too_big, Max}}} ->
+                    {error, {?MODULE, {too_big, Type, Max, N}}};
                 {error, _} = E -> E
             end;
         {error, _} = E -> E
+    end.
+
+%% An entry or reference told by its first bytes, else the message decoded (an entry whose id
+%% the first bytes do not tell, as well).
+peek(Msg) ->
+    case ?CODEC:peek(Msg) of
+        {_, Kind} = Peeked when Kind =:= entry; Kind =:= ref -> Peeked;
+        _ ->
+            case ?CODEC:decode(Msg) of
+                {ok, Id, {searchResEntry, _}} -> {Id, entry};
+                {ok, Id, {searchResRef, _}} -> {Id, ref};
+                Decoded -> Decoded
+            end
     end.
 
 %% Every response record (LDAPResult, BindResponse, ExtendedResponse) has its result code first.
@@ -198,6 +216,11 @@ format_error({?MODULE, R}) -> format_error(R);
 format_error({ldap, Op, Code}) when is_atom(Code) ->
     io_lib:format("LDAP ~ts: ~ts", [Op, words(atom_to_list(Code))]);
 format_error({ldap, Op, Code}) -> io_lib:format("LDAP ~ts: result code ~0tp", [Op, Code]);
+format_error({too_big, search, Max, N}) ->
+    io_lib:format("LDAP search reply above max_reply_bytes (~b bytes, ~b entries read): "
+                  "connection closed", [Max, N]);
+format_error({too_big, Op, Max, _N}) ->
+    io_lib:format("LDAP ~ts reply above max_reply_bytes (~b bytes): connection closed", [Op, Max]);
 format_error(unexpected) ->
     "LDAP message for another request (a notice of disconnection?): connection closed";
 format_error(tls_twice) -> "start_tls on a connection already in TLS (or with bytes pending)";

@@ -181,8 +181,10 @@ await(Want, #{s := S, buf := Buf} = C, Deadline, Cursor) ->
                         {ok, C1} -> await(Want, C1, Deadline, At);
                         {error, R} -> gone(C, R)
                     end;
+                {error, {beamscale_load_reader, {too_big, Max}}} -> too_big(Want, Max, C);
                 {error, R} -> gone(C, R)
             end;
+        {error, {?ST, {too_big, Max}}} -> too_big(Want, Max, C);
         {error, R} -> gone(C, {?MODULE, R})
     end.
 
@@ -195,6 +197,18 @@ refused(R, C, _Part) -> {error, R, C}.
 
 unflag(closed) -> closed;
 unflag(C) -> maps:remove(respond, C).
+
+%% The bound hit (the stanza cutter's or the reader's, the same `max_reply_bytes') said with
+%% what was awaited.
+too_big(Want, Max, C) ->
+    What = case Want of
+               features -> <<"the stream features">>;
+               proceed -> <<"STARTTLS's proceed">>;
+               sasl -> <<"the SASL answer">>;
+               {id, _} -> <<"an iq reply">>;
+               _ -> <<"a stanza">>
+           end,
+    gone(C, {?MODULE, {too_big, What, Max}}).
 
 answer(Want, {header, H}, C) -> {next, Want, C#{sid => ?ST:attr(H, <<"id">>)}};
 answer(_Want, stream_end, _C) -> {error, stream_end};
@@ -352,6 +366,9 @@ format_error({stream_error, C}) -> ["XMPP stream error: ", C];
 format_error({sasl_failure, C}) -> ["SASL failure: ", C];
 format_error({iq_error, C}) -> ["XMPP iq error: ", C];
 format_error({send, R}) -> io_lib:format("send: ~0tp", [R]);
+format_error({too_big, What, Max}) ->
+    io_lib:format("XMPP stanza above max_reply_bytes (~b) awaiting ~ts: connection closed",
+                  [Max, What]);
 format_error({?BOSH, _} = R) -> ?BOSH:format_error(R);
 format_error(R) -> ?ST:format_error(R).
 

@@ -189,6 +189,7 @@ live_html(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt}) -
             [beamscale_report_html:section(
                "Over time", beamscale_report_html:el(section, [{class, "charts"}],
                                                      {safe, Charts})),
+             beamscale_report_load_extra:events(Summary),
              beamscale_report_html:section("Latency distribution (the run so far)",
                                            beamscale_report_load_extra:distribution(Summary)),
              beamscale_report_html:section("Errors by reason (the run so far)",

@@ -46,6 +46,7 @@ index(#{run := Run, summary := Summary, samples := Samples, lcnt := Lcnt} = Data
                          %% The totals first: what a reader looks for, on the first screen.
                          beamscale_report_html:section("Totals", totals(Summary)),
                          warnings(list(Run, <<"warnings">>)),
+                         beamscale_report_load_extra:events(Summary),
                          beamscale_report_html:section("Run", metadata(Run, Summary)),
                          beamscale_report_html:section("Phases", phases(Run)),
                          beamscale_report_html:section("Over time", charts(Summary)),

@@ -1,7 +1,7 @@
 %% @doc Parts of the load page (pure) kept apart from `beamscale_report_load' so its own list
 %% of graphs stays short: the latency distribution plot, phase boundaries for the time charts,
-%% the transactions over time, the intervals under a second (`--resolution'), and the axis kind
-%% of each chart.
+%% the run's events, the transactions over time, the intervals under a second
+%% (`--resolution'), and the axis kind of each chart.
 %%
 %% The distribution plot is the HdrHistogram one: percentile on x, on a log scale of
 %% 1 / (1 - p) so that 50, 90, 99, 99.9 and 99.99 are evenly spaced, against latency on a log
@@ -10,7 +10,7 @@
 -module(beamscale_report_load_extra).
 
 -export([thresholds/1, distribution/1, distribution_series/1, phase_markers/1, transaction_graphs/1,
-         flow_graphs/1,
+         flow_graphs/1, events/1,
          y_scale/1, cut_short_summary/3, fine_seconds/1, fine_graphs/1]).
 
 %% Five minutes at 100 ms.
@@ -51,9 +51,28 @@ phase_markers(Summary) ->
                       T <- [get(S, <<"t_s">>)], is_number(T), P <- [get(S, <<"phase">>)]],
     %% An event in the first second (`rate 40' at 0.6 s) is drawn where the graphs start, at
     %% its end: the seconds are numbered by their ends, from 1.
-    changes(Secs) ++ [{max(T, 1), E} || Ev <- list(get(Summary, <<"events">>)),
-                                        T <- [get(Ev, <<"t_s">>)], is_number(T),
-                                        E <- [get(Ev, <<"event">>)], is_binary(E)].
+    changes(Secs) ++ [{max(T, 1), marker(Ev, E)} || Ev <- list(get(Summary, <<"events">>)),
+                                                    T <- [get(Ev, <<"t_s">>)], is_number(T),
+                                                    E <- [get(Ev, <<"event">>)], is_binary(E)].
+
+%% A stalled launcher's mark is short (its node and late users are in the events' table).
+marker(#{<<"lasted_s">> := L}, _Text) when is_number(L) ->
+    iolist_to_binary(["stall ", float_to_binary(float(L), [{decimals, 1}]), " s"]);
+marker(_Event, Text) -> Text.
+
+%% @doc The run's events by time (`beamscale ctl''s changes, stalled launchers), as a section
+%% of a table; nothing when there are none.
+-spec events(beamscale_format_json:object()) -> iodata().
+events(Summary) ->
+    case lists:sort([{T, E} || Ev <- list(get(Summary, <<"events">>)),
+                               T <- [get(Ev, <<"t_s">>)], is_number(T),
+                               E <- [get(Ev, <<"event">>)], is_binary(E)]) of
+        [] -> [];
+        Evs -> beamscale_report_html:section(
+                 "Events", beamscale_report_html:table(
+                             ["at (s)", "event"],
+                             [[float_to_binary(float(T), [{decimals, 1}]), E] || {T, E} <- Evs]))
+    end.
 
 %% @doc Users in flight at the end of each second (sessions started so far less those done) and
 %% bytes sent and received per second (the latter only when a kind counted bytes).
