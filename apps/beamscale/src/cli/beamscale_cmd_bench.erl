@@ -62,7 +62,7 @@ info() ->
            "instructions: counted samples, their least is the figure", {value, 9}},
           {json, "--json", flag, "print JSON instead of the table"},
           {name, "--name", string, "keep a run directory OUT/NAME (report, compare)"},
-          {out, "--out", string, "where run directories go", {value, "runs"}},
+          hd(beamscale_cli_options:out()),
           {quiet, "--quiet", flag, "print no progress"},
           {time_limit, "--time-limit", number, "seconds the whole command may take",
            {text, "no limit but each point's"}},
