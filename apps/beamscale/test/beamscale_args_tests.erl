@@ -33,3 +33,18 @@ number_test() ->
     ?assertMatch({ok, #{opts := #{pct := 2.5}}}, Value("2.5")),
     ?assertMatch({ok, #{opts := #{pct := 0.5}}}, Value(".5")),
     ?assertEqual({error, {beamscale_args, {not_a_number, "--pct", "ten"}}}, Value("ten")).
+
+%% A declared default is appended to the help, formatted by type, and is what get/3 gives.
+declared_default_test() ->
+    Spec = [{time, "--time", number, "seconds", {value, 0.5}},
+            {out, "--out", string, "where", {value, "runs"}},
+            {bench, "--bench", {list, string}, "which", {value, ["a", "b"]}},
+            {seed, "--seed", integer, "seed", {text, "drawn"}}],
+    ?assertEqual(["seconds (default 0.5)", "where (default runs)", "which (default a,b)",
+                  "seed (default: drawn)"], [beamscale_args:help(O) || O <- Spec]),
+    ?assertEqual(#{time => 0.5, out => "runs", bench => ["a", "b"]},
+                 beamscale_args:defaults(Spec)),
+    ?assertEqual(2, beamscale_args:get(time, #{time => 2}, Spec)),
+    ?assertEqual("runs", beamscale_args:get(out, #{}, Spec)),
+    ?assertEqual({ok, #{opts => #{time => 1}, args => []}},
+                 beamscale_args:parse(Spec, ["--time", "1"])).

@@ -27,6 +27,20 @@ planted_test() ->
     ?assert(has(Problems, "T.md:4: no function beamscale_cmd:nothing/3")),
     ?assert(has(Problems, "T.md:4: the link ../../outside.md")).
 
+%% A table of `run''s keys marked `<!-- defaults:config -->': a stale default, a key the code
+%% does not have and one missing are each named.
+planted_defaults_test() ->
+    Rows = [lists:flatten(io_lib:format("| `~ts` | x | `~ts` | |", [K, default_text(K)]))
+            || K <- beamscale_config:keys(), K =/= iterations, K =/= warmups],
+    Doc = ["<!-- defaults:config -->", "| key | value | default | option |", "|---|---|---|---|",
+           "| `iterations` | x | `4` | |", "| `nokey` | x | `1` | |" | Rows],
+    Problems = check_doc("T.md", Doc, context(root())),
+    ?assert(has(Problems, "T.md:4: `iterations`' default is `3` (beamscale_config:defaults/0), "
+                          "not `4`")),
+    ?assert(has(Problems, "T.md:5: `nokey` is no key of beamscale_config:keys/0")),
+    ?assert(has(Problems, "T.md:1: the table lacks `warmups`")),
+    ?assertEqual(3, length(Problems)).
+
 %%% The checks
 
 %% @doc Every disagreement between the docs under `Root' and the built code, a line each.
@@ -48,6 +62,7 @@ lines(File) ->
 check_doc(Rel, Lines, Ctx) ->
     Numbered = lists:zip(lists:seq(1, length(Lines)), Lines),
     [lists:flatten(P) || P <- lists:append([marked_lists(Rel, Numbered, Ctx),
+                                            default_tables(Rel, Numbered),
                                             apps(Rel, Lines, Ctx)
                                             | [line_problems(Rel, N, L, Ctx)
                                                || {N, L} <- Numbered]])].
@@ -140,6 +155,56 @@ compare(Rel, N, {Reg, Where}, Mode, Entries, Region) ->
                    [Rel, N, what(Reg), E, Where]) || E <- Lacks]
     ++ [io_lib:format("~ts:~b: the list of ~ts names `~ts`, which ~ts does not: remove it",
                       [Rel, N, what(Reg), T, Where]) || T <- Extra].
+
+%% `<!-- defaults:config -->' above a table of `run''s configuration keys (docs/config.md): each
+%% key of `beamscale_config:keys/0' has a row, whose default cell's first `code' is the default
+%% as a file writes it. Written by hand (the other cells are prose), checked here.
+default_tables(Rel, Numbered) ->
+    lists:append([table_defaults(Rel, N, [R || {_, "|" ++ _} = R <- block_n(N, Numbered)])
+                  || {N, "<!-- defaults:config -->" ++ _} <- Numbered]).
+
+block_n(N, Numbered) ->
+    lists:takewhile(fun({_, L}) -> string:trim(L) =/= "" end, [R || {M, _} = R <- Numbered, M > N]).
+
+table_defaults(Rel, N, Rows) ->
+    Keys = [atom_to_list(K) || K <- beamscale_config:keys()],
+    Cells = [{M, string:trim(K, both, " `"), D}
+             || {M, "|" ++ Row} <- Rows,
+                %% `\|' is a `|' inside a cell.
+                [K, _, D | _] <- [string:split(string:replace(Row, "\\|", "!", all), "|", all)],
+                lists:prefix("`", string:trim(K))],
+    [io_lib:format("~ts:~b: `~ts` is no key of beamscale_config:keys/0", [Rel, M, K])
+     || {M, K, _} <- Cells, not lists:member(K, Keys)]
+    ++ [io_lib:format("~ts:~b: `~ts`' default is `~ts` (beamscale_config:defaults/0), not `~ts`",
+                      [Rel, M, K, Want, Got])
+        || {M, K, D} <- Cells, lists:member(K, Keys), Want <- [default_text(list_to_atom(K))],
+           Got <- [first_code(D)], squeezed(Got) =/= squeezed(Want)]
+    ++ [io_lib:format("~ts:~b: the table lacks `~ts` (beamscale_config:keys/0)", [Rel, N, K])
+        || K <- Keys, not lists:keymember(K, 2, Cells)].
+
+%% A default as a configuration file writes it: `all' for every logical core, a list for the
+%% overrides map; the name's is `run''s --name declaration.
+default_text(name) ->
+    {_, _, _, _, {text, T}} = lists:keyfind(name, 1, beamscale_cli_options:name("run")),
+    T;
+default_text(K) ->
+    Cores = lists:seq(1, beamscale_os:logical_cores()),
+    case maps:get(K, beamscale_config:defaults()) of
+        Cores when K =:= schedulers -> "all";
+        M when is_map(M) -> io_lib:format("~0p", [maps:to_list(M)]);
+        %% Aliases and strings (the flags may be "", which ~p writes as []).
+        Pairs when K =:= erls; K =:= erl_args ->
+            ["[", lists:join(",", [io_lib:format("{~p,\"~ts\"}", [A, F]) || {A, F} <- Pairs]), "]"];
+        V -> io_lib:format("~0p", [V])
+    end.
+
+first_code(Cell) ->
+    case string:split(Cell, "`", all) of
+        [_, Code | _] -> Code;
+        _ -> ""
+    end.
+
+squeezed(Text) -> [C || C <- lists:flatten(Text), C =/= $\s].
 
 text({line, L}) -> L;
 text(L) -> L.

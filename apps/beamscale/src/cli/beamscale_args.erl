@@ -3,13 +3,19 @@
 %% An option spec is `{Key, "--long", Type, Help}' with Type `flag' (no value), `string',
 %% `integer', `number' (an integer or a decimal: 10, 2.5), `{list, string}' (repeatable;
 %% commas also separate values) or `{list, text}' (repeatable, each value whole: expressions).
+%% `{Key, "--long", Type, Help, Default}' declares the default too: `{value, V}', the value the
+%% command uses (`get/3', `defaults/1'), or `{text, S}' when it depends on other options or on
+%% the host. Help never says the default itself: `usage/1' appends it, formatted by type, so
+%% the help cannot drift from the value (`beamscale_args_tests' checks).
 -module(beamscale_args).
 
--export([parse/2, usage/1, format_error/1]).
--export_type([spec/0, parsed/0]).
+-export([parse/2, usage/1, help/1, get/3, defaults/1, format/2, format_error/1]).
+-export_type([spec/0, parsed/0, default/0]).
 
 -type type() :: flag | string | integer | number | {list, string} | {list, text}.
--type spec() :: [{atom(), string(), type(), string()}].
+-type default() :: {value, term()} | {text, string()}.
+-type spec() :: [{atom(), string(), type(), string()}
+                 | {atom(), string(), type(), string(), default()}].
 -type parsed() :: #{opts := #{atom() => term()}, args := [string()]}.
 
 %% @doc Parse `Argv' against `Spec'.
@@ -20,7 +26,34 @@ parse(Spec, Argv) ->
 %% @doc The options part of a help text.
 -spec usage(spec()) -> iodata().
 usage(Spec) ->
-    [io_lib:format("  ~-24s ~s~n", [left(Long, Type), Help]) || {_, Long, Type, Help} <- Spec].
+    [io_lib:format("  ~-24s ~s~n", [left(element(2, O), element(3, O)), help(O)]) || O <- Spec].
+
+%% @doc An option's help line: its text, then its declared default.
+-spec help(tuple()) -> string().
+help({_, _, _, Help}) -> Help;
+help({_, _, Type, Help, {value, V}}) -> Help ++ " (default " ++ format(Type, V) ++ ")";
+help({_, _, _, Help, {text, T}}) -> Help ++ " (default: " ++ T ++ ")".
+
+%% @doc An option's value in `Opts', else its declared default (`{value, V}').
+-spec get(atom(), #{atom() => term()}, spec()) -> term().
+get(Key, Opts, Spec) ->
+    case Opts of
+        #{Key := V} -> V;
+        #{} -> maps:get(Key, defaults(Spec))
+    end.
+
+%% @doc The declared default values, by key (`{text, _}' defaults are the command's to work out).
+-spec defaults(spec()) -> #{atom() => term()}.
+defaults(Spec) ->
+    maps:from_list([{Key, V} || {Key, _, _, _, {value, V}} <- Spec]).
+
+%% @doc A value as the command line writes it.
+-spec format(type(), term()) -> string().
+format(integer, V) -> integer_to_list(V);
+format(number, V) when is_integer(V) -> integer_to_list(V);
+format(number, V) -> float_to_list(V, [short]);
+format(string, V) -> V;
+format({list, _}, Vs) -> string:join(Vs, ",").
 
 %% @doc One line for a parse error.
 -spec format_error(term()) -> string().
@@ -41,9 +74,9 @@ parse(Spec, ["-" ++ _ = Opt | Rest], Opts, Args) ->
                          [N, V] -> {N, [V]};
                          [N] -> {N, []}
                      end,
-    case lists:keyfind(Name, 2, Spec) of
-        {Key, _, flag, _} when Inline =:= [] -> parse(Spec, Rest, Opts#{Key => true}, Args);
-        {Key, _, Type, _} when Type =/= flag ->
+    case option(lists:keyfind(Name, 2, Spec)) of
+        {Key, flag} when Inline =:= [] -> parse(Spec, Rest, Opts#{Key => true}, Args);
+        {Key, Type} when Type =/= flag ->
             case Inline ++ Rest of
                 [Value | Rest1] ->
                     case value(Type, Name, Value, maps:get(Key, Opts, [])) of
@@ -56,6 +89,9 @@ parse(Spec, ["-" ++ _ = Opt | Rest], Opts, Args) ->
     end;
 parse(Spec, [Arg | Rest], Opts, Args) ->
     parse(Spec, Rest, Opts, [Arg | Args]).
+
+option(false) -> false;
+option(O) -> {element(1, O), element(3, O)}.
 
 value(string, _Name, V, _Old) -> {ok, V};
 value(integer, Name, V, _Old) ->

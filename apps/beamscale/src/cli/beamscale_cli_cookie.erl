@@ -14,8 +14,8 @@
 -spec options() -> beamscale_args:spec().
 options() ->
     [{cookie_file, "--cookie-file", string,
-      "file holding the cookie of existing target nodes, mode 0600 or 0400 (default: "
-      "$" ?ENV ", else the scenario's, else ~/.erlang.cookie)"},
+      "file holding the cookie of existing target nodes, mode 0600 or 0400",
+      {text, "$" ?ENV ", else the scenario's, else ~/.erlang.cookie"}},
      {cookie, "--cookie", string, "the cookie itself: every local user sees it in ps (a "
                                   "warning says so); prefer --cookie-file or $" ?ENV}].
 

@@ -8,6 +8,10 @@
 
 %% Launches by default when a verdict is made (docs/micro.md, "Launches").
 -define(LAUNCHES, 3).
+%% A point's default limit: a minute beside ten times its budget (warm-up and time; squeeze's
+%% steps each), ample for a loaded host, a bound for an expression that never returns.
+-define(POINT_MS, 60000).
+-define(POINT_TIMES, 10).
 
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
@@ -25,43 +29,57 @@ info() ->
           {init_runner, "--init-runner", string, "EXPR run once per caller (`State'); for "
                                                  "M:F/A the argument list"},
           {args, "--args", string, "M:F/A: EXPR giving the argument list (as --init-runner)"},
-          {time, "--time", number, "seconds measured per benchmark or point (default "
-                                   "0.5, callers 1, squeeze per step 0.5)"},
-          {samples, "--samples", integer,
-           "samples in that time (default 20; callers 10, squeeze 5)"},
-          {warmup, "--warmup", number, "seconds of warm-up (default 0.2)"},
+          {time, "--time", number, "seconds measured per benchmark or point",
+           {text, budget_text(1, number, ", ", "squeeze per step ")}},
+          {samples, "--samples", integer, "samples in that time",
+           {text, budget_text(2, integer, "; ", "squeeze ")}},
+          {warmup, "--warmup", number, "seconds of warm-up", {value, 0.2}},
           {calls, "--calls", integer, "calls per sample instead of calibrating"},
-          {launches, "--launches", integer, "fresh emulators per point, interleaved (default 3; "
-                                            "1 for one expression and input without --name)"},
-          {seed, "--seed", integer, "seed of the launches' order (default: drawn, printed)"},
+          {launches, "--launches", integer, "fresh emulators per point, interleaved",
+           {text, integer_to_list(?LAUNCHES) ++ "; 1 for one expression and input without "
+                                                "--name"}},
+          {seed, "--seed", integer, "seed of the launches' order", {text, "drawn, printed"}},
           {process, "--process", string, "runner (one warmed process per caller across "
-                                         "samples, default) or fresh (one per sample)"},
+                                         "samples) or fresh (one per sample)", {value, "runner"}},
           {callers, "--callers", string, "concurrent callers: 1,2,4,8 or squeeze"},
-          {schedulers, "--schedulers", string, "scheduler counts of the nodes: 1,2 (default: "
-                                               "the host's)"},
-          {max_callers, "--max-callers", integer, "squeeze: most callers tried (default 64)"},
-          {tolerance, "--tolerance", number, "squeeze: % a step must beat the best by "
-                                             "(default 5)"},
+          {schedulers, "--schedulers", string, "scheduler counts of the nodes: 1,2",
+           {text, "the host's"}},
+          {max_callers, "--max-callers", integer, "squeeze: most callers tried", {value, 64}},
+          {tolerance, "--tolerance", number, "squeeze: % a step must beat the best by",
+           {value, 5}},
           {code_path, "--code-path", {list, string}, "your compiled code: ebin dir, glob or "
                                                      "lib dir (repeatable)"},
           {mix, "--mix", string, "a mix project: its _build/*/lib/*/ebin"},
-          {elixir_lib, "--elixir-lib", string, "Elixir's lib dir (default: found from elixir)"},
-          {erl, "--erl", string, "the erl of the nodes (default: erl)"},
+          {elixir_lib, "--elixir-lib", string, "Elixir's lib dir", {text, "found from elixir"}},
+          {erl, "--erl", string, "the erl of the nodes", {value, "erl"}},
           {flags, "--flags", string, "emulator flags of the nodes"},
-          {clock, "--clock", string, "time (default) or instructions: instructions retired per "
-                                     "call too, counted in a node of its own"},
-          {counter, "--counter", string, "instructions: auto (default: the CPU's counter when "
-                                         "the host has one, else valgrind), pmu or valgrind"},
-          {count_samples, "--count-samples", integer, "instructions: counted samples (default "
-                                                      "9, their least is the figure)"},
+          {clock, "--clock", string, "time or instructions: instructions retired per call "
+                                     "too, counted in a node of its own", {value, "time"}},
+          {counter, "--counter", string, "instructions: auto (the CPU's counter when the host "
+                                         "has one, else valgrind), pmu or valgrind",
+           {value, "auto"}},
+          {count_samples, "--count-samples", integer,
+           "instructions: counted samples, their least is the figure", {value, 9}},
           {json, "--json", flag, "print JSON instead of the table"},
           {name, "--name", string, "keep a run directory OUT/NAME (report, compare)"},
-          {out, "--out", string, "where run directories go (default: runs)"},
+          hd(beamscale_cli_options:out()),
           {quiet, "--quiet", flag, "print no progress"},
-          {time_limit, "--time-limit", number, "seconds the whole command may take (default: "
-                                               "no limit but each point's)"},
-          {expr_time_limit, "--expr-time-limit", number,
-           "seconds one point may take (default 60 + 10 x its budget)"}]}.
+          {time_limit, "--time-limit", number, "seconds the whole command may take",
+           {text, "no limit but each point's"}},
+          {expr_time_limit, "--expr-time-limit", number, "seconds one point may take",
+           {text, integer_to_list(?POINT_MS div 1000) ++ " + " ++ integer_to_list(?POINT_TIMES)
+                  ++ " x its budget"}}]}.
+
+%% An option's value, else its declared default.
+opt(Key, Opts) -> beamscale_args:get(Key, Opts, maps:get(options, info())).
+
+%% Seconds measured and samples taken per mode, when --time and --samples are not given.
+budgets() -> [{time, 0.5, 20}, {callers, 1, 10}, {squeeze, 0.5, 5}].
+
+%% "0.5, callers 1, squeeze per step 0.5": the modes' defaults of one budget element.
+budget_text(N, Type, Sep, Squeeze) ->
+    [T, C, S] = [beamscale_args:format(Type, element(N + 1, B)) || B <- budgets()],
+    T ++ Sep ++ "callers " ++ C ++ ", " ++ Squeeze ++ S.
 
 %% @doc Measure, print, keep the run directory when asked.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
@@ -117,8 +135,6 @@ shown(Opts, Plan, Result) ->
                  end),
     keep(Opts, Plan, Result).
 
-%% A point's default limit: a minute beside ten times its budget (warm-up and time; squeeze's
-%% steps each), ample for a loaded host, a bound for an expression that never returns.
 limits(Opts, #{budget := #{time := T, warmup := W}, mode := Mode} = Plan, Start) ->
     Steps = case Mode of
                 squeeze -> maps:get(max_callers, Plan);
@@ -126,7 +142,7 @@ limits(Opts, #{budget := #{time := T, warmup := W}, mode := Mode} = Plan, Start)
             end,
     Expr = case maps:find(expr_time_limit, Opts) of
                {ok, S} -> ms(S);
-               error -> 60000 + 10 * Steps * (T + W)
+               error -> ?POINT_MS + ?POINT_TIMES * Steps * (T + W)
            end,
     Deadline = case maps:find(time_limit, Opts) of
                    {ok, S1} -> Start + ms(S1);
@@ -167,23 +183,22 @@ plan(Opts, Args) ->
                                         V =/= none]),
       budget => budget(Opts, Mode), mode => Mode,
       schedulers => schedulers(maps:get(schedulers, Opts, none)),
-      code_path => code_path(Opts, Elixir), erl => erl(maps:get(erl, Opts, "erl")),
+      code_path => code_path(Opts, Elixir), erl => erl(opt(erl, Opts)),
       flags => maps:get(flags, Opts, ""), elixir => Elixir, files => Files,
-      max_callers => maps:get(max_callers, Opts, 64),
-      tolerance => maps:get(tolerance, Opts, 5) / 100,
+      max_callers => opt(max_callers, Opts), tolerance => opt(tolerance, Opts) / 100,
       progress => progress(Opts), clock => clock(Opts, Mode)}.
 
 %% The instruction clock counts `bench''s time points (not callers or squeeze).
 clock(Opts, Mode) ->
-    case {maps:get(clock, Opts, "time"), Mode} of
+    case {opt(clock, Opts), Mode} of
         {"time", _} -> time;
         {"instructions", time} ->
-            Counter = case maps:get(counter, Opts, "auto") of
+            Counter = case opt(counter, Opts) of
                           C when C =:= "auto"; C =:= "pmu"; C =:= "valgrind" -> list_to_atom(C);
                           C -> throw({error, {?MODULE, {counter, C}}})
                       end,
             {ok, Used} = ok(beamscale_icount:counter(Counter)),
-            {instructions, Used, #{samples => maps:get(count_samples, Opts, 9), calls => auto}};
+            {instructions, Used, #{samples => opt(count_samples, Opts), calls => auto}};
         {"instructions", _} -> throw({error, {?MODULE, clock_mode}});
         {Other, _} -> throw({error, {?MODULE, {clock, Other}}})
     end.
@@ -257,14 +272,10 @@ counts(What, Text) ->
     end.
 
 budget(Opts, Mode) ->
-    {Time, Samples} = case Mode of
-                          time -> {0.5, 20};
-                          {callers, _} -> {1, 10};
-                          squeeze -> {0.5, 5}
-                      end,
+    {_, Time, Samples} = lists:keyfind(case Mode of {callers, _} -> callers; M -> M end, 1,
+                                       budgets()),
     B = #{time => ms(maps:get(time, Opts, Time)), samples => maps:get(samples, Opts, Samples),
-          warmup => ms(maps:get(warmup, Opts, 0.2)),
-          process => process(maps:get(process, Opts, "runner"))},
+          warmup => ms(opt(warmup, Opts)), process => process(opt(process, Opts))},
     maps:merge(B, maps:with([calls], Opts)).
 
 ms(Seconds) -> max(1, round(Seconds * 1000)).
@@ -295,7 +306,7 @@ progress(_) -> fun(Text) -> io:format(standard_error, "measuring ~ts~n", [Text])
 %% With --name, the points are kept as they are measured: a rerun of the same command takes
 %% up those of an interrupted one (and says so), another command is refused the directory.
 resume(#{name := Name} = Opts, Plan) ->
-    Dir = filename:join(maps:get(out, Opts, "runs"), Name),
+    Dir = filename:join(opt(out, Opts), Name),
     {ok, Points, Kept} = ok(beamscale_micro_points:open(Dir, Plan)),
     _ = Kept =:= 0 orelse maps:get(quiet, Opts, false)
         orelse io:format(standard_error, "resuming ~ts: ~b point(s) measured before are kept, "
@@ -306,7 +317,7 @@ resume(_Opts, Plan) -> Plan.
 %% The run directory: one row per sample in measurements.csv (seconds per call; for callers,
 %% the aggregate seconds per call), so that `report' and `compare' read it as a run's.
 keep(#{name := Name} = Opts, Plan, Result) ->
-    Dir = filename:join(maps:get(out, Opts, "runs"), Name),
+    Dir = filename:join(opt(out, Opts), Name),
     {ok, Store} = ok(beamscale_store:open(Dir)),
     Store1 = lists:foldl(fun(R, S) -> record(S, R) end, Store, rows(Result)),
     ok = beamscale_store:close(Store1),

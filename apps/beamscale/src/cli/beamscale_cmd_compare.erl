@@ -38,7 +38,7 @@ info() ->
                   {threshold, "--threshold", {list, text},
                    "load runs: exit 1 when B's figures fail EXPR, as load --threshold "
                    "(p95<300ms, errors<1%; docs/thresholds.md; repeatable)"},
-                  {out, "--out", string, "where to write compare.html (default RUN_B)"}]}.
+                  {out, "--out", string, "where to write compare.html", {text, "RUN_B"}}]}.
 
 %% @doc Compare the two runs, print the results, write the page.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().

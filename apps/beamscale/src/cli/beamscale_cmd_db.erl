@@ -9,22 +9,23 @@
 info() ->
     #{name => "db", summary => "start, stop or show the throwaway MariaDB (or PostgreSQL)",
       usage => "beamscale db start|stop|status [--dir DIR] [--engine mariadb|postgres]",
-      details => "start: a fresh datadir under DIR (default runs/db), 127.0.0.1 on a free port "
+      details => "start: a fresh datadir under DIR (--dir), 127.0.0.1 on a free port "
                  "and a unix socket,\na schema and a user; prints how to reach it and writes "
                  "DIR/connection.config and\nDIR/client.cnf "
                  "(mariadb --defaults-file=DIR/client.cnf)."
                  "\nstop: stops it by its pid and removes the datadir."
                  "\n--engine postgres: PostgreSQL instead (initdb; a SCRAM user and an MD5 "
                  "user); stop and\nstatus find the engine in DIR/connection.config.",
-      options => [{dir, "--dir", string, "the database's directory (default: runs/db)"},
+      options => [{dir, "--dir", string, "the database's directory", {text, "runs/db"}},
                   {timeout, "--timeout", integer, "seconds start may wait for the server"},
-                  {engine, "--engine", string, "mariadb (default) or postgres"}]}.
+                  {engine, "--engine", string, "mariadb or postgres",
+                   {value, atom_to_list(maps:get(engine, beamscale_db:defaults(#{})))}}]}.
 
 %% @doc Start, stop or show the database.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{opts := Opts, args := [Action]}) when Action =:= "start"; Action =:= "stop";
                                            Action =:= "status" ->
-    case engine(maps:get(engine, Opts, "mariadb")) of
+    case engine(beamscale_args:get(engine, Opts, maps:get(options, info()))) of
         {ok, Engine} -> db(Action, Opts, Engine);
         error -> {error, {engine, maps:get(engine, Opts)}}
     end;

@@ -21,20 +21,22 @@ info() ->
                "       beamscale history show|page|check [--store DIR] [--metric M]\n"
                "                         [--benchmark B] [--alpha P] [--threshold 5%] [--out F]\n"
                "       beamscale history export --bmf [--commit HASH] | --csv [--out FILE]",
-      details => "The store (default ./history) holds one JSON file per recorded run.\n"
+      details => "The store (--store) holds one JSON file per recorded run.\n"
                  "Change points: E-Divisive means, a split kept when Student's t-test gives\n"
-                 "p < --alpha (default 0.001). check: exit 1 when the newest commit is a\n"
+                 "p < --alpha. check: exit 1 when the newest commit is a\n"
                  "significant step the worse way by more than --threshold. docs/history.md.",
-      options => [{store, "--store", string, "the history store directory (default history)"},
+      options => [{store, "--store", string, "the history store directory",
+                   {value, ?DEFAULT_STORE}},
                   {commit, "--commit", string, "record: the commit measured; export: which"},
                   {repo, "--repo", string, "record: read commit, date, branch from git here"},
                   {date, "--date", string, "record: the commit's date"},
                   {branch, "--branch", string, "record: the branch"},
                   {label, "--label", string, "record: a label of yours"},
                   {metric, "--metric", {list, string},
-                   "metrics to look at (default: those with an interval; all: every one)"},
+                   "metrics to look at; all: every one", {text, "those with an interval"}},
                   {benchmark, "--benchmark", {list, string}, "benchmarks to look at"},
-                  {alpha, "--alpha", number, "the t-test's significance level (0.001)"},
+                  {alpha, "--alpha", number, "the t-test's significance level",
+                   {value, maps:get(alpha, beamscale_stats_changepoint:defaults())}},
                   {threshold, "--threshold", string, "check: the least slowdown, 5% or 5"},
                   {out, "--out", string, "page: the HTML file; export: instead of stdout"},
                   {bmf, "--bmf", flag, "export Bencher Metric Format JSON"},

@@ -15,14 +15,10 @@ info() ->
                  "each.\nLatency is measured from each request's intended start (coordinated "
                  "omission\ncorrected) and from its actual send; both are in summary.json.",
       options => [
-          {name, "--name", string, "the run's name (default: load-DATE-TIME)"},
-          {out, "--out", string, "where run directories go (default: runs)"},
           {seed, "--seed", integer, "seed of the arrivals and think times"},
-          {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"},
-          {quiet, "--quiet", flag, "print no live view"},
-          {dist_address, "--dist-address", string,
-           "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
-           "the hosts of ssh load or benchmark nodes reach"},
+          {quiet, "--quiet", flag, "print no live view"}]
+          ++ beamscale_cli_options:name("load") ++ beamscale_cli_options:out()
+          ++ beamscale_cli_options:msacc() ++ beamscale_cli_options:dist_address() ++ [
           {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
                                   "port; the address is printed first)"},
           {metrics, "--metrics", integer, "Prometheus' text on http://127.0.0.1:PORT/metrics "
@@ -34,8 +30,8 @@ info() ->
           {max_error_rate, "--max-error-rate", integer,
            "exit 1 when more than PCT % of the requests failed"},
           {resolution, "--resolution", string,
-           "the figures' interval: 100ms, 200ms, 250ms, 500ms or 1s (default); under a "
-           "second, a row of each in RUNDIR/load_fine.csv"},
+           "the figures' interval: 100ms, 200ms, 250ms, 500ms or 1s; under a second, a row of "
+           "each in RUNDIR/load_fine.csv", {text, "1s"}},
           {dump, "--dump", integer, "write the first N request/reply exchanges and every "
                                     "error reason's first to RUNDIR/dump.log"},
           {replace, "--replace", flag, "replace an existing load run directory of that name"},
@@ -46,14 +42,13 @@ info() ->
            "(its -required_variable too; repeatable)"},
           {users, "--users", integer, "with --amoc: how many users run it"},
           {load_nodes, "--load-nodes", integer,
-           "with --amoc: N load nodes on this host share the users (default 0: this node)"},
-          {rate, "--rate", number, "with --amoc: users started per second (default: 1000 / "
-                                   "AMOC_INTERARRIVAL ms, else 20)"},
+           "with --amoc: N load nodes on this host share the users", {text, "0: this node"}},
+          {rate, "--rate", number, "with --amoc: users started per second",
+           {text, "1000 / AMOC_INTERARRIVAL ms, else 20"}},
           {set, "--set", {list, text}, "with --amoc: NAME=VALUE, an Erlang term for the "
                                        "scenario's required variable NAME (repeatable)"}]
-          ++ beamscale_cmd_run:profile_options("each sampled target node",
-                                               "ms profiled, in the middle of the run "
-                                               "(default 2000)")
+          ++ beamscale_cli_options:profile("each sampled target node",
+                                           {"ms profiled, in the middle of the run", ""})
           ++ beamscale_cli_cookie:options()}.
 
 %% @doc Load the scenario and run it (`beamscale_loadtest').
@@ -86,7 +81,7 @@ do(#{args := [_, Extra | _]} = Parsed) -> beamscale_cmd_run:extra_argument(Parse
 
 named(File, Opts) ->
     Name = name(Opts),
-    Dir = filename:join(maps:get(out, Opts, "runs"), Name),
+    Dir = filename:join(beamscale_args:get(out, Opts, beamscale_cli_options:out()), Name),
     case beamscale_config:check(name, Name) of
         {error, _, Msg} -> {error, {bad_name, Name, Msg}};
         {ok, _} ->

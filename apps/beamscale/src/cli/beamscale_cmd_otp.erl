@@ -18,7 +18,7 @@ info() ->
                  "system's own release builds only its emulator (--full: everything).\n"
                  "list: the installs, their versions and build times.",
       options => [{prefix, "--prefix", string, "install here instead"},
-                  {jobs, "--jobs", integer, "make's jobs (default: the logical cores)"},
+                  {jobs, "--jobs", integer, "make's jobs", {text, "the logical cores"}},
                   {full, "--full", flag, "build everything even for the system's release"},
                   {force, "--force", flag, "build again over an install"}]}.
 

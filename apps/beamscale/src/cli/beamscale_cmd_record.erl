@@ -10,23 +10,27 @@
 info() ->
     #{name => "record", summary => "record browsing through an HTTP proxy as a scenario",
       usage => "beamscale record [--port PORT] [--out BASE] [--duration SECONDS]",
-      details => "Listens on 127.0.0.1:PORT (default 8090) as an HTTP proxy; point the browser "
-                 "at it\n(chromium --proxy-server=http://127.0.0.1:8090 "
+      details => "Listens on 127.0.0.1:PORT as an HTTP proxy; point the browser at it\n"
+                 "(chromium --proxy-server=http://127.0.0.1:PORT "
                  "--proxy-bypass-list='<-loopback>').\nAfter every request BASE.xml (Tsung) and "
-                 "BASE.scenario (terms) hold the session so far\n(default BASE: recorded). Ends "
+                 "BASE.scenario (terms) hold the session so far.\nEnds "
                  "after --duration, or on Ctrl-C. HTTPS through CONNECT: the proxy\nsigns a "
-                 "certificate per host with its CA, made once in --ca-dir (default: BASE's "
-                 "directory);\nit prints how to trust that CA.",
-      options => [{port, "--port", integer, "the proxy's port on 127.0.0.1 (default 8090)"},
-                  {out, "--out", string, "BASE of BASE.xml and BASE.scenario"},
-                  {ca_dir, "--ca-dir", string, "where the proxy's CA is kept (made if absent)"},
-                  {duration, "--duration", integer, "seconds to record (default: until Ctrl-C)"}]}.
+                 "certificate per host with its CA, made once in --ca-dir;\n"
+                 "it prints how to trust that CA.",
+      options => [{port, "--port", integer, "the proxy's port on 127.0.0.1", {value, 8090}},
+                  {out, "--out", string, "BASE of BASE.xml and BASE.scenario",
+                   {value, "recorded"}},
+                  {ca_dir, "--ca-dir", string, "where the proxy's CA is kept (made if absent)",
+                   {text, "BASE's directory"}},
+                  {duration, "--duration", integer, "seconds to record",
+                   {text, "until Ctrl-C"}}]}.
 
 %% @doc Record until the duration ends or the command is interrupted.
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
 do(#{opts := Opts, args := []}) ->
-    Base = maps:get(out, Opts, "recorded"),
-    Start = maps:merge(#{port => maps:get(port, Opts, 8090), base => Base},
+    Spec = maps:get(options, info()),
+    Base = beamscale_args:get(out, Opts, Spec),
+    Start = maps:merge(#{port => beamscale_args:get(port, Opts, Spec), base => Base},
                        maps:with([ca_dir], Opts)),
     case beamscale_record:start(Start) of
         {ok, Proxy} ->

@@ -4,7 +4,7 @@
 -behaviour(beamscale_cmd).
 
 -export([info/0, do/1, format_error/1, overrides/1]).
--export([profile_options/2, profile/1, checked_profile/1, extra_argument/2]).
+-export([profile/1, checked_profile/1, extra_argument/2]).
 
 %% @doc This command's name, summary and options.
 -spec info() -> beamscale_cmd:info().
@@ -32,12 +32,11 @@ info() ->
           {bench_path, "--bench-path", {list, string}, "directories of bencherl handlers"},
           {code_path, "--code-path", {list, string},
            "your compiled code: ebin dir, glob or lib dir as ERL_LIBS (repeatable)"},
-          {name, "--name", string, "the run's name (default: run-DATE-TIME)"},
-          {out, "--out", string, "where run directories go (default: runs)"},
-          {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"},
-          {msacc, "--msacc", integer, "% of each sampling interval msacc is on (default 10)"}]
-          ++ profile_options("each point", "ms of profiled calls per point (default 2000; as "
-                                           "long again unprofiled)") ++ [
+          {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"}]
+          ++ beamscale_cli_options:name("run") ++ beamscale_cli_options:out()
+          ++ beamscale_cli_options:msacc()
+          ++ beamscale_cli_options:profile("each point", {"ms of profiled calls per point",
+                                                          "; as long again unprofiled"}) ++ [
           {otp, "--otp", {list, string},
            "OTP releases to run on, as erls: 25,27,29 (installed by beamscale otp install)"},
           {emu_flavor, "--emu-flavor", {list, string},
@@ -45,10 +44,8 @@ info() ->
           {lcnt, "--lcnt", flag,
            "on each release's lock-counting emulator (RELEASE-lcnt): locks that grew "
            "(--profile lcnt: with profiles)"},
-          {quiet, "--quiet", flag, "print no progress"},
-          {dist_address, "--dist-address", string,
-           "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
-           "the hosts of ssh load or benchmark nodes reach"},
+          {quiet, "--quiet", flag, "print no progress"}]
+          ++ beamscale_cli_options:dist_address() ++ [
           {web, "--web", integer, "serve a live page of the run on http://127.0.0.1:PORT/ "
                                   "(0: a free port; the address is printed first)"}]}.
 
@@ -106,17 +103,6 @@ overrides(Opts) ->
     NoSample = [{sample, false} || maps:get(no_sample, Opts, false)],
     [{K, term(K, V)} || K <- Keys, {ok, V} <- [maps:find(K, Opts)]] ++ NoSample
         ++ profile(Opts).
-
-%% @doc The options of a CPU profile (docs/profiles.md), `run''s and `study''s: of what a profile
-%% is taken, and what the window is.
--spec profile_options(string(), string()) -> beamscale_args:spec().
-profile_options(Of, Window) ->
-    [{profile, "--profile", flag,
-      "a perf CPU profile of " ++ Of ++ ", flame graphs, what grew (docs/profiles.md)"},
-     {profile_rate, "--profile-rate", integer, "perf's sampling rate, Hz (default 999)"},
-     {profile_window, "--profile-window", integer, Window},
-     {profile_stacks, "--profile-stacks", string,
-      "dwarf (callers through the emulator's C code; default) or fp (cheaper)"}].
 
 %% @doc The error of an argument left over (`load', `saturate', `study'): with --profile, an
 %% `lcnt' is `run''s lock counting (`run --profile lcnt'), which these commands do not take.

@@ -15,32 +15,53 @@ info() ->
                  "halved.\nLatency is from each request's intended start. A rerun with the same "
                  "--name continues the search.\nSee docs/saturate.md.",
       options => [
-          {slo, "--slo", string, "the objective, e.g. \"p99<50ms,errors<1%\" (default: the "
-                                 "scenario's slo key, else " ++ beamscale_stats_slo:default()
-                                 ++ "; achieved>90% is added unless given)"},
-          {budget, "--budget", string, "time for the whole search, e.g. 3m or 90s (default 3m)"},
-          {level, "--level", string, "length of a level, warm-up included (default 10s)"},
-          {warmup, "--warmup", string, "first seconds of a level not measured (default 2s)"},
-          {start, "--start", integer, "first rate, sessions/s (default 10; --closed: first "
-                                      "number of users, default 1)"},
-          {max_rate, "--max-rate", integer, "highest rate tried, sessions/s (default 100000)"},
+          {slo, "--slo", string, "the objective, e.g. \"p99<50ms,errors<1%\"",
+           {text, "the scenario's slo key, else " ++ beamscale_stats_slo:default()
+                  ++ "; achieved>90% is added unless given"}},
+          {budget, "--budget", string, "time for the whole search, e.g. 3m or 90s",
+           {text, duration(budget_s)}},
+          {level, "--level", string, "length of a level, warm-up included",
+           {text, duration(level_s)}},
+          {warmup, "--warmup", string, "first seconds of a level not measured",
+           {text, duration(warmup_s)}},
+          {start, "--start", integer, "first rate, sessions/s; --closed: first number of users",
+           {text, search_default(start, open) ++ "; --closed: "
+                  ++ search_default(start, closed)}},
+          {max_rate, "--max-rate", integer, "highest rate tried, sessions/s",
+           {text, search_default(max_rate, open)}},
           {closed, "--closed", flag, "closed mode: N users each running the session in a loop "
                                      "with no think time, N rising until the throughput peaks"},
-          {max_users, "--max-users", integer, "--closed: most users tried (default 4096)"},
-          {tolerance, "--tolerance", integer, "bracket width at which to stop, % (default 5)"},
-          {name, "--name", string, "the run's name (default: saturate-DATE-TIME)"},
-          {out, "--out", string, "where run directories go (default: runs)"},
+          {max_users, "--max-users", integer, "--closed: most users tried",
+           {text, search_default(max_users, closed)}},
+          {tolerance, "--tolerance", integer, "bracket width at which to stop, %",
+           {text, search_default(tolerance, open)}},
           {seed, "--seed", integer, "seed of the arrivals and think times"},
-          {quiet, "--quiet", flag, "print no line per level"},
-          {dist_address, "--dist-address", string,
-           "IPv4 address of this host for Erlang distribution (default 127.0.0.1): one that "
-           "the hosts of ssh load or benchmark nodes reach"},
+          {quiet, "--quiet", flag, "print no line per level"}]
+          ++ beamscale_cli_options:name("saturate") ++ beamscale_cli_options:out()
+          ++ beamscale_cli_options:dist_address() ++ [
           {web, "--web", integer, "serve a live page on http://127.0.0.1:PORT/ (0: a free "
                                   "port; the address is printed first)"}]
-          ++ beamscale_cmd_run:profile_options("each sampled target node at each level",
-                                               "ms profiled per level, in the middle of its "
-                                               "measured seconds (default 2000)")
+          ++ beamscale_cli_options:profile("each sampled target node at each level",
+                                           {"ms profiled per level, in the middle of its "
+                                            "measured seconds", ""})
           ++ beamscale_cli_cookie:options()}.
+
+%% A duration default of `beamscale_saturate:defaults/0' as the options write it: 3m, 10s.
+duration(Key) ->
+    case maps:get(Key, beamscale_saturate:defaults()) of
+        S when S >= 60, S rem 60 =:= 0 -> integer_to_list(S div 60) ++ "m";
+        S -> integer_to_list(S) ++ "s"
+    end.
+
+%% A default of the open or closed search (`beamscale_stats_search', `_closed'), in the
+%% options' unit (the tolerance a %).
+search_default(Key, Mode) ->
+    Defaults = case Mode of
+                   open -> beamscale_stats_search:defaults();
+                   closed -> beamscale_stats_closed:defaults()
+               end,
+    V = maps:get(Key, Defaults),
+    integer_to_list(round(case Key of tolerance -> V * 100; _ -> V end)).
 
 %% @doc Read the scenario and options, run the search (`beamscale_saturate').
 -spec do(beamscale_args:parsed()) -> beamscale_cmd:outcome().
@@ -74,7 +95,7 @@ saturate(Scenario, Exec) ->
 %% The options as `beamscale_saturate:opts()'; each bad value names its option.
 options(Opts) ->
     try
-        Dir = filename:join(maps:get(out, Opts, "runs"), name(Opts)),
+        Dir = filename:join(beamscale_args:get(out, Opts, beamscale_cli_options:out()), name(Opts)),
         Secs = [{K, seconds(Opt, maps:get(K, Opts))}
                 || {K, Opt} <- [{budget, "--budget"}, {level, "--level"}, {warmup, "--warmup"}],
                    maps:is_key(K, Opts)],

@@ -13,17 +13,18 @@ info() ->
       usage => "beamscale study NAME [OPTIONS]",
       details => studies_text(),
       options => [
-          {version, "--version", string, "short (default), intermediate or long"},
-          {schedulers, "--schedulers", {list, string}, "scheduler counts (default: the study's)"},
+          {version, "--version", string, "short, intermediate or long",
+           {value, atom_to_list(maps:get(version, beamscale_study:defaults(#{})))}},
+          {schedulers, "--schedulers", {list, string}, "scheduler counts",
+           {text, "the study's"}},
           {seed, "--seed", integer, "seed of the study's random choices"},
           {otp, "--otp", {list, string}, "ets only: OTP releases to run on, 25,27 (docs/otp.md)"},
-          {name, "--name", string, "the run's name (default: STUDY-DATE-TIME)"},
-          {out, "--out", string, "where run directories go (default: runs)"},
           {quiet, "--quiet", flag, "print no progress"}]
-          ++ beamscale_cmd_run:profile_options("the node under test at each load level "
-                                               "(pollset, smp-io)",
-                                               "ms profiled per level (default 2000, at most "
-                                               "the level's hold)") ++ [
+          ++ beamscale_cli_options:name("STUDY") ++ beamscale_cli_options:out()
+          ++ beamscale_cli_options:profile("the node under test at each load level "
+                                           "(pollset, smp-io)",
+                                           {"ms profiled per level",
+                                            ", at most the level's hold"}) ++ [
           {web, "--web", integer, "serve a live page of the load levels on "
                                   "http://127.0.0.1:PORT/ (0: a free port)"}]}.
 

@@ -128,19 +128,23 @@ ok({interrupted, _} = I) -> {error, I}.
 %% The command's own parser on the options written back as a command line.
 parsed(Mod, Args, Opts) ->
     #{options := Spec} = Mod:info(),
-    try lists:append([argv(lists:keyfind(K, 1, Spec), K, V)
+    try lists:append([argv(flag(lists:keyfind(K, 1, Spec)), K, V)
                       || {K, V} <- lists:sort(maps:to_list(Opts))]) of
         Argv -> beamscale_args:parse(Spec, Args ++ Argv)
     catch throw:{option, K} -> {error, {?MODULE, {option, K}}}
     end.
 
+%% An option's flag and type (a declaration may carry its default too).
+flag(false) -> false;
+flag(O) -> {element(2, O), element(3, O)}.
+
 argv(false, K, _V) -> throw({option, K});
-argv({_, _Flag, {list, _}, _}, _K, false) -> [];
-argv({_, _Flag, flag, _}, _K, false) -> [];
-argv({_, Flag, flag, _}, _K, true) -> [Flag];
-argv({_, Flag, {list, _}, _}, _K, Vs) when is_list(Vs), is_list(hd(Vs)) ->
+argv({_Flag, {list, _}}, _K, false) -> [];
+argv({_Flag, flag}, _K, false) -> [];
+argv({Flag, flag}, _K, true) -> [Flag];
+argv({Flag, {list, _}}, _K, Vs) when is_list(Vs), is_list(hd(Vs)) ->
     lists:append([[Flag, V] || V <- Vs]);
-argv({_, Flag, _, _}, _K, V) -> [Flag, text(V)].
+argv({Flag, _}, _K, V) -> [Flag, text(V)].
 
 text(V) when is_integer(V) -> integer_to_list(V);
 text(V) when is_float(V) -> float_to_list(V, [short]);

@@ -46,7 +46,8 @@ format_error({status, Status}) -> io_lib:format("beamscale bench exited with ~b"
 %% command's parser checks them.
 opts() ->
     #{options := Spec} = beamscale_cmd_bench:info(),
-    [{Key, undefined, tl(tl(Long)), getopt_type(Type), Help} || {Key, Long, Type, Help} <- Spec].
+    [{element(1, O), undefined, tl(tl(element(2, O))), getopt_type(element(3, O)),
+      beamscale_args:help(O)} || O <- Spec].
 
 getopt_type(flag) -> undefined;
 getopt_type(_) -> string.

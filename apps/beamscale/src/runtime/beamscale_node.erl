@@ -3,7 +3,7 @@
 %% (it hangs), its OS process is killed (on its host, through `ssh', for a node started so).
 -module(beamscale_node).
 
--export([distribute/0, listen/1, start/2, stop/1, os_pid/1, alive/1, format_error/1]).
+-export([distribute/0, loopback/0, listen/1, start/2, stop/1, os_pid/1, alive/1, format_error/1]).
 -export_type([handle/0, spec/0, ssh/0]).
 
 -type handle() :: #{peer := pid(), node := node(), os_pid := string(), ssh => ssh()}.
@@ -37,6 +37,10 @@
 %% `beamscale_node:listen/1' set (default 127.0.0.1, loopback alone).
 -spec distribute() -> {ok, node()} | {error, {distribution, term()}}.
 distribute() -> distribute(persistent_term:get({?MODULE, address}, ?LOOPBACK)).
+
+%% @doc The address distribution is on unless `listen/1' was given another.
+-spec loopback() -> string().
+loopback() -> ?LOOPBACK.
 
 %% @doc The address this node's distribution is to listen on: one that the hosts of its load or
 %% benchmark nodes reach (`--dist-address'). Only before `distribute/0'.
