@@ -50,8 +50,9 @@ main(Samples, I) ->
 %% Prints "INDEX INSTRUCTIONS_PER_CALL" for each expression, `Calls' the calls per sample of
 %% each (bench's own, so that both collect alike): the least of `Samples' counted samples less
 %% the empty loop's least with the same calls, after one uncounted, each sample in a fresh
-%% process, as `bench --clock instructions' counts. The emulator runs under callgrind with
-%% collection off, its dumps in `Dir'; `So' is the instruction clock's NIF (beamscale_icount).
+%% process whose heap starts at bench's words, as `bench --clock instructions' counts. The
+%% emulator runs under callgrind with collection off, its dumps in `Dir'; `So' is the
+%% instruction clock's NIF (beamscale_icount).
 count(So, Dir, Calls, Samples) ->
     ok = beamscale_bench_icount:load(So),
     [begin
@@ -66,12 +67,13 @@ counts(Loop, N, Samples, Dir) ->
     [counted(Loop, N, Dir) / N || _ <- lists:seq(1, Samples)].
 
 counted(Loop, N, Dir) ->
-    fresh(fun() ->
-                  ok = beamscale_bench_icount:vg_start(),
-                  ok = Loop(N),
-                  ok = beamscale_bench_icount:vg_stop(),
-                  dumped(Dir)
-          end).
+    Heap = [{min_heap_size, beamscale_bench_icount:heap_words()}],
+    fresh(Heap, fun() ->
+                        ok = beamscale_bench_icount:vg_start(),
+                        ok = Loop(N),
+                        ok = beamscale_bench_icount:vg_stop(),
+                        dumped(Dir)
+                end).
 
 %% Each dump is read (its summary line comes first) and removed: one is there at a time.
 dumped(Dir) ->
@@ -93,8 +95,10 @@ ns(Loop, Samples, SampleNs) ->
     N = fresh(fun() -> calls(Loop, 1000, SampleNs) end),
     [fresh(fun() -> timed(Loop, N) / N end) || _ <- lists:seq(1, Samples)].
 
-fresh(Fun) ->
-    {Pid, Ref} = spawn_monitor(fun() -> exit({done, Fun()}) end),
+fresh(Fun) -> fresh([], Fun).
+
+fresh(Opts, Fun) ->
+    {Pid, Ref} = spawn_opt(fun() -> exit({done, Fun()}) end, [monitor | Opts]),
     receive {'DOWN', Ref, process, Pid, {done, X}} -> X end.
 
 %% Calls filling a sample: doubled until a run lasts 5 ms, then scaled (as `bench' calibrates).

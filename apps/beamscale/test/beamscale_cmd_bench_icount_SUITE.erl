@@ -2,17 +2,18 @@
 %% no CPU counter), instructions per call counted around the measured calls only. Counts are
 %% deterministic but for what the scheduler's thread does beside (a timer, aux work), so they
 %% hold beside a CPU hog per core where time does not; a Valgrind boot is slow (7 s quiet, 40 s
-%% and more on a loaded host): two runs of two points.
+%% and more on a loaded host): two runs of two points, two of one allocating call.
 -module(beamscale_cmd_bench_icount_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([counts/0, counts/1, no_pmu/0, no_pmu/1, compared/0, compared/1]).
+-export([counts/0, counts/1, allocating/0, allocating/1, no_pmu/0, no_pmu/1, compared/0,
+         compared/1]).
 
 suite() -> [{timetrap, {minutes, 10}}].
 
-all() -> [no_pmu, counts, compared].
+all() -> [no_pmu, counts, allocating, compared].
 
 init_per_suite(Config) -> Config.
 
@@ -21,19 +22,21 @@ end_per_suite(_Config) -> beamscale_test_cli:no_strays().
 %% lists:sum/1 of small integers allocates nothing: twice the list is twice the work, with no
 %% collections to blur it.
 bench() ->
-    {Status, Out} = run(["bench", "--json", "--clock", "instructions",
-                                            "lists:sum(Input).", "--input",
-                                            "l100=lists:seq(1, 100)", "--input",
-                                            "l200=lists:seq(1, 200)", "--time", "0.05",
-                                            "--samples", "5", "--warmup", "0.01",
-                                            %% Each launch is a Valgrind boot: the two runs
-                                            %% are this test's replicates.
-                                            "--launches", "1"]),
-    ?assertEqual({0, ""}, {Status, [C || Status =/= 0, C <- Out]}),
-    [Json | _] = [L || L <- string:split(Out, "\n", all), lists:prefix("{", L)],
-    {ok, #{<<"results">> := [A, B]}} = beamscale_format_json:decode(Json),
+    [A, B] = results(["lists:sum(Input).", "--input", "l100=lists:seq(1, 100)", "--input",
+                      "l200=lists:seq(1, 200)"]),
     [?assertMatch(#{<<"counter">> := <<"valgrind">>, <<"ns">> := _}, R) || R <- [A, B]],
     {maps:get(<<"instructions">>, A), maps:get(<<"instructions">>, B)}.
+
+%% The results of `bench --json --clock instructions' of `Args', one launch: each Valgrind boot
+%% is slow, the runs are the tests' replicates.
+results(Args) ->
+    {Status, Out} = run(["bench", "--json", "--clock", "instructions"] ++ Args
+                        ++ ["--time", "0.05", "--samples", "5", "--warmup", "0.01",
+                            "--launches", "1"]),
+    ?assertEqual({0, ""}, {Status, [C || Status =/= 0, C <- Out]}),
+    [Json | _] = [L || L <- string:split(Out, "\n", all), lists:prefix("{", L)],
+    {ok, #{<<"results">> := Results}} = beamscale_format_json:decode(Json),
+    Results.
 
 counts() -> [{doc, "Instructions per call: positive, the same in two runs within 0.5 %, "
                    "twice the list twice the count."}].
@@ -44,6 +47,20 @@ counts(_Config) ->
     ?assert(A1 > 100),
     [?assert(abs(X - Y) / Y < 0.005) || {X, Y} <- [{A1, A2}, {B1, B2}]],
     ?assert(abs(B1 / A1 - 2) < 0.1).
+
+allocating() -> [{doc, "An allocating call (lists:seq(1, 100), 200 words) counted in two runs: "
+                       "within 0.5 %, each sample's process starting at the heap said."}].
+allocating(_Config) ->
+    [A, B] = [seq100() || _ <- [1, 2]],
+    ct:pal("instructions per call of lists:seq(1, 100): ~p, ~p", [A, B]),
+    ?assert(A > 100),
+    ?assert(abs(A - B) / B < 0.005).
+
+%% One run of `lists:seq(1, 100).': its instructions per call (its samples' heap checked).
+seq100() ->
+    [R] = results(["lists:seq(1, 100).", "--count-samples", "5"]),
+    ?assertEqual(beamscale_bench_icount:heap_words(), maps:get(<<"counted_heap_words">>, R)),
+    maps:get(<<"instructions">>, R).
 
 %% A Valgrind boot on a loaded host may take minutes.
 run(Args) -> beamscale_test_cli:wait(beamscale_test_cli:open(Args), 240000).

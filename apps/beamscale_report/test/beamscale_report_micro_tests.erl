@@ -14,10 +14,12 @@ instructions_test() ->
     Counted = iolist_to_binary(beamscale_report_micro:text(
                                  #{mode => time,
                                    rows => [row(#{counter => valgrind, instructions => 4389.9,
-                                                  instructions_spread => 0.0068})]})),
+                                                  instructions_spread => 0.0068,
+                                                  counted_heap_words => 4096})]})),
     ?assertMatch({match, _}, re:run(Counted, "instr/call +instr spread")),
     ?assertMatch({match, _}, re:run(Counted, "4390 +0.68 %")),
     ?assertMatch({match, _}, re:run(Counted, "counted by Valgrind")),
+    ?assertMatch({match, _}, re:run(Counted, "fresh process with a heap of 4096 words")),
     Json = iolist_to_binary(beamscale_report_micro:json(
                               #{mode => time, rows => [row(#{counter => pmu,
                                                              instructions => 10.0})]})),

@@ -136,7 +136,9 @@ measure(Node, Counter, {Mod, Empty}, Budget) ->
                     case count(Node, Empty, C, Budget#{calls => Calls}) of
                         {ok, E} ->
                             Summary = beamscale_stats_instr:summary(Samples, E),
-                            {ok, Summary#{counter => element(1, Counter)}};
+                            Heap = erpc:call(Node, beamscale_bench_icount, heap_words, []),
+                            {ok, Summary#{counter => element(1, Counter),
+                                          counted_heap_words => Heap}};
                         Error -> Error
                     end;
                 Error -> Error

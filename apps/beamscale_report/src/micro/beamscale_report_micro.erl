@@ -25,8 +25,8 @@ text(#{mode := time, rows := Rows}) ->
             [table(Header ++ ["instr/call", "instr spread"],
                    [time_row(R) ++ instr_cells(R) || R <- Named]),
              io_lib:format("instructions retired per call counted by ~ts, less the empty "
-                           "loop's; spread: (max - min) / median over the counted samples~n",
-                           [counter(Counter)])]
+                           "loop's~ts; spread: (max - min) / median over the counted samples~n",
+                           [counter(Counter), counted_shape(hd(Rows))])]
     end;
 text(#{mode := scaling, rows := Rows}) ->
     Header = ["benchmark", "input", "schedulers", "callers", "calls/s", "95 % interval",
@@ -53,6 +53,12 @@ time_row(#{label := L, input := I, ns := Ns, ns_low := Lo, ns_high := Hi, calls_
     [L, I, num(Ns), [num(Lo), "..", num(Hi)], [num(Cv * 100), " %"],
      [num(maps:get(min, Row, Lo)), "..", num(maps:get(max, Row, Hi))], si(Cs), num(Reds),
      num(W) | ratio(maps:get(ratio, Row, base))].
+
+%% The counted samples' process shape, whatever `--process' says of the time clock's (runs
+%% kept before it was said say nothing).
+counted_shape(#{counted_heap_words := W}) ->
+    io_lib:format(", each sample a fresh process with a heap of ~b words at start", [W]);
+counted_shape(_Row) -> "".
 
 instr_cells(#{instructions := I, instructions_spread := S}) ->
     [num(I), io_lib:format("~.2f %", [S * 100])];
