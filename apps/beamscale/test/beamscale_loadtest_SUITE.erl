@@ -7,14 +7,16 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([sampled_run_and_report/1, two_load_nodes/1, load_node_time_limit/1,
-         stalled_load_node/1, stalled_executor_node/1, load_nodes_apart/1]).
+         stalled_load_node/1, stalled_executor_node/1,
+         stalled_closed_node/1, load_nodes_apart/1]).
 -export([sampled_run_and_report/0, two_load_nodes/0, load_node_time_limit/0,
-         stalled_load_node/0, stalled_executor_node/0, load_nodes_apart/0]).
+         stalled_load_node/0, stalled_executor_node/0,
+         stalled_closed_node/0, load_nodes_apart/0]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [sampled_run_and_report, two_load_nodes, load_node_time_limit, stalled_load_node,
-          stalled_executor_node, load_nodes_apart].
+          stalled_executor_node, stalled_closed_node, load_nodes_apart].
 
 init_per_suite(Config) ->
     {ok, _} = beamscale_node:distribute(),
@@ -195,6 +197,26 @@ stalled_executor_node(Config) ->
     stall_event(Dir, atom_to_binary(Node), Late, Sum),
     no_burst(Sum, 20),
     stall_shown(Config, Dir, atom_to_binary(Node)).
+
+%% A closed executor's users run back to back: nothing is owed on resume, none is late; its
+%% check of the users every 100 ms, over a second late, is the stall's event all the same.
+stalled_closed_node() ->
+    [{doc, "A load node stopped 3 s in a ramping_users phase: a stall event of its node, "
+      "no user counted late."}].
+stalled_closed_node(Config) ->
+    {Node, _, Dir, Sum} = stalled_run(Config, "stalled_closed",
+                                      "executor => ramping_users, start_users => 4, "
+                                      "stages => [{6, 4}]"),
+    ?assertEqual(0, maps:get(<<"sessions_late">>, Sum)),
+    [Stall] = [E || #{<<"lasted_s">> := _} = E <- maps:get(<<"events">>, Sum)],
+    ct:pal("stall event: ~p", [Stall]),
+    Name = atom_to_binary(Node),
+    #{<<"node">> := Name, <<"lasted_s">> := Lasted, <<"late">> := 0, <<"event">> := Text} = Stall,
+    ?assert(Lasted > 2.0 andalso Lasted < 6.0, Lasted),
+    ?assertMatch({match, _}, re:run(Text, ["^load node ", Name, " stalled [0-9.]+ s: its "
+                                           "users run back to back, none late$"])),
+    {ok, Csv} = file:read_file(filename:join(Dir, "events.csv")),
+    ?assertMatch({_, _}, binary:match(Csv, Text)).
 
 %% A run of one phase (`Phase', its options) on one load node, SIGSTOPped 3 s into it: the
 %% node, its OS pid, the run's directory and its summary.json.
