@@ -61,23 +61,29 @@ stop_arrivals(N, #{live := Live} = St) ->
     St#{interrupted_at => N}.
 
 %% @doc A launcher on `Node' that could not run (its node SIGSTOPped, a frozen host) from
-%% `at_s' for `lasted_s', its `late' users due meanwhile not started: an event, as a change of
-%% `ctl' is, at the time it began.
--spec stall(node(), #{at_s := float(), lasted_s := float(), late := pos_integer()}, map()) ->
-    map().
+%% `at_s' for `lasted_s', its `late' users due meanwhile not started (none when a closed
+%% executor's tick was late: its users run back to back): an event, as a change of `ctl' is, at
+%% the time it began.
+-spec stall(node(), #{at_s := float(), lasted_s := float(), late := non_neg_integer()},
+            map()) -> map().
 stall(Node, #{at_s := At, lasted_s := Lasted, late := Late}, St) ->
     #{events := Events, opts := Opts} = St,
     Where = case Node =:= node() of
                 true -> <<"beamscale's node (its users)">>;
                 false -> ["load node ", atom_to_binary(Node)]
             end,
-    Text = iolist_to_binary(io_lib:format("~ts stalled ~.1f s: ~b users due meanwhile counted "
-                                          "late, not started", [Where, Lasted, Late])),
+    Text = iolist_to_binary(stall_text(Where, Lasted, Late)),
     Event = #{t_s => max(At, 0.0), event => Text, node => Node, lasted_s => Lasted, late => Late},
     _ = (maps:get(on_event, Opts))(Event),
     St#{events := [Event | Events]}.
 
 %%% Internals
+
+stall_text(Where, Lasted, 0) ->
+    io_lib:format("~ts stalled ~.1f s: its users run back to back, none late", [Where, Lasted]);
+stall_text(Where, Lasted, Late) ->
+    io_lib:format("~ts stalled ~.1f s: ~b users due meanwhile counted late, not started",
+                  [Where, Lasted, Late]).
 
 %% The phase of the moment: an externally_controlled one with its users now (the executor's, or
 %% the last number `ctl' set in it) and its bound, or another one's name and kind.

@@ -13,10 +13,16 @@
 -define(TICK_S, 0.1).
 
 %% spawn: start a session whose intended start is the given native time; handle: the launcher's
-%% handling of any message (a user's exit, a stop); count: one event of a named counter.
+%% handling of any message (a user's exit, a stop); count: one event of a named counter;
+%% late: whether an iteration due then is over a second late (the launcher's node stalled), if
+%% so counted late and noted in the stall; tick: a tick due then noted in the stall if over a
+%% second late; on_time: time to wait again, so a stall is over (an event of the run).
 -type funs() :: #{spawn := fun((integer(), map()) -> {pid(), map()}),
                   handle := fun((term(), map()) -> map()),
-                  count := fun((map(), binary()) -> ok)}.
+                  count := fun((map(), binary()) -> ok),
+                  late := fun((integer(), map()) -> {boolean(), map()}),
+                  tick := fun((integer(), map()) -> map()),
+                  on_time := fun((map()) -> map())}.
 
 %% @doc Run phase `P' that starts at native time `From'; the launcher's state after.
 -spec run(map(), integer(), map(), funs()) -> map().
@@ -38,15 +44,17 @@ open(#{start_rate := R0, stages := Stages, max_in_flight := Max} = E, From, K, M
         T ->
             Due = From + native(T),
             {Mine1, St1} = wait(Due, Mine, St, F),
-            #{count := Count, spawn := Spawn} = F,
+            #{count := Count, spawn := Spawn, late := Late} = F,
             ok = Count(St1, <<"offered_iterations">>),
-            case map_size(Mine1) < Max of
-                true ->
-                    {Pid, St2} = Spawn(Due, St1),
-                    open(E, From, K + 1, Mine1#{Pid => true}, St2, F);
-                false ->
-                    ok = Count(St1, <<"dropped_iterations">>),
-                    open(E, From, K + 1, Mine1, St1, F)
+            %% Late (the node stalled): dropped as k6 drops one that cannot start on time, not
+            %% started in a burst on resume; also `sessions_late', the stall's count.
+            case Late(Due, St1) of
+                {false, St2} when map_size(Mine1) < Max ->
+                    {Pid, St3} = Spawn(Due, St2),
+                    open(E, From, K + 1, Mine1#{Pid => true}, St3, F);
+                {_, St2} ->
+                    ok = Count(St2, <<"dropped_iterations">>),
+                    open(E, From, K + 1, Mine1, St2, F)
             end
     end.
 
@@ -110,8 +118,11 @@ ramping(E, From, End, Mine, St, F) ->
         true -> St;
         false ->
             {Mine1, St1} = top_up(target(E, Now - From) - map_size(Mine), Now, Mine, St, F),
-            {E2, Mine2, St2} = wait_end(min(End, Now + native(?TICK_S)), E, Mine1, St1, F),
-            ramping(E2, From, End, Mine2, St2, F)
+            Tick = min(End, Now + native(?TICK_S)),
+            {E2, Mine2, St2} = wait_end(Tick, E, Mine1, St1, F),
+            %% A tick over a second late: the node stalled (no user is late: they run back to
+            %% back), an event all the same.
+            ramping(E2, From, End, Mine2, (maps:get(tick, F))(Tick, St2), F)
     end.
 
 target(#{kind := ramping_users, start_users := U0, stages := Stages}, Since) ->
@@ -139,8 +150,9 @@ less(infinity, _) -> infinity;
 less(N, K) -> N - K.
 
 %% Until native time `T', every message handed to the launcher; an exit of one of `Mine'
-%% (in-flight users of this phase) also takes it off.
-wait(T, Mine, St, #{handle := Handle} = F) ->
+%% (in-flight users of this phase) also takes it off. Time to wait: a stall is over.
+wait(T, Mine, St0, #{handle := Handle} = F) ->
+    St = on_time(T, St0, F),
     receive
         {'EXIT', Pid, _} = Msg -> wait(T, maps:remove(Pid, Mine), Handle(Msg, St), F);
         Msg -> wait(T, Mine, Handle(Msg, St), F)
@@ -149,7 +161,8 @@ wait(T, Mine, St, #{handle := Handle} = F) ->
 
 %% As `wait/4', but back at the first end of one of `Mine' (to start its successor at once),
 %% or at a number of users set by `ctl' (`beamscale_load_control', this agent's share).
-wait_end(T, E, Mine, St, #{handle := Handle} = F) ->
+wait_end(T, E, Mine, St0, #{handle := Handle} = F) ->
+    St = on_time(T, St0, F),
     receive
         {'EXIT', Pid, _} = Msg when is_map_key(Pid, Mine) ->
             {E, maps:remove(Pid, Mine), Handle(Msg, St)};
@@ -157,6 +170,12 @@ wait_end(T, E, Mine, St, #{handle := Handle} = F) ->
             {E#{users := N}, Mine, St};
         Msg -> wait_end(T, E, Mine, Handle(Msg, St), F)
     after ms_to(T) -> {E, Mine, St}
+    end.
+
+on_time(T, St, #{on_time := OnTime}) ->
+    case ms_to(T) > 0 of
+        true -> OnTime(St);
+        false -> St
     end.
 
 ms_to(T) -> max(0, erlang:convert_time_unit(T - erlang:monotonic_time(), native, millisecond)).

@@ -70,7 +70,8 @@ phase(#{executor := _} = P, From, #{all := All} = St) ->
     St1 = beamscale_load_executor:run(
             P, From, St#{sessions := beamscale_load_scenario_mix:sessions(P, All)},
             #{spawn => fun spawn_one/2, handle => fun handle/2,
-              count => fun(S, Name) -> beamscale_load_metrics:count(metrics(S), Name) end}),
+              count => fun(S, Name) -> beamscale_load_metrics:count(metrics(S), Name) end,
+              late => fun late_one/2, tick => fun late_tick/2, on_time => fun stall_over/1}),
     St1#{sessions := All};
 %% A rate set by `beamscale ctl' holds to the end of the phase it was set in.
 phase(#{duration_s := D, rate := Rate, max_users := Max} = P, From, #{all := All} = St) ->
@@ -116,18 +117,34 @@ due_user(Due, St) -> unless_late(Due, St, fun spawn_user/2).
 
 %% `Start(Due, St)', or the user counted late (and in the stall it belongs to).
 unless_late(Due, St, Start) ->
+    case late_one(Due, St) of
+        {true, St1} -> St1;
+        {false, St1} -> Start(Due, St1)
+    end.
+
+%% Whether a user due at `Due' is late; if so counted (`sessions_late') and in its stall.
+late_one(Due, St) ->
     case late(Due, St) of
-        true -> beamscale_load_metrics:incr(metrics(St), sessions_late), stalled(Due, St);
-        false -> Start(Due, St)
+        true -> beamscale_load_metrics:incr(metrics(St), sessions_late),
+                {true, stalled(Due, 1, St)};
+        false -> {false, St}
+    end.
+
+%% A closed executor's tick due at `T' (its users run back to back: none is late): a stall too
+%% when the tick is late.
+late_tick(T, St) ->
+    case late(T, St) of
+        true -> stalled(T, 0, St);
+        false -> St
     end.
 
 %% A stall: from the first late user's due time to the last late user seen (the launcher ran
-%% again then), and how many were late. Over once the launcher has time to wait again
-%% (`stall_over/1'), when it is told to the controller: a stall is an event of the run.
-stalled(Due, #{stall := none} = St) ->
-    St#{stall := #{from => Due, seen => erlang:monotonic_time(), late => 1}};
-stalled(_Due, #{stall := #{late := N} = Stall} = St) ->
-    St#{stall := Stall#{seen := erlang:monotonic_time(), late := N + 1}}.
+%% again then), and how many were late (`K' more). Over once the launcher has time to wait
+%% again (`stall_over/1'), when it is told to the controller: a stall is an event of the run.
+stalled(Due, K, #{stall := none} = St) ->
+    St#{stall := #{from => Due, seen => erlang:monotonic_time(), late => K}};
+stalled(_Due, K, #{stall := #{late := N} = Stall} = St) ->
+    St#{stall := Stall#{seen := erlang:monotonic_time(), late := N + K}}.
 
 stall_over(#{stall := none} = St) -> St;
 stall_over(#{stall := #{from := From, seen := Seen, late := N}, start := Start} = St) ->

@@ -23,7 +23,7 @@
 %% A stalled launcher's event (`beamscale_load_control:stall/3') says more: its node, how long
 %% it could not run and how many users were due meanwhile (counted late, not started).
 -type event() :: #{t_s := float(), event := binary(), node => node(), lasted_s => float(),
-                   late => pos_integer()}.
+                   late => non_neg_integer()}.
 %% A load node gone during the load: when (seconds into it) and why (its agent's exit reason).
 -type down() :: #{node := node(), at_s := float(), reason := term()}.
 %% load_nodes: the nodes the users run on (default: this one), with beamscale's code loaded;
