@@ -52,7 +52,8 @@ start({_, _, #{requests := I}} = Tab, Name, Tags) ->
     Extra = [{{tag, T}, array(Tab, {tag, T})} || T <- Tags],
     put(?KEY, {Tab, Name, C, Extra}),
     counters:add(C, I, 1),
-    lists:foreach(fun({_, TC}) -> counters:add(TC, I, 1) end, Extra).
+    [counters:add(TC, I, 1) || {_, TC} <- Extra],
+    ok.
 
 %% @doc The name of the calling user's current request (`none' outside a named one).
 -spec current() -> binary() | none.
@@ -83,11 +84,9 @@ latency(Us) ->
     case get(?KEY) of
         {{_, Slots, #{sum := I}}, Name, C, Extra} ->
             Slot = beamscale_stats_hist:slot(Us),
-            lists:foreach(fun({K, KC}) ->
-                                  Key = {K, Slot},
-                                  _ = ets:update_counter(Slots, Key, 1, {Key, 0}),
-                                  counters:add(KC, I, max(0, Us))
-                          end, [{Name, C} | Extra]);
+            slot_latency(Slots, I, Name, C, Slot, Us),
+            [slot_latency(Slots, I, K, KC, Slot, Us) || {K, KC} <- Extra],
+            ok;
         undefined -> ok
     end.
 
@@ -145,11 +144,18 @@ made({Arrays, _, Index}, Name) ->
 %% A counter not kept by name (a database's rows), or no named request running: nothing.
 bump(Field, N) ->
     case get(?KEY) of
+        {{_, _, #{Field := I}}, _, C, []} -> counters:add(C, I, N);
         {{_, _, #{Field := I}}, _, C, Extra} ->
             counters:add(C, I, N),
             lists:foreach(fun({_, KC}) -> counters:add(KC, I, N) end, Extra);
         _ -> ok
     end.
+
+%% One latency under one key (a name or a tag pair): its bucket's count and the sum.
+slot_latency(Slots, I, K, C, Slot, Us) ->
+    Key = {K, Slot},
+    _ = ets:update_counter(Slots, Key, 1, {Key, 0}),
+    counters:add(C, I, max(0, Us)).
 
 %% As the run's counters: what was read is subtracted, keeping what lands meanwhile.
 take_counter(C, I) ->
