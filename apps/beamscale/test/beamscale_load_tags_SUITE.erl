@@ -9,12 +9,12 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([by_tag/1, scraped/1]).
--export([by_tag/0, scraped/0]).
+-export([by_tag/1, aborts/1, scraped/1]).
+-export([by_tag/0, aborts/0, scraped/0]).
 
 suite() -> [{timetrap, {minutes, 2}}].
 
-all() -> [by_tag, scraped].
+all() -> [by_tag, aborts, scraped].
 
 init_per_suite(Config) ->
     {ok, _} = application:ensure_all_started(inets),
@@ -68,6 +68,20 @@ by_tag(Config) ->
     ?assertEqual(3, length(Rows)),
     {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
     ?assertMatch({match, _}, re:run(Html, "By tag.*flow=slow", [dotall])).
+
+aborts() -> [{doc, "A tag's threshold is evaluated each second: p95{tag:flow=slow}<20ms:abort=1s "
+              "stops a 10 s load early, exit 99."}].
+aborts(Config) ->
+    Out = ?config(priv_dir, Config),
+    Sc = scenario(Config, "aborts", 10),
+    {99, Text} = beamscale_test_cli:run(["load", Sc, "--name", "aborts", "--out", Out,
+                                         "--quiet", "--threshold",
+                                         "p95{tag:flow=slow}<20ms:abort=1s"]),
+    ?assertMatch({match, _}, re:run(Text, "aborted by the threshold p95\\{tag:flow=slow\\}")),
+    {ok, Bin} = file:read_file(filename:join([Out, "aborts", "summary.json"])),
+    {ok, #{<<"stopped">> := <<"aborted">>, <<"duration_s">> := D}} =
+        beamscale_format_json:decode(Bin),
+    ?assert(D < 5.0).
 
 scraped() -> [{doc, "With --metrics, /metrics has the per-tag counters and latency buckets, a "
                "series a declared pair labelled by the tag's key, while the load runs."}].
