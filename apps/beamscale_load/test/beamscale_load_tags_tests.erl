@@ -45,6 +45,10 @@ refused_test_() ->
                     {Req("#{le => \"a\"}"), "a tag's key is a label name"},
                     {Req("#{flow => \"\"}"), "tags.flow: expected printable text"},
                     {Req(many(9)), "at most 8 tags a request"},
+                    {Req("#{flow => \"a\", \"flow\" => \"b\"}"), "a key given twice"},
+                    {"[{s, #{tags => " ++ many(5) ++ ", steps => [{http, #{target => web, "
+                     "tags => #{a => \"1\", b => \"2\", c => \"3\", d => \"4\"}}}]}}]",
+                     "sessions.s.tags: at most 8 tags a request, the session's with"},
                     {"[{s, #{tags => x, steps => []}}]", "sessions.s.tags: expected #"}]].
 
 %% 65 distinct pairs over the run's requests: refused, the bound named.

@@ -17,8 +17,12 @@
 -spec check(term(), [atom()]) -> [binary()].
 check(Tags, Path) when is_map(Tags), map_size(Tags) =< ?MAX_PER_REQUEST ->
     %% The path names a key as the file wrote it.
-    lists:usort([<<(key(K, Path ++ [K]))/binary, "=", (value(V, Path ++ [K]))/binary>>
-                 || {K, V} <- maps:to_list(Tags)]);
+    Pairs = lists:usort([<<(key(K, Path ++ [K]))/binary, "=", (value(V, Path ++ [K]))/binary>>
+                         || {K, V} <- maps:to_list(Tags)]),
+    Keys = [key_of(P) || P <- Pairs],
+    [bad(Path, "a key given twice (as an atom and as a string)")
+     || length(lists:usort(Keys)) < length(Keys)],
+    Pairs;
 check(Tags, Path) when is_map(Tags) ->
     bad(Path, io_lib:format("at most ~b tags a request", [?MAX_PER_REQUEST]));
 check(_, Path) -> bad(Path, "expected #{Key => \"value\"}").
@@ -30,7 +34,12 @@ inherit(Pairs, Steps) -> [inherit_step(Pairs, S) || S <- Steps].
 
 inherit_step(Pairs, {tagged, Own, S}) ->
     Keys = [key_of(P) || P <- Own],
-    {tagged, lists:usort(Own ++ [P || P <- Pairs, not lists:member(key_of(P), Keys)]), S};
+    case lists:usort(Own ++ [P || P <- Pairs, not lists:member(key_of(P), Keys)]) of
+        All when length(All) > ?MAX_PER_REQUEST ->
+            bad([tags], io_lib:format("at most ~b tags a request, the session's with its own",
+                                      [?MAX_PER_REQUEST]));
+        All -> {tagged, All, S}
+    end;
 inherit_step(Pairs, S) when element(1, S) =:= request; element(1, S) =:= dyn;
                             element(1, S) =:= named ->
     {tagged, Pairs, S};
