@@ -1,7 +1,8 @@
 %% `beamscale load --metrics PORT' scraped by a real Prometheus (Debian's `prometheus', started
 %% here with its own configuration and storage in priv_dir, on a free port of 127.0.0.1, scraping
 %% every second; stopped by its OS pid): the load's request counter and latency histogram are
-%% read back through Prometheus' HTTP API while the load runs.
+%% read back through Prometheus' HTTP API while the load runs, and its per-tag series (a tagged
+%% request's) as Prometheus parsed them.
 -module(beamscale_load_prometheus_SUITE).
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
@@ -45,7 +46,8 @@ end_per_suite(Config) ->
     _ = os:cmd("kill " ++ integer_to_list(OsPid)),
     ok = beamscale_test_cli:no_strays().
 
-scraped() -> [{doc, "A load's requests and latency buckets are in Prometheus while it runs."}].
+scraped() -> [{doc, "A load's requests and latency buckets are in Prometheus while it runs, "
+               "and a tagged request's series with the tag's key as label."}].
 scraped(Config) ->
     Priv = ?config(priv_dir, Config),
     Scenario = filename:join(Priv, "prom.scenario"),
@@ -53,8 +55,8 @@ scraped(Config) ->
         "{targets, [{sut, #{start => #{erl => \"erl\", flags => \"+sbwt none\",\n"
         "    init => {beamscale_target_workers, start, [32, 5]}}}}]}.\n"
         "{phases, [{main, #{duration_s => 8, rate => 50}}]}.\n"
-        "{sessions, [{one, #{steps => [{rpc, #{call => {beamscale_target_workers, request, []}"
-        "}}]}}]}.\n{drain_s, 1}.\n"),
+        "{sessions, [{one, #{steps => [{rpc, #{call => {beamscale_target_workers, request, []},"
+        " tags => #{flow => \"checkout\"}}}]}}]}.\n{drain_s, 1}.\n"),
     Load = beamscale_test_cli:open(["load", Scenario, "--name", "prom", "--out", Priv,
                                     "--metrics", integer_to_list(?config(metrics_port, Config)),
                                     "--quiet"]),
@@ -69,6 +71,10 @@ scraped(Config) ->
     %% 5 ms of service: few within 1 ms, all within 10 s.
     ?assert(Le(<<"0.001">>) < Le(<<"10.0">>)),
     ?assertEqual(Le(<<"+Inf">>), Le(<<"10.0">>)),
+    ok = wait_for(fun() -> value(PromPort, "beamscale_load_tag_requests_total") > 50 end, 60000),
+    [#{<<"metric">> := Labels}] = query(PromPort, "beamscale_load_tag_requests_total"),
+    ?assertMatch(#{<<"flow">> := <<"checkout">>}, Labels),
+    ?assert(length(query(PromPort, "beamscale_load_tag_latency_seconds_bucket")) >= 14),
     {0, _} = beamscale_test_cli:wait(Load, 60000).
 
 value(Port, Query) ->

@@ -84,6 +84,8 @@ summary() ->
             e(counts, "counts", "", counts_by_name),
             %% By request name: `requests_csv/0''s figures (each second has them too).
             e(requests_by_name, "by request name", "", list),
+            %% By tag pair `key=value' (`beamscale_load_tags'): the same figures.
+            e(requests_by_tag, "by tag", "", list),
             %% `[Percentile, Milliseconds]' pairs, corrected and uncorrected.
             e(latency_distribution, "latency by percentile", "ms", list),
             e(per_second, "per second", "", list),

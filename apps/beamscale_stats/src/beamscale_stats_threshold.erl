@@ -2,7 +2,8 @@
 %% scenario's `thresholds', `saturate --slo' (`beamscale_stats_slo') and their evaluation. Pure:
 %% text in, terms out; a run's figures so far in, verdicts out.
 %%
-%% `METRIC[{name=N}|{tx=T}] OP VALUE[UNIT][:abort[=DELAY]]': a latency percentile (`p95',
+%% `METRIC[{name=N}|{tx=T}|{tag:K=V}] OP VALUE[UNIT][:abort[=DELAY]]': a latency percentile
+%% (`p95',
 %% `p99.9', k6's `p(95)'), `mean', `min' or `max' (us, ms (the default) or s); `errors' (the
 %% failed share of the requests, %); `rate' (requests a second achieved, `/s'); `achieved' (the
 %% share of started sessions done, %); `checks' (the share of response checks that matched, %).
@@ -15,7 +16,7 @@
 -export_type([threshold/0, source/0, verdict/0, metric/0]).
 
 -type metric() :: {pct, float()} | mean | min | max | errors | rate | achieved | checks.
--type scope() :: all | {name, binary()} | {tx, binary()}.
+-type scope() :: all | {name, binary()} | {tx, binary()} | {tag, binary()}.
 %% bound: ms for latency, a share 0..1 for errors, achieved and checks, per second for rate.
 -type threshold() :: #{text := binary(), metric := metric(), scope := scope(),
                        op := '<' | '=<' | '>' | '>=', bound := float(),
@@ -29,14 +30,14 @@
                     by_name := #{binary() => #{latency := snapshot(),
                                                requests := non_neg_integer(),
                                                errors := non_neg_integer(), atom() => term()}},
-                    tx := #{binary() => snapshot()}}.
+                    tx := #{binary() => snapshot()}, by_tag => #{binary() => map()}}.
 -type verdict() :: #{threshold := binary(), ok := boolean(), value := float() | none,
                      measured := binary(), abort := boolean()}.
 
 %% An expression read from a file or a command line is bounded before any pattern sees it.
 -define(MAX_CHARS, 300).
 -define(RE, "^(p\\(?[0-9]+(?:\\.[0-9]+)?\\)?|mean|avg|min|max|errors|rate|achieved|checks)"
-            "\\s*(?:\\{\\s*(name|tx)\\s*=\\s*([^}]+?)\\s*\\})?"
+            "\\s*(?:\\{\\s*(name|tx|tag\\s*:\\s*[a-zA-Z_][a-zA-Z0-9_]*)\\s*=\\s*([^}]+?)\\s*\\})?"
             "\\s*(<=|>=|<|>)\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(us|ms|s|%|/s)?"
             "\\s*(?::\\s*abort(?:\\s*=\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(ms|s))?)?$").
 
@@ -77,8 +78,8 @@ parse_text(Text) ->
                      end,
             build(Text, metric(M), scope(Sk, Sv), op(Op), number(V), Unit, Abort1);
         nomatch ->
-            {error, "expected METRIC[{name=N}] OP VALUE[UNIT][:abort[=DELAY]] with METRIC one "
-                    "of pNN, mean, min, max, errors, rate, achieved, checks (e.g. "
+            {error, "expected METRIC[{name=N}|{tag:K=V}] OP VALUE[UNIT][:abort[=DELAY]] "
+                    "with METRIC one of pNN, mean, min, max, errors, rate, achieved, checks (e.g. "
                     "\"p95<300ms\", \"errors<1%:abort=10s\")"}
     end.
 
@@ -109,7 +110,11 @@ metric(M) ->
 
 scope("", _) -> all;
 scope("name", V) -> {name, unicode:characters_to_binary(V)};
-scope("tx", V) -> {tx, unicode:characters_to_binary(V)}.
+scope("tx", V) -> {tx, unicode:characters_to_binary(V)};
+%% A tag pair as `beamscale_load_tags' keeps it: `key=value'.
+scope("tag" ++ K, V) ->
+    Key = string:trim(string:trim(string:trim(K), leading, ":")),
+    {tag, unicode:characters_to_binary([Key, "=", V])}.
 
 op("<") -> '<';
 op("<=") -> '=<';
@@ -142,10 +147,11 @@ scoped(M, {tx, _}) ->
         true -> ok;
         false -> {error, "a transaction ({tx=...}) has latencies only"}
     end;
-scoped(M, {name, _}) ->
+scoped(M, {Kind, _}) ->
     case latency(M) orelse M =:= errors orelse M =:= rate of
         true -> ok;
-        false -> {error, atom_to_list(M) ++ " is of the whole run, not of one {name=...}"}
+        false -> {error, io_lib:format("~ts is of the whole run, not of one {~ts...}",
+                                       [M, maps:get(Kind, #{name => "name=", tag => "tag:"})])}
     end.
 
 number(V) ->
@@ -202,8 +208,9 @@ value(#{metric := M, scope := all}, #{latency := L} = S) when M =/= errors, M =/
         _ -> latency(M, L)
     end;
 value(#{metric := M, scope := all}, S) -> counted(M, S, S);
-value(#{metric := M, scope := {name, N}}, #{by_name := ByName} = S) ->
-    case maps:find(N, ByName) of
+value(#{metric := M, scope := {Kind, N}}, S) when Kind =:= name; Kind =:= tag ->
+    Figures = maps:get(maps:get(Kind, #{name => by_name, tag => by_tag}), S, #{}),
+    case maps:find(N, Figures) of
         error -> none;
         {ok, #{latency := L} = F} ->
             case latency(M) of

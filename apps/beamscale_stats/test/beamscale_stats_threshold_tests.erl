@@ -17,12 +17,36 @@ parsed_test() ->
     ?assertMatch({ok, #{metric := {pct, 99.9}}}, ?T:parse("p999<5ms")),
     ?assertMatch({ok, #{metric := max, scope := {tx, <<"login">>}}},
                  ?T:parse("max{tx=login}<1s")),
-    ?assertMatch({ok, #{metric := checks, op := '>', bound := 0.99}}, ?T:parse("checks>99%")).
+    ?assertMatch({ok, #{metric := checks, op := '>', bound := 0.99}}, ?T:parse("checks>99%")),
+    ?assertMatch({ok, #{metric := {pct, 95.0}, scope := {tag, <<"flow=check out">>}}},
+                 ?T:parse("p95{ tag : flow = check out }<300ms")),
+    ?assertMatch({ok, #{metric := errors, scope := {tag, <<"tier=gold">>}}},
+                 ?T:parse("errors{tag:tier=gold}<1%")).
+
+%% A tag's threshold reads that pair's figures: none measured is `none' (fails).
+tag_value_test() ->
+    H = hist([1000]),
+    Slow = #{latency => hist([50000, 60000]), requests => 2, errors => 1},
+    Source = #{latency => H, requests => 2, errors => 1, duration_s => 1, sessions_started => 1,
+               sessions_done => 1, checks => {0, 0}, by_name => #{}, tx => #{},
+               by_tag => #{<<"flow=slow">> => Slow}},
+    {ok, P} = ?T:parse("p95{tag:flow=slow}<20ms"),
+    {ok, E} = ?T:parse("errors{tag:flow=slow}<60%"),
+    {ok, None} = ?T:parse("p95{tag:flow=fast}<20ms"),
+    ?assertMatch([#{ok := false}, #{ok := true}, #{ok := false, value := none}],
+                 ?T:verdicts([P, E, None], Source)),
+    ?assert(?T:value(P, Source) >= 50.0).
+
+hist(Values) ->
+    R = beamscale_stats_hist:new(),
+    [beamscale_stats_hist:record(R, V) || V <- Values],
+    beamscale_stats_hist:take(R).
 
 refused_test_() ->
     [?_assertMatch({error, _}, ?T:parse(T))
      || T <- ["", "p95", "p95<", "p95<3kg", "p0<3ms", "p101<3ms", "errors<1", "errors<101%",
               "rate<3ms", "achieved{name=a}>90%", "errors{tx=a}<1%", "checks>99%:abortt",
+              "achieved{tag:a=b}>90%", "p95{tag:9a=b}<1s", "p95{tag=a}<1s",
               "latency<3ms", "p95<3ms:abort=3", lists:duplicate(400, $p), atom, [1, 2]]].
 
 parse_list_test() ->

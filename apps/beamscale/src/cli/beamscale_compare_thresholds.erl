@@ -59,7 +59,8 @@ value(#{metric := M, scope := all}, S) ->
         checks -> checks(get([<<"counts">>], S))
     end;
 value(#{metric := M, scope := {Kind, N}}, S) ->
-    Key = case Kind of name -> <<"requests_by_name">>; tx -> <<"transactions">> end,
+    Key = maps:get(Kind, #{name => <<"requests_by_name">>, tx => <<"transactions">>,
+                           tag => <<"requests_by_tag">>}),
     F = get([Key, N], S),
     case M of
         {pct, P} -> num(get([element(2, lists:keyfind(P, 1, ?NAMED))], F));

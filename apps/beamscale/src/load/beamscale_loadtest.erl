@@ -283,6 +283,11 @@ write(Dir, Scenario, Result, Info, Opts) ->
                 | beamscale_load_results:requests_rows(Base)],
     ok = beamscale_store:write_file(filename:join(Dir, "requests.csv"),
                                     [beamscale_format_csv:line(L) || L <- Requests]),
+    %% A run with tags only: `requests.csv''s columns a tag pair.
+    _ = [beamscale_store:write_file(
+           filename:join(Dir, "tags.csv"),
+           [beamscale_format_csv:line(L) || L <- [beamscale_load_results:tags_header() | Rows]])
+         || Rows <- [beamscale_load_results:tags_rows(Base)], Rows =/= []],
     %% The named counts (match/nomatch, request_noack, a kind's own: Tsung's counters), one a row.
     Counters = [beamscale_format_csv:line([<<"counter">>, <<"count">>])
                 | [beamscale_format_csv:line([K, N])

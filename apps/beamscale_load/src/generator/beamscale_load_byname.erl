@@ -16,12 +16,14 @@
 %% by_name/0'), each at its index in a name's array (the table's map, in the user's process
 %% dictionary with the array); the array's last counter is the latencies' sum.
 %%
-%% A user marks the request it runs (`start/2' ... `stop/0', in its process dictionary), so
+%% A user marks the request it runs (`start/3' ... `stop/0', in its process dictionary), so
 %% that `beamscale_load_metrics' counts the errors, bytes and latency a kind records meanwhile
-%% under its name without the kinds knowing names.
+%% under its name without the kinds knowing names. A tagged request is counted the same way
+%% under each of its tag pairs too (keys `{tag, Pair}' beside the names): an untagged one pays
+%% for the empty list of pairs only.
 -module(beamscale_load_byname).
 
--export([new/0, start/2, current/0, stop/0, error/0, add/2, latency/1, take/1, merge/2]).
+-export([new/0, start/3, current/0, stop/0, error/0, add/2, latency/1, take/1, merge/2]).
 -export_type([tab/0, figures/0]).
 
 -define(KEY, '$beamscale_request_name').
@@ -42,18 +44,22 @@ new() ->
      ets:new(?MODULE, [set, public, {write_concurrency, true}]),
      maps:from_list(lists:zip(Fields, lists:seq(1, length(Fields))))}.
 
-%% @doc The calling user starts a request named `Name': counted, and what follows is its own.
--spec start(tab(), binary()) -> ok.
-start({_, _, #{requests := I}} = Tab, Name) ->
+%% @doc The calling user starts a request named `Name', tagged `Tags': counted, and what follows
+%% is its own.
+-spec start(tab(), binary(), [binary()]) -> ok.
+start({_, _, #{requests := I}} = Tab, Name, Tags) ->
     C = array(Tab, Name),
-    put(?KEY, {Tab, Name, C}),
-    counters:add(C, I, 1).
+    Extra = [{{tag, T}, array(Tab, {tag, T})} || T <- Tags],
+    put(?KEY, {Tab, Name, C, Extra}),
+    counters:add(C, I, 1),
+    [counters:add(TC, I, 1) || {_, TC} <- Extra],
+    ok.
 
 %% @doc The name of the calling user's current request (`none' outside a named one).
 -spec current() -> binary() | none.
 current() ->
     case get(?KEY) of
-        {_Tab, Name, _} -> Name;
+        {_Tab, Name, _, _} -> Name;
         undefined -> none
     end.
 
@@ -76,17 +82,23 @@ add(Which, N) -> bump(Which, N).
 -spec latency(integer()) -> ok.
 latency(Us) ->
     case get(?KEY) of
-        {{_, Slots, #{sum := I}}, Name, C} ->
-            Key = {Name, beamscale_stats_hist:slot(Us)},
-            _ = ets:update_counter(Slots, Key, 1, {Key, 0}),
-            counters:add(C, I, max(0, Us));
+        {{_, Slots, #{sum := I}}, Name, C, Extra} ->
+            Slot = beamscale_stats_hist:slot(Us),
+            slot_latency(Slots, I, Name, C, Slot, Us),
+            [slot_latency(Slots, I, K, KC, Slot, Us) || {K, KC} <- Extra],
+            ok;
         undefined -> ok
     end.
 
-%% @doc The interval's figures by name, reset (what is read is subtracted: a count landing
-%% meanwhile stays for the next take).
--spec take(tab()) -> #{binary() => figures()}.
-take({Arrays, Slots, Index}) ->
+%% @doc The interval's figures by name and by tag pair, reset (what is read is subtracted: a
+%% count landing meanwhile stays for the next take).
+-spec take(tab()) -> {#{binary() => figures()}, #{binary() => figures()}}.
+take(Tab) ->
+    All = take_all(Tab),
+    {maps:filter(fun(K, _) -> is_binary(K) end, All),
+     maps:from_list([{T, F} || {{tag, T}, F} <- maps:to_list(All)])}.
+
+take_all({Arrays, Slots, Index}) ->
     Read = [{K, N} || {K, N} <- ets:tab2list(Slots), N > 0,
                       ets:update_counter(Slots, K, -N) >= 0],
     Counts = [{Name, [{F, take_counter(C, I)} || {F, I} <- maps:to_list(Index)]}
@@ -96,7 +108,7 @@ take({Arrays, Slots, Index}) ->
                        lists:any(fun({_, N}) -> N > 0 end, Cs)
                            orelse lists:keymember(Name, 1, [K || {K, _} <- Read])]).
 
-%% @doc Two intervals' figures together.
+%% @doc Two intervals' figures together (by name or by tag).
 -spec merge(#{binary() => figures()}, #{binary() => figures()}) -> #{binary() => figures()}.
 merge(A, B) ->
     maps:fold(fun(Name, F, Acc) ->
@@ -132,9 +144,18 @@ made({Arrays, _, Index}, Name) ->
 %% A counter not kept by name (a database's rows), or no named request running: nothing.
 bump(Field, N) ->
     case get(?KEY) of
-        {{_, _, #{Field := I}}, _, C} -> counters:add(C, I, N);
+        {{_, _, #{Field := I}}, _, C, []} -> counters:add(C, I, N);
+        {{_, _, #{Field := I}}, _, C, Extra} ->
+            counters:add(C, I, N),
+            lists:foreach(fun({_, KC}) -> counters:add(KC, I, N) end, Extra);
         _ -> ok
     end.
+
+%% One latency under one key (a name or a tag pair): its bucket's count and the sum.
+slot_latency(Slots, I, K, C, Slot, Us) ->
+    Key = {K, Slot},
+    _ = ets:update_counter(Slots, Key, 1, {Key, 0}),
+    counters:add(C, I, max(0, Us)).
 
 %% As the run's counters: what was read is subtracted, keeping what lands meanwhile.
 take_counter(C, I) ->

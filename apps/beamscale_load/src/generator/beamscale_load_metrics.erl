@@ -5,7 +5,8 @@
 -module(beamscale_load_metrics).
 
 -export([new/1, new/2, incr/2, add/3, count/2, count/3, error/2, status/2, record/3, take/1,
-         merge/2, empty/1, counter_names/0, start_request/2, stop_request/0]).
+         merge/2, empty/1, counter_names/0, start_request/2,
+         start_request/3, stop_request/0]).
 -export_type([metrics/0, interval/0, row/0, fine_row/0, statuses/0]).
 
 %% Histograms every run has: `connect' is the time to open a connection (TCP and TLS). A kind's
@@ -36,8 +37,8 @@
                       reasons := beamscale_load_reasons:counts(),
                       {tx, atom() | binary()} => snapshot(),
                       counts => #{binary() => non_neg_integer()},
-                      statuses => statuses(), by_name => by_name()}.
-%% The figures by request name (`beamscale_load_byname').
+                      statuses => statuses(), by_name => by_name(), by_tag => by_name()}.
+%% The figures by request name (`beamscale_load_byname'), or by tag pair (`key=value').
 -type by_name() :: #{binary() => beamscale_load_byname:figures()}.
 %% Replies by status code.
 -type statuses() :: #{non_neg_integer() => pos_integer()}.
@@ -54,7 +55,7 @@
                  reasons := beamscale_load_reasons:counts(),
                  {tx, atom() | binary()} => snapshot(),
                  counts => #{binary() => non_neg_integer()}, statuses => statuses(),
-                 by_name => by_name()}.
+                 by_name => by_name(), by_tag => by_name()}.
 %% One interval under a second (`--resolution'): a row's figures, `t_s' when it ends (0.1...).
 -type fine_row() :: #{t_s := float(), phase := atom(), offered_per_s := float(),
                       atom() | {tx, atom() | binary()} => term()}.
@@ -109,10 +110,15 @@ add(#{counters := C}, Name, N) ->
     counters:add(C, slot(Name), N),
     beamscale_load_byname:add(Name, N).
 
-%% @doc The calling user starts a request named `Name' (`beamscale_load_reqname'): what is
-%% recorded until `stop_request/0' is counted under the name as well.
+%% @doc The calling user starts a request named `Name', untagged.
 -spec start_request(metrics(), binary()) -> ok.
-start_request(#{byname := T}, Name) -> beamscale_load_byname:start(T, Name).
+start_request(M, Name) -> start_request(M, Name, []).
+
+%% @doc The calling user starts a request named `Name' (`beamscale_load_reqname'), tagged
+%% `Tags' (`beamscale_load_tags'): what is recorded until `stop_request/0' is counted under the
+%% name and each tag as well.
+-spec start_request(metrics(), binary(), [binary()]) -> ok.
+start_request(#{byname := T}, Name, Tags) -> beamscale_load_byname:start(T, Name, Tags).
 
 %% @doc The calling user's named request is over.
 -spec stop_request() -> ok.
@@ -187,8 +193,9 @@ take(#{counters := C, hists := H, reasons := T, statuses := SC, byname := B} = M
                     [{counts, maps:map(fun(_, I) -> take_counter(NC, I) end, Slots)}];
                 _ -> []
             end,
-    maps:from_list([{reasons, take_reasons(T)}, {statuses, Statuses},
-                    {by_name, beamscale_load_byname:take(B)} | Counts ++ Hists ++ Named]).
+    {ByName, ByTag} = beamscale_load_byname:take(B),
+    maps:from_list([{reasons, take_reasons(T)}, {statuses, Statuses}, {by_name, ByName},
+                    {by_tag, ByTag} | Counts ++ Hists ++ Named]).
 
 %% As counters: what was read is subtracted, so errors counted meanwhile are kept.
 take_reasons(T) ->
@@ -206,7 +213,7 @@ take_counter(C, I) ->
 %% @doc Nothing recorded, for the given transactions.
 -spec empty([atom()]) -> interval().
 empty(Transactions) ->
-    maps:from_list([{reasons, #{}}, {statuses, #{}}, {by_name, #{}}
+    maps:from_list([{reasons, #{}}, {statuses, #{}}, {by_name, #{}}, {by_tag, #{}}
                     | [{N, 0} || N <- counter_names()]]
                    ++ [{H, beamscale_stats_hist:empty()} || H <- ?HISTS]
                    ++ [{{tx, T}, beamscale_stats_hist:empty()} || T <- Transactions]).
@@ -219,8 +226,8 @@ merge(A, B) ->
                       Acc#{reasons => beamscale_load_reasons:merge(maps:get(reasons, Acc, #{}),
                                                                    V)};
                  (counts, V, Acc) -> Acc#{counts => add_counts(V, maps:get(counts, Acc, #{}))};
-                 (by_name, V, Acc) ->
-                      Acc#{by_name => beamscale_load_byname:merge(V, maps:get(by_name, Acc, #{}))};
+                 (K, V, Acc) when K =:= by_name; K =:= by_tag ->
+                      Acc#{K => beamscale_load_byname:merge(V, maps:get(K, Acc, #{}))};
                  (statuses, V, Acc) ->
                       Acc#{statuses => add_counts(V, maps:get(statuses, Acc, #{}))};
                  (K, V, Acc) ->

@@ -6,7 +6,7 @@
 -export([live_line/1, csv_header/0, csv_row/1, errors_header/0, errors_rows/1, summary/1,
          threshold_source/2, distribution_percentiles/0, checks/1,
          top_reasons/2, statuses_header/0, statuses_rows/1, statuses_line/1,
-         requests_header/0, requests_rows/1]).
+         requests_header/0, requests_rows/1, tags_header/0, tags_rows/1]).
 -export_type([csv_row/0, percentiles/0, second/0, summary/0]).
 
 %% A `load.csv' line's values, in the order of `csv_header/0'.
@@ -42,7 +42,8 @@
                      errors_by_reason := reasons(),
                      latency_distribution := distribution(),
                      counts := #{binary() => non_neg_integer()}, statuses := statuses(),
-                     requests_by_name := by_name(), atom() => non_neg_integer()}.
+                     requests_by_name := by_name(), requests_by_tag := by_name(),
+                     atom() => non_neg_integer()}.
 
 %% Errors by reason (bounded text, `beamscale_load_reasons').
 -type reasons() :: beamscale_load_reasons:counts().
@@ -171,6 +172,16 @@ requests_rows(#{requests_by_name := ByName}) ->
     [[maps:get(K, F#{name => N}) || K <- requests_header()]
      || {N, F} <- lists:sort(maps:to_list(ByName))].
 
+%% @doc The columns of `tags.csv': a row a tag pair (`key=value'), as `requests.csv''s.
+-spec tags_header() -> [atom()].
+tags_header() -> [tag | tl(requests_header())].
+
+%% @doc The rows of `tags.csv' from the summary's `requests_by_tag', by pair.
+-spec tags_rows(summary()) -> [[number() | binary()]].
+tags_rows(#{requests_by_tag := ByTag}) ->
+    [[maps:get(K, F#{tag => T}) || K <- tags_header()]
+     || {T, F} <- lists:sort(maps:to_list(ByTag))].
+
 %% A terms file names transactions with atoms, a Tsung file with binaries (no atom from it).
 transactions(Hists) ->
     maps:from_list([{if is_atom(N) -> atom_to_binary(N); true -> N end, percentiles(H)}
@@ -198,7 +209,8 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             latency_distribution => #{corrected => distribution(maps:get(latency, T)),
                                       uncorrected => distribution(maps:get(sent, T))},
             counts => maps:get(counts, T, #{}), statuses => statuses(maps:get(statuses, T, #{})),
-            requests_by_name => by_name(maps:get(by_name, T, #{}))}.
+            requests_by_name => by_name(maps:get(by_name, T, #{})),
+            requests_by_tag => by_name(maps:get(by_tag, T, #{}))}.
 
 %% @doc A run's figures so far (its merged intervals, `Seconds' long) as thresholds read them
 %% (`beamscale_stats_threshold'): a check's outcome counts as matched under `match.NAME'.
@@ -208,5 +220,6 @@ threshold_source(T, Seconds) ->
     Checks = checks(maps:get(counts, T, #{})),
     (maps:with([latency, requests, errors, sessions_started, sessions_done], T))#{
         duration_s => Seconds, checks => Checks, by_name => maps:get(by_name, T, #{}),
+        by_tag => maps:get(by_tag, T, #{}),
         tx => maps:from_list([{if is_atom(N) -> atom_to_binary(N); true -> N end, H}
                               || {{tx, N}, H} <- maps:to_list(T)])}.

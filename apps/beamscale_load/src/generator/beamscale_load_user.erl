@@ -156,11 +156,14 @@ set_var(Var, I, #{vars := Vars} = St) -> St#{vars := Vars#{Var => integer_to_bin
 
 %% A step other than a think: its new state, and the frames it pushes (a block's steps).
 %% A request under its name: what the metrics record meanwhile is counted under it too.
-step({named, Name, Request}, #{ctx := #{metrics := M}} = St) ->
-    beamscale_load_metrics:start_request(M, Name),
+step({named, Name, Request}, St) -> step({tagged, [], {named, Name, Request}}, St);
+%% Its tags too (`beamscale_load_tags'); each request has a name once prepared.
+step({tagged, Tags, {named, Name, Request}}, #{ctx := #{metrics := M}} = St) ->
+    beamscale_load_metrics:start_request(M, Name, Tags),
     try step(Request, St)
     after beamscale_load_metrics:stop_request()
     end;
+step({tagged, _, Step}, St) -> step(Step, St);
 %% Code of the user's own (an amoc user's start/2, beamscale_amoc_user), given the run's
 %% metrics: no request itself, what it measures it records; `{error, R}' is the session's error.
 step({code, M, F, A}, #{ctx := #{metrics := Metrics}} = St) ->

@@ -26,6 +26,7 @@
               | {transaction, atom() | binary(), [step()]}
               | {dyn, beamscale_load_dynreq:dyn(), {request, module(), atom(), map(), timeout()}}
               | {named, binary(), step()}
+              | {tagged, [binary()], step()}
               | {setvars, beamscale_load_vars_source:source(), [binary()]}
               | {'if', beamscale_load_vars:cond_(), [step()]}
               | {repeat, pos_integer(), [step()], {while | until, beamscale_load_vars:cond_()}}
@@ -109,6 +110,7 @@ check(File, Entries) ->
         Targets = with(Get(targets), fun targets/1),
         Phases = with(Get(phases), fun phases/1),
         Sessions = with(Get(sessions), fun(S) -> sessions(S, Targets) end),
+        _ = with(Get(sessions), fun(_) -> beamscale_load_tags:bound(Sessions) end),
         ok = with(Get(phases), fun(_) -> beamscale_load_scenario_mix:check(Phases, Sessions)
                                end),
         Files = with_default(Get(files), #{},
@@ -279,7 +281,7 @@ max_s_text(What) ->
 sessions(V, Targets) ->
     named(V, "#{weight => W, steps => [...]}",
           fun(Name, S) when is_map(S) ->
-                  only(S, [weight, steps, bidi]),
+                  only(S, [weight, steps, bidi, tags]),
                   Bidi = case maps:get(bidi, S, false) of
                              B when is_boolean(B) -> #{bidi => B};
                              _ -> bad([bidi], "expected true or false")
@@ -289,8 +291,10 @@ sessions(V, Targets) ->
                           _ -> bad([weight], "expected a number, 0 or more (0: only in "
                                              "the phases that name it)")
                       end,
+                  Tags = beamscale_load_tags:check(maps:get(tags, S, #{}), [tags]),
+                  Steps = ?STEPS:steps(maps:get(steps, S, []), Targets),
                   Bidi#{name => Name, weight => W,
-                        steps => ?STEPS:steps(maps:get(steps, S, []), Targets)};
+                        steps => beamscale_load_tags:inherit(Tags, Steps)};
              (_, _) -> bad([], "expected #{weight => W, steps => [...]}")
           end, fun(N) -> is_atom(N) orelse is_binary(N) end).
 

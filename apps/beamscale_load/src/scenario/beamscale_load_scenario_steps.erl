@@ -143,12 +143,16 @@ request(Kind, Mod, Spec, Targets) ->
                         {error, Key, Msg} -> bad([steps, Kind, Key], Msg)
                     end
             end,
-    Step = beamscale_load_scenario_dyn:request({request, Mod, Target, Timeout},
-                                               maps:without([target, timeout_ms, label], Spec),
-                                               Check, [steps, Kind]),
-    case maps:find(label, Spec) of
-        error -> Step;
-        {ok, Label} -> {named, beamscale_load_reqname:label(Label, [steps, Kind, label]), Step}
+    Own = maps:without([target, timeout_ms, label, tags], Spec),
+    Step = beamscale_load_scenario_dyn:request({request, Mod, Target, Timeout}, Own, Check,
+                                               [steps, Kind]),
+    Named = case maps:find(label, Spec) of
+                error -> Step;
+                {ok, L} -> {named, beamscale_load_reqname:label(L, [steps, Kind, label]), Step}
+            end,
+    case maps:find(tags, Spec) of
+        error -> Named;
+        {ok, Tags} -> {tagged, beamscale_load_tags:check(Tags, [steps, Kind, tags]), Named}
     end.
 
 %% A request kind of one's own must be a module here with the behaviour's callbacks, said now

@@ -5,7 +5,7 @@
 %% once. Pure.
 -module(beamscale_load_steps).
 
--export([fold/3, map/2, body/1, times/1, all/1, think_ms/1, drain_s/1]).
+-export([fold/3, map/2, body/1, set_body/2, times/1, all/1, think_ms/1, drain_s/1]).
 
 -type step() :: beamscale_load_scenario:step().
 
@@ -38,6 +38,8 @@ body({foreach, _, _, _, S}) -> S;
 body({dyn, _, Request}) -> [Request];
 %% A request with its name (`beamscale_load_reqname').
 body({named, _, Request}) -> [Request];
+%% A request with its tags (`beamscale_load_tags').
+body({tagged, _, Request}) -> [Request];
 body(_) -> [].
 
 %% @doc How many times a step's body runs at most (an `if' counted as taken).
@@ -73,6 +75,8 @@ drain_s(Sessions) ->
     Think = lists:max([0 | [think_ms(S) || S <- Sessions]]),
     min(?MAX_DRAIN_S, ceil(Think / 1000) + ?DRAIN_MARGIN_S).
 
+%% @doc A container step with its body replaced (`body/1''s inverse).
+-spec set_body(step(), [step()]) -> step().
 set_body({loop, N, _}, S) -> {loop, N, S};
 set_body({transaction, Name, _}, S) -> {transaction, Name, S};
 set_body({'if', C, _}, S) -> {'if', C, S};
@@ -81,4 +85,5 @@ set_body({for, V, A, B, I, _}, S) -> {for, V, A, B, I, S};
 set_body({foreach, V, In, F, _}, S) -> {foreach, V, In, F, S};
 set_body({dyn, D, _}, [Request]) -> {dyn, D, Request};
 set_body({named, N, _}, [Request]) -> {named, N, Request};
+set_body({tagged, T, _}, [Request]) -> {tagged, T, Request};
 set_body(Step, []) -> Step.

@@ -6,17 +6,22 @@
 
 -export([table/1, graphs/1, amoc/1]).
 
-%% @doc The table, one row a name; nothing when the run has no names (an older run).
+%% @doc The table, one row a name, then the table by tag pair (`requests_by_tag', the same
+%% columns); nothing when the run has neither (an older run, a run without tags).
 -spec table(beamscale_format_json:object()) -> iodata().
 table(Summary) ->
-    case lists:sort(maps:to_list(map(Summary, <<"requests_by_name">>))) of
+    [table(Summary, <<"requests_by_name">>, "By request name", "request"),
+     table(Summary, <<"requests_by_tag">>, "By tag", "tag")].
+
+table(Summary, Key, Title, First) ->
+    case lists:sort(maps:to_list(map(Summary, Key))) of
         [] -> [];
         Names ->
-            Cols = beamscale_format_load:requests_csv(),
-            [beamscale_report_html:el(h3, "By request name"),
+            [_ | Cols] = beamscale_format_load:requests_csv(),
+            [beamscale_report_html:el(h3, Title),
              beamscale_report_html:table(
-               [beamscale_format_load:heading(E) || E <- Cols],
-               [[cell(K, N, F) || #{key := K} <- Cols] || {N, F} <- Names])]
+               [First | [beamscale_format_load:heading(E) || E <- Cols]],
+               [[N | [cell(K, N, F) || #{key := K} <- Cols]] || {N, F} <- Names])]
     end.
 
 %% @doc An amoc scenario's (`load --amoc', docs/amoc.md) tables: per throttle the rate set and
@@ -81,7 +86,6 @@ value(M, K) ->
     end.
 
 
-cell(name, N, _F) -> N;
 cell(K, _N, F) ->
     case field(F, atom_to_binary(K), fun is_number/1, null) of
         null -> "";

@@ -3,6 +3,11 @@
 %% from the intended start (corrected) and from the send as histograms in seconds, with
 %% cumulative buckets from 1 ms to 10 s. `beamscale_seconds_prom' adds each second's row to
 %% the totals (`add/2') and serves `text/1' on `--metrics PORT'.
+%%
+%% A tagged run's figures by tag pair (`key=value', docs/scenario.md) are families of their own,
+%% `beamscale_load_tag_requests_total', `_tag_errors_total' and `_tag_latency_seconds', a series
+%% a declared pair with the tag's key as its label (`{flow="checkout"}'): the run's families stay
+%% as they were, and the series are bounded as the pairs are (64).
 -module(beamscale_report_prometheus).
 
 -export([new/0, add/2, text/1]).
@@ -39,7 +44,11 @@ add(Totals, Row) ->
                              Acc#{K := beamscale_stats_hist:merge(maps:get(K, Acc),
                                                                   maps:get(K, Row))}
                      end, T1, ?HISTOGRAMS),
-    T2#{t_s := maps:get(t_s, Row), offered_per_s := float(maps:get(offered_per_s, Row))}.
+    T3 = case maps:get(by_tag, Row, #{}) of
+             Empty when map_size(Empty) =:= 0 -> T2;
+             ByTag -> T2#{by_tag => maps:fold(fun add_tag/3, maps:get(by_tag, T2, #{}), ByTag)}
+         end,
+    T3#{t_s := maps:get(t_s, Row), offered_per_s := float(maps:get(offered_per_s, Row))}.
 
 %% @doc The exposition text.
 -spec text(totals()) -> iodata().
@@ -53,23 +62,58 @@ text(T) ->
             maps:get(offered_per_s, T)),
      metric("beamscale_load_seconds", gauge, "seconds of the load reported", maps:get(t_s, T)),
      [histogram(["beamscale_load_", Name], Help, maps:get(K, T))
-      || {K, Name, Help} <- ?HISTOGRAMS]].
+      || {K, Name, Help} <- ?HISTOGRAMS],
+     tags(lists:sort(maps:to_list(maps:get(by_tag, T, #{}))))].
+
+tags([]) -> [];
+tags(ByTag) ->
+    Labelled = [{label(Pair), F} || {Pair, F} <- ByTag],
+    [[family(Name, counter, Help, [[Name, "{", L, "} ", num(maps:get(K, F)), "\n"]
+                                   || {L, F} <- Labelled])
+      || {K, Help} <- [{requests, "requests sent, by tag"},
+                       {errors, "requests that failed, by tag"}],
+         Name <- [["beamscale_load_tag_", atom_to_list(K), "_total"]]],
+     family("beamscale_load_tag_latency_seconds", histogram,
+            "request latency from the intended start, by tag",
+            [series("beamscale_load_tag_latency_seconds", L, maps:get(latency, F))
+             || {L, F} <- Labelled])].
+
+%% One second's figures of a pair added to the totals': only what the families show.
+add_tag(Pair, #{requests := R, errors := E, latency := L}, Acc) ->
+    Acc#{Pair => case Acc of
+                     #{Pair := #{requests := R0, errors := E0, latency := L0}} ->
+                         #{requests => R0 + R, errors => E0 + E,
+                           latency => beamscale_stats_hist:merge(L0, L)};
+                     _ -> #{requests => R, errors => E, latency => L}
+                 end}.
 
 %%% Internals
 
-metric(Name, Type, Help, Value) ->
-    ["# HELP ", Name, " ", Help, "\n# TYPE ", Name, " ", atom_to_list(Type), "\n",
-     Name, " ", num(Value), "\n"].
+metric(Name, Type, Help, Value) -> family(Name, Type, Help, [Name, " ", num(Value), "\n"]).
+
+%% A family's header and its lines.
+family(Name, Type, Help, Lines) ->
+    ["# HELP ", Name, " ", Help, "\n# TYPE ", Name, " ", atom_to_list(Type), "\n", Lines].
+
+%% `key="value"' of a pair, the value escaped as the format wants.
+label(Pair) ->
+    [K, V] = binary:split(Pair, <<"=">>),
+    [K, "=\"", string:replace(string:replace(V, "\\", "\\\\", all), "\"", "\\\"", all), "\""].
 
 %% Values are microseconds; buckets and the sum are in seconds.
 histogram(Name, Help, Snap) ->
-    Buckets = [[Name, "_bucket{le=\"", num(B), "\"} ",
-                num(beamscale_stats_hist:at_most(Snap, B * 1000000)), "\n"] || B <- ?BOUNDS],
+    family(Name, histogram, Help, series(Name, [], Snap)).
+
+%% One histogram's lines, its labels `Label' (none: []) before `le'.
+series(Name, Label, Snap) ->
+    Sep = case Label of [] -> ""; _ -> "," end,
     Count = beamscale_stats_hist:count(Snap),
-    ["# HELP ", Name, " ", Help, "\n# TYPE ", Name, " histogram\n", Buckets,
-     Name, "_bucket{le=\"+Inf\"} ", num(Count), "\n",
-     Name, "_sum ", num(beamscale_stats_hist:sum(Snap) / 1000000), "\n",
-     Name, "_count ", num(Count), "\n"].
+    Braces = case Label of [] -> ""; _ -> ["{", Label, "}"] end,
+    [[[Name, "_bucket{", Label, Sep, "le=\"", num(B), "\"} ",
+       num(beamscale_stats_hist:at_most(Snap, B * 1000000)), "\n"] || B <- ?BOUNDS],
+     Name, "_bucket{", Label, Sep, "le=\"+Inf\"} ", num(Count), "\n",
+     Name, "_sum", Braces, " ", num(beamscale_stats_hist:sum(Snap) / 1000000), "\n",
+     Name, "_count", Braces, " ", num(Count), "\n"].
 
 num(V) when is_integer(V) -> integer_to_binary(V);
 num(V) -> beamscale_format_float:decimal(float(V)).
