@@ -41,7 +41,11 @@ counters() ->
      n(e(bytes_sent, "bytes sent", "B", bytes)),
      n(e(bytes_received, "bytes received", "B", bytes)),
      %% Rows database queries returned (the mysql and pgsql kinds).
-     e(rows, "rows returned", "", count)].
+     e(rows, "rows returned", "", count),
+     %% Connections the kinds opened and closed (the server's closes included): their
+     %% difference over the seconds is `connected', Tsung's open connections.
+     e(connections_opened, "connections opened", "", count),
+     e(connections_closed, "connections closed", "", count)].
 
 %% @doc The counters also kept by request name (`beamscale_load_byname'), in their order:
 %% `requests_csv/0' has a column for each.
@@ -91,6 +95,8 @@ summary() ->
             %% Tsung's highest and lowest 10 s means (`ten_second_means/0' names them).
             e(ten_second_means, "highest and lowest 10 s means", "", list),
             e(per_second, "per second", "", list),
+            %% Each second's: the connections open at its end (Tsung's `connected').
+            e(connected, "connections open", "", count),
             e(load_nodes, "per load node", "", list),
             %% An amoc scenario's throttles and coordinators (beamscale_amoc_figures).
             e(amoc, "amoc throttles and coordinators", "", list),

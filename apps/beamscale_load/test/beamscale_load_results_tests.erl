@@ -90,3 +90,12 @@ spread_and_ten_second_means_test() ->
     ?assert(abs(Hi - 1000.5005) < 1.0e-6),
     ?assertNot(is_map_key(connect_time_mean_ms, Means)),
     [#{connect_time := #{count := 0, min_ms := 0.0}} | _] = maps:get(per_second, Summary).
+
+%% Tsung's `connected': each second's open connections, the opened less the closed so far.
+connected_test() ->
+    Interval = hists(),
+    Rows = [Interval#{t_s => T, phase => main, offered_per_s => 1.0, connections_opened => O,
+                      connections_closed => C} || {T, O, C} <- [{1, 3, 1}, {2, 4, 0}, {3, 0, 6}]],
+    Summary = beamscale_load_results:summary(#{rows => Rows, total => Interval,
+                                               duration_s => 3.0, stopped => done}),
+    ?assertEqual([2, 6, 0], [N || #{connected := N} <- maps:get(per_second, Summary)]).

@@ -31,6 +31,8 @@
                       requests := non_neg_integer(), errors := non_neg_integer(),
                       timeouts := non_neg_integer(), bytes_sent := non_neg_integer(),
                       bytes_received := non_neg_integer(), rows := non_neg_integer(),
+                      connections_opened => non_neg_integer(),
+                      connections_closed => non_neg_integer(),
                       latency := snapshot(),
                       sent := snapshot(), session := snapshot(), connect := snapshot(),
                       reasons := beamscale_load_reasons:counts(),
@@ -154,7 +156,9 @@ slot(bytes_received) -> 7;
 slot(rows) -> 8;
 slot(sessions_stopped) -> 9;
 %% Users due while the launcher could not run (`beamscale_load_launcher').
-slot(sessions_late) -> 10.
+slot(sessions_late) -> 10;
+slot(connections_opened) -> 11;
+slot(connections_closed) -> 12.
 
 %% @doc Count one event of a named counter given to `new/2'.
 -spec count(metrics(), binary()) -> ok.

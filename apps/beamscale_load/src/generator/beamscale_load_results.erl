@@ -22,7 +22,7 @@
                     timeouts := non_neg_integer(), errors_by_reason := reasons(),
                     latency_corrected := percentiles(),
                     latency_uncorrected := percentiles(), session_duration := percentiles(),
-                    connect_time := percentiles(),
+                    connect_time := percentiles(), connected := non_neg_integer(),
                     transactions := #{binary() => percentiles()}, statuses := statuses(),
                     requests_by_name := by_name()}.
 %% By request name (`beamscale_load_reqname'): the latency from the intended start, with the
@@ -145,7 +145,7 @@ top_reasons(Reasons, N) ->
 %% report's graphs are drawn from it).
 -spec summary(beamscale_load_run:result()) -> summary().
 summary(#{rows := Rows} = Result) ->
-    Secs = [second(R) || R <- Rows],
+    Secs = connected([second(R) || R <- Rows]),
     (totals(Result))#{per_second => Secs, ten_second_means => ten_second_means(Secs),
                       load_nodes => [C#{node := atom_to_binary(N)}
                                      || #{node := N} = C <- maps:get(load_nodes, Result, [])]}.
@@ -159,6 +159,16 @@ second(#{latency := L, sent := S, session := Sess} = Row) ->
             errors_by_reason => maps:get(reasons, Row),
             transactions => transactions(Row), statuses => statuses(maps:get(statuses, Row, #{})),
             requests_by_name => by_name(maps:get(by_name, Row, #{}))}.
+
+%% Tsung's `connected': the connections open at the end of each second, the opened less the
+%% closed since the start (a user killed by `ctl users -N' leaves its own counted open).
+connected(Secs) ->
+    {Out, _} = lists:mapfoldl(fun(S, Open0) ->
+                                      Open = Open0 + maps:get(connections_opened, S, 0)
+                                          - maps:get(connections_closed, S, 0),
+                                      {S#{connected => max(Open, 0)}, Open}
+                              end, 0, Secs),
+    Out.
 
 %% Tsung's highest and lowest 10 s means: of the latencies (weighted by their requests) and
 %% of the request rate. A figure no window has (no request) is left out.

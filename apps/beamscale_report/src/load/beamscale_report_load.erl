@@ -82,6 +82,9 @@ graphs(Summary) ->
      {<<"requests">>, <<"requests/s">>, <<"/s">>, [Named(requests)]},
      {<<"errors and timeouts">>, <<"per second">>, <<"/s">>, [Named(errors), Named(timeouts)]}]
         ++ connect_graph(Summary, Lat)
+        ++ [{<<"connections open (Tsung's connected)">>, <<"connections">>, <<"">>,
+             [#{name => <<"open">>, points => Count(<<"connected">>)}]}
+            || num(Summary, <<"connections_opened">>) > 0]
         ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs))
         ++ beamscale_report_load_extra:flow_graphs(Summary)
         ++ statuses_graph(map(Summary, <<"statuses">>), timed(Secs))
