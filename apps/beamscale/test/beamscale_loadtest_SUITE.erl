@@ -49,6 +49,7 @@ sampled_run_and_report(Config) ->
         ?assert(lists:member(<<"one">>, Phases) andalso lists:member(<<"two">>, Phases)),
         ?assert(length(beamscale_store:read_rows(filename:join(Dir, "load.csv"))) >= 3),
         by_name(Dir),
+        pages(Dir),
         {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
         ?assertMatch({_, _}, binary:match(Html, <<"is host:port: no node to sample">>)),
         ?assertMatch({_, _}, binary:match(Html, <<"was on for 50 % of each sampling">>)),
@@ -72,6 +73,15 @@ by_name(Dir) ->
     ?assert(binary_to_integer(Bytes) > 0 andalso binary_to_float(P99) > 0),
     {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
     ?assertMatch({_, _}, binary:match(Html, <<"By request name">>)).
+
+%% Tsung's pages: each of the 3 loops (an rpc and an http request, then a think) is one, its
+%% time at least its two requests' latencies from the send.
+pages(Dir) ->
+    #{<<"sessions_done">> := Done, <<"page_time">> := #{<<"count">> := Pages} = Page,
+      <<"latency_uncorrected">> := #{<<"min_ms">> := Min}} =
+        beamscale_test_load:json(Dir, "summary.json"),
+    ?assertEqual(3 * Done, Pages),
+    ?assert(maps:get(<<"min_ms">>, Page) >= 2 * Min).
 
 %% Every chart draws its series: the load charts (connect time and connections open: the http
 %% steps connect; users in flight and bytes per second, the

@@ -64,7 +64,10 @@ histograms() ->
     [e(latency_corrected, "latency, from the intended start (corrected)", "ms", percentiles),
      e(latency_uncorrected, "latency, from the send (uncorrected)", "ms", percentiles),
      e(session_duration, "session duration", "ms", percentiles),
-     e(connect_time, "connect (TCP, and the TLS handshake)", "ms", percentiles)].
+     e(connect_time, "connect (TCP, and the TLS handshake)", "ms", percentiles),
+     %% Tsung's `page': a user's requests between two think times, from the first one's send
+     %% to the last one's reply.
+     e(page_time, "page (requests between think times)", "ms", percentiles)].
 
 %% @doc The keys of one histogram, in the order the pages show them.
 -spec percentiles() -> [entry()].

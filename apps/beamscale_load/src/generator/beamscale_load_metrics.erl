@@ -8,9 +8,10 @@
          merge/2, empty/1, counter_names/0, start_request/2, stop_request/0]).
 -export_type([metrics/0, interval/0, row/0, fine_row/0, statuses/0]).
 
-%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS). A kind's
-%% own (a broker's delivery time) are transactions it declares (`measures/0').
--define(HISTS, [latency, sent, session, connect]).
+%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS), `page'
+%% Tsung's page (`beamscale_load_user'). A kind's own (a broker's delivery time) are
+%% transactions it declares (`measures/0').
+-define(HISTS, [latency, sent, session, connect, page]).
 %% Status codes are counted in one slot each: three digits, 0 to 999 (a code outside is
 %% counted as 0), so a hostile server cannot grow the figures.
 -define(STATUSES, 1000).
@@ -35,6 +36,7 @@
                       connections_closed => non_neg_integer(),
                       latency := snapshot(),
                       sent := snapshot(), session := snapshot(), connect := snapshot(),
+                      page => snapshot(),
                       reasons := beamscale_load_reasons:counts(),
                       {tx, atom() | binary()} => snapshot(),
                       counts => #{binary() => non_neg_integer()},
