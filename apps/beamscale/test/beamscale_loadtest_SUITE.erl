@@ -51,6 +51,7 @@ sampled_run_and_report(Config) ->
         ?assert(lists:member(<<"one">>, Phases) andalso lists:member(<<"two">>, Phases)),
         ?assert(length(beamscale_store:read_rows(filename:join(Dir, "load.csv"))) >= 3),
         by_name(Dir),
+        pages(Dir),
         {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
         ?assertMatch({_, _}, binary:match(Html, <<"is host:port: no node to sample">>)),
         ?assertMatch({_, _}, binary:match(Html, <<"was on for 50 % of each sampling">>)),
@@ -75,7 +76,17 @@ by_name(Dir) ->
     {ok, Html} = file:read_file(filename:join(Dir, "index.html")),
     ?assertMatch({_, _}, binary:match(Html, <<"By request name">>)).
 
-%% Every chart draws its series: the load charts (users in flight and bytes per second, the
+%% Tsung's pages: each of the 3 loops (an rpc and an http request, then a think) is one, its
+%% time at least its two requests' latencies from the send.
+pages(Dir) ->
+    #{<<"sessions_done">> := Done, <<"page_time">> := #{<<"count">> := Pages} = Page,
+      <<"latency_uncorrected">> := #{<<"min_ms">> := Min}} =
+        beamscale_test_load:json(Dir, "summary.json"),
+    ?assertEqual(3 * Done, Pages),
+    ?assert(maps:get(<<"min_ms">>, Page) >= 2 * Min).
+
+%% Every chart draws its series: the load charts (connect time and connections open: the http
+%% steps connect; users in flight and bytes per second, the
 %% HTTP steps counting bytes), replies by status (200 only), p99 and requests by request name
 %% (2 names), the latency distribution
 %% (corrected and uncorrected), then CPU
@@ -91,14 +102,33 @@ renders(Config, Dir) ->
             Expected = [length(Series)
                         || {_, _, _, Series} <- beamscale_report_load:graphs(Summary)]
                 ++ [2, 3, 7],
-            ?assertEqual([5, 3, 3, 1, 2, 1, 2, 1, 2, 2, 2, 3, 7], Expected),
+            ?assertEqual([5, 3, 3, 1, 2, 3, 1, 1, 2, 1, 2, 2, 2, 3, 7], Expected),
             Charts = beamscale_test_chromium:charts(Dom),
             ?assertEqual(Expected, [beamscale_test_chromium:series(C) || C <- Charts]),
             [?assert(binary:match(C, [<<"<polyline">>, <<"<rect x">>]) =/= nomatch)
              || C <- Charts],
             Shot = beamscale_test_chromium:screenshot(Chromium, Config, Index),
-            ?assert(filelib:file_size(Shot) > 20000)
+            ?assert(filelib:file_size(Shot) > 20000),
+            totals_on_the_first_screen(Chromium, Config, Index)
     end.
+
+%% The totals table is on the first screen of a 1280x800 window: its top under 800 px as
+%% Chromium lays the page out. The page has no script; a copy with one appended reads the
+%% offset into the DOM that --dump-dom prints.
+totals_on_the_first_screen(Chromium, Config, Index) ->
+    {ok, Html} = file:read_file(Index),
+    Probe = filename:join(?config(priv_dir, Config), "totals_probe.html"),
+    Script = <<"<script>for (const h of document.querySelectorAll('h2'))"
+               " if (h.textContent === 'Totals') document.body.setAttribute('data-totals-top',"
+               " Math.round(h.parentNode.querySelector('table').getBoundingClientRect().top));"
+               "</script>">>,
+    ok = file:write_file(Probe, [Html, Script]),
+    Dom = beamscale_test_chromium:run(Chromium, Config,
+                                      ["--window-size=1280,800", "--dump-dom",
+                                       beamscale_test_chromium:url(Probe)]),
+    {match, [Top]} = re:run(Dom, "data-totals-top=\"([0-9]+)\"", [{capture, [1], binary}]),
+    ct:log("totals table top: ~s px", [Top]),
+    ?assert(binary_to_integer(Top) < 800).
 
 %% 2 load nodes share 100 users/s for 3 s against an rpc echo node: the total offered rate is
 %% reached, the rows are the merge of both nodes' figures, and the load nodes are gone after.

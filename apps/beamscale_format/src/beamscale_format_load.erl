@@ -9,7 +9,7 @@
 -module(beamscale_format_load).
 
 -export([counters/0, by_name/0, totals/0, histograms/0, percentiles/0, summary/0, load_csv/0,
-         errors_csv/0, requests_csv/0, live/0, keys/1, find/2, heading/1]).
+         errors_csv/0, requests_csv/0, ten_second_means/0, live/0, keys/1, find/2, heading/1]).
 -export_type([entry/0, format/0, source/0]).
 
 %% How a value reads: a count, a rate per second, seconds, milliseconds, bytes, text; a
@@ -41,7 +41,11 @@ counters() ->
      n(e(bytes_sent, "bytes sent", "B", bytes)),
      n(e(bytes_received, "bytes received", "B", bytes)),
      %% Rows database queries returned (the mysql and pgsql kinds).
-     e(rows, "rows returned", "", count)].
+     e(rows, "rows returned", "", count),
+     %% Connections the kinds opened and closed (the server's closes included): their
+     %% difference over the seconds is `connected', Tsung's open connections.
+     e(connections_opened, "connections opened", "", count),
+     e(connections_closed, "connections closed", "", count)].
 
 %% @doc The counters also kept by request name (`beamscale_load_byname'), in their order:
 %% `requests_csv/0' has a column for each.
@@ -60,12 +64,17 @@ histograms() ->
     [e(latency_corrected, "latency, from the intended start (corrected)", "ms", percentiles),
      e(latency_uncorrected, "latency, from the send (uncorrected)", "ms", percentiles),
      e(session_duration, "session duration", "ms", percentiles),
-     e(connect_time, "connect (TCP, and the TLS handshake)", "ms", percentiles)].
+     e(connect_time, "connect (TCP, and the TLS handshake)", "ms", percentiles),
+     %% Tsung's `page': a user's requests between two think times, from the first one's send
+     %% to the last one's reply.
+     e(page_time, "page (requests between think times)", "ms", percentiles)].
 
 %% @doc The keys of one histogram, in the order the pages show them.
 -spec percentiles() -> [entry()].
 percentiles() ->
+    %% The deviation is over the buckets' midpoints (`beamscale_stats_hist:stddev/1').
     [e(count, "count", "", count), e(mean_ms, "mean", "ms", ms),
+     e(stddev_ms, "stddev", "ms", ms), e(min_ms, "min", "ms", ms),
      p(p50_ms, "p50", 50), p(p90_ms, "p90", 90), p(p99_ms, "p99", 99), p(p999_ms, "p99.9", 99.9),
      e(max_ms, "max", "ms", ms)].
 
@@ -88,12 +97,25 @@ summary() ->
             e(requests_by_tag, "by tag", "", list),
             %% `[Percentile, Milliseconds]' pairs, corrected and uncorrected.
             e(latency_distribution, "latency by percentile", "ms", list),
+            %% Tsung's highest and lowest 10 s means (`ten_second_means/0' names them).
+            e(ten_second_means, "highest and lowest 10 s means", "", list),
             e(per_second, "per second", "", list),
+            %% Each second's: the connections open at its end (Tsung's `connected').
+            e(connected, "connections open", "", count),
             e(load_nodes, "per load node", "", list),
             %% An amoc scenario's throttles and coordinators (beamscale_amoc_figures).
             e(amoc, "amoc throttles and coordinators", "", list),
             %% Resident memory at the peak (`beamscale_loadtest_memory').
             e(memory, "memory", "B", list)].
+
+%% @doc The figures of `summary.json''s `ten_second_means', each a highest and a lowest.
+-spec ten_second_means() -> [entry()].
+ten_second_means() ->
+    [e(latency_corrected_mean_ms, "latency, from the intended start", "ms", ms),
+     e(latency_uncorrected_mean_ms, "latency, from the send", "ms", ms),
+     e(connect_time_mean_ms, "connect", "ms", ms),
+     e(session_duration_mean_ms, "session duration", "ms", ms),
+     e(requests_per_s, "requests", "/s", rate), e(errors_per_s, "errors", "/s", rate)].
 
 %% @doc The columns of `load.csv', a row a second (latency from the intended start).
 -spec load_csv() -> [entry()].
@@ -118,6 +140,7 @@ errors_csv() ->
 requests_csv() ->
     [e(name, "request", "", text), e(requests, "requests", "", count),
      e(errors, "errors", "", count), e(mean_ms, "mean", "ms", ms),
+     e(stddev_ms, "stddev", "ms", ms), e(min_ms, "min", "ms", ms),
      p(p50_ms, "p50", 50), p(p90_ms, "p90", 90), p(p99_ms, "p99", 99),
      e(max_ms, "max", "ms", ms), e(bytes_sent, "bytes sent", "B", bytes),
      e(bytes_received, "bytes received", "B", bytes)].

@@ -67,3 +67,35 @@ statuses_test() ->
                  iolist_to_binary(beamscale_load_results:statuses_line(
                                     maps:get(statuses, Summary)))),
     ?assertEqual(none, beamscale_load_results:statuses_line(#{})).
+
+%% Each histogram has its stddev and min; the run has Tsung's highest and lowest 10 s means
+%% (seconds 1 and 11 fall in two windows), and each second its connect time.
+spread_and_ten_second_means_test() ->
+    Interval = hists(),
+    Empty = beamscale_stats_hist:empty(),
+    Rows = [Interval#{t_s => 1, phase => main, offered_per_s => 10.0, requests => 30},
+            Interval#{t_s => 11, phase => main, offered_per_s => 10.0, requests => 50,
+                      latency => Empty}],
+    Summary = beamscale_load_results:summary(#{rows => Rows, total => Interval,
+                                               duration_s => 11.0, stopped => done}),
+    #{latency_uncorrected := #{stddev_ms := Sd, min_ms := Min}} = Summary,
+    %% 1..1000 µs, each in its own bucket: exact.
+    ?assert(abs(Sd - math:sqrt((1000 * 1000 - 1) / 12) / 1000) < 1.0e-9),
+    ?assertEqual(0.001, Min),
+    #{ten_second_means := #{requests_per_s := R, latency_corrected_mean_ms := L} = Means} =
+        Summary,
+    ?assertEqual(#{highest => 50.0, lowest => 30.0}, R),
+    %% The second window had no request with a latency: one window, its mean both ways.
+    #{highest := Hi, lowest := Hi} = L,
+    ?assert(abs(Hi - 1000.5005) < 1.0e-6),
+    ?assertNot(is_map_key(connect_time_mean_ms, Means)),
+    [#{connect_time := #{count := 0, min_ms := 0.0}} | _] = maps:get(per_second, Summary).
+
+%% Tsung's `connected': each second's open connections, the opened less the closed so far.
+connected_test() ->
+    Interval = hists(),
+    Rows = [Interval#{t_s => T, phase => main, offered_per_s => 1.0, connections_opened => O,
+                      connections_closed => C} || {T, O, C} <- [{1, 3, 1}, {2, 4, 0}, {3, 0, 6}]],
+    Summary = beamscale_load_results:summary(#{rows => Rows, total => Interval,
+                                               duration_s => 3.0, stopped => done}),
+    ?assertEqual([2, 6, 0], [N || #{connected := N} <- maps:get(per_second, Summary)]).

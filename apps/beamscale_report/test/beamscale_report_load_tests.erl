@@ -40,6 +40,35 @@ charts_test() ->
     [{_, _, _, [#{points := [{1, 10}, {2, 10}]}]}] =
         [G || {<<"requests">>, _, _, _} = G <- Graphs].
 
+%% Tsung's figures: stddev and min beside the percentiles, the 10 s means' table, a connect
+%% time chart when the run connected, none of them on a run stored before they were kept.
+tsung_figures_test() ->
+    #{summary := S0} = D0 = data(),
+    Old = iolist_to_binary(beamscale_report_load:index(D0)),
+    ?assertEqual(nomatch, binary:match(Old, <<"10 s mean">>)),
+    ?assertEqual([], [G || {<<"connect time", _/binary>>, _, _, _} = G
+                               <- beamscale_report_load:graphs(S0)]),
+    Connect = #{<<"count">> => 4, <<"mean_ms">> => 0.25, <<"p50_ms">> => 0.2,
+                <<"p99_ms">> => 0.5},
+    S = S0#{<<"latency_corrected">> => #{<<"count">> => 20, <<"stddev_ms">> => 0.125,
+                                         <<"min_ms">> => 0.0625},
+            <<"connect_time">> => Connect, <<"connections_opened">> => 3,
+            <<"per_second">> => [(second(T))#{<<"connect_time">> => Connect,
+                                              <<"connected">> => 4 - T} || T <- [1, 2]],
+            <<"ten_second_means">> =>
+                #{<<"requests_per_s">> => #{<<"highest">> => 12.5, <<"lowest">> => 7.5}}},
+    Html = iolist_to_binary(beamscale_report_load:index(D0#{summary => S})),
+    [?assertNotEqual(nomatch, binary:match(Html, T))
+     || T <- [<<"stddev (ms)">>, <<"min (ms)">>, <<"0.125">>, <<"0.0625">>, <<"10 s mean">>,
+              <<"requests/s</td><td class=\"t\">12.5</td><td class=\"t\">7.5</td>">>]],
+    [{_, _, _, [#{points := [{1, 0.25}, {2, 0.25}]} | _]}] =
+        [G || {<<"connect time", _/binary>>, _, _, _} = G <- beamscale_report_load:graphs(S)],
+    [{_, _, _, [#{points := [{1, 3}, {2, 2}]}]}] =
+        [G || {<<"connections open", _/binary>>, _, _, _} = G
+                  <- beamscale_report_load:graphs(S)],
+    ?assertEqual([], [G || {<<"connections open", _/binary>>, _, _, _} = G
+                               <- beamscale_report_load:graphs(S0)]).
+
 %% Errors by reason: a chart with the most frequent reasons apart and the rest summed, escaped
 %% reasons in the table, targets down named; none of it without errors.
 reasons_test() ->

@@ -9,8 +9,8 @@
 -module(beamscale_stats_hist).
 
 -export([new/0, record/2, take/1, snapshot/1, empty/0, merge/2, merge/1,
-         percentile/2, percentiles/2, mean/1, max/1, min/1, count/1, sum/1, highest/0, at_most/2,
-         slot/1, from_slots/2]).
+         percentile/2, percentiles/2, mean/1, stddev/1, max/1, min/1, count/1, sum/1, highest/0,
+         at_most/2, slot/1, from_slots/2]).
 -export_type([hist/0, snapshot/0]).
 
 %% 2048 sub-buckets per power of two: a bucket is at most 1/1024 of its value wide, which is
@@ -230,6 +230,20 @@ at_most(#{counts := Counts}, V) ->
 -spec mean(snapshot()) -> float().
 mean(#{count := 0}) -> 0.0;
 mean(#{count := C, sum := S}) -> S / C.
+
+%% @doc The population standard deviation, each value taken at its bucket's midpoint (the
+%% buckets are what is kept; a bucket is at most 1/1024 of its value wide) around the exact
+%% mean; 0.0 when empty.
+-spec stddev(snapshot()) -> float().
+stddev(#{count := 0}) -> 0.0;
+stddev(#{count := C, counts := Counts} = Snap) ->
+    Mean = mean(Snap),
+    Sq = maps:fold(fun(I, N, Acc) ->
+                           {Low, High} = range(I),
+                           D = (Low + High) / 2 - Mean,
+                           Acc + N * D * D
+                   end, 0.0, Counts),
+    math:sqrt(Sq / C).
 
 %% @doc The largest recorded value (0 when empty).
 -spec max(snapshot()) -> non_neg_integer().

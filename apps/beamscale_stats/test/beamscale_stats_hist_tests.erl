@@ -89,7 +89,20 @@ concurrent_records_test() ->
 empty_test() ->
     E = beamscale_stats_hist:empty(),
     ?assertEqual(0, beamscale_stats_hist:percentile(E, 99)),
-    ?assertEqual(0.0, beamscale_stats_hist:mean(E)).
+    ?assertEqual(0.0, beamscale_stats_hist:mean(E)),
+    ?assertEqual(0.0, beamscale_stats_hist:stddev(E)).
+
+%% Below 2048 a bucket holds one value: the deviation is exact; above, within the bucket width.
+stddev_test() ->
+    Of = fun(Vs) ->
+                 H = beamscale_stats_hist:new(),
+                 [beamscale_stats_hist:record(H, V) || V <- Vs],
+                 beamscale_stats_hist:stddev(beamscale_stats_hist:take(H))
+         end,
+    ?assertEqual(0.0, Of([700, 700, 700])),
+    ?assert(abs(Of([100, 200, 300, 400]) - math:sqrt(12500)) < 1.0e-9),
+    %% Population deviation of 1 000 000 and 3 000 000: 1 000 000.
+    ?assert(abs(Of([1000000, 3000000]) - 1000000) < 1000).
 
 %% Takes while recorders run lose no count (an idle take skips the scan: the reset maximum says
 %% whether anything was recorded since); a value of 0 is a record too.

@@ -9,9 +9,10 @@
          start_request/3, stop_request/0]).
 -export_type([metrics/0, interval/0, row/0, fine_row/0, statuses/0]).
 
-%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS). A kind's
-%% own (a broker's delivery time) are transactions it declares (`measures/0').
--define(HISTS, [latency, sent, session, connect]).
+%% Histograms every run has: `connect' is the time to open a connection (TCP and TLS), `page'
+%% Tsung's page (`beamscale_load_user'). A kind's own (a broker's delivery time) are
+%% transactions it declares (`measures/0').
+-define(HISTS, [latency, sent, session, connect, page]).
 %% Status codes are counted in one slot each: three digits, 0 to 999 (a code outside is
 %% counted as 0), so a hostile server cannot grow the figures.
 -define(STATUSES, 1000).
@@ -32,8 +33,11 @@
                       requests := non_neg_integer(), errors := non_neg_integer(),
                       timeouts := non_neg_integer(), bytes_sent := non_neg_integer(),
                       bytes_received := non_neg_integer(), rows := non_neg_integer(),
+                      connections_opened => non_neg_integer(),
+                      connections_closed => non_neg_integer(),
                       latency := snapshot(),
                       sent := snapshot(), session := snapshot(), connect := snapshot(),
+                      page => snapshot(),
                       reasons := beamscale_load_reasons:counts(),
                       {tx, atom() | binary()} => snapshot(),
                       counts => #{binary() => non_neg_integer()},
@@ -160,7 +164,9 @@ slot(bytes_received) -> 7;
 slot(rows) -> 8;
 slot(sessions_stopped) -> 9;
 %% Users due while the launcher could not run (`beamscale_load_launcher').
-slot(sessions_late) -> 10.
+slot(sessions_late) -> 10;
+slot(connections_opened) -> 11;
+slot(connections_closed) -> 12.
 
 %% @doc Count one event of a named counter given to `new/2'.
 -spec count(metrics(), binary()) -> ok.

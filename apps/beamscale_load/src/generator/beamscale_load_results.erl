@@ -14,7 +14,7 @@
 %% A histogram in milliseconds, as `summary.json' holds it.
 -type percentiles() :: #{p50_ms := float(), p90_ms := float(), p99_ms := float(),
                          p999_ms := float(), count := non_neg_integer(), mean_ms := float(),
-                         max_ms := float()}.
+                         stddev_ms := float(), min_ms := float(), max_ms := float()}.
 %% One entry of `summary.json''s `per_second': a second's counts and histograms.
 -type second() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
                     sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
@@ -22,6 +22,7 @@
                     timeouts := non_neg_integer(), errors_by_reason := reasons(),
                     latency_corrected := percentiles(),
                     latency_uncorrected := percentiles(), session_duration := percentiles(),
+                    connect_time := percentiles(), connected := non_neg_integer(),
                     transactions := #{binary() => percentiles()}, statuses := statuses(),
                     requests_by_name := by_name()}.
 %% By request name (`beamscale_load_reqname'): the latency from the intended start, with the
@@ -38,9 +39,11 @@
                      duration_s := float(), stopped := done | time_limit | interrupted | aborted,
                      requests_per_s := float(), latency_corrected := percentiles(),
                      latency_uncorrected := percentiles(), session_duration := percentiles(),
-                     connect_time := percentiles(), transactions := #{binary() => percentiles()},
+                     connect_time := percentiles(), page_time := percentiles(),
+                     transactions := #{binary() => percentiles()},
                      errors_by_reason := reasons(),
                      latency_distribution := distribution(),
+                     ten_second_means := #{atom() => beamscale_stats_windows:extremes()},
                      counts := #{binary() => non_neg_integer()}, statuses := statuses(),
                      requests_by_name := by_name(), requests_by_tag := by_name(),
                      atom() => non_neg_integer()}.
@@ -144,17 +147,45 @@ top_reasons(Reasons, N) ->
 %% report's graphs are drawn from it).
 -spec summary(beamscale_load_run:result()) -> summary().
 summary(#{rows := Rows} = Result) ->
-    (totals(Result))#{per_second => [second(R) || R <- Rows],
+    Secs = connected([second(R) || R <- Rows]),
+    (totals(Result))#{per_second => Secs, ten_second_means => ten_second_means(Secs),
                       load_nodes => [C#{node := atom_to_binary(N)}
                                      || #{node := N} = C <- maps:get(load_nodes, Result, [])]}.
 
 %% One second: counts, latency corrected and uncorrected, session duration, transactions.
 second(#{latency := L, sent := S, session := Sess} = Row) ->
     Counts = maps:with([t_s, phase, offered_per_s | beamscale_load_metrics:counter_names()], Row),
+    Connect = maps:get(connect, Row, beamscale_stats_hist:empty()),
     Counts#{latency_corrected => percentiles(L), latency_uncorrected => percentiles(S),
-            session_duration => percentiles(Sess), errors_by_reason => maps:get(reasons, Row),
+            session_duration => percentiles(Sess), connect_time => percentiles(Connect),
+            errors_by_reason => maps:get(reasons, Row),
             transactions => transactions(Row), statuses => statuses(maps:get(statuses, Row, #{})),
             requests_by_name => by_name(maps:get(by_name, Row, #{}))}.
+
+%% Tsung's `connected': the connections open at the end of each second, the opened less the
+%% closed since the start (a user killed by `ctl users -N' leaves its own counted open).
+connected(Secs) ->
+    {Out, _} = lists:mapfoldl(fun(S, Open0) ->
+                                      Open = Open0 + maps:get(connections_opened, S, 0)
+                                          - maps:get(connections_closed, S, 0),
+                                      {S#{connected => max(Open, 0)}, Open}
+                              end, 0, Secs),
+    Out.
+
+%% Tsung's highest and lowest 10 s means: of the latencies (weighted by their requests) and
+%% of the request rate. A figure no window has (no request) is left out.
+ten_second_means(Secs) ->
+    Mean = fun(K) -> [{T, C, C * M} || #{t_s := T} = S <- Secs,
+                                       #{count := C, mean_ms := M} <- [maps:get(K, S, #{})]]
+           end,
+    Figures = [{latency_corrected_mean_ms, Mean(latency_corrected)},
+               {latency_uncorrected_mean_ms, Mean(latency_uncorrected)},
+               {connect_time_mean_ms, Mean(connect_time)},
+               {session_duration_mean_ms, Mean(session_duration)},
+               {requests_per_s, [{T, 1, N} || #{t_s := T, requests := N} <- Secs]},
+               {errors_per_s, [{T, 1, N} || #{t_s := T, errors := N} <- Secs]}],
+    maps:from_list([{K, E} || {K, Points} <- Figures,
+                              E <- [beamscale_stats_windows:extremes(10, Points)], E =/= none]).
 
 %% Each name's latency percentiles and its counts.
 by_name(ByName) ->
@@ -194,7 +225,15 @@ distribution(H) ->
 percentiles(H) ->
     Ps = maps:from_list(keyed_ms(H)),
     Ps#{count => beamscale_stats_hist:count(H), mean_ms => ms(beamscale_stats_hist:mean(H)),
+        stddev_ms => ms(beamscale_stats_hist:stddev(H)), min_ms => ms(lowest(H)),
         max_ms => ms(beamscale_stats_hist:max(H))}.
+
+%% An empty histogram has no minimum: 0 as its other figures.
+lowest(H) ->
+    case beamscale_stats_hist:min(H) of
+        undefined -> 0;
+        M -> M
+    end.
 
 totals(#{total := T, duration_s := D, stopped := How}) ->
     Tx = transactions(T),
@@ -205,6 +244,7 @@ totals(#{total := T, duration_s := D, stopped := How}) ->
             latency_uncorrected => percentiles(maps:get(sent, T)),
             session_duration => percentiles(maps:get(session, T)),
             connect_time => percentiles(maps:get(connect, T, beamscale_stats_hist:empty())),
+            page_time => percentiles(maps:get(page, T, beamscale_stats_hist:empty())),
             transactions => Tx, errors_by_reason => maps:get(reasons, T),
             latency_distribution => #{corrected => distribution(maps:get(latency, T)),
                                       uncorrected => distribution(maps:get(sent, T))},

@@ -66,7 +66,8 @@ session(Frames, #{steps := Steps} = St, Restarts) ->
 abort_test(#{ctx := #{controller := C}} = St) -> C ! interrupt, St;
 abort_test(St) -> St.
 
-finish(#{ctx := #{metrics := M}, conns := Conns, due := Due}) ->
+finish(#{ctx := #{metrics := M}, conns := Conns, due := Due} = St) ->
+    _ = page_done(St),
     beamscale_load_metrics:record(M, session, erlang:monotonic_time() - Due),
     beamscale_load_metrics:incr(M, sessions_done),
     maps:foreach(fun({Mod, _}, C) -> beamscale_load_request:close(Mod, C) end, Conns).
@@ -129,7 +130,8 @@ think({var, Name, Scale, How}, Fs, #{vars := Vars} = St, Restarts) ->
                _ -> {constant, max(0, min(Ms, 4294967295))}
            end,
     think(Dist, Fs, St, Restarts);
-think(Dist, Fs, #{base := Base, rand := R0} = St, Restarts) ->
+think(Dist, Fs, #{base := Base, rand := R0} = St0, Restarts) ->
+    St = page_done(St0),
     {Ms, R1} = beamscale_load_arrival:think(Dist, R0),
     Next = Base + erlang:convert_time_unit(round(Ms * 1000), microsecond, native),
     St1 = St#{base := Next, intended := Next, rand := R1},
@@ -151,6 +153,17 @@ think_wait(Left, Next, Fs, #{rand := R1} = St1, Restarts) ->
                                                St1#{rand := rand:export_seed_s(R1)}, Restarts]);
         _ -> wait_until(Next), exec(Fs, St1, Restarts)
     end.
+
+%% Tsung's page: the requests since the last think time (or the session's start), from the
+%% first one's send to the last one's reply, recorded at the next think or the session's end.
+page_done(#{page := {First, Last}, ctx := #{metrics := M}} = St) ->
+    beamscale_load_metrics:record(M, page, Last - First),
+    maps:remove(page, St);
+page_done(St) -> St.
+
+page(Send, End, St) ->
+    {First, _} = maps:get(page, St, {Send, End}),
+    St#{page => {First, End}}.
 
 set_var(Var, I, #{vars := Vars} = St) -> St#{vars := Vars#{Var => integer_to_binary(I)}}.
 
@@ -263,7 +276,8 @@ request(Mod, Target, Spec, Timeout, #{ctx := Ctx, conns := Conns} = St, Unset) -
                        _ -> outcome(M, Result, End - Intended, End - Send)
                    end,
     unset_error(M, Result, Unset),
-    {St#{conns := Conns#{Key => Conn}, base := Intended, intended := Intended + End - Send},
+    {(page(Send, End, St))#{conns := Conns#{Key => Conn}, base := Intended,
+                            intended := Intended + End - Send},
      Resp}.
 
 %% A request with variables, cookies or checks; `Loops': times it was sent again by a check.

@@ -113,11 +113,18 @@ run(Mod, Target, closed, {Spec, Timeout}, M) ->
                  maps:get(retry_timeout_ms, Target, ?RETRY_TIMEOUT_MS)) of
         {ok, Conn} ->
             beamscale_load_metrics:record(M, connect, erlang:monotonic_time() - Start),
-            tally(M, Mod:request(Spec, Conn, Timeout));
+            beamscale_load_metrics:incr(M, connections_opened),
+            tally(M, gone(M, Mod:request(Spec, Conn, Timeout)));
         {error, Reason} -> tally(M, {error, Reason, closed})
     end;
 run(Mod, _Target, Conn, {Spec, Timeout}, M) ->
-    tally(M, Mod:request(Spec, Conn, Timeout)).
+    tally(M, gone(M, Mod:request(Spec, Conn, Timeout))).
+
+%% An open connection the request left closed (dropped, or closed by the server) is counted
+%% closed: the opened less the closed are Tsung's `connected'.
+gone(M, {error, _, closed} = R) -> beamscale_load_metrics:incr(M, connections_closed), R;
+gone(M, {ok, closed} = R) -> beamscale_load_metrics:incr(M, connections_closed), R;
+gone(_M, R) -> R.
 
 %% Tsung's `max_retries' and `retry_timeout': a failed connect is tried again that many times,
 %% after a wait doubling from the timeout (capped at ?MAX_BACKOFF_MS); the last failure is the
@@ -199,7 +206,9 @@ metrics() -> get(?METRICS).
 %% @doc Close a connection if it is open.
 -spec close(module(), conn() | closed) -> ok.
 close(_Mod, closed) -> ok;
-close(Mod, Conn) -> Mod:close(Conn).
+close(Mod, Conn) ->
+    _ = [beamscale_load_metrics:incr(M, connections_closed) || M <- [metrics()], M =/= undefined],
+    Mod:close(Conn).
 
 %% @doc The behaviour's required callbacks a loaded module does not export (`name/arity').
 -spec missing_callbacks(module()) -> [string()].

@@ -81,12 +81,27 @@ graphs(Summary) ->
        Named(sessions_started), Named(sessions_done)]},
      {<<"requests">>, <<"requests/s">>, <<"/s">>, [Named(requests)]},
      {<<"errors and timeouts">>, <<"per second">>, <<"/s">>, [Named(errors), Named(timeouts)]}]
+        ++ connect_graph(Summary, Lat)
+        ++ [{<<"connections open (Tsung's connected)">>, <<"connections">>, <<"">>,
+             [#{name => <<"open">>, points => Count(<<"connected">>)}]}
+            || num(Summary, <<"connections_opened">>) > 0]
         ++ reasons_graph(map(Summary, <<"errors_by_reason">>), timed(Secs))
         ++ beamscale_report_load_extra:flow_graphs(Summary)
         ++ statuses_graph(map(Summary, <<"statuses">>), timed(Secs))
         ++ beamscale_report_load_extra:transaction_graphs(Summary)
         ++ beamscale_report_load_names:graphs(Summary)
         ++ beamscale_report_load_extra:fine_graphs(Summary).
+
+%% Connect time per second (Tsung's `connect'), when the run opened connections; a run stored
+%% before seconds kept it draws none.
+connect_graph(Summary, Lat) ->
+    case count(Summary, <<"connect_time">>) > 0 of
+        true ->
+            [{<<"connect time (TCP, and the TLS handshake)">>, <<"ms">>, <<" ms">>,
+              [#{name => label(K, ?T:percentiles()), points => Lat(<<"connect_time">>, bin(K))}
+               || K <- [mean_ms, p50_ms, p99_ms]]}];
+        false -> []
+    end.
 
 %% Errors per second of the most frequent reasons, the rest summed; no chart without errors.
 reasons_graph(Total, _Secs) when map_size(Total) =:= 0 -> [];
@@ -169,6 +184,7 @@ summary_tables(Summary) ->
                  || {R, N} <- lists:reverse(lists:keysort(2, maps:to_list(ByReason)))]),
     Statuses = map(Summary, <<"statuses">>),
     [beamscale_report_html:table(["" | [?T:heading(E) || E <- ?T:percentiles()]], Rows),
+     ten_second_means(map(Summary, <<"ten_second_means">>)),
      [Reasons || map_size(ByReason) > 0],
      [beamscale_report_html:table(["status", "replies"],
                                   [[C, cell(N)] || {C, N} <- lists:sort(maps:to_list(Statuses))])
@@ -177,6 +193,14 @@ summary_tables(Summary) ->
      beamscale_report_load_names:amoc(Summary),
      counters(map(Summary, <<"counts">>)),
      load_nodes(list(Summary, <<"load_nodes">>))].
+
+%% Tsung's highest and lowest 10 s means; a run stored before they were kept has none.
+ten_second_means(Means) when map_size(Means) =:= 0 -> [];
+ten_second_means(Means) ->
+    Rows = [[?T:heading(E), cell(get(M, <<"highest">>)), cell(get(M, <<"lowest">>))]
+            || #{key := K} = E <- ?T:ten_second_means(), M <- [map(Means, bin(K))],
+               map_size(M) > 0],
+    beamscale_report_html:table(["10 s mean", "highest", "lowest"], Rows).
 
 %% The named counts (counters.csv): match/nomatch, request_noack, a kind's own.
 counters(Counts) when map_size(Counts) =:= 0 -> [];
