@@ -54,14 +54,19 @@ memory_bound_ends_the_job_test_() ->
                  {error, Why, [], _} = beamscale_bench_runner:iteration(hog, ?MODULE, Args, [], []),
                  ?assertMatch({match, _}, re:run(Why, "^memory bound: the node reached \\d+ MB "
                                                       "\\(its bound: \\d+ MB")),
-                 erlang:garbage_collect(),
-                 ?assert(erlang:memory(total) < Bound),
-                 %% Exit signals are asynchronous: the job's processes go within a moment.
-                 ?assert(processes_at_most(Before, 40))
+                 %% Exit signals are asynchronous: the job's processes, and the memory they
+                 %% held, go within a moment (a loaded host took longer than one look).
+                 ?assert(processes_at_most(Before, 40)),
+                 ?assert(memory_below(Bound, 40))
              end || Args <- [[grow], [grow_elsewhere]]]
         after application:unset_env(beamscale_bench, job_memory_bytes)
         end
     end}.
+
+memory_below(Bound, Tries) ->
+    erlang:garbage_collect(),
+    erlang:memory(total) < Bound orelse
+        (Tries > 0 andalso begin timer:sleep(50), memory_below(Bound, Tries - 1) end).
 
 processes_at_most(N, 0) -> length(processes()) =< N;
 processes_at_most(N, Tries) ->
