@@ -95,6 +95,8 @@ top(B, Max, Cursor) ->
 %% `D': a tag ends at the first `>' after its `<' (a `<' before it is inside the tag). CDATA and
 %% comments are skipped to their ends. One pass in compiled matching: searching the positions of
 %% `<' and `>' first (binary:matches) took 1.2 times as long and made 160 000 tuples a 2 MB roster.
+text(<<A, B, C, E, R/binary>>, I, D) when A =/= $<, B =/= $<, C =/= $<, E =/= $< ->
+    text(R, I + 4, D);
 text(<<$<, R/binary>>, I, D) -> lt(R, I, D);
 text(<<_, R/binary>>, I, D) -> text(R, I + 1, D);
 text(<<>>, I, D) -> {more, I, D}.
@@ -115,6 +117,9 @@ tag(<<$>, R/binary>>, _At, J, D, close, _Prev) ->
 tag(<<$>, _/binary>>, _At, J, 0, open, $/) -> {done, J + 1};
 tag(<<$>, R/binary>>, _At, J, D, open, $/) -> text(R, J + 1, D);
 tag(<<$>, R/binary>>, _At, J, D, open, _Prev) -> text(R, J + 1, D + 1);
+tag(<<A, B, C, E, R/binary>>, At, J, D, How, _Prev)
+  when A =/= $>, B =/= $>, C =/= $>, E =/= $> ->
+    tag(R, At, J + 4, D, How, E);
 tag(<<C, R/binary>>, At, J, D, How, _Prev) -> tag(R, At, J + 1, D, How, C);
 tag(<<>>, At, _J, D, _How, _Prev) -> {more, At, D}.
 
