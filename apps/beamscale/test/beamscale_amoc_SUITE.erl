@@ -179,6 +179,8 @@ throttle_ctl(Config) ->
     try
         ok = wait_for(fun() -> filelib:is_regular(filename:join(Dir, "ctl.json")) end, 60000),
         Ctl = fun(Words) -> beamscale_test_cli:run(["ctl", Dir | Words]) end,
+        %% ctl.json is there only once the load takes commands (and records them).
+        {0, _} = Ctl(["status"]),
         {1, Nope} = Ctl(["throttle", "nope", "5"]),
         ?assertMatch({match, _}, re:run(Nope, "no throttle nope \\(the scenario's: ct\\)")),
         {0, Said} = Ctl(["throttle", "ct", "100"]),

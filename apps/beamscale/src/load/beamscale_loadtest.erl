@@ -138,7 +138,10 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
     RunOpts = maps:merge(#{on_second => beamscale_seconds:on_second(Seconds),
                            on_interval => beamscale_seconds:on_second(Fine),
                            on_load_node_down => OnDown,
-                           on_event => beamscale_loadtest_ctl:on_event(Dir, page(Opts))},
+                           on_event => beamscale_loadtest_ctl:on_event(Dir, page(Opts)),
+                           %% ctl.json once the load takes commands: `ctl' then always finds a
+                           %% load that records what it changes.
+                           on_start => fun() -> ctl_start(Dir, Opts) end},
                          maps:merge(maps:with([seed, resolution_ms], Opts),
                                     beamscale_loadtest_thresholds:run_opts(
                                       maps:get(thresholds, Opts, [])))),
@@ -151,8 +154,6 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
                end,
     Watch = beamscale_loadtest_targets:watch(Targets, #{start => erlang:monotonic_time(millisecond),
                                                quiet => Quiet}),
-    _ = [beamscale_loadtest_ctl:start(Web, Dir, page(Opts), maps:get(throttle, Opts, none))
-         || Web <- [maps:get(ctl, Opts, none)], Web =/= none],
     Windows = beamscale_loadtest_profile:start(1, {beamscale_load_scenario:duration_s(Scenario),
                                                    0}, Opts#{watched => Watched}),
     Result = try with_dump(Scenario, Dir,
@@ -223,6 +224,11 @@ mean_rate(#{phases := Phases} = Scenario) ->
 
 %% The live page (--web) told a run begins: its phases, label and directory.
 page(Opts) -> maps:get(web, Opts, none).
+
+ctl_start(Dir, Opts) ->
+    _ = [beamscale_loadtest_ctl:start(Web, Dir, page(Opts), maps:get(throttle, Opts, none))
+         || Web <- [maps:get(ctl, Opts, none)], Web =/= none],
+    ok.
 
 web_start(Scenario, #{web := Web, dir := Dir} = Opts) ->
     ok = beamscale_web_load:start_run(Web, Scenario, #{dir => Dir, label => label(Scenario, Opts),

@@ -109,8 +109,12 @@ handle(Body, Throttle) ->
                     %% A change as `rate' is: events.csv, summary.json's events, the pages.
                     Event = iolist_to_binary(["throttle ", Name, " ",
                                               beamscale_format_float:decimal(float(Rate))]),
-                    _ = beamscale_load_run:control({event, Event}),
-                    {200, Text};
+                    case beamscale_load_run:control({event, Event}) of
+                        {ok, _} -> {200, Text};
+                        %% Changed on the nodes, but no run is left to record it: said.
+                        {error, not_running} ->
+                            {200, [Text, " (the load has ended: the change is not recorded)"]}
+                    end;
                 {error, Text} -> {409, Text}
             end;
         {ok, Command} ->

@@ -33,6 +33,8 @@
 %% scenario's `source_ips').
 %% resolution_ms: the agents' report interval (default 1000), each interval's merged figures
 %% handed to `on_interval' when under a second (`beamscale_load_intervals').
+%% on_start: called once the load answers `control/1' (before the first user): a control
+%% endpoint opened earlier would take commands it cannot record.
 %% check: asked after each second with the run's figures so far; `{abort, Why}' ends the run at
 %% once (a threshold's `:abort', `beamscale_stats_threshold:check/3').
 -type opts() :: #{on_second => fun((row()) -> term()), seed => integer(),
@@ -43,7 +45,7 @@
                   load_nodes => [node()], weights => [number()],
                   node_sources => [default | [beamscale_load_source:source()]],
                   on_load_node_down => fun((down()) -> term()),
-                  on_event => fun((event()) -> term()),
+                  on_event => fun((event()) -> term()), on_start => fun(() -> term()),
                   sources => #{node() => [inet:ip_address()]},
                   dump => {pid(), non_neg_integer()}}.
 
@@ -55,7 +57,8 @@
 %% @doc The options' defaults.
 -spec defaults() -> opts().
 defaults() -> #{on_second => fun(_) -> ok end, seed => new_seed(),
-                on_load_node_down => fun(_) -> ok end, on_event => fun(_) -> ok end}.
+                on_load_node_down => fun(_) -> ok end, on_event => fun(_) -> ok end,
+                on_start => fun() -> ok end}.
 
 %% @doc A seed of arrivals and think times that differs run to run: `rand''s own, seeded from the
 %% clock. Not `erlang:unique_integer/1': a fresh node hands out the same first integers, so every
@@ -149,6 +152,7 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
     %% The one load of this node, found by `interrupt/0' (a load of a study's earlier level
     %% that is still going would keep the name: then that one is interrupted).
     _ = catch register(?MODULE, self()),
+    _ = (maps:get(on_start, Opts))(),
     Nodes = maps:get(load_nodes, Opts, [node()]),
     N = length(Nodes),
     Weights = maps:get(weights, Opts, lists:duplicate(N, 1)),
