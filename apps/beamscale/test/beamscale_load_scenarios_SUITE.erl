@@ -77,7 +77,11 @@ side_by_side(Config) ->
     ?assertEqual(52, Started(100)),
     Phase = fun(T) -> hd([P || #{<<"t_s">> := X, <<"phase">> := P} <- Secs, X =:= T]) end,
     ?assertEqual(<<"checkout">>, Phase(1)),
-    ?assertEqual(<<"checkout+browse">>, Phase(4)).
+    ?assertEqual(<<"checkout+browse">>, Phase(4)),
+    %% The page: each scenario's start in the phases' table, the split in the "By tag" table.
+    {ok, Html} = file:read_file(filename:join([Out, "side_by_side", "index.html"])),
+    ?assertMatch({match, _}, re:run(Html, "start \\(s\\).*browse</td><td[^>]*>3<", [dotall])),
+    ?assertMatch({match, _}, re:run(Html, "By tag.*scenario=browse", [dotall])).
 
 ctl_refused() -> [{doc, "Two scenarios side by side: ctl status names those running "
                    "(hold+late), ctl users 3 and rate 5 are refused in words (exit 1)."}].
