@@ -45,7 +45,7 @@ summary(Dir) ->
 side_by_side() -> [{doc, "checkout (per_user_iterations 3 x 4, from 0 s) and browse "
                     "(constant_arrival_rate 20/s for 2 s from 3 s): exactly 12 and 40 requests "
                     "by tag scenario=, none of browse before 3 s, phases named together, "
-                    "p95{tag:scenario=checkout}<20ms fails, p95{scenario=browse}<20ms passes "
+                    "p95{tag:scenario=checkout}<45ms fails, p95{scenario=browse}<45ms passes "
                     "(exit 1)."}].
 side_by_side(Config) ->
     Out = ?config(priv_dir, Config),
@@ -56,11 +56,12 @@ side_by_side(Config) ->
                                  " pre_allocated => 10, start_s => 3, exec => quick"}])),
     {1, Text} = beamscale_test_cli:run(["load", Sc, "--name", "side_by_side", "--out", Out,
                                         "--quiet",
-                                        "--threshold", "p95{tag:scenario=checkout}<20ms",
-                                        "--threshold", "p95{scenario=browse}<20ms"]),
+                                        "--threshold", "p95{tag:scenario=checkout}<45ms",
+                                        "--threshold", "p95{scenario=browse}<45ms"]),
     ct:log("~ts", [Text]),
-    ?assertMatch({match, _}, re:run(Text, "FAIL  p95\\{tag:scenario=checkout\\}<20ms")),
-    ?assertMatch({match, _}, re:run(Text, "pass  p95\\{scenario=browse\\}<20ms")),
+    %% 45 ms: below checkout's 50 ms service time whatever the host, far above a local call.
+    ?assertMatch({match, _}, re:run(Text, "FAIL  p95\\{tag:scenario=checkout\\}<45ms")),
+    ?assertMatch({match, _}, re:run(Text, "pass  p95\\{scenario=browse\\}<45ms")),
     S = summary(filename:join(Out, "side_by_side")),
     #{<<"requests_by_tag">> := ByTag, <<"per_second">> := Secs, <<"requests">> := All} = S,
     Count = fun(T) -> maps:get(<<"requests">>, maps:get(T, ByTag)) end,
