@@ -39,6 +39,11 @@ peak_users_test_() ->
      ?_assertEqual(1500, beamscale_loadtest_files:peak_users(
                            scenario([#{duration_s => 10, rate => 100.0},
                                      #{duration_s => 10, rate => 50.0}], Think(60)))),
+     %% Two scenarios side by side, each from its start: 100/s x 10 s, 50/s x 10 s from 5 s,
+     %% each user staying 5 s: 500 + 250 at once from 10 s.
+     ?_assertEqual(750, beamscale_loadtest_files:peak_users(
+                          scenario([#{duration_s => 10, rate => 100.0, start_s => 0},
+                                    #{duration_s => 10, rate => 50.0, start_s => 5}], Think(5)))),
      %% Loops multiply their think times.
      ?_assertEqual(1000, beamscale_loadtest_files:peak_users(
                            scenario([#{duration_s => 100, rate => 100.0}],

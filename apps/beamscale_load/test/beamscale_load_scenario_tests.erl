@@ -56,8 +56,8 @@ errors_test_() ->
                    check(?TARGETS ++ ?PHASES ++
                          "{sessions, [{s, #{steps => [{http, #{target => sut}}]}}]}.\n")),
      ?_assertEqual({error, "s.scenario:4: key sesions: unknown key (known: targets, phases, "
-                           "sessions, drain_s, time_limit_s, sample, load_nodes, slo, files, "
-                           "source_ips, monitors, thresholds)"},
+                           "scenarios, sessions, drain_s, time_limit_s, sample, load_nodes, slo, "
+                           "files, source_ips, monitors, thresholds)"},
                    check(?TARGETS ++ ?PHASES ++ "{sesions, []}.\n")),
      ?_assertMatch({error, "s.scenario:5: key slo: bad term \"p98<5ms\"" ++ _},
                    check(?TARGETS ++ ?PHASES ++ "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n"
@@ -138,3 +138,71 @@ guard_tags({op, _, Op, L, R}) when Op =:= 'orelse'; Op =:= 'andalso'; Op =:= 'or
 guard_tags({op, _, '=:=', {call, _, {atom, _, element}, [{integer, _, 1}, _]}, {atom, _, T}}) ->
     [T];
 guard_tags(_) -> [].
+
+%% Several scenarios side by side (`scenarios'): phases with a start each, sessions tagged by
+%% the scenario's name, the phase of a moment; bad ones named with file, line and key.
+-define(MANY_HEAD, "{targets, [{t, #{node => n@h}}]}.\n").
+-define(MANY_SESSIONS, "{sessions, [{s, #{tags => #{team => \"a\"}, steps => [{rpc, #{call => "
+                  "{m, f, []}}}]}},\n {q, #{weight => 0, steps => [{rpc, #{call => "
+                  "{m, g, []}}}]}}]}.\n").
+
+many() ->
+    check(?MANY_HEAD ++ "{scenarios, [{a, #{executor => per_user_iterations, users => 2, "
+          "iterations => 3, duration_s => 10}},\n"
+          " {b, #{executor => constant_arrival_rate, rate => 5, duration_s => 4, "
+          "pre_allocated => 2, start_s => 8, exec => q, tags => #{tier => \"gold\"}}}]}.\n"
+          ++ ?MANY_SESSIONS).
+
+many_read_test() ->
+    {ok, S} = many(),
+    #{phases := [#{name := a, start_s := 0}, #{name := b, start_s := 8, sessions := [{q, 1}]}],
+      scenarios := [{a, [#{name := s, steps := [{tagged, A, _}]}]},
+                    {b, [#{name := q, steps := [{tagged, B, _}]}]}],
+      time_limit_s := 22, counts := Counts} = S,
+    ?assertEqual([<<"scenario=a">>, <<"team=a">>], A),
+    ?assertEqual([<<"scenario=b">>, <<"tier=gold">>], B),
+    ?assert(lists:member(<<"dropped_iterations">>, Counts)),
+    ?assertEqual(12, beamscale_load_scenario:duration_s(S)).
+
+%% At a moment several scenarios may run, or none: named together, rates summed.
+many_phase_at_test() ->
+    {ok, S} = many(),
+    ?assertMatch(#{name := <<"a">>, rate := 0.0}, beamscale_load_scenario:phase_at(S, 1)),
+    ?assertMatch(#{name := <<"a+b">>, rate := 5.0}, beamscale_load_scenario:phase_at(S, 9)),
+    ?assertMatch(#{name := <<"b">>}, beamscale_load_scenario:phase_at(S, 11)),
+    ?assertEqual(drain, beamscale_load_scenario:phase_at(S, 12)),
+    {ok, Gap} = check(?MANY_HEAD ++ "{scenarios, [{a, #{duration_s => 1, rate => 1}},\n"
+                      " {b, #{duration_s => 1, rate => 2, start_s => 3}}]}.\n" ++ ?MANY_SESSIONS),
+    ?assertMatch(#{name := <<"none">>, rate := 0.0}, beamscale_load_scenario:phase_at(Gap, 2)).
+
+many_refused_test_() ->
+    Bad = fun(Scenarios) ->
+                  check(?MANY_HEAD ++ "{scenarios, " ++ Scenarios ++ "}.\n" ++ ?MANY_SESSIONS)
+          end,
+    CU = "executor => constant_users, users => 1, duration_s => 1",
+    [?_assertEqual({error, "s.scenario:2: key scenarios.a: given twice: each scenario has a "
+                    "name of its own"}, Bad("[{a, #{" ++ CU ++ "}}, {a, #{" ++ CU ++ "}}]")),
+     ?_assertMatch({error, "s.scenario:2: key scenarios.a.rate: unknown key of constant_users "
+                    "(known: executor, sessions, users, duration_s, start_s, tags, exec)"},
+                   Bad("[{a, #{" ++ CU ++ ", rate => 1}}]")),
+     ?_assertEqual({error, "s.scenario:2: key scenarios.a.exec: give exec or sessions, not "
+                           "both"}, Bad("[{a, #{" ++ CU ++ ", exec => s, sessions => [{s, 1}]}}]")),
+     ?_assertEqual({error, "s.scenario:2: key scenarios.a.sessions: no session nope"},
+                   Bad("[{a, #{" ++ CU ++ ", exec => nope}}]")),
+     ?_assertEqual({error, "s.scenario:2: key scenarios.a.start_s: expected a number of seconds "
+                           "from 0"}, Bad("[{a, #{" ++ CU ++ ", start_s => -1}}]")),
+     ?_assertEqual({error, "s.scenario:2: key scenarios.a.start_s: 30 s is not before the time "
+                           "limit, 5 s"},
+                   Bad("[{a, #{" ++ CU ++ ", start_s => 30}}]}.\n{time_limit_s, 5")),
+     ?_assertMatch({error, "s.scenario:2: key scenarios: expected a non-empty list" ++ _},
+                   Bad("[]")),
+     ?_assertEqual({error, "s.scenario:2: key scenarios: give phases or scenarios, not both"},
+                   Bad("[{a, #{" ++ CU ++ "}}]}.\n{phases, [{p, #{duration_s => 1, rate => 1}}]"))].
+
+%% The implicit tag is the scenario's: a request tagged scenario=... of its own is refused.
+many_own_scenario_tag_test() ->
+    {error, Msg} = check(?MANY_HEAD ++ "{scenarios, [{a, #{duration_s => 1, rate => 1}}]}.\n"
+                         "{sessions, [{s, #{steps => [{rpc, #{call => {m, f, []}, "
+                         "tags => #{scenario => \"x\"}}}]}}]}.\n"),
+    ?assertMatch("s.scenario:2: key scenarios.a.tags: session s tags its requests scenario="
+                 ++ _, Msg).

@@ -35,6 +35,16 @@ latest_second_test() ->
     ?assertMatch([#{<<"from_s">> := 0, <<"to_s">> := 2}, #{<<"from_s">> := 2, <<"to_s">> := 5}],
                  maps:get(<<"phases">>, J)).
 
+%% Several scenarios side by side: each from its own start.
+scenarios_boundaries_test() ->
+    D = data([second(1, <<"a">>, 5, 6, 4)]),
+    Run = (maps:get(run, D))#{<<"phases">> => [#{<<"name">> => <<"a">>, <<"duration_s">> => 8,
+                                                 <<"start_s">> => 0},
+                                               #{<<"name">> => <<"b">>, <<"duration_s">> => 2,
+                                                 <<"start_s">> => 3}]},
+    ?assertMatch([#{<<"from_s">> := 0, <<"to_s">> := 8}, #{<<"from_s">> := 3, <<"to_s">> := 5}],
+                 maps:get(<<"phases">>, json(D#{run := Run}))).
+
 escaped_test() ->
     D = data([second(1, ?EVIL, 5, 6, 4)]),
     Page = iolist_to_binary(beamscale_report_live:load_page(D)),

@@ -37,7 +37,8 @@
 %% An expression read from a file or a command line is bounded before any pattern sees it.
 -define(MAX_CHARS, 300).
 -define(RE, "^(p\\(?[0-9]+(?:\\.[0-9]+)?\\)?|mean|avg|min|max|errors|rate|achieved|checks)"
-            "\\s*(?:\\{\\s*(name|tx|tag\\s*:\\s*[a-zA-Z_][a-zA-Z0-9_]*)\\s*=\\s*([^}]+?)\\s*\\})?"
+            "\\s*(?:\\{\\s*(name|tx|scenario|tag\\s*:\\s*[a-zA-Z_][a-zA-Z0-9_]*)"
+            "\\s*=\\s*([^}]+?)\\s*\\})?"
             "\\s*(<=|>=|<|>)\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(us|ms|s|%|/s)?"
             "\\s*(?::\\s*abort(?:\\s*=\\s*([0-9]+(?:\\.[0-9]+)?)\\s*(ms|s))?)?$").
 
@@ -111,6 +112,8 @@ metric(M) ->
 scope("", _) -> all;
 scope("name", V) -> {name, unicode:characters_to_binary(V)};
 scope("tx", V) -> {tx, unicode:characters_to_binary(V)};
+%% One of several scenarios: its requests carry the tag `scenario=NAME'.
+scope("scenario", V) -> {tag, unicode:characters_to_binary(["scenario=", V])};
 %% A tag pair as `beamscale_load_tags' keeps it: `key=value'.
 scope("tag" ++ K, V) ->
     Key = string:trim(string:trim(string:trim(K), leading, ":")),

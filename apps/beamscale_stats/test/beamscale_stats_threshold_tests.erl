@@ -37,6 +37,13 @@ tag_value_test() ->
                  ?T:verdicts([P, E, None], Source)),
     ?assert(?T:value(P, Source) >= 50.0).
 
+%% `{scenario=NAME}' is the tag every request of that scenario carries (`scenarios').
+scenario_scope_test() ->
+    ?assertMatch({ok, #{scope := {tag, <<"scenario=checkout">>}}},
+                 ?T:parse("p95{scenario=checkout}<300ms")),
+    ?assertMatch({ok, #{scope := {tag, <<"scenario=checkout">>}}},
+                 ?T:parse("p95{tag:scenario=checkout}<300ms")).
+
 hist(Values) ->
     R = beamscale_stats_hist:new(),
     [beamscale_stats_hist:record(R, V) || V <- Values],

@@ -130,7 +130,7 @@ status_line(#{t_s := T, phase := P, rate := R, users_in_flight := U, sessions_st
               requests := Req, errors := E, stopping := Stopping} = St) ->
     io_lib:format("~.1f s, phase ~ts, rate ~ts users/s, users in flight ~b~ts, sessions "
                   "started ~b, requests ~b, errors ~b~ts",
-                  [T, atom_to_list(P), beamscale_format_float:decimal(float(R)), U, target(St),
+                  [T, P, beamscale_format_float:decimal(float(R)), U, target(St),
                    S, Req, E, [", stopping (the drain)" || Stopping]]).
 
 %% An externally_controlled phase's number of users set, and its bound.

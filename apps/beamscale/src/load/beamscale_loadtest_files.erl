@@ -87,7 +87,10 @@ parse_limits(Text) ->
 -spec peak_users(beamscale_load_scenario:scenario()) -> non_neg_integer().
 peak_users(#{phases := Phases, sessions := Sessions}) ->
     Stay = lists:max([think_s(Steps) || #{steps := Steps} <- Sessions]),
-    {Windows, _} = lists:mapfoldl(fun(#{duration_s := D, rate := R, max_users := Max}, From) ->
+    %% Several scenarios: each from its own start.
+    {Windows, _} = lists:mapfoldl(fun(#{duration_s := D, rate := R, max_users := Max} = P,
+                                      After) ->
+                                          From = maps:get(start_s, P, After),
                                           Len = case Max of
                                                     infinity -> D;
                                                     _ -> min(D, Max / R)

@@ -66,7 +66,7 @@ defaults() ->
     {ok, file:filename(), map()} | {error, {module(), term()}}.
 run(Scenario, Opts0) ->
     Opts = maps:merge(defaults(), Opts0),
-    case check(Opts) of
+    case check(Scenario, Opts) of
         ok ->
             {ok, _} = beamscale_node:distribute(),
             Sc = beamscale_loadtest_profile:scenario(Scenario, Opts),
@@ -84,6 +84,9 @@ run(Scenario, Opts0) ->
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().
 format_error({?MODULE, R}) -> format_error(R);
+format_error({scenarios, File}) ->
+    io_lib:format("~ts:1: key scenarios: saturate runs levels of one phase; several scenarios "
+                  "are for load (give saturate a file of phases)", [File]);
 format_error({warmup_too_long, W, L}) ->
     io_lib:format("the warm-up (~b s) leaves nothing of a ~b s level to measure", [W, L]);
 format_error({resume, Dir, Expected, Got}) ->
@@ -98,8 +101,11 @@ format_error({level, open, Rate, Reason}) ->
 format_error({level, closed, N, Reason}) ->
     io_lib:format("the level of ~b users failed: ~ts", [N, beamscale_error:format(Reason)]).
 
-check(#{warmup_s := W, level_s := L}) when W >= L -> {error, {?MODULE, {warmup_too_long, W, L}}};
-check(_) -> ok.
+%% Levels replace a file's phases by one of their choosing: several scenarios have none to take.
+check(#{scenarios := [_ | _], file := File}, _Opts) -> {error, {?MODULE, {scenarios, File}}};
+check(_Sc, #{warmup_s := W, level_s := L}) when W >= L ->
+    {error, {?MODULE, {warmup_too_long, W, L}}};
+check(_Sc, _Opts) -> ok.
 
 search(Scenario, Targets, #{dir := Dir} = Opts) ->
     ok = filelib:ensure_path(Dir),

@@ -29,5 +29,7 @@ stop(_) -> ok.
 name(Scenario, T) ->
     case beamscale_load_scenario:phase_at(Scenario, T) of
         drain -> <<"drain">>;
-        #{name := Name} -> atom_to_binary(Name)
+        #{name := Name} when is_atom(Name) -> atom_to_binary(Name);
+        %% Several scenarios: those running, named together.
+        #{name := Names} -> Names
     end.

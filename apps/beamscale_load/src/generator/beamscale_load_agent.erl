@@ -84,8 +84,7 @@ split(Max, I, Weights) ->
 init(#{controller := C, scenario := #{transactions := Tx} = Scenario0, targets := Targets,
        cookies := Cookies, start_us := StartUs, seed := Seed} = Args) ->
     CRef = monitor(process, C),
-    %% Every request runs under its name (the per-request table).
-    Scenario = beamscale_load_reqname:prepare(Scenario0),
+    Scenario = prepare(Scenario0),
     [connect(Node, Cookie) || {Node, Cookie} <- Cookies],
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
     Metrics = beamscale_load_metrics:new(Tx, maps:get(counts, Scenario, [])),
@@ -97,10 +96,30 @@ init(#{controller := C, scenario := #{transactions := Tx} = Scenario0, targets :
               #{dump := {Writer, N}} -> Ctx0#{dump => beamscale_load_dump:handle(Writer, N)};
               _ -> Ctx0
           end,
-    L = beamscale_load_launcher:start_link(Scenario, Ctx, Start, rand:seed_s(exsss, Seed)),
     Every = erlang:convert_time_unit(maps:get(resolution_ms, Args, 1000), millisecond, native),
-    tick(1, #{controller => C, cref => CRef, start => Start, launcher => L, metrics => Metrics,
-              every => Every}).
+    tick(1, #{controller => C, cref => CRef, start => Start, metrics => Metrics, every => Every,
+              launchers => launchers(Scenario, Ctx, Start, Seed)}).
+
+%% One launcher for the phases, one after another; or one a scenario, side by side, each with
+%% its sessions (tagged by its name) and its own seed.
+launchers(#{scenarios := [_ | _], phases := Phases} = Sc, Ctx, Start, Seed) ->
+    [beamscale_load_launcher:start_link(
+       Sc#{phases := [P], sessions := beamscale_load_scenario_many:sessions(Sc, Name)}, Ctx,
+       Start, rand:seed_s(exsss, {Seed, K, 0}))
+     || {K, #{name := Name} = P} <- lists:enumerate(Phases)];
+launchers(Sc, Ctx, Start, Seed) ->
+    [beamscale_load_launcher:start_link(Sc, Ctx, Start, rand:seed_s(exsss, Seed))].
+
+%% Every request runs under its name, the names capped over the sessions of every scenario.
+prepare(#{scenarios := [_ | _] = Many} = Sc) ->
+    All = lists:append([Ss || {_, Ss} <- Many]),
+    #{sessions := Named} = beamscale_load_reqname:prepare(Sc#{sessions := All}),
+    {Each, []} = lists:mapfoldl(fun({Name, Ss}, Left) ->
+                                        {Mine, Rest} = lists:split(length(Ss), Left),
+                                        {{Name, Mine}, Rest}
+                                end, Named, Many),
+    Sc#{scenarios := Each};
+prepare(Sc) -> beamscale_load_reqname:prepare(Sc).
 
 connect(Node, _Cookie) when Node =:= node() -> ok;
 connect(Node, Cookie) ->
@@ -108,21 +127,29 @@ connect(Node, Cookie) ->
     _ = net_kernel:connect_node(Node),
     ok.
 
-tick(N, #{controller := C, cref := CRef, start := Start, launcher := L, metrics := M,
+tick(N, #{controller := C, cref := CRef, start := Start, launchers := Ls, metrics := M,
           every := Every} = St) ->
     Due = Start + N * Every,
     Wait = erlang:convert_time_unit(Due - erlang:monotonic_time(), native, millisecond),
     receive
-        {users_done, L} ->
+        {users_done, L} when Ls =:= [L] ->
             C ! {done, self(), N, beamscale_load_metrics:take(M)},
             ok = beamscale_load_launcher:stop(L);
-        {arrivals_done, L} -> tick(N, St);
-        stop_arrivals -> ok = beamscale_load_launcher:stop_arrivals(L), tick(N, St);
+        %% One of several scenarios over: its launcher goes, the others go on.
+        {users_done, L} ->
+            ok = beamscale_load_launcher:stop(L),
+            tick(N, St#{launchers := lists:delete(L, Ls)});
+        {arrivals_done, _} -> tick(N, St);
+        stop_arrivals ->
+            lists:foreach(fun beamscale_load_launcher:stop_arrivals/1, Ls),
+            tick(N, St);
         %% `beamscale ctl': a new rate (this agent's share), users added or ended.
-        {ctl, Msg} -> L ! Msg, tick(N, St);
-        stop -> beamscale_load_launcher:stop(L);
-        {'DOWN', CRef, process, _, _} -> beamscale_load_launcher:stop(L)
+        {ctl, Msg} -> lists:foreach(fun(L) -> L ! Msg end, Ls), tick(N, St);
+        stop -> stop_all(Ls);
+        {'DOWN', CRef, process, _, _} -> stop_all(Ls)
     after max(Wait, 0) ->
         C ! {tick, self(), N, beamscale_load_metrics:take(M)},
         tick(N + 1, St)
     end.
+
+stop_all(Ls) -> lists:foreach(fun beamscale_load_launcher:stop/1, Ls).

@@ -15,6 +15,12 @@ handle(status, N, St) -> {status(N, St), St};
 handle({event, Text}, _N, St) -> {#{ok => Text}, event(Text, St)};
 handle(_, _N, #{interrupted_at := _} = St) -> {#{error => <<"the load is stopping">>}, St};
 handle(stop, N, St) -> {#{ok => <<"stopping">>}, event(<<"stop">>, stop_arrivals(N, St))};
+%% Several scenarios side by side have no one phase whose rate or users to set.
+handle(_, _N, #{scenario := #{scenarios := [_ | _] = Many}} = St) ->
+    refuse("this load runs ~b scenarios side by side (~ts): ctl rate and users set one phase "
+           "of a load of phases only", [length(Many), lists:join(", ", [atom_to_binary(Name)
+                                                                       || {Name, _} <- Many])],
+           St);
 handle({rate, R}, N, #{scenario := Sc} = St) ->
     case beamscale_load_scenario:phase_at(Sc, now_s(St)) of
         drain -> {#{error => <<"the phases are over: no arrivals to set">>}, St};
@@ -44,9 +50,10 @@ handle({set_users, U}, N, St) ->
                    "users only (users +N / -N start or end users beside it)", [Phase, Kind], St)
     end.
 
-%% @doc The phase at `T' seconds and its arrival rate, or the one `ctl' set in that phase.
+%% @doc The phase at `T' seconds and its arrival rate, or the one `ctl' set in that phase (of
+%% several scenarios, those running: `beamscale_load_scenario:phase_at/2').
 -spec offered(beamscale_load_scenario:scenario(), number(), none | {atom(), number()}) ->
-    {atom(), float()}.
+    {atom() | binary(), float()}.
 offered(Sc, T, Set) ->
     case {beamscale_load_scenario:phase_at(Sc, T), Set} of
         {drain, _} -> {drain, 0.0};

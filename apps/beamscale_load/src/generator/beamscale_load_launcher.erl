@@ -53,7 +53,7 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
     try
         St2 = try lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
                                                     phase(P, From, S)} end,
-                              {Start, St}, Phases) of
+                              {Start + native(start_s(Phases)), St}, Phases) of
                   {_, S2} -> S2
               catch throw:{stop_arrivals, S2} -> S2#{fixed_off := true}
               end,
@@ -63,6 +63,10 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
         %% Only this launcher's users read it, and they are gone (or killed with it).
         persistent_term:erase(Key)
     end.
+
+%% One of several scenarios (`beamscale_load_scenario_many') starts that long after the run.
+start_s([#{start_s := S}]) -> S;
+start_s(_Phases) -> 0.
 
 %% A phase picks from its own mix of sessions when it has one (`beamscale_load_scenario_mix').
 %% A k6 executor's phase is run by `beamscale_load_executor' (`ctl rate' is refused there).

@@ -48,7 +48,7 @@
 -type statuses() :: #{non_neg_integer() => pos_integer()}.
 %% One second of a load run (the agents' intervals merged by `beamscale_load_run'), the
 %% figures of a `load.csv' line: the interval's with the second, phase and offered rate.
--type row() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
+-type row() :: #{t_s := pos_integer(), phase := atom() | binary(), offered_per_s := float(),
                  sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                  sessions_stopped => non_neg_integer(), requests := non_neg_integer(),
                  errors := non_neg_integer(),
@@ -61,7 +61,7 @@
                  counts => #{binary() => non_neg_integer()}, statuses => statuses(),
                  by_name => by_name(), by_tag => by_name()}.
 %% One interval under a second (`--resolution'): a row's figures, `t_s' when it ends (0.1...).
--type fine_row() :: #{t_s := float(), phase := atom(), offered_per_s := float(),
+-type fine_row() :: #{t_s := float(), phase := atom() | binary(), offered_per_s := float(),
                       atom() | {tx, atom() | binary()} => term()}.
 -type snapshot() :: beamscale_stats_hist:snapshot().
 

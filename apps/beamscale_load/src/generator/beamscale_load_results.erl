@@ -16,7 +16,7 @@
                          p999_ms := float(), count := non_neg_integer(), mean_ms := float(),
                          stddev_ms := float(), min_ms := float(), max_ms := float()}.
 %% One entry of `summary.json''s `per_second': a second's counts and histograms.
--type second() :: #{t_s := pos_integer(), phase := atom(), offered_per_s := float(),
+-type second() :: #{t_s := pos_integer(), phase := atom() | binary(), offered_per_s := float(),
                     sessions_started := non_neg_integer(), sessions_done := non_neg_integer(),
                     requests := non_neg_integer(), errors := non_neg_integer(),
                     timeouts := non_neg_integer(), errors_by_reason := reasons(),
@@ -74,7 +74,7 @@ distribution_percentiles() -> ?DISTRIBUTION.
 -spec live_line(beamscale_load_metrics:row()) -> iolist().
 live_line(#{t_s := T, phase := P, offered_per_s := O, sessions_started := S, requests := R,
             errors := E, latency := L, session := Sess}) ->
-    io_lib:format("~4bs ~-10s offered ~8.1f/s started ~6b/s req ~7b/s p50 ~8.3f ms "
+    io_lib:format("~4bs ~-10ts offered ~8.1f/s started ~6b/s req ~7b/s p50 ~8.3f ms "
                   "p99 ~8.3f ms err ~5b session ~9.3f ms~n",
                   [T, P, O, S, R | [ms(V) || V <- beamscale_stats_hist:percentiles(L, [50, 99])]]
                   ++ [E, beamscale_stats_hist:mean(Sess) / 1000]).

@@ -50,7 +50,8 @@
                       slo => beamscale_stats_slo:slo(), dump => non_neg_integer(),
                       thresholds => [beamscale_stats_threshold:threshold()],
                       monitors => [beamscale_load_scenario_monitor:monitor()],
-                      warnings => [binary()], seed => integer()}.
+                      warnings => [binary()], seed => integer(),
+                      scenarios => [{atom(), [session()]}]}.
 %% A load node's host, reached by `ssh' with these options before the destination, as `user'
 %% (default: ours), running `erl' (default: the one on that host's PATH); `nodes' load nodes
 %% there, the host's share of the arrivals `weight' over the sum of the hosts' weights, and
@@ -70,7 +71,7 @@
 %% (5.0e-324 made the arrival process fail with badarith).
 -define(MIN_RATE, (1000 / ?MAX_MS)).
 -define(STEPS, beamscale_load_scenario_steps).
--define(KEYS, [targets, phases, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
+-define(KEYS, [targets, phases, scenarios, sessions, drain_s, time_limit_s, sample, load_nodes, slo,
                files, source_ips, monitors, thresholds]).
 
 %% @doc The request kinds built in: the step name and the module behind it
@@ -108,18 +109,20 @@ check(File, Entries) ->
          || #{key := K} = E <- Entries, not lists:member(K, ?KEYS)],
         Get = fun(K) -> entry(File, Entries, K) end,
         Targets = with(Get(targets), fun targets/1),
-        Phases = with(Get(phases), fun phases/1),
         Sessions = with(Get(sessions), fun(S) -> sessions(S, Targets) end),
-        _ = with(Get(sessions), fun(_) -> beamscale_load_tags:bound(Sessions) end),
-        ok = with(Get(phases), fun(_) -> beamscale_load_scenario_mix:check(Phases, Sessions)
-                               end),
+        {Shape, Phases, Many} = shape(Get(phases), Get(scenarios), Sessions),
+        _ = with(Get(sessions), fun(_) -> beamscale_load_tags:bound(
+                                            Sessions ++ lists:append([S || {_, S} <- Many]))
+                                end),
+        ok = with(Shape, fun(_) -> beamscale_load_scenario_mix:check(Phases, Sessions) end),
         Files = with_default(Get(files), #{},
                              fun(F) -> beamscale_load_scenario_dyn:files(F, File) end),
         ok = with(Get(sessions),
                   fun(_) -> beamscale_load_scenario_dyn:check_files(Sessions, Files) end),
         Drain = with_default(Get(drain_s), ?DEFAULT_DRAIN_S, fun seconds/1),
-        Run = lists:sum([D || #{duration_s := D} <- Phases]),
+        Run = duration_s(#{phases => Phases, scenarios => Many}),
         Limit = with_default(Get(time_limit_s), Run + Drain, fun seconds/1),
+        ok = with(Shape, fun(_) -> starts(Phases, Limit) end),
         Sample = with_default(Get(sample), default_sample(Targets),
                               fun(S) -> sample(S, Targets) end),
         LoadNodes = with_default(Get(load_nodes), 0,
@@ -129,7 +132,7 @@ check(File, Entries) ->
         %% `saturate''s objective (docs/saturate.md); `load' does not use it.
         Slo = with_default(Get(slo), #{}, fun(S) -> #{slo => slo(S)} end),
         Ths = with_default(Get(thresholds), [], fun thresholds/1),
-        {ok, Slo#{thresholds => Ths,
+        {ok, Slo#{thresholds => Ths, scenarios => Many,
                   file => File, targets => Targets, phases => Phases, sessions => Sessions,
                   drain_s => Drain, time_limit_s => Limit,
                   transactions => lists:usort(transactions(Sessions)
@@ -155,12 +158,26 @@ format_error({File, Line, Path, Msg}) ->
           end,
     io_lib:format("~ts:~b: ~ts~ts", [File, Line, Key, Msg]).
 
-%% @doc The scenario's length in seconds (phases only, without the drain).
--spec duration_s(scenario()) -> number().
+%% @doc The scenario's length in seconds (phases only, without the drain); of several
+%% scenarios, until the last one ends.
+-spec duration_s(#{phases := [phase()], scenarios => list(), atom() => term()}) -> number().
+duration_s(#{phases := Phases, scenarios := [_ | _]}) ->
+    beamscale_load_scenario_many:end_s(Phases);
 duration_s(#{phases := Phases}) -> lists:sum([D || #{duration_s := D} <- Phases]).
 
-%% @doc The phase running `T' seconds after the start, or `drain' after the last one.
--spec phase_at(scenario(), number()) -> phase() | drain.
+%% @doc The phase running `T' seconds after the start, or `drain' after the last one. In a run
+%% of several scenarios, there is no one phase: those running then, their names joined by `+'
+%% (`none' in a gap between them), their rates summed, as one.
+-spec phase_at(scenario(), number()) -> phase() | #{name := binary(), rate := float(),
+                                                    scenarios := [phase()]} | drain.
+phase_at(#{scenarios := [_ | _], phases := Phases} = Sc, T) ->
+    case {beamscale_load_scenario_many:running(Phases, T), T >= duration_s(Sc)} of
+        {[], true} -> drain;
+        {Now, _} -> #{name => iolist_to_binary(lists:join("+", [atom_to_binary(N)
+                                                             || #{name := N} <- Now] ++
+                                                                [<<"none">> || Now =:= []])),
+                      rate => lists:sum([R || #{rate := R} <- Now]) + 0.0, scenarios => Now}
+    end;
 phase_at(#{phases := Phases}, T) -> phase_at(Phases, T, 0).
 
 phase_at([], _T, _From) -> drain;
@@ -242,6 +259,23 @@ only(Map, Keys) ->
     ok.
 
 phases(V) -> named(V, "Phase", fun phase/2).
+
+%% `phases' (one after another) or `scenarios' (side by side), not both: the entry checks are
+%% made under, the phases, and each scenario's sessions (none for phases).
+shape({missing, _, _}, {missing, _, _}, _Sessions) -> throw({none, [phases], "missing"});
+shape(Ph, {missing, _, _}, _Sessions) -> {Ph, with(Ph, fun phases/1), []};
+shape({missing, _, _}, Many, Sessions) ->
+    {Phases, Tagged} = with(Many, fun(V) -> beamscale_load_scenario_many:check(V, fun phase/2,
+                                                                                Sessions)
+                                  end),
+    {Many, Phases, Tagged};
+shape(_Ph, Many, _Sessions) -> throw({Many, [], "give phases or scenarios, not both"}).
+
+%% A scenario that would start when the run's time limit has passed never runs.
+starts(Phases, Limit) ->
+    [bad([N, start_s], io_lib:format("~w s is not before the time limit, ~w s", [S, Limit]))
+     || #{name := N, start_s := S} <- Phases, S >= Limit],
+    ok.
 
 %% A k6 executor's phase (docs/executors.md).
 phase(Name, #{executor := _} = P) -> beamscale_load_scenario_exec:phase(Name, P);

@@ -234,14 +234,19 @@ number(Row, K) ->
         undefined -> 0.0
     end.
 
-%% Where each phase starts and ends, in seconds from the run's start.
+%% Where each phase starts and ends, in seconds from the run's start: after the one before, or
+%% at its own start (one of several scenarios side by side).
 boundaries(Run) ->
     {Bs, _} = lists:mapfoldl(
-                fun(P, From) ->
+                fun(P, After) ->
                         D = case get(P, <<"duration_s">>, 0) of
                                 N when is_number(N) -> N;
                                 _ -> 0
                             end,
+                        From = case get(P, <<"start_s">>, null) of
+                                   S when is_number(S) -> S;
+                                   _ -> After
+                               end,
                         {#{name => get(P, <<"name">>, null), from_s => From, to_s => From + D,
                            rate => get(P, <<"rate">>, null)}, From + D}
                 end, 0, get(Run, <<"phases">>, [])),

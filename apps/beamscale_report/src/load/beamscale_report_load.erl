@@ -165,10 +165,17 @@ load_down(D) ->
     iolist_to_binary([text(get(D, <<"node">>)), " at ", cell(get(D, <<"at_s">>)), " s (",
                       text(get(D, <<"reason">>)), "): its users stopped"]).
 
+%% Several scenarios side by side: each one's start too.
 phases(Run) ->
-    Cols = [<<"name">>, <<"duration_s">>, <<"rate">>, <<"max_users">>],
-    beamscale_report_html:table(["phase", "duration (s)", "users/s", "max users"],
-                         [[cell(get(P, C)) || C <- Cols] || P <- list(Run, <<"phases">>)]).
+    Phases = list(Run, <<"phases">>),
+    {Start, StartHead} = case [P || P <- Phases, get(P, <<"start_s">>) =/= null] of
+                             [] -> {[], []};
+                             _ -> {[<<"start_s">>], ["start (s)"]}
+                         end,
+    Cols = [<<"name">>] ++ Start ++ [<<"duration_s">>, <<"rate">>, <<"max_users">>],
+    beamscale_report_html:table(["phase"] ++ StartHead ++ ["duration (s)", "users/s",
+                                                           "max users"],
+                                [[cell(get(P, C)) || C <- Cols] || P <- Phases]).
 
 summary_tables(Summary) ->
     Tx = maps:to_list(map(Summary, <<"transactions">>)),
