@@ -42,6 +42,21 @@ interarrival_test() ->
               "interarrival_ms => 4}}]}.\n{sessions, [{s, #{steps => [{think, 1}]}}]}.\n"),
     ?assertEqual(250.0, R).
 
+%% A phase waiting for its users' end (Tsung's wait_all_sessions_end) adds a drain to the
+%% default hard limit; the last one's wait changes nothing.
+wait_sessions_end_test() ->
+    Head = "{targets, [{t, #{node => n@h}}]}.\n{sessions, [{s, #{steps => [{think, 1}]}}]}.\n",
+    {ok, #{phases := [#{wait_sessions_end := true}, P2], time_limit_s := 23}} =
+        check(Head ++ "{phases, [{a, #{duration_s => 1, rate => 1, wait_sessions_end => true}},"
+              " {b, #{duration_s => 2, rate => 1, wait_sessions_end => false}}]}.\n"),
+    ?assertNot(maps:is_key(wait_sessions_end, P2)),
+    {ok, #{time_limit_s := 11}} =
+        check(Head ++ "{phases, [{a, #{duration_s => 1, rate => 1, "
+              "wait_sessions_end => true}}]}.\n"),
+    ?assertEqual({error, "s.scenario:3: key phases.a.wait_sessions_end: expected true or false"},
+                 check(Head ++ "{phases, [{a, #{duration_s => 1, rate => 1, "
+                       "wait_sessions_end => yes}}]}.\n")).
+
 errors_test_() ->
     Sess = "{sessions, [{s, #{steps => [{think, 1}]}}]}.\n",
     [?_assertEqual({error, "s.scenario:4: key phases.p1.rate: expected users per second "

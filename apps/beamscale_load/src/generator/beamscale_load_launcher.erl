@@ -51,10 +51,7 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
            rand => Rand, pending => 0, fixed_off => false, began => erlang:monotonic_time(),
            start => Start, stall => none},
     try
-        St2 = try lists:foldl(fun(P, {From, S}) -> {From + native(maps:get(duration_s, P)),
-                                                    phase(P, From, S)} end,
-                              {Start + native(start_s(Phases)), St}, Phases) of
-                  {_, S2} -> S2
+        St2 = try phases(Phases, Start + native(start_s(Phases)), St)
               catch throw:{stop_arrivals, S2} -> S2#{fixed_off := true}
               end,
         Parent ! {arrivals_done, self()},
@@ -67,6 +64,26 @@ init(Parent, #{phases := Phases, sessions := Sessions0}, Ctx, Start, Rand) ->
 %% One of several scenarios (`beamscale_load_scenario_many') starts that long after the run.
 start_s([#{start_s := S}]) -> S;
 start_s(_Phases) -> 0.
+
+%% Each phase from the end of the one before, on the clock; after a phase that waits for its
+%% users' end (Tsung's `wait_all_sessions_end'), from when this launcher's last user ended, as
+%% each Tsung launcher waits for its own node's users. The last phase does not wait: the drain
+%% follows it.
+phases([], _From, St) -> St;
+phases([P | Rest], From, St) ->
+    End = From + native(maps:get(duration_s, P)),
+    St1 = phase(P, From, St),
+    case maps:get(wait_sessions_end, P, false) andalso Rest =/= [] of
+        true -> St2 = users_ended(St1),
+                phases(Rest, max(End, erlang:monotonic_time()), St2);
+        false -> phases(Rest, End, St1)
+    end.
+
+%% Handle what comes until no user of this launcher is left.
+users_ended(#{users := Users} = St) when map_size(Users) =:= 0 -> St;
+users_ended(St) ->
+    receive Msg -> users_ended(handle(Msg, St))
+    end.
 
 %% A phase picks from its own mix of sessions when it has one (`beamscale_load_scenario_mix').
 %% A k6 executor's phase is run by `beamscale_load_executor' (`ctl rate' is refused there).

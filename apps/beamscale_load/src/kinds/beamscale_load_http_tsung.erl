@@ -111,7 +111,21 @@ method(E, Ctx, MethodName) ->
 
 header(H, Ctx) ->
     check_attrs(H, Ctx),
-    {req(H, name, Ctx), req(H, value, Ctx)}.
+    {req(H, name, Ctx), encoded(H, req(H, value, Ctx), Ctx)}.
+
+%% `encoding="base64"': the value sent is the Base64 of its UTF-8 bytes, made when the file is
+%% read, as Tsung's reader makes it: before any `%%_name%%' could be filled, so a placeholder
+%% would go encoded and unfilled; it is refused instead.
+encoded(H, Value, Ctx) ->
+    case {attr(H, encoding), string:find(Value, "%%")} of
+        {undefined, _} -> Value;
+        {"base64", nomatch} -> base64:encode_to_string(unicode:characters_to_binary(Value));
+        {"base64", _} ->
+            fail(H, Ctx, "<http_header encoding=\"base64\"> with %% in its value: Tsung encodes "
+                         "the text as written, before any %%_name%% is filled; write the value "
+                         "already encoded", []);
+        {E, _} -> fail(H, Ctx, "<http_header encoding=\"~ts\"> (Tsung knows base64 only)", [E])
+    end.
 
 %% A relative URL goes to the host of the last absolute one before it in its session (in the
 %% file's order, as Tsung's reader keeps it), else to the `<server>'; an absolute one

@@ -328,14 +328,18 @@ tsung_websocket(E, Ctx) ->
                                         beamscale_load_tsung_request:text(E)),
                               frame => beamscale_load_tsung_request:choice(
                                          E, frame, ["text", "binary"], Ctx),
-                              ack => case attr(E, ack) of
-                                         "no_ack" -> no_ack;
-                                         undefined -> reply;
-                                         A -> fail(E, Ctx, "ack=\"~ts\" (expected no_ack, or "
-                                                           "none to wait for the reply)", [A])
-                                     end};
+                              ack => ack(E, Ctx)};
                "close" -> #{type => close};
                T -> fail(E, Ctx, "type=\"~ts\" (expected connect, message or close)", [T])
            end,
     {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
     {Spec#{target => Name}, [{Name, Target}]}.
+
+%% Tsung's `parse', its default, waits for the server's next whole message, as `reply' does.
+ack(E, Ctx) ->
+    case attr(E, ack) of
+        "no_ack" -> no_ack;
+        A when A =:= undefined; A =:= "parse" -> reply;
+        A -> fail(E, Ctx, "ack=\"~ts\" (expected no_ack, or parse or none to wait for the "
+                          "reply)", [A])
+    end.

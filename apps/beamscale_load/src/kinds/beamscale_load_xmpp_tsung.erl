@@ -18,13 +18,15 @@
 %% Tsung's bookkeeping (global_number), and destinations taken from a file (*_from_fileid):
 %% accepted, with no effect (chat destinations are users by number).
 -define(UNUSED, ["global_number", "random_from_fileid", "offline_from_fileid",
-                 "fileid_delimiter", "bosh_path"]).
+                 "fileid_delimiter", "bosh_path", "websocket_path"]).
 
-%% @doc Tsung's `ts_jabber' sessions and their `<jabber>' element, to a tcp or ssl server.
+%% @doc Tsung's `ts_jabber' sessions and their `<jabber>' element, to a tcp, ssl, bosh or
+%% bosh_ssl server.
 -spec tsung() -> beamscale_load_request:tsung().
-tsung() -> #{type => "ts_jabber", element => jabber, servers => ["tcp", "ssl", "bosh"],
+tsung() -> #{type => "ts_jabber", element => jabber,
+             servers => ["tcp", "ssl", "bosh", "bosh_ssl", "websocket", "websocket_ssl"],
              attributes => [type, ack, size, destination, room, nick, node, data, show, id,
-                            node_type],
+                            node_type, version],
              options => ?OPTIONS}.
 
 %% @doc The spec of a `<jabber>' element and the target it uses.
@@ -36,7 +38,8 @@ from_tsung(Req, E, Ctx) ->
     Spec0 = maps:from_list([{K, V} || {K, V} <- [{ack, ack(E, Ctx)} | attrs(E, Ctx)],
                                       V =/= undefined]),
     Spec = case Type of
-               connect -> maps:merge(maps:merge(maps:merge(Spec0, bosh(Ctx)), options(E, Ctx)),
+               connect -> maps:merge(maps:merge(maps:merge(Spec0, transport(E, Ctx)),
+                                               options(E, Ctx)),
                                      credentials(E));
                auth_sasl -> Spec0#{mechanism => mechanism(E, Ctx)};
                pubsub_create -> Spec0#{config => config(attr(E, data))};
@@ -65,14 +68,16 @@ type(E, Tsung, Ctx) ->
     end.
 
 %% Tsung's bidi_ack (starttls) waits as local does; global (all users at one point) too.
+%% Tsung 1.7's `parse' without a `regexp' (refused: not among the attributes read) acknowledges
+%% on the first bytes received, as local does.
 ack(E, Ctx) ->
     case attr(E, ack) of
         undefined -> undefined;
         "no_ack" -> no_ack;
-        "local" -> local;
-        "bidi_ack" -> local;
+        A when A =:= "local"; A =:= "bidi_ack"; A =:= "parse" -> local;
         "global" -> global;
-        A -> fail(E, Ctx, "ack=\"~ts\" (expected no_ack, local, bidi_ack or global)", [A])
+        A -> fail(E, Ctx, "ack=\"~ts\" (expected no_ack, local, parse, bidi_ack or global)",
+                  [A])
     end.
 
 attrs(E, Ctx) ->
@@ -91,14 +96,28 @@ config(Text) ->
         nomatch -> []
     end.
 
-%% A server of type bosh: XMPP over BOSH at the file's `<option name="bosh_path">' (untyped, as
-%% in Tsung), or at ejabberd's and Tsung's default path.
-bosh(#{servers := [{_, _, _, "bosh"}]} = Ctx) ->
-    case [V || {_, "bosh_path", V} <- maps:get(options, Ctx, [])] of
-        [] -> #{bosh => <<"/http-bind">>};
-        Paths -> #{bosh => bin(lists:last(Paths))}
+%% A server of type bosh (bosh_ssl: over TLS): XMPP over BOSH at the file's `<option
+%% name="bosh_path">' (untyped, as in Tsung), or at ejabberd's and Tsung's default path. Of type
+%% websocket (websocket_ssl: over TLS): XMPP over WebSocket (RFC 7395's `<open/>', which Tsung
+%% sends for `version="websocket"') at `<option name="websocket_path">', or Tsung's `/chat'.
+transport(E, #{servers := [{_, _, _, T}]} = Ctx) ->
+    Ws = T =:= "websocket" orelse T =:= "websocket_ssl",
+    case attr(E, version) of
+        V when V =:= undefined; V =:= "1.0"; V =:= "websocket", Ws -> ok;
+        V -> fail(E, Ctx, "version=\"~ts\" (expected 1.0, or websocket on a server of type "
+                          "websocket or websocket_ssl)", [V])
+    end,
+    if T =:= "bosh"; T =:= "bosh_ssl" -> #{bosh => path(Ctx, "bosh_path", "/http-bind")};
+       Ws -> #{websocket => path(Ctx, "websocket_path", "/chat")};
+       true -> #{}
     end;
-bosh(_Ctx) -> #{}.
+transport(_E, _Ctx) -> #{}.
+
+path(Ctx, Option, Default) ->
+    case [V || {_, O, V} <- maps:get(options, Ctx, []), O =:= Option] of
+        [] -> bin(Default);
+        Paths -> bin(lists:last(Paths))
+    end.
 
 %% `<xmpp_authenticate username passwd>' inside a connect: this user's own name and password
 %% (with subst, from its variables), used as they are.

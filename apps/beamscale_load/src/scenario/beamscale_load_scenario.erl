@@ -2,7 +2,7 @@
 %% Defaults are filled in here; every wrong value is an error naming file, line and key.
 -module(beamscale_load_scenario).
 
--export([load/1, check/2, duration_s/1, phase_at/2, format_error/1, kinds/0]).
+-export([load/1, check/2, duration_s/1, limit_s/2, phase_at/2, format_error/1, kinds/0]).
 -export_type([ssh_host/0, scenario/0, target/0, phase/0, session/0, step/0]).
 
 -type target() :: #{node := node(), cookie => atom()}
@@ -19,6 +19,7 @@
                    max_users := pos_integer() | infinity,
                    users_at => [{number(), atom() | binary()}],
                    sessions => [{atom() | binary(), number()}],
+                   wait_sessions_end => true,
                    executor => beamscale_load_scenario_exec:executor()}.
 -type step() :: {request, module(), atom(), map(), timeout()}
               | {think, beamscale_load_arrival:dist()}
@@ -120,8 +121,9 @@ check(File, Entries) ->
         ok = with(Get(sessions),
                   fun(_) -> beamscale_load_scenario_dyn:check_files(Sessions, Files) end),
         Drain = with_default(Get(drain_s), ?DEFAULT_DRAIN_S, fun seconds/1),
-        Run = duration_s(#{phases => Phases, scenarios => Many}),
-        Limit = with_default(Get(time_limit_s), Run + Drain, fun seconds/1),
+        Limit = with_default(Get(time_limit_s),
+                             limit_s(#{phases => Phases, scenarios => Many}, Drain),
+                             fun seconds/1),
         ok = with(Shape, fun(_) -> starts(Phases, Limit) end),
         Sample = with_default(Get(sample), default_sample(Targets),
                               fun(S) -> sample(S, Targets) end),
@@ -164,6 +166,17 @@ format_error({File, Line, Path, Msg}) ->
 duration_s(#{phases := Phases, scenarios := [_ | _]}) ->
     beamscale_load_scenario_many:end_s(Phases);
 duration_s(#{phases := Phases}) -> lists:sum([D || #{duration_s := D} <- Phases]).
+
+%% @doc The default hard limit: the phases, and a drain after the last one and after each
+%% phase that waits for its users' end (`wait_sessions_end') before the next starts.
+-spec limit_s(#{phases := [phase()], scenarios => list(), atom() => term()}, number()) ->
+    number().
+limit_s(#{phases := Phases} = Sc, Drain) ->
+    Waits = case Phases of
+                [] -> 0;
+                _ -> length([W || #{wait_sessions_end := W} <- lists:droplast(Phases)])
+            end,
+    duration_s(Sc) + Drain * (1 + Waits).
 
 %% @doc The phase running `T' seconds after the start, or `drain' after the last one. In a run
 %% of several scenarios, there is no one phase: those running then, their names joined by `+'
@@ -280,7 +293,8 @@ starts(Phases, Limit) ->
 %% A k6 executor's phase (docs/executors.md).
 phase(Name, #{executor := _} = P) -> beamscale_load_scenario_exec:phase(Name, P);
 phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 1000 ->
-    only(P, [duration_s, rate, interarrival_ms, max_users, sessions, users_at]),
+    only(P, [duration_s, rate, interarrival_ms, max_users, sessions, users_at,
+             wait_sessions_end]),
     At = maps:from_list([{users_at, beamscale_load_scenario_mix:users_at(A, D)}
                          || A <- [maps:get(users_at, P, none)], A =/= none]),
     Rate = case P of
@@ -306,8 +320,16 @@ phase(Name, #{duration_s := D} = P) when is_number(D), D > 0, D =< ?MAX_MS / 100
           end,
     Mix = maps:from_list([{sessions, beamscale_load_scenario_mix:phase(M)}
                           || M <- [maps:get(sessions, P, none)], M =/= none]),
-    maps:merge(Mix, At#{name => Name, duration_s => D, rate => Rate, max_users => Max});
+    maps:merge(maps:merge(Mix, wait_sessions_end(P)),
+               At#{name => Name, duration_s => D, rate => Rate, max_users => Max});
 phase(_Name, _) -> bad([duration_s], max_s_text("a positive number of seconds")).
+
+%% Tsung's `wait_all_sessions_end': the next phase starts once this one's users are done.
+wait_sessions_end(P) ->
+    case maps:get(wait_sessions_end, P, false) of
+        W when is_boolean(W) -> maps:from_list([{wait_sessions_end, true} || W]);
+        _ -> bad([wait_sessions_end], "expected true or false")
+    end.
 
 max_s_text(What) ->
     io_lib:format("expected ~ts, at most ~b (2^32-1 ms)", [What, ?MAX_MS div 1000]).

@@ -63,7 +63,7 @@ drain(#{sessions := Sessions} = Scenario, Entries) ->
         false ->
             D = beamscale_load_steps:drain_s([S || #{steps := S} <- Sessions]),
             Scenario#{drain_s := D,
-                      time_limit_s := beamscale_load_scenario:duration_s(Scenario) + D}
+                      time_limit_s := beamscale_load_scenario:limit_s(Scenario, D)}
     end.
 
 dump(Root) ->

@@ -28,7 +28,7 @@ ign(#xmlElement{name = option} = E) ->
         {"user_agent", _} -> [];
         {N, _} when N =:= "connect_timeout"; N =:= "tcp_rcv_buffer"; N =:= "tcp_snd_buffer" -> [];
         {"global_number", undefined} -> [];
-        {"bosh_path", undefined} -> [];
+        {N, undefined} when N =:= "bosh_path"; N =:= "websocket_path" -> [];
         {N, undefined} when N =:= "max_retries"; N =:= "retry_timeout"; N =:= "ports_range" ->
             [];
         {N, undefined} when N =:= "ssl_versions"; N =:= "ssl_ciphers" -> [];
@@ -146,7 +146,7 @@ spec(monitor) -> {[host, type, batch], []};
 spec(snmp) -> {[port, community, version], [version]};
 spec(munin) -> {[port], []};
 spec(load) -> {[duration, unit, loop], []};
-spec(arrivalphase) -> {[phase, duration, unit], []};
+spec(arrivalphase) -> {[phase, duration, unit, wait_all_sessions_end], []};
 spec(soap) -> {[action], []};
 spec(session_setup) -> {[name, probability], []};
 spec(user) -> {[session, start_time, unit], []};
@@ -178,7 +178,7 @@ spec(www_authenticate) -> {[userid, passwd, type, nonce, opaque, cnonce, nc, rea
 spec(oauth) -> {[consumer_key, consumer_secret, method, access_token, access_token_secret], []};
 spec(thinktime) -> {[value, random, min, max], []};
 spec(request) -> {[subst], [tag]};
-spec(http_header) -> {[name, value], []};
+spec(http_header) -> {[name, value, encoding], []};
 %% A request kind's element: the attributes its `tsung/0' lists.
 spec(Name) ->
     case beamscale_load_kinds:by_element(Name) of

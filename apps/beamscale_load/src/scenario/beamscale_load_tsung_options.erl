@@ -26,13 +26,14 @@
 -define(AGENT_VAR, "beamscale_user_agent").
 
 %% @doc The `<option type="ts_..." name value>'s a kind's `from_tsung/3' reads (ts_amqp's
-%% credentials): `{Type, Name, Value}'. Tsung's untyped `bosh_path' is ts_jabber's.
+%% credentials): `{Type, Name, Value}'. Tsung's untyped `bosh_path' and `websocket_path' are
+%% ts_jabber's.
 -spec kinds([#xmlElement{}], map()) -> [{string(), string(), string()}].
 kinds(Opts, _Ctx) ->
     [{T, N, V} || E <- Opts, N <- [attr(E, name)], T <- [kind_type(attr(E, type), N)],
                   V <- [attr(E, value)], T =/= undefined, N =/= undefined, V =/= undefined].
 
-kind_type(undefined, "bosh_path") -> "ts_jabber";
+kind_type(undefined, N) when N =:= "bosh_path"; N =:= "websocket_path" -> "ts_jabber";
 kind_type(Type, _Name) -> Type.
 
 %% @doc `<option name="idle_timeout" value="MS">' (how long a request's reply is awaited) and

@@ -185,6 +185,11 @@ server(#xmlElement{name = El} = Http, #{servers := Servers} = Ctx) ->
             {maps:get(server_name, Ctx, server), case Type of
                                                      "tcp" -> #{address => Address};
                                                      "bosh" -> #{address => Address};
+                                                     "websocket" -> #{address => Address};
+                                                     "bosh_ssl" -> #{address => Address,
+                                                                     tls => ?TSUNG_TLS};
+                                                     "websocket_ssl" -> #{address => Address,
+                                                                          tls => ?TSUNG_TLS};
                                                      "ssl" -> #{address => Address,
                                                                 tls => ?TSUNG_TLS};
                                                      "udp" -> #{address => Address,

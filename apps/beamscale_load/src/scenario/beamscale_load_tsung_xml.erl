@@ -196,7 +196,10 @@ phase(E, Ctx) ->
     %% One of at most ?MAX_PHASE atoms (checked above), the same for every file.
     Name = list_to_atom("phase" ++ integer_to_list(N)),
     Mix = session_setup([K || #xmlElement{name = session_setup} = K <- Kids], E, Ctx),
-    {N, E, {Name, maps:merge(maps:merge(Arrival#{duration_s => Duration}, Max), Mix)}}.
+    Wait = maps:from_list([{wait_sessions_end, true}
+                           || bool(E, wait_all_sessions_end, false, Ctx)]),
+    {N, E, {Name, maps:merge(maps:merge(Arrival#{duration_s => Duration}, Max),
+                             maps:merge(Mix, Wait))}}.
 
 %% `<session_setup name probability>': the phase's own mix of sessions, adding up to 100.
 session_setup([], _E, _Ctx) -> #{};
