@@ -13,19 +13,29 @@
 # HISTORY_OUT=DIR keeps the measured runs in DIR; HISTORY_REUSE=1 only resamples them.
 # A run of a history is PER_RUN launches (default 3, as the CI recipe's `--launches 3'): the
 # median of PER_RUN launch medians drawn from the measured ones.
-#   bench/history_detector.sh [HISTORIES] [SAME_LAUNCHES] [SLOW_LAUNCHES] [ITERATIONS]
-#                             [SLOWDOWN_PCT] [RUNS_BEFORE] [RUNS_AFTER] [PER_RUN]
+# CLOCK=instructions measures bench/ci_gate/bench_work.erl with `bench --clock instructions
+# --counter valgrind' instead (as bench/noise_gate.sh; no hogs: counts do not depend on them),
+# the slow side doing SLOWDOWN % more hashes (default 2), a launch's figure its least count;
+# defaults SAME_LAUNCHES 3, SLOW_LAUNCHES 3, PER_RUN 1. Goal: 10 of 10 and no false change.
+#   [CLOCK=time|instructions] bench/history_detector.sh [HISTORIES] [SAME_LAUNCHES]
+#       [SLOW_LAUNCHES] [ITERATIONS] [SLOWDOWN_PCT] [RUNS_BEFORE] [RUNS_AFTER] [PER_RUN]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+clock=${CLOCK:-time}
+case $clock in
+    time) defaults=(40 30 10 3) ;;
+    instructions) defaults=(3 3 2 1) ;; # same, slow, slowdown, per run
+    *) echo "CLOCK=$clock: expected time or instructions" >&2; exit 2 ;;
+esac
 histories=${1:-10}
-same=${2:-40}
-slow=${3:-30}
+same=${2:-${defaults[0]}}
+slow=${3:-${defaults[1]}}
 iterations=${4:-3}
-slowdown=${5:-10}
+slowdown=${5:-${defaults[2]}}
 before=${6:-30}
 after=${7:-30}
-per_run=${8:-3}
+per_run=${8:-${defaults[3]}}
 gate_out "${HISTORY_OUT:-}" history-detector
 
 hogs=()
@@ -34,19 +44,26 @@ trap 'stop_hogs; [ -n "${HISTORY_OUT:-}" ] || rm -rf "$out"' EXIT
 
 measure() { # NAME LAUNCHES SLOWDOWN
     [ -n "${HISTORY_REUSE:-}" ] && return 0
+    if [ "$clock" = instructions ]; then
+        CI_GATE_SLOWDOWN=$3 "$bs" bench bench/ci_gate/bench_work.erl 'bench_work:work(State).' \
+            --init-runner 'bench_work:rounds().' --launches "$2" --time 0.1 --samples 5 \
+            --clock instructions --counter valgrind --count-samples 5 --name "$1" --out "$out" \
+            --quiet --json >/dev/null
+        return 0
+    fi
     CI_GATE_SLOWDOWN=$3 "$bs" run --bench ci_work --bench-path bench/ci_gate --schedulers 1 \
         --iterations "$iterations" --warmups 1 --launches "$2" --clock cpu \
         --version intermediate --no-sample --name "$1" --out "$out" --quiet >/dev/null
 }
 
-if [ -z "${HISTORY_REUSE:-}" ]; then
+if [ -z "${HISTORY_REUSE:-}" ] && [ "$clock" = time ]; then
     for _ in $(seq "$(nproc)"); do yes > /dev/null & hogs+=($!); done
 fi
 start=$(date +%s)
 measure same "$same" 0
 measure slow "$slow" "$slowdown"
 stop_hogs
-echo "measured $same + $slow launches (CPU clock, $iterations iterations, a hog per core)" \
+echo "measured $same + $slow launches (clock $clock, a hog per core on the time clock)" \
      "in $(( $(date +%s) - start )) s"
 escript bench/history_detector.escript "$out/same" "$out/slow" "$histories" "$before" "$after" \
-    "$per_run"
+    "$per_run" "$clock"

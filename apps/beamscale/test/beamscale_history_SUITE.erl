@@ -7,17 +7,19 @@
 
 -export([all/0, suite/0]).
 -export([record_and_show/0, record_from_git/0, second_writer_refused/0, crash_mid_write/0,
-         never_overwrites/0, check_step_and_identical/0, exports/0, bad_input/0,
+         never_overwrites/0, check_step_and_identical/0,
+         check_instructions/0, exports/0, bad_input/0,
          page_in_chromium/0]).
 -export([record_and_show/1, record_from_git/1, second_writer_refused/1, crash_mid_write/1,
          never_overwrites/1,
-         check_step_and_identical/1, exports/1, bad_input/1, page_in_chromium/1]).
+         check_step_and_identical/1, check_instructions/1,
+         exports/1, bad_input/1, page_in_chromium/1]).
 
 suite() -> [{timetrap, {minutes, 3}}].
 
 all() -> [record_and_show, record_from_git, second_writer_refused, crash_mid_write,
           never_overwrites,
-          check_step_and_identical, exports, bad_input, page_in_chromium].
+          check_step_and_identical, check_instructions, exports, bad_input, page_in_chromium].
 
 %% Run directory I of a history: two benchmarks, 2 % noise, `fib' slower by Slow.
 run_dir(Config, Name, Seed, Slow) ->
@@ -157,6 +159,40 @@ check_step_and_identical(Config) ->
          || I <- lists:seq(1, 4)],
     {0, Show} = cli(["history", "show", "--store", Step]),
     ?assertMatch({match, _}, re:run(Show, "change at c13 \\(commit #13\\).*REGRESSION")).
+
+%% A run directory of the instruction clock: the fixture's times, and `instructions.csv' of two
+%% launches, `fib' counting Base x Factor instructions a call, give or take 0.01 % (Valgrind's
+%% spread here).
+count_dir(Config, Name, Seed, Factor) ->
+    Dir = run_dir(Config, Name, Seed, 1.0),
+    Rows = [["fib", "call", "-", "25", "default", "1", "1", integer_to_list(L),
+             integer_to_list(S), float_to_list(181757.5 * Factor * (1 + (Seed rem 3 - 1) * 1.0e-4)
+                                               + S, [{decimals, 3}])]
+            || L <- [1, 2], S <- [1, 2, 3]],
+    ok = file:write_file(filename:join(Dir, "instructions.csv"),
+                         [lists:join(",", R) ++ "\n"
+                          || R <- [["benchmark", "phase", "args", "otp", "erl_args", "schedulers",
+                                    "nodes", "launch", "sample", "instructions"] | Rows]]),
+    Dir.
+
+check_instructions() ->
+    [{doc, "The instruction clock: check exits 1 on a 2 % step and 0 on identical code."}].
+check_instructions(Config) ->
+    Hist = fun(Name, Last) ->
+                   Store = store(Config, Name),
+                   [0 = quiet(["history", "record",
+                               count_dir(Config, Name ++ "-r" ++ integer_to_list(I), I, F),
+                               "--store", Store, "--commit", "c" ++ integer_to_list(I)])
+                    || {I, F} <- lists:enumerate([1.0 || _ <- lists:seq(1, 12)] ++ [Last])],
+                   Store
+           end,
+    Same = Hist("i1", 1.0),
+    {0, Ok} = cli(["history", "check", "--store", Same, "--threshold", "1%"]),
+    ?assertMatch({match, _}, re:run(Ok, "no regression beyond 1 % at the newest commit c13")),
+    Step = Hist("i2", 1.02),
+    {1, Bad} = cli(["history", "check", "--store", Step, "--threshold", "1%"]),
+    ?assertMatch({match, _}, re:run(Bad, "regression at c13: fib .*instructions")),
+    ?assertEqual(nomatch, re:run(Bad, "median")).
 
 exports() -> [{doc, "Bencher Metric Format JSON and the CSV of the whole history."}].
 exports(Config) ->

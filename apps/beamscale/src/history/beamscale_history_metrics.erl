@@ -78,9 +78,9 @@ clock(#{<<"config">> := #{<<"clock">> := C}}) when is_binary(C) -> C;
 clock(#{<<"clock">> := C}) when is_binary(C) -> C;
 clock(_) -> <<"wall">>.
 
-entries(Kind, Run, #{<<"results">> := Rows}, _Dir) when Kind =:= <<"run">>;
-                                                        Kind =:= <<"bench">> ->
-    lists:append([row_entries(Run, R) || #{} = R <- list(Rows)]);
+entries(Kind, Run, #{<<"results">> := Rows}, Dir) when Kind =:= <<"run">>;
+                                                       Kind =:= <<"bench">> ->
+    lists:append([row_entries(Run, R) || #{} = R <- list(Rows)]) ++ instructions(Run, Dir);
 entries(Kind, Run, Summary, Dir) when Kind =:= <<"load">>; Kind =:= <<"saturate">> ->
     Name = bounded(case Run of
                        #{<<"label">> := L} when is_binary(L), L =/= <<>> -> L;
@@ -102,6 +102,46 @@ row_entries(Run, Row) ->
                       not lists:member(K, ?KEYS)],
     [entry(Name, Env, K, V, interval(K, Flat), <<"run">>) || {K, V} <- Flat,
                                                             not is_bound(K, Flat), K =/= <<"n">>].
+
+%% The instruction clock's counts (`instructions.csv', a row per counted sample): per benchmark
+%% and environment, each launch's least count (as `bench' takes it), the median of those with
+%% their least and greatest as the interval. summary.json carries only the times.
+instructions(Run, Dir) ->
+    case beamscale_format_file:read(filename:join(Dir, "instructions.csv"), ?MAX_JSON) of
+        {ok, Bin} ->
+            case beamscale_format_csv:parse(Bin) of
+                {[Cols | Rows], _} -> count_entries(Run, Cols, Rows);
+                _ -> []
+            end;
+        {error, _} -> []
+    end.
+
+count_entries(Run, Cols, Rows) ->
+    Least = lists:foldl(fun(Fields, Acc) -> least(Cols, Fields, Acc) end, #{},
+                        [R || R <- Rows, length(R) =:= length(Cols)]),
+    ByKey = lists:foldl(fun({{Key, _Launch}, X}, Acc) ->
+                                maps:update_with(Key, fun(Xs) -> [X | Xs] end, [X], Acc)
+                        end, #{}, lists:sort(maps:to_list(Least))),
+    [begin
+         Row = maps:from_list(Key),
+         entry(bench_name(Row), environment(Run, Row), <<"instructions">>, median(Xs),
+               {lists:min(Xs), lists:max(Xs)}, <<"run">>)
+     end || {Key, Xs} <- lists:sort(maps:to_list(ByKey))].
+
+least(Cols, Fields, Acc) ->
+    Row = lists:zip(Cols, Fields),
+    case beamscale_format_csv:number(proplists:get_value(<<"instructions">>, Row, <<>>)) of
+        X when is_number(X) ->
+            Key = [KV || {K, _} = KV <- Row, lists:member(K, ?KEYS)],
+            maps:update_with({Key, proplists:get_value(<<"launch">>, Row)},
+                             fun(Y) -> min(X, Y) end, X, Acc);
+        _ -> Acc
+    end.
+
+median(Xs) ->
+    S = lists:sort(Xs),
+    N = length(S),
+    (lists:nth((N + 1) div 2, S) + lists:nth(N div 2 + 1, S)) / 2.
 
 bench_name(Row) ->
     B = text(maps:get(<<"benchmark">>, Row, <<"?">>)),
