@@ -5,7 +5,7 @@
 %% significance, as `beamscale compare' says it for two runs (beamscale_stats_compare).
 -module(beamscale_stats_otp).
 
--export([compare/1, compare/2, unread/1]).
+-export([compare/1, compare/2, counts/1, unread/1]).
 -export_type([pair/0]).
 
 %% The columns of a sample row that say which reading it is, not what was read.
@@ -30,6 +30,23 @@ compare(Rows, Opts) ->
     end.
 
 otp(#{otp := O}) -> iolist_to_binary(O).
+
+%% @doc The pairs of a run's instruction counts (per key, launch by launch; the key's fourth
+%% element its erl), each other erl against the oldest, per key both counted
+%% (`beamscale_stats_instr:compare_runs/2': fewer instructions is faster); none with one erl.
+-spec counts(beamscale_stats_instr:counts(tuple())) ->
+    [#{base := binary(), other := binary(),
+       results := [beamscale_stats_instr:run_result(tuple())]}].
+counts(Counts) ->
+    case lists:sort(fun older/2, lists:usort([element(4, K) || K <- maps:keys(Counts)])) of
+        [Base | Others] ->
+            Of = fun(E) -> maps:from_list([{setelement(4, K, <<>>), V}
+                                           || {K, V} <- maps:to_list(Counts), element(4, K) =:= E])
+                 end,
+            [#{base => Base, other => O,
+               results => beamscale_stats_instr:compare_runs(Of(Base), Of(O))} || O <- Others];
+        [] -> []
+    end.
 
 %% @doc Which of the sampler's figures an erl did not give: the erls of `samples.csv''s rows
 %% (oldest first) and, per column some erl read and another left empty in all its `ok' rows,

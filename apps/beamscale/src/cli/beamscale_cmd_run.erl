@@ -26,7 +26,8 @@ info() ->
           {iterations, "--iterations", integer, "timed iterations per argument set"},
           {warmups, "--warmups", integer, "untimed runs before the timed ones"},
           {launches, "--launches", integer, "fresh emulators per environment (interleaved)"},
-          {clock, "--clock", string, "wall (elapsed time) or cpu (the emulator's CPU time)"},
+          {clock, "--clock", string, "wall (elapsed time), cpu (the emulator's CPU time) or "
+                                     "instructions (retired per iteration, beside wall time)"},
           {sweep, "--sweep", string, "cross (every combination) or bencherl (two sweeps)"},
           {timeout, "--timeout", integer, "seconds one iteration may take"},
           {bench_path, "--bench-path", {list, string}, "directories of bencherl handlers"},
@@ -148,7 +149,7 @@ term(_K, V) -> V.
 %% A word the configuration knows as an atom; any other text stays text for the check to refuse
 %% (no atom is made from the command line).
 known_atom(Text) ->
-    Known = [short, intermediate, long, cross, bencherl, wall, cpu],
+    Known = [short, intermediate, long, cross, bencherl, wall, cpu, instructions],
     case [A || A <- Known, atom_to_list(A) =:= Text] of
         [A] -> A;
         [] -> Text

@@ -16,7 +16,8 @@ do({A, InfoA}, {B, InfoB}, Opts) ->
             case beamscale_stats_instr:compare_runs(CA, CB) of
                 [] -> {error, {nothing_in_common, A, B}};
                 Results -> compared(Results, #{a => A, b => B, counter_a => counter(InfoA),
-                                                counter_b => counter(InfoB)}, Opts)
+                                                counter_b => counter(InfoB),
+                                                unit => unit(InfoA)}, Opts)
             end;
         {{error, _} = E, _} -> E;
         {_, E} -> E
@@ -40,6 +41,10 @@ compared(Results, #{b := B} = Runs, Opts) ->
 %% The counter a run says it used; a run.json from elsewhere may say anything: shown bounded.
 counter(#{<<"counter">> := C}) when is_binary(C) -> string:slice(C, 0, 40);
 counter(_) -> <<"an unnamed counter">>.
+
+%% `bench' counts calls less its empty loop's; `run' counts each iteration's run/3.
+unit(#{<<"kind">> := <<"micro">>}) -> <<"per call, less the empty loop's">>;
+unit(_) -> <<"per iteration">>.
 
 pct(Pct) when is_integer(Pct) -> integer_to_list(Pct);
 pct(Pct) -> beamscale_format_float:decimal(Pct).

@@ -5,7 +5,7 @@
 %% a quiet host: hence its own boot timeout).
 -module(beamscale_icount).
 
--export([counter/1, build/2, node_spec/3, dump_dir/0, measure/4, format_error/1]).
+-export([counter/1, build/2, node_spec/3, dump_dir/0, measure/4, prepare/2, format_error/1]).
 -export_type([counter/0, budget/0]).
 
 -type counter() :: valgrind | pmu.
@@ -151,8 +151,10 @@ count(Node, Mod, C, Budget) ->
     catch error:{erpc, timeout} -> {error, {?MODULE, {count_timeout, Mod}}}
     end.
 
-%% Load the NIF onto `Node' (built for its release); the counter's argument of
+%% @doc Load the NIF onto `Node' (built for its release); the counter's argument of
 %% `beamscale_bench_icount:count/3'. Under Valgrind the node must say it runs there.
+-spec prepare(node(), {counter(), file:filename() | none}) ->
+    {ok, beamscale_bench_icount:counter()} | {error, term()}.
 prepare(Node, {Counter, Dir}) ->
     Root = erpc:call(Node, code, root_dir, []),
     Release = erpc:call(Node, erlang, system_info, [otp_release]),

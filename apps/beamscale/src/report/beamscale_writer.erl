@@ -124,9 +124,18 @@ load(Dir) ->
                    lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv")),
                    sections => beamscale_study:report_sections(Rows)
                        ++ beamscale_report_otp:sections(beamscale_stats_otp:compare(Measurements),
-                                                        beamscale_stats_otp:unread(Samples)),
+                                                        beamscale_stats_otp:unread(Samples))
+                       ++ instructions(Dir, Rows),
                    profiles => beamscale_profile:read(Dir),
                    iterations => beamscale_report_iterations:by_key(Measurements)}}
+    end.
+
+%% A counted run's sections; a run without instructions.csv has none.
+instructions(Dir, Rows) ->
+    case beamscale_instr_store:read(Dir) of
+        {ok, Counts} ->
+            beamscale_report_run_instr:sections(Counts, Rows, beamscale_stats_otp:counts(Counts));
+        {error, _} -> []
     end.
 
 %% @doc What `plan.csv' asked for against what `measurements.csv' and `failures.csv' hold:

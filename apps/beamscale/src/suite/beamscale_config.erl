@@ -16,7 +16,7 @@
     iterations := pos_integer(),
     warmups := non_neg_integer(),
     launches := pos_integer(),
-    clock := wall | cpu,
+    clock := wall | cpu | instructions,
     sweep := cross | bencherl,
     timeout := pos_integer(),
     bench_path := [string()],
@@ -73,7 +73,14 @@ load(From, Overrides) ->
                                  Overrides),
             Source = fun(Key) -> source_of(File, Entries, Overrides, Key) end,
             check_benchmarks(Source(benchmarks), Config),
-            {ok, resolve_erls(Source(erls), Config)}
+            Given = fun(K) -> lists:keymember(K, 1, Overrides) orelse
+                                  (not is_tuple(From) andalso
+                                   lists:any(fun(#{key := K1}) -> K1 =:= K end, Entries))
+                    end,
+            case beamscale_config_clock:check(Config, Given) of
+                {ok, Counted} -> {ok, resolve_erls(Source(erls), Counted)};
+                {error, Key, Message} -> fail(Source(Key), [Key], Message)
+            end
         end).
 
 %% @doc Validate and normalise one value; `{error, Path, Message}' names a nested key.
@@ -101,8 +108,9 @@ check(warmups, N) when is_integer(N), N >= 0 -> {ok, N};
 check(warmups, _) -> bad("a non-negative integer");
 check(launches, N) when is_integer(N), N > 0 -> {ok, N};
 check(launches, _) -> bad("a positive integer (fresh emulators per environment)");
-check(clock, C) when C =:= wall; C =:= cpu -> {ok, C};
-check(clock, _) -> bad("wall (elapsed time, as bencherl) or cpu (the emulator's CPU time)");
+check(clock, C) when C =:= wall; C =:= cpu; C =:= instructions -> {ok, C};
+check(clock, _) -> bad("wall (elapsed time, as bencherl), cpu (the emulator's CPU time) or "
+                       "instructions (retired, counted; docs/micro.md)");
 check(sweep, S) when S =:= cross; S =:= bencherl -> {ok, S};
 check(sweep, _) -> bad("cross (every combination) or bencherl (two one-dimensional sweeps)");
 check(timeout, N) when is_integer(N), N > 0 -> {ok, N};

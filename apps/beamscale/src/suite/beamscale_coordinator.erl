@@ -66,19 +66,34 @@ start(Dir, Store, Config, Mode, Info0) ->
     Jobs = beamscale_plan:jobs(Config, Benchmarks),
     write_plan(Dir, Jobs),
     resuming(Mode, Store, Jobs),
+    case beamscale_run_icount:start(maps:get(clock, Config)) of
+        {ok, Clock} ->
+            try progress(Dir, Store, Config#{clock := Clock},
+                         maps:merge(Info, beamscale_run_icount:info(Clock)), Jobs, Mode)
+            after ok = beamscale_run_icount:stop(Clock)
+            end;
+        {error, Reason} ->
+            ok = beamscale_store:close(Store),
+            {error, {?MODULE, Reason}}
+    end.
+
+progress(Dir, Store, #{clock := Clock} = Config, Info, Jobs, Mode) ->
     case beamscale_progress:start(length(Jobs), Mode) of
         {ok, Progress} ->
             Log = node_log(Dir, Mode),
-            try run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log})
-            after close_log(Log)
+            Counted = beamscale_run_icount:open(Clock, Dir),
+            try run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log, Counted})
+            after
+                close_log(Log),
+                ok = beamscale_run_icount:close(Counted)
             end;
         {error, Reason} ->
             ok = beamscale_store:close(Store),
             {error, {?MODULE, {progress, Reason}}}
     end.
 
-run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log}) ->
-    Ctx0 = #{code => beamscale_executor:code(), bench_path => maps:get(bench_path, Config),
+run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log, Counted}) ->
+    Ctx0 = Counted#{code => beamscale_executor:code(), bench_path => maps:get(bench_path, Config),
              code_path => maps:get(code_path, Config), hosts => maps:get(hosts, Config),
              cores => beamscale_os:logical_cores(), scratch => filename:join(Dir, "scratch"),
              sample => maps:get(sample, Config), msacc => maps:get(msacc, Config),

@@ -20,7 +20,8 @@
                      sample => pos_integer() | false,
                      node_output => pid(),  % where the nodes' output goes (--quiet)
                      msacc => 0..100,
-                     clock => beamscale_bench_runner:clock(),
+                     clock => beamscale_run_icount:clock(),
+                     instructions => file:io_device(),  % instructions.csv, when counted
                      profile => beamscale_profile:opts() | false,
                      profiling => true,  % nodes started for a profile (+JPperf true)
                      sampler => beamscale_sampler:sampler(),
@@ -140,15 +141,24 @@ start_nodes([I | Rest], #{erl := Erl, flags := Flags, schedulers := S} = Env, Ct
                              schedulers => S},
                       maps:from_list([{output, O} || #{node_output := O} <- [Ctx]]
                                      ++ name_prefix(I, maps:get(node_names, Ctx, [])))),
-    case beamscale_node:start("n" ++ integer_to_list(I), Spec) of
+    Clock = maps:get(clock, Ctx, wall),
+    case beamscale_node:start("n" ++ integer_to_list(I),
+                              beamscale_run_icount:node_spec(Clock, I, Spec)) of
         {ok, Handle} ->
-            case load_code(Handle, Ctx) of
+            case ready(I, Handle, Ctx) of
                 ok -> start_nodes(Rest, Env, Ctx, [Handle | Acc]);
                 {error, _} = Error -> stop_env([Handle | Acc]), Error
             end;
         {error, _} = Error ->
             stop_env(Acc),
             Error
+    end.
+
+%% The code loaded, and on a counted node under test the instruction clock's NIF.
+ready(I, #{node := Node} = Handle, Ctx) ->
+    case load_code(Handle, Ctx) of
+        ok -> beamscale_run_icount:prepare(maps:get(clock, Ctx, wall), {I, Node});
+        Error -> Error
     end.
 
 %% bencherl's slave nodes: the node under test (the first) runs here, the others in turn on the
@@ -297,7 +307,7 @@ iterations([N | Rest], Args, Key, #{iterations := I, launch := L} = Job,
     case call(Args, Job, Ctx, Nodes) of
         {ok, Timings, Output} ->
             ok = beamscale_store:save_output(Store, Key, Output, false),
-            Store1 = beamscale_store:record(Store, Key, N, L, Timings),
+            Store1 = beamscale_run_icount:record(Store, {Key, N, L}, Timings, Ctx),
             iterations(Rest, Args, Key, Job, Ctx, Nodes, Store1);
         {error, Reason, _Timings, Output} ->
             ok = beamscale_store:save_output(Store, Key, Output, false),

@@ -5,7 +5,7 @@
 %% one named by line and column.
 -module(beamscale_instr_store).
 
--export([write/2, read/1, file/1, format_error/1]).
+-export([write/2, read/1, file/1, open_append/1, append/4, format_error/1]).
 
 -define(NAME, "instructions.csv").
 -define(HEADER, [benchmark, phase, args, otp, erl_args, schedulers, nodes, launch, sample,
@@ -27,6 +27,20 @@ write(Dir, Counts) ->
                {L, Samples} <- lists:enumerate(Launches),
                {S, X} <- lists:enumerate(Samples)],
     beamscale_store:write_file(file(Dir), [beamscale_format_csv:line(?HEADER) | Rows]).
+
+%% @doc The file of run directory `Dir' opened for appending (`run --clock instructions': one
+%% iteration's rows in one write; a line cut short by a kill is dropped when reopened).
+-spec open_append(file:filename()) -> file:io_device().
+open_append(Dir) -> element(2, beamscale_store:open_csv(file(Dir), ?HEADER)).
+
+%% @doc Append iteration `N' of launch `L' of `Key': instructions retired per phase (`run''s
+%% sample is its iteration; per iteration, no empty loop: a call of `run/3' between two NIF
+%% calls).
+-spec append(file:io_device(), beamscale_store:key(), {pos_integer(), pos_integer()},
+             [{string(), non_neg_integer()}]) -> ok.
+append(Fd, {B, Args, Env}, {L, N}, Counts) ->
+    file:write(Fd, [beamscale_format_csv:line([B, P, Args] ++ beamscale_format_env:fields(Env)
+                                              ++ [L, N, X]) || {P, X} <- Counts]).
 
 %% @doc The counts of run directory `Dir' per key (`beamscale_stats:key()'), launch by launch
 %% in launch order.

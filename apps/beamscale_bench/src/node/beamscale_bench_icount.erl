@@ -6,7 +6,7 @@
 %% scheduler's thread: the node runs with one scheduler).
 -module(beamscale_bench_icount).
 
--export([load/1, count/3, summary/1, pmu/0, heap_words/0, format_error/1]).
+-export([load/1, count/3, counted/2, summary/1, pmu/0, heap_words/0, format_error/1]).
 -export([on_valgrind/0, vg_start/0, vg_stop/0, pmu_start/0, pmu_stop/1]).
 -export_type([counter/0, sample/0]).
 
@@ -78,17 +78,24 @@ fresh(Mod, {Init, Input}, Counter, N) ->
         {'DOWN', Ref, process, Pid, Reason} -> throw({error, {?MODULE, {crashed, Reason}}})
     end.
 
-sample(Mod, State, Input, {valgrind, Dir}, N) ->
+sample(Mod, State, Input, Counter, N) ->
+    element(2, counted(Counter, fun() -> Mod:run(N, State, Input) end)).
+
+%% @doc Call `Run' counted by `Counter' (on this process's scheduler thread only: the node runs
+%% one scheduler): its result and the instructions retired between the two NIF calls around it
+%% (`run''s iteration is one call of a benchmark's `run/3').
+-spec counted(counter(), fun(() -> R)) -> {R, {ok, non_neg_integer()} | {error, term()}}.
+counted({valgrind, Dir}, Run) ->
     ok = vg_start(),
-    _ = Mod:run(N, State, Input),
+    Result = Run(),
     ok = vg_stop(),
-    read_dump(Dir);
-sample(Mod, State, Input, pmu, N) ->
+    {Result, read_dump(Dir)};
+counted(pmu, Run) ->
     case pmu_start() of
         {ok, Fd} ->
-            _ = Mod:run(N, State, Input),
-            pmu_stop(Fd);
-        {error, Why} -> {error, {?MODULE, {pmu, Why}}}
+            Result = Run(),
+            {Result, pmu_stop(Fd)};
+        {error, Why} -> {Run(), {error, {?MODULE, {pmu, Why}}}}
     end.
 
 %% Callgrind numbers the dumps of process P as cg.P.1, cg.P.2..: each is read, then removed,

@@ -8,13 +8,18 @@
 -export([args/3, iteration/5, iteration/6]).
 -export_type([outcome/0, clock/0]).
 
--type clock() :: wall | cpu.
+%% `{instructions, Counter}': wall time, and the instructions retired by the call counted by
+%% `beamscale_bench_icount' (its NIF loaded on this node).
+-type clock() :: wall | cpu | {instructions, beamscale_bench_icount:counter()}.
 
 %% How often the node's memory is looked at while a handler runs: a loop allocating 1 GB/s
 %% overshoots its bound by 50 MB at most.
 -define(MEMORY_POLL_MS, 50).
+%% Counted, each poll runs on the counted scheduler: seldom (Valgrind's node runs ~50x slower).
+-define(COUNTED_POLL_MS, 1000).
 
--type timing() :: {Phase :: string(), Seconds :: float()}.
+-type timing() :: {Phase :: string(), Seconds :: float()}
+                | {Phase :: string(), Seconds :: float(), Instructions :: non_neg_integer()}.
 -type outcome() :: {ok, [timing()], Output :: binary()}
                  | {error, Reason :: term(), [timing()], Output :: binary()}.
 
@@ -58,6 +63,8 @@ iteration(Name, Mod, Args, Peers, Conf, Clock) ->
 phases(Args, Call, Acc) ->
     case timed_call(Args, Call) of
         {returned, Result, Seconds} -> next(Result, Seconds, Args, Call, Acc);
+        {returned, Result, Seconds, {ok, N}} -> next(Result, {Seconds, N}, Args, Call, Acc);
+        {returned, _, _, {error, Reason}} -> {error, Reason, lists:reverse(Acc)};
         {raised, Reason} -> {error, Reason, lists:reverse(Acc)}
     end.
 
@@ -72,6 +79,7 @@ next(_Ok, Seconds, _Args, #{name := Name}, Acc) ->
     {ok, lists:reverse(timing(Name, Seconds, Acc))}.
 
 timing(ignore, _Seconds, Acc) -> Acc;
+timing(Phase, {Seconds, N}, Acc) -> [{phase_name(Phase), Seconds, N} | Acc];
 timing(Phase, Seconds, Acc) -> [{phase_name(Phase), Seconds} | Acc].
 
 phase_name(P) when is_atom(P) -> atom_to_list(P);
@@ -89,28 +97,38 @@ timed_call(Args, #{mod := Mod, peers := Peers, conf := Conf, capture := Capture,
     {Pid, Ref} = spawn_monitor(
         fun() ->
             group_leader(Capture, self()),
-            T0 = now_s(Clock),
-            Result = Mod:run(Args, Peers, Conf),
-            T1 = now_s(Clock),
-            Parent ! {self(), Result, T1 - T0}
+            Parent ! {self(), measured(Clock, fun() -> Mod:run(Args, Peers, Conf) end)}
         end),
-    watch(Pid, Ref, Capture, Bound).
+    watch(Pid, Ref, Capture, Bound, poll_ms(Clock)).
 
-watch(Pid, Ref, Capture, Bound) ->
+%% The clock read inside the call's process; counted, the counter just around the call.
+measured({instructions, Counter}, Run) ->
+    T0 = now_s(wall),
+    {Result, Count} = beamscale_bench_icount:counted(Counter, Run),
+    {Result, now_s(wall) - T0, Count};
+measured(Clock, Run) ->
+    T0 = now_s(Clock),
+    Result = Run(),
+    {Result, now_s(Clock) - T0}.
+
+poll_ms({instructions, _}) -> ?COUNTED_POLL_MS;
+poll_ms(_) -> ?MEMORY_POLL_MS.
+
+watch(Pid, Ref, Capture, Bound, Poll) ->
     receive
-        {Pid, Result, Seconds} ->
+        {Pid, Measured} ->
             demonitor(Ref, [flush]),
-            {returned, Result, Seconds};
+            list_to_tuple([returned | tuple_to_list(Measured)]);
         {'DOWN', Ref, process, Pid, Reason} ->
             {raised, {crashed, Reason}}
-    after ?MEMORY_POLL_MS ->
+    after Poll ->
         case erlang:memory(total) of
             Total when Total > Bound ->
                 _ = [exit(P, kill) || P <- processes(), P =/= Capture,
                                       process_info(P, group_leader) =:= {group_leader, Capture}],
                 receive {'DOWN', Ref, process, Pid, _} -> ok end,
                 {raised, memory_text(Total, Bound)};
-            _ -> watch(Pid, Ref, Capture, Bound)
+            _ -> watch(Pid, Ref, Capture, Bound, Poll)
         end
     end.
 

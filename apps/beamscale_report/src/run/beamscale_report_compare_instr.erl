@@ -7,8 +7,9 @@
 
 -type result() :: beamscale_stats_instr:run_result(beamscale_stats:key()).
 %% The runs' directories and counters (valgrind, pmu).
+%% unit: what a count is of (default: per call, less the empty loop's).
 -type runs() :: #{a := unicode:chardata(), b := unicode:chardata(), counter_a := binary(),
-                  counter_b := binary()}.
+                  counter_b := binary(), unit => binary()}.
 
 %% @doc The clock's line, one line per result, then a count.
 -spec text([result()], runs()) -> iodata().
@@ -38,13 +39,15 @@ html(Results, #{a := A, b := B} = Runs) ->
 
 %%% Internals
 
-clock(#{counter_a := C, counter_b := C}) ->
-    ["clock: instructions retired per call, less the empty loop's, counted by ", C,
+clock(#{counter_a := C, counter_b := C} = Runs) ->
+    ["clock: instructions retired ", unit(Runs), ", counted by ", C,
      " in both runs; a difference is called only when the two sides' counts do not overlap"];
-clock(#{counter_a := CA, counter_b := CB}) ->
-    ["clock: instructions retired per call, less the empty loop's, counted by ", CA, " in A and ",
+clock(#{counter_a := CA, counter_b := CB} = Runs) ->
+    ["clock: instructions retired ", unit(Runs), ", counted by ", CA, " in A and ",
      CB, " in B (other counters: a difference may be the counter's); a difference is called "
      "only when the two sides' counts do not overlap"].
+
+unit(Runs) -> maps:get(unit, Runs, <<"per call, less the empty loop's">>).
 
 ratio(#{ratio := undefined}) -> "ratio undefined (a count is not positive)";
 ratio(#{ratio := R, median_a := MA, median_b := MB}) ->
