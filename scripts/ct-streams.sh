@@ -20,8 +20,8 @@ shift
 # Stream 1, by quiet duration (s, a fresh clone on 2026-11-26, 1040 s in all): saturate 240,
 # profile 50, cmd_bench 28, study_smp_io 27, bencherl 20, hostwatch 19, sampler 17, bench_set 13,
 # busywait 10, study_ets 8, otp 4, saturate_idle 4: 441 s; stream 2 599 s, started 5 min earlier.
-stream1="saturate saturate_idle profile cmd_bench cmd_bench_icount study_smp_io bencherl hostwatch
-         sampler bench_set busywait study_ets otp bench_ets_bench bench_limit"
+stream1="saturate saturate_idle profile cmd_bench cmd_bench_icount cmd_run_icount study_smp_io bencherl
+         hostwatch sampler bench_set busywait study_ets otp bench_ets_bench bench_limit"
 
 # The suites of stream $1 (restricted to the NAMEs after it), comma-separated paths without
 # .erl, as `rebar3 ct --suite' takes them.

@@ -11,9 +11,7 @@
 
 suite() -> [{timetrap, {minutes, 10}}].
 
-%% `counted' is left out until it has passed once: on 2026-12-02, at a load of 11-18 on the 2
-%% cores, its Valgrind node did not boot within 600 s (nor did `bench''s within 240 s).
-all() -> [refused].
+all() -> [refused, counted].
 
 init_per_suite(Config) -> Config.
 
