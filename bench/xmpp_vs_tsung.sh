@@ -41,9 +41,9 @@ fi
 cpu() { awk '/^cpu / { print $2 + $3 }' "$1"; }
 clock=${CLOCK:-cpu}
 nowait="+sbwt none +sbwtdcpu none +sbwtdio none"
-# The JIT's code in one mapping, not written through a second: Valgrind then sees the writes
-# (a beamscale node crashed in its GC under Valgrind with the dual mapping).
-single=$([ "$clock" = instructions ] && echo "+JMsingle true" || true)
+# Flags the counted emulators add (OTP 25's JIT has no +JMsingle: a beamscale load node once
+# crashed in its GC under cachegrind, Tsung's and the floor's did not).
+single=${COUNTED_FLAGS:-}
 # NAME COMMAND...: run it, its cost in $out/NAME.time as "cpu A B" (A + B: CPU seconds, or
 # millions of instructions under CLOCK=instructions).
 measured() {
