@@ -41,7 +41,8 @@ cases() ->
       "nodes, out, overrides, profile, sample, "
       "schedulers, sweep, timeout, version, warmups)"},
      {"{clock, sundial}.\n",
-      "1: clock: expected wall (elapsed time, as bencherl) or cpu (the emulator's CPU time)"},
+      "1: clock: expected wall (elapsed time, as bencherl), cpu (the emulator's CPU time) or "
+      "instructions (retired, counted; docs/micro.md)"},
      {"{launches, 0}.\n",
       "1: launches: expected a positive integer (fresh emulators per environment)"},
      {"{msacc, 101}.\n",
@@ -115,7 +116,8 @@ cli_exit_code(Config) ->
     %% A word from the command line is never made an atom: an unknown one stays text.
     {2, Out4} = cli(["run", "--clock", "sundial_x9q"]),
     ?assertEqual("beamscale run: command line: --clock: expected wall (elapsed time, as "
-                 "bencherl) or cpu (the emulator's CPU time)\n", Out4),
+                 "bencherl), cpu (the emulator's CPU time) or instructions (retired, counted; "
+                 "docs/micro.md)\n", Out4),
     ?assertError(badarg, list_to_existing_atom("sundial_x9q")),
     {2, Out3} = cli(["frobnicate"]),
     ?assertEqual("beamscale: unknown command frobnicate (try: beamscale help)\n", Out3).
