@@ -57,11 +57,12 @@ side_by_side(Config) ->
     {1, Text} = beamscale_test_cli:run(["load", Sc, "--name", "side_by_side", "--out", Out,
                                         "--quiet",
                                         "--threshold", "p95{tag:scenario=checkout}<45ms",
-                                        "--threshold", "p95{scenario=browse}<45ms"]),
+                                        "--threshold", "p95{scenario=browse}<5000ms"]),
     ct:log("~ts", [Text]),
-    %% 45 ms: below checkout's 50 ms service time whatever the host, far above a local call.
+    %% 45 ms: below checkout's 50 ms service time whatever the host. browse's quick calls read
+    %% a p95 of 806 ms beside a hog per core: a latency is no bound for a case, so theirs is 5 s.
     ?assertMatch({match, _}, re:run(Text, "FAIL  p95\\{tag:scenario=checkout\\}<45ms")),
-    ?assertMatch({match, _}, re:run(Text, "pass  p95\\{scenario=browse\\}<45ms")),
+    ?assertMatch({match, _}, re:run(Text, "pass  p95\\{scenario=browse\\}<5000ms")),
     S = summary(filename:join(Out, "side_by_side")),
     #{<<"requests_by_tag">> := ByTag, <<"per_second">> := Secs, <<"requests">> := All} = S,
     Count = fun(T) -> maps:get(<<"requests">>, maps:get(T, ByTag)) end,
