@@ -3,7 +3,7 @@
 %% compiler, so that they are built by the erl under test.
 -module(beamscale_code).
 
--export([apps/1, modules/1, load/2, compile_load/2, ensure/2, expand_path/1, format_error/1]).
+-export([apps/1, modules/1, load/2, compile_load/2, compile_load/3, ensure/2, expand_path/1, format_error/1]).
 -export_type([code/0]).
 
 %% Object code to send: module, file name it was built from, beam binary.
@@ -76,9 +76,13 @@ ensure(Node, Mod) ->
 
 %% @doc Compile a source file on `Node' with that node's compiler and load the result there.
 -spec compile_load(node(), file:filename()) -> ok | {error, {?MODULE, term()}}.
-compile_load(Node, File) ->
+compile_load(Node, File) -> compile_load(Node, Node, File).
+
+%% @doc Compile a source file on `Compiler' (a node of the same release) and load it on `Node'.
+-spec compile_load(node(), node(), file:filename()) -> ok | {error, {?MODULE, term()}}.
+compile_load(Compiler, Node, File) ->
     Opts = [binary, return_errors, {i, filename:dirname(File)}],
-    try erpc:call(Node, compile, file, [File, Opts], ?COMPILE_TIMEOUT) of
+    try erpc:call(Compiler, compile, file, [File, Opts], ?COMPILE_TIMEOUT) of
         {ok, Mod, Bin} -> load(Node, [{Mod, File, Bin}]);
         {ok, Mod, Bin, _Warnings} -> load(Node, [{Mod, File, Bin}]);
         {error, Errors, _} -> {error, {?MODULE, {compile, File, Errors}}};
