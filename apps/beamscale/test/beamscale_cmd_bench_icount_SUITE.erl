@@ -9,15 +9,52 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([counts/0, counts/1, allocating/0, allocating/1, no_pmu/0, no_pmu/1, compared/0,
-         compared/1]).
+         compared/1, died_booting/0, died_booting/1]).
 
 suite() -> [{timetrap, {minutes, 10}}].
 
-all() -> [no_pmu, counts, allocating, compared].
+all() -> [no_pmu, died_booting, counts, allocating, compared].
 
 init_per_suite(Config) -> Config.
 
 end_per_suite(_Config) -> beamscale_test_cli:no_strays().
+
+died_booting() -> [{doc, "A Valgrind node killed while it boots is named as ended within seconds "
+                          "(its boot timeout is 600 s), with its exit status."}].
+died_booting(_Config) ->
+    Dir = beamscale_icount:dump_dir(),
+    Spec = beamscale_icount:node_spec(valgrind, Dir, #{erl => os:find_executable("erl"),
+                                                       flags => ""}),
+    {ok, _} = beamscale_node:distribute(),
+    Self = self(),
+    Starter = spawn(fun() -> Self ! {started, beamscale_node:start("died", Spec)} end),
+    Pids = killed_when_logged(Dir, 120),
+    T0 = erlang:monotonic_time(second),
+    receive
+        {started, Result} ->
+            Took = erlang:monotonic_time(second) - T0,
+            Text = unicode:characters_to_list(beamscale_error:format(element(2, Result))),
+            ct:pal("killed ~p; ~p s later: ~ts", [Pids, Took, Text]),
+            ?assertMatch({error, {beamscale_node,
+                                  {node_start, {exit, {boot_failed, {exit_status, _}}}}}},
+                         Result),
+            ?assert(Took < 30),
+            ?assertMatch({match, _}, re:run(Text, "ended while it booted"))
+    after 120000 -> exit(Starter, kill), ct:fail("no answer 120 s after the kill")
+    end,
+    ok = file:del_dir_r(Dir).
+
+%% Valgrind's processes of the booting node, by the pids of their logs, killed once one shows.
+killed_when_logged(_Dir, 0) -> ct:fail("no Valgrind log in 120 s");
+killed_when_logged(Dir, N) ->
+    case [lists:nth(2, string:split(filename:basename(L), ".", all))
+          || L <- filelib:wildcard(filename:join(Dir, "valgrind.*.log"))] of
+        [] ->
+            receive {started, Early} -> ct:fail("answered before its Valgrind ran: ~p", [Early])
+            after 1000 -> killed_when_logged(Dir, N - 1)
+            end;
+        Pids -> timer:sleep(3000), [beamscale_os:signal(P, "KILL") || P <- Pids], Pids
+    end.
 
 %% lists:sum/1 of small integers allocates nothing: twice the list is twice the work, with no
 %% collections to blur it.

@@ -22,6 +22,9 @@
 
 -define(BOOT_TIMEOUT, 30000).
 -define(STOP_TIMEOUT, 5000).
+%% This node's distribution set-up time (s), read once when it starts: the handshake with a node
+%% under Valgrind on a loaded host is slow (net_kernel's 7 s: noconnection at a load of 27).
+-define(SETUP_S, 120).
 %% A plain emulator start and halt takes a fraction of a second; a loaded host may take seconds.
 -define(PREFLIGHT_TIMEOUT, 15000).
 -define(LOOPBACK, "127.0.0.1").
@@ -65,6 +68,10 @@ distribute(Address) ->
     end.
 
 start_distribution(Name) ->
+    case application:get_env(kernel, net_setuptime) of
+        undefined -> ok = application:set_env(kernel, net_setuptime, ?SETUP_S);
+        {ok, _} -> ok
+    end,
     case net_kernel:start([list_to_atom(Name), longnames]) of
         {ok, _} ->
             true = erlang:set_cookie(node(), list_to_atom(random_name() ++ random_name())),
@@ -140,7 +147,7 @@ boot(Name, Erl, Emulator, Spec, Release) ->
     {Here, Ip} = here(),
     Interface = ["-kernel", "inet_dist_use_interface", lists:flatten(io_lib:format("~p", [Ip]))],
     try started(peer_start(Name, Here, exec(Erl, Spec), Interface ++ dist_args() ++ Emulator,
-                           Env, Spec, control(Release, Ip)), Spec)
+                           Env, Spec, control(Release, Ip, Spec)), Spec)
     after
         %% The node read its cookie at boot: the file is not needed any more.
         file:del_dir_r(Private)
@@ -162,8 +169,14 @@ peer_start(Name, Host, Exec, Args, Env, Spec, Control) ->
 
 %% `peer''s control connection to a node of another release is TCP (on this node's address):
 %% over the distribution, OTP 27's peer asks its origin `{starting, Node}' at boot, which OTP
-%% 25's does not answer (function_clause), while both speak the same messages over TCP.
-control(Release, Ip) ->
+%% 25's does not answer (function_clause), while both speak the same messages over TCP. A wrapped
+%% node's (Valgrind's) is its standard I/O: over the distribution its boot asks the origin for a
+%% group leader within gen_server's 5 s, connection set-up included, and over TCP it must connect
+%% within `peer''s 60 s; at a load of 15-18 every Valgrind boot missed one or the other and halted
+%% unseen. Standard I/O waits for no one, and its end is the emulator's exit, seen at once. The
+%% distribution is then set up from here (`?SETUP_S').
+control(_Release, _Ip, #{wrap := _}) -> #{connection => standard_io};
+control(Release, Ip, _Spec) ->
     case Release =:= erlang:system_info(otp_release) orelse Release =:= unknown of
         true -> #{};
         false -> #{connection => {Ip, 0}}
@@ -233,6 +246,8 @@ format_error({node_start, {emulator, Status, Words}}) ->
 format_error({node_start, {exit, timeout}}) ->
     io_lib:format("the node did not boot within its boot timeout (~b s; under Valgrind, for the "
                   "instruction clock, 600 s)", [?BOOT_TIMEOUT div 1000]);
+format_error({node_start, {exit, {boot_failed, {exit_status, Status}}}}) ->
+    io_lib:format("the node's emulator ended while it booted (exit status ~b)", [Status]);
 format_error({node_start, Reason}) ->
     ["the node did not start: ", beamscale_error:format(Reason)].
 
