@@ -3,7 +3,8 @@
 %% compiler, so that they are built by the erl under test.
 -module(beamscale_code).
 
--export([apps/1, modules/1, load/2, compile_load/2, compile_load/3, ensure/2, expand_path/1, format_error/1]).
+-export([apps/1, modules/1, load/2, compile_load/2, compile_load/3, ensure/2, expand_path/1,
+         format_error/1]).
 -export_type([code/0]).
 
 %% Object code to send: module, file name it was built from, beam binary.
