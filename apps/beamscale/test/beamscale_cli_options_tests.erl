@@ -18,7 +18,9 @@ declared_defaults_are_the_libraries_test() ->
                 profile_rate => Rate, profile_window => Window,
                 profile_stacks => atom_to_list(Stacks), dist_address => "127.0.0.1",
                 alpha => maps:get(alpha, beamscale_stats_changepoint:defaults()),
-                engine => "mariadb", version => "short"},
+                engine => "mariadb", version => "short", dir => beamscale_db:default_dir(),
+                resolution => beamscale_load_intervals:text(
+                                beamscale_load_intervals:default_ms())},
     Declared = [{name(M), K, V} || M <- beamscale_cmd:commands(),
                                    {K, V} <- maps:to_list(beamscale_args:defaults(options(M)))],
     ?assertEqual([], [{C, K, V, maps:get(K, Library)}
@@ -30,6 +32,28 @@ declared_defaults_are_the_libraries_test() ->
     Config = beamscale_config:defaults(),
     ?assertEqual([], [{K, V} || {"run", K, V} <- Declared, is_map_key(K, Config),
                                 V =/= maps:get(K, Config)]).
+
+%% A default that is a fixed value is declared `{value, V}', read from the library that applies
+%% it: a `{text, "..."}' literal of one word holding a digit, a dot or a slash (1s, runs/db) is a
+%% value written by hand, a second copy that drifts from the library's.
+no_value_written_as_text_test() ->
+    Dir = filename:join(beamscale_docs_tests:root(), "apps/beamscale/src/cli"),
+    {ok, Names} = file:list_dir(Dir),
+    ?assertEqual([], lists:append([value_texts(filename:join(Dir, N))
+                                   || N <- lists:sort(Names), filename:extension(N) =:= ".erl"])).
+
+value_texts(File) ->
+    {ok, Bin} = file:read_file(File),
+    {ok, Tokens, _} = erl_scan:string(unicode:characters_to_list(Bin)),
+    [{filename:basename(File), Line, T} || [{'{', _}, {atom, _, text}, {',', _}, {string, Line, T},
+                                            {'}', _} | _] <- tails(Tokens),
+                                           is_value(T)].
+
+tails([]) -> [];
+tails([_ | Rest] = L) -> [L | tails(Rest)].
+
+is_value(T) ->
+    not lists:member($\s, T) andalso lists:any(fun(C) -> lists:member(C, "0123456789./") end, T).
 
 %% Every command's help prints (each declared default formats by its option's type).
 usage_formats_every_default_test() ->

@@ -6,7 +6,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([problems/1, root/0]).
+-export([problems/1, root/0, kind_pages/1]).
 
 -define(APPS, [beamscale, beamscale_amoc, beamscale_bench, beamscale_format, beamscale_load,
                beamscale_report, beamscale_stats, beamscale_targets]).
@@ -41,19 +41,68 @@ planted_defaults_test() ->
     ?assert(has(Problems, "T.md:1: the table lacks `warmups`")),
     ?assertEqual(3, length(Problems)).
 
+%% A page for a kind that is not registered, a kind without a page, a Tsung attribute read but
+%% not said: each named.
+planted_kind_pages_test() ->
+    Root = filename:join(os:getenv("TMPDIR", "/tmp"),
+                         "docs_kinds_" ++ integer_to_list(erlang:unique_integer([positive]))),
+    Kinds = filename:join(Root, "docs/kinds"),
+    ok = filelib:ensure_path(Kinds),
+    try
+        ok = file:write_file(filename:join(Kinds, "gopher.md"), "# gopher\n"),
+        ok = file:write_file(filename:join(Kinds, "rpc.md"), "`<rpc>`: `type`, `module`.\n"),
+        Problems = kind_pages(Root),
+        ?assert(has(Problems, "docs/kinds/gopher.md: no kind gopher")),
+        ?assert(has(Problems, "docs/kinds: no page http.md")),
+        ?assert(has(Problems, "docs/kinds/rpc.md: the Tsung element <rpc> reads `function`")),
+        ?assertNot(has(Problems, "docs/kinds: no page rpc.md"))
+    after
+        file:del_dir_r(Root)
+    end.
+
 %%% The checks
 
 %% @doc Every disagreement between the docs under `Root' and the built code, a line each.
 -spec problems(file:filename()) -> [string()].
 problems(Root) ->
     Ctx = context(Root),
-    lists:append([check_doc(Rel, lines(filename:join(Root, Rel)), Ctx) || Rel <- docs(Root)]).
+    lists:append([check_doc(Rel, lines(filename:join(Root, Rel)), Ctx) || Rel <- docs(Root)])
+        ++ kind_pages(Root).
+
+%% @doc docs/kinds/ against the registry of kinds: a page `NAME.md' for each kind and no other,
+%% and each page of a kind with a Tsung element names the element and each attribute the kind's
+%% `tsung/0' says it reads.
+-spec kind_pages(file:filename()) -> [string()].
+kind_pages(Root) ->
+    Kinds = [{atom_to_list(M:name()), M} || M <- beamscale_load_kinds:all()],
+    Dir = filename:join(Root, "docs/kinds"),
+    Pages = [filename:basename(F, ".md") || F <- filelib:wildcard("*.md", Dir)],
+    [lists:flatten(io_lib:format("docs/kinds/~ts.md: no kind ~ts in beamscale_load_kinds:all/0: "
+                                 "rename or remove the page", [P, P]))
+     || P <- Pages, not lists:keymember(P, 1, Kinds)]
+    ++ [lists:flatten(io_lib:format("docs/kinds: no page ~ts.md for the kind ~ts "
+                                    "(beamscale_load_kinds:all/0): write it", [K, K]))
+        || {K, _} <- Kinds, not lists:member(K, Pages)]
+    ++ lists:append([tsung_said(K, M, lists:flatten(lines(filename:join(Dir, K ++ ".md"))))
+                     || {K, M} <- Kinds, lists:member(K, Pages)]).
+
+tsung_said(K, M, Text) ->
+    case beamscale_load_kinds:tsung(M) of
+        #{element := E, attributes := As} ->
+            [lists:flatten(io_lib:format("docs/kinds/~ts.md: no `<~s>`: name the kind's Tsung "
+                                         "element (~s:tsung/0)", [K, E, M]))
+             || string:find(Text, "`<" ++ atom_to_list(E)) =:= nomatch]
+            ++ [lists:flatten(io_lib:format("docs/kinds/~ts.md: the Tsung element <~s> reads `~s` "
+                                            "(~s:tsung/0): say it on the page", [K, E, A, M]))
+                || A <- As, not said(Text, atom_to_list(A))];
+        _ -> []
+    end.
 
 docs(Root) ->
     ["README.md", "CONTRIBUTING.md"]
         ++ [filename:join("docs", F) || F <- filelib:wildcard("*.md", filename:join(Root, "docs"))]
-        ++ [filename:join("docs/studies", F)
-            || F <- filelib:wildcard("*.md", filename:join(Root, "docs/studies"))].
+        ++ [filename:join(Sub, F) || Sub <- ["docs/studies", "docs/kinds"],
+                                     F <- filelib:wildcard("*.md", filename:join(Root, Sub))].
 
 lines(File) ->
     {ok, Bin} = file:read_file(File),
@@ -314,6 +363,12 @@ matches3(Line, Re) ->
         {match, Ms} -> Ms;
         nomatch -> []
     end.
+
+%% An attribute as a page writes it: `name`, or `name="..."` (beamscale's own, which the check
+%% of module names would take for a module otherwise).
+said(Text, A) ->
+    string:find(Text, "`" ++ A ++ "`") =/= nomatch
+        orelse string:find(Text, "`" ++ A ++ "=\"") =/= nomatch.
 
 %% The repository: the directory above `apps/' that holds README.md (also the library
 %% suite's).

@@ -1,7 +1,9 @@
 %% beamscale as a library, used as a user would: a fresh rebar3 project with beamscale's apps
 %% as dependencies (`_checkouts', as a path dependency), which calls `beamscale:bench/2' on its
 %% own module and runs the plugin `rebar3 beamscale bench'; a fresh mix project that runs
-%% `mix beamscale.bench' on its own Elixir module.
+%% `mix beamscale.bench' on its own Elixir module; `run/1' and `load/2' called in this node (a
+%% small suite run on a peer, a load against a real HTTP server), their maps' figures checked,
+%% and `compare/2' of two such runs.
 %% Neither passes a code path: the library finds the caller's. Both use copies of the apps'
 %% sources (mix's rebar3 writes a build cache into a dependency's directory).
 -module(beamscale_library_SUITE).
@@ -9,8 +11,9 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0, rebar3_dependency/1, mix_task/1, compare_runs/1]).
--export([rebar3_dependency/0, mix_task/0, compare_runs/0]).
+-export([all/0, suite/0, rebar3_dependency/1, mix_task/1, compare_runs/1, run_and_compare/1,
+         load_run/1]).
+-export([rebar3_dependency/0, mix_task/0, compare_runs/0, run_and_compare/0, load_run/0]).
 
 -define(APPS, [beamscale, beamscale_format, beamscale_stats, beamscale_report, beamscale_bench,
                beamscale_targets, beamscale_load]).
@@ -19,7 +22,7 @@
 
 suite() -> [{timetrap, {minutes, 8}}].
 
-all() -> [compare_runs, rebar3_dependency, mix_task].
+all() -> [compare_runs, run_and_compare, load_run, rebar3_dependency, mix_task].
 
 %% beamscale:compare/2 of two run directories: the rows as maps, the text, the page; a bad
 %% directory or option is the command's error as a term.
@@ -43,6 +46,75 @@ compare_runs(Config) ->
     Text = unicode:characters_to_list(beamscale:format_error(Why)),
     ?assertNotEqual(nomatch, string:find(Text, "missing: not a run directory"), Text),
     ?assertEqual({error, {beamscale, {option, nope}}}, beamscale:run(#{nope => 1})).
+
+run_and_compare() ->
+    [{doc, "beamscale:run/1 twice, small, on a real peer: the summaries; compare/2 of the two."}].
+run_and_compare(Config) ->
+    Out = filename:join(?config(priv_dir, Config), "runs"),
+    Opts = #{benchmarks => ["big"], version => "short", schedulers => [1], iterations => 2,
+             warmups => 0, launches => 1, no_sample => true, out => Out},
+    [A, B] = [beamscale:run(Opts#{name => N}) || N <- ["a", "b"]],
+    [begin
+         ?assertEqual(filename:join(Out, N), Dir),
+         ?assert(filelib:is_regular(filename:join(Dir, "summary.json"))),
+         ct:log("~ts: ~0p", [N, Summary]),
+         #{<<"results">> := Points, <<"run">> := #{<<"config">> := Run}} = Summary,
+         ?assertMatch(#{<<"name">> := _, <<"iterations">> := 2, <<"launches">> := 1}, Run),
+         ?assertEqual(list_to_binary(N), maps:get(<<"name">>, Run)),
+         ?assertMatch([_ | _], Points),
+         [?assertMatch(#{<<"benchmark">> := <<"big">>, <<"schedulers">> := 1, <<"n">> := 2,
+                         <<"sanity">> := <<"passed">>}, P) || P <- Points],
+         [?assert(Median > 0 andalso Low =< Median andalso Median =< High)
+          || #{<<"median">> := Median, <<"ci95_low">> := Low, <<"ci95_high">> := High}
+                 <- Points],
+         ?assertEqual(length(Points), length([M || #{<<"median">> := M} <- Points]))
+     end || {N, #{dir := Dir, summary := Summary, output := _}} <- [{"a", A}, {"b", B}]],
+    #{dir := DirA, summary := #{<<"results">> := SumA}} = A,
+    #{dir := DirB} = B,
+    #{rows := Rows, output := Text} = beamscale:compare(DirA, DirB),
+    ct:log("~ts", [Text]),
+    %% One row per point measured in both, each a ratio with its interval around it.
+    ?assertEqual(length(SumA), length(Rows)),
+    [?assert(Low =< R andalso R =< High andalso R > 0)
+     || #{ratio := R, ratio_low := Low, ratio_high := High} <- Rows],
+    ?assertEqual(length(Rows), length([W || #{ratio := _, p := _, significant := _} = W <- Rows])),
+    ?assertMatch({match, _}, re:run(Text, "big")).
+
+load_run() ->
+    [{doc, "beamscale:load/2 of a terms scenario against a real HTTP server: its figures."}].
+load_run(Config) ->
+    {ok, Srv} = beamscale_target_http:start(#{}),
+    Priv = ?config(priv_dir, Config),
+    File = filename:join(Priv, "library.scenario"),
+    ok = file:write_file(File, io_lib:format(
+        "{targets, [{web, #{address => \"127.0.0.1:~b\"}}]}.\n"
+        "{phases, [{p, #{duration_s => 1, rate => 20}}]}.\n"
+        "{sessions, [{s, #{steps => [{http, #{path => \"/a\"}}, {http, #{path => \"/b\"}}]}}]}.\n",
+        [beamscale_target_http:port(Srv)])),
+    Out = filename:join(Priv, "loads"),
+    try
+        #{dir := Dir, summary := Summary, output := _} =
+            beamscale:load(File, #{out => Out, name => "l", seed => 7}),
+        ct:log("~0p", [Summary]),
+        ?assertEqual(filename:join(Out, "l"), Dir),
+        #{<<"requests">> := Requests, <<"errors">> := Errors, <<"sessions_done">> := Done,
+          <<"sessions_started">> := Started, <<"statuses">> := Statuses,
+          <<"latency_corrected">> := #{<<"count">> := Timed, <<"p50_ms">> := P50}} = Summary,
+        %% Two requests a session, every session done, each answered 200 and timed.
+        ?assert(Done > 0),
+        ?assertEqual(Started, Done),
+        ?assertEqual(2 * Done, Requests),
+        ?assertEqual(0, Errors),
+        ?assertEqual(#{<<"200">> => Requests}, Statuses),
+        ?assertEqual(Requests, Timed),
+        ?assert(P50 > 0),
+        ?assert(filelib:is_regular(filename:join(Dir, "load.csv"))),
+        %% Its bad option is the command's error, as a term.
+        ?assertMatch({error, {beamscale, {command, beamscale_cmd_load, _}}},
+                     beamscale:load(File, #{out => Out, name => "bad", resolution => "300ms"}))
+    after
+        beamscale_target_http:stop(Srv)
+    end.
 
 rebar3_dependency() ->
     [{doc, "A rebar3 project with beamscale as a dep: bench/2 on its code; the plugin."}].

@@ -16,7 +16,8 @@ info() ->
                  "\nstop: stops it by its pid and removes the datadir."
                  "\n--engine postgres: PostgreSQL instead (initdb; a SCRAM user and an MD5 "
                  "user); stop and\nstatus find the engine in DIR/connection.config.",
-      options => [{dir, "--dir", string, "the database's directory", {text, "runs/db"}},
+      options => [{dir, "--dir", string, "the database's directory",
+                   {value, beamscale_db:default_dir()}},
                   {timeout, "--timeout", integer, "seconds start may wait for the server"},
                   {engine, "--engine", string, "mariadb or postgres",
                    {value, atom_to_list(maps:get(engine, beamscale_db:defaults(#{})))}}]}.

@@ -31,7 +31,8 @@ info() ->
            "exit 1 when more than PCT % of the requests failed"},
           {resolution, "--resolution", string,
            "the figures' interval: 100ms, 200ms, 250ms, 500ms or 1s; under a second, a row of "
-           "each in RUNDIR/load_fine.csv", {text, "1s"}},
+           "each in RUNDIR/load_fine.csv",
+           {value, beamscale_load_intervals:text(beamscale_load_intervals:default_ms())}},
           {dump, "--dump", integer, "write the first N request/reply exchanges and every "
                                     "error reason's first to RUNDIR/dump.log"},
           {replace, "--replace", flag, "replace an existing load run directory of that name"},

@@ -103,9 +103,13 @@ in_dir(Mod, Args, Opts0) ->
 
 summary(Dir) ->
     case file:read_file(filename:join(Dir, "summary.json")) of
-        {ok, Json} -> beamscale_format_json:decode(Json);
+        {ok, Json} -> decoded(beamscale_format_json:decode(Json));
         {error, _} -> none
     end.
+
+%% The decoded term itself, as the docs say, not the decoder's `{ok, _}'.
+decoded({ok, Term}) -> Term;
+decoded({error, _}) -> none.
 
 suite_rows(A, B) ->
     case [beamscale_writer:is_load(D) || D <- [A, B]] of

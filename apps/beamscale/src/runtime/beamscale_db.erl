@@ -5,7 +5,8 @@
 %% With `engine => postgres' the same is done for PostgreSQL by `beamscale_db_pg'.
 -module(beamscale_db).
 
--export([defaults/1, start/1, stop/1, status/1, read_info/1, mysql_ping/5, format_error/1]).
+-export([defaults/1, default_dir/0, start/1, stop/1, status/1, read_info/1, mysql_ping/5,
+         format_error/1]).
 -export_type([opts/0, info/0]).
 
 -type engine() :: mariadb | postgres.
@@ -30,12 +31,16 @@
 %% A unix socket path longer than this does not fit in `sun_path' (108 bytes with the NUL).
 -define(MAX_SOCKET_PATH, 100).
 
+%% @doc The directory of the database unless told: runs/db (relative to the current one).
+-spec default_dir() -> file:filename().
+default_dir() -> filename:join("runs", "db").
+
 %% @doc Options with defaults filled in; the directory is made absolute.
 %% dir: where the data, the socket and the connection files go; start_timeout, stop_timeout:
 %% ms start waits for the server, ms stop waits before KILL; engine: mariadb or postgres.
 -spec defaults(#{dir => file:filename(), atom() => term()}) -> opts().
 defaults(Opts) ->
-    Full = maps:merge(#{dir => filename:join("runs", "db"), start_timeout => ?START_TIMEOUT,
+    Full = maps:merge(#{dir => default_dir(), start_timeout => ?START_TIMEOUT,
                         stop_timeout => ?STOP_TIMEOUT, engine => mariadb}, Opts),
     Full#{dir := filename:absname(maps:get(dir, Full))}.
 

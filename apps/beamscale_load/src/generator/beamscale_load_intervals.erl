@@ -5,8 +5,8 @@
 %% The fine rows go to `on_interval' (load_fine.csv), the first ?MAX_ROWS of a run.
 -module(beamscale_load_intervals).
 
--export([resolutions/0, per_second/1, key/3, complete/4, take/3, fold/2, end_s/2, mid_s/2,
-         max_rows/0]).
+-export([resolutions/0, default_ms/0, text/1, per_second/1, key/3, complete/4, take/3, fold/2,
+         end_s/2, mid_s/2, max_rows/0]).
 
 %% An hour at 100 ms.
 -define(MAX_ROWS, 36000).
@@ -14,6 +14,15 @@
 %% @doc The resolutions allowed, in ms: each divides a second.
 -spec resolutions() -> [pos_integer()].
 resolutions() -> [100, 200, 250, 500, 1000].
+
+%% @doc The resolution a load runs at unless told: one report a second.
+-spec default_ms() -> pos_integer().
+default_ms() -> 1000.
+
+%% @doc A resolution as `--resolution' writes it: 100ms, 1s.
+-spec text(pos_integer()) -> string().
+text(Ms) when Ms rem 1000 =:= 0 -> integer_to_list(Ms div 1000) ++ "s";
+text(Ms) -> integer_to_list(Ms) ++ "ms".
 
 %% @doc The intervals of a second at a resolution of `Ms'.
 -spec per_second(pos_integer()) -> pos_integer().

@@ -31,8 +31,8 @@
 %% once when one dies; dump: the writer of `dump.log' and its N (`beamscale_load_dump');
 %% node_sources: each load node's own source addresses, in their order (`default': the
 %% scenario's `source_ips').
-%% resolution_ms: the agents' report interval (default 1000), each interval's merged figures
-%% handed to `on_interval' when under a second (`beamscale_load_intervals').
+%% resolution_ms: the agents' report interval (default `beamscale_load_intervals:default_ms/0'),
+%% each interval's merged figures handed to `on_interval' when under a second.
 %% on_start: called once the load answers `control/1' (before the first user): a control
 %% endpoint opened earlier would take commands it cannot record.
 %% check: asked after each second with the run's figures so far; `{abort, Why}' ends the run at
@@ -174,7 +174,8 @@ control(Scenario, Targets, #{seed := Seed} = Opts) ->
            rows => [], total => Empty, empty => Empty, pending => #{}, downs => [],
            index => maps:map(fun(_, {Node, _}) -> index(Node, Nodes) end, Agents),
            weights => Weights, rate => none, events => [], seen => #{},
-           per => beamscale_load_intervals:per_second(maps:get(resolution_ms, Opts, 1000)),
+           per => beamscale_load_intervals:per_second(
+                    maps:get(resolution_ms, Opts, beamscale_load_intervals:default_ms())),
            fine_left => beamscale_load_intervals:max_rows(),
            per_node => maps:from_list([{Node, #{}} || Node <- Nodes])},
     collect(1, St).

@@ -30,7 +30,8 @@
 %% connections are left as they are.
 -spec new(term(), pos_integer()) -> state().
 new(S, Max) ->
-    _ = is_port(S) andalso inet:setopts(S, [{delay_send, true}]) =:= ok,
+    Transport = beamscale_load_transport:which(S),
+    _ = Transport:name() =:= tcp andalso Transport:setopts(S, [{delay_send, true}]) =:= ok,
     #{sock => S, buf => <<>>, max => Max, frame_max => 4096, heartbeat_ms => 0,
       timer => undefined, next_ch => 1, open => false, chans => #{}, closed_chans => #{},
       consumers => #{}, partial => #{}, nacked => 0}.

@@ -41,10 +41,12 @@ connect(Target) ->
         Error -> Error
     end.
 
-alpn(S) when is_port(S) -> ok;
+%% h2c over TCP (prior knowledge); over TLS, ALPN must have agreed on h2.
 alpn(S) ->
-    case ssl:negotiated_protocol(S) of
-        {ok, <<"h2">>} -> ok;
+    Transport = beamscale_load_transport:which(S),
+    case {Transport:name(), Transport:negotiated_protocol(S)} of
+        {tcp, _} -> ok;
+        {tls, {ok, <<"h2">>}} -> ok;
         _ -> {error, ?ERR(no_alpn_h2)}
     end.
 

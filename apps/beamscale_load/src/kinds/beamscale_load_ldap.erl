@@ -176,9 +176,15 @@ code(_) -> undecodable.
 
 %% The TLS handshake over the connection, within the request's deadline; the socket is passive
 %% for it (ssl takes it so) and armed again by `beamscale_load_tls'.
-start_tls(#{tls := Opts}, {ldap, S, <<>>, Next, #{host := H, port := P} = T}, Deadline)
-  when is_port(S) ->
-    ok = inet:setopts(S, [{active, false}]),
+start_tls(#{tls := Opts}, {ldap, S, <<>>, _, _} = Conn, Deadline) ->
+    case (beamscale_load_transport:which(S)):name() of
+        tcp -> handshake(Opts, Conn, Deadline);
+        tls -> gone(S, {?MODULE, tls_twice})
+    end;
+start_tls(_Spec, {ldap, S, _, _, _}, _Deadline) -> gone(S, {?MODULE, tls_twice}).
+
+handshake(Opts, {ldap, S, <<>>, Next, #{host := H, port := P} = T}, Deadline) ->
+    ok = beamscale_load_transport_tcp:setopts(S, [{active, false}]),
     beamscale_load_reader:closed(S),
     Left = max(1, Deadline - erlang:monotonic_time(millisecond)),
     case beamscale_load_tls:handshake(S, {H, P}, Opts, Left) of
@@ -186,8 +192,7 @@ start_tls(#{tls := Opts}, {ldap, S, <<>>, Next, #{host := H, port := P} = T}, De
             ok = beamscale_load_reader:opened(Tls, T),
             {ok, {ldap, Tls, <<>>, Next, T}};
         {error, Reason} -> gone(S, Reason)
-    end;
-start_tls(_Spec, {ldap, S, _, _, _}, _Deadline) -> gone(S, {?MODULE, tls_twice}).
+    end.
 
 gone(S, Reason) ->
     ok = beamscale_load_tcp:drop(S),

@@ -244,7 +244,7 @@ read(Want, S, Buf, Deadline, Id, V) ->
 %% buffer, where a `wait' step, which watches the mailbox, would not see them: an empty message
 %% of the socket hands them to `handle_push/3' (or to the next request's read).
 nudge(_S, <<>>) -> ok;
-nudge(S, _Rest) -> self() ! {case is_port(S) of true -> tcp; false -> ssl end, S, <<>>}, ok.
+nudge(S, _Rest) -> beamscale_load_transport:nudge(S).
 
 %% The answer awaited: `{done, fun(Conn) -> Result end}' (an error by reason code keeps the
 %% connection), or the next packet to await; an error closes the connection.

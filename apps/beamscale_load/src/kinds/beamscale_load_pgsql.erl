@@ -116,7 +116,7 @@ connect(Target) ->
 ssl_answer(S, Target) ->
     case beamscale_load_tcp:recv_more(S, <<>>, deadline(?SSL_ANSWER_TIMEOUT)) of
         {ok, <<"S">>} ->
-            ok = inet:setopts(S, [{active, false}]),
+            ok = beamscale_load_transport_tcp:setopts(S, [{active, false}]),
             case beamscale_load_tcp:tls(S, Target) of
                 {ok, {T, Buf}} -> {ok, {pg, T, Buf, new}};
                 {error, _} = Error -> Error

@@ -46,6 +46,7 @@ opened(_S, _Target) -> ok.
 -spec closed(beamscale_load_tcp:socket() | gen_udp:socket()) -> ok.
 closed(S) ->
     erase({?MODULE, S}),
+    ok = beamscale_load_transport:forget(S),
     flush(S).
 
 flush(S) ->
@@ -126,8 +127,7 @@ recv_data(S, Deadline) ->
 %% @doc A socket of `{active, N}' that delivered its N messages armed again (a closed socket's
 %% error is found by the next read).
 -spec arm(beamscale_load_tcp:socket()) -> ok.
-arm(S) when is_port(S) -> _ = inet:setopts(S, [active()]), ok;
-arm(S) -> _ = ssl:setopts(S, [active()]), ok.
+arm(S) -> _ = (beamscale_load_transport:which(S)):setopts(S, [active()]), ok.
 
 append(<<>>, Data) -> Data;
 append(Buf, Data) -> <<Buf/binary, Data/binary>>.

@@ -9,8 +9,8 @@
 -export([name/0]).
 -export_type([conn/0, socket/0]).
 
-%% A TCP port, or a TLS socket over one.
--type socket() :: gen_tcp:socket() | ssl:sslsocket().
+%% A TCP port, or a TLS socket over one (`beamscale_load_transport').
+-type socket() :: beamscale_load_transport:socket().
 %% A socket and the bytes received but not yet used.
 -type conn() :: {socket(), binary()}.
 
@@ -58,7 +58,8 @@ connect(#{host := Host, port := Port} = Target) ->
     case gen_tcp:connect(beamscale_load_source:peer(Host), Port,
                          beamscale_load_source:connect_opts() ++ Buffers ++ [Active | ?SOCKET_OPTS],
                          maps:get(connect_timeout_ms, Target, ?CONNECT_TIMEOUT)) of
-        {ok, S} -> tls(S, Target);
+        {ok, S} -> ok = beamscale_load_transport:held(S, beamscale_load_transport_tcp),
+                   tls(S, Target);
         {error, Reason} -> {error, {connect, Reason}}
     end.
 
@@ -91,14 +92,10 @@ tls(S, Target) ->
 
 %% @doc Send bytes, counted for the run's `bytes_sent'.
 -spec send(socket(), iodata()) -> ok | {error, term()}.
-send(S, Bytes) when is_port(S) ->
-    beamscale_load_request:count(bytes_sent, iolist_size(Bytes)),
-    beamscale_load_dump:capture(sent, Bytes),
-    gen_tcp:send(S, Bytes);
 send(S, Bytes) ->
     beamscale_load_request:count(bytes_sent, iolist_size(Bytes)),
     beamscale_load_dump:capture(sent, Bytes),
-    ssl:send(S, Bytes).
+    (beamscale_load_transport:which(S)):send(S, Bytes).
 
 %% @doc Send and read the reply.
 -spec request(map(), conn(), pos_integer()) -> beamscale_load_request:result().
@@ -152,12 +149,8 @@ close({S, _}) -> drop(S).
 
 %% @doc Close a socket and drop what it delivered but nobody read.
 -spec drop(socket()) -> ok.
-drop(S) when is_port(S) ->
-    ok = gen_tcp:close(S),
-    beamscale_load_reader:closed(S);
 drop(S) ->
-    %% A TLS close may fail when the peer has gone already: the socket is gone either way.
-    _ = ssl:close(S),
+    ok = (beamscale_load_transport:which(S)):close(S),
     beamscale_load_reader:closed(S).
 
 %% @doc The kind's step name.

@@ -92,7 +92,10 @@ handshake(S, {Host, _} = Server, Opts, Timeout) ->
     %% Failed handshakes are counted by reason; ssl's own log line per alert would flood.
     Fixed = [{versions, ['tlsv1.2']}, beamscale_load_reader:active(), {log_level, error}],
     case ssl:connect(S, Sni ++ trusted(Opts) ++ Reuse ++ Fixed, Timeout) of
-        {ok, T} -> save(T, Server), {ok, T};
+        {ok, T} ->
+            ok = beamscale_load_transport:held(T, beamscale_load_transport_tls),
+            save(T, Server),
+            {ok, T};
         {error, Reason} -> {error, {?MODULE, {handshake, Reason}}}
     end.
 

@@ -120,7 +120,7 @@ iq(Type, To, Inner, #{id := N} = C, Timeout, Spec) ->
 %% STARTTLS's proceed came: the handshake over the same socket (the next connect opens the
 %% stream again).
 tls(#{s := S, server := Server} = C, Timeout) ->
-    ok = inet:setopts(S, [{active, false}]),
+    ok = beamscale_load_transport_tcp:setopts(S, [{active, false}]),
     beamscale_load_reader:closed(S),
     case beamscale_load_tls:handshake(S, Server, [{verify, verify_none}], Timeout) of
         {ok, T} -> {ok, C#{s := T, buf := <<>>}};
@@ -255,8 +255,7 @@ iq_in(Want, _Type, _X, C) -> any(Want, C).
 %% Bytes that came behind the answer wait in the buffer, where a `wait' step, which watches the
 %% mailbox, would not see them: an empty message of the socket hands them on.
 nudge(#{buf := <<>>}) -> ok;
-nudge(#{s := S}) when is_port(S) -> self() ! {tcp, S, <<>>}, ok;
-nudge(#{s := S}) -> self() ! {ssl, S, <<>>}, ok.
+nudge(#{s := S}) -> beamscale_load_transport:nudge(S).
 
 gone(#{bosh := _} = C, Reason) ->
     ok = ?BOSH:drop(C),
