@@ -38,17 +38,30 @@ def tsung(path):
                         if k.startswith("error_") and v}}
 
 
-def tsung_reason(out, name):
-    """What Tsung said when it ran nothing: its controller log's first error, else its output."""
-    texts = []
+def tsung_said(out, name):
+    """What Tsung's controller log says went wrong, in a line: a refused file, a user process's
+    crash, a TLS alert, no client host; and a run that `timeout` stopped."""
+    text = ""
     for log in glob.glob(os.path.join(out, "ts-" + name, "*", "tsung_controller*.log")):
-        texts += [l.strip() for l in open(log, errors="replace") if "rror" in l]
+        text += " ".join(open(log, errors="replace").read().split())
+    said = []
+    for pattern, form in [
+            (r"Error while parsing XML config file: (.{0,160})", "refused the file: %s"),
+            (r"Error: \{tls_alert, \{\w+, \"([^\"]*)", "TLS: %s"),
+            (r"Reason for termination == \*\* \{'function not exported', \[\{(\w+),(\w+)",
+             "a user crashed: %s:%s is not exported (gone from OTP 25)"),
+            (r"Reason for termination == \*\* (.{0,120})", "a user crashed: %s"),
+            (r"Starting tsung clients on hosts: \[\]()", "no client host%s (no batch job)")]:
+        m = re.search(pattern, text)
+        if m:
+            said.append(form % m.groups())
+            break
     try:
-        texts += [l.strip() for l in open(os.path.join(out, "ts-%s.out" % name), errors="replace")
-                  if l.strip() and not l.startswith(("Creating", "Starting", "Log directory"))]
+        if "exit 124" in open(os.path.join(out, "ts-%s.out" % name)).read():
+            said.append("stopped by timeout")
     except OSError:
         pass
-    return short(texts[0]) if texts else "no statistics written"
+    return short("; ".join(s.replace("\\n", "").strip() for s in said), 200) if said else None
 
 
 def beamscale(path):
@@ -115,10 +128,13 @@ def main(out, names):
         else:
             print("| %s | beamscale | %s |" % (n, beamscale_reason(out, n)))
         t = tsung(os.path.join(out, "ts-" + n))
+        said = tsung_said(out, n)
         if t:
             row(n, "tsung", t)
+            if said:
+                print("|  |  | says: %s |" % said)
         else:
-            print("| %s | tsung | %s |" % (n, tsung_reason(out, n)))
+            print("| %s | tsung | %s |" % (n, said or "no statistics written"))
 
 
 if __name__ == "__main__":
