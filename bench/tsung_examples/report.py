@@ -81,7 +81,7 @@ def beamscale(path):
         warnings = []
     return {"sessions": s.get("sessions_done", 0), "requests": s.get("requests", 0),
             "errors": s.get("errors", 0), "match": match, "nomatch": nomatch,
-            "counters": proto, "reasons": s.get("reasons", {}), "warnings": warnings}
+            "counters": proto, "reasons": s.get("errors_by_reason", {}), "warnings": warnings}
 
 
 def beamscale_reason(out, name):
