@@ -77,6 +77,8 @@ publish_consume(Config) ->
     %% 10 publishes a publisher session, each confirmed, its time from the publish recorded.
     ?assert(Publishes >= 10),
     ?assertEqual(0, Publishes rem 10),
+    %% A publish waits for nothing (its confirm is waitForConfirms'): Tsung's request_noack.
+    ?assertEqual(Publishes, maps:get(<<"request_noack">>, maps:get(counts, T))),
     Delivered = beamscale_stats_hist:count(maps:get({tx, delivery_time}, T)),
     ?assert(Delivered >= 1),
     ?assert(beamscale_stats_hist:percentile(maps:get({tx, delivery_time}, T), 99.0) > 0),

@@ -71,6 +71,8 @@ publish_qos(Config) ->
     ?assertEqual(0, maps:get(errors, T)),
     ?assertEqual(#{}, maps:get(reasons, T)),
     ?assertEqual(5 * Done, maps:get(requests, T)),
+    %% The QoS 0 publish and the disconnect wait for no reply (Tsung's request_noack).
+    ?assertEqual(2 * Done, maps:get(<<"request_noack">>, maps:get(counts, T))),
     %% CONNACK, PUBACK, PUBREC and PUBCOMP (4 bytes each) per session: nothing else comes back.
     ?assertEqual(16 * Done, maps:get(bytes_received, T)).
 

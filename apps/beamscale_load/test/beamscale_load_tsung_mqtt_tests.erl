@@ -36,7 +36,11 @@ requests_test() ->
                                          retain := true, payload := <<"test_message">>}, _},
                   {request, M, server, #{type := subscribe, topic := <<"t">>, qos := 1}, _},
                   {request, M, server, #{type := unsubscribe, topic := <<"t">>}, _},
-                  {request, M, server, #{type := disconnect}, _}], Steps).
+                  {request, M, server, #{type := disconnect, ack := no_ack}, _}], Steps),
+    %% As Tsung: a publish at QoS 0 waits for no reply, one at QoS 1 does.
+    ?assertNot(is_map_key(ack, element(4, lists:nth(2, Steps)))),
+    ?assertMatch([{request, M, server, #{type := publish, qos := 0, ack := no_ack}, _}],
+                 load(xml("<request><mqtt type=\"publish\" topic=\"t\">x</mqtt></request>"))).
 
 wait_test() ->
     ?assertMatch([{wait, beamscale_load_mqtt, server, 60000}],

@@ -64,12 +64,13 @@ spec(publish, S) ->
                   #{size := _} -> bad(size, "expected a size from 0 to 16 MiB");
                   _ -> <<>>
               end,
-    Props = case S of
-                #{user_properties := Ps} -> #{properties => #{user_property => pairs(Ps)}};
-                _ -> #{}
-            end,
-    Props#{type => publish, topic => topic(S), payload => Payload,
-      qos => qos(maps:get(qos, S, 0)), retain => bool(retain, maps:get(retain, S, false)),
+    Props = maps:from_list([{properties, #{user_property => pairs(Ps)}}
+                            || #{user_properties := Ps} <- [S]]),
+    Qos = qos(maps:get(qos, S, 0)),
+    %% Nothing answers a QoS 0 publish (nor a disconnect): counted apart, Tsung's request_noack.
+    (maps:merge(Props, maps:from_list([{ack, no_ack} || Qos =:= 0])))#{
+      type => publish, topic => topic(S), payload => Payload, qos => Qos,
+      retain => bool(retain, maps:get(retain, S, false)),
       stamp => case bool(stamp, maps:get(stamp, S, is_map_key(size, S))) of
                    true when is_map_key(size, S) -> head;
                    true -> front;
@@ -77,7 +78,7 @@ spec(publish, S) ->
                end};
 spec(subscribe, S) -> #{type => subscribe, topic => topic(S), qos => qos(maps:get(qos, S, 0))};
 spec(unsubscribe, S) -> #{type => unsubscribe, topic => topic(S)};
-spec(disconnect, _) -> #{type => disconnect}.
+spec(disconnect, _) -> #{type => disconnect, ack => no_ack}.
 
 %% MQTT 5.0's CONNECT properties: the session kept `session_expiry_s' after the connection
 %% (by default none with `clean', for ever without, as 3.1.1 keeps it), at most
