@@ -54,9 +54,10 @@ measured() {
             --trace-children=yes --fair-sched=yes \
             --trace-children-skip='*/erl_child_setup,*/inet_gethost,*/epmd,*/ssh' \
             --cachegrind-out-file="$out/$name.cg.%p" --log-file="$out/$name.vg.%p" "$@" || rc=$?
-        # Only the emulators' counts: the shells and escript launchers around them are no client.
+        # Only the emulators' counts: the shells and escript launchers around them are no client
+        # (their command lines name $out, /tmp/beamscale-xmpp.*: match the program alone).
         for f in "$out/$name".cg.*; do
-            grep -q '^cmd: .*beam' "$f" && awk '/^summary:/ { print $2 }' "$f"
+            grep -q '^cmd: [^ ]*/beam\.smp ' "$f" && awk '/^summary:/ { print $2 }' "$f"
         done | awk '{ s += $1 } END { printf "cpu %.3f 0\n", s / 1e6 }' > "$out/$name.time"
     else
         /usr/bin/time -o "$out/$name.time" -f "cpu %U %S" "$@" || rc=$?
