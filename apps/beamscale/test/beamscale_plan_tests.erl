@@ -75,3 +75,21 @@ one_launch_test() ->
     Jobs = beamscale_plan:jobs(C, [big]),
     ?assertEqual(36, length(Jobs)),
     [?assertEqual([1, 2, 3], beamscale_plan:iterations(J)) || J <- Jobs].
+
+%% Each launch's jobs in an order drawn from the seed: every job once, launch by launch, the
+%% same seed the same order, and some seed orders two launches differently.
+order_test() ->
+    C = (config(cross))#{launches => 3, schedulers => [1, 2], nodes => [1]},
+    Jobs = beamscale_plan:jobs(C, [big, ets_test]),
+    Key = fun(#{bench := B, env := E, launch := L}) -> {L, B, beamscale_format_env:key(E)} end,
+    Round = fun(L, Js) -> [{B, E} || {L1, B, E} <- lists:map(Key, Js), L1 =:= L] end,
+    Orders = [beamscale_plan:order(Jobs, Seed) || Seed <- lists:seq(1, 20)],
+    [begin
+         ?assertEqual(lists:sort(lists:map(Key, Jobs)), lists:sort(lists:map(Key, O))),
+         ?assertEqual([L || #{launch := L} <- Jobs], [L || #{launch := L} <- O])
+     end || O <- Orders],
+    ?assertEqual(beamscale_plan:order(Jobs, 7), beamscale_plan:order(Jobs, 7)),
+    ?assertNotEqual(beamscale_plan:order(Jobs, 7), beamscale_plan:order(Jobs, 8)),
+    ?assert(lists:any(fun(O) -> Round(1, O) =/= Round(2, O) end, Orders)),
+    %% Not the plan's order every time: the order is drawn.
+    ?assert(lists:any(fun(O) -> Round(1, O) =/= Round(1, Jobs) end, Orders)).

@@ -6,7 +6,7 @@
 %% counts compared per key (`compare_runs/2', `beamscale compare' of two instruction runs).
 -module(beamscale_stats_instr).
 
--export([per_call/2, summary/2, spread/1, compare/2, compare_runs/2, more/2]).
+-export([per_call/2, summary/2, spread/1, compare/2, compare_runs/2, more/2, point/1]).
 -export_type([sample/0, summary/0, counts/1, run_result/1]).
 
 %% Calls made, instructions retired.
@@ -49,6 +49,19 @@ spread(Xs) ->
         M when M > 0 -> (lists:max(Xs) - lists:min(Xs)) / M;
         _ -> 0.0
     end.
+
+%% @doc The figures of one key of a run's counts: over its launches' least counts, or over its
+%% iterations when it has one launch (no launch-to-launch spread to show then).
+-spec point([[number(), ...], ...]) ->
+    #{values := [number(), ...], median := number(), min := number(), max := number(),
+      spread := float()}.
+point(Launches) ->
+    Xs = case Launches of
+             [One] -> One;
+             _ -> [lists:min(L) || L <- Launches]
+         end,
+    #{values => Xs, median => beamscale_stats:median(Xs), min => lists:min(Xs),
+      max => lists:max(Xs), spread => spread(Xs)}.
 
 %% @doc Counts per call of side B against side A: B/A of the medians, and a difference called
 %% only when the ranges of the two sides' counts (each its own A/A floor) do not overlap.

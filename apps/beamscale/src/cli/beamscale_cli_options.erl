@@ -2,7 +2,7 @@
 %% the library that applies it, so the help cannot say another value than the code uses.
 -module(beamscale_cli_options).
 
--export([name/1, out/0, msacc/0, dist_address/0, profile/2]).
+-export([name/1, out/0, msacc/0, dist_address/0, profile/2, seed/1, seed/2]).
 
 %% @doc `--name': the run's name, by default PREFIX-DATE-TIME.
 -spec name(string()) -> beamscale_args:spec().
@@ -14,6 +14,14 @@ name(Prefix) ->
 out() ->
     [{out, "--out", string, "where run directories go",
       {value, maps:get(out, beamscale_config:defaults())}}].
+
+%% @doc `--seed': what it seeds is said by `Of'; without it a seed is drawn (and recorded).
+-spec seed(string()) -> beamscale_args:spec().
+seed(Of) -> [{seed, "--seed", integer, "seed of " ++ Of}].
+
+%% @doc `--seed' whose default `help' says as `Default'.
+-spec seed(string(), string()) -> beamscale_args:spec().
+seed(Of, Default) -> [{seed, "--seed", integer, "seed of " ++ Of, {text, Default}}].
 
 %% @doc `--msacc' (`beamscale_sampler:defaults/0').
 -spec msacc() -> beamscale_args:spec().

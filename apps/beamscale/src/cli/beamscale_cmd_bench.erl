@@ -37,8 +37,8 @@ info() ->
           {calls, "--calls", integer, "calls per sample instead of calibrating"},
           {launches, "--launches", integer, "fresh emulators per point, interleaved",
            {text, integer_to_list(?LAUNCHES) ++ "; 1 for one expression and input without "
-                                                "--name"}},
-          {seed, "--seed", integer, "seed of the launches' order", {text, "drawn, printed"}},
+                                                "--name"}}]
+          ++ beamscale_cli_options:seed("the launches' order", "drawn, printed") ++ [
           {process, "--process", string, "runner (one warmed process per caller across "
                                          "samples) or fresh (one per sample)", {value, "runner"}},
           {callers, "--callers", string, "concurrent callers: 1,2,4,8 or squeeze"},

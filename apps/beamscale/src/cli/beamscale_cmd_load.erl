@@ -14,8 +14,7 @@ info() ->
       details => "Users arrive by a Poisson process at each phase's rate and run one session "
                  "each.\nLatency is measured from each request's intended start (coordinated "
                  "omission\ncorrected) and from its actual send; both are in summary.json.",
-      options => [
-          {seed, "--seed", integer, "seed of the arrivals and think times"},
+      options => beamscale_cli_options:seed("the arrivals and think times") ++ [
           {quiet, "--quiet", flag, "print no live view"}]
           ++ beamscale_cli_options:name("load") ++ beamscale_cli_options:out()
           ++ beamscale_cli_options:msacc() ++ beamscale_cli_options:dist_address() ++ [

@@ -36,6 +36,7 @@ info() ->
           {no_sample, "--no-sample", flag, "do not sample CPU and schedulers (docs/samples.md)"}]
           ++ beamscale_cli_options:name("run") ++ beamscale_cli_options:out()
           ++ beamscale_cli_options:msacc()
+          ++ beamscale_cli_options:seed("each launch's order of the jobs (drawn, in run.json)")
           ++ beamscale_cli_options:profile("each point", {"ms of profiled calls per point",
                                                           "; as long again unprofiled"}) ++ [
           {otp, "--otp", {list, string},
@@ -65,7 +66,7 @@ do(#{opts := Opts, args := []}) ->
     case {bencherl_conf(Opts), otp(Opts)} of
         {{ok, Bencherl}, {ok, Erls}} ->
             case beamscale_config:load(Source, Bencherl ++ overrides(Opts) ++ Erls) of
-                {ok, Config} -> run(named(Config), Opts);
+                {ok, Config} -> run(maps:merge(named(Config), maps:with([seed], Opts)), Opts);
                 {error, _} = Error -> Error
             end;
         {{error, _} = Error, _} -> Error;

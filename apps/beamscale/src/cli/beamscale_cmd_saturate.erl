@@ -34,8 +34,8 @@ info() ->
           {max_users, "--max-users", integer, "--closed: most users tried",
            {text, search_default(max_users, closed)}},
           {tolerance, "--tolerance", integer, "bracket width at which to stop, %",
-           {text, search_default(tolerance, open)}},
-          {seed, "--seed", integer, "seed of the arrivals and think times"},
+           {text, search_default(tolerance, open)}}]
+          ++ beamscale_cli_options:seed("the arrivals and think times") ++ [
           {quiet, "--quiet", flag, "print no line per level"}]
           ++ beamscale_cli_options:name("saturate") ++ beamscale_cli_options:out()
           ++ beamscale_cli_options:dist_address() ++ [

@@ -16,8 +16,8 @@ info() ->
           {version, "--version", string, "short, intermediate or long",
            {value, atom_to_list(maps:get(version, beamscale_study:defaults(#{})))}},
           {schedulers, "--schedulers", {list, string}, "scheduler counts",
-           {text, "the study's"}},
-          {seed, "--seed", integer, "seed of the study's random choices"},
+           {text, "the study's"}}]
+          ++ beamscale_cli_options:seed("the study's random choices") ++ [
           {otp, "--otp", {list, string}, "ets only: OTP releases to run on, 25,27 (docs/otp.md)"},
           {quiet, "--quiet", flag, "print no progress"}]
           ++ beamscale_cli_options:name("STUDY") ++ beamscale_cli_options:out()

@@ -116,7 +116,9 @@ load(Dir) ->
             Verdicts = maps:from_list([{B, V} || {B, V, _} <- Sanity]),
             Measurements = beamscale_store:measurements(Dir),
             Stats = beamscale_stats:report_stats(Measurements),
-            Rows = beamscale_report_summary:with_sanity(Stats, Verdicts),
+            Counts = counts(Dir),
+            Rows = beamscale_report_summary:with_instructions(
+                     beamscale_report_summary:with_sanity(Stats, Verdicts), Counts),
             Samples = beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
             {ok, #{run => Run, rows => Rows, sanity => Sanity,
                    failures => beamscale_store:failures(Dir), missing => element(3, missing(Dir)),
@@ -125,18 +127,21 @@ load(Dir) ->
                    sections => beamscale_study:report_sections(Rows)
                        ++ beamscale_report_otp:sections(beamscale_stats_otp:compare(Measurements),
                                                         beamscale_stats_otp:unread(Samples))
-                       ++ instructions(Dir, Rows),
+                       ++ instructions(Counts, Rows),
                    profiles => beamscale_profile:read(Dir),
                    iterations => beamscale_report_iterations:by_key(Measurements)}}
     end.
 
-%% A counted run's sections; a run without instructions.csv has none.
-instructions(Dir, Rows) ->
+%% A counted run's counts; a run without instructions.csv has none.
+counts(Dir) ->
     case beamscale_instr_store:read(Dir) of
-        {ok, Counts} ->
-            beamscale_report_run_instr:sections(Counts, Rows, beamscale_stats_otp:counts(Counts));
-        {error, _} -> []
+        {ok, Counts} -> Counts;
+        {error, _} -> #{}
     end.
+
+%% A counted run's sections.
+instructions(Counts, Rows) ->
+    beamscale_report_run_instr:sections(Counts, Rows, beamscale_stats_otp:counts(Counts)).
 
 %% @doc What `plan.csv' asked for against what `measurements.csv' and `failures.csv' hold:
 %% iterations done and expected in all, and per job not finished its benchmark, environment

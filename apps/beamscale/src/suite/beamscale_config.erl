@@ -29,7 +29,10 @@
     hosts := [beamscale_load_scenario:ssh_host()],
     node_names := [string()],
     cookie_file := none | string(),
-    name => string()}.
+    name => string(),
+    %% `run --seed': the seed of each launch's order of the jobs (no file key: not the
+    %% experiment, and run.json keeps it apart from the configuration).
+    seed => integer()}.
 %% Where a value came from: a file and line, or the command line.
 -type source() :: {file:filename(), non_neg_integer()} | command_line.
 -type reason() :: {source(), [term()], string()}.

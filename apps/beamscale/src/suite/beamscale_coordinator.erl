@@ -51,7 +51,8 @@ format_error(Reason) -> beamscale_error:format(Reason).
 run_dir(#{out := Out, name := Name}) -> filename:join(Out, Name).
 
 run(Dir, Store, Config, Mode) ->
-    Info0 = beamscale_runinfo:collect(Config),
+    %% The seed orders the jobs; it is no part of the experiment (a rerun may draw another).
+    Info0 = beamscale_runinfo:collect(maps:remove(seed, Config)),
     case same_config(Dir, Info0) of
         ok -> start(Dir, Store, Config, Mode, Info0);
         {error, _} = Error -> ok = beamscale_store:close(Store), Error
@@ -59,12 +60,15 @@ run(Dir, Store, Config, Mode) ->
 
 start(Dir, Store, Config, Mode, Info0) ->
     State = read_state(Dir),
-    Info = Info0#{start_time => maps:get(start_time, State), runs => maps:get(runs, State)},
+    Seed = seed(Dir, Config),
+    Info = Info0#{start_time => maps:get(start_time, State), runs => maps:get(runs, State),
+                  seed => Seed},
     write_run_json(Dir, Info#{end_time => null}),
     Benchmarks = benchmarks(Config),
     shadow_notes(Mode, Benchmarks, maps:get(bench_path, Config)),
-    Jobs = beamscale_plan:jobs(Config, Benchmarks),
-    write_plan(Dir, Jobs),
+    Points = beamscale_plan:jobs(Config, Benchmarks),
+    write_plan(Dir, Points),
+    Jobs = beamscale_plan:order(Points, Seed),
     resuming(Mode, Store, Jobs),
     case beamscale_run_icount:start(maps:get(clock, Config)) of
         {ok, Clock} ->
@@ -191,6 +195,19 @@ shadow_notes(_Mode, Benchmarks, Path) ->
     [io:format("note: ~s is the handler in ~ts, not the built-in (that one is builtin:~s)~n",
                [N, Dir, N]) || {N, Dir} <- beamscale_handlers:shadowed(Benchmarks, Path)],
     ok.
+
+%% The seed of the jobs' order: `--seed', else the one run.json holds (a rerun continues in the
+%% order it started), else drawn.
+seed(_Dir, #{seed := Seed}) -> Seed;
+seed(Dir, _Config) ->
+    case file:read_file(filename:join(Dir, "run.json")) of
+        {ok, Bin} ->
+            case beamscale_format_json:decode(Bin) of
+                {ok, #{<<"seed">> := Seed}} when is_integer(Seed) -> Seed;
+                _ -> beamscale_micro_launches:seed()
+            end;
+        {error, _} -> beamscale_micro_launches:seed()
+    end.
 
 %% Start time and how many times the run was started survive reruns of the same directory.
 read_state(Dir) ->

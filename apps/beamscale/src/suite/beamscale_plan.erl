@@ -7,10 +7,12 @@
 %%
 %% Each point runs in `launches' fresh emulators. The launches of all points are interleaved:
 %% launch 1 of every point, then launch 2 of every point, and so on, so that a slow spell of the
-%% host falls on several points' launches rather than on every launch of one point.
+%% host falls on several points' launches rather than on every launch of one point. Within a
+%% launch the order is drawn from the run's seed (`order/2'), anew for each launch, as hyperfine
+%% and benchstat practise: a drift of the host then favours no release or environment.
 -module(beamscale_plan).
 
--export([jobs/2, environments/1, settings/2, iterations/1, launch_of/2]).
+-export([jobs/2, order/2, environments/1, settings/2, iterations/1, launch_of/2]).
 -export_type([env/0, job/0]).
 
 -type env() :: #{otp := atom(), erl := string(), erl_args := atom(), flags := string(),
@@ -30,6 +32,25 @@ jobs(Config, Benchmarks) ->
                  Env <- environments(Settings)],
     Most = lists:max([0 | [K || #{launches := K} <- Points]]),
     [P#{launch := L} || L <- lists:seq(1, Most), #{launches := K} = P <- Points, L =< K].
+
+%% @doc The jobs of `jobs/2' in the order a run takes them: launch by launch, each launch's
+%% jobs in an order drawn from `Seed' (the same seed, the same order: a run can be replayed).
+-spec order([job()], integer()) -> [job()].
+order(Jobs, Seed) ->
+    Launches = lists:usort([L || #{launch := L} <- Jobs]),
+    {Rounds, _} = lists:mapfoldl(fun(L, Rand) ->
+                                         {Keyed, Rand1} = keyed([J || #{launch := L1} = J <- Jobs,
+                                                                      L1 =:= L], Rand, []),
+                                         {[J || {_, J} <- lists:keysort(1, Keyed)], Rand1}
+                                 end, rand:seed_s(exsss, Seed), Launches),
+    lists:append(Rounds).
+
+%% A random key per job: sorted by it, the jobs are shuffled (no two keys alike in practice, and
+%% keysort keeps the plan's order if they were).
+keyed([], Rand, Acc) -> {lists:reverse(Acc), Rand};
+keyed([J | More], Rand, Acc) ->
+    {X, Rand1} = rand:uniform_s(Rand),
+    keyed(More, Rand1, [{X, J} | Acc]).
 
 %% @doc The iterations launch `L' of a job measures: numbered on from the launches before it,
 %% so an iteration's number names one measurement of the point whichever launch made it.

@@ -32,17 +32,14 @@ counts(Counts, Rows) ->
                                   || {K, Ls} <- lists:sort(maps:to_list(Counts))])].
 
 row({B, P, A, O, E, _S, _N}, Launches, Time) ->
-    Xs = case Launches of
-             [One] -> One;
-             _ -> [lists:min(L) || L <- Launches]
-         end,
+    #{values := Xs, median := M, min := Min, max := Max, spread := Spread} =
+        beamscale_stats_instr:point(Launches),
     Over = case Launches of
                [_] -> io_lib:format("~b iterations, 1 launch", [length(Xs)]);
                _ -> io_lib:format("~b launches", [length(Launches)])
            end,
-    [label(B, P), A, O, E, fmt(beamscale_stats:median(Xs)),
-     [fmt(lists:min(Xs)), "..", fmt(lists:max(Xs))],
-     io_lib:format("~.2f %", [100 * beamscale_stats_instr:spread(Xs)]), Over, time(Time)].
+    [label(B, P), A, O, E, fmt(M), [fmt(Min), "..", fmt(Max)],
+     io_lib:format("~.2f %", [100 * Spread]), Over, time(Time)].
 
 pair(#{base := Base, other := Other, results := Results}) ->
     Head = ["benchmark", "args", "erl_args", ["instructions ", Base], ["instructions ", Other],
