@@ -45,8 +45,11 @@ out=$(mktemp -d /tmp/beamscale-micro-peers.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$out"' EXIT
 ./beamscale list >/dev/null
 cp _build/default/bin/beamscale "$out/beamscale"
-# The peers' emulators run with the flags bench's nodes have (ERL_*FLAGS emptied).
-noflags() { env ERL_FLAGS='' ERL_AFLAGS='' ERL_ZFLAGS='' "$@"; }
+# The peers' emulators run with the flags bench's nodes have (ERL_*FLAGS emptied), each in a
+# session of its own as bench's nodes are (their port program makes one): on a loaded host
+# Linux's autogroups share the CPU by session, and the two runs before this read bench 0.24-0.88x
+# erlperf with the peers left in this script's session.
+noflags() { setsid -w env ERL_FLAGS='' ERL_AFLAGS='' ERL_ZFLAGS='' "$@"; }
 {
     echo 'Es = ['
     for i in "${!exprs[@]}"; do
