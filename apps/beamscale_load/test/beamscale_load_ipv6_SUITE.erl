@@ -23,7 +23,6 @@ all() -> [tsung_iprange_v6, tsung_ip_v6, terms_bracketed].
 
 init_per_suite(Config) ->
     Ns = "bs_v6_" ++ os:getpid(),
-    Ip = os:find_executable("ip"),
     try
         beamscale_load_test_netns:add(Ns),
         %% nodad: the addresses are usable at once, not after duplicate address detection.
@@ -31,13 +30,7 @@ init_per_suite(Config) ->
                       [["link", "set", "lo", "up"]
                        | [["-6", "addr", "add", A ++ "/128", "dev", "lo", "nodad"]
                           || A <- ?SOURCES]]),
-        Paths = lists:usort([filename:dirname(code:which(M))
-                             || M <- [?MODULE, beamscale_load_run, beamscale_stats_hist,
-                                      beamscale_format_csv]]),
-        {ok, Peer, _} = peer:start(#{exec => {Ip, ["netns", "exec", Ns,
-                                                   os:find_executable("erl")]},
-                                     connection => standard_io,
-                                     args => lists:append([["-pa", P] || P <- Paths])}),
+        Peer = beamscale_load_test_netns:peer(Ns),
         Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_ipv6_SUITE"),
         HttpPort = beamscale_load_servers:free_port(),
         Nginx = nginx(Ns, Dir, HttpPort),

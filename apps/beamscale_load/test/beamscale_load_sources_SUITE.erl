@@ -22,17 +22,9 @@ all() -> [loopback_here, scan_and_range, not_assigned].
 
 init_per_suite(Config) ->
     Ns = "bs_sources_" ++ os:getpid(),
-    Ip = os:find_executable("ip"),
     try
         ok = ns(Ns),
-        Paths = lists:usort([filename:dirname(code:which(M))
-                             || M <- [?MODULE, beamscale_load_run, beamscale_stats_hist,
-                                      beamscale_format_csv]]),
-        {ok, Peer, _} = peer:start(#{exec => {Ip, ["netns", "exec", Ns,
-                                                        os:find_executable("erl")]},
-                                          connection => standard_io,
-                                          args => lists:append([["-pa", P] || P <- Paths])}),
-        [{ns, Ns}, {peer, Peer} | Config]
+        [{ns, Ns}, {peer, beamscale_load_test_netns:peer(Ns)} | Config]
     catch C:R:St -> beamscale_load_test_netns:remove(Ns), erlang:raise(C, R, St)
     end.
 

@@ -9,7 +9,7 @@
 
 -export([add/1, remove/1, list/0, pids/1, ip/1, etc/1, exec_ok/2]).
 -export([start/3, start/4, stop/1, listening/2, wait_until/2, ssh_keys/1, sshd/4]).
--export([recorder/2, accepted/1]).
+-export([peer/1, recorder/2, accepted/1]).
 -export_type([server/0]).
 
 %% A server started in a namespace: its port and its OS pid (`ip netns exec' execs it).
@@ -229,3 +229,16 @@ echo(S) ->
 accepted(Pid) ->
     Pid ! {accepted, self()},
     receive {accepted, L} -> lists:usort([inet:ntoa(A) || {A} <- L]) after 5000 -> timeout end.
+
+%% @doc A peer node (not distributed: its calls go over its standard I/O) run in `Ns', with
+%% the load generator's code and this helper's on its path.
+-spec peer(string()) -> pid().
+peer(Ns) ->
+    Paths = lists:usort([filename:dirname(code:which(M))
+                         || M <- [?MODULE, beamscale_load_run, beamscale_stats_hist,
+                                  beamscale_format_csv]]),
+    {ok, Peer, _} = peer:start(#{exec => {exe("ip"), ["netns", "exec", Ns,
+                                                      os:find_executable("erl")]},
+                                 connection => standard_io,
+                                 args => lists:append([["-pa", P] || P <- Paths])}),
+    Peer.
