@@ -9,7 +9,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([fragmented/0, fragmented/1]).
+-export([fragmented/0, fragmented/1, flush_and_copy/0, flush_and_copy/1, copy_xml/0,
+         copy_xml/1]).
 -export([scram_and_md5/1, wrong_password/1, query_error/1, extended/1, pgsql_xml/1,
          refused/1, tls/1]).
 -export([scram_and_md5/0, wrong_password/0, query_error/0, extended/0, pgsql_xml/0,
@@ -26,7 +27,7 @@
 suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [scram_and_md5, wrong_password, query_error, extended, pgsql_xml, refused, tls,
-          fragmented].
+          fragmented, flush_and_copy, copy_xml].
 
 init_per_suite(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "pg"),
@@ -145,6 +146,93 @@ extended(Config) ->
     ?assertEqual(3 * Done, maps:get(rows, T)),
     ?assertEqual(#{<<"pgsql 22P02: invalid input syntax for type integer: \"x\"">> => Done},
                  reasons(R)).
+
+flush_and_copy() ->
+    [{doc, "flush reads the extended answers so far (rows counted); COPY FROM STDIN by sql and "
+           "by execute, its data, copydone and copyfail: the table holds what was copied."}].
+flush_and_copy(Config) ->
+    #{user := U, password := P, database := D} = Info = ?config(info, Config),
+    Pg = fun(M) -> {pgsql, M#{target => db}} end,
+    Sql = fun(Q) -> Pg(#{type => sql, sql => Q}) end,
+    Steps = login(U, P, D) ++
+        [Sql("CREATE TEMP TABLE t (a int, b text)"),
+         Pg(#{type => parse, name => "s2", sql => "SELECT * FROM accounts WHERE id <= $1"}),
+         Pg(#{type => bind, name => "s2", parameters => ["2"]}),
+         Pg(#{type => execute}),
+         Pg(#{type => flush}),
+         Pg(#{type => bind, name => "s2", parameters => ["4"]}),
+         Pg(#{type => execute}),
+         Pg(#{type => flush}),
+         Pg(#{type => sync}),
+         Sql("COPY t FROM STDIN"),
+         Pg(#{type => copy, data => "1\tx\n2\ty\n"}),
+         Pg(#{type => copy, data => "3\tz\n"}),
+         Pg(#{type => copydone}),
+         Sql("SELECT * FROM t"),
+         Sql("COPY t FROM STDIN"),
+         Pg(#{type => copy, data => "4\tw\n"}),
+         Pg(#{type => copyfail, message => "abandoned"}),
+         Sql("SELECT * FROM t"),
+         Pg(#{type => parse, sql => "COPY t FROM STDIN"}),
+         Pg(#{type => bind}),
+         Pg(#{type => execute}),
+         Pg(#{type => flush}),
+         Pg(#{type => copy, data => "5\tv\n"}),
+         Pg(#{type => copydone}),
+         Pg(#{type => sync}),
+         Sql("SELECT * FROM t"),
+         Pg(#{type => copydone}),
+         Pg(#{type => close})],
+    #{total := T} = R = run(scenario(Info, 10, Steps)),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 2),
+    ?assertEqual(length(Steps) * Done, maps:get(requests, T)),
+    %% 2 and 4 accounts at the flushes; t: 3 rows, 3 (the failed copy added none), 4.
+    ?assertEqual((2 + 4 + 3 + 3 + 4) * Done, maps:get(rows, T)),
+    ?assertEqual(#{<<"pgsql copydone outside a COPY FROM STDIN">> => Done}, reasons(R)).
+
+copy_xml() ->
+    [{doc, "A Tsung file's flush, copy (Tsung's decimal bytes), copydone and copyfail run "
+           "against PostgreSQL; cancel and call are refused naming the line."}].
+copy_xml(Config) ->
+    #{port := Port, user := U, password := P, database := D} = ?config(info, Config),
+    Req = fun(X) -> ["<request><pgsql ", X, "</pgsql></request>\n"] end,
+    Xml = fun(Body) ->
+                  lists:flatten(
+                    ["<?xml version=\"1.0\"?>\n<tsung loglevel=\"notice\">\n",
+                     "<servers><server host=\"127.0.0.1\" port=\"", integer_to_list(Port),
+                     "\" type=\"tcp\"/></servers>\n",
+                     "<load><arrivalphase phase=\"1\" duration=\"1\" unit=\"second\">"
+                     "<users arrivalrate=\"5\" unit=\"second\"/></arrivalphase></load>\n",
+                     "<sessions><session name=\"s\" probability=\"100\" type=\"ts_pgsql\">\n",
+                     Req(["type=\"connect\" database=\"", D, "\" username=\"", U, "\">"]),
+                     Req(["type=\"authenticate\" password=\"", P, "\">"]),
+                     Body, "</session></sessions>\n</tsung>\n"])
+          end,
+    Body = [Req("type=\"sql\">CREATE TEMP TABLE c (a int, b text)"),
+            Req("type=\"sql\">COPY c FROM STDIN"),
+            %% "7\tseven\n" as Tsung writes bytes.
+            Req("type=\"copy\">55,9,115,101,118,101,110,10"),
+            Req("type=\"copydone\">"),
+            Req("type=\"sql\">COPY c FROM STDIN"),
+            Req("type=\"copyfail\">given up"),
+            Req("type=\"parse\">SELECT * FROM c WHERE b = 'seven'"),
+            Req("type=\"bind\">"), Req("type=\"execute\">"), Req("type=\"flush\">"),
+            Req("type=\"sync\">"), Req("type=\"close\">")],
+    {ok, S, _} = beamscale_load_tsung:from_text("copy.xml", Xml(Body)),
+    #{total := T} = R = run(S),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 1),
+    ?assertEqual(#{}, reasons(R)),
+    ?assertEqual(14 * Done, maps:get(requests, T)),
+    ?assertEqual(Done, maps:get(rows, T)),
+    [begin
+         {error, E} = beamscale_load_tsung:from_text("copy.xml",
+                                                     Xml(Req(["type=\"", Type, "\">"]))),
+         ?assertEqual("copy.xml:8: <pgsql type=\"" ++ Type ++ "\">: Tsung 1.7's reader has no "
+                      "such request (its DTD names it, its ts_config_pgsql stops on it)",
+                      lists:flatten(beamscale_load_tsung:format_error(E)))
+     end || Type <- ["cancel", "call"]].
 
 pgsql_xml() -> [{doc, "Tsung's pgsql.xml runs: logins and queries; only its SQL error counted."}].
 pgsql_xml(Config) ->

@@ -6,14 +6,16 @@
 -include_lib("kernel/include/file.hrl").
 
 -export([all/0, suite/0]).
--export([operations/1, errors/1, not_regular/1, escapes/1, tsung_example/1]).
--export([operations/0, errors/0, not_regular/0, escapes/0, tsung_example/0]).
+-export([operations/1, errors/1, not_regular/1, escapes/1, tsung_example/1, copy_position/1,
+         copy_bounds/1]).
+-export([operations/0, errors/0, not_regular/0, escapes/0, tsung_example/0, copy_position/0,
+         copy_bounds/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [operations, errors, not_regular, escapes, tsung_example].
+all() -> [operations, errors, not_regular, escapes, tsung_example, copy_position, copy_bounds].
 
 scenario(Dir, Steps) ->
     scenario(io_lib:format(
@@ -52,6 +54,94 @@ operations(Config) ->
     %% Three chunks, then end of file; the whole file again.
     ?assertEqual(6 * 4096 * Done, maps:get(bytes_received, T)),
     ?assertEqual({ok, []}, file:list_dir(Dir)).
+
+copy_position() ->
+    [{doc, "copy, and position on write_file, read_file, read_chunk and write_chunk: the bytes "
+           "counted and the files as each put them."}].
+copy_position(Config) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_fs_SUITE_copy"),
+    P = fun(Name) -> "\"u%%_id%%/" ++ Name ++ "\"" end,
+    Steps = "[" ++ lists:join(
+                     ", ",
+                     ["{setvars, [id], {random_string, 12}}",
+                      fs("make_dir", ", path => \"u%%_id%%\""),
+                      fs("write_file", ", path => " ++ P("f") ++ ", size => 1000"),
+                      %% Past the end: a hole of zeros from 1000 to 2000.
+                      fs("write_file", ", path => " ++ P("f") ++ ", size => 10, position => 2000"),
+                      fs("copy", ", path => " ++ P("f") ++ ", dest => " ++ P("g")),
+                      fs("open", ", path => " ++ P("g")),
+                      fs("read_chunk", ", size => 10, position => 2000"),
+                      %% On from 2010: the end of the file, nothing read.
+                      fs("read_chunk", ", size => 100"),
+                      fs("close", ""),
+                      fs("read_file", ", path => " ++ P("g") ++ ", position => 1990"),
+                      fs("open", ", path => " ++ P("h") ++ ", mode => write"),
+                      fs("write_chunk", ", size => 5, position => 100"),
+                      fs("write_chunk", ", size => 5"),
+                      fs("close", "")]) ++ "]",
+    #{total := T} = run(scenario(Dir, Steps)),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 5),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assertEqual(13 * Done, maps:get(requests, T)),
+    ?assertEqual((1000 + 10 + 2010 + 5 + 5) * Done, maps:get(bytes_sent, T)),
+    ?assertEqual((2010 + 10 + 20) * Done, maps:get(bytes_received, T)),
+    {ok, Users} = file:list_dir(Dir),
+    ?assertEqual(Done, length(Users)),
+    [begin
+         {ok, F} = file:read_file(filename:join([Dir, U, "f"])),
+         ?assertEqual(2010, byte_size(F)),
+         ?assertEqual(<<0:(1000 * 8)>>, binary:part(F, 1000, 1000)),
+         ?assertEqual({ok, F}, file:read_file(filename:join([Dir, U, "g"]))),
+         {ok, H} = file:read_file(filename:join([Dir, U, "h"])),
+         ?assertEqual(110, byte_size(H)),
+         ?assertEqual(<<0:800>>, binary:part(H, 0, 100))
+     end || U <- Users].
+
+copy_bounds() ->
+    [{doc, "copy keeps the kind's bounds: a FIFO or device either side, a source above "
+           "max_reply_bytes, a destination out of the directory, the request's timeout."}].
+copy_bounds(Config) ->
+    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_fs_SUITE_copyb"),
+    _ = os:cmd("mkfifo '" ++ filename:join(Dir, "pipe") ++ "'"),
+    ok = file:write_file(filename:join(Dir, "big"), binary:copy(<<"x">>, 2000)),
+    ok = file:write_file(filename:join(Dir, "small"), <<"abc">>),
+    %% 48 MiB read and written in 768 chunks of 64 KiB cannot end within 1 ms.
+    ok = file:write_file(filename:join(Dir, "huge"), binary:copy(<<0>>, 48 * 1024 * 1024)),
+    C = fun(From, To) ->
+                fs("copy", ", target => d, path => \"" ++ From ++ "\", dest => \"" ++ To ++ "\"")
+        end,
+    Steps = "[" ++ lists:join(", ", [C("pipe", "x"), C("small", "pipe"), C("big", "y"),
+                                     C("small", "../out"), C("none", "z"),
+                                     C("small", "small2"),
+                                     fs("copy", ", target => dev, path => \"zero\", "
+                                                "dest => \"null\"")]) ++ "]",
+    S = scenario(io_lib:format(
+                   "{targets, [{d, #{dir => \"~ts\", max_reply_bytes => 1000}},"
+                   " {dev, #{dir => \"/dev\"}}]}.\n"
+                   "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+                   "{sessions, [{s, #{steps => ~ts}}]}.\n", [Dir, Steps])),
+    #{total := T} = run(S),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 1),
+    ?assertEqual(#{<<"fs copy: not a regular file: FIFO">> => 2 * Done,
+                   <<"fs copy: file above max_reply_bytes (1000)">> => Done,
+                   <<"fs copy: path outside its directory (.. or a link out of it)">> => Done,
+                   <<"fs copy: no such file or directory">> => Done,
+                   <<"fs copy: not a regular file: character device">> => Done},
+                 maps:get(reasons, T)),
+    ?assertEqual({ok, <<"abc">>}, file:read_file(filename:join(Dir, "small2"))),
+    ?assertEqual({error, enoent}, file:read_file_info(filename:join(Dir, "y"))),
+    Slow = scenario(io_lib:format(
+                      "{targets, [{d, #{dir => \"~ts\", max_reply_bytes => 67108864}}]}.\n"
+                      "{phases, [{p, #{duration_s => 1, rate => 2}}]}.\n"
+                      "{sessions, [{s, #{steps => [~ts]}}]}.\n",
+                      [Dir, fs("copy", ", path => \"huge\", dest => \"huge2\", timeout_ms => 1")])),
+    #{total := T2} = run(Slow),
+    ?assertEqual([<<"timeout">>], maps:keys(maps:get(reasons, T2))),
+    ?assertEqual(maps:get(requests, T2), maps:get(timeouts, T2)),
+    {ok, #file_info{size = Part}} = file:read_file_info(filename:join(Dir, "huge2")),
+    ?assert(Part < 48 * 1024 * 1024, Part).
 
 errors() -> [{doc, "Missing files and no open file: the operation and the error in words."}].
 errors(Config) ->

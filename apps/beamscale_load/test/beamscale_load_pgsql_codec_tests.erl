@@ -109,3 +109,13 @@ read_params(N, <<L:32, V:L/binary, Rest/binary>>) -> [V | read_params(N - 1, Res
 proper_test_() ->
     [?_assert(proper:quickcheck(P, [{numtests, 300}, {to_file, user}]))
      || P <- [prop_decode_any_split(), prop_frontend_framing(), prop_bind_params()]].
+
+%% The protocol's message formats (PostgreSQL 15 docs, "Message Formats"): Flush is Byte1('H')
+%% Int32(4); CopyDone Byte1('c') Int32(4); CopyData Byte1('d') Int32(4 + n) Byten; CopyFail
+%% Byte1('f') Int32 String (NUL-terminated).
+copy_and_flush_bytes_test_() ->
+    B = fun iolist_to_binary/1,
+    [?_assertEqual(<<$H, 0, 0, 0, 4>>, B(?C:flush())),
+     ?_assertEqual(<<$c, 0, 0, 0, 4>>, B(?C:copy_done())),
+     ?_assertEqual(<<$d, 0, 0, 0, 9, "1\tx\n\n">>, B(?C:copy_data(<<"1\tx\n\n">>))),
+     ?_assertEqual(<<$f, 0, 0, 0, 8, "why", 0>>, B(?C:copy_fail("why")))].

@@ -34,6 +34,33 @@ range_test_() ->
     ++ [?_assertMatch({error, _}, beamscale_load_source:range(R))
         || R <- ["10.0.0", "10.0.0.2-1", "10.0.0.1-300", "a.b.c.d", "10.0.0.-1", "::1"]].
 
+range6_test_() ->
+    [?_assertEqual({ok, [{16#fd77, 0, 0, 0, 0, 0, 0, 2}, {16#fd77, 0, 0, 0, 0, 0, 0, 3}]},
+                   beamscale_load_source:range6("fd77::2-3")),
+     ?_assertEqual({ok, [{16#fd77, 0, 0, 0, 0, 0, 0, 9}, {16#fd77, 0, 0, 0, 0, 0, 0, 10},
+                         {16#fd77, 1, 0, 0, 0, 0, 0, 9}, {16#fd77, 1, 0, 0, 0, 0, 0, 10}]},
+                   beamscale_load_source:range6("fd77:0-1::9-a")),
+     ?_assertEqual({ok, [{0, 0, 0, 0, 0, 0, 0, 1}]}, beamscale_load_source:range6("::1")),
+     ?_assertMatch({error, "257 addresses" ++ _}, beamscale_load_source:range6("fd77::0-100")),
+     ?_assertMatch({error, "fd77::3-2: a range From-To with From above To"},
+                   beamscale_load_source:range6("fd77::3-2"))]
+    ++ [?_assertMatch({error, "" ++ _}, beamscale_load_source:range6(R))
+        || R <- ["10.0.0.1-2", "fd77::1-2-3", "fd77::g", "fd77:::1", "", "fd77::1-"]].
+
+%% A bracketed IPv6 address in a target, as in a URL: the host without its brackets.
+bracketed_test_() ->
+    Targets = fun(Address) ->
+                      check("{targets, [{t, #{address => \"" ++ Address ++ "\"}}]}.\n"
+                            "{phases, [{p, #{duration_s => 1, rate => 1}}]}.\n"
+                            "{sessions, [{s, #{steps => [{http, #{path => \"/\"}}]}}]}.\n")
+              end,
+    [?_assertMatch({ok, #{targets := #{t := #{host := H, port := P}}}}, Targets(A))
+     || {A, H, P} <- [{"[::1]:8080", "::1", 8080}, {"http://[::1]:8080/", "::1", 8080},
+                      {"http://[::1]/", "::1", 80}, {"https://[fd77::2]", "fd77::2", 443},
+                      {"::1:8080", "::1", 8080}]]
+    ++ [?_assertMatch({error, "s.scenario:1: " ++ _}, Targets(A))
+        || A <- ["[::1]", "[::1]8080", "[]:80", "http://[::1"]].
+
 terms_test() ->
     {ok, #{source_ips := []}} = check(?BASE),
     {ok, #{source_ips := [{127, 0, 0, 2}, {127, 0, 0, 3}]}} =
@@ -78,7 +105,14 @@ tsung_test_() ->
      ?_assertEqual({ok, [{127, 0, 0, 2}, {127, 0, 0, 3}]},
                    Load("<iprange value=\"127.0.0.2-3\"/>\n")),
      ?_assertMatch({error, "t.xml:4: <iprange value>: " ++ _},
-                   Load("<iprange value=\"127.0.0.300\"/>\n"))].
+                   Load("<iprange value=\"127.0.0.300\"/>\n")),
+     ?_assertEqual({ok, [{16#fd77, 0, 0, 0, 0, 0, 0, 2}, {16#fd77, 0, 0, 0, 0, 0, 0, 3}]},
+                   Load("<iprange version=\"v6\" value=\"fd77::2-3\"/>\n")),
+     ?_assertEqual({ok, [{16#fd77, 0, 0, 0, 0, 0, 0, 2}]}, Load("<ip value=\"fd77::2\"/>\n")),
+     ?_assertMatch({error, "t.xml:4: <iprange value>: 127.0.0.2-3: expected an IPv6" ++ _},
+                   Load("<iprange version=\"v6\" value=\"127.0.0.2-3\"/>\n")),
+     ?_assertEqual({error, "t.xml:4: <iprange version=\"v5\"> (expected v4 or v6)"},
+                   Load("<iprange version=\"v5\" value=\"127.0.0.2\"/>\n"))].
 
 %% Users of one agent take the addresses in turn; with none, sockets bind nothing.
 round_robin_test() ->

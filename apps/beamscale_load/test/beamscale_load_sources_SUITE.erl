@@ -11,7 +11,6 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([loopback_here/1, scan_and_range/1, not_assigned/1]).
 -export([loopback_here/0, scan_and_range/0, not_assigned/0]).
--export([recorder/0, accepted/1]).
 
 -define(SERVER, "10.77.0.1").
 -define(PORT, 7700).
@@ -23,17 +22,9 @@ all() -> [loopback_here, scan_and_range, not_assigned].
 
 init_per_suite(Config) ->
     Ns = "bs_sources_" ++ os:getpid(),
-    Ip = os:find_executable("ip"),
     try
         ok = ns(Ns),
-        Paths = lists:usort([filename:dirname(code:which(M))
-                             || M <- [?MODULE, beamscale_load_run, beamscale_stats_hist,
-                                      beamscale_format_csv]]),
-        {ok, Peer, _} = peer:start(#{exec => {Ip, ["netns", "exec", Ns,
-                                                        os:find_executable("erl")]},
-                                          connection => standard_io,
-                                          args => lists:append([["-pa", P] || P <- Paths])}),
-        [{ns, Ns}, {peer, Peer} | Config]
+        [{ns, Ns}, {peer, beamscale_load_test_netns:peer(Ns)} | Config]
     catch C:R:St -> beamscale_load_test_netns:remove(Ns), erlang:raise(C, R, St)
     end.
 
@@ -52,45 +43,6 @@ ns(Ns) ->
                    ["addr", "add", "10.77.0.3/24", "dev", "v0"],
                    ["addr", "add", ?SERVER ++ "/24", "dev", "v1"],
                    ["link", "set", "v0", "up"], ["link", "set", "v1", "up"]]).
-
-%% @doc (On the peer: it is not distributed, so the call waits there.) A TCP server on ?SERVER
-%% that records the address of each connection and echoes; returned once it listens.
-recorder() ->
-    Parent = self(),
-    Pid = spawn(fun() ->
-                        Tab = ets:new(accepted, [public, bag]),
-                        {ok, L} = gen_tcp:listen(?PORT, [binary, {ip, {10, 77, 0, 1}},
-                                                         {active, false}, {reuseaddr, true},
-                                                         {backlog, 128}]),
-                        Parent ! {listening, self()},
-                        accept(L, Tab)
-                end),
-    receive {listening, Pid} -> Pid after 10000 -> no_recorder end.
-
-accept(L, Tab) ->
-    receive {accepted, From} -> From ! {accepted, ets:tab2list(Tab)} after 0 -> ok end,
-    case gen_tcp:accept(L, 100) of
-        {ok, S} ->
-            {ok, {A, _}} = inet:peername(S),
-            ets:insert(Tab, {A}),
-            Pid = spawn(fun() -> receive go -> drain(S) end end),
-            ok = gen_tcp:controlling_process(S, Pid),
-            Pid ! go,
-            accept(L, Tab);
-        {error, timeout} -> accept(L, Tab)
-    end.
-
-%% An echo: Tsung's ack="local" waits for the server's reply.
-drain(S) ->
-    case gen_tcp:recv(S, 0, 5000) of
-        {ok, Data} -> _ = gen_tcp:send(S, Data), drain(S);
-        _ -> gen_tcp:close(S)
-    end.
-
-%% @doc (On the peer.) The addresses the recorder accepted.
-accepted(Pid) ->
-    Pid ! {accepted, self()},
-    receive {accepted, L} -> lists:usort([inet:ntoa(A) || {A} <- L]) after 5000 -> timeout end.
 
 tsung(Ips) ->
     Text = io_lib:format(
@@ -123,7 +75,8 @@ scan_and_range() -> [{doc, "<ip scan=\"true\" value=\"v0\"> and <iprange>: users
                            "two addresses in turn; the server sees both."}].
 scan_and_range(Config) ->
     P = ?config(peer, Config),
-    Rec = peer:call(P, ?MODULE, recorder, [], ?CALL_TIMEOUT),
+    Rec = peer:call(P, beamscale_load_test_netns, recorder, [{10, 77, 0, 1}, ?PORT],
+                    ?CALL_TIMEOUT),
     ?assert(is_pid(Rec)),
     [begin
          {ok, #{total := T}} = run(Config, tsung(Ips)),
@@ -131,7 +84,8 @@ scan_and_range(Config) ->
          ?assert(maps:get(sessions_done, T) >= 3),
          ?assertEqual(0, maps:get(errors, T))
      end || Ips <- ["<ip scan=\"true\" value=\"v0\"/>", "<iprange value=\"10.77.0.2-3\"/>"]],
-    ?assertEqual(["10.77.0.2", "10.77.0.3"], peer:call(P, ?MODULE, accepted, [Rec])).
+    ?assertEqual(["10.77.0.2", "10.77.0.3"],
+                 peer:call(P, beamscale_load_test_netns, accepted, [Rec])).
 
 not_assigned() -> [{doc, "An address the load node lacks stops the run before any user, naming "
                          "its interfaces; an unknown interface too."}].

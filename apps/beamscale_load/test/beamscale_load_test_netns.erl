@@ -1,13 +1,15 @@
 %% @doc Test helper: network namespaces that stand for other hosts (beamscale_hosts_SUITE,
-%% beamscale_load_netns_SUITE, beamscale_load_sources_SUITE). A namespace made, servers
-%% started in it and stopped by pid, and the namespace removed with every process left in it
-%% and its /etc/netns/NAME (`ip netns exec' mounts it over /etc). Only OTP here, so that the
-%% suites of every app can call it.
+%% beamscale_load_netns_SUITE, beamscale_load_sources_SUITE, beamscale_load_ipv6_SUITE). A
+%% namespace made, servers started in it and stopped by pid, and the namespace removed with
+%% every process left in it and its /etc/netns/NAME (`ip netns exec' mounts it over /etc); a
+%% TCP echo that records whom it accepted, run on a peer node inside one. Only OTP here, so
+%% that the suites of every app can call it.
 -module(beamscale_load_test_netns).
 -include_lib("common_test/include/ct.hrl").
 
 -export([add/1, remove/1, list/0, pids/1, ip/1, etc/1, exec_ok/2]).
 -export([start/3, start/4, stop/1, listening/2, wait_until/2, ssh_keys/1, sshd/4]).
+-export([peer/1, recorder/2, accepted/1]).
 -export_type([server/0]).
 
 %% A server started in a namespace: its port and its OS pid (`ip netns exec' execs it).
@@ -182,3 +184,61 @@ drain(P) ->
     receive {P, {data, D}} -> [D | drain(P)]
     after 0 -> []
     end.
+
+%% @doc (On a peer node in a namespace: called there, it runs there.) A TCP echo on `Ip':`Port'
+%% that records the address of each connection; returned once it listens.
+-spec recorder(inet:ip_address(), inet:port_number()) -> pid() | no_recorder.
+recorder(Ip, Port) ->
+    Parent = self(),
+    Family = case tuple_size(Ip) of 4 -> inet; 8 -> inet6 end,
+    Pid = spawn(fun() ->
+                        Tab = ets:new(accepted, [public, bag]),
+                        {ok, L} = gen_tcp:listen(Port, [binary, Family, {ip, Ip},
+                                                        {active, false}, {reuseaddr, true},
+                                                        {backlog, 128}]),
+                        Parent ! {listening, self()},
+                        accept(L, Tab)
+                end),
+    receive {listening, Pid} -> Pid after 10000 -> no_recorder end.
+
+accept(L, Tab) ->
+    receive
+        {accepted, From} -> From ! {accepted, ets:tab2list(Tab)}, ets:delete_all_objects(Tab)
+    after 0 -> ok
+    end,
+    case gen_tcp:accept(L, 100) of
+        {ok, S} ->
+            {ok, {A, _}} = inet:peername(S),
+            ets:insert(Tab, {A}),
+            Pid = spawn(fun() -> receive go -> echo(S) end end),
+            ok = gen_tcp:controlling_process(S, Pid),
+            Pid ! go,
+            accept(L, Tab);
+        {error, timeout} -> accept(L, Tab)
+    end.
+
+%% An echo: Tsung's ack="local" waits for the server's reply.
+echo(S) ->
+    case gen_tcp:recv(S, 0, 5000) of
+        {ok, Data} -> _ = gen_tcp:send(S, Data), echo(S);
+        _ -> gen_tcp:close(S)
+    end.
+
+%% @doc (On the peer.) The addresses the recorder accepted since it was last asked.
+-spec accepted(pid()) -> [string()] | timeout.
+accepted(Pid) ->
+    Pid ! {accepted, self()},
+    receive {accepted, L} -> lists:usort([inet:ntoa(A) || {A} <- L]) after 5000 -> timeout end.
+
+%% @doc A peer node (not distributed: its calls go over its standard I/O) run in `Ns', with
+%% the load generator's code and this helper's on its path.
+-spec peer(string()) -> pid().
+peer(Ns) ->
+    Paths = lists:usort([filename:dirname(code:which(M))
+                         || M <- [?MODULE, beamscale_load_run, beamscale_stats_hist,
+                                  beamscale_format_csv]]),
+    {ok, Peer, _} = peer:start(#{exec => {exe("ip"), ["netns", "exec", Ns,
+                                                      os:find_executable("erl")]},
+                                 connection => standard_io,
+                                 args => lists:append([["-pa", P] || P <- Paths])}),
+    Peer.

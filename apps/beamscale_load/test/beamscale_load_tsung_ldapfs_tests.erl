@@ -75,8 +75,26 @@ fs_test() ->
                   {request, M, fs, #{type := close}, _},
                   {request, M, fs, #{type := read_file, base := "", path := "x"}, _}], Steps).
 
+fs_copy_position_test() ->
+    Steps = fs("<request subst=\"true\"><fs cmd=\"copy\" path=\"/mnt/b/%%_id%%/f\" "
+               "dest=\"/mnt/b/c/%%_id%%\"/></request>\n"
+               "<request><fs cmd=\"copy\" path=\"/a/f\" dest=\"/b/g\"/></request>\n"
+               "<request><fs cmd=\"read_chunk\" size=\"10\" position=\" 20 \"/></request>\n"
+               "<request><fs cmd=\"write\" path=\"/x/y\" size=\"3\" position=\"7\"/></request>"),
+    M = beamscale_load_fs,
+    ?assertMatch([{dyn, #{raw := #{type := copy, base := "mnt/b", path := "%%_id%%/f",
+                                   dest := "c/%%_id%%"}}, {request, M, fs, _, _}},
+                  {request, M, fs, #{type := copy, base := "", path := "a/f", dest := "b/g"}, _},
+                  {request, M, fs, #{type := read_chunk, size := 10, position := 20}, _},
+                  {request, M, fs, #{type := write_file, base := "x", path := "y", size := 3,
+                                     position := 7}, _}], Steps).
+
 fs_refused_test_() ->
-    [?_assertEqual({error, "t.xml:6: path=\"rel\": expected an absolute path"},
+    [?_assertEqual({error, "t.xml:6: dest=\"rel\": expected an absolute path"},
+                   fs("<request><fs cmd=\"copy\" path=\"/a\" dest=\"rel\"/></request>")),
+     ?_assertEqual({error, "t.xml:6: position=\"x\" (expected an integer)"},
+                   fs("<request><fs cmd=\"read_chunk\" position=\"x\"/></request>")),
+     ?_assertEqual({error, "t.xml:6: path=\"rel\": expected an absolute path"},
                    fs("<request><fs cmd=\"delete\" path=\"rel\"/></request>")),
      ?_assertMatch({error, "t.xml:6: cmd=\"make_symlink\"" ++ _},
                    fs("<request><fs cmd=\"make_symlink\" path=\"/a\"/></request>")),

@@ -48,9 +48,22 @@ flow_test() ->
 
 errors_test() ->
     Err = fun(Type, Body) -> load(xml(Type, req(Body))) end,
-    ?assertEqual({error, "t.xml:6: type=\"copy\" (expected connect, authenticate, sql, parse, "
-                         "bind, describe, execute, sync or close)"},
-                 Err("tcp", "<pgsql type=\"copy\"/>")),
+    ?assertEqual({error, "t.xml:6: type=\"cancel2\" (expected connect, authenticate, sql, "
+                         "parse, bind, describe, execute, sync, close, flush, copy, copydone or "
+                         "copyfail)"},
+                 Err("tcp", "<pgsql type=\"cancel2\"/>")),
+    ?assertEqual({error, "t.xml:6: <pgsql type=\"call\">: Tsung 1.7's reader has no such "
+                         "request (its DTD names it, its ts_config_pgsql stops on it)"},
+                 Err("tcp", "<pgsql type=\"call\"/>")),
+    ?assertEqual({error, "t.xml:6: <pgsql type=\"copy\">: expected bytes as decimal numbers "
+                         "separated by commas (0 to 255), as Tsung reads them"},
+                 Err("tcp", "<pgsql type=\"copy\">65,300</pgsql>")),
+    ?assertMatch([#{type := copy, data := <<"AB">>}, #{type := flush}, #{type := copydone},
+                  #{type := copyfail, message := <<"no">>}],
+                 steps(Err("tcp", ["<pgsql type=\"copy\">65, 66</pgsql></request><request>"
+                                   "<pgsql type=\"flush\"/></request><request>"
+                                   "<pgsql type=\"copydone\"/></request><request>"
+                                   "<pgsql type=\"copyfail\">no</pgsql>"]))),
     ?assertEqual({error, "t.xml:6: <pgsql type=\"sql\"> needs the query as its text"},
                  Err("tcp", "<pgsql type=\"sql\"/>")),
     ?assertMatch({error, "t.xml:6: " ++ _}, Err("tcp", "<pgsql type=\"connect\"/>")),

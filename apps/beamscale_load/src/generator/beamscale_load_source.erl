@@ -11,8 +11,8 @@
 %% without an argument of their own.
 -module(beamscale_load_source).
 
--export([check/1, parse/1, range/1, resolve/1, new/1, choose/1, opts/0, connect_opts/0, peer/1,
-         to_text/1, format_error/1]).
+-export([check/1, parse/1, range/1, range6/1, resolve/1, new/1, choose/1, opts/0,
+         connect_opts/0, peer/1, to_text/1, format_error/1]).
 -export_type([sources/0, source/0]).
 
 %% The addresses and a counter shared by the users of one agent (no process, no lock).
@@ -96,6 +96,40 @@ range(Text) ->
             end;
         _ -> {error, Text ++ ": expected A.B.C.D with ranges such as 1-20 (IPv4)"}
     end.
+
+%% @doc `<iprange version="v6" value>': an IPv6 address with a range `From-To' (hexadecimal) in
+%% any of its groups ("fd77::2-9", "fd77:0-1::1-3"), as the IPv4 form has one in any part (Tsung
+%% 1.7 reads only that one), at most ?MAX_SOURCES addresses.
+-spec range6(string()) -> {ok, [inet:ip6_address()]} | {error, string()}.
+range6(Text) ->
+    %% The address with each range's lower bound, and with its upper: each group's range is
+    %% then between the two (a group without one is the same in both).
+    Ends = [inet:parse_ipv6strict_address(lists:flatten(
+              lists:join(":", [lists:nth(I, string:split(G, "-") ++ [G])
+                               || G <- string:split(Text, ":", all)]))) || I <- [1, 2]],
+    Hex = io_lib:printable_latin1_list(Text)
+        andalso lists:all(fun(G) -> length(string:split(G, "-", all)) =< 2 end,
+                          string:split(Text, ":", all)),
+    case {Hex, Ends} of
+        {true, [{ok, Lo}, {ok, Hi}]} ->
+            Parts = lists:zip(tuple_to_list(Lo), tuple_to_list(Hi)),
+            case lists:all(fun({A, B}) -> A =< B end, Parts) of
+                true -> expand6(Parts);
+                false -> {error, Text ++ ": a range From-To with From above To"}
+            end;
+        _ -> {error, Text ++ ": expected an IPv6 address with ranges such as fd00::2-9 "
+                            "(hexadecimal)"}
+    end.
+
+expand6(Parts) ->
+    case lists:foldl(fun({X, Y}, N) -> N * (Y - X + 1) end, 1, Parts) of
+        N when N =< ?MAX_SOURCES ->
+            {ok, [list_to_tuple(A) || A <- combos(Parts)]};
+        N -> {error, io_lib:format("~b addresses: at most ~b", [N, ?MAX_SOURCES])}
+    end.
+
+combos([]) -> [[]];
+combos([{X, Y} | Rest]) -> [[G | T] || G <- lists:seq(X, Y), T <- combos(Rest)].
 
 int(S) ->
     try list_to_integer(S) of

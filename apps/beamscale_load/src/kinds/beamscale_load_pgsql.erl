@@ -3,7 +3,10 @@
 %% the server's authentication request; `authenticate' answers it (MD5, cleartext, or the
 %% SCRAM-SHA-256 exchange with the server's signature checked) and waits until the server is
 %% ready; `sql' is a simple query; `parse', `bind', `describe' and `execute' are sent without
-%% waiting, and `sync' reads what they brought until the server is ready; `close' terminates.
+%% waiting, `flush' reads the answers to those sent so far, and `sync' reads what they brought
+%% until the server is ready; `close' terminates. A COPY FROM STDIN (by `sql', or an `execute')
+%% takes `copy' (data sent without waiting), then `copydone' or `copyfail' (the server's
+%% "COPY ... failed" is then the answer expected, no error).
 %% Rows (DataRow messages) are counted into the run's `rows'; an ErrorResponse fails the
 %% request with `{pgsql, SQLSTATE, Message}', PostgreSQL's own words. A target with `tls' sends
 %% the SSLRequest first and, when the server says `S', does the TLS handshake (as Tsung's
@@ -24,13 +27,18 @@
 -define(MAX_MESSAGE, 16 * 1024 * 1024).
 %% The server answers an SSLRequest with one byte, at once.
 -define(SSL_ANSWER_TIMEOUT, 5000).
--define(TYPES, [connect, authenticate, sql, parse, bind, describe, execute, sync, close]).
+-define(TYPES, [connect, authenticate, sql, parse, bind, describe, execute, sync, close, flush,
+                copy, copydone, copyfail]).
+%% SQLSTATE query_canceled: a COPY FROM STDIN ended by CopyFail.
+-define(COPY_FAILED, <<"57014">>).
 
 %% The stream, the bytes received but not used, and where the session is: `new' (no startup
-%% yet), `{auth, User, Request}' (the server's authentication request awaits a password) or
-%% `ready'.
+%% yet), `{auth, User, Request}' (the server's authentication request awaits a password),
+%% `ready', `{pending, N}' (extended messages sent, N answers to come before a Sync), or
+%% `{copy_in, simple | extended}' (the server takes CopyData).
 -type conn() :: {pg, beamscale_load_tcp:socket(), binary(),
-                 new | ready | {auth, binary(), ?C:auth()}}.
+                 new | ready | {auth, binary(), ?C:auth()} | {pending, non_neg_integer()}
+                 | {copy_in, simple | extended}}.
 
 %% @doc A step `#{type => T, ...}': connect (database, username), authenticate (password), sql
 %% (sql), parse (sql, name), bind (portal, name, parameters), describe (portal or name),
@@ -61,11 +69,14 @@ keys(parse) -> {[sql], [name]};
 keys(bind) -> {[], [portal, name, parameters]};
 keys(describe) -> {[], [portal, name]};
 keys(execute) -> {[], [portal, max_rows]};
+keys(copy) -> {[data], []};
+keys(copyfail) -> {[], [message]};
 keys(_) -> {[], []}.
 
 defaults(parse) -> #{name => <<>>};
 defaults(bind) -> #{portal => <<>>, name => <<>>, parameters => []};
 defaults(execute) -> #{portal => <<>>, max_rows => 0};
+defaults(copyfail) -> #{message => <<"copyfail">>};
 defaults(_) -> #{}.
 
 values([], Acc) -> {ok, Acc};
@@ -145,16 +156,68 @@ request(#{type := authenticate, password := P}, {pg, S, Buf, {auth, U, Auth}}, T
     authenticate(Auth, U, P, {S, Buf, deadline(Timeout)});
 request(#{type := authenticate}, Conn, _Timeout) -> {error, {?MODULE, no_auth_asked}, Conn};
 request(_Spec, {pg, S, _, {auth, _, _}}, _Timeout) -> gone(S, {?MODULE, not_authenticated});
-request(#{type := sql, sql := Sql}, {pg, S, Buf, ready}, Timeout) ->
+request(#{type := T} = Spec, {pg, _, _, {copy_in, _}} = Conn, Timeout) ->
+    copy_in(T, Spec, Conn, Timeout);
+request(#{type := T}, Conn, _Timeout) when T =:= copy; T =:= copydone; T =:= copyfail ->
+    {error, {?MODULE, {not_copying, T}}, Conn};
+request(#{type := sql, sql := Sql}, {pg, S, Buf, _}, Timeout) ->
     sent(beamscale_load_tcp:send(S, ?C:query(Sql)), S,
          fun() -> until_ready(S, Buf, deadline(Timeout), {0, none}) end);
-request(#{type := sync}, {pg, S, Buf, ready}, Timeout) ->
+request(#{type := sync}, {pg, S, Buf, _}, Timeout) ->
     sent(beamscale_load_tcp:send(S, ?C:sync()), S,
          fun() -> until_ready(S, Buf, deadline(Timeout), {0, none}) end);
-request(Spec, {pg, S, _, ready} = Conn, _Timeout) ->
-    %% The extended flow's messages up to Sync: the server answers them all after the Sync.
-    case beamscale_load_tcp:send(S, extended(Spec)) of
-        ok -> {ok, Conn};
+request(#{type := flush}, {pg, S, Buf, State}, Timeout) ->
+    sent(beamscale_load_tcp:send(S, ?C:flush()), S,
+         fun() -> answers(S, Buf, deadline(Timeout), {pending(State), 0}) end);
+request(Spec, {pg, S, Buf, State}, _Timeout) ->
+    %% The extended flow's messages up to Sync: the server answers them after a Flush or Sync.
+    sent_only(S, extended(Spec), {pg, S, Buf, {pending, pending(State) + 1}}).
+
+sent_only(S, Msg, Conn) ->
+    sent(beamscale_load_tcp:send(S, Msg), S, fun() -> {ok, Conn} end).
+
+pending({pending, N}) -> N;
+pending(ready) -> 0.
+
+%% In a COPY FROM STDIN: data, its end, or its abort (whose error is the answer asked for);
+%% after a simple query's COPY the server is then ready, after an Execute's it awaits a Sync.
+copy_in(copy, #{data := D}, {pg, S, _, _} = Conn, _Timeout) ->
+    sent_only(S, ?C:copy_data(D), Conn);
+copy_in(T, Spec, {pg, S, Buf, {copy_in, How}}, Timeout) when T =:= copydone; T =:= copyfail ->
+    End = case T of
+              copydone -> ?C:copy_done();
+              copyfail -> ?C:copy_fail(maps:get(message, Spec))
+          end,
+    %% In the extended flow the server holds its answer until a Flush (or a Sync).
+    {Msg, Read} =
+        case How of
+            simple -> {End, fun() -> until_ready(S, Buf, deadline(Timeout), {0, none}) end};
+            extended -> {[End, ?C:flush()],
+                         fun() -> answers(S, Buf, deadline(Timeout), {1, 0}) end}
+        end,
+    case {T, sent(beamscale_load_tcp:send(S, Msg), S, Read)} of
+        {copyfail, {error, {pgsql, ?COPY_FAILED, _}, Conn}} -> {ok, Conn};
+        {_, Result} -> Result
+    end;
+copy_in(T, _Spec, Conn, _Timeout) -> {error, {?MODULE, {in_copy, T}}, Conn}.
+
+%% The answers to `N' extended messages (each ends with its own message: ParseComplete,
+%% BindComplete, CloseComplete, RowDescription or NoData for a Describe, CommandComplete,
+%% EmptyQueryResponse or PortalSuspended for an Execute); an error ends them all (the server
+%% skips what follows until a Sync); CopyInResponse starts a COPY FROM STDIN.
+answers(S, Buf, _Deadline, {0, Rows}) ->
+    [beamscale_load_request:count(rows, Rows) || Rows > 0],
+    {ok, {pg, S, Buf, {pending, 0}}};
+answers(S, Buf, Deadline, {N, Rows}) ->
+    case next(S, Buf, Deadline) of
+        {ok, {T, _}, Rest} when T =:= $1; T =:= $2; T =:= $3; T =:= $T; T =:= $n; T =:= $C;
+                               T =:= $I; T =:= $s ->
+            answers(S, Rest, Deadline, {N - 1, Rows});
+        {ok, {$D, _}, Rest} -> answers(S, Rest, Deadline, {N, Rows + 1});
+        {ok, {$G, _}, Rest} -> {ok, {pg, S, Rest, {copy_in, extended}}};
+        {ok, {$E, Body}, Rest} -> {error, error_reason(Body), {pg, S, Rest, {pending, 0}}};
+        {ok, {$Z, _}, Rest} -> answers(S, Rest, Deadline, {0, Rows});
+        {ok, _Other, Rest} -> answers(S, Rest, Deadline, {N, Rows});
         {error, Reason} -> gone(S, Reason)
     end.
 
@@ -246,6 +309,7 @@ until_ready(S, Buf, Deadline, {Rows, Err}) ->
                 _ -> {error, Err, {pg, S, Rest, ready}}
             end;
         {ok, {$D, _}, Rest} -> until_ready(S, Rest, Deadline, {Rows + 1, Err});
+        {ok, {$G, _}, Rest} when Err =:= none -> {ok, {pg, S, Rest, {copy_in, simple}}};
         {ok, {$E, Body}, Rest} when Err =:= none ->
             until_ready(S, Rest, Deadline, {Rows, error_reason(Body)});
         {ok, _Other, Rest} -> until_ready(S, Rest, Deadline, {Rows, Err});
@@ -292,6 +356,9 @@ format_error(already_connected) -> "pgsql connect on a session already started";
 format_error(not_connected) -> "a pgsql request before connect";
 format_error(no_auth_asked) -> "pgsql authenticate but the server asked for no password";
 format_error(not_authenticated) -> "a pgsql request before authenticate";
+format_error({not_copying, T}) -> io_lib:format("pgsql ~ts outside a COPY FROM STDIN", [T]);
+format_error({in_copy, T}) ->
+    io_lib:format("pgsql ~ts in a COPY FROM STDIN (copy, copydone or copyfail)", [T]);
 format_error({auth_method, N}) -> io_lib:format("unsupported authentication request ~b", [N]);
 format_error({sasl_mechanisms, Ms}) -> ["no SCRAM-SHA-256 among ", lists:join(", ", Ms)];
 format_error({scram, Why}) -> io_lib:format("SCRAM failed: ~tp", [Why]);
@@ -321,7 +388,7 @@ name() -> pgsql.
 -spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_pgsql", element => pgsql, servers => ["tcp", "ssl"],
              attributes => [type, database, username, password, name_portal, name_prepared, query,
-                            parameters, max_rows, formats, formats_results]}.
+                            parameters, max_rows, formats, formats_results, contents_from_file]}.
 
 %% @doc `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp, or ssl (the
 %% SSLRequest then TLS, the certificate not checked, as Tsung does).

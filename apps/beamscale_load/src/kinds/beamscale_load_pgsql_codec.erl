@@ -5,6 +5,7 @@
 
 -export([ssl_request/0, startup/2, password/1, sasl_initial/2, sasl_response/1, query/1,
          parse/2, bind/2, describe/2, execute/2, sync/0, terminate/0]).
+-export([flush/0, copy_data/1, copy_done/0, copy_fail/1]).
 -export([decode/2, auth/1, fields/1, md5/3]).
 -export([scram_first/2, scram_final/3, scram_verify/2]).
 -export_type([message/0, auth/0]).
@@ -76,6 +77,22 @@ execute(Portal, MaxRows) -> msg($E, [Portal, 0, <<MaxRows:32>>]).
 %% @doc Sync: the end of an extended query; the backend answers ReadyForQuery.
 -spec sync() -> iodata().
 sync() -> msg($S, []).
+
+%% @doc Flush: the backend sends what it has for the messages before it, without a Sync.
+-spec flush() -> iodata().
+flush() -> msg($H, []).
+
+%% @doc CopyData: bytes of a COPY FROM STDIN.
+-spec copy_data(iodata()) -> iodata().
+copy_data(Data) -> msg($d, Data).
+
+%% @doc CopyDone: the end of a COPY FROM STDIN's data.
+-spec copy_done() -> iodata().
+copy_done() -> msg($c, []).
+
+%% @doc CopyFail: the COPY FROM STDIN aborted, with the client's reason.
+-spec copy_fail(iodata()) -> iodata().
+copy_fail(Reason) -> msg($f, [Reason, 0]).
 
 %% @doc Terminate.
 -spec terminate() -> iodata().

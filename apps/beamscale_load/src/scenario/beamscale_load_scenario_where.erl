@@ -103,9 +103,19 @@ max(#{max_reply_bytes := _}) ->
 max(_) -> #{}.
 
 %% @private "host:port" with a port number; a URL too, "http[s]://host[:port][/]" (the port its
-%% scheme's by default; `tls/2' reads the scheme).
+%% scheme's by default; `tls/2' reads the scheme). An IPv6 address may be bracketed, as in a
+%% URL ("[::1]:8080"): the host is then the address without its brackets.
 address("https://" ++ A) -> url(A, 443);
 address("http://" ++ A) -> url(A, 80);
+address("[" ++ A) ->
+    case string:split(A, "]") of
+        [Host, ":" ++ P] when Host =/= "" ->
+            case address(Host ++ ":" ++ P) of
+                {ok, _, Port} -> {ok, Host, Port};
+                error -> error
+            end;
+        _ -> error
+    end;
 address(A) when is_list(A) ->
     case string:split(A, ":", trailing) of
         [Host, P] when Host =/= "" ->
@@ -120,9 +130,13 @@ address(_) -> error.
 
 url(A, Default) ->
     HostPort = string:trim(A, trailing, "/"),
-    case lists:member($:, HostPort) orelse HostPort =:= "" orelse lists:member($/, HostPort) of
-        true -> address(HostPort);
-        false -> {ok, HostPort, Default}
+    case {HostPort, lists:reverse(HostPort)} of
+        {"[" ++ _, "]" ++ _} -> address(HostPort ++ ":" ++ integer_to_list(Default));
+        _ -> case lists:member($:, HostPort) orelse HostPort =:= ""
+                      orelse lists:member($/, HostPort) of
+                 true -> address(HostPort);
+                 false -> {ok, HostPort, Default}
+             end
     end.
 
 %% @doc The load nodes: how many here, or the ssh hosts.

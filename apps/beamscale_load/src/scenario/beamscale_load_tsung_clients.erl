@@ -59,15 +59,20 @@ remote_client(C, Ctx) ->
 
 here("localhost") -> true;
 here("127." ++ _) -> true;
+here("::1") -> true;
 here(_) -> false.
 
-%% `<ip value>' (an address of the load node's host), `<ip scan="true" value="eth0">' (the
-%% addresses of that interface there), `<iprange value="10.0.0.1-20">' (IPv4 only).
+%% `<ip value>' (an address of the load node's host, IPv4 or IPv6), `<ip scan="true"
+%% value="eth0">' (the addresses of that interface there), `<iprange value="10.0.0.1-20">' and
+%% `<iprange version="v6" value="fd00::2-9">'.
 source_ip(#xmlElement{name = iprange} = Ip, Ctx) ->
     check_attrs(Ip, Ctx),
-    [fail(Ip, Ctx, "<iprange version=\"~ts\">: IPv4 only (v4)", [V])
-     || V <- [attr(Ip, version, "v4")], V =/= "v4"],
-    case beamscale_load_source:range(req(Ip, value, Ctx)) of
+    Range = case attr(Ip, version, "v4") of
+                "v4" -> fun beamscale_load_source:range/1;
+                "v6" -> fun beamscale_load_source:range6/1;
+                V -> fail(Ip, Ctx, "<iprange version=\"~ts\"> (expected v4 or v6)", [V])
+            end,
+    case Range(req(Ip, value, Ctx)) of
         {ok, Addrs} -> [{inet:ntoa(A), line(Ip, Ctx)} || A <- Addrs];
         {error, Msg} -> fail(Ip, Ctx, "<iprange value>: ~ts", [Msg])
     end;

@@ -3,8 +3,11 @@
 %% text), the extended flow's `type="parse" name_prepared' (the query as text or `query'),
 %% `type="bind" name_portal name_prepared parameters' (values separated by commas),
 %% `type="describe" name_portal|name_prepared', `type="execute" name_portal max_rows',
-%% `type="sync"', and `type="close"'. Part of `beamscale_load_tsung_xml'; errors are thrown as
-%% it throws them.
+%% `type="sync"', `type="close"', `type="flush"', and a COPY FROM STDIN's `type="copy"' (its
+%% bytes as Tsung writes them, decimal values separated by commas, or `contents_from_file'),
+%% `type="copydone"' and `type="copyfail"' (the reason as text or `query'). `cancel' and `call'
+%% are in the DTD but Tsung 1.7's reader has no request for them: refused. Part of
+%% `beamscale_load_tsung_xml'; errors are thrown as it throws them.
 -module(beamscale_load_tsung_pgsql).
 
 -export([spec/2]).
@@ -13,11 +16,17 @@
 
 -import(beamscale_load_tsung_dom, [attr/2, attr/3, req/3, fail/4, type/3]).
 
+%% The largest `contents_from_file' read, as a reply's default bound.
+-define(MAX_CONTENTS, 16 * 1024 * 1024).
+
 %% @doc The `pgsql' step's spec (without its target) of a `<pgsql>' element.
 -spec spec(#xmlElement{}, map()) -> map().
 spec(E, Ctx) ->
+    [fail(E, Ctx, "<pgsql type=\"~ts\">: Tsung 1.7's reader has no such request (its DTD "
+                  "names it, its ts_config_pgsql stops on it)", [T])
+     || T <- [attr(E, type)], T =:= "cancel" orelse T =:= "call"],
     Type = type(E, Ctx, ["connect", "authenticate", "sql", "parse", "bind", "describe",
-                         "execute", "sync", "close"]),
+                         "execute", "sync", "close", "flush", "copy", "copydone", "copyfail"]),
     [fail(E, Ctx, "~ts=\"~ts\": beamscale sends parameters and takes results as text",
           [A, V]) || A <- [formats, formats_results], V <- [attr(E, A)], V =/= undefined,
                      not lists:member(V, ["none", "text", ""])],
@@ -33,7 +42,40 @@ spec(E, Ctx) ->
         "execute" -> #{type => execute, portal => name(E, name_portal),
                        max_rows => max_rows(E, Ctx)};
         "sync" -> #{type => sync};
-        "close" -> #{type => close}
+        "close" -> #{type => close};
+        "flush" -> #{type => flush};
+        "copy" -> #{type => copy, data => contents(E, Ctx)};
+        "copydone" -> #{type => copydone};
+        "copyfail" -> #{type => copyfail, message => bin(case {text(E), attr(E, query)} of
+                                                             {"", undefined} -> "copyfail";
+                                                             {"", Q} -> Q;
+                                                             {T, _} -> T
+                                                         end)}
+    end.
+
+%% Tsung's: the bytes as decimal numbers separated by commas, or a file's whole contents
+%% (relative to the Tsung file's directory here, bounded).
+contents(E, Ctx) ->
+    case attr(E, contents_from_file) of
+        undefined ->
+            try << <<(byte(string:trim(N))):8>>
+                   || N <- string:split(text(E), ",", all), string:trim(N) =/= "" >>
+            catch error:_ ->
+                    fail(E, Ctx, "<pgsql type=\"copy\">: expected bytes as decimal numbers "
+                                 "separated by commas (0 to 255), as Tsung reads them", [])
+            end;
+        F ->
+            Path = filename:absname(F, filename:dirname(filename:absname(maps:get(file, Ctx)))),
+            case beamscale_format_file:read(Path, ?MAX_CONTENTS) of
+                {ok, B} -> B;
+                {error, Why} -> fail(E, Ctx, "contents_from_file=\"~ts\": ~ts",
+                                     [F, beamscale_format_file:format_error(Why)])
+            end
+    end.
+
+byte(S) ->
+    case list_to_integer(S) of
+        N when N >= 0, N =< 255 -> N
     end.
 
 bin(S) -> unicode:characters_to_binary(S).
