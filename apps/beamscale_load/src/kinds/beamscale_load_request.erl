@@ -61,9 +61,11 @@
 -callback sockets(Target :: map()) -> non_neg_integer().
 -callback format_error(Reason :: term()) -> iodata().
 %% The Tsung session type, element, its attributes and the `<server>' types a kind reads.
-%% `options': the names of the `<option type="ts_...">'s its `from_tsung/3' reads.
+%% `options': the names of the `<option type="ts_...">'s its `from_tsung/3' reads; `aliases':
+%% other session types it reads as its own (http's `ts_webdav').
 -type tsung() :: none | #{type := string(), element := atom(), attributes := [atom()],
-                          servers := [string()], options => [string()]}.
+                          servers := [string()], options => [string()],
+                          aliases => [string()]}.
 
 -callback tsung() -> tsung().
 %% The `<request>' element, the kind's element inside it and the reader's context.
