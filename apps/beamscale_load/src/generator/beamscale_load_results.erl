@@ -23,7 +23,8 @@
                     latency_corrected := percentiles(),
                     latency_uncorrected := percentiles(), session_duration := percentiles(),
                     connect_time := percentiles(), page_time := percentiles(),
-                    connected := non_neg_integer(), transactions := #{binary() => percentiles()}, statuses := statuses(),
+                    connected := non_neg_integer(),
+                    transactions := #{binary() => percentiles()}, statuses := statuses(),
                     requests_by_name := by_name()}.
 %% By request name (`beamscale_load_reqname'): the latency from the intended start, with the
 %% requests, errors and bytes of the name.
