@@ -49,6 +49,7 @@ chromium
 openssh-client
 openssh-server
 nginx
+libnginx-mod-http-dav-ext
 nghttp2-server
 nghttp2-client
 python3-grpcio

@@ -300,7 +300,8 @@ init_crash_on_nodes(Config) ->
     %% The nodes were up (the run's directory made), no user ran: no load.csv.
     ?assertNot(filelib:is_file(filename:join(run_dir(Config, "amoc_ct_init_crash"), "load.csv"))).
 
-requests() -> [{doc, "A scenario's requests through the http kind: counted, named, by reason."}].
+requests() -> [{doc, "A scenario's requests through the http kind: counted, named, by reason, "
+                      "in pages."}].
 requests(Config) ->
     {ok, Srv} = beamscale_target_http:start(#{}),
     try
@@ -312,6 +313,8 @@ requests(Config) ->
         ?assertMatch(#{<<"requests">> := 20, <<"errors">> := 5, <<"sessions_done">> := 5}, Sum),
         #{<<"errors_by_reason">> := Reasons} = Sum,
         ?assertEqual([5], maps:values(Reasons)),
+        %% Tsung's page: a user's requests before its throttle wait, and those after it.
+        ?assertMatch(#{<<"page_time">> := #{<<"count">> := 10}}, Sum),
         %% The named ones in requests.csv, apart from the rest.
         {ok, Csv} = file:read_file(filename:join(Dir, "requests.csv")),
         ?assertMatch({match, _}, re:run(Csv, "^home,15,0,", [multiline]))

@@ -86,9 +86,9 @@ pages(Dir) ->
     ?assert(maps:get(<<"min_ms">>, Page) >= 2 * Min).
 
 %% Every chart draws its series: the load charts (connect time and connections open: the http
-%% steps connect; users in flight and bytes per second, the
-%% HTTP steps counting bytes), replies by status (200 only), p99 and requests by request name
-%% (2 names), the latency distribution
+%% steps connect; page time and pages per second, Tsung's page; users in flight and bytes per
+%% second, the HTTP steps counting bytes), replies by status (200 only), p99 and requests by
+%% request name (2 names), the latency distribution
 %% (corrected and uncorrected), then CPU
 %% (OS CPU, utilisation, busy-wait of the one node) and the 7 msacc states.
 renders(Config, Dir) ->
@@ -102,7 +102,7 @@ renders(Config, Dir) ->
             Expected = [length(Series)
                         || {_, _, _, Series} <- beamscale_report_load:graphs(Summary)]
                 ++ [2, 3, 7],
-            ?assertEqual([5, 3, 3, 1, 2, 3, 1, 1, 2, 1, 2, 2, 2, 3, 7], Expected),
+            ?assertEqual([5, 3, 3, 1, 2, 3, 3, 1, 1, 1, 2, 1, 2, 2, 2, 3, 7], Expected),
             Charts = beamscale_test_chromium:charts(Dom),
             ?assertEqual(Expected, [beamscale_test_chromium:series(C) || C <- Charts]),
             [?assert(binary:match(C, [<<"<polyline">>, <<"<rect x">>]) =/= nomatch)

@@ -61,9 +61,12 @@ send_and_wait(Name, Msg) ->
         Error -> Error
     end.
 
-%% @doc Block the caller until the rate allows.
+%% @doc Block the caller until the rate allows. For an amoc user it is a think time: its
+%% requests before it are a page (Tsung's, `beamscale_amoc_request:page_done/0').
 -spec wait(name()) -> ok | {error, term()}.
-wait(Name) -> ?CALL({wait, Name, []}).
+wait(Name) ->
+    ok = beamscale_amoc_request:page_done(),
+    ?CALL({wait, Name, []}).
 
 %% @doc Run `Fun' in a new process when the rate allows (the call returns at once).
 -spec run(name(), fun(() -> any())) -> ok | {error, term()}.

@@ -5,10 +5,13 @@
 %% process per user.
 -module(beamscale_amoc_request).
 
--export([request/4, begin_user/1, end_user/0, metrics/0]).
+-export([request/4, begin_user/1, end_user/0, metrics/0, page_done/0]).
 
 -define(METRICS, {?MODULE, metrics}).
 -define(CONNS, {?MODULE, conns}).
+%% Tsung's page of an amoc user: the first request's send and the last one's reply since the
+%% user's last wait (`page_done/0').
+-define(PAGE, {?MODULE, page}).
 %% Checked requests kept per user: a scenario names a few; more are checked each time.
 -define(CHECKED, {?MODULE, checked}).
 -define(MAX_CHECKED, 64).
@@ -24,10 +27,21 @@ begin_user(Metrics) ->
 %% @doc The user ends: its connections closed.
 -spec end_user() -> ok.
 end_user() ->
+    ok = page_done(),
     maps:foreach(fun({Mod, _}, C) -> beamscale_load_request:close(Mod, C) end,
                  case erase(?CONNS) of undefined -> #{}; Cs -> Cs end),
     _ = erase(?CHECKED),
     ok.
+
+%% @doc The user waits (an `amoc_throttle' wait, its think time) or ends: the requests since
+%% its last wait are a page (Tsung's `page': from the first one's send to the last one's
+%% reply), recorded into the run's `page' histogram.
+-spec page_done() -> ok.
+page_done() ->
+    case {erase(?PAGE), metrics()} of
+        {{First, Last}, #{} = M} -> beamscale_load_metrics:record(M, page, Last - First);
+        _ -> ok
+    end.
 
 %% @doc The metrics of the amoc user this process is (`undefined' if none).
 -spec metrics() -> beamscale_load_metrics:metrics() | undefined.
@@ -51,6 +65,10 @@ request(Name, Kind, Target0, Spec0) ->
         Result = beamscale_load_request:run(Mod, Target, maps:get(Key, Conns, closed),
                                             {Spec, Timeout}, M),
         Took = erlang:monotonic_time() - T0,
+        put(?PAGE, case get(?PAGE) of
+                       {First, _} -> {First, T0 + Took};
+                       undefined -> {T0, T0 + Took}
+                   end),
         beamscale_load_metrics:incr(M, requests),
         {Conn, Out} = outcome(M, Result, Took),
         put(?CONNS, Conns#{Key => Conn}),

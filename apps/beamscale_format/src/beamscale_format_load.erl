@@ -58,7 +58,7 @@ totals() ->
     counters() ++ [e(requests_per_s, "requests", "/s", rate),
                    e(duration_s, "duration", "s", seconds)].
 
-%% @doc The histograms of `summary.json' (each second has the first three).
+%% @doc The histograms of `summary.json' (each second has them too).
 -spec histograms() -> [entry()].
 histograms() ->
     [e(latency_corrected, "latency, from the intended start (corrected)", "ms", percentiles),
@@ -114,6 +114,7 @@ ten_second_means() ->
     [e(latency_corrected_mean_ms, "latency, from the intended start", "ms", ms),
      e(latency_uncorrected_mean_ms, "latency, from the send", "ms", ms),
      e(connect_time_mean_ms, "connect", "ms", ms),
+     e(page_time_mean_ms, "page", "ms", ms),
      e(session_duration_mean_ms, "session duration", "ms", ms),
      e(requests_per_s, "requests", "/s", rate), e(errors_per_s, "errors", "/s", rate)].
 

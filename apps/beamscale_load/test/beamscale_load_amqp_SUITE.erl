@@ -11,7 +11,7 @@
 -export([publish_consume/0, tsung_example/0, errors_by_reason/0, hostile_frame/0, garbage/0,
          mqtt_plugin/0, heartbeats/0, broker_stopped/0]).
 
--export([fragmented/0, fragmented/1]).
+-export([fragmented/0, fragmented/1, tsung_counters/0, tsung_counters/1]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
@@ -19,7 +19,7 @@ suite() -> [{timetrap, {minutes, 3}}].
 
 %% broker_stopped stops the suite's broker: it comes last.
 all() -> [publish_consume, tsung_example, errors_by_reason, hostile_frame, garbage,
-          mqtt_plugin, heartbeats, fragmented, broker_stopped].
+          mqtt_plugin, heartbeats, fragmented, tsung_counters, broker_stopped].
 
 %% Fails, not skips, when RabbitMQ cannot start. Its MQTT plugin is on for the mqtt kind.
 init_per_suite(Config) ->
@@ -83,6 +83,36 @@ publish_consume(Config) ->
     ?assert(Delivered >= 1),
     ?assert(beamscale_stats_hist:percentile(maps:get({tx, delivery_time}, T), 99.0) > 0),
     ?assert(maps:get(<<"pushed">>, maps:get(counts, T)) >= 1).
+
+%% A session that is not bidi consumes its own queue: the deliveries come while it waits for
+%% its confirms and its channel.close; Tsung's ts_amqp counters, exact per session but for
+%% deliveries (one still on its way at the channel.close is requeued, not delivered), in the
+%% run's counts and, through the command, in summary.json, counters.csv and the page.
+tsung_counters() ->
+    [{doc, "Tsung's amqp_* counters per session, non-bidi deliveries counted, in the files."}].
+tsung_counters(Config) ->
+    Q = "<<\"bs_c_%%_n%%\">>",
+    Steps = "[{setvars, [n], user_number}, {amqp, #{type => 'connection.open'}},"
+            " {amqp, #{type => 'channel.open'}}, {amqp, #{type => 'confirm.select'}},"
+            " {amqp, #{type => 'queue.declare', queue => " ++ Q ++ ", auto_delete => true}},"
+            " {amqp, #{type => 'basic.consume', queue => " ++ Q ++ ", ack => true}}"
+            ++ lists:append(lists:duplicate(3, ", {amqp, #{type => 'basic.publish',"
+                                               " routing_key => " ++ Q ++ ", size => 20}}"))
+            ++ ", {amqp, #{type => 'waitForConfirms'}}, {think, 200},"
+               " {amqp, #{type => 'channel.close'}}, {amqp, #{type => 'connection.close'}}]",
+    Text = ["{sessions, [{s, #{steps => ", Steps, "}}]}.\n"],
+    {Text1, T, Done} = beamscale_load_servers:counted(proplists:get_value(port, Config), Text),
+    Counts = maps:get(counts, T),
+    Want = #{<<"amqp_connected">> => Done, <<"amqp_channel_opened">> => Done,
+             <<"amqp_consumer">> => Done, <<"amqp_published">> => 3 * Done,
+             <<"amqp_confirmed">> => 3 * Done, <<"amqp_unconfirmed">> => 0,
+             <<"amqp_channel_closed">> => Done, <<"amqp_closed">> => Done,
+             <<"amqp_error">> => 0, <<"amqp_unexpected">> => 0},
+    ?assertEqual(Want, maps:with(maps:keys(Want), Counts)),
+    Delivered = maps:get(<<"amqp_delivered">>, Counts),
+    ?assert(Delivered >= 1 andalso Delivered =< 3 * Done, Delivered),
+    beamscale_load_servers:counters_in_files(
+      Config, Text1, [K || {K, N} <- maps:to_list(Want), N > 0] ++ [<<"amqp_delivered">>]).
 
 fragmented() ->
     [{doc, "RabbitMQ's bytes one per TCP segment: publish_consume's figures all the same."}].

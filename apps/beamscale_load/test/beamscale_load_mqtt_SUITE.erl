@@ -14,7 +14,7 @@
          retained_wait/0, suback_and_publish/0, broker_stopped/0, keepalive_pings/0,
          v5_pub_sub/0, v5_refused/0, v5_disconnect/0, v5_hostile_props/0]).
 -export([pub_sub/2]).
--export([fragmented/0, fragmented/1]).
+-export([fragmented/0, fragmented/1, tsung_counters/0, tsung_counters/1]).
 
 -import(beamscale_load_servers, [scenario/1, run/1, broker/1]).
 
@@ -22,7 +22,7 @@ suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [publish_qos, bidi_receives, retained_wait, suback_and_publish,
          hostile_length, tsung_example, broker_stopped, keepalive_pings,
-         v5_pub_sub, v5_refused, v5_disconnect, v5_hostile_props, fragmented].
+         v5_pub_sub, v5_refused, v5_disconnect, v5_hostile_props, fragmented, tsung_counters].
 
 %% Fails, not skips, when mosquitto cannot start (start_server/4).
 init_per_suite(Config) ->
@@ -117,6 +117,27 @@ pub_sub(Port, Q, Connect, Publish) ->
     ?assert(maps:get(sessions_done, T) >= 10).
 
 qos(Q) -> integer_to_list(Q).
+
+%% A session that is not bidi gets its own publishes back from its subscription while it waits
+%% for the next answer: Tsung's ts_mqtt counters, each exact per session, in the run's counts
+%% and, through the command, in summary.json, counters.csv and the page.
+tsung_counters() ->
+    [{doc, "Tsung's mqtt_* counters, exact per session, non-bidi deliveries counted, in files."}].
+tsung_counters(Config) ->
+    Steps = "[{mqtt, #{type => connect}},"
+            " {mqtt, #{type => subscribe, topic => <<\"bs/c/%%_n%%\">>, qos => 1}}"
+            ++ lists:append(lists:duplicate(
+                              3, ", {mqtt, #{type => publish, topic => <<\"bs/c/%%_n%%\">>,"
+                                 " size => 20, qos => 1}}, {think, 50}"))
+            ++ ", {mqtt, #{type => unsubscribe, topic => <<\"bs/c/%%_n%%\">>}},"
+               " {mqtt, #{type => disconnect}}]",
+    Text = ["{sessions, [{s, #{steps => [{setvars, [n], user_number} | ", Steps, "]}}]}.\n"],
+    {Text1, T, Done} = beamscale_load_servers:counted(proplists:get_value(port, Config), Text),
+    Want = #{<<"mqtt_connected">> => Done, <<"mqtt_disconnected">> => Done,
+             <<"mqtt_published">> => 3 * Done, <<"mqtt_server_pubacked">> => 3 * Done,
+             <<"mqtt_server_published">> => 3 * Done, <<"mqtt_pubacked">> => 3 * Done},
+    ?assertEqual(Want, maps:with(maps:keys(Want), maps:get(counts, T))),
+    beamscale_load_servers:counters_in_files(Config, Text1, maps:keys(Want)).
 
 %% One session of `Steps' (terms text) 20 times a second for a second against `Port': the
 %% sessions done (10 at least, beside a CPU hog) and the run's totals.

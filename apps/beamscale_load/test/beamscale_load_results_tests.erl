@@ -91,6 +91,20 @@ spread_and_ten_second_means_test() ->
     ?assertNot(is_map_key(connect_time_mean_ms, Means)),
     [#{connect_time := #{count := 0, min_ms := 0.0}} | _] = maps:get(per_second, Summary).
 
+%% Tsung's page each second (its count and times), and its highest and lowest 10 s means.
+page_per_second_test() ->
+    Page = beamscale_stats_hist:new(),
+    [ok = beamscale_stats_hist:record(Page, V) || V <- [2000, 4000]],
+    Interval = (hists())#{page => beamscale_stats_hist:snapshot(Page)},
+    Rows = [Interval#{t_s => T, phase => main, offered_per_s => 1.0} || T <- [1, 2]],
+    Summary = beamscale_load_results:summary(#{rows => Rows, total => Interval,
+                                               duration_s => 2.0, stopped => done}),
+    [#{page_time := #{count := 2, mean_ms := M1}}, #{page_time := #{count := 2}}] =
+        maps:get(per_second, Summary),
+    ?assert(abs(M1 - 3.0) < 0.01),
+    #{ten_second_means := #{page_time_mean_ms := #{highest := Hi, lowest := Lo}}} = Summary,
+    ?assert(abs(Hi - 3.0) < 0.01 andalso Hi =:= Lo).
+
 %% Tsung's `connected': each second's open connections, the opened less the closed so far.
 connected_test() ->
     Interval = hists(),

@@ -9,7 +9,8 @@
 
 -export([tmp_dir/2, free_port/0, late_listener/2, certificate/1, start_server/4, nginx/3,
          websocketd/4, tcp_echo/0, tls_echo/2]).
--export([start_server/6, broker/1, nginx_suite/4]).
+-export([start_server/6, broker/1, nginx_suite/4, counters_in_files/3,
+         counted/2]).
 -export([tsung_example/2, scenario/1, run/1, run_sampled/1, stopped_mid_load/4]).
 
 -define(EXAMPLES, "/usr/share/doc/tsung/examples/").
@@ -67,6 +68,43 @@ run(S) ->
                                      #{seed => 42}),
     ?assertEqual(done, maps:get(stopped, R), {sessions_cut_at_time_limit_s, Limit}),
     R.
+
+%% @doc The sessions `Sessions' (terms text) 10 a second for a second against 127.0.0.1:`Port',
+%% run to their end without an error: the whole scenario's text, the totals and the sessions
+%% done (5 at least, beside a CPU hog).
+counted(Port, Sessions) ->
+    Text = io_lib:format("{targets, [{t, #{address => \"127.0.0.1:~b\"}}]}.\n"
+                         "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n~ts", [Port, Sessions]),
+    #{total := T} = run(scenario(Text)),
+    ct:pal("~p", [maps:with([sessions_done, requests, errors, reasons, counts], T)]),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 5),
+    {Text, T, Done}.
+
+%% @doc The terms scenario `Text' run by the command (`beamscale load', its files in priv_dir):
+%% each counter of `Keys' counted in summary.json's `counts', a row of counters.csv with the
+%% same count, and a cell of the page.
+counters_in_files(Config, Text, Keys) ->
+    Dir = proplists:get_value(priv_dir, Config),
+    File = filename:join(Dir, "counters.terms"),
+    ok = file:write_file(File, Text),
+    Name = "counters" ++ integer_to_list(erlang:unique_integer([positive])),
+    {Code, Out} = beamscale_test_cli:run(["load", File, "--out", Dir, "--name", Name]),
+    ?assertEqual(0, Code, Out),
+    Run = filename:join(Dir, Name),
+    {ok, Json} = file:read_file(filename:join(Run, "summary.json")),
+    {ok, #{<<"counts">> := Counts}} = beamscale_format_json:decode(Json),
+    {ok, Csv} = file:read_file(filename:join(Run, "counters.csv")),
+    {ok, Page} = file:read_file(filename:join(Run, "index.html")),
+    [begin
+         N = maps:get(K, Counts, 0),
+         ?assert(N > 0, {K, Counts}),
+         ?assertNotEqual(nomatch, binary:match(Csv, <<K/binary, ",", (integer_to_binary(N))/binary,
+                                                      "\n">>), {K, Csv}),
+         ?assertNotEqual(nomatch, binary:match(Page, K), K)
+     end || K <- Keys],
+    ok.
 
 %% @doc `run/1' watched, for the hostile suites' bounds: the result, the run's milliseconds and
 %% the largest `erlang:memory(total)' seen during it (read each ?SAMPLE_MS).

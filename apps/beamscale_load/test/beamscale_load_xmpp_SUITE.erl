@@ -7,6 +7,7 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([fragmented/0, fragmented/1]).
+-export([muc_counts/0, muc_counts/1]).
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
          register/1, register_match/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
          tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1, hostile_stanza/1,
@@ -28,7 +29,7 @@ suite() -> [{timetrap, {minutes, 2}}].
 all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register,
           register_match, starttls, tsung_jabber, tsung_roster, tsung_register, tsung_muc,
           tsung_node, tsung_privacy, tsung_starttls, hostile_stanza, websocket, bosh, tsung_bosh,
-          hostile_bosh, fragmented].
+          hostile_bosh, fragmented, muc_counts].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -152,6 +153,26 @@ muc_pubsub_privacy(Config) ->
                         "{xmpp, #{type => pubsub_unsubscribe, node => <<\"n%%_n%%\">>}}",
                         "{xmpp, #{type => pubsub_delete, node => <<\"n%%_n%%\">>}}",
                         "{xmpp, #{type => privacy_get_names}}", "{xmpp, #{type => close}}"])).
+
+%% A room's chats are counted apart from one-to-one chats: each send once, each delivery (to
+%% every occupant, the sender too) once, timed; nothing of them in the chat counts.
+muc_counts() -> [{doc, "MUC chats sent and delivered counted apart from chats, each timed."}].
+muc_counts(Config) ->
+    T = run_steps(Config, ["{xmpp, #{type => auth_sasl}}"] ++ bind()
+                  ++ ["{xmpp, #{type => muc_join, room => <<\"r2\">>}}", "{think, 100}",
+                      "{xmpp, #{type => muc_chat, room => <<\"r2\">>, size => 20}}",
+                      "{think, 100}",
+                      "{xmpp, #{type => muc_chat, room => <<\"r2\">>, size => 20}}",
+                      "{think, 500}", "{xmpp, #{type => muc_exit, room => <<\"r2\">>}}",
+                      "{xmpp, #{type => close}}"]),
+    clean(T),
+    Counts = maps:get(counts, T),
+    ?assertEqual(2 * maps:get(sessions_done, T), maps:get(<<"xmpp_muc_sent">>, Counts)),
+    Delivered = maps:get(<<"xmpp_muc_delivered">>, Counts),
+    ?assert(Delivered >= 1),
+    ?assertEqual(#{<<"xmpp_chat_sent">> => 0, <<"xmpp_chat_delivered">> => 0},
+                 maps:with([<<"xmpp_chat_sent">>, <<"xmpp_chat_delivered">>], Counts)),
+    ?assertEqual(Delivered, maps:get(count, maps:get({tx, xmpp_delivery}, T))).
 
 register() -> [{doc, "In-band registration of new users answered."}].
 register(Config) ->

@@ -67,7 +67,18 @@ tsung_figures_test() ->
         [G || {<<"connections open", _/binary>>, _, _, _} = G
                   <- beamscale_report_load:graphs(S)],
     ?assertEqual([], [G || {<<"connections open", _/binary>>, _, _, _} = G
-                               <- beamscale_report_load:graphs(S0)]).
+                               <- beamscale_report_load:graphs(S0)]),
+    %% Tsung's page per second: its time (mean, p50, p99) and its count, only when kept.
+    Page = #{<<"count">> => 3, <<"mean_ms">> => 1.5, <<"p50_ms">> => 1.25, <<"p99_ms">> => 2.0},
+    SP = S#{<<"page_time">> => Page,
+            <<"per_second">> => [(second(T))#{<<"page_time">> => Page#{<<"count">> => T}}
+                                 || T <- [1, 2]]},
+    [{_, _, _, [#{points := [{1, 1.5}, {2, 1.5}]}, _, #{points := [{1, 2.0}, {2, 2.0}]}]}] =
+        [G || {<<"page time", _/binary>>, _, _, _} = G <- beamscale_report_load:graphs(SP)],
+    [{_, <<"pages/s">>, _, [#{points := [{1, 1}, {2, 2}]}]}] =
+        [G || {<<"pages", _/binary>>, _, _, _} = G <- beamscale_report_load:graphs(SP)],
+    ?assertEqual([], [G || {<<"page", _/binary>>, _, _, _} = G
+                               <- beamscale_report_load:graphs(S)]).
 
 %% Errors by reason: a chart with the most frequent reasons apart and the rest summed, escaped
 %% reasons in the table, targets down named; none of it without errors.

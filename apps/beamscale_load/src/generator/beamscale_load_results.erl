@@ -22,7 +22,8 @@
                     timeouts := non_neg_integer(), errors_by_reason := reasons(),
                     latency_corrected := percentiles(),
                     latency_uncorrected := percentiles(), session_duration := percentiles(),
-                    connect_time := percentiles(), connected := non_neg_integer(),
+                    connect_time := percentiles(), page_time := percentiles(),
+                    connected := non_neg_integer(),
                     transactions := #{binary() => percentiles()}, statuses := statuses(),
                     requests_by_name := by_name()}.
 %% By request name (`beamscale_load_reqname'): the latency from the intended start, with the
@@ -155,9 +156,10 @@ summary(#{rows := Rows} = Result) ->
 %% One second: counts, latency corrected and uncorrected, session duration, transactions.
 second(#{latency := L, sent := S, session := Sess} = Row) ->
     Counts = maps:with([t_s, phase, offered_per_s | beamscale_load_metrics:counter_names()], Row),
-    Connect = maps:get(connect, Row, beamscale_stats_hist:empty()),
+    [Connect, Page] = [maps:get(H, Row, beamscale_stats_hist:empty()) || H <- [connect, page]],
     Counts#{latency_corrected => percentiles(L), latency_uncorrected => percentiles(S),
             session_duration => percentiles(Sess), connect_time => percentiles(Connect),
+            page_time => percentiles(Page),
             errors_by_reason => maps:get(reasons, Row),
             transactions => transactions(Row), statuses => statuses(maps:get(statuses, Row, #{})),
             requests_by_name => by_name(maps:get(by_name, Row, #{}))}.
@@ -181,6 +183,7 @@ ten_second_means(Secs) ->
     Figures = [{latency_corrected_mean_ms, Mean(latency_corrected)},
                {latency_uncorrected_mean_ms, Mean(latency_uncorrected)},
                {connect_time_mean_ms, Mean(connect_time)},
+               {page_time_mean_ms, Mean(page_time)},
                {session_duration_mean_ms, Mean(session_duration)},
                {requests_per_s, [{T, 1, N} || #{t_s := T, requests := N} <- Secs]},
                {errors_per_s, [{T, 1, N} || #{t_s := T, errors := N} <- Secs]}],

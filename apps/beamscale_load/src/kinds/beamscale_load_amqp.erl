@@ -22,6 +22,7 @@
 
 -define(CODEC, beamscale_load_amqp_codec).
 -define(C, beamscale_load_amqp_conn).
+-define(N(Name), beamscale_load_request:named(<<"amqp_", Name>>)).
 %% The frame-max the client asks for: the largest frame it accepts, and sends.
 -define(FRAME_MAX, 131072).
 
@@ -78,7 +79,7 @@ open(#{vhost := V, user := U, password := P, heartbeat_s := H}, St0, D) ->
              fun(Tune, St) -> tune(Tune, V, H, St, D) end],
     handshake(Steps, #{}, St0).
 
-handshake([], _Args, St) -> {ok, {amqp, ?C:arm(St#{open := true})}};
+handshake([], _Args, St) -> ok = ?N("connected"), {ok, {amqp, ?C:arm(St#{open := true})}};
 handshake([F | Fs], Args, St) ->
     case F(Args, St) of
         {ok, Args1, St1} -> handshake(Fs, Args1, St1);
@@ -106,14 +107,16 @@ call(Bytes, Want, St, D) ->
 method(#{type := 'channel.open'}, Ch, #{chans := Cs, closed_chans := Cl, next_ch := N} = St,
        D) ->
     answered(call(?CODEC:method(Ch, 'channel.open', #{}), {'channel.open_ok', Ch}, St, D),
-             fun(S) -> S#{chans := Cs#{Ch => #{confirm => false, seq => 1, pending => #{},
+             fun(S) -> ok = ?N("channel_opened"),
+                       S#{chans := Cs#{Ch => #{confirm => false, seq => 1, pending => #{},
                                                closing => false}},
                           closed_chans := maps:remove(Ch, Cl), next_ch := max(N, Ch + 1)}
              end);
 method(#{type := 'channel.close'}, Ch, St, D) ->
     answered(call(?CODEC:method(Ch, 'channel.close', #{}), {'channel.close_ok', Ch},
                   ?C:closing(Ch, St), D),
-             fun(#{chans := Cs} = S) -> S#{chans := maps:remove(Ch, Cs)} end);
+             fun(#{chans := Cs} = S) -> ok = ?N("channel_closed"),
+                                        S#{chans := maps:remove(Ch, Cs)} end);
 method(#{type := 'confirm.select'}, Ch, St, D) ->
     answered(call(?CODEC:method(Ch, 'confirm.select', #{}), {'confirm.select_ok', Ch}, St, D),
              fun(#{chans := #{Ch := C} = Cs} = S) ->
@@ -122,7 +125,7 @@ method(#{type := 'confirm.select'}, Ch, St, D) ->
 method(#{type := 'basic.consume', ack := Ack} = Spec, Ch, #{consumers := Cs} = St, D) ->
     answered(call(?CODEC:method(Ch, 'basic.consume', Spec#{no_ack => not Ack}),
                   {'basic.consume_ok', Ch}, St#{consumers := Cs#{pending => not Ack}}, D),
-             fun(S) -> S end);
+             fun(S) -> ok = ?N("consumer"), S end);
 method(#{type := 'basic.publish', wire := {Head, Stamp, Tail}}, Ch, St, _D) ->
     published([Head, [beamscale_load_stamp:stamp() || Stamp] | Tail], Ch, St);
 method(#{type := 'basic.publish'} = Spec, Ch, #{frame_max := FM} = St, _D) ->
@@ -142,7 +145,7 @@ method(#{type := 'waitForConfirms'}, _Ch, St, D) ->
 method(#{type := 'connection.close'}, _Ch, St, D) ->
     case call(?CODEC:method(0, 'connection.close', #{}), {'connection.close_ok', 0}, St, D) of
         {ok, _, St1} -> ?C:disarm(St1), ok = beamscale_load_tcp:drop(maps:get(sock, St1)),
-                        {ok, closed};
+                        ok = ?N("closed"), {ok, closed};
         Error -> Error
     end;
 method(#{type := Type} = Spec, Ch, St, D) ->
@@ -151,7 +154,7 @@ method(#{type := Type} = Spec, Ch, St, D) ->
 
 published(Bytes, Ch, St) ->
     case ?C:send(St, Bytes) of
-        ok -> {ok, {amqp, ?C:next_seq(Ch, St)}};
+        ok -> ok = ?N("published"), {ok, {amqp, ?C:next_seq(Ch, St)}};
         {error, R} -> gone(St, R)
     end.
 
@@ -182,6 +185,8 @@ await(Data, Want, St, D, S) ->
 done({Name, Ch}, {answer, Name, Ch, Args}, _St) -> {done, Args};
 done({_, Ch}, {channel_closed, Ch, Code}, _St) when Ch > 0 ->
     {done, {error, {channel_closed, Code}}};
+%% Another method on the channel awaited (Tsung's `amqp_unexpected'): the answer still awaited.
+done({_, Ch}, {answer, _, Ch, _}, _St) -> ?N("unexpected"), next;
 done(confirms, _Event, St) ->
     case ?C:unconfirmed(St) of
         0 -> {done, #{}};
@@ -234,10 +239,15 @@ deliveries(Data, St, Got) ->
         {error, _, St1} -> {error, St1}
     end.
 
-%% @doc Its own histograms: a stamped publish's time to its delivery (`beamscale_load_stamp'),
-%% and to its confirm.
+%% @doc Tsung's counters of `ts_amqp', and its own histograms: a stamped publish's time to its
+%% delivery (`beamscale_load_stamp'), and to its confirm.
 -spec measures() -> {[binary()], [atom()]}.
-measures() -> {[], [delivery_time, confirm_time]}.
+measures() ->
+    {[<<"amqp_", N/binary>> || N <- [<<"connected">>, <<"channel_opened">>, <<"channel_closed">>,
+                                     <<"consumer">>, <<"closed">>, <<"published">>,
+                                     <<"delivered">>, <<"confirmed">>, <<"unconfirmed">>,
+                                     <<"error">>, <<"unexpected">>]],
+     [delivery_time, confirm_time]}.
 
 %% @doc The kind's step name.
 -spec name() -> amqp.

@@ -9,6 +9,7 @@
 -export_type([state/0]).
 
 -define(CODEC, beamscale_load_amqp_codec).
+-define(N(Name), beamscale_load_request:named(<<"amqp_", Name>>)).
 %% The bytes of a payload's head kept: its publish stamp (`beamscale_load_stamp').
 -define(STAMP_SIZE, 12).
 
@@ -48,6 +49,7 @@ read(Data, #{buf := Buf, frame_max := FM} = St, Done) ->
     case ?CODEC:decode(append(Buf, Data), FM) of
         {ok, F, Rest} ->
             case frame(F, St#{buf := Rest}) of
+                {{error, {_, unexpected_frame} = R}, St1} -> ?N("unexpected"), {error, R, St1};
                 {{error, R}, St1} -> {error, R, St1};
                 {Event, St1} ->
                     case Done(Event, St1) of
@@ -57,7 +59,7 @@ read(Data, #{buf := Buf, frame_max := FM} = St, Done) ->
             end;
         more -> {more, St#{buf := append(Buf, Data)}};
         %% The kind's reason, whose text is the codec's.
-        {error, {?CODEC, R}} -> {error, {beamscale_load_amqp, R}, St}
+        {error, {?CODEC, R}} -> ?N("error"), {error, {beamscale_load_amqp, R}, St}
     end.
 
 append(<<>>, D) -> D;
@@ -129,6 +131,8 @@ delivered(Ch, Tag, D, Head, #{consumers := Cs, chans := Chans} = St) ->
     _ = [send(St, ?CODEC:method(Ch, 'basic.ack', #{delivery_tag => D}))
          || not maps:get(Tag, Cs, false), not maps:get(closing, maps:get(Ch, Chans, #{}), true)],
     ok = beamscale_load_stamp:delivered(Head),
+    %% Tsung's `amqp_delivered': in a request's wait or a push, bidi or not.
+    ok = ?N("delivered"),
     {delivered, St}.
 
 %% A publisher confirm (ack or nack) of one publish, or of all up to `D' (`multiple').
@@ -140,6 +144,9 @@ confirmed(Ch, D, Multiple, Ack, #{chans := Cs, nacked := N} = St) ->
             [beamscale_load_request:observe(
                confirm_time, erlang:convert_time_unit(Now - T, native, microsecond)) || T <- Done],
             Nacked = case Ack of 'basic.nack' -> length(Done); _ -> 0 end,
+            %% Tsung's `amqp_confirmed' and `amqp_unconfirmed', a publish each.
+            _ = [case Ack of 'basic.nack' -> ?N("unconfirmed"); _ -> ?N("confirmed") end
+                 || _ <- Done],
             {confirmed, St#{chans := Cs#{Ch := C#{pending := Left}}, nacked := N + Nacked}};
         _ -> {none, St}
     end.

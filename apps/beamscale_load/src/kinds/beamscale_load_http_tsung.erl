@@ -17,9 +17,13 @@
 %% file's text.
 -define(TSUNG_METHODS, [get, head, post, put, delete, options, patch, trace, connect]).
 
-%% @doc Tsung's `ts_http' sessions and their `<http>' element.
+%% @doc Tsung's `ts_http' sessions and their `<http>' element; `ts_webdav' sessions too, whose
+%% `<http>' has WebDAV's methods (RFC 4918: PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK,
+%% UNLOCK...) and headers (Depth, Destination, Overwrite, Lock-Token: `<http_header>'s), sent
+%% as written, as Tsung's `ts_webdav' sends them.
 -spec tsung() -> beamscale_load_request:tsung().
-tsung() -> #{type => "ts_http", element => http, servers => ["tcp", "ssl"],
+tsung() -> #{type => "ts_http", aliases => ["ts_webdav"], element => http,
+             servers => ["tcp", "ssl"],
              attributes => [url, method, version, contents, contents_from_file, content_type,
                             if_modified_since, beamscale_version, beamscale_streams]}.
 
@@ -31,11 +35,21 @@ tsung() -> #{type => "ts_http", element => http, servers => ["tcp", "ssl"],
 from_tsung(Req, E, Ctx, MethodName) ->
     {Spec, Used} = tsung_http(E, Ctx, MethodName),
     Keys = beamscale_load_tsung_dyn:request_keys(Req, E, Ctx),
-    Spec1 = case lists:usort(expected(Keys)) of
+    Spec1 = case lists:usort(expected(Keys) ++ webdav(Spec, Ctx)) of
                 [] -> Spec;
                 More -> Spec#{status => lists:usort([200 | More])}
             end,
     {maps:merge(Spec1#{cookies => true}, Keys), Used}.
+
+%% WebDAV's answers of success (RFC 4918: 201 Created, 204 No Content, 207 Multi-Status), not
+%% errors for a WebDAV method (a method that is not Tsung's `ts_http' one, kept as text) or
+%% any request of a `ts_webdav' session, whose PUT creates (201) and DELETE answers 204.
+webdav(#{method := M}, Ctx) ->
+    Session = maps:get(session, Ctx, undefined),
+    case is_list(M) orelse (Session =/= undefined andalso attr(Session, type) =:= "ts_webdav") of
+        true -> [201, 204, 207];
+        false -> []
+    end.
 
 %% Statuses the file's author expects besides 200, not errors (Tsung counts none as one): the
 %% 401 of an authentication challenge whose header a `<dyn_variable>' reads, and a status line

@@ -38,9 +38,10 @@ by_name(Name) -> find(fun(M) -> M:name() =:= Name end).
 -spec names() -> [atom()].
 names() -> [M:name() || M <- all()].
 
-%% @doc The module of a Tsung session type (`"ts_http"').
+%% @doc The module of a Tsung session type (`"ts_http"'), or of another type it reads as its
+%% own (`"ts_webdav"': HTTP with WebDAV's methods).
 -spec by_tsung_type(string()) -> {ok, module()} | error.
-by_tsung_type(Type) -> find(fun(M) -> tsung(M, type) =:= Type end).
+by_tsung_type(Type) -> find(fun(M) -> lists:member(Type, types(M)) end).
 
 %% @doc The module whose Tsung element is `Element' (`http', `raw'...).
 -spec by_element(atom()) -> {ok, module()} | error.
@@ -48,7 +49,13 @@ by_element(Element) -> find(fun(M) -> tsung(M, element) =:= Element end).
 
 %% @doc The Tsung session types the kinds read.
 -spec tsung_types() -> [string()].
-tsung_types() -> [T || M <- all(), T <- [tsung(M, type)], T =/= none].
+tsung_types() -> [T || M <- all(), T <- types(M)].
+
+types(M) ->
+    case tsung(M) of
+        none -> [];
+        #{type := T} = Ts -> [T | maps:get(aliases, Ts, [])]
+    end.
 
 %% @doc The Tsung elements the kinds read.
 -spec tsung_elements() -> [atom()].

@@ -25,6 +25,8 @@
 -type conn() :: {mqtt, socket(), binary(), 1..65535, false | 4 | 5}.
 
 -define(CODEC, beamscale_load_mqtt_codec).
+-define(N(Name), beamscale_load_request:named(Name)).
+-define(P, beamscale_load_mqtt_ping).
 %% Bytes a `size' payload may ask for: the payload is built once per spec and held by every user.
 -define(MAX_SIZE, 16 * 1024 * 1024).
 -define(KEYS, #{connect => [keepalive_s, client_id, clean, user, password, will, version,
@@ -154,7 +156,7 @@ request(#{type := connect}, {mqtt, _, _, _, V} = Conn, _Timeout) when V =/= fals
 request(#{type := connect, keepalive_s := K} = Spec, {mqtt, S, Buf, Id, false}, Timeout) ->
     P = Spec#{client_id := client_id(Spec)},
     case exchange(P, {mqtt, S, Buf, Id, false}, connack, Timeout) of
-        {ok, _} = Ok -> ok = arm(S, K * 1000), Ok;
+        {ok, _} = Ok -> ok = ?P:arm(S, K * 1000), ok = ?N(<<"mqtt_connected">>), Ok;
         Error -> Error
     end;
 request(_Spec, {mqtt, _, _, _, false} = Conn, _Timeout) ->
@@ -167,7 +169,8 @@ request(#{type := T} = P, {mqtt, _, _, _, 5} = Conn, Timeout)
     request(P#{properties => #{}}, Conn, Timeout);
 request(#{type := disconnect}, {mqtt, S, _, _, _}, _Timeout) ->
     _ = send(S, #{type => disconnect}),
-    ok = disarm(S),
+    ok = ?N(<<"mqtt_disconnected">>),
+    ok = ?P:disarm(S),
     ok = beamscale_load_tcp:drop(S),
     {ok, closed};
 request(#{type := publish, stamp := Where, payload := Pl} = P, Conn, Timeout)
@@ -198,14 +201,17 @@ client_id(#{client_id := <<>>, clean := false}) ->
 client_id(#{client_id := Id}) -> Id.
 
 exchange(Packet, {mqtt, S, Buf, Id, Up}, Want, Timeout) ->
-    ok = beat(S),
+    ok = ?P:beat(S),
     Next = Id rem 65535 + 1,
     case send(S, Packet, Up) of
-        ok when Want =:= none -> {ok, {mqtt, S, Buf, Next, Up}};
-        ok -> await(Want, S, Buf, beamscale_load_tcp:deadline(Timeout), Next,
+        ok when Want =:= none -> ok = sent(Packet), {ok, {mqtt, S, Buf, Next, Up}};
+        ok -> ok = sent(Packet), await(Want, S, Buf, beamscale_load_tcp:deadline(Timeout), Next,
                     version(Up, Packet));
         {error, Reason} -> gone(S, Reason)
     end.
+
+sent(#{type := publish}) -> ?N(<<"mqtt_published">>);
+sent(_Packet) -> ok.
 
 %% The session's protocol level, or the one its CONNECT asks for.
 version(false, Packet) -> maps:get(version, Packet, 4);
@@ -219,6 +225,7 @@ send(S, Packet) -> beamscale_load_tcp:send(S, ?CODEC:encode(Packet)).
 %% dropped (a request does not count pushes: only a wait does). A PUBACK without a reason code
 %% (most publishes' answer) is matched as bytes, not decoded.
 await({puback, Id}, S, <<16#40, 2, Id:16, Rest/binary>>, _Deadline, Next, V) ->
+    ok = ?N(<<"mqtt_server_pubacked">>),
     nudge(S, Rest),
     {ok, {mqtt, S, Rest, Next, V}};
 await(Want, S, <<>>, Deadline, Id, V) -> read(Want, S, <<>>, Deadline, Id, V);
@@ -254,6 +261,7 @@ answer(connack, #{type := connack, return_code := Rc}, _S) when Rc >= 16#80 ->
     {error, {reason, connack, Rc}};
 answer(connack, #{type := connack, return_code := Rc}, _S) -> {error, {refused, Rc}};
 answer({Type, Id}, #{type := Type, id := Id} = P, S) ->
+    _ = [?N(<<"mqtt_server_pubacked">>) || Type =:= puback],
     case refusal(P) of
         none when Type =:= pubrec ->
             case send(S, #{type => pubrel, id => Id}) of
@@ -264,10 +272,7 @@ answer({Type, Id}, #{type := Type, id := Id} = P, S) ->
         R -> {done, fun(C) -> {error, {?MODULE, R}, C} end}
     end;
 answer(_Want, #{type := disconnect, reason_code := Rc}, _S) -> {error, {disconnected, Rc}};
-answer(_Want, #{type := publish, payload := Pl} = P, S) ->
-    _ = ack(S, P),
-    ok = beamscale_load_stamp:delivered(Pl),
-    skip;
+answer(_Want, #{type := publish} = P, S) -> received(S, P), skip;
 answer(_Want, #{type := pingresp}, _S) -> skip;
 answer(_Want, #{type := pubrel, id := Id}, S) -> _ = send(S, #{type => pubcomp, id => Id}), skip;
 answer(_Want, #{type := T}, _S) -> {error, {unexpected, T}}.
@@ -281,48 +286,29 @@ refusal(#{type := T, codes := Codes}) ->
     end;
 refusal(_P) -> none.
 
-%% A QoS 1 delivery is acknowledged, else the broker sends it again; a QoS 2 one is received
-%% (PUBREC), and its PUBREL completed (PUBCOMP) when it comes.
-ack(S, #{qos := 1, id := Id}) -> send(S, #{type => puback, id => Id});
+%% A delivery from the broker (Tsung's `mqtt_server_published'), in a request's wait or a push,
+%% bidi or not: its stamp read, and at QoS 1 acknowledged (Tsung's `mqtt_pubacked'), else the
+%% broker sends it again; at QoS 2 received (PUBREC), its PUBREL completed (PUBCOMP) when it
+%% comes.
+received(S, #{payload := Pl} = P) ->
+    ok = ?N(<<"mqtt_server_published">>),
+    _ = ack(S, P),
+    beamscale_load_stamp:delivered(Pl).
+
+ack(S, #{qos := 1, id := Id}) -> ok = ?N(<<"mqtt_pubacked">>), send(S, #{type => puback, id => Id});
 ack(S, #{qos := 2, id := Id}) -> send(S, #{type => pubrec, id => Id});
 ack(_S, _P) -> ok.
 
 gone(S, Reason) ->
-    ok = disarm(S),
+    ok = ?P:disarm(S),
     ok = beamscale_load_tcp:drop(S),
     {error, Reason, closed}.
 
 %% @doc Close the user's connection (without DISCONNECT: the broker then sends the will).
 -spec close(conn()) -> ok.
 close({mqtt, S, _, _, _}) ->
-    ok = disarm(S),
+    ok = ?P:disarm(S),
     beamscale_load_tcp:drop(S).
-
-%% The keepalive: a PINGREQ every half keepalive while the user thinks (the timer's message
-%% `{mqtt_ping, Socket}' is the socket's, handed to `handle_push/3'), or before its next request;
-%% the broker would close a connection silent for 1.5 keepalives. The timer and its interval
-%% are kept by socket, as the reader keeps its bound.
-arm(_S, 0) -> ok;
-arm(S, Ms) ->
-    put({?MODULE, ping, S}, {erlang:send_after(max(1, Ms div 2), self(), {mqtt_ping, S}), Ms}),
-    ok.
-
-disarm(S) ->
-    case erase({?MODULE, ping, S}) of
-        undefined -> ok;
-        {Ref, _} -> _ = erlang:cancel_timer(Ref),
-                    receive {mqtt_ping, S} -> ok after 0 -> ok end
-    end.
-
-ping(S) ->
-    case get({?MODULE, ping, S}) of
-        {_, Ms} -> _ = send(S, #{type => pingreq}), arm(S, Ms);
-        undefined -> ok
-    end.
-
-%% A ping due before a request.
-beat(S) ->
-    receive {mqtt_ping, S} -> ping(S) after 0 -> ok end.
 
 %% @doc The socket whose messages are this connection's pushes.
 -spec push_socket(conn()) -> term().
@@ -335,29 +321,28 @@ push_socket({mqtt, S, _, _, _}) -> S.
     {push | ignore, conn() | closed, non_neg_integer()}.
 handle_push(Msg, Conn, undefined) -> handle_push(Msg, Conn, 0);
 handle_push({mqtt_ping, S}, {mqtt, S, _, _, _} = Conn, N) ->
-    ok = ping(S),
+    ok = ?P:ping(S),
     {ignore, Conn, N};
 handle_push({T, S, Data}, {mqtt, S, Buf, Id, Up}, N) when T =:= tcp; T =:= ssl ->
     beamscale_load_request:count(bytes_received, byte_size(Data)),
     case deliveries(S, <<Buf/binary, Data/binary>>, 0, version(Up, #{})) of
         {ok, Rest, 0} -> {ignore, {mqtt, S, Rest, Id, Up}, N};
         {ok, Rest, Got} -> {push, {mqtt, S, Rest, Id, Up}, N + Got};
-        error -> ok = disarm(S), ok = beamscale_load_tcp:drop(S), {ignore, closed, N}
+        error -> ok = ?P:disarm(S), ok = beamscale_load_tcp:drop(S), {ignore, closed, N}
     end;
 handle_push({Passive, S}, {mqtt, S, _, _, _} = Conn, N) when Passive =:= tcp_passive;
                                                                Passive =:= ssl_passive ->
     ok = beamscale_load_reader:arm(S),
     {ignore, Conn, N};
 handle_push(_Closed, {mqtt, S, _, _, _}, N) ->
-    ok = disarm(S),
+    ok = ?P:disarm(S),
     ok = beamscale_load_tcp:drop(S),
     {ignore, closed, N}.
 
 deliveries(S, Buf, Got, V) ->
     case ?CODEC:decode(Buf, beamscale_load_reader:max(S), V) of
-        {ok, #{type := publish, payload := Pl} = P, Rest} ->
-            _ = ack(S, P),
-            ok = beamscale_load_stamp:delivered(Pl),
+        {ok, #{type := publish} = P, Rest} ->
+            ok = received(S, P),
             deliveries(S, Rest, Got + 1, V);
         {ok, #{type := pubrel, id := Id}, Rest} ->
             _ = send(S, #{type => pubcomp, id => Id}),
@@ -367,9 +352,14 @@ deliveries(S, Buf, Got, V) ->
         {error, _} -> error
     end.
 
-%% @doc Its own histograms: a stamped publish's time to its delivery (`beamscale_load_stamp').
+%% @doc Tsung's counters of `ts_mqtt', and its own histogram: a stamped publish's time to its
+%% delivery (`beamscale_load_stamp').
 -spec measures() -> {[binary()], [atom()]}.
-measures() -> {[], [delivery_time]}.
+measures() ->
+    {[<<"mqtt_", N/binary>> || N <- [<<"connected">>, <<"disconnected">>, <<"published">>,
+                                     <<"server_pubacked">>, <<"server_published">>,
+                                     <<"pubacked">>]],
+     [delivery_time]}.
 
 %% @doc The kind's step name.
 -spec name() -> mqtt.
@@ -391,10 +381,4 @@ tsung() -> beamscale_load_mqtt_tsung:tsung().
 
 %% @doc An `<mqtt>' element (`beamscale_load_mqtt_tsung').
 -spec from_tsung(tuple(), tuple(), map()) -> {map(), [{atom(), map()}]}.
-from_tsung(_Req, E, Ctx) -> beamscale_load_mqtt_tsung:from_tsung(E, Ctx, fun tsung_check/1).
-
-tsung_check(Spec) ->
-    case check(Spec, #{host => "", port => 0}) of
-        {ok, _} -> ok;
-        Error -> Error
-    end.
+from_tsung(_Req, E, Ctx) -> beamscale_load_mqtt_tsung:from_tsung(E, Ctx, fun check/2).

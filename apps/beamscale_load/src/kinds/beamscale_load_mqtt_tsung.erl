@@ -16,9 +16,11 @@ tsung() -> #{type => "ts_mqtt", element => mqtt, servers => ["tcp", "ssl"],
              attributes => [type, clean_start, keepalive, will_topic, will_qos, will_msg,
                             will_retain, topic, qos, retained, timeout, version]}.
 
-%% @doc The spec of an `<mqtt>' element and the target it uses; `Check(Spec)' says whether the
-%% spec is right (`beamscale_load_mqtt:check/2', passed in: that module calls this one).
--spec from_tsung(#xmlElement{}, map(), fun((map()) -> ok | {error, atom(), string()})) ->
+%% @doc The spec of an `<mqtt>' element and the target it uses; `Check(Spec, Target)' says
+%% whether the spec is right (`beamscale_load_mqtt:check/2', passed in: that module calls this
+%% one).
+-spec from_tsung(#xmlElement{}, map(),
+                 fun((map(), map()) -> {ok, map()} | {error, atom(), string()})) ->
     {map(), [{atom(), map()}]}.
 from_tsung(E, Ctx, Check) ->
     check_attrs(E, Ctx),
@@ -42,8 +44,8 @@ from_tsung(E, Ctx, Check) ->
     end.
 
 checked(Spec, Name, Target, {E, Ctx, Check}) ->
-    case Check(Spec) of
-        ok -> {Spec#{target => Name}, [{Name, Target}]};
+    case Check(Spec, #{host => "", port => 0}) of
+        {ok, _} -> {Spec#{target => Name}, [{Name, Target}]};
         {error, Key, Msg} -> fail(E, Ctx, "~ts: ~ts", [Key, Msg])
     end.
 

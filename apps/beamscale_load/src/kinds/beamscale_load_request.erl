@@ -45,7 +45,7 @@
 -module(beamscale_load_request).
 
 -export([run/5, close/2, count/2, status/1, observe/2, record_observed/1,
-         missing_callbacks/1, check_typed/3, metrics/0]).
+         missing_callbacks/1, check_typed/3, metrics/0, named/1]).
 -export_type([conn/0, result/0, feature/0, tsung/0]).
 
 -type conn() :: term().
@@ -61,9 +61,11 @@
 -callback sockets(Target :: map()) -> non_neg_integer().
 -callback format_error(Reason :: term()) -> iodata().
 %% The Tsung session type, element, its attributes and the `<server>' types a kind reads.
-%% `options': the names of the `<option type="ts_...">'s its `from_tsung/3' reads.
+%% `options': the names of the `<option type="ts_...">'s its `from_tsung/3' reads; `aliases':
+%% other session types it reads as its own (http's `ts_webdav').
 -type tsung() :: none | #{type := string(), element := atom(), attributes := [atom()],
-                          servers := [string()], options => [string()]}.
+                          servers := [string()], options => [string()],
+                          aliases => [string()]}.
 
 -callback tsung() -> tsung().
 %% The `<request>' element, the kind's element inside it and the reader's context.
@@ -202,6 +204,15 @@ record_observed(#{hists := Hists} = M) ->
 %% @doc The metrics of this user's run (`undefined' before its first connection).
 -spec metrics() -> beamscale_load_metrics:metrics() | undefined.
 metrics() -> get(?METRICS).
+
+%% @doc Count one event of the named counter `Name' (a protocol's counter, Tsung's name, that the
+%% kind declares in `measures/0'): nothing if the run does not keep it (a user outside a run).
+-spec named(binary()) -> ok.
+named(Name) ->
+    case get(?METRICS) of
+        #{named := {_, #{Name := _}}} = M -> beamscale_load_metrics:count(M, Name);
+        _ -> ok
+    end.
 
 %% @doc Close a connection if it is open.
 -spec close(module(), conn() | closed) -> ok.

@@ -10,6 +10,9 @@
 -define(Z, beamscale_load_xmpp_stanza).
 -define(SENT, <<"xmpp_chat_sent">>).
 -define(DELIVERED, <<"xmpp_chat_delivered">>).
+%% A room's chats apart: one sent is delivered to every occupant, the sender too.
+-define(MUC_SENT, <<"xmpp_muc_sent">>).
+-define(MUC_DELIVERED, <<"xmpp_muc_delivered">>).
 -define(HIST, xmpp_delivery).
 %% Users probed for one online (or offline) before a random one is taken.
 -define(PROBES, 16).
@@ -205,6 +208,7 @@ stanza(#{type := T} = S, C) when T =:= iq_roster_add; T =:= iq_roster_remove;
     {?Z:roster(How, To, To), {iq, <<"set">>, none}, C1};
 stanza(#{type := muc_chat} = S, #{muc := M} = C) ->
     Room = maps:get(room, S, <<"room">>),
+    count(?MUC_SENT),
     Body = ?Z:stamp(maps:get(size, S, 16), os:system_time(microsecond)),
     {?Z:message(<<"groupchat">>, <<"g">>, <<Room/binary, "@", M/binary>>, Body), want(S), C};
 stanza(#{type := T} = S, #{muc := M, user := U} = C) when T =:= muc_join; T =:= muc_nick;
@@ -247,26 +251,23 @@ pong(X) ->
 bin(undefined) -> <<>>;
 bin(B) -> B.
 
-%% @doc A message received: its stamp's delivery time recorded, counted as delivered. The
-%% server's bounce of a chat to a user just gone (type `error') carries its body back: not one.
+%% @doc A message received: its stamp's delivery time recorded, counted as delivered (a room's
+%% chat, type `groupchat', apart). The server's bounce of a chat to a user just gone (type
+%% `error') carries its body back: not one.
 -spec delivered(binary()) -> ok.
 delivered(X) ->
-    case beamscale_load_xmpp_stream:attr(X, <<"type">>) =/= <<"error">> andalso
-        ?Z:stamped(beamscale_load_xmpp_stream:body(X)) of
+    Type = beamscale_load_xmpp_stream:attr(X, <<"type">>),
+    case Type =/= <<"error">> andalso ?Z:stamped(beamscale_load_xmpp_stream:body(X)) of
         false -> ok;
         none -> ok;
         T ->
-            count(?DELIVERED),
+            count(case Type of <<"groupchat">> -> ?MUC_DELIVERED; _ -> ?DELIVERED end),
             Us = max(0, os:system_time(microsecond) - T),
             beamscale_load_request:observe(?HIST, Us)
     end.
 
-count(Name) ->
-    case beamscale_load_request:metrics() of
-        #{named := {_, #{Name := _}}} = M -> beamscale_load_metrics:count(M, Name);
-        _ -> ok
-    end.
+count(Name) -> beamscale_load_request:named(Name).
 
 %% @doc The counts and the histogram a run with xmpp steps has.
 -spec measures() -> {[binary()], [atom()]}.
-measures() -> {[?SENT, ?DELIVERED], [?HIST]}.
+measures() -> {[?SENT, ?DELIVERED, ?MUC_SENT, ?MUC_DELIVERED], [?HIST]}.

@@ -81,7 +81,14 @@ graphs(Summary) ->
        Named(sessions_started), Named(sessions_done)]},
      {<<"requests">>, <<"requests/s">>, <<"/s">>, [Named(requests)]},
      {<<"errors and timeouts">>, <<"per second">>, <<"/s">>, [Named(errors), Named(timeouts)]}]
-        ++ connect_graph(Summary, Lat)
+        ++ hist_graph(Summary, Lat, <<"connect_time">>,
+                      <<"connect time (TCP, and the TLS handshake)">>)
+        ++ hist_graph(Summary, Lat, <<"page_time">>,
+                      <<"page time (Tsung's page: requests between think times)">>)
+        ++ [{<<"pages (Tsung's page)">>, <<"pages/s">>, <<"/s">>,
+             [#{name => <<"pages">>,
+                points => [{T, count(S, <<"page_time">>)} || {T, S} <- timed(Secs)]}]}
+            || count(Summary, <<"page_time">>) > 0]
         ++ [{<<"connections open (Tsung's connected)">>, <<"connections">>, <<"">>,
              [#{name => <<"open">>, points => Count(<<"connected">>)}]}
             || num(Summary, <<"connections_opened">>) > 0]
@@ -92,13 +99,13 @@ graphs(Summary) ->
         ++ beamscale_report_load_names:graphs(Summary)
         ++ beamscale_report_load_extra:fine_graphs(Summary).
 
-%% Connect time per second (Tsung's `connect'), when the run opened connections; a run stored
-%% before seconds kept it draws none.
-connect_graph(Summary, Lat) ->
-    case count(Summary, <<"connect_time">>) > 0 of
+%% A histogram's mean, p50 and p99 per second: connect time (Tsung's `connect'), when the run
+%% opened connections, and Tsung's `page'; a run stored before seconds kept it draws none.
+hist_graph(Summary, Lat, Key, Title) ->
+    case count(Summary, Key) > 0 of
         true ->
-            [{<<"connect time (TCP, and the TLS handshake)">>, <<"ms">>, <<" ms">>,
-              [#{name => label(K, ?T:percentiles()), points => Lat(<<"connect_time">>, bin(K))}
+            [{Title, <<"ms">>, <<" ms">>,
+              [#{name => label(K, ?T:percentiles()), points => Lat(Key, bin(K))}
                || K <- [mean_ms, p50_ms, p99_ms]]}];
         false -> []
     end.
