@@ -5,7 +5,7 @@
 # Stream 1 holds the suites that measure CPU or time (benchmarks, samplers, profiles, studies)
 # with saturate's timed levels, which use little CPU, and the one that needs the second
 # emulator; stream 2 every other suite, so a new suite lands there. `make test' starts stream 2
-# first, beside xref, dialyzer and EUnit, and stream 1 after them.
+# first, beside xref and EUnit, and stream 1 after them, beside dialyzer.
 # Stream 2 builds and logs in _build/ct2+test (profile ct2): two rebar3 in one profile would
 # copy the test data directories over each other while a suite reads them. A profile, not
 # REBAR_BASE_DIR: the suites' own rebar3 builds (cmd_run's own_app) would inherit that.
