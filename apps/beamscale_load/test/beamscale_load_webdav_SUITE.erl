@@ -20,14 +20,18 @@ all() -> [webdav_example, webdav_refused].
 init_per_suite(Config) ->
     ?assert(filelib:is_regular(?MODULE_SO), "install libnginx-mod-http-dav-ext"),
     Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_webdav_SUITE"),
-    %% nginx's workers (a user of their own when the test runs as root) write the files and
-    %% their temporary bodies: both directories open to them.
+    %% nginx's workers write the files and their temporary bodies. Run as root, nginx gives
+    %% them a user of its own, who cannot reach a directory under a private one (a fresh
+    %% clone in `mktemp -d': 403 and 500 on every write): they run as the test's user.
     [Www, Tmp] = [filename:join(Dir, D) || D <- ["www", "tmp"]],
     _ = [ok = file:make_dir(D) || D <- [Www, Tmp]],
-    _ = [ok = file:change_mode(D, 8#777) || D <- [Www, Tmp]],
+    User = case string:trim(os:cmd("id -u")) of
+               "0" -> "user root;\n";
+               _ -> ""
+           end,
     Port = beamscale_load_servers:free_port(),
     Conf = io_lib:format(
-             "load_module ~ts;\nerror_log ~ts/error.log;\nevents { worker_connections 64; }\n"
+             "~tsload_module ~ts;\nerror_log ~ts/error.log;\nevents { worker_connections 64; }\n"
              "http {\n"
              "  access_log ~ts/access.log;\n"
              "  client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
@@ -41,7 +45,7 @@ init_per_suite(Config) ->
              "      dav_ext_methods PROPFIND OPTIONS LOCK UNLOCK;\n"
              "      dav_ext_lock zone=bs;\n"
              "    }\n"
-             "  }\n}\n", [?MODULE_SO, Dir, Dir, Tmp, Dir, Dir, Dir, Dir, Port, Www]),
+             "  }\n}\n", [User, ?MODULE_SO, Dir, Dir, Tmp, Dir, Dir, Dir, Dir, Port, Www]),
     Stop = beamscale_load_servers:nginx(Dir, Port, Conf),
     [{port, Port}, {stop, Stop}, {dir, Dir} | Config].
 
