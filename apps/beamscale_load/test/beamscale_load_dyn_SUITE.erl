@@ -214,11 +214,22 @@ distributed(Config) ->
     {ok, Gz} = file:read_file(?EXAMPLES ++ "http_distributed.xml.gz"),
     Plain = filename:join(Dir, "http_distributed.src.xml"),
     ok = file:write_file(Plain, zlib:gunzip(Gz)),
-    %% The `%%symbol:new%%' the example calls: a module the test puts on the code path.
-    ok = file:write_file(filename:join(Dir, "symbol.erl"),
+    %% The `%%symbol:new%%' the example calls: a module the test puts on the code path for the
+    %% case only, in a directory of its own. This node's path is the later suites' too, and a
+    %% path entry named `beamscale-nginx-...' was taken for the app `beamscale' by
+    %% code:lib_dir/2 (beamscale_test_cli then started `beamscale' without its code).
+    Code = filename:join(Dir, "symbol_code"),
+    ok = filelib:ensure_path(Code),
+    ok = file:write_file(filename:join(Code, "symbol.erl"),
                          <<"-module(symbol).\n-export([new/1]).\nnew(_) -> <<\"sym42\">>.\n">>),
-    {ok, symbol} = compile:file(filename:join(Dir, "symbol.erl"), [{outdir, Dir}]),
-    true = code:add_patha(Dir),
+    {ok, symbol} = compile:file(filename:join(Code, "symbol.erl"), [{outdir, Code}]),
+    true = code:add_patha(Code),
+    try distributed(Config, Dir, Plain)
+    after
+        true = code:del_path(Code)
+    end.
+
+distributed(Config, Dir, Plain) ->
     Port = ?config(port, Config),
     %% The client machines' addresses are rewritten to loopback ones, as hosts and ports are: this
     %% machine sends load to 127.0.0.0/8 only (from several source addresses, as Tsung would).
