@@ -91,8 +91,12 @@ draw(Pool, N, S0) ->
                            {median(Launches), S1}
                    end, S0, lists:seq(1, N)).
 
-%% Each launch's median of measurements.csv's seconds, or its least of instructions.csv's counts.
-launch_medians(Dir) ->
+%% Each launch's median of measurements.csv's seconds, or its least of instructions.csv's counts,
+%% over the run directories in `Dirs' (comma-separated: the chunks measured in turn).
+launch_medians(Dirs) ->
+    lists:append([dir_launch_medians(D) || D <- string:split(Dirs, ",", all)]).
+
+dir_launch_medians(Dir) ->
     {File, Col, Of} = case get(clock) of
                           "time" -> {"measurements.csv", <<"seconds">>, fun median/1};
                           "instructions" -> {"instructions.csv", <<"instructions">>,

@@ -13,6 +13,8 @@
 # HISTORY_OUT=DIR keeps the measured runs in DIR; HISTORY_REUSE=1 only resamples them.
 # A run of a history is PER_RUN launches (default 3, as the CI recipe's `--launches 3'): the
 # median of PER_RUN launch medians drawn from the measured ones.
+# CHUNKS=K (default 1) measures each side in K blocks taken in turn (identical, slow, identical,
+# ...), so a drift of the host's speed over minutes falls on both sides instead of on the step.
 # CLOCK=instructions measures bench/ci_gate/bench_work.erl with `bench --clock instructions
 # --counter valgrind' instead (as bench/noise_gate.sh; no hogs: counts do not depend on them),
 # the slow side doing SLOWDOWN % more hashes (default 2), a launch's figure its least count;
@@ -60,10 +62,18 @@ if [ -z "${HISTORY_REUSE:-}" ] && [ "$clock" = time ]; then
     for _ in $(seq "$(nproc)"); do yes > /dev/null & hogs+=($!); done
 fi
 start=$(date +%s)
-measure same "$same" 0
-measure slow "$slow" "$slowdown"
+chunks=${CHUNKS:-1}
+same_dirs=() slow_dirs=()
+for k in $(seq "$chunks"); do
+    sfx=$([ "$chunks" = 1 ] || echo "$k")
+    measure "same$sfx" $(( same / chunks + (k <= same % chunks) )) 0
+    measure "slow$sfx" $(( slow / chunks + (k <= slow % chunks) )) "$slowdown"
+    same_dirs+=("$out/same$sfx") slow_dirs+=("$out/slow$sfx")
+done
 stop_hogs
 echo "measured $same + $slow launches (clock $clock, a hog per core on the time clock)" \
      "in $(( $(date +%s) - start )) s"
-escript bench/history_detector.escript "$out/same" "$out/slow" "$histories" "$before" "$after" \
+join() { local IFS=,; echo "$*"; }
+escript bench/history_detector.escript "$(join "${same_dirs[@]}")" "$(join "${slow_dirs[@]}")" \
+    "$histories" "$before" "$after" \
     "$per_run" "$clock"
