@@ -13,8 +13,9 @@
 # HISTORY_OUT=DIR keeps the measured runs in DIR; HISTORY_REUSE=1 only resamples them.
 # A run of a history is PER_RUN launches (default 3, as the CI recipe's `--launches 3'): the
 # median of PER_RUN launch medians drawn from the measured ones.
-# CHUNKS=K (default 1) measures each side in K blocks taken in turn (identical, slow, identical,
-# ...), so a drift of the host's speed over minutes falls on both sides instead of on the step.
+# CHUNKS=K (default 5 on the time clock, 1 on instructions; at most either side's launches)
+# measures each side in K blocks taken in turn (identical, slow, identical, ...), so a drift of
+# the host's speed over minutes falls on both sides instead of on the step.
 # CLOCK=instructions measures bench/ci_gate/bench_work.erl with `bench --clock instructions
 # --counter valgrind' instead (as bench/noise_gate.sh; no hogs: counts do not depend on them),
 # the slow side doing SLOWDOWN % more hashes (default 2), a launch's figure its least count;
@@ -26,8 +27,8 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 clock=${CLOCK:-time}
 case $clock in
-    time) defaults=(40 30 10 3) ;;
-    instructions) defaults=(3 3 2 1) ;; # same, slow, slowdown, per run
+    time) defaults=(40 30 10 3 5) ;;
+    instructions) defaults=(3 3 2 1 1) ;; # same, slow, slowdown, per run, chunks
     *) echo "CLOCK=$clock: expected time or instructions" >&2; exit 2 ;;
 esac
 histories=${1:-10}
@@ -62,7 +63,9 @@ if [ -z "${HISTORY_REUSE:-}" ] && [ "$clock" = time ]; then
     for _ in $(seq "$(nproc)"); do yes > /dev/null & hogs+=($!); done
 fi
 start=$(date +%s)
-chunks=${CHUNKS:-1}
+chunks=${CHUNKS:-${defaults[4]}}
+[ "$chunks" -le "$same" ] || chunks=$same
+[ "$chunks" -le "$slow" ] || chunks=$slow
 same_dirs=() slow_dirs=()
 for k in $(seq "$chunks"); do
     sfx=$([ "$chunks" = 1 ] || echo "$k")
