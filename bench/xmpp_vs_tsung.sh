@@ -29,6 +29,10 @@
 # with wall time), and the figures are instructions of the beam.smp processes: "M instr" where
 # CPU seconds are printed, "instr" where microseconds are. Keep USERS small (Valgrind runs the
 # clients some 50 times slower): `CLOCK=instructions bench/xmpp_vs_tsung.sh 20 10 2`.
+# COUNTED_ERL=ERL runs every client on that erl instead of the host's (beamscale through
+# ESCRIPT_EMULATOR, Tsung through a copy of its start script naming it, the floor directly),
+# the server staying on the host's: e.g. the interpreter `beamscale otp install 25-emu`
+# builds, which Valgrind runs correctly where it breaks OTP's JIT on maps.
 set -eu
 cd "$(dirname "$0")/.."
 users=${1:-1000}
@@ -45,6 +49,7 @@ nowait="+sbwt none +sbwtdcpu none +sbwtdio none"
 # HAMT updated key by key: bench/valgrind/vg_hashmap.erl, docs/load-measurements.md), Tsung's
 # and the floor's do not; no flag of OTP 25 avoids it (it has no +JMsingle).
 single=${COUNTED_FLAGS:-}
+counted_erl=${COUNTED_ERL:-erl}
 # NAME COMMAND...: run it, its cost in $out/NAME.time as "cpu A B" (A + B: CPU seconds, or
 # millions of instructions under CLOCK=instructions).
 measured() {
@@ -113,18 +118,26 @@ EOF
 xml "$secs" > "$out/chat.xml"
 grep -v '<request><jabber type="chat"' "$out/chat.xml" > "$out/nochat.xml"
 bs_run() { # FILE NAME [COMMAND]
-    measured "$2" ${3:-_build/default/bin/beamscale} load "$out/$1.xml" \
+    measured "$2" env ESCRIPT_EMULATOR="$counted_erl" ${3:-_build/default/bin/beamscale} \
+        load "$out/$1.xml" \
         --name "$2" --out "$out" --quiet >/dev/null 2>"$out/$2.err" || true
 }
 # A controller id of its own: another Tsung on the host would hold the default one.
+tsung=$(command -v tsung)
+if [ -n "${COUNTED_ERL:-}" ]; then
+    # Not $out/tsung: that is Tsung's log directory.
+    sed "s|^ERL=.*|ERL=$COUNTED_ERL|" "$tsung" > "$out/tsung-start" && chmod +x "$out/tsung-start"
+    tsung=$out/tsung-start
+fi
 ts_run() { # FILE NAME
-    measured "$2" tsung -n -i "xmpp$$$2" -f "$out/$1.xml" -l "$out/$2" start >/dev/null 2>&1 || true
+    measured "$2" "$tsung" -n -i "xmpp$$$2" -f "$out/$1.xml" -l "$out/$2" start \
+        >/dev/null 2>&1 || true
 }
 # The floor: FLAGS empty for the emulator's defaults; ERL_*FLAGS of the caller left out.
 erlc -o "$out" bench/xmpp_floor/xmpp_floor.erl
 fl_run() { # NAME SEND(true|false) FLAGS
     measured "$1" env ERL_FLAGS= ERL_AFLAGS= ERL_ZFLAGS= \
-        erl $3 -noshell -pa "$out" -eval "xmpp_floor:main($port, $users, $secs, \
+        "$counted_erl" $3 -noshell -pa "$out" -eval "xmpp_floor:main($port, $users, $secs, \
         $((think * 1000)), 10, $2), halt()." >"$out/$1.counts" 2>"$out/$1.err" \
         || echo "0 0 $users" >"$out/$1.counts"
 }
@@ -184,7 +197,10 @@ awk -v u="$users" -v s="$secs" -v t="$think" -v bsc="$(cpu "$out/bs.time")" \
         printf "without chats: beamscale CPU %.2f s, tsung %.2f s\n", bs0, ts0
         bm = 1e6 * (bsc - bs0) / bsd; tm = 1e6 * (tsc - ts0) / tsd
         printf "CPU per chat itself (run minus its run without chats): beamscale %.1f us, " \
-            "tsung %.1f us, ratio %.2f\n", bm, tm, (tm > 0 ? bm / tm : 0) } }'
+            "tsung %.1f us, ", bm, tm
+        # The Tsung node spins and idles differently run to run: its difference can drown.
+        if (tm > 0) printf "ratio %.2f\n", bm / tm
+        else printf "ratio none (tsung'"'"'s difference is inside its run-to-run spread)\n" } }'
 # A row against Tsung's: LABEL, its CPU files (with and without chats), chats delivered.
 vs_tsung() {
     awk -v l="$1" -v c="$(cpu "$2")" -v c0="$( [ "$nochat" = 1 ] && cpu "$3" || echo 0)" \
@@ -222,7 +238,9 @@ fi
 if [ "$clock" = instructions ]; then
     report | sed -e 's/client CPU \([0-9.]*\) s/client \1 M instructions/g' \
         -e 's/CPU \([0-9.]*\) s/\1 M instructions/g' -e 's/ us per/ instructions per/g' \
-        -e 's/ us,/ instructions,/g' -e 's/chats \([0-9.]*\) s/chats \1 M instructions/g' -e 's/ us$/ instructions/' -e 's/CPU per/instructions per/g'
+        -e 's/ us,/ instructions,/g' -e 's/chats \([0-9.]*\) s/chats \1 M instructions/g' \
+        -e 's/ us$/ instructions/' -e 's/CPU per/instructions per/g' \
+        -e 's/tsung \([0-9.]*\) s$/tsung \1 M instructions/'
 else
     report
 fi

@@ -30,7 +30,12 @@ erls_test() ->
     ?assertEqual({error, {beamscale_otp, {unknown_release, "26"}}},
                  beamscale_otp:erls(["27", "26"], [])),
     ?assertEqual({error, {beamscale_otp, {unknown_release, "fast"}}},
-                 beamscale_otp:erls(["27"], ["fast"])).
+                 beamscale_otp:erls(["27"], ["fast"])),
+    %% A name that says its flavour keeps it without --emu-flavor; with one it is refused whole.
+    ?assertEqual({ok, [{'25-emu', "25-emu"}, {'27', "27"}]},
+                 beamscale_otp:erls(["25-emu", "27"], [])),
+    ?assertEqual({error, {beamscale_otp, {unknown_release, "25-emu-jit"}}},
+                 beamscale_otp:erls(["25-emu"], ["jit"])).
 
 installs_test_() ->
     {setup, fun root/0, fun cleanup/1, fun(Root) -> ?_test(installs(Root)) end}.

@@ -58,10 +58,38 @@ load(Node, Code) ->
     end.
 
 load_one(Node, {M, F, B}) ->
+    case load_binary(Node, M, F, B) of
+        ok -> ok;
+        {error, badfile} -> recompile(Node, M, F, B);
+        {error, Reason} -> throw({load, Node, M, Reason})
+    end.
+
+load_binary(Node, M, F, B) ->
     try erpc:call(Node, code, load_binary, [M, F, B], ?LOAD_TIMEOUT) of
         {module, M} -> ok;
-        {error, Reason} -> throw({load, Node, M, Reason})
+        {error, _} = Error -> Error
     catch error:{erpc, Reason} -> throw({load, Node, M, Reason})
+    end.
+
+%% A newer release may refuse object code of an older one (OTP 29 refuses some of OTP 25's
+%% instructions: "please re-compile this module"): the node compiles the module again from the
+%% abstract code the beam carries (debug_info), with its own compiler.
+recompile(Node, M, F, B) ->
+    Forms = case beam_lib:chunks(B, [abstract_code]) of
+                {ok, {M, [{abstract_code, {raw_abstract_v1, Fs}}]}} -> Fs;
+                _ -> throw({load, Node, M, {badfile, no_debug_info}})
+            end,
+    try erpc:call(Node, compile, forms, [Forms, [binary, return_errors]], ?COMPILE_TIMEOUT) of
+        {ok, M, New} -> load_recompiled(Node, M, F, New);
+        {ok, M, New, _Warnings} -> load_recompiled(Node, M, F, New);
+        Error -> throw({load, Node, M, {recompile, Error}})
+    catch error:{erpc, Reason} -> throw({load, Node, M, {recompile, Reason}})
+    end.
+
+load_recompiled(Node, M, F, B) ->
+    case load_binary(Node, M, F, B) of
+        ok -> ok;
+        {error, Reason} -> throw({load, Node, M, Reason})
     end.
 
 %% @doc Load one of this node's modules onto `Node' unless it is there already.

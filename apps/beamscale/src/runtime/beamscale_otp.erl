@@ -108,18 +108,27 @@ system_erl(Release) ->
 %% atom is made of them, so the atoms are among the few releases and flavours known.
 -spec erls([string()], [string()]) -> {ok, [{atom(), string()}]} | {error, {?MODULE, term()}}.
 erls([], Flavours) -> erls([erlang:system_info(otp_release)], Flavours);
-erls(Releases, []) -> erls(Releases, ["jit"]);
 erls(Releases, Flavours) ->
-    Named = [case parse(R ++ "-" ++ F) of
+    Named = [case parse(with_flavour(R, F)) of
                  {ok, Release} -> {ok, name(Release)};
                  {error, _} -> {error, R, F}
-             end || R <- Releases, F <- Flavours],
+             end || R <- Releases, F <- flavours(Flavours)],
     case [{R, F} || {error, R, F} <- Named] of
         [] -> {ok, [{list_to_atom(N), N} || {ok, N} <- Named]};
         [{R, F} | _] ->
-            Bad = case parse(R) of {ok, _} -> F; {error, _} -> R end,
+            Bad = case parse(R) of
+                      {ok, _} -> case lists:member($-, R) of true -> R ++ "-" ++ F; false -> F end;
+                      {error, _} -> R
+                  end,
             {error, {?MODULE, {unknown_release, Bad}}}
     end.
+
+%% Without --emu-flavor a name keeps the flavour it says (`25-emu'); `jit' otherwise.
+flavours([]) -> [none];
+flavours(Flavours) -> Flavours.
+
+with_flavour(R, none) -> R;
+with_flavour(R, F) -> R ++ "-" ++ F.
 
 %% @doc One line for this module's errors.
 -spec format_error(term()) -> iodata().
