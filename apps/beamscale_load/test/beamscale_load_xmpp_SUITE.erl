@@ -1,6 +1,8 @@
-%% The xmpp kind against a real ejabberd of its own (beamscale_load_xmpp_server), one start for
-%% the suite: SASL and legacy authentication, chat with delivery time, presence and roster,
-%% registration, MUC, pubsub, privacy lists, STARTTLS, and Tsung's jabber examples.
+%% The xmpp kind's steps against a real ejabberd of its own (beamscale_load_xmpp_server), one
+%% start for the suite: SASL and legacy authentication, chat with delivery time, presence and
+%% roster, registration, MUC, pubsub, privacy lists, STARTTLS, WebSocket and BOSH, and servers
+%% in this node that answer without end. Tsung's jabber examples are
+%% beamscale_load_xmpp_tsung_SUITE's.
 -module(beamscale_load_xmpp_SUITE).
 
 -include_lib("stdlib/include/assert.hrl").
@@ -9,27 +11,21 @@
 -export([fragmented/0, fragmented/1]).
 -export([muc_counts/0, muc_counts/1]).
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
-         register/1, register_match/1, starttls/1, tsung_jabber/1, tsung_roster/1, tsung_register/1,
-         tsung_muc/1, tsung_node/1, tsung_privacy/1, tsung_starttls/1, hostile_stanza/1,
-         websocket/1, bosh/1, tsung_bosh/1, hostile_bosh/1]).
+         register/1, register_match/1, starttls/1, hostile_stanza/1, websocket/1, bosh/1,
+         hostile_bosh/1]).
 -export([sasl/0, legacy/0, chat_delivery/0, roster_presence/0, muc_pubsub_privacy/0,
-         register/0, register_match/0, starttls/0, tsung_jabber/0, tsung_roster/0, tsung_register/0,
-         tsung_muc/0, tsung_node/0, tsung_privacy/0, tsung_starttls/0, hostile_stanza/0,
-         websocket/0, bosh/0, tsung_bosh/0, hostile_bosh/0]).
+         register/0, register_match/0, starttls/0, hostile_stanza/0, websocket/0, bosh/0,
+         hostile_bosh/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
 -define(USERS, 40).
 
-%% The rewrite of every think time to 1 s.
--define(THINKS, "(<thinktime value=)\"[^\"]*\"").
-
 suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register,
-          register_match, starttls, tsung_jabber, tsung_roster, tsung_register, tsung_muc,
-          tsung_node, tsung_privacy, tsung_starttls, hostile_stanza, websocket, bosh, tsung_bosh,
-          hostile_bosh, fragmented, muc_counts].
+          register_match, starttls, hostile_stanza, websocket, bosh, hostile_bosh, fragmented,
+          muc_counts].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -71,12 +67,6 @@ pubsub_refused(T) ->
     Done = maps:get(sessions_done, T),
     ?assert(Done >= 5),
     ?assert(maps:get(errors, T) =< 4 * Done).
-
-refused(T) ->
-    ?assertEqual([], [R || R <- maps:keys(maps:get(reasons, T)),
-                           not lists:prefix("XMPP iq error", binary_to_list(R))]),
-    ?assert(maps:get(errors, T) =< maps:get(sessions_done, T) div 2),
-    ?assert(maps:get(sessions_done, T) >= 5).
 
 run_steps(Config, Steps) -> run_steps(Config, Steps, "duration_s => 1, rate => 10").
 
@@ -214,109 +204,6 @@ starttls(Config) ->
     clean(run_steps(Config, ["{xmpp, #{type => starttls}}", "{xmpp, #{type => connect}}",
                              "{xmpp, #{type => auth_sasl}}"]
                     ++ bind() ++ ["{xmpp, #{type => close}}"])).
-
-%% Tsung's example `Name' with only its server, domain and user options, durations, arrivals
-%% and think times rewritten (1 s thinks, a 2 s phase): nothing else.
-example(Config, Name) -> example(Config, Name, []).
-
-example(Config, Name, Keep) -> example(Config, Name, Keep, []).
-
-example(Config, Name, Keep, Extra) ->
-    {ok, Bin0} = file:read_file("/usr/share/doc/tsung/examples/" ++ Name),
-    Bin = case lists:suffix(".gz", Name) of
-              true -> zlib:gunzip(Bin0);
-              false -> Bin0
-          end,
-    Port = integer_to_list(proplists:get_value(port, Config)),
-    Rewrites = [{"<server host=.[^ ]*. port=.5222. type=(.)tcp.",
-                 "<server host='127.0.0.1' port='" ++ Port ++ "' type='tcp'"},
-                {"(<arrivalphase [^>]*duration=)\"[^\"]*\" unit=\"[a-z]*\"",
-                 "\\1\"2\" unit=\"second\""},
-                {"interarrival=\"[^\"]*\"", "interarrival=\"0.2\""},
-                {"arrivalrate=\"[^\"]*\"", "arrivalrate=\"5\""},
-                {?THINKS, "\\1\"1\""},
-                {"(name=\"domain\" value=)\"[^\"]*\"", "\\1\"bs.test\""},
-                {"(name=\"userid_max\" value=)\"[0-9]*\"", "\\1\"40\""},
-                {"(name=\"username\" value=)\"[^\"]*\"", "\\1\"user\""},
-                {"(name=\"passwd\" value=)\"[^\"]*\"", "\\1\"pass\""},
-                {"(name=\"pubsub_service\" value=)\"[^\"]*\"", "\\1\"pubsub.bs.test\""},
-                {"(name=\"muc_service\" value=)\"[^\"]*\"", "\\1\"conference.bs.test\""}],
-    Text = lists:foldl(fun({From, To}, T) -> re:replace(T, From, To, [global, {return, list}])
-                       end, unicode:characters_to_list(Bin),
-                       [R || {F, _} = R <- Rewrites ++ Extra, not lists:member(F, Keep)]),
-    S = case beamscale_load_tsung:from_text(Name, Text) of
-            {ok, S0, _Ignored} -> S0;
-            {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
-        end,
-    #{total := T} = run(S),
-    ct:pal("~ts: ~p", [Name, maps:with([requests, errors, reasons, counts, sessions_done], T)]),
-    T.
-
-tsung_jabber() -> [{doc, "Tsung's jabber.xml runs with its servers and durations rewritten."}].
-tsung_jabber(Config) ->
-    T = example(Config, "jabber.xml.gz"),
-    ?assert(maps:get(sessions_done, T) >= 5).
-
-tsung_roster() -> [{doc, "Tsung's jabber_roster.xml runs with no errors."}].
-tsung_roster(Config) ->
-    clean(example(Config, "jabber_roster.xml")).
-
-tsung_register() -> [{doc, "Tsung's jabber_register.xml runs with no errors."}].
-tsung_register(Config) ->
-    %% Its own user names (tsung1...), none of which exists before.
-    clean(example(Config, "jabber_register.xml",
-                  ["(name=\"username\" value=)\"[^\"]*\"", "(name=\"passwd\" value=)\"[^\"]*\"",
-                   "(name=\"userid_max\" value=)\"[0-9]*\""])).
-
-tsung_muc() -> [{doc, "Tsung's jabber_muc.xml runs with no errors."}].
-tsung_muc(Config) ->
-    clean(example(Config, "jabber_muc.xml")).
-
-%% Besides the rewrites: the static <user> that creates the node goes (static arrivals are
-%% refused) and its session gets arrivals of its own; a subscriber that comes before the node
-%% exists is refused (item-not-found), as with Tsung.
-tsung_node() -> [{doc, "Tsung's jabber_node.xml runs, refusals only for nodes not made yet."}].
-tsung_node(Config) ->
-    refused(example(Config, "jabber_node.xml", [],
-                    [{"<user session=\"create_node\"[^>]*></user>", ""},
-                     {"probability='0'", "probability='20'"},
-                     {"probability=\"100\"", "probability=\"80\""}])).
-
-%% The example activates a list "public" it never made: ejabberd refuses it (item-not-found).
-tsung_privacy() -> [{doc, "Tsung's jabber_privacy.xml runs, its one refused list excepted."}].
-tsung_privacy(Config) ->
-    T = example(Config, "jabber_privacy.xml"),
-    ?assertEqual([<<"XMPP iq error: item-not-found">>], maps:keys(maps:get(reasons, T))),
-    ?assertEqual(maps:get(sessions_done, T), maps:get(errors, T)).
-
-%% Besides the rewrites: its user file (file_server) is one the test writes.
-tsung_starttls() -> [{doc, "Tsung's jabber_starttls.xml runs with its user file rewritten."}].
-tsung_starttls(Config) ->
-    clean(example(Config, "jabber_starttls.xml", [?THINKS], users(Config) ++ shipped_thinks())).
-
-%% bosh.xml:63 and jabber_starttls.xml:67 say value="2  ": kept as shipped (Tsung reads it, as
-%% beamscale now does), the other think times shortened.
-shipped_thinks() ->
-    [{"<thinktime value=\"[35]\">", "<thinktime value=\"1\">"}].
-
-users(Config) ->
-    Dir = beamscale_load_servers:tmp_dir(Config, "beamscale_load_xmpp_SUITE_users"),
-    Users = filename:join(Dir, "users.csv"),
-    ok = file:write_file(Users, [io_lib:format("user~b,pass~b~n", [N, N])
-                                 || N <- lists:seq(1, ?USERS)]),
-    [{"value=\"/home/nniclaus/.tsung/usernames.csv\"", "value=\"" ++ Users ++ "\""}].
-
-%% Besides the rewrites: its server (type bosh, on ejabberd's HTTP port) and its user file.
-tsung_bosh() -> [{doc, "Tsung's bosh.xml runs over BOSH with its server and user file rewritten."}].
-tsung_bosh(Config) ->
-    Http = integer_to_list(proplists:get_value(http, Config)),
-    T = example(Config, "bosh.xml", [?THINKS],
-                [{"<server host=\"myserver\" port=\"5280\"",
-                  "<server host=\"127.0.0.1\" port=\"" ++ Http ++ "\""}
-                 | users(Config) ++ shipped_thinks()]),
-    clean(T),
-    %% connect, auth_sasl, connect, bind, session, presence, roster get, close.
-    ?assertEqual(8 * maps:get(sessions_done, T), maps:get(requests, T)).
 
 %% A server in this node that answers the stream header with a stanza that never ends (its
 %% body streamed): a named reason per user, and no more read than the bound allows.
