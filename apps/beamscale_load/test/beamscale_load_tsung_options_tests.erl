@@ -133,3 +133,17 @@ not_dropped_test() ->
                  Warn(#{top => "<monitoring><monitor host=\"127.0.0.1\" type=\"snmp\">"
                                "<snmp port=\"161\" community=\"public\"><oid value=\"1.3.6\" "
                                "name=\"x\" type=\"sample\"/></snmp></monitor></monitoring>"})).
+
+%% `dumptraffic': true is the whole dump; Tsung's other values are dumped the same, said so.
+dumptraffic_test() ->
+    Dump = fun(V) ->
+                   Text = string:replace(xml(#{}), "<tsung loglevel=\"notice\">",
+                                         ["<tsung loglevel=\"notice\" dumptraffic=\"", V, "\">"]),
+                   {S, W} = load(lists:flatten(Text)),
+                   {maps:get(dump, S, none), [X || "not applied: <tsung dump" ++ _ = X <- W]}
+           end,
+    ?assertEqual({none, []}, Dump("false")),
+    ?assertEqual({20, []}, Dump("true")),
+    {20, [Line]} = Dump("protocol_local"),
+    ?assert(lists:prefix("not applied: <tsung dumptraffic=\"protocol_local\"> as Tsung", Line)),
+    ?assertMatch({20, [_]}, Dump("light")).

@@ -46,7 +46,8 @@ from_text(File, Text) ->
                             Seed = [{seed, N} || N <- [maps:get(seed, T)], N =/= none],
                             {ok, maps:merge((drain(Scenario, Entries))#{sample => Sample},
                                             maps:merge(dump(Root), maps:from_list(Seed))),
-                             beamscale_load_tsung_xml:ignored(Root, Lines) ++ Warnings};
+                             beamscale_load_tsung_xml:ignored(Root, Lines) ++ Warnings
+                             ++ dump_warnings(Root)};
                         {error, _} = Error -> Error
                     end;
                 {error, {Line, Msg}} -> {error, {?MODULE, {File, Line, Msg}}}
@@ -70,6 +71,16 @@ dump(Root) ->
     case beamscale_load_tsung_dom:attr(Root, dumptraffic, "false") of
         "false" -> #{};
         _ -> #{dump => 20}
+    end.
+
+%% Tsung's `light' cuts each dump to its first bytes and `protocol' and `protocol_local' write a
+%% line of figures per request instead: here each is the whole-exchange dump, said so.
+dump_warnings(Root) ->
+    case beamscale_load_tsung_dom:attr(Root, dumptraffic, "false") of
+        V when V =:= "false"; V =:= "true" -> [];
+        V -> [lists:flatten(io_lib:format(
+                 "not applied: <tsung dumptraffic=\"~ts\"> as Tsung has it; dumped as for "
+                 "\"true\" (dump.log, the first 20 exchanges whole)", [V]))]
     end.
 
 entry({Key, Value, Line}) ->
