@@ -16,8 +16,8 @@
 -export([rebar3_dependency/0, mix_task/0, compare_runs/0, run_and_compare/0, load_run/0]).
 
 -define(APPS, [beamscale, beamscale_format, beamscale_stats, beamscale_report, beamscale_bench,
-               beamscale_targets, beamscale_load]).
-%% A build of the seven apps in a fresh project: seconds alone, a minute on a loaded host.
+               beamscale_targets, beamscale_load, beamscale_amoc]).
+%% A build of the eight apps in a fresh project: seconds alone, a minute on a loaded host.
 -define(BUILD_TIMEOUT, 240000).
 
 suite() -> [{timetrap, {minutes, 8}}].

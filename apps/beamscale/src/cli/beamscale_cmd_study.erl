@@ -18,11 +18,12 @@ info() ->
           {schedulers, "--schedulers", {list, string}, "scheduler counts",
            {text, "the study's"}}]
           ++ beamscale_cli_options:seed("the study's random choices") ++ [
-          {otp, "--otp", {list, string}, "ets only: OTP releases to run on, 25,27 (docs/otp.md)"},
+          {otp, "--otp", {list, string},
+           taking(otp) ++ " only: OTP releases to run on, 25,27 (docs/otp.md)"},
           {quiet, "--quiet", flag, "print no progress"}]
           ++ beamscale_cli_options:name("STUDY") ++ beamscale_cli_options:out()
-          ++ beamscale_cli_options:profile("the node under test at each load level "
-                                           "(pollset, smp-io)",
+          ++ beamscale_cli_options:profile("the node under test at each load level ("
+                                           ++ taking(profile) ++ ")",
                                            {"ms profiled per level",
                                             ", at most the level's hold"}) ++ [
           {web, "--web", integer, "serve a live page of the load levels on "
@@ -110,6 +111,11 @@ count(V) ->
     catch error:badarg -> throw({bad_option, "--schedulers", V})
     end.
 
+
+%% The studies that take an option, by name: the help says what each study declares.
+taking(Option) ->
+    lists:flatten(lists:join(", ", [maps:get(name, M:info()) || M <- beamscale_study:built(),
+                                                              beamscale_study:takes(M, Option)])).
 names(Mods) -> [maps:get(name, M:info()) || M <- Mods].
 
 studies_text() ->

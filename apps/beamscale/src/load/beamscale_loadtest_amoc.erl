@@ -5,7 +5,7 @@
 %% id, arriving one every 1/RATE s (amoc's `interarrival'), and `terminate' after the last.
 -module(beamscale_loadtest_amoc).
 
--export([read/2, format_error/1]).
+-export([read/2, default_rate/0, format_error/1]).
 
 %% A scenario module's source, at most.
 -define(MAX_SOURCE_BYTES, 4 * 1024 * 1024).
@@ -91,8 +91,12 @@ rate(_) ->
                 {0, ""} -> {ok, 1.0e6};
                 _ -> {error, {?MODULE, {bad_interarrival, Text}}}
             end;
-        _ -> {ok, 1000 / ?DEFAULT_INTERARRIVAL_MS}
+        _ -> {ok, default_rate()}
     end.
+
+%% @doc Users started per second without `--rate' or `AMOC_INTERARRIVAL' (amoc's default).
+-spec default_rate() -> float().
+default_rate() -> 1000 / ?DEFAULT_INTERARRIVAL_MS.
 
 %% Compiled here and loaded here: this node runs the users. A module that exists already (one
 %% of OTP's or beamscale's) is refused, not replaced.
