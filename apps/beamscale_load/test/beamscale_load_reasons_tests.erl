@@ -24,6 +24,12 @@ tls_alert_one_line_test() ->
     ?assertEqual(<<"TLS client: In state hello generated CLIENT ALERT: Fatal - Unexpected Message "
                    "{unsupported_record_type,72}">>, beamscale_load_reasons:text(Alert)).
 
+%% A server's message with line breaks (MySQL's ERR text here) is one line of words.
+server_text_one_line_test() ->
+    Text = beamscale_load_reasons:text({mysql_error, 1064, <<"42000">>,
+                                        <<"You have an error\r\nnear 'x'\n\tat line 1">>}),
+    ?assertEqual(<<"mysql error 1064 (42000): You have an error near 'x' at line 1">>, Text).
+
 bounded_text_test() ->
     Long = beamscale_load_reasons:text({rpc_error, lists:duplicate(10000, $x)}),
     ?assert(byte_size(Long) < 200).

@@ -85,8 +85,11 @@ ssl_text(Reason) ->
     OneLine = re:replace(NoPos, "\\s+", " ", [global, unicode, {return, binary}]),
     string:trim(OneLine).
 
+%% A server's own words (a PostgreSQL or MySQL message, a kind's reason) may hold line breaks:
+%% one reason is one line of `errors.csv' and of the page.
 fmt(Format, Args) ->
-    unicode:characters_to_binary(io_lib:format(Format, Args, [{chars_limit, ?MAX_CHARS}])).
+    Text = unicode:characters_to_binary(io_lib:format(Format, Args, [{chars_limit, ?MAX_CHARS}])),
+    re:replace(Text, "[\\r\\n\\t\\v\\f]+", " ", [global, unicode, {return, binary}]).
 
 %% @doc `N' more errors of `Reason' (text), within the bound of distinct reasons.
 -spec add(binary(), pos_integer(), counts()) -> counts().
