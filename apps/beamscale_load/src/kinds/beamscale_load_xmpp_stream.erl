@@ -154,11 +154,11 @@ name_end(<<>>, N) -> N.
 %% @doc An attribute of the opening tag (either quote), or `undefined'.
 -spec attr(binary(), binary()) -> binary() | undefined.
 attr(S, Name) ->
-    Open = case binary:match(S, <<">">>) of
+    Open = case binary:match(S, pattern(<<">">>)) of
                {At, _} -> binary:part(S, 0, At);
                nomatch -> S
            end,
-    value(Open, [<<" ", Name/binary, "='">>, <<" ", Name/binary, "=\"">>]).
+    value(Open, pattern({attr, Name})).
 
 value(Open, Keys) ->
     case binary:match(Open, Keys) of
@@ -190,14 +190,32 @@ condition(S) ->
 %% @doc The text of a message's `<body>', or `undefined'.
 -spec body(binary()) -> binary() | undefined.
 body(S) ->
-    case binary:match(S, <<"<body>">>) of
+    case binary:match(S, pattern(<<"<body>">>)) of
         {At, L} ->
             From = At + L,
-            case binary:match(S, <<"</body>">>, [{scope, {From, byte_size(S) - From}}]) of
+            case binary:match(S, pattern(<<"</body>">>), [{scope, {From, byte_size(S) - From}}])
+            of
                 {End, _} -> binary:part(S, From, End - From);
                 nomatch -> undefined
             end;
         nomatch -> undefined
+    end.
+
+%% The compiled search patterns of the reader's lookups, kept in the user's process: a
+%% pattern compiled at each call was 6 % of a chat's instructions (cg_diff of
+%% bench/xmpp_vs_tsung.sh). Keyed by the literal or the attribute's name, all from this
+%% kind's code, so a handful per process.
+pattern(Key) ->
+    case get({?MODULE, Key}) of
+        undefined ->
+            P = binary:compile_pattern(case Key of
+                                           {attr, N} -> [<<" ", N/binary, "='">>,
+                                                         <<" ", N/binary, "=\"">>];
+                                           Bin -> Bin
+                                       end),
+            put({?MODULE, Key}, P),
+            P;
+        P -> P
     end.
 
 %% @doc Whether a stanza holds `Text' (a namespace, a child's name).
