@@ -45,7 +45,8 @@ info() ->
            "with --amoc: N load nodes on this host share the users", {text, "0: this node"}},
           {rate, "--rate", number, "with --amoc: users started per second",
            {text, "1000 / AMOC_INTERARRIVAL ms, else "
-                  ++ float_to_list(beamscale_loadtest_amoc:default_rate(), [{decimals, 3}, compact])}},
+                  ++ float_to_list(beamscale_loadtest_amoc:default_rate(),
+                                   [{decimals, 3}, compact])}},
           {set, "--set", {list, text}, "with --amoc: NAME=VALUE, an Erlang term for the "
                                        "scenario's required variable NAME (repeatable)"}]
           ++ beamscale_cli_options:profile("each sampled target node",
