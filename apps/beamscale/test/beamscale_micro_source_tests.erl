@@ -15,6 +15,20 @@ mfa_test() ->
     {ok, B2} = beamscale_micro_source:parse("lists:seq/2", erlang),
     ?assertEqual([2, 3], run(bs_src_t4, B2, #{init_runner => "[2, 3]"}, 1)).
 
+%% erlperf's runner tuple is a call of it, not a tuple returned (which read 0 ns); any other
+%% constant is refused in words.
+runner_tuple_test() ->
+    {ok, B} = beamscale_micro_source:parse("{lists, seq, [1, 3]}", erlang),
+    ?assertEqual([1, 2, 3], run(bs_src_t5, B, #{}, 2)),
+    {ok, B2} = beamscale_micro_source:parse("{erlang, node, []}.", erlang),
+    ?assertEqual(node(), run(bs_src_t6, B2, #{}, 1)),
+    [?assertMatch({error, {beamscale_micro_source, {constant, _}}},
+                  beamscale_micro_source:parse(T, erlang))
+     || T <- ["42", "{a, b}", "{lists, seq, [1 | 2]}", "\"text\"."]],
+    {error, {M, Why}} = beamscale_micro_source:parse("{a, b}", erlang),
+    ?assertMatch({match, _}, re:run(M:format_error(Why), "is a constant")),
+    ?assertMatch({ok, {exprs, [_]}}, beamscale_micro_source:parse("X = 1", erlang)).
+
 syntax_error_test() ->
     ?assertMatch({error, {beamscale_micro_source, {syntax, _, _, _}}},
                  beamscale_micro_source:parse("lists:seq(1,", erlang)),

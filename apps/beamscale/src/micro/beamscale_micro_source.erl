@@ -63,8 +63,24 @@ parse(Text, Lang) ->
         {match, [M, F, A]} when Lang =:= erlang ->
             {ok, {mfa, list_to_atom(M), list_to_atom(F), list_to_integer(A)}};
         _ when Lang =:= elixir -> {ok, elixir_mfa(Text)};
-        _ -> exprs(Text)
+        _ -> literal(Text, exprs(Text))
     end.
+
+%% A constant costs nothing to return: measured as it is it reads 0 ns. `{M, F, Args}' is
+%% erlperf's runner tuple, so it is called as `M:F(Args...)'; any other constant is refused.
+literal(Text, {ok, {exprs, [Expr]}} = Parsed) ->
+    try erl_parse:normalise(Expr) of
+        {M, F, Args} when is_atom(M), is_atom(F), length(Args) >= 0 ->
+            {tuple, L, [_, _, ArgList]} = Expr,
+            Call = {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, elements(ArgList)},
+            {ok, {exprs, [Call]}};
+        _ -> {error, {?MODULE, {constant, Text}}}
+    catch _:_ -> Parsed
+    end;
+literal(_Text, Parsed) -> Parsed.
+
+elements({nil, _}) -> [];
+elements({cons, _, H, T}) -> [H | elements(T)].
 
 %% Elixir's `Module.function/Arity' (`Enum.sort/1'), else an expression.
 elixir_mfa(Text) ->
@@ -213,6 +229,10 @@ ex_body({elixir_mfa, M, F, _}, false, Args) -> [M, ".", F, "(", lists:join(", ",
 
 %% @doc One line for an error.
 -spec format_error(term()) -> iodata().
+format_error({constant, Text}) ->
+    io_lib:format("~ts is a constant: returning it costs nothing to measure; write a call "
+                  "(lists:seq(1, 10).), a function (lists:seq/2 with --input) or "
+                  "{Module, Function, Args}", [Text]);
 format_error({syntax, Text, Loc, Words}) ->
     io_lib:format("~ts: ~ts (at ~ts)", [Text, Words, loc(Loc)]).
 
