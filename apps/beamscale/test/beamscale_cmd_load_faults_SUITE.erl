@@ -98,7 +98,7 @@ drained(Dir, Status, {Got, Text}) ->
 
 full_disk() ->
     [{doc, "A disk that fills at different files: exit 2, one line naming the file and "
-      "\"no space left on device\"."}].
+      "\"no space left on device\", no .tmp file left."}].
 full_disk(Config) ->
     File = scenario(Config, 1),
     %% 4 kB pages: the disk fills at samples.csv, load.csv, ..., index.html as it grows.
@@ -106,7 +106,9 @@ full_disk(Config) ->
          Out = mounted(Config, "full" ++ Size, "size=" ++ Size),
          try
              {Code, Text} = beamscale_test_cli:run(["load", File, "--out", Out, "--quiet"]),
-             one_line(2, Code, Text, Out, "no space left on device")
+             one_line(2, Code, Text, Out, "no space left on device"),
+             %% Issue 55: a file that could not be written leaves no `.tmp' of itself.
+             ?assertEqual([], filelib:wildcard("**/*.tmp", Out), Size)
          after
              umount(Out)
          end
