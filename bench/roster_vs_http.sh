@@ -16,7 +16,7 @@ while [ "$i" -lt "$rounds" ]; do
         { echo "round $i: the CT case failed (make ct SUITE=beamscale_load_big_reply_SUITE" \
                "CASE=xmpp_roster)" >&2; exit 1; }
     line=$(grep -h "roster get of" _build/test/logs/last/*big_reply*/run.*/*xmpp_roster*.html |
-           grep -v "ct:pal" | tail -1)
+           grep -v "ct:pal" | head -1)
     echo "round $i: $line (load $(cut -d' ' -f1 /proc/loadavg))"
     ratios="$ratios $(echo "$line" | sed 's/.*ratio of means \([0-9.]*\).*/\1/')"
 done

@@ -8,8 +8,10 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
--export([same_name_at_once/1, sigterm_drains/1, ctrl_c_drains/1, full_disk/1, read_only/1]).
--export([same_name_at_once/0, sigterm_drains/0, ctrl_c_drains/0, full_disk/0, read_only/0]).
+-export([same_name_at_once/1, sigterm_drains/1, sigterm_twice/1, ctrl_c_drains/1, full_disk/1,
+         read_only/1]).
+-export([same_name_at_once/0, sigterm_drains/0, sigterm_twice/0, ctrl_c_drains/0, full_disk/0,
+         read_only/0]).
 
 %% A load of a few seconds, its emulator's start included, on a loaded host.
 -define(RUN_TIMEOUT, 60000).
@@ -18,7 +20,7 @@
 
 suite() -> [{timetrap, {minutes, 3}}].
 
-all() -> [same_name_at_once, sigterm_drains, ctrl_c_drains, full_disk, read_only].
+all() -> [same_name_at_once, sigterm_drains, sigterm_twice, ctrl_c_drains, full_disk, read_only].
 
 init_per_testcase(_Case, Config) ->
     {ok, Srv} = beamscale_target_http:start(#{}),
@@ -28,14 +30,17 @@ end_per_testcase(_Case, Config) ->
     beamscale_target_http:stop(?config(server, Config)).
 
 %% A scenario of `Secs' seconds at 20 users/s against the suite's server.
-scenario(Config, Secs) ->
+scenario(Config, Secs) -> scenario(Config, Secs, 200, 5).
+
+%% The same, each session thinking `ThinkMs' between its requests, `DrainS' the drain.
+scenario(Config, Secs, ThinkMs, DrainS) ->
     Port = beamscale_target_http:port(?config(server, Config)),
     File = filename:join(?config(priv_dir, Config), "faults.scenario"),
     ok = file:write_file(File, io_lib:format(
         "{targets, [{web, #{address => \"127.0.0.1:~b\"}}]}.\n"
         "{phases, [{p, #{duration_s => ~b, rate => 20}}]}.\n"
-        "{sessions, [{s, #{steps => [{http, #{target => web}}, {think, 200}, "
-        "{http, #{target => web}}]}}]}.\n{drain_s, 5}.\n", [Port, Secs])),
+        "{sessions, [{s, #{steps => [{http, #{target => web}}, {think, ~b}, "
+        "{http, #{target => web}}]}}]}.\n{drain_s, ~b}.\n", [Port, Secs, ThinkMs, DrainS])),
     File.
 
 same_name_at_once() ->
@@ -64,7 +69,39 @@ sigterm_drains(Config) ->
     {os_pid, OsPid} = erlang:port_info(Port, os_pid),
     ok = wait_rows(filename:join([Out, "term", "load.csv"]), 2, ?ROWS_TRIES),
     _ = os:cmd("kill -TERM " ++ integer_to_list(OsPid)),
-    drained(filename:join(Out, "term"), 143, beamscale_test_cli:wait(Port, ?RUN_TIMEOUT)).
+    {_, Text} = Ended = beamscale_test_cli:wait(Port, ?RUN_TIMEOUT),
+    drained(filename:join(Out, "term"), 143, Ended),
+    %% Said at once (issue 55: a load that seemed to ignore its first SIGTERM).
+    ?assertNotEqual(nomatch, string:find(Text, "beamscale load: stopping: no new users"), Text).
+
+%% Issue 55: a load's second SIGTERM said "run the same command again to continue", which a
+%% load cannot do (a rerun starts afresh).
+sigterm_twice() ->
+    [{doc, "A second kill -TERM while the load drains: it ends at once, exit 143, in words of "
+      "its own, never \"run the same command again\"."}].
+sigterm_twice(Config) ->
+    Out = ?config(priv_dir, Config),
+    %% Sessions think 5 s: the first SIGTERM's drain has users to wait for that long.
+    Port = beamscale_test_cli:open(["load", scenario(Config, 60, 5000, 20), "--name", "term2",
+                                    "--out", Out]),
+    {os_pid, OsPid} = erlang:port_info(Port, os_pid),
+    ok = wait_rows(filename:join([Out, "term2", "load.csv"]), 2, ?ROWS_TRIES),
+    Kill = "kill -TERM " ++ integer_to_list(OsPid),
+    _ = os:cmd(Kill),
+    %% Two signals at once may come as one: the second a moment later, while the drain waits.
+    timer:sleep(500),
+    T0 = erlang:monotonic_time(millisecond),
+    _ = os:cmd(Kill),
+    {Status, Text} = beamscale_test_cli:wait(Port, ?RUN_TIMEOUT),
+    Ms = erlang:monotonic_time(millisecond) - T0,
+    ct:log("~b ms after the second SIGTERM:~n~ts", [Ms, Text]),
+    ?assertEqual(143, Status, Text),
+    ?assertNotEqual(nomatch, string:find(Text, "beamscale load: interrupted again: ended at "
+                                               "once"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, "a second SIGTERM ends it at once"), Text),
+    ?assertEqual(nomatch, string:find(Text, "run the same command again"), Text),
+    %% The drain (sessions thinking 5 s) was not waited for.
+    ?assert(Ms < 4000).
 
 ctrl_c_drains() ->
     [{doc, "Ctrl-C in a terminal (./beamscale): as SIGTERM, but exit 130."}].
@@ -98,7 +135,7 @@ drained(Dir, Status, {Got, Text}) ->
 
 full_disk() ->
     [{doc, "A disk that fills at different files: exit 2, one line naming the file and "
-      "\"no space left on device\"."}].
+      "\"no space left on device\", no .tmp file left."}].
 full_disk(Config) ->
     File = scenario(Config, 1),
     %% 4 kB pages: the disk fills at samples.csv, load.csv, ..., index.html as it grows.
@@ -106,7 +143,9 @@ full_disk(Config) ->
          Out = mounted(Config, "full" ++ Size, "size=" ++ Size),
          try
              {Code, Text} = beamscale_test_cli:run(["load", File, "--out", Out, "--quiet"]),
-             one_line(2, Code, Text, Out, "no space left on device")
+             one_line(2, Code, Text, Out, "no space left on device"),
+             %% Issue 55: a file that could not be written leaves no `.tmp' of itself.
+             ?assertEqual([], filelib:wildcard("**/*.tmp", Out), Size)
          after
              umount(Out)
          end

@@ -75,6 +75,40 @@ prefix_not_ours(Root) ->
     ?assertMatch({error, {beamscale_otp_build, {installed, _}}},
                  beamscale_otp_build:install(Release, #{prefix => filename:join(Root, "ours")})).
 
+%% Issue 55: a cut download left a 1 MB partial tarball in the cache. Here a server of the
+%% test's own announces 2 MB and closes after 1 MB, each time apt-helper asks: the download
+%% fails, and neither the tarball nor apt's `.FAILED' of it is left.
+cut_download_test_() ->
+    {setup, fun root/0, fun cleanup/1, fun(Root) -> {timeout, 120, ?_test(cut(Root))} end}.
+
+cut(Root) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {ip, {127, 0, 0, 1}}, {active, false},
+                                 {reuseaddr, true}]),
+    {ok, Port} = inet:port(L),
+    Server = spawn(fun() -> cut_serve(L) end),
+    ok = gen_tcp:controlling_process(L, Server),
+    Dest = filename:join(Root, "erlang_27.3+dfsg.orig.tar.xz"),
+    Log = filename:join(Root, "install.log"),
+    Url = "http://127.0.0.1:" ++ integer_to_list(Port) ++ "/erlang_27.3+dfsg.orig.tar.xz",
+    try
+        ?assertThrow({beamscale_otp_build, {failed, download, _, Log, _}},
+                     beamscale_otp_build:download(Dest, Url, lists:duplicate(64, $0), Log)),
+        {ok, Text} = file:read_file(Log),
+        ?assertMatch({match, _}, re:run(Text, "closed connection|Download Failed")),
+        ?assertEqual([], filelib:wildcard(filename:basename(Dest) ++ "*", Root))
+    after
+        exit(Server, kill),
+        gen_tcp:close(L)
+    end.
+
+cut_serve(L) ->
+    {ok, S} = gen_tcp:accept(L),
+    _ = gen_tcp:recv(S, 0, 10000),
+    _ = gen_tcp:send(S, ["HTTP/1.1 200 OK\r\nContent-Length: 2000000\r\n\r\n",
+                         binary:copy(<<"x">>, 1000000)]),
+    ok = gen_tcp:close(S),
+    cut_serve(L).
+
 install(Root, Name, Marker) ->
     Erl = filename:join([Root, Name, "bin", "erl"]),
     ok = filelib:ensure_dir(Erl),

@@ -46,3 +46,15 @@ hostile_header_test() ->
     ?assertError({beamscale_store, {header, File, _}}, beamscale_store:measurements(Dir)),
     ?assert(erlang:system_info(atom_count) - Atoms < 10),
     ok = file:del_dir_r(filename:dirname(Dir)).
+
+%% Issue 55: a write that fails leaves no `.tmp' beside the file (a full disk left
+%% `index.html.tmp'). Here the rename fails: the name is a directory that is not empty.
+failed_write_leaves_no_tmp_test() ->
+    Dir = filename:join(tmp_dir(), "failed"),
+    File = filename:join(Dir, "index.html"),
+    ok = filelib:ensure_path(filename:join(File, "inside")),
+    ?assertError({beamscale_format_file, {write, File, _}},
+                 beamscale_store:write_file(File, <<"page">>)),
+    ?assertEqual([], filelib:wildcard("*.tmp", Dir)),
+    ?assert(filelib:is_dir(File)),
+    ok = file:del_dir_r(filename:dirname(Dir)).

@@ -1,5 +1,6 @@
-%% Load runs against real targets on 127.0.0.1: rpc on a peer node, HTTP and TCP servers, and
-%% coordinated omission against a server that stalls.
+%% Load runs against real targets on 127.0.0.1: rpc on a peer node, HTTP and TCP servers (tcp
+%% and raw also through a relay that sends the servers' bytes one per segment), and coordinated
+%% omission against a server that stalls.
 -module(beamscale_load_run_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
@@ -7,9 +8,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([rpc_call_and_cast/1, http_keepalive/1, tcp_length_and_delimiter/1, loops_and_think/1,
-         coordinated_omission/1, hard_time_limit/1, hibernating_think/1, woken_think/1,
-         fresh_nodes_new_seeds/1]).
--export([fresh_nodes_new_seeds/0]).
+         tcp_raw_fragmented/1, coordinated_omission/1, hard_time_limit/1, hibernating_think/1,
+         woken_think/1, fresh_nodes_new_seeds/1]).
+-export([fresh_nodes_new_seeds/0, tcp_raw_fragmented/0]).
 -export([rpc_call_and_cast/0, http_keepalive/0, tcp_length_and_delimiter/0, loops_and_think/0,
          coordinated_omission/0, hard_time_limit/0, hibernating_think/0, woken_think/0]).
 
@@ -22,8 +23,8 @@
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [rpc_call_and_cast, http_keepalive, tcp_length_and_delimiter, loops_and_think,
-          coordinated_omission, hard_time_limit, hibernating_think, woken_think,
+all() -> [rpc_call_and_cast, http_keepalive, tcp_length_and_delimiter, tcp_raw_fragmented,
+          loops_and_think, coordinated_omission, hard_time_limit, hibernating_think, woken_think,
           fresh_nodes_new_seeds].
 
 init_per_suite(Config) ->
@@ -108,6 +109,43 @@ tcp_length_and_delimiter(_Config) ->
         ?assertEqual(10 * maps:get(sessions_done, T), maps:get(requests, T)),
         ?assert(maps:get(requests, T) > 100)
     after
+        unlink(Acceptor), exit(Acceptor, kill), gen_tcp:close(L)
+    end.
+
+%% Issue 55: every kind reads a well-behaved server whose bytes come one per TCP segment
+%% (`beamscale_load_trickle'): tcp's length and delimiter replies, raw's first bytes back.
+tcp_raw_fragmented() ->
+    [{doc, "tcp by length and delimiter, raw acknowledged: servers' bytes one a segment."}].
+tcp_raw_fragmented(_Config) ->
+    {ok, L} = gen_tcp:listen(0, [binary, {active, false}, {ip, {127, 0, 0, 1}}, {packet, line}]),
+    {ok, Port} = inet:port(L),
+    Acceptor = spawn_link(fun() -> tcp_accept(L) end),
+    {EchoPort, StopEcho} = beamscale_load_servers:tcp_echo(),
+    {Relay, StopRelay} = beamscale_load_trickle:start(Port),
+    {EchoRelay, StopEchoRelay} = beamscale_load_trickle:start(EchoPort),
+    try
+        S = scenario(io_lib:format(
+            "{targets, [{t, #{address => \"127.0.0.1:~b\"}},"
+            " {e, #{address => \"127.0.0.1:~b\"}}]}.\n"
+            "{phases, [{p, #{duration_s => 1, rate => 10}}]}.\n"
+            "{sessions, [{s, #{steps => [{loop, 5, "
+            "[{tcp, #{target => t, send => <<\"ping\\n\">>, reply => {length, 4}}},"
+            " {tcp, #{target => t, send => <<\"x\\n\">>, reply => {until, <<\"ok\\n\">>}}}]},"
+            " {raw, #{target => e, data => <<\"HELO\\n\">>}},"
+            " {raw, #{target => e, datasize => 1000}}]}}]}.\n", [Relay, EchoRelay])),
+        #{total := T} = run(S, #{t => #{host => "127.0.0.1", port => Relay},
+                                 e => #{host => "127.0.0.1", port => EchoRelay}}),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 5),
+        ?assertEqual(#{}, maps:get(reasons, T)),
+        ?assertEqual(12 * Done, maps:get(requests, T)),
+        %% tcp reads its replies exactly ("pong", "ok\n": 35 bytes a session); raw at least the
+        %% first byte of each echo, at most the echo of what it sent.
+        Received = maps:get(bytes_received, T),
+        ?assert(Received >= 37 * Done),
+        ?assert(Received =< (35 + 5 + 1000) * Done)
+    after
+        StopRelay(), StopEchoRelay(), StopEcho(),
         unlink(Acceptor), exit(Acceptor, kill), gen_tcp:close(L)
     end.
 

@@ -11,6 +11,10 @@
 -module(beamscale_otp_build).
 
 -export([install/2, whereabouts/2, suites/1, format_error/1]).
+-ifdef(TEST).
+%% A cut download tested against a server of the test's own (Debian's mirror is not reached).
+-export([download/4]).
+-endif.
 
 %% Left out of a full build: GUI and Java bindings, protocols no benchmark uses, and tools that
 %% only run on a developer's node. Kept: erts, kernel, stdlib, compiler, runtime_tools, tools,
@@ -131,6 +135,9 @@ orig(Text, Rel) ->
         nomatch -> throw({?MODULE, {no_source, Rel}})
     end.
 
+%% The tarball at `Url' to `Dest' (unless it is there with hash `Sha'), its output to `Log'; a
+%% failed or cut download leaves no part of it.
+-spec download(file:filename(), string(), string(), file:filename()) -> ok.
 download(Dest, Url, Sha, Log) ->
     case sha256(Dest) of
         Sha -> progress("source ~s (cached)", [filename:basename(Dest)]);

@@ -160,7 +160,8 @@ header_keys(File, Header) ->
 
 %% @doc Write a whole file so that a reader sees the old or the new content, never a mix. The
 %% temporary file is made new (O_EXCL) after any left one is removed: a symlink planted under
-%% its name in a shared directory is removed, never written through.
+%% its name in a shared directory is removed, never written through. A write that fails (a
+%% full disk) removes its temporary file before it raises: nothing is left but the old file.
 -spec write_file(file:filename(), iodata()) -> ok.
 write_file(File, Data) ->
     ok = beamscale_format_file:written(filelib:ensure_dir(File), File),
@@ -169,9 +170,15 @@ write_file(File, Data) ->
     Opened = file:open(Tmp, [write, exclusive, raw, binary]),
     ok = beamscale_format_file:written(Opened, Tmp),
     {ok, Fd} = Opened,
-    ok = beamscale_format_file:written(file:write(Fd, Data), File),
-    ok = beamscale_format_file:written(file:close(Fd), File),
-    ok = beamscale_format_file:written(file:rename(Tmp, File), File).
+    try
+        ok = beamscale_format_file:written(file:write(Fd, Data), File),
+        ok = beamscale_format_file:written(file:close(Fd), File),
+        ok = beamscale_format_file:written(file:rename(Tmp, File), File)
+    catch Class:Reason:Stack ->
+        _ = file:close(Fd),
+        _ = file:delete(Tmp),
+        erlang:raise(Class, Reason, Stack)
+    end.
 
 %% @doc Open a CSV for appending: write its header if new, drop an unfinished last line if cut
 %% short. Returns the complete rows already there (as maps) and the file, positioned at its end.
