@@ -64,6 +64,7 @@ handle_event(_Signal, Who) ->
 -spec handle_call(term(), State) -> {ok, ok, State}.
 handle_call(_Request, Who) -> {ok, ok, Who}.
 
+-spec stop_now(iodata(), iodata()) -> no_return().
 stop_now(Who, Words) ->
     io:put_chars(standard_error, [Who, ": ", Words, "\n"]),
     erlang:halt(?EXIT_SIGTERM, [{flush, true}]).
