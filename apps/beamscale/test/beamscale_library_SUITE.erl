@@ -3,7 +3,8 @@
 %% own module and runs the plugin `rebar3 beamscale bench'; a fresh mix project that runs
 %% `mix beamscale.bench' on its own Elixir module; `run/1' and `load/2' called in this node (a
 %% small suite run on a peer, a load against a real HTTP server), their maps' figures checked,
-%% and `compare/2' of two such runs.
+%% and `compare/2' of two such runs; a rebar3 project with the apps as `git_subdir' dependencies
+%% of a git repository made here, which calls `bench/2'.
 %% Neither passes a code path: the library finds the caller's. Both use copies of the apps'
 %% sources (mix's rebar3 writes a build cache into a dependency's directory).
 -module(beamscale_library_SUITE).
@@ -12,8 +13,9 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, rebar3_dependency/1, mix_task/1, compare_runs/1, run_and_compare/1,
-         load_run/1]).
--export([rebar3_dependency/0, mix_task/0, compare_runs/0, run_and_compare/0, load_run/0]).
+         load_run/1, git_dependency/1]).
+-export([rebar3_dependency/0, mix_task/0, compare_runs/0, run_and_compare/0, load_run/0,
+         git_dependency/0]).
 
 -define(APPS, [beamscale, beamscale_format, beamscale_stats, beamscale_report, beamscale_bench,
                beamscale_targets, beamscale_load, beamscale_amoc]).
@@ -22,7 +24,7 @@
 
 suite() -> [{timetrap, {minutes, 8}}].
 
-all() -> [compare_runs, run_and_compare, load_run, rebar3_dependency, mix_task].
+all() -> [compare_runs, run_and_compare, load_run, rebar3_dependency, git_dependency, mix_task].
 
 %% beamscale:compare/2 of two run directories: the rows as maps, the text, the page; a bad
 %% directory or option is the command's error as a term.
@@ -122,27 +124,10 @@ rebar3_dependency(Config) ->
     Dir = project(Config, "my_app"),
     ok = file:write_file(filename:join(Dir, "rebar.config"),
                          io_lib:format("{deps, ~p}.~n{plugins, [beamscale]}.~n", [?APPS])),
-    ok = filelib:ensure_path(filename:join(Dir, "src")),
-    ok = file:write_file(filename:join(Dir, "src/my_app.app.src"),
-                         "{application, my_app, [{description, \"t\"}, {vsn, \"0.1.0\"},\n"
-                         " {applications, [kernel, stdlib]}]}.\n"),
-    ok = file:write_file(filename:join(Dir, "src/my_mod.erl"),
-                         "-module(my_mod).\n-export([f/0]).\n"
-                         "f() -> lists:sum(lists:seq(1, 50)).\n"),
+    ok = own_code(Dir, "my_app"),
     {0, Built} = cmd(Dir, rebar3(), ["compile"], []),
     ct:log("~ts", [Built]),
-    %% The project's code on this node's path, as `rebar3 shell' puts it; nothing more.
-    Eval = "R = beamscale:bench([\"my_mod:f().\"], #{time => 0.2, samples => 4, warmup => 0.1}),"
-           " io:format(\"~0p~n\", [R]), halt().",
-    {0, Out} = cmd(Dir, os:find_executable("erl"),
-                   ["-noshell", "-pa" | filelib:wildcard(filename:join(Dir,
-                                                                       "_build/default/*/*/ebin"))]
-                   ++ ["-eval", Eval], []),
-    ct:log("~ts", [Out]),
-    {ok, Tokens, _} = erl_scan:string(lists:last(string:lexemes(Out, "\n")) ++ "."),
-    {ok, #{mode := time, rows := [Row]}} = erl_parse:parse_term(Tokens),
-    ?assertMatch(#{label := <<"my_mod:f().">>, n := 4, ns := _, per_call := [_, _, _, _]}, Row),
-    ?assert(maps:get(ns, Row) > 0),
+    bench_map(Dir),
     %% Its errors are the command line's, as terms.
     {0, Bad} = cmd(Dir, os:find_executable("erl"),
                    ["-noshell", "-pa" | filelib:wildcard(filename:join(Dir,
@@ -157,6 +142,44 @@ rebar3_dependency(Config) ->
     ct:log("~ts", [Table]),
     [Line] = [L || L <- string:lexemes(Table, "\n"), lists:prefix("my_mod:f().", L)],
     ns_per_call(Line).
+
+%% beamscale:bench/2 from `erl' with the built project's code on its path, as `rebar3 shell'
+%% puts it (nothing more): a map with my_mod:f()'s row.
+bench_map(Dir) ->
+    Eval = "R = beamscale:bench([\"my_mod:f().\"], #{time => 0.2, samples => 4, warmup => 0.1}),"
+           " io:format(\"~0p~n\", [R]), halt().",
+    {0, Out} = cmd(Dir, os:find_executable("erl"), ["-noshell", "-pa" | ebins(Dir)]
+                   ++ ["-eval", Eval], []),
+    ct:log("~ts", [Out]),
+    {ok, Tokens, _} = erl_scan:string(lists:last(string:lexemes(Out, "\n")) ++ "."),
+    {ok, #{mode := time, rows := [Row]}} = erl_parse:parse_term(Tokens),
+    ?assertMatch(#{label := <<"my_mod:f().">>, n := 4, ns := _, per_call := [_, _, _, _]}, Row),
+    ?assert(maps:get(ns, Row) > 0).
+
+git_dependency() ->
+    [{doc, "A rebar3 project with beamscale's apps as git_subdir dependencies: bench/2."}].
+git_dependency(Config) ->
+    %% A git repository of the apps as the source tree holds them (apps/NAME/src), on a branch.
+    Repo = project(Config, "repo"),
+    ok = file:rename(filename:join(Repo, "_checkouts"), filename:join(Repo, "apps")),
+    Git = os:find_executable("git"),
+    Git =/= false orelse ct:fail("git not found: apt-get install git"),
+    [{0, _} = cmd(Repo, Git, ["-c", "user.name=t", "-c", "user.email=t@example.org" | Args], [])
+     || Args <- [["init", "-q", "-b", "main"], ["add", "apps"], ["commit", "-q", "-m", "apps"]]],
+    Dir = filename:join(?config(priv_dir, Config), "my_git_app"),
+    ok = own_code(Dir, "my_git_app"),
+    Url = "file://" ++ Repo,
+    ok = file:write_file(filename:join(Dir, "rebar.config"),
+                         io_lib:format("{deps, ~p}.~n",
+                                       [[{A, {git_subdir, Url, {branch, "main"},
+                                              "apps/" ++ atom_to_list(A)}} || A <- ?APPS]])),
+    {Built, Log} = cmd(Dir, rebar3(), ["compile"], []),
+    ct:log("~ts", [Log]),
+    ?assertEqual(0, Built),
+    %% rebar3 builds a git_subdir dependency in its clone: lib/NAME/apps/NAME/ebin.
+    ?assertEqual([filename:join(Dir, "_build/default/lib/beamscale/apps/beamscale/ebin")],
+                 [E || E <- ebins(Dir), filelib:is_regular(filename:join(E, "beamscale.beam"))]),
+    bench_map(Dir).
 
 mix_task() -> [{doc, "A mix project with beamscale as a dep: mix beamscale.bench."}].
 mix_task(Config) ->
@@ -182,6 +205,20 @@ mix_task(Config) ->
     ns_per_call(Row).
 
 %%% Helpers
+
+%% A project's own app `App' with the module `my_mod' (f/0, a sum) that the cases measure.
+own_code(Dir, App) ->
+    ok = filelib:ensure_path(filename:join(Dir, "src")),
+    ok = file:write_file(filename:join(Dir, "src/" ++ App ++ ".app.src"),
+                         ["{application, ", App, ", [{description, \"t\"}, {vsn, \"0.1.0\"},\n"
+                          " {applications, [kernel, stdlib]}]}.\n"]),
+    file:write_file(filename:join(Dir, "src/my_mod.erl"),
+                    "-module(my_mod).\n-export([f/0]).\nf() -> lists:sum(lists:seq(1, 50)).\n").
+
+%% A built project's ebin directories: its own, its deps' (a git_subdir dep's in its clone).
+ebins(Dir) ->
+    lists:append([filelib:wildcard(filename:join(Dir, W))
+                  || W <- ["_build/default/*/*/ebin", "_build/default/lib/*/apps/*/ebin"]]).
 
 %% A row of bench's table: label, input, then ns per call, a positive number.
 ns_per_call(Row) ->

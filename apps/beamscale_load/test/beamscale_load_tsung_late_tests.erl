@@ -303,7 +303,7 @@ ports_range_test() ->
     {ok, L} = gen_tcp:listen(0, [{ip, {127, 0, 0, 1}}]),
     {ok, Port} = inet:port(L),
     Min = two_free_ports(20),
-    #{t := T} = beamscale_load_tcp:port_counters(
+    #{t := T} = beamscale_load_source:port_counters(
                   #{t => #{host => "127.0.0.1", port => Port, ports => {Min, Min + 1}}}),
     {ok, {S1, _}} = beamscale_load_tcp:connect(T),
     {ok, {S2, _}} = beamscale_load_tcp:connect(T),

@@ -88,7 +88,7 @@ init(#{controller := C, scenario := #{transactions := Tx} = Scenario0, targets :
     [connect(Node, Cookie) || {Node, Cookie} <- Cookies],
     Start = erlang:convert_time_unit(StartUs, microsecond, native) - erlang:time_offset(),
     Metrics = beamscale_load_metrics:new(Tx, maps:get(counts, Scenario, [])),
-    Ctx0 = #{metrics => Metrics, targets => beamscale_load_tcp:port_counters(Targets),
+    Ctx0 = #{metrics => Metrics, targets => beamscale_load_source:port_counters(Targets),
             controller => C,
             sources => beamscale_load_source:new(maps:get(source_ips, Scenario, [])),
             vars => beamscale_load_vars_source:new_ctx(maps:get(files, Scenario, #{}))},

@@ -13,6 +13,7 @@
 
 -export([check/1, parse/1, range/1, range6/1, resolve/1, new/1, choose/1, opts/0,
          connect_opts/0, peer/1, to_text/1, format_error/1]).
+-export([port_counters/1, local_port/1]).
 -export_type([sources/0, source/0]).
 
 %% The addresses and a counter shared by the users of one agent (no process, no lock).
@@ -249,6 +250,22 @@ connect_opts() ->
                                                <<1:32/native>>}];
         _ -> opts()
     end.
+
+%% @doc Targets with `ports => {Min, Max}' (Tsung's `ports_range') get the counter their
+%% connections take local ports from in turn, one per load node.
+-spec port_counters(#{atom() => map()}) -> #{atom() => map()}.
+port_counters(Targets) ->
+    maps:map(fun(_, #{ports := _} = T) -> T#{ports_counter => atomics:new(1, [])};
+                (_, T) -> T
+             end, Targets).
+
+%% @doc The options that bind a connection of `Target' to the next local port of its range
+%% (`reuseaddr': a port left in TIME_WAIT by an earlier connection to another peer may be
+%% bound again); none for a target without `ports'.
+-spec local_port(map()) -> [gen_tcp:connect_option()].
+local_port(#{ports := {Min, Max}, ports_counter := C}) ->
+    [{port, Min + (atomics:add_get(C, 1, 1) - 1) rem (Max - Min + 1)}, {reuseaddr, true}];
+local_port(_) -> [].
 
 %% @doc The server's address to connect or send to: an IP address written as text is parsed
 %% here, so it never reaches the resolver. With OTP's default lookup (`native') every connect

@@ -8,7 +8,7 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, head_body/1, method/1]).
--export([name/0, features/0, tsung/0, from_tsung/3, variant/1]).
+-export([name/0, features/0, tsung/0, from_tsung/3, variant/1, request_name/2]).
 
 -import(beamscale_load_http_chunked, [chunk/3, recv/4]).
 
@@ -123,6 +123,31 @@ method(M) ->
 
 tchar(C) when C >= $a, C =< $z; C >= $A, C =< $Z; C >= $0, C =< $9 -> true;
 tchar(C) -> lists:member(C, "!#$%&'*+-.^_`|~").
+
+%% @doc A request's name without a label: its method and path as written, of the request line
+%% (`static') or of a dynamic request's template (`dynamic': `GET /item/%%_id%%', not each
+%% URL sent).
+-spec request_name(static | dynamic, map()) -> unicode:chardata() | default.
+request_name(static, #{bytes := Bytes}) ->
+    [Line | _] = binary:split(iolist_to_binary(Bytes), <<"\r\n">>),
+    case binary:split(Line, <<" ">>, [global]) of
+        [Method, Path | _] -> [Method, " ", Path];
+        _ -> default
+    end;
+request_name(static, _) -> default;
+request_name(dynamic, Raw) ->
+    Method = case maps:get(method, Raw, get) of
+                 M when is_atom(M) -> string:uppercase(atom_to_binary(M));
+                 M -> M
+             end,
+    [chars(Method), " ", chars(maps:get(path, Raw, "/"))].
+
+%% Text as it is, any other term as Erlang writes it.
+chars(T) ->
+    case unicode:characters_to_binary(T) of
+        B when is_binary(B) -> B;
+        _ -> io_lib:format("~0tp", [T])
+    end.
 
 %% @doc Open the user's connection.
 -spec connect(map()) -> {ok, beamscale_load_tcp:conn()} | {error, term()}.

@@ -23,7 +23,7 @@
 %% as written, as Tsung's `ts_webdav' sends them.
 -spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_http", aliases => ["ts_webdav"], element => http,
-             servers => ["tcp", "ssl"],
+             servers => ["tcp", "ssl"], options => ["user_agent"],
              attributes => [url, method, version, contents, contents_from_file, content_type,
                             if_modified_since, beamscale_version, beamscale_streams]}.
 

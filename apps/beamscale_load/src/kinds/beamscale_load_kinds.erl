@@ -10,7 +10,8 @@
 
 -export([all/0, by_name/1, names/0, by_tsung_type/1, by_element/1, tsung_types/0,
          tsung_elements/0, allows/2, is_kind/1]).
--export([features/1, sockets/2, tsung/1, format_error/2, preflight/3, variant/2]).
+-export([features/1, sockets/2, tsung/1, format_error/2, preflight/3, variant/2,
+         request_name/3]).
 
 %% @doc Every request kind's module, in the order names are listed in messages.
 -spec all() -> [module()].
@@ -104,6 +105,11 @@ variant(Mod, Spec) ->
         {Name, Spec1} -> {ok, Mod1} = by_name(Name),
                          {Mod1, Spec1}
     end.
+
+%% @doc A request's name without a label, as kind `Mod' gives it (`default' unless it says):
+%% from its checked spec (`static') or a dynamic request's template (`dynamic').
+-spec request_name(module(), static | dynamic, map()) -> unicode:chardata() | default.
+request_name(Mod, How, Spec) -> declared(Mod, request_name, [How, Spec], default).
 
 %%% Internals
 

@@ -4,7 +4,7 @@
 %% success is the error `{ldap, Operation, Code}', named in words; `unbind' ends the connection.
 %% Every read goes through `beamscale_load_reader' (the request's deadline, `max_reply_bytes' for
 %% all a search returns) and the codec refuses a message longer than the bound before its body
-%% comes. The Tsung element is read by `beamscale_load_tsung_ldap'.
+%% comes. The Tsung element is read by `beamscale_load_ldap_tsung'.
 -module(beamscale_load_ldap).
 -behaviour(beamscale_load_request).
 
@@ -241,10 +241,10 @@ tsung() -> #{type => "ts_ldap", element => ldap, servers => ["tcp"],
              attributes => [type, user, password, base, filter, scope, dn,
                             cacertfile, certfile, keyfile, result_var]}.
 
-%% @doc An `<ldap>' element (`beamscale_load_tsung_ldap').
+%% @doc An `<ldap>' element (`beamscale_load_ldap_tsung').
 -spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
 from_tsung(_Req, E, Ctx) ->
-    Spec = beamscale_load_tsung_ldap:spec(E, Ctx),
+    Spec = beamscale_load_ldap_tsung:spec(E, Ctx),
     {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
     case check(Spec, #{host => "", port => 0}) of
         {ok, _} -> {Spec#{target => Name}, [{Name, Target}]};

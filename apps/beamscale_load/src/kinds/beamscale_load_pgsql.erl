@@ -390,10 +390,10 @@ tsung() -> #{type => "ts_pgsql", element => pgsql, servers => ["tcp", "ssl"],
              attributes => [type, database, username, password, name_portal, name_prepared, query,
                             parameters, max_rows, formats, formats_results, contents_from_file]}.
 
-%% @doc `ts_pgsql' (`beamscale_load_tsung_pgsql'), to the `<server>' over tcp, or ssl (the
+%% @doc `ts_pgsql' (`beamscale_load_pgsql_tsung'), to the `<server>' over tcp, or ssl (the
 %% SSLRequest then TLS, the certificate not checked, as Tsung does).
 -spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
 from_tsung(_Req, E, Ctx) ->
-    Spec = beamscale_load_tsung_pgsql:spec(E, Ctx),
+    Spec = beamscale_load_pgsql_tsung:spec(E, Ctx),
     {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),
     {Spec#{target => Name}, [{Name, Target}]}.

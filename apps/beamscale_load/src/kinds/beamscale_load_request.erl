@@ -35,6 +35,9 @@
 %%     `summary.json''s `transactions' and of the page), recorded with `observe/2'.</li>
 %% <li>`variant/1': a terms spec of this kind that is another kind's request, as
 %%     `{Name, Spec}' (`http''s `version => 2' is an `http2' step), or `same' (`same').</li>
+%% <li>`request_name/2': a request's name without a `label' (`beamscale_load_reqname'), from
+%%     its checked spec (`static') or a dynamic request's template (`dynamic'): `http''s
+%%     method and path as written; `default': the kind and the spec's `type' (`default').</li>
 %% <li>Optionally `handle_push/3' and `push_socket/1': in a session with `bidi => true', what a
 %%     server sends unasked while the user waits (a think, a `wait' step) is handed to
 %%     `handle_push(Msg, Conn, Store)', which may answer it (a ping), and says `push' (counted
@@ -78,10 +81,12 @@
 %% The named counts and the histograms (as transactions) a run using the kind declares.
 -callback measures() -> {[binary()], [atom()]}.
 -callback variant(Spec :: map()) -> same | {Name :: atom(), Spec :: map()}.
+-callback request_name(static | dynamic, Spec :: map()) -> unicode:chardata() | default.
 %% Declarations with a default (`beamscale_load_kinds' reads them): a kind writes only those
 %% that differ.
 -optional_callbacks([features/0, sockets/1, format_error/1, tsung/0, preflight/2]).
 -optional_callbacks([from_tsung/3, handle_push/3, push_socket/1, measures/0, variant/1]).
+-optional_callbacks([request_name/2]).
 -callback check(Spec :: map(), beamscale_load_scenario:target()) ->
     {ok, map()} | {error, Key :: atom(), Message :: string()}.
 -callback connect(Target :: map()) -> {ok, conn()} | {error, term()}.

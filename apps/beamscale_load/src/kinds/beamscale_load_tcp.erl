@@ -5,7 +5,7 @@
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1, recv_more/3, deadline/1, drop/1, send/2,
-         tls/2, port_counters/1]).
+         tls/2]).
 -export([name/0]).
 -export_type([conn/0, socket/0]).
 
@@ -54,7 +54,7 @@ connect(#{host := Host, port := Port} = Target) ->
              end,
     %% The user's source address (`source_ips'), if the scenario gives some.
     Buffers = [{K, N} || K <- [recbuf, sndbuf], N <- [maps:get(K, Target, none)], N =/= none]
-        ++ local_port(Target),
+        ++ beamscale_load_source:local_port(Target),
     case gen_tcp:connect(beamscale_load_source:peer(Host), Port,
                          beamscale_load_source:connect_opts() ++ Buffers ++ [Active | ?SOCKET_OPTS],
                          maps:get(connect_timeout_ms, Target, ?CONNECT_TIMEOUT)) of
@@ -62,20 +62,6 @@ connect(#{host := Host, port := Port} = Target) ->
                    tls(S, Target);
         {error, Reason} -> {error, {connect, Reason}}
     end.
-
-%% @doc Targets with `ports => {Min, Max}' (Tsung's `ports_range') get the counter their
-%% connections take local ports from in turn, one per load node.
--spec port_counters(#{atom() => map()}) -> #{atom() => map()}.
-port_counters(Targets) ->
-    maps:map(fun(_, #{ports := _} = T) -> T#{ports_counter => atomics:new(1, [])};
-                (_, T) -> T
-             end, Targets).
-
-%% The next local port of the range (`reuseaddr': a port left in TIME_WAIT by an earlier
-%% connection to another peer may be bound again).
-local_port(#{ports := {Min, Max}, ports_counter := C}) ->
-    [{port, Min + (atomics:add_get(C, 1, 1) - 1) rem (Max - Min + 1)}, {reuseaddr, true}];
-local_port(_) -> [].
 
 %% @doc The TLS handshake over an open TCP socket, in passive mode, when the target has `tls'
 %% (for a protocol that starts TLS inside itself, as PostgreSQL does, after its own request).

@@ -1,9 +1,10 @@
 %% @doc Request names (Tsung's per-request table), pure: every request of a checked scenario
 %% gets one, in a `{named, Name, Request}' step. A request's `label' (docs/scenario.md) names
 %% it; without, an HTTP request is named by its method and path as written (`GET
-%% /item/%%_id%%': a template, not each URL sent), another kind's by its kind and `type'
-%% (`pgsql query'). Names are known before the run, so no reply can add one; beyond the first
-%% ?MAX_NAMES distinct names (in the order of the sessions' steps) requests count as `other'.
+%% /item/%%_id%%': a template, not each URL sent; the kind's `request_name/2'), another kind's
+%% by its kind and `type' (`pgsql query'). Names are known before the run, so no reply can add
+%% one; beyond the first ?MAX_NAMES distinct names (in the order of the sessions' steps)
+%% requests count as `other'.
 -module(beamscale_load_reqname).
 
 -export([prepare/1, names/1, max_names/0, other/0, label/2]).
@@ -87,19 +88,17 @@ dedup(Names) ->
                            end, {[], sets:new([{version, 2}])}, Names),
     lists:reverse(Out).
 
-%% A static HTTP request: its request line's method and path.
-default({request, Mod, _, #{bytes := Bytes}, _}) when Mod =:= beamscale_load_http ->
-    [Line | _] = binary:split(iolist_to_binary(Bytes), <<"\r\n">>),
-    case binary:split(Line, <<" ">>, [global]) of
-        [Method, Path | _] -> cut([Method, " ", Path]);
-        _ -> kind(Mod)
-    end;
-default({request, Mod, _, Spec, _}) -> typed(Mod, Spec).
+%% A request as its kind names it (HTTP's method and path), else by its kind and type.
+default({request, Mod, _, Spec, _}) -> named(Mod, static, Spec).
 
-%% A dynamic one: its template's method and path, as written.
-dyn_default(#{raw := Raw}, {request, beamscale_load_http, _, _, _}) ->
-    cut([method(maps:get(method, Raw, get)), " ", text(maps:get(path, Raw, "/"))]);
-dyn_default(#{raw := Raw}, {request, Mod, _, _, _}) -> typed(Mod, Raw).
+%% A dynamic one: from its template, as written.
+dyn_default(#{raw := Raw}, {request, Mod, _, _, _}) -> named(Mod, dynamic, Raw).
+
+named(Mod, How, Spec) ->
+    case beamscale_load_kinds:request_name(Mod, How, Spec) of
+        default -> typed(Mod, Spec);
+        Name -> cut(Name)
+    end.
 
 typed(Mod, #{type := T}) when is_atom(T) -> cut([kind(Mod), " ", atom_to_binary(T)]);
 typed(Mod, _) -> kind(Mod).
@@ -110,9 +109,6 @@ kind(Mod) ->
         true -> atom_to_binary(Mod:name());
         false -> atom_to_binary(Mod)
     end.
-
-method(M) when is_atom(M) -> string:uppercase(atom_to_binary(M));
-method(M) -> text(M).
 
 text(T) ->
     case unicode:characters_to_binary(T) of

@@ -141,14 +141,24 @@ agent(U, Ctx) ->
      || lists:member($\r, Text) orelse lists:member($\n, Text)],
     Text.
 
-%% @doc The context a session's requests are read in: HTTP's send the drawn User-Agent.
+%% @doc The context a session's requests are read in: those of a kind that reads the
+%% `user_agent' option (its `tsung/0''s `options': HTTP's) send the drawn User-Agent.
 -spec agent_var(module(), map()) -> map().
-agent_var(beamscale_load_http, #{user_agents := [_ | _]} = Ctx) ->
-    Ctx#{user_agent_var => ?AGENT_VAR};
+agent_var(Mod, #{user_agents := [_ | _]} = Ctx) ->
+    case reads_agents(Mod) of
+        true -> Ctx#{user_agent_var => ?AGENT_VAR};
+        false -> Ctx
+    end;
 agent_var(_, Ctx) -> Ctx.
 
 %% @doc The step that draws a session's User-Agent, first in it.
 -spec agent_step(module(), map()) -> [tuple()].
-agent_step(beamscale_load_http, #{user_agents := [_ | _] = L}) ->
-    [{setvars, [?AGENT_VAR], {choice, [{W, T} || {W, T} <- L, W > 0]}}];
+agent_step(Mod, #{user_agents := [_ | _] = L}) ->
+    [{setvars, [?AGENT_VAR], {choice, [{W, T} || {W, T} <- L, W > 0]}} || reads_agents(Mod)];
 agent_step(_, _) -> [].
+
+reads_agents(Mod) ->
+    case beamscale_load_kinds:tsung(Mod) of
+        #{options := Os} -> lists:member("user_agent", Os);
+        _ -> false
+    end.

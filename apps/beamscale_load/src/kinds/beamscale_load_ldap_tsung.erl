@@ -4,7 +4,7 @@
 %% `type="modify" dn' with `<modification type="add|delete|replace">' holding `<attr>'s (an empty
 %% one changes nothing, as in Tsung), `type="delete" dn' (ours), `type="start_tls" [cacertfile]'
 %% and `type="unbind"'. Part of `beamscale_load_tsung_xml'; errors are thrown as it throws them.
--module(beamscale_load_tsung_ldap).
+-module(beamscale_load_ldap_tsung).
 
 -export([spec/2]).
 

@@ -1,5 +1,5 @@
 %% Tsung XML of the ts_pgsql session type to `pgsql' steps, and what is refused with its line.
--module(beamscale_load_tsung_pgsql_tests).
+-module(beamscale_load_pgsql_tsung_tests).
 
 -include_lib("eunit/include/eunit.hrl").
 

@@ -8,7 +8,7 @@
 %% `type="copydone"' and `type="copyfail"' (the reason as text or `query'). `cancel' and `call'
 %% are in the DTD but Tsung 1.7's reader has no request for them: refused. Part of
 %% `beamscale_load_tsung_xml'; errors are thrown as it throws them.
--module(beamscale_load_tsung_pgsql).
+-module(beamscale_load_pgsql_tsung).
 
 -export([spec/2]).
 
