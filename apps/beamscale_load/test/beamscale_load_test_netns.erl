@@ -11,7 +11,7 @@
 -export([add/1, remove/1, list/0, pids/1, ip/1, etc/1, exec_ok/2]).
 -export([start/3, start/4, stop/1, listening/2, wait_until/2, ssh_keys/1, sshd/4, ssh_as/4,
          nginx/4]).
--export([peer/1, recorder/2, accepted/1]).
+-export([peer/1, recorder/2, udp_recorder/2, accepted/1]).
 -export_type([server/0]).
 
 %% A server started in a namespace: its port and its OS pid (`ip netns exec' execs it).
@@ -221,23 +221,36 @@ drain(P) ->
 %% that records the address of each connection; returned once it listens.
 -spec recorder(inet:ip_address(), inet:port_number()) -> pid() | no_recorder.
 recorder(Ip, Port) ->
+    recording(fun(Family) ->
+                      {ok, L} = gen_tcp:listen(Port, [binary, Family, {ip, Ip}, {active, false},
+                                                      {reuseaddr, true}, {backlog, 128}]),
+                      L
+              end, fun accept/2, Ip).
+
+%% @doc (On a peer node in a namespace.) A UDP echo on `Ip':`Port' that records the address of
+%% each datagram's sender (read by `accepted/1'); returned once its socket is open.
+-spec udp_recorder(inet:ip_address(), inet:port_number()) -> pid() | no_recorder.
+udp_recorder(Ip, Port) ->
+    recording(fun(Family) ->
+                      {ok, S} = gen_udp:open(Port, [binary, Family, {ip, Ip}, {active, false},
+                                                    {reuseaddr, true}]),
+                      S
+              end, fun udp_echo/2, Ip).
+
+%% A process that opens its socket by `Open(Family)' and serves it by `Serve(Socket, Table)'.
+recording(Open, Serve, Ip) ->
     Parent = self(),
     Family = case tuple_size(Ip) of 4 -> inet; 8 -> inet6 end,
     Pid = spawn(fun() ->
                         Tab = ets:new(accepted, [public, bag]),
-                        {ok, L} = gen_tcp:listen(Port, [binary, Family, {ip, Ip},
-                                                        {active, false}, {reuseaddr, true},
-                                                        {backlog, 128}]),
+                        Socket = Open(Family),
                         Parent ! {listening, self()},
-                        accept(L, Tab)
+                        Serve(Socket, Tab)
                 end),
     receive {listening, Pid} -> Pid after 10000 -> no_recorder end.
 
 accept(L, Tab) ->
-    receive
-        {accepted, From} -> From ! {accepted, ets:tab2list(Tab)}, ets:delete_all_objects(Tab)
-    after 0 -> ok
-    end,
+    asked(Tab),
     case gen_tcp:accept(L, 100) of
         {ok, S} ->
             {ok, {A, _}} = inet:peername(S),
@@ -248,6 +261,23 @@ accept(L, Tab) ->
             accept(L, Tab);
         {error, timeout} -> accept(L, Tab)
     end.
+
+%% The sources recorded so far, to whoever asked (`accepted/1'), then forgotten.
+asked(Tab) ->
+    receive
+        {accepted, From} -> From ! {accepted, ets:tab2list(Tab)}, ets:delete_all_objects(Tab)
+    after 0 -> ok
+    end.
+
+udp_echo(S, Tab) ->
+    asked(Tab),
+    case gen_udp:recv(S, 0, 100) of
+        {ok, {A, P, Data}} ->
+            ets:insert(Tab, {A}),
+            ok = gen_udp:send(S, A, P, Data);
+        {error, timeout} -> ok
+    end,
+    udp_echo(S, Tab).
 
 %% An echo: Tsung's ack="local" waits for the server's reply.
 echo(S) ->
