@@ -165,37 +165,21 @@ network(Ns) ->
                          ["127.0.0.1 localhost\n", ?SERVER, " myserver linuxit02\n",
                           ?MYHOST, " myhost\n", ?MYHOST2, " myhost2\n"]).
 
-%% sshd on the client hosts' addresses, port 22 of the namespace; ssh as root with a throwaway
-%% key through the namespace's ssh_config.
-sshd(Ns, Dir) ->
-    _ = beamscale_load_test_netns:ssh_keys(Dir),
-    ok = file:write_file(filename:join([etc(Ns), "ssh", "ssh_config"]), io_lib:format(
-                           "Host *\n  IdentityFile ~ts/id\n  StrictHostKeyChecking no\n"
-                           "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n", [Dir])),
-    P = beamscale_load_test_netns:sshd(Ns, Dir, [?MYHOST, ?MYHOST2], "hosts"),
-    up(fun() -> exec_ok(Ns, "ssh -o BatchMode=yes myhost2 true") end, "ssh myhost2"),
-    P.
+%% sshd on the client hosts' addresses, port 22 of the namespace.
+sshd(Ns, Dir) -> beamscale_load_test_netns:ssh_as(Ns, Dir, [?MYHOST, ?MYHOST2], "myhost2").
 
 %% nginx as myserver and linuxit02 (port 80) and localhost:8080; a SOAP body is logged as it
 %% passes on to a sink (nginx reads a body only to pass it on).
 nginx(Ns, Dir) ->
-    Conf = filename:join(Dir, "nginx.conf"),
-    ok = file:write_file(Conf, io_lib:format(
-      "daemon off;\nworker_processes 1;\npid ~ts/nginx.pid;\nerror_log ~ts/error.log;\n"
-      "events { worker_connections 256; }\n"
-      "http {\n client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
-      " uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n"
+    P = beamscale_load_test_netns:nginx(Ns, Dir, io_lib:format(
       " log_format who '$remote_addr|$host|$request|$http_user_agent';\n"
       " log_format body '$remote_addr|$host|$http_soapaction|$request_body';\n"
       " server {\n  listen ~s:80;\n  listen 127.0.0.1:8080;\n"
       "  access_log ~ts/access.log who;\n"
       "  location /axis/ { access_log ~ts/body.log body; proxy_pass http://127.0.0.1:8081/; }\n"
       "  location / { return 200 \"ok\"; }\n }\n"
-      " server {\n  listen 127.0.0.1:8081;\n  access_log off;\n  return 200 \"ok\";\n }\n}\n",
-      [Dir, Dir, Dir, Dir, Dir, Dir, Dir, ?SERVER, Dir, Dir])),
-    P = beamscale_load_test_netns:start(Ns, "/usr/sbin/nginx",
-                                        ["-p", Dir, "-c", Conf, "-e",
-                                         filename:join(Dir, "error.log")], 80),
+      " server {\n  listen 127.0.0.1:8081;\n  access_log off;\n  return 200 \"ok\";\n }\n",
+      [?SERVER, Dir, Dir]), 80),
     %% The servers' names resolved in the namespace (its /etc/hosts).
     up(fun() -> exec_ok(Ns, "curl -sf -o /dev/null http://linuxit02" ?PROBE) end, "nginx"),
     P.

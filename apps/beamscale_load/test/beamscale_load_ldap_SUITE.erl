@@ -7,9 +7,9 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([operations/1, errors_by_code/1, start_tls/1, tsung_example/1, server_stopped/1,
-         hostile_length/1]).
+         hostile_length/1, tsung_counters/1, starttls_refused/1]).
 -export([operations/0, errors_by_code/0, start_tls/0, tsung_example/0, server_stopped/0,
-         hostile_length/0]).
+         hostile_length/0, tsung_counters/0, starttls_refused/0]).
 
 -export([fragmented/0, fragmented/1]).
 
@@ -23,8 +23,8 @@
 
 suite() -> [{timetrap, {minutes, 1}}].
 
-all() -> [operations, errors_by_code, start_tls, tsung_example, hostile_length, fragmented,
-          server_stopped].
+all() -> [operations, errors_by_code, tsung_counters, start_tls, starttls_refused, tsung_example,
+          hostile_length, fragmented, server_stopped].
 
 %% Fails, not skips, when slapd cannot start (start_server/4).
 init_per_suite(Config) ->
@@ -138,6 +138,28 @@ errors_by_code(Config) ->
                   <<"LDAP search: no such object">>],
                  lists:sort(maps:keys(maps:get(reasons, T)))).
 
+tsung_counters() ->
+    [{doc, "Tsung's ts_ldap counters: a bind refused and one accepted, an add of an entry that "
+           "exists, a modify of one that does not: each counted once a session."}].
+tsung_counters(Config) ->
+    Steps = "[{ldap, #{type => bind, dn => <<\"" ?ADMIN "\">>, password => <<\"no\">>}}, "
+            ++ bind() ++ ","
+            " {ldap, #{type => add, dn => <<\"cn=user2," ?SUFFIX "\">>, attrs =>"
+            "          [{<<\"objectClass\">>, [<<\"inetOrgPerson\">>]},"
+            "           {<<\"cn\">>, [<<\"user2\">>]}, {<<\"sn\">>, [<<\"x\">>]}]}},"
+            " {ldap, #{type => modify, dn => <<\"cn=nobody," ?SUFFIX "\">>,"
+            "          changes => [{replace, <<\"sn\">>, [<<\"y\">>]}]}},"
+            " {ldap, #{type => search, base => <<\"cn=user2," ?SUFFIX "\">>, scope => base}}]",
+    #{total := T} = run(scenario(port(Config), "[{s, #{steps => " ++ Steps ++ "}}]")),
+    Done = maps:get(sessions_done, T),
+    ?assert(Done >= 5),
+    ?assertEqual(3 * Done, maps:get(errors, T)),
+    ?assertEqual(#{<<"ldap_bind_error">> => Done, <<"ldap_bind_ok">> => Done,
+                   <<"ldap_add_error">> => Done, <<"ldap_modify_error">> => Done,
+                   <<"ldap_starttls_error">> => 0, <<"ldap_unexpected_msg_resp">> => 0},
+                 maps:filter(fun(K, _) -> lists:prefix("ldap_", binary_to_list(K)) end,
+                             maps:get(counts, T))).
+
 start_tls() -> [{doc, "start_tls verified against the test's CA, then bind and search."}].
 start_tls(Config) ->
     Steps = "[{ldap, #{type => start_tls, tls => #{cacertfile => \""
@@ -176,6 +198,9 @@ tsung_example(Config) ->
     ?assertMatch(#{<<"unset.new_user_cn">> := N, <<"unset.new_user_dn">> := N} when N >= Done,
                  maps:get(counts, T)),
     ?assertEqual(6 * Done, maps:get(requests, T)),
+    %% Tsung's counters: its bind accepted, its add refused.
+    ?assertMatch(#{<<"ldap_bind_ok">> := Done, <<"ldap_add_error">> := Done},
+                 maps:get(counts, T)),
     %% cn=user2 found by the first search; the others find nothing.
     ?assertEqual(Done, maps:get(rows, T)).
 
@@ -201,6 +226,25 @@ flood(S) ->
     _ = gen_tcp:send(S, binary:copy(<<"x">>, 65536)),
     _ = gen_tcp:recv(S, 0, 5000),
     gen_tcp:close(S).
+
+starttls_refused() ->
+    [{doc, "start_tls to a slapd without TLS: refused in slapd's words, Tsung's "
+           "ldap_starttls_error counted, the bind after it on the plain connection accepted."}].
+starttls_refused(Config) ->
+    {Port, Stop, _} = slapd(Config, "beamscale_load_ldap_SUITE_plain", no_tls),
+    try
+        Steps = "[{ldap, #{type => start_tls, tls => #{}}}, " ++ bind() ++ "]",
+        #{total := T} = run(scenario(Port, "[{s, #{steps => " ++ Steps ++ "}}]")),
+        Done = maps:get(sessions_done, T),
+        ?assert(Done >= 5),
+        ct:pal("~p", [maps:get(reasons, T)]),
+        ?assertEqual(Done, maps:get(errors, T)),
+        ?assertMatch([<<"LDAP start_tls: ", _/binary>>], maps:keys(maps:get(reasons, T))),
+        ?assertMatch(#{<<"ldap_starttls_error">> := Done, <<"ldap_bind_ok">> := Done},
+                     maps:get(counts, T))
+    after
+        Stop()
+    end.
 
 server_stopped() ->
     [{doc, "slapd stopped mid-load: errors by reason, and the run ends on time."}].

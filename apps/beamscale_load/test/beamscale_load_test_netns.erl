@@ -1,5 +1,6 @@
 %% @doc Test helper: network namespaces that stand for other hosts (beamscale_hosts_SUITE,
-%% beamscale_load_netns_SUITE, beamscale_load_sources_SUITE, beamscale_load_ipv6_SUITE). A
+%% beamscale_load_netns_SUITE, beamscale_load_sources_SUITE, beamscale_load_ipv6_SUITE,
+%% beamscale_load_batch_SUITE). A
 %% namespace made, servers started in it and stopped by pid, and the namespace removed with
 %% every process left in it and its /etc/netns/NAME (`ip netns exec' mounts it over /etc); a
 %% TCP echo that records whom it accepted, run on a peer node inside one. Only OTP here, so
@@ -8,8 +9,9 @@
 -include_lib("common_test/include/ct.hrl").
 
 -export([add/1, remove/1, list/0, pids/1, ip/1, etc/1, exec_ok/2]).
--export([start/3, start/4, stop/1, listening/2, wait_until/2, ssh_keys/1, sshd/4]).
--export([peer/1, recorder/2, accepted/1]).
+-export([start/3, start/4, stop/1, listening/2, wait_until/2, ssh_keys/1, sshd/4, ssh_as/4,
+         nginx/4]).
+-export([peer/1, recorder/2, udp_recorder/2, accepted/1]).
 -export_type([server/0]).
 
 %% A server started in a namespace: its port and its OS pid (`ip netns exec' execs it).
@@ -147,6 +149,36 @@ sshd(Ns, Dir, Addresses, Label) ->
         [Dir, Dir])),
     start(Ns, "/usr/sbin/sshd", ["-D", "-e", "-f", Conf], 22).
 
+%% @doc sshd on port 22 of `Addresses' in `Ns', logged into as root by every `ssh' run in `Ns'
+%% with `ssh_keys/1''s throwaway key (the namespace's ssh_config): returned once `ssh Host'
+%% works there.
+-spec ssh_as(string(), file:filename(), [string()], string()) -> server().
+ssh_as(Ns, Dir, Addresses, Host) ->
+    _ = ssh_keys(Dir),
+    ok = filelib:ensure_path(filename:join(etc(Ns), "ssh")),
+    ok = file:write_file(filename:join([etc(Ns), "ssh", "ssh_config"]), io_lib:format(
+                           "Host *\n  IdentityFile ~ts/id\n  StrictHostKeyChecking no\n"
+                           "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n", [Dir])),
+    P = sshd(Ns, Dir, Addresses, Host),
+    case wait_until(fun() -> exec_ok(Ns, "ssh -o BatchMode=yes " ++ Host ++ " true") end,
+                    ?UP_TIMEOUT_MS) of
+        ok -> P;
+        timeout -> stop(P), ct:fail("ssh ~ts did not log in in ~ts", [Host, Ns])
+    end.
+
+%% @doc nginx in `Ns' with its files in `Dir' and `Http' the body of its `http' block (its
+%% `server's, log formats), returned once it listens on `Port'.
+-spec nginx(string(), file:filename(), iodata(), inet:port_number()) -> server().
+nginx(Ns, Dir, Http, Port) ->
+    Conf = filename:join(Dir, "nginx.conf"),
+    ok = file:write_file(Conf, [io_lib:format(
+      "daemon off;\nworker_processes 1;\npid ~ts/nginx.pid;\nerror_log ~ts/error.log;\n"
+      "events { worker_connections 256; }\n"
+      "http {\n client_body_temp_path ~ts; proxy_temp_path ~ts; fastcgi_temp_path ~ts;\n"
+      " uwsgi_temp_path ~ts; scgi_temp_path ~ts;\n", lists:duplicate(7, Dir)), Http, "}\n"]),
+    start(Ns, "/usr/sbin/nginx", ["-p", Dir, "-c", Conf, "-e", filename:join(Dir, "error.log")],
+          Port).
+
 %%% Internals
 
 keygen(File) ->
@@ -189,23 +221,36 @@ drain(P) ->
 %% that records the address of each connection; returned once it listens.
 -spec recorder(inet:ip_address(), inet:port_number()) -> pid() | no_recorder.
 recorder(Ip, Port) ->
+    recording(fun(Family) ->
+                      {ok, L} = gen_tcp:listen(Port, [binary, Family, {ip, Ip}, {active, false},
+                                                      {reuseaddr, true}, {backlog, 128}]),
+                      L
+              end, fun accept/2, Ip).
+
+%% @doc (On a peer node in a namespace.) A UDP echo on `Ip':`Port' that records the address of
+%% each datagram's sender (read by `accepted/1'); returned once its socket is open.
+-spec udp_recorder(inet:ip_address(), inet:port_number()) -> pid() | no_recorder.
+udp_recorder(Ip, Port) ->
+    recording(fun(Family) ->
+                      {ok, S} = gen_udp:open(Port, [binary, Family, {ip, Ip}, {active, false},
+                                                    {reuseaddr, true}]),
+                      S
+              end, fun udp_echo/2, Ip).
+
+%% A process that opens its socket by `Open(Family)' and serves it by `Serve(Socket, Table)'.
+recording(Open, Serve, Ip) ->
     Parent = self(),
     Family = case tuple_size(Ip) of 4 -> inet; 8 -> inet6 end,
     Pid = spawn(fun() ->
                         Tab = ets:new(accepted, [public, bag]),
-                        {ok, L} = gen_tcp:listen(Port, [binary, Family, {ip, Ip},
-                                                        {active, false}, {reuseaddr, true},
-                                                        {backlog, 128}]),
+                        Socket = Open(Family),
                         Parent ! {listening, self()},
-                        accept(L, Tab)
+                        Serve(Socket, Tab)
                 end),
     receive {listening, Pid} -> Pid after 10000 -> no_recorder end.
 
 accept(L, Tab) ->
-    receive
-        {accepted, From} -> From ! {accepted, ets:tab2list(Tab)}, ets:delete_all_objects(Tab)
-    after 0 -> ok
-    end,
+    asked(Tab),
     case gen_tcp:accept(L, 100) of
         {ok, S} ->
             {ok, {A, _}} = inet:peername(S),
@@ -216,6 +261,23 @@ accept(L, Tab) ->
             accept(L, Tab);
         {error, timeout} -> accept(L, Tab)
     end.
+
+%% The sources recorded so far, to whoever asked (`accepted/1'), then forgotten.
+asked(Tab) ->
+    receive
+        {accepted, From} -> From ! {accepted, ets:tab2list(Tab)}, ets:delete_all_objects(Tab)
+    after 0 -> ok
+    end.
+
+udp_echo(S, Tab) ->
+    asked(Tab),
+    case gen_udp:recv(S, 0, 100) of
+        {ok, {A, P, Data}} ->
+            ets:insert(Tab, {A}),
+            ok = gen_udp:send(S, A, P, Data);
+        {error, timeout} -> ok
+    end,
+    udp_echo(S, Tab).
 
 %% An echo: Tsung's ack="local" waits for the server's reply.
 echo(S) ->

@@ -53,7 +53,8 @@ batch_clients_test() ->
                     after os:unsetenv(Var)
                     end
             end,
-    Want = [#{host => "n1", args => [], nodes => 2, weight => 1},
+    %% n1 named twice: two load nodes and two shares of the users (Tsung: a client a name).
+    Want = [#{host => "n1", args => [], nodes => 2, weight => 2},
             #{host => "n2", args => [], nodes => 1, weight => 1}],
     ?assertEqual(Want, Hosts("PBS_NODEFILE", NodeFile, "torque")),
     ?assertEqual(Want, Hosts("PBS_NODEFILE", NodeFile, "pbs")),

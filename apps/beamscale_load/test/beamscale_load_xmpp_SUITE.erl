@@ -10,6 +10,7 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([fragmented/0, fragmented/1]).
 -export([muc_counts/0, muc_counts/1]).
+-export([no_online/0, no_online/1]).
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
          register/1, register_match/1, starttls/1, hostile_stanza/1, websocket/1, bosh/1,
          hostile_bosh/1]).
@@ -25,7 +26,7 @@ suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register,
           register_match, starttls, hostile_stanza, websocket, bosh, hostile_bosh, fragmented,
-          muc_counts].
+          muc_counts, no_online].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -303,3 +304,22 @@ chats_over(Config, Transport, More) ->
     ?assertEqual(3 * maps:get(sessions_done, T), maps:get(<<"xmpp_chat_sent">>, Counts)),
     ?assert(maps:get(<<"xmpp_chat_delivered">>, Counts) >= 1),
     T.
+
+no_online() ->
+    [{doc, "Chats to an online user with no other user online: Tsung's error_no_online counted "
+           "once a chat; to an offline one, with 38 users offline, none."}].
+no_online(Config) ->
+    %% userid_max 39: online flags of their own, none left by the other cases' users.
+    Connect = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, userid_max => 39}}",
+    Steps = [Connect, "{xmpp, #{type => auth_sasl}}"] ++ bind()
+        ++ ["{xmpp, #{type => presence_initial}}",
+            "{xmpp, #{type => chat, destination => online}}",
+            "{xmpp, #{type => chat, destination => online}}",
+            "{xmpp, #{type => chat, destination => offline}}", "{xmpp, #{type => close}}"],
+    #{total := T} = run(scenario(Config, "[{s, #{steps => [" ++ lists:join(", ", Steps) ++ "]}}]",
+                                 "duration_s => 1, rate => 20, max_users => 1")),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    ?assertEqual(0, maps:get(errors, T)),
+    ?assertEqual(1, maps:get(sessions_done, T)),
+    ?assertMatch(#{<<"error_no_online">> := 2, <<"error_no_offline">> := 0,
+                   <<"xmpp_chat_sent">> := 3}, maps:get(counts, T)).

@@ -88,9 +88,19 @@ tsung_jabber(Config) ->
     T = example(Config, "jabber.xml.gz"),
     ?assert(maps:get(sessions_done, T) >= 5).
 
-tsung_roster() -> [{doc, "Tsung's jabber_roster.xml runs with no errors."}].
+tsung_roster() ->
+    [{doc, "Tsung's jabber_roster.xml runs with no errors, its no_ack sends apart from the "
+           "timed requests (Tsung's request_noack): the latency is the acked requests' only."}].
 tsung_roster(Config) ->
-    clean(example(Config, "jabber_roster.xml")).
+    T = example(Config, "jabber_roster.xml"),
+    clean(T),
+    %% A session sends 17: connect, auth_get, auth_set_plain, roster get and close acked (5);
+    %% the initial and final presences, 5 roster adds and 5 subscribes no_ack (12).
+    #{sessions_done := N, requests := Requests, counts := Counts, latency := Latency} = T,
+    ?assertEqual(N, maps:get(sessions_started, T)),
+    ?assertEqual(17 * N, Requests),
+    ?assertEqual(12 * N, maps:get(<<"request_noack">>, Counts, 0)),
+    ?assertMatch(#{count := C} when C =:= 5 * N, Latency).
 
 tsung_register() -> [{doc, "Tsung's jabber_register.xml runs with no errors."}].
 tsung_register(Config) ->

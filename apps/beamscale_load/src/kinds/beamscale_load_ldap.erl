@@ -4,12 +4,13 @@
 %% success is the error `{ldap, Operation, Code}', named in words; `unbind' ends the connection.
 %% Every read goes through `beamscale_load_reader' (the request's deadline, `max_reply_bytes' for
 %% all a search returns) and the codec refuses a message longer than the bound before its body
-%% comes. The Tsung element is read by `beamscale_load_ldap_tsung'.
+%% comes. Tsung's counters of `ts_ldap' are kept under its names (`measures/0'). The Tsung
+%% element is read by `beamscale_load_ldap_tsung'.
 -module(beamscale_load_ldap).
 -behaviour(beamscale_load_request).
 
 -export([check/2, connect/1, request/3, close/1]).
--export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3]).
+-export([name/0, features/0, sockets/1, format_error/1, tsung/0, from_tsung/3, measures/0]).
 -export_type([conn/0]).
 
 -include_lib("xmerl/include/xmerl.hrl").
@@ -27,6 +28,11 @@
                   baseObject => baseObject, singleLevel => singleLevel,
                   wholeSubtree => wholeSubtree}).
 -define(MAX_ID, 16#7FFFFFFF).
+%% Tsung's `ts_ldap' counters: a bind's outcome, a failed add, modify or StartTLS, a message for
+%% another request.
+-define(COUNTERS, [<<"ldap_bind_ok">>, <<"ldap_bind_error">>, <<"ldap_add_error">>,
+                   <<"ldap_modify_error">>, <<"ldap_starttls_error">>,
+                   <<"ldap_unexpected_msg_resp">>]).
 
 %% @doc `#{type => bind | search | add | modify | delete | start_tls | unbind, ...}' against
 %% host:port (docs/scenario.md, "ldap").
@@ -103,7 +109,9 @@ request(#{type := Type} = Spec, {ldap, S, Buf, Id, T}, Timeout) ->
     Next = Id rem ?MAX_ID + 1,
     case send(S, Id, op(Spec)) of
         ok ->
-            case await(S, Buf, {Type, Id, 0}, Deadline) of
+            Awaited = await(S, Buf, {Type, Id, 0}, Deadline),
+            counted(Type, Awaited),
+            case Awaited of
                 {ok, Rest, success} when Type =:= start_tls ->
                     start_tls(Spec, {ldap, S, Rest, Next, T}, Deadline);
                 {ok, Rest, success} -> {ok, {ldap, S, Rest, Next, T}};
@@ -115,6 +123,17 @@ request(#{type := Type} = Spec, {ldap, S, Buf, Id, T}, Timeout) ->
         {error, {?CODEC, R}} -> {error, {?MODULE, R}, {ldap, S, Buf, Next, T}};
         {error, Reason} -> gone(S, Reason)
     end.
+
+%% Tsung's counter of a response, if it keeps one.
+counted(bind, {ok, _, success}) -> beamscale_load_request:named(<<"ldap_bind_ok">>);
+counted(bind, {ok, _, _}) -> beamscale_load_request:named(<<"ldap_bind_error">>);
+counted(_, {ok, _, success}) -> ok;
+counted(add, {ok, _, _}) -> beamscale_load_request:named(<<"ldap_add_error">>);
+counted(modify, {ok, _, _}) -> beamscale_load_request:named(<<"ldap_modify_error">>);
+counted(start_tls, {ok, _, _}) -> beamscale_load_request:named(<<"ldap_starttls_error">>);
+counted(_, {error, {?MODULE, unexpected}}) ->
+    beamscale_load_request:named(<<"ldap_unexpected_msg_resp">>);
+counted(_, _) -> ok.
 
 op(#{type := bind, dn := Dn, password := Pw}) -> {bind, Dn, Pw};
 op(#{type := search, base := B, scope := Sc, filter := F, attributes := A}) ->
@@ -197,6 +216,10 @@ handshake(Opts, {ldap, S, <<>>, Next, #{host := H, port := P} = T}, Deadline) ->
 gone(S, Reason) ->
     ok = beamscale_load_tcp:drop(S),
     {error, Reason, closed}.
+
+%% @doc Tsung's counters of `ts_ldap', under its names.
+-spec measures() -> {[binary()], []}.
+measures() -> {?COUNTERS, []}.
 
 %% @doc Close the user's connection.
 -spec close(conn()) -> ok.

@@ -13,8 +13,11 @@
 %% A room's chats apart: one sent is delivered to every occupant, the sender too.
 -define(MUC_SENT, <<"xmpp_muc_sent">>).
 -define(MUC_DELIVERED, <<"xmpp_muc_delivered">>).
+%% Tsung's counts of a destination `online' (or `offline') that no user of this node is in.
+-define(NO_ONLINE, <<"error_no_online">>).
+-define(NO_OFFLINE, <<"error_no_offline">>).
 -define(HIST, xmpp_delivery).
-%% Users probed for one online (or offline) before a random one is taken.
+%% Users probed at random for one online (or offline) before all are looked through.
 -define(PROBES, 16).
 -define(MAX_SIZE, 1024 * 1024).
 -define(MAX_USERS, 10000000).
@@ -161,8 +164,8 @@ dest(Spec, #{domain := D, name := Name, max := Max} = C) ->
             {unique, _} -> 1;
             {random, _} -> rand:uniform(Max);
             {previous, _} -> rand:uniform(Max);
-            {online, _} -> probe(flags(C), {Max, maps:get(n, C)}, 1, ?PROBES);
-            {offline, _} -> probe(flags(C), {Max, maps:get(n, C)}, 0, ?PROBES)
+            {online, _} -> pick(flags(C), {Max, maps:get(n, C)}, 1);
+            {offline, _} -> pick(flags(C), {Max, maps:get(n, C)}, 0)
         end,
     J = case N of
             0 -> <<Name/binary, "@", D/binary>>;
@@ -170,13 +173,33 @@ dest(Spec, #{domain := D, name := Name, max := Max} = C) ->
         end,
     {J, C#{prev => J}}.
 
-%% A user of that state other than the user itself (as Tsung picks), else a random one.
-probe(_A, {Max, _Self}, _Want, 0) -> rand:uniform(Max);
+%% A user of that state other than the user itself (as Tsung picks): a few probed at random,
+%% then all looked through from a random one. None: Tsung's `error_no_online' (or
+%% `_offline') counted, and a random user taken (Tsung sends nothing).
+pick(A, {Max, _} = M, Want) ->
+    case probe(A, M, Want, ?PROBES) of
+        none ->
+            From = rand:uniform(Max),
+            case scan(A, M, Want, From, Max) of
+                none -> count(case Want of 1 -> ?NO_ONLINE; 0 -> ?NO_OFFLINE end), From;
+                N -> N
+            end;
+        N -> N
+    end.
+
+probe(_A, _M, _Want, 0) -> none;
 probe(A, {Max, Self} = M, Want, K) ->
     N = rand:uniform(Max),
     case N =/= Self andalso atomics:get(A, N) of
         Want -> N;
         _ -> probe(A, M, Want, K - 1)
+    end.
+
+scan(_A, _M, _Want, _N, 0) -> none;
+scan(A, {Max, Self} = M, Want, N, Left) ->
+    case N =/= Self andalso atomics:get(A, N) of
+        Want -> N;
+        _ -> scan(A, M, Want, N rem Max + 1, Left - 1)
     end.
 
 %% @doc What a plain request sends, what it waits for (`{iq, Type, To}' for an iq), and the
@@ -270,4 +293,4 @@ count(Name) -> beamscale_load_request:named(Name).
 
 %% @doc The counts and the histogram a run with xmpp steps has.
 -spec measures() -> {[binary()], [atom()]}.
-measures() -> {[?SENT, ?DELIVERED, ?MUC_SENT, ?MUC_DELIVERED], [?HIST]}.
+measures() -> {[?SENT, ?DELIVERED, ?MUC_SENT, ?MUC_DELIVERED, ?NO_ONLINE, ?NO_OFFLINE], [?HIST]}.

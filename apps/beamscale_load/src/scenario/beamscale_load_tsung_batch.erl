@@ -4,7 +4,8 @@
 %% line; lsf: `$LSB_HOSTS', hosts apart by spaces; slurm (a later Tsung's): `$SLURM_NODELIST',
 %% as `node[01-03,7],gpu5'. Names are cut at their first dot, as Tsung's; this machine is left
 %% out unless it is the only one (Tsung keeps its controller's host free); a host named N times
-%% (a node file lists a host per core) gets N load nodes.
+%% (a node file lists a host per core) gets N load nodes and N times the client's weight, as
+%% Tsung makes a client of the weight of each name.
 -module(beamscale_load_tsung_batch).
 
 -export([hosts/2, slurm/1]).
@@ -44,7 +45,7 @@ hosts(C, Ctx) ->
             end,
     Weight = case attr(C, weight) of undefined -> 1; _ -> positive(C, weight, Ctx) end,
     Ips = [{source_ips, [{interface, I}]} || I <- [attr(C, scan_intf)], I =/= undefined],
-    [{{H, maps:from_list([{nodes, N}, {weight, Weight} | Ips])}, line(C, Ctx)}
+    [{{H, maps:from_list([{nodes, N}, {weight, N * Weight} | Ips])}, line(C, Ctx)}
      || {H, N} <- counted(others(Names))].
 
 read(file, Path) ->
