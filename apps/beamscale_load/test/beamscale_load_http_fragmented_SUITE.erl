@@ -53,7 +53,9 @@ plain_http(Config) ->
 nginx_conf(Dir, Port, Www) ->
     Temps = [[T, "_temp_path ", Dir, ";\n"]
              || T <- ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]],
-    io_lib:format("error_log ~ts/error.log;\nevents { worker_connections 64; }\n"
+    %% Run as root, nginx gives its workers a user of their own, who cannot read a file under a
+    %% private directory (a fresh clone in `mktemp -d': 403): they run as the test's user.
+    io_lib:format("user root;\nerror_log ~ts/error.log;\nevents { worker_connections 64; }\n"
                   "http {\n  access_log off;\n~ts"
                   "  server {\n    listen 127.0.0.1:~b;\n    root ~ts;\n"
                   "    location = /hello { return 200 'hello'; }\n  }\n}\n",
