@@ -84,12 +84,15 @@ dropped(Config) ->
     ?assert(Started =< Capacity),
     ?assert(Dropped >= Offered - Capacity).
 
-constant_users() -> [{doc, "constant_users 5 for 3 s: at the end of each second, within 1 of "
-                      "5 users in flight; sessions back to back."}].
+constant_users() -> [{doc, "constant_users 5 for 3 s: at the end of each second before the "
+                      "last, within 1 of 5 users in flight; sessions back to back."}].
 constant_users(Config) ->
     {{0, _}, S} = load(Config, "constant_users",
                        "#{executor => constant_users, users => 5, duration_s => 3}"),
-    InFlight = in_flight(S, 3),
+    %% The last second ends with the phase: whether its in-flight sessions finish inside that
+    %% second or after it is a race (a fresh-clone proof read [5, 5, 1]), so it is left out.
+    InFlight = in_flight(S, 2),
+    ?assertEqual(2, length(InFlight)),
     [?assert(abs(N - 5) =< 1) || N <- InFlight],
     %% Five users, 50 ms each, 3 s: far more than five sessions (back to back, not one each).
     ?assert(maps:get(<<"sessions_done">>, S) > 50).
@@ -104,14 +107,15 @@ in_flight(#{<<"per_second">> := Secs}, Last) ->
     InFlight.
 
 ramping_users() -> [{doc, "ramping_users 0 to 6 over 3 s, then 6 for 1 s: within 1 of the "
-                     "target (2, 4, 6, 6) at the end of each second."}].
+                     "target (2, 4, 6) at the end of each second before the last."}].
 ramping_users(Config) ->
     {{0, _}, S} = load(Config, "ramping_users",
                        "#{executor => ramping_users, start_users => 0, "
                        "stages => [{3, 6}, {1, 6}]}"),
-    InFlight = in_flight(S, 4),
-    ?assertEqual(4, length(InFlight)),
-    [?assert(abs(N - Target) =< 1) || {N, Target} <- lists:zip(InFlight, [2, 4, 6, 6])].
+    %% The last second, which ends with the phase, is left out as in constant_users.
+    InFlight = in_flight(S, 3),
+    ?assertEqual(3, length(InFlight)),
+    [?assert(abs(N - Target) =< 1) || {N, Target} <- lists:zip(InFlight, [2, 4, 6])].
 
 per_user() -> [{doc, "per_user_iterations 4 users x 5: exactly 20 sessions, all done, well "
                 "before the 10 s bound."}].
