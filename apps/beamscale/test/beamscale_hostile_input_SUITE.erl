@@ -38,10 +38,10 @@ special_files(Config) ->
     ok = filelib:ensure_path(Dir),
     Made = [{make(Dir, Spec), Args, Fragment} || {Spec, Args, Fragment} <- specials()],
     Failed = [{F, Why} || {F, Args, Fragment} <- Made,
-                          Why <- [check(F, Args(F), Fragment, ?config(priv_dir, Config))],
+                          Why <- [check_again(F, Args(F), Fragment, ?config(priv_dir, Config))],
                           Why =/= ok],
     [ct:pal("~ts: ~tp", [F, W]) || {F, W} <- Failed],
-    ?assertEqual([], [F || {F, _} <- Failed]).
+    ?assertEqual([], Failed).
 
 %% What is made, the command run on it, and a fragment its one line must hold.
 specials() ->
@@ -87,11 +87,26 @@ run_all(Config, Ext) ->
     ?assert(length(Files) >= 20),
     Expected = expected(),
     Failed = [{F, Why} || F <- Files,
-                          Why <- [check(filename:join(Dir, F), maps:get(F, Expected, ""),
-                                        ?config(priv_dir, Config))],
+                          Path <- [filename:join(Dir, F)],
+                          Why <- [check_again(Path, load_args(Path), maps:get(F, Expected, ""),
+                                              ?config(priv_dir, Config))],
                           Why =/= ok],
     [ct:pal("~ts: ~tp", [F, W]) || {F, W} <- Failed],
-    ?assertEqual([], [F || {F, _} <- Failed]).
+    ?assertEqual([], Failed).
+
+%% A refusal that was right but late is tried once more: CI once saw two neighbouring files
+%% (0.4 s each here) pass the 5 s bound while the host stalled; a real hang or blow-up is late
+%% twice. The reasons are in the assertion, so CI's output says which bound was passed.
+check_again(File, Args, Fragment, Out) ->
+    case check(File, Args, Fragment, Out) of
+        {took_ms, Ms, MaxMs} ->
+            ct:pal("~ts: refused in ~b ms, over ~b ms; once more", [File, Ms, MaxMs]),
+            check(File, Args, Fragment, Out);
+        {did_not_end_within_ms, MaxMs, _, _} ->
+            ct:pal("~ts: not ended in ~b ms; once more", [File, MaxMs]),
+            check(File, Args, Fragment, Out);
+        Verdict -> Verdict
+    end.
 
 %% A fragment the message of some files must hold (issue 31); the others need only be refused.
 expected() ->
@@ -124,9 +139,8 @@ expected() ->
       "x51_file_server_directory.xml" => "/tmp: not a regular file (a directory)",
       "x52_rtl_session.xml" => Name, "x53_control_session.xml" => "not well-formed XML"}.
 
-%% One file through `beamscale load': `ok' or what is wrong.
-check(File, Fragment, Out) ->
-    check(File, ["load", File, "--name", "hostile"], Fragment, Out).
+%% One file through `beamscale load'.
+load_args(File) -> ["load", File, "--name", "hostile"].
 
 check(File, Args, Fragment, Out) ->
     MaxMs = max_ms(),
