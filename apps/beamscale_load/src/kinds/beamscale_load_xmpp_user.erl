@@ -17,7 +17,7 @@
 -define(NO_ONLINE, <<"error_no_online">>).
 -define(NO_OFFLINE, <<"error_no_offline">>).
 -define(HIST, xmpp_delivery).
-%% Users probed at random for one online (or offline) before all are looked through.
+%% Users probed at random for one online (or offline) before a random one is taken.
 -define(PROBES, 16).
 -define(MAX_SIZE, 1024 * 1024).
 -define(MAX_USERS, 10000000).
@@ -126,12 +126,14 @@ identity(Spec, C) ->
        muc => maps:get(muc_service, Spec, <<"conference.", D/binary>>),
        pubsub => maps:get(pubsub_service, Spec, <<"pubsub.", D/binary>>)}.
 
-%% The online flags of a domain's users, made by the first user that needs them (two users
-%% racing at the very first connect may each make one: the flags of the loser are lost).
+%% The online flags of a domain's users, and in slot Max + 1 how many are set, made by the
+%% first user that needs them (two users racing at the very first connect may each make one:
+%% the flags of the loser are lost).
 flags(#{domain := D, max := Max}) when Max > 0 ->
     Key = {?MODULE, D, Max},
     case persistent_term:get(Key, undefined) of
-        undefined -> persistent_term:put(Key, atomics:new(Max, [])), persistent_term:get(Key);
+        undefined ->
+            persistent_term:put(Key, atomics:new(Max + 1, [])), persistent_term:get(Key);
         A -> A
     end;
 flags(_) -> none.
@@ -147,7 +149,10 @@ offline(C) -> flag(C, 0).
 flag(#{n := N} = C, V) when N > 0 ->
     case flags(C) of
         none -> ok;
-        A -> atomics:put(A, N, V)
+        A -> case atomics:exchange(A, N, V) of
+                 V -> ok;
+                 _ -> atomics:add(A, maps:get(max, C) + 1, 2 * V - 1)
+             end
     end;
 flag(_C, _V) -> ok.
 
@@ -173,17 +178,21 @@ dest(Spec, #{domain := D, name := Name, max := Max} = C) ->
         end,
     {J, C#{prev => J}}.
 
-%% A user of that state other than the user itself (as Tsung picks): a few probed at random,
-%% then all looked through from a random one. None: Tsung's `error_no_online' (or
-%% `_offline') counted, and a random user taken (Tsung sends nothing).
-pick(A, {Max, _} = M, Want) ->
-    case probe(A, M, Want, ?PROBES) of
-        none ->
-            From = rand:uniform(Max),
-            case scan(A, M, Want, From, Max) of
-                none -> count(case Want of 1 -> ?NO_ONLINE; 0 -> ?NO_OFFLINE end), From;
-                N -> N
-            end;
+%% A user of that state other than the user itself (as Tsung picks), probed at random; a
+%% random user when the probes miss. Nobody else in that state (the count in slot Max + 1):
+%% Tsung's `error_no_online' (or `_offline') counted, and a random user taken (Tsung sends
+%% nothing). The count keeps this O(1): a scan of the flags would be O(Max) a chat.
+pick(none, {Max, _}, _Want) -> rand:uniform(Max);
+pick(A, {Max, Self} = M, Want) ->
+    Online = atomics:get(A, Max + 1),
+    SelfOn = case Self > 0 andalso atomics:get(A, Self) of 1 -> 1; _ -> 0 end,
+    Others = case Want of
+                 1 -> Online - SelfOn;
+                 0 -> Max - Online - (1 - SelfOn)
+             end,
+    case Others > 0 andalso probe(A, M, Want, ?PROBES) of
+        false -> count(case Want of 1 -> ?NO_ONLINE; 0 -> ?NO_OFFLINE end), rand:uniform(Max);
+        none -> rand:uniform(Max);
         N -> N
     end.
 
@@ -193,13 +202,6 @@ probe(A, {Max, Self} = M, Want, K) ->
     case N =/= Self andalso atomics:get(A, N) of
         Want -> N;
         _ -> probe(A, M, Want, K - 1)
-    end.
-
-scan(_A, _M, _Want, _N, 0) -> none;
-scan(A, {Max, Self} = M, Want, N, Left) ->
-    case N =/= Self andalso atomics:get(A, N) of
-        Want -> N;
-        _ -> scan(A, M, Want, N rem Max + 1, Left - 1)
     end.
 
 %% @doc What a plain request sends, what it waits for (`{iq, Type, To}' for an iq), and the
