@@ -3,6 +3,7 @@
 %% host and of nginx's processes in samples.csv, on the page, and no reading node left after.
 -module(beamscale_hostwatch_SUITE).
 -include_lib("common_test/include/ct.hrl").
+-include_lib("kernel/include/file.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
@@ -188,7 +189,12 @@ snmp_host(Config) ->
         ct:pal("~b snmp rows", [length(Rows)]),
         ?assert(length(Rows) >= 2),
         [?assert(num(K, R) > 0) || R <- Rows, K <- [load1, load15, host_mem_total,
-                                                    host_mem_available]]
+                                                    host_mem_available]],
+        %% The manager's files are in a directory only this user can enter (issue 55).
+        {ok, Manager} = application:get_env(snmp, manager),
+        MDir = proplists:get_value(dir, proplists:get_value(config, Manager)),
+        {ok, #file_info{mode = Mode}} = file:read_file_info(MDir),
+        ?assertEqual(8#700, Mode band 8#777)
     after
         os:cmd("kill " ++ integer_to_list(OsPid)), catch port_close(P)
     end.

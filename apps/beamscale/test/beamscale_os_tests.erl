@@ -3,6 +3,7 @@
 -module(beamscale_os_tests).
 
 -include_lib("eunit/include/eunit.hrl").
+-include_lib("kernel/include/file.hrl").
 
 %% `true' ends at once; its port can be closed before `port_info/2' reads its pid (seen once as
 %% a crash of `getconf' in a CT run on a loaded host). Callers in parallel, so that some are
@@ -32,3 +33,30 @@ random_bytes_test() ->
     ?assertEqual(16, byte_size(A)),
     ?assertNotEqual(A, beamscale_os:random_bytes(16)),
     ?assertEqual(1, byte_size(beamscale_os:random_bytes(1))).
+
+%% A private directory is new, 0700, named by prefix and pid; two differ.
+private_dir_test() ->
+    Tmp = filename:join("/tmp", "beamscale_os_tests." ++ os:getpid()),
+    ok = filelib:ensure_path(Tmp),
+    Old = os:getenv("TMPDIR"),
+    true = os:putenv("TMPDIR", Tmp),
+    try
+        A = beamscale_os:private_dir("bs-x-"),
+        B = beamscale_os:private_dir("bs-x-"),
+        ?assertNotEqual(A, B),
+        ?assertMatch("bs-x-" ++ _, filename:basename(A)),
+        ?assertEqual(Tmp, filename:dirname(A)),
+        {ok, #file_info{type = directory, mode = Mode}} = file:read_file_info(A),
+        ?assertEqual(8#700, Mode band 8#777),
+        %% Another emulator's, gone (pid 2^22 + 1 is above Linux's pid_max), is removed; ours
+        %% and one whose name is not prefix-pid-... stay.
+        Gone = filename:join(Tmp, "bs-x-4194305-abc"),
+        Odd = filename:join(Tmp, "bs-x-abc"),
+        ok = file:make_dir(Gone), ok = file:make_dir(Odd),
+        ok = beamscale_os:remove_stale_dirs("bs-x-"),
+        ?assertEqual([false, true, true, true],
+                     [filelib:is_dir(D) || D <- [Gone, Odd, A, B]])
+    after
+        case Old of false -> os:unsetenv("TMPDIR"); _ -> os:putenv("TMPDIR", Old) end,
+        file:del_dir_r(Tmp)
+    end.

@@ -113,15 +113,7 @@ node_spec(Counter, Dir, #{flags := Flags} = Spec) ->
 
 %% @doc A fresh private directory for a node's callgrind dumps (the caller removes it).
 -spec dump_dir() -> file:filename().
-dump_dir() ->
-    Dir = filename:join(case os:getenv("TMPDIR") of
-                            T when T =:= false; T =:= "" -> "/tmp";
-                            T -> T
-                        end, "beamscale-icount-" ++ os:getpid() ++ "-"
-                             ++ integer_to_list(erlang:unique_integer([positive]))),
-    ok = file:make_dir(Dir),
-    ok = file:change_mode(Dir, 8#700),
-    Dir.
+dump_dir() -> beamscale_os:private_dir("beamscale-icount-").
 
 %% @doc Count the benchmark `Mod' and the empty loop `Empty' on `Node' (the same calls per
 %% sample: what the harness adds to a sample is the same in both, and subtracted): the

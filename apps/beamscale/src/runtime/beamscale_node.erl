@@ -201,33 +201,14 @@ started({error, Reason}, _Spec) -> {error, {?MODULE, {node_start, Reason}}}.
 %% The directory's name holds this emulator's OS pid: one left by a command killed while a node
 %% booted (the only moment it exists) is removed by the next command, once its owner is gone.
 cookie() ->
-    remove_stale_cookies(),
-    Dir = filename:join(tmp_dir(), ?COOKIE_PREFIX ++ os:getpid() ++ "-" ++ random_name()),
-    ok = file:make_dir(Dir),
-    ok = file:change_mode(Dir, 8#700),
+    ok = beamscale_os:remove_stale_dirs(?COOKIE_PREFIX),
+    Dir = beamscale_os:private_dir(?COOKIE_PREFIX),
     File = filename:join(Dir, ".erlang.cookie"),
     ok = file:write_file(File, <<>>),
     ok = file:change_mode(File, 8#600),
     ok = file:write_file(File, atom_to_list(erlang:get_cookie())),
     ok = file:change_mode(File, 8#400),
     {[{"HOME", Dir}, {"BEAMSCALE_RUN", atom_to_list(node())}], Dir}.
-
-%% Another user's directory cannot be entered (0700) and stays; a reused pid keeps it a while.
-remove_stale_cookies() ->
-    _ = [file:del_dir_r(D)
-         || D <- filelib:wildcard(filename:join(tmp_dir(), ?COOKIE_PREFIX ++ "*")),
-            [Pid | _] <- [string:split(lists:nthtail(length(?COOKIE_PREFIX),
-                                                     filename:basename(D)), "-")],
-            Pid =/= "", lists:all(fun(C) -> C >= $0 andalso C =< $9 end, Pid),
-            not beamscale_os:alive(Pid)],
-    ok.
-
-tmp_dir() ->
-    case os:getenv("TMPDIR") of
-        false -> "/tmp";
-        "" -> "/tmp";
-        T -> T
-    end.
 
 %% @doc One line for an error of `start/2': the emulator's own words when it refused its flags.
 -spec format_error(term()) -> iodata().
@@ -326,5 +307,4 @@ wait_gone(OsPid) ->
         timeout -> beamscale_os:signal(OsPid, "KILL")
     end.
 
-random_name() ->
-    [C || <<C>> <= base64:encode(beamscale_os:random_bytes(9)), C =/= $+, C =/= $/, C =/= $=].
+random_name() -> beamscale_os:random_name().

@@ -1,12 +1,12 @@
 %% @doc The operating system, in one place: running commands with a time limit, starting a
 %% detached server, processes by pid (alive, zombie, signal, wait until gone), users, loopback
-%% ports, the host's logical cores and its random bytes.
+%% ports, the host's logical cores, its random bytes and private temporary directories.
 -module(beamscale_os).
 
 -export([cmd/3, cmd/4, cmd_input/4, spawn_detached/2, free_port/0, can_connect/1, logical_cores/0]).
 -export([is_process/2, alive/1, signal/2, wait_gone/2]).
 -export([user_name/0, user_exists/1, chown/2, writable_by/2, enterable_by/2]).
--export([random_bytes/1]).
+-export([random_bytes/1, random_name/0, tmp_dir/0, private_dir/1, remove_stale_dirs/1]).
 
 -define(CONNECT_TIMEOUT, 2000).
 
@@ -172,3 +172,37 @@ random_bytes(N) ->
             end;
         {error, _} -> crypto:strong_rand_bytes(N)
     end.
+
+%% @doc 12 random letters and digits (a node's name, a directory's).
+-spec random_name() -> string().
+random_name() ->
+    [C || <<C>> <= base64:encode(random_bytes(9)), C =/= $+, C =/= $/, C =/= $=].
+
+%% @doc $TMPDIR, or /tmp.
+-spec tmp_dir() -> file:filename().
+tmp_dir() ->
+    case os:getenv("TMPDIR") of
+        T when T =:= false; T =:= "" -> "/tmp";
+        T -> T
+    end.
+
+%% @doc A fresh directory under `tmp_dir/0' only this user can enter: `Prefix', this emulator's
+%% pid, a random part. A name that exists is an error, never reused: one another user planted
+%% (a symlink, a directory of theirs) cannot take what is written in it.
+-spec private_dir(string()) -> file:filename().
+private_dir(Prefix) ->
+    Dir = filename:join(tmp_dir(), Prefix ++ os:getpid() ++ "-" ++ random_name()),
+    ok = file:make_dir(Dir),
+    ok = file:change_mode(Dir, 8#700),
+    Dir.
+
+%% @doc Remove what `private_dir(Prefix)' made for emulators that are gone. Another user's
+%% directory cannot be entered (0700) and stays; a reused pid keeps one a while.
+-spec remove_stale_dirs(string()) -> ok.
+remove_stale_dirs(Prefix) ->
+    _ = [file:del_dir_r(D)
+         || D <- filelib:wildcard(filename:join(tmp_dir(), Prefix ++ "*")),
+            [Pid | _] <- [string:split(lists:nthtail(length(Prefix), filename:basename(D)), "-")],
+            Pid =/= "", lists:all(fun(C) -> C >= $0 andalso C =< $9 end, Pid),
+            not alive(Pid)],
+    ok.

@@ -8,6 +8,7 @@
 -export([read/4, format_error/1]).
 
 -define(USER, beamscale).
+-define(DIR_PREFIX, "beamscale-snmpm-").
 -define(UCD, [1, 3, 6, 1, 4, 1, 2021]).
 %% ssCpuRaw*: user nice system idle wait, then interrupt, softirq and steal; ssCpuNumCpus.
 -define(CPU, [{user, 50}, {nice, 51}, {system, 52}, {idle, 53}, {iowait, 54}, {irq, 56},
@@ -70,13 +71,15 @@ files(V) ->
     #{stat => Stat, loadavg => iolist_to_binary(lists:join(" ", Load)),
       meminfo => iolist_to_binary(Meminfo), netdev => <<>>, diskstats => <<>>}.
 
-%% The manager, once per node: its configuration in a fresh directory, SNMP v2c only.
+%% The manager, once per node: its configuration in a fresh private directory, never one whose
+%% name another user could guess and plant first; SNMP v2c only. Those of emulators that are
+%% gone are removed first: the manager keeps its own while its node lives.
 manager() ->
     case whereis(snmpm_server) of
         undefined ->
-            Dir = filename:join(os:getenv("TMPDIR", "/tmp"),
-                                "beamscale-snmpm-" ++ os:getpid()),
-            ok = filelib:ensure_path(filename:join(Dir, "db")),
+            ok = beamscale_os:remove_stale_dirs(?DIR_PREFIX),
+            Dir = beamscale_os:private_dir(?DIR_PREFIX),
+            ok = file:make_dir(filename:join(Dir, "db")),
             ok = file:write_file(filename:join(Dir, "manager.conf"),
                                  "{address, [127, 0, 0, 1]}.\n{port, 0}.\n"
                                  "{engine_id, \"beamscale\"}.\n{max_message_size, 65535}.\n"),
