@@ -9,6 +9,27 @@ loop_test() ->
     ?assertEqual(ok, run(bs_src_t2, {empty, B}, Spec, 5)),
     ?assertEqual(40, state(bs_src_t1)).
 
+%% The loop carries across the calls only what the body names (each a stack slot saved and
+%% restored around every call): a body naming `State' still matches against it.
+carried_test() ->
+    Arity = fun(Text) ->
+                    {ok, B} = beamscale_micro_source:parse(Text, erlang),
+                    {ok, Forms} = beamscale_micro_source:erlang(bs_src_c, B, #{}),
+                    [A || {function, _, loop, A, _} <- Forms]
+            end,
+    ?assertEqual([2], Arity("lists:seq(1, 20).")),
+    ?assertEqual([3], Arity("lists:sum(Input).")),
+    ?assertEqual([4], Arity("fun() -> {State, Input} end")),
+    ?assertEqual([4], Arity("lists:seq/2")),
+    Spec = #{input => "3", init => "Input + 1", init_runner => "Init * 10"},
+    {ok, B} = beamscale_micro_source:parse("State + Input", erlang),
+    ?assertEqual(43, run(bs_src_c1, B, Spec, 3)),
+    {ok, B2} = beamscale_micro_source:parse("State = 41", erlang),
+    ?assertError({badmatch, 41}, run(bs_src_c2, B2, Spec, 1)),
+    {ok, B3} = beamscale_micro_source:parse("lists:seq(1, 3)", erlang),
+    ?assertEqual(ok, run(bs_src_c3, {empty, B3}, #{}, 4)),
+    ?assertEqual(ok, run(bs_src_c4, {empty, B3}, #{}, 0)).
+
 mfa_test() ->
     {ok, {mfa, lists, reverse, 1} = B} = beamscale_micro_source:parse("lists:reverse/1", erlang),
     ?assertEqual([3, 2, 1], run(bs_src_t3, B, #{input => "[1, 2, 3]"}, 2)),

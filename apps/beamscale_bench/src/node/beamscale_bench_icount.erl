@@ -69,30 +69,44 @@ calls(One, N) -> calls(One, N * 2).
 
 %% The sample process runs `sample/5' itself: the measured calls are made from its first
 %% function, under one frame, as a process spawned to call them would make them. How often an
-%% allocating call collects, and what a collection costs, moves with the stack words under the
-%% calls (they share the heap's block): `lists:reverse(lists:seq(1, 30))' under three more
-%% frames (a fun, `sample', `counted') took the allocating path of `lists:reverse/2' at every
-%% collection, whose heap fragment grew the heap to 6772 words and the next collection shrank
-%% it (a `realloc' that often copies it), 45 collections in 2048 calls against 37: 1565
-%% instructions a call against the bare loop's 1220 (docs/micro.md).
+%% allocating call collects, and what a collection costs, moves with the words on its heap and
+%% stack when the calls start (they share one block): `lists:reverse(lists:seq(1, 30))' under
+%% three more frames (a fun, `sample', `counted') took the allocating path of
+%% `lists:reverse/2' at every collection, whose heap fragment grew the heap to 6772 words and
+%% the next collection shrank it (a `realloc' that often copies it), 45 collections in 2048
+%% calls against 37: 1565 instructions a call against the bare loop's 1220. So the sample is
+%% given nothing of the harness's that takes words: not the dump directory (its path's length,
+%% with the OS pid and TMPDIR in it, moved which of its collections took a fragment, 1 or 3 in
+%% 37): this process reads the dump (docs/micro.md).
 fresh(Mod, {Init, Input}, Counter, N) ->
-    {Pid, Ref} = spawn_opt(?MODULE, sample, [self(), Mod, {Init, Input}, Counter, N],
+    {Pid, Ref} = spawn_opt(?MODULE, sample, [self(), Mod, {Init, Input}, kind(Counter), N],
                            [monitor, {min_heap_size, heap_words()}]),
     receive
-        {Pid, {ok, Count}} -> demonitor(Ref, [flush]), {N, Count};
-        {Pid, {error, _} = Error} -> demonitor(Ref, [flush]), throw(Error);
+        {Pid, Result} ->
+            demonitor(Ref, [flush]),
+            case read(Counter, Result) of
+                {ok, Count} -> {N, Count};
+                {error, _} = Error -> throw(Error)
+            end;
         {'DOWN', Ref, process, Pid, Reason} -> throw({error, {?MODULE, {crashed, Reason}}})
     end.
 
+kind({valgrind, _Dir}) -> valgrind;
+kind(pmu) -> pmu.
+
+read({valgrind, Dir}, stopped) -> read_dump(Dir);
+read(pmu, Result) -> Result.
+
 %% @private A counted sample (`fresh/4''s process): `N' calls of `Mod:run/3' between the two
-%% NIF calls, its count sent to `Parent'.
--spec sample(pid(), module(), {term(), term()}, counter(), pos_integer()) -> term().
-sample(Parent, Mod, {Init, Input}, {valgrind, Dir}, N) ->
+%% NIF calls, then `stopped' (the dump is its parent's to read) or the CPU's count sent to
+%% `Parent'.
+-spec sample(pid(), module(), {term(), term()}, valgrind | pmu, pos_integer()) -> term().
+sample(Parent, Mod, {Init, Input}, valgrind, N) ->
     State = Mod:init_runner(Init, Input),
     ok = vg_start(),
     _ = Mod:run(N, State, Input),
     ok = vg_stop(),
-    Parent ! {self(), read_dump(Dir)};
+    Parent ! {self(), stopped};
 sample(Parent, Mod, {Init, Input}, pmu, N) ->
     State = Mod:init_runner(Init, Input),
     case pmu_start() of
