@@ -20,7 +20,7 @@ all() ->
 %% A suite run's files (`run', also `bench --name' and the ETS study, which run the pipeline).
 suite() ->
     [e(run_json, "run.json", [run, bench, load, saturate, study],
-       "what ran: versions, host, CPU, the resolved configuration, start and end"),
+       "what ran: releases, host, cores, the configuration, start and end"),
      e(measurements, "measurements.csv", [run, bench, study],
        "one row per timed iteration and phase"),
      e(failures, "failures.csv", [run, bench, study], "one row per failed iteration or job"),
