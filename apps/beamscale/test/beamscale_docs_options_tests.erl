@@ -31,11 +31,24 @@ planted_test() ->
     ?assert(lists:member("docs/config.md: names no `--launches`, an option of beamscale run "
                          "(beamscale_cmd_run:info/0): say what it does", Problems)).
 
+%% A row the declarations do not make (a stale default) and one they make that is not there.
+planted_page_test() ->
+    [Head, Rule, Row | Rows] = beamscale_cli_doc:options_table(),
+    Stale = lists:droplast(Row) ++ "(stale) |",
+    Page = ["# T", "<!-- options:begin -->", Head, Rule, Stale] ++ Rows
+        ++ ["<!-- options:end -->"],
+    ?assertEqual([lists:flatten(["docs/options.md:5: not a row the declarations make "
+                                 "(beamscale_cli_doc:options_table/0), `make options-doc` "
+                                 "writes them: ", Stale]),
+                  "docs/options.md: lacks the row " ++ Row ++ ": `make options-doc` writes it"],
+                 options_page(Page)).
+
 %% @doc Every disagreement between the docs under `Root' and the commands' options.
 -spec problems(file:filename()) -> [string()].
 problems(Root) ->
     lists:append([command_lines(Rel, lines(filename:join(Root, Rel))) || Rel <- docs(Root)])
-        ++ config_options(lines(filename:join(Root, "docs/config.md"))).
+        ++ config_options(lines(filename:join(Root, "docs/config.md")))
+        ++ options_page(lines(filename:join(Root, "docs/options.md"))).
 
 docs(Root) ->
     [F || F <- ["README.md", "CONTRIBUTING.md"]
@@ -109,3 +122,19 @@ option_cell_flags(Row) ->
                                                           "`(--[a-z][a-z0-9-]*)")]);
         _ -> []
     end.
+
+%%% docs/options.md
+
+%% The table between the page's markers is the one the declarations make, row for row.
+options_page(Lines) ->
+    Numbered = lists:zip(lists:seq(1, length(Lines)), Lines),
+    Table = lists:takewhile(fun({_, L}) -> L =/= "<!-- options:end -->" end,
+                            tl(lists:dropwhile(fun({_, L}) -> L =/= "<!-- options:begin -->" end,
+                                               Numbered ++ [{0, "<!-- options:begin -->"}]))),
+    Made = beamscale_cli_doc:options_table(),
+    [lists:flatten(io_lib:format("docs/options.md:~b: not a row the declarations make "
+                                 "(beamscale_cli_doc:options_table/0), `make options-doc` "
+                                 "writes them: ~ts", [N, L]))
+     || {N, L} <- Table, not lists:member(L, Made)]
+    ++ ["docs/options.md: lacks the row " ++ L ++ ": `make options-doc` writes it"
+        || L <- Made, not lists:keymember(L, 2, Table)].

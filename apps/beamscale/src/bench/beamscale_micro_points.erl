@@ -18,7 +18,7 @@
 -spec open(file:filename(), beamscale_micro:plan()) ->
     {ok, file:filename(), non_neg_integer()} | {error, {?MODULE, term()}}.
 open(Dir, Plan) ->
-    Points = filename:join(Dir, "points"),
+    Points = beamscale_format_rundir:path(Dir, points),
     Asked = asked(Plan),
     case file:consult(filename:join(Points, "plan")) of
         {ok, [Asked]} -> {ok, Points, length(filelib:wildcard("*.term", Points))};

@@ -323,9 +323,9 @@ keep(#{name := Name} = Opts, Plan, Result) ->
     ok = beamscale_store:close(Store1),
     Run = maps:merge(#{kind => micro, benchmarks => [L || {L, _} <- maps:get(benches, Plan)],
                        mode => maps:get(mode, Result)}, clock_info(Dir, Result)),
-    ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, run_json),
                                     beamscale_format_json:encode(Run)),
-    ok = beamscale_store:write_file(filename:join(Dir, "micro.json"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, micro_json),
                                     beamscale_report_micro:json(Result)),
     {ok, Index} = ok(beamscale_writer:write(Dir)),
     %% With --json stdout holds the JSON alone.

@@ -63,7 +63,8 @@ only(Opts, Others, Kind, F) ->
     end.
 
 suite(A, B, Opts) ->
-    case [D || D <- [A, B], not filelib:is_regular(filename:join(D, "measurements.csv"))] of
+    case [D || D <- [A, B],
+               not filelib:is_regular(beamscale_format_rundir:path(D, measurements))] of
         [D | _] -> {error, {not_a_run_directory, D}};
         [] ->
             {InfoA, InfoB} = {run_info(A), run_info(B)},
@@ -91,7 +92,7 @@ notes(InfoA, InfoB) ->
 compared(A, B, [], _Opts) -> {error, {nothing_in_common, A, B}};
 compared(A, B, Results, Opts) ->
     io:put_chars(beamscale_report_compare:text(Results)),
-    Out = maps:get(out, Opts, filename:join(B, "compare.html")),
+    Out = maps:get(out, Opts, beamscale_format_rundir:path(B, compare)),
     Html = beamscale_report_compare:html(Results, #{a => A, b => B}),
     ok = beamscale_store:write_file(Out, Html),
     io:format("~ts~n", [Out]),
@@ -131,7 +132,7 @@ pct(Pct) -> beamscale_format_float:decimal(Pct).
 
 %% What run.json says of a run; an unreadable or missing one says nothing.
 run_info(Dir) ->
-    case file:read_file(filename:join(Dir, "run.json")) of
+    case file:read_file(beamscale_format_rundir:path(Dir, run_json)) of
         {ok, Bin} ->
             case beamscale_format_json:decode(Bin) of
                 {ok, Info} when is_map(Info) -> Info;

@@ -97,7 +97,7 @@ named(File, Opts) ->
 %% one directory and both exited 0. The lock is beside the directory (`OUT/.NAME.lock'), so a
 %% load refused before it starts leaves no directory; one killed leaves a lock taken over.
 held(Dir, Fun) ->
-    Lock = filename:join(filename:dirname(Dir), "." ++ filename:basename(Dir) ++ ".lock"),
+    Lock = beamscale_format_rundir:beside(Dir, load_lock),
     Me = io_lib:format("a load of OS pid ~s", [os:getpid()]),
     case filelib:ensure_dir(Lock) =:= ok andalso beamscale_target_lock:take(Lock, Me) of
         ok -> try Fun() after beamscale_target_lock:release(Lock) end;
@@ -199,7 +199,7 @@ fresh(Dir, Replace) ->
         {true, true} ->
             case file:list_dir(Dir) of
                 {ok, []} -> ok;
-                {ok, Files} -> case lists:member("load.csv", Files) of
+                {ok, Files} -> case lists:member(beamscale_format_rundir:name(load_csv), Files) of
                                    true -> _ = file:del_dir_r(Dir), ok;
                                    false -> {error, {not_a_load_run, Dir}}
                                end;

@@ -224,7 +224,7 @@ spread(Host, Config, Dir) ->
 
 %% Each erl's release, as run.json says.
 releases(Dir) ->
-    Erls = case file:read_file(filename:join(Dir, "run.json")) of
+    Erls = case file:read_file(beamscale_format_rundir:path(Dir, run_json)) of
                {ok, Bin} ->
                    case beamscale_format_json:decode(Bin) of
                        {ok, #{<<"erls">> := #{} = E}} -> maps:to_list(E);
@@ -268,5 +268,5 @@ report(#{dir := Dir, jobs := Jobs, failures := Failures, sanity := Sanity}) ->
             #{reason := First} = lists:nth(length(Rows) - N + 1, Rows),
             {failed, io_lib:format("~b failed (iterations, or jobs that could not start; see ~ts)"
                                    "; the first: ~ts",
-                                   [N, filename:join(Dir, "failures.csv"), First])}
+                                   [N, beamscale_format_rundir:path(Dir, failures), First])}
     end.

@@ -59,7 +59,7 @@ start(Mod, Study, Checked) ->
     case beamscale_web:with(Web, Run) of
         {ok, Dir} ->
             io:put_chars(beamscale_profile:notes(Dir)),
-            io:format("Report:~n~ts~n", [filename:join(Dir, "index.html")]);
+            io:format("Report:~n~ts~n", [beamscale_format_rundir:path(Dir, index)]);
         {error, Reason} ->
             {error, {study_failed, Mod, Reason}}
     end.

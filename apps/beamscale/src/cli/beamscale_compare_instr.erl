@@ -25,7 +25,7 @@ do({A, InfoA}, {B, InfoB}, Opts) ->
 
 compared(Results, #{b := B} = Runs, Opts) ->
     io:put_chars(beamscale_report_compare_instr:text(Results, Runs)),
-    Out = maps:get(out, Opts, filename:join(B, "compare.html")),
+    Out = maps:get(out, Opts, beamscale_format_rundir:path(B, compare)),
     ok = beamscale_store:write_file(Out, beamscale_report_compare_instr:html(Results, Runs)),
     io:format("~ts~n", [Out]),
     case maps:find(fail_if_slower, Opts) of

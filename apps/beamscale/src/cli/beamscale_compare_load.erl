@@ -26,7 +26,7 @@ compared(A, B, SA, SB, Opts) ->
     Rows = beamscale_stats_load_compare:compare(SA, SB),
     Errors = beamscale_stats_load_compare:errors(SA, SB),
     io:put_chars(beamscale_report_load_compare:text(Rows, Errors)),
-    Out = maps:get(out, Opts, filename:join(B, "compare.html")),
+    Out = maps:get(out, Opts, beamscale_format_rundir:path(B, compare)),
     Html = beamscale_report_load_compare:html(Rows, Errors, #{a => A, b => B, summary_a => SA,
                                                              summary_b => SB}),
     ok = beamscale_store:write_file(Out, Html),

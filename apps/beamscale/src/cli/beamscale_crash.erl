@@ -6,11 +6,10 @@
 
 -export([write/3, dir/1, file_name/0]).
 
--define(CRASH_FILE, "beamscale-crash.log").
 
 %% @doc The crash file's name.
 -spec file_name() -> string().
-file_name() -> ?CRASH_FILE.
+file_name() -> beamscale_format_rundir:name(crash).
 
 %% @doc Where the crash file of a command with these options goes: `OUT/NAME' when both are
 %% given and it is a directory, else the current directory.
@@ -28,7 +27,7 @@ dir(_Opts) -> ".".
 -spec write(file:filename(), [string()], {atom(), term(), list()}) ->
     {ok, file:filename()} | {error, file:posix() | badarg | terminated | system_limit}.
 write(Dir, Argv, {Class, Reason, Stack}) ->
-    File = filename:join(Dir, ?CRASH_FILE),
+    File = beamscale_format_rundir:path(Dir, crash),
     Text = io_lib:format("beamscale internal error, ~ts~n~ncommand: beamscale ~ts~n"
                          "OTP: ~s (erts ~s)~n~n~p:~P~n~nstack:~n~p~n",
                          [calendar:system_time_to_rfc3339(erlang:system_time(second)),

@@ -31,11 +31,11 @@
           {ok, #{kind := binary(), clock := binary(), run := map(), entries := [entry()]}}
           | {error, {?MODULE, term()}}.
 read(Dir) ->
-    case {filelib:is_dir(Dir), json(Dir, "summary.json")} of
+    case {filelib:is_dir(Dir), json(Dir, summary_json)} of
         {false, _} -> {error, {?MODULE, {not_a_directory, Dir}}};
         {true, {error, _} = E} -> E;
         {true, {ok, Summary}} ->
-            Run = case json(Dir, "run.json") of {ok, R} -> R; {error, _} -> #{} end,
+            Run = case json(Dir, run_json) of {ok, R} -> R; {error, _} -> #{} end,
             Kind = kind(Dir, Run, Summary),
             Entries = lists:sublist(entries(Kind, Run, Summary, Dir), ?MAX_ENTRIES),
             case Entries of
@@ -55,7 +55,7 @@ format_error({no_figures, Dir}) -> [Dir, ": summary.json holds no figure to reco
 %%% Internals
 
 json(Dir, Name) ->
-    File = filename:join(Dir, Name),
+    File = beamscale_format_rundir:path(Dir, Name),
     case beamscale_format_file:read(File, ?MAX_JSON) of
         {ok, Bin} ->
             case beamscale_format_json:decode(Bin) of
@@ -66,7 +66,7 @@ json(Dir, Name) ->
     end.
 
 kind(Dir, Run, Summary) ->
-    case {filelib:is_regular(filename:join(Dir, "measurements.csv")), Run, Summary} of
+    case {filelib:is_regular(beamscale_format_rundir:path(Dir, measurements)), Run, Summary} of
         {true, #{<<"kind">> := <<"micro">>}, _} -> <<"bench">>;
         {true, _, _} -> <<"run">>;
         {false, #{<<"kind">> := <<"saturate">>}, _} -> <<"saturate">>;
@@ -107,7 +107,7 @@ row_entries(Run, Row) ->
 %% and environment, each launch's least count (as `bench' takes it), the median of those with
 %% their least and greatest as the interval. summary.json carries only the times.
 instructions(Run, Dir) ->
-    case beamscale_format_file:read(filename:join(Dir, "instructions.csv"), ?MAX_JSON) of
+    case beamscale_format_file:read(beamscale_format_rundir:path(Dir, instructions), ?MAX_JSON) of
         {ok, Bin} ->
             case beamscale_format_csv:parse(Bin) of
                 {[Cols | Rows], _} -> count_entries(Run, Cols, Rows);

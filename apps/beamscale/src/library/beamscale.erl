@@ -102,7 +102,7 @@ in_dir(Mod, Args, Opts0) ->
     end.
 
 summary(Dir) ->
-    case file:read_file(filename:join(Dir, "summary.json")) of
+    case file:read_file(beamscale_format_rundir:path(Dir, summary_json)) of
         {ok, Json} -> decoded(beamscale_format_json:decode(Json));
         {error, _} -> none
     end.

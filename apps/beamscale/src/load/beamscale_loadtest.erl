@@ -185,7 +185,7 @@ measure(Scenario, Targets, #{dir := Dir} = Opts, Nodes, Sampler, Watched, Info0)
 
 %% `--dump N' (a scenario's `dump'): `dump.log''s writer for the run's agents.
 with_dump(#{dump := N}, Dir, Run) ->
-    case beamscale_load_dump:open(filename:join(Dir, "dump.log"), N) of
+    case beamscale_load_dump:open(beamscale_format_rundir:path(Dir, dump), N) of
         {ok, W} -> try Run(#{dump => {W, N}}) after beamscale_load_dump:close(W) end;
         {error, _} = Error -> Error
     end;
@@ -194,12 +194,12 @@ with_dump(_Scenario, _Dir, Run) -> Run(#{}).
 %% Each second, in turn: load.csv, errors.csv and statuses.csv rows, the memory tracker, the
 %% sampler told the coming second's phase, the live page (--web), the live line (unless quiet).
 seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
-    Csv = fun(Name, Header, Rows) -> csv(Dir, Name, Header, Rows) end,
-    [Csv("load.csv", beamscale_load_results:csv_header(),
+    Csv = fun(File, Header, Rows) -> csv(Dir, File, Header, Rows) end,
+    [Csv(load_csv, beamscale_load_results:csv_header(),
          fun(Row) -> [beamscale_load_results:csv_row(Row)] end),
-     Csv("errors.csv", beamscale_load_results:errors_header(),
+     Csv(errors, beamscale_load_results:errors_header(),
          fun beamscale_load_results:errors_rows/1),
-     Csv("statuses.csv", beamscale_load_results:statuses_header(),
+     Csv(statuses, beamscale_load_results:statuses_header(),
          fun beamscale_load_results:statuses_rows/1),
      {beamscale_loadtest_memory, Memory},
      {beamscale_seconds_phase, Phase}]
@@ -208,12 +208,13 @@ seconds(Scenario, #{dir := Dir} = Opts, Phase, Memory) ->
             || Web <- [maps:get(metrics, Opts, none)], Web =/= none]
         ++ [{beamscale_seconds_line, none} || not maps:get(quiet, Opts, false)].
 
-csv(Dir, Name, Header, Rows) ->
-    {beamscale_seconds_csv, beamscale_seconds_csv:start(filename:join(Dir, Name), Header, Rows)}.
+csv(Dir, File, Header, Rows) ->
+    Path = beamscale_format_rundir:path(Dir, File),
+    {beamscale_seconds_csv, beamscale_seconds_csv:start(Path, Header, Rows)}.
 
 %% Under a second (--resolution): each interval's row in load_fine.csv, load.csv's columns.
 fine(#{resolution_ms := Ms, dir := Dir}) when Ms < 1000 ->
-    [csv(Dir, "load_fine.csv", beamscale_load_results:csv_header(),
+    [csv(Dir, load_fine, beamscale_load_results:csv_header(),
          fun(Row) -> [beamscale_load_results:csv_row(Row)] end)];
 fine(_Opts) -> [].
 
@@ -283,23 +284,23 @@ write(Dir, Scenario, Result, Info, Opts) ->
                 memory => maps:get(memory, Info), events => maps:get(events, Result, []),
                 thresholds => beamscale_loadtest_thresholds:json(Verdicts),
                 aborted_by => maps:get(aborted_by, Result, [])},
-    ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, summary_json),
                                     beamscale_format_json:encode(Summary)),
     Requests = [beamscale_load_results:requests_header()
                 | beamscale_load_results:requests_rows(Base)],
-    ok = beamscale_store:write_file(filename:join(Dir, "requests.csv"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, requests),
                                     [beamscale_format_csv:line(L) || L <- Requests]),
     %% A run with tags only: `requests.csv''s columns a tag pair.
     _ = [beamscale_store:write_file(
-           filename:join(Dir, "tags.csv"),
+           beamscale_format_rundir:path(Dir, tags),
            [beamscale_format_csv:line(L) || L <- [beamscale_load_results:tags_header() | Rows]])
          || Rows <- [beamscale_load_results:tags_rows(Base)], Rows =/= []],
     %% The named counts (match/nomatch, request_noack, a kind's own: Tsung's counters), one a row.
     Counters = [beamscale_format_csv:line([<<"counter">>, <<"count">>])
                 | [beamscale_format_csv:line([K, N])
                    || {K, N} <- lists:sort(maps:to_list(maps:get(counts, Base, #{})))]],
-    ok = beamscale_store:write_file(filename:join(Dir, "counters.csv"), Counters),
-    ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, counters), Counters),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, run_json),
                                     beamscale_format_json:encode(run_info(Scenario, Info, Opts))),
     {ok, Index} = beamscale_writer:write(Dir),
     maps:get(quiet, Opts, false) orelse closing(Dir, Index, Summary, Info),

@@ -13,8 +13,6 @@
 %% its name as given and the rate per second; `{ok, Text}' or `{error, Text}' (refused).
 -type throttle() :: fun((binary(), number()) -> {ok | error, iodata()}) | none.
 
--define(CTL_FILE, "ctl.json").
--define(EVENTS, "events.csv").
 
 %% @doc Make the run's token, write `ctl.json', and answer `POST /control' on `Web'; a live page
 %% (`Page', the same server) gets the token for its buttons; `Throttle' answers `throttle NAME
@@ -22,7 +20,7 @@
 -spec start(beamscale_web:web(), file:filename(), beamscale_web:web() | none, throttle()) -> ok.
 start(Web, Dir, Page, Throttle) ->
     Token = binary:encode_hex(beamscale_os:random_bytes(16)),
-    File = filename:join(Dir, ?CTL_FILE),
+    File = beamscale_format_rundir:path(Dir, ctl),
     %% Made empty and private first: the token is never in a file others may read.
     ok = beamscale_format_file:written(file:write_file(File, <<>>), File),
     ok = file:change_mode(File, 8#600),
@@ -36,13 +34,13 @@ start(Web, Dir, Page, Throttle) ->
 %% @doc The load is over: `ctl.json' goes (a later `ctl' says no load runs there).
 -spec stop(file:filename()) -> ok.
 stop(Dir) ->
-    _ = file:delete(filename:join(Dir, ?CTL_FILE)),
+    _ = file:delete(beamscale_format_rundir:path(Dir, ctl)),
     ok.
 
 %% @doc The token of the load running in `Dir' and its page's address, from `ctl.json'.
 -spec token(file:filename()) -> {ok, binary(), binary()} | {error, term()}.
 token(Dir) ->
-    case file:read_file(filename:join(Dir, ?CTL_FILE)) of
+    case file:read_file(beamscale_format_rundir:path(Dir, ctl)) of
         {ok, Bin} ->
             case beamscale_format_json:decode(Bin) of
                 {ok, #{<<"url">> := Url, <<"token">> := Token}} -> {ok, Url, Token};
@@ -56,7 +54,7 @@ token(Dir) ->
 -spec on_event(file:filename(), beamscale_web:web() | none) ->
     fun((beamscale_load_run:event()) -> ok).
 on_event(Dir, Page) ->
-    File = filename:join(Dir, ?EVENTS),
+    File = beamscale_format_rundir:path(Dir, events),
     fun(#{t_s := T, event := E} = Event) ->
             _ = Page =:= none orelse beamscale_web_load:event(Page, Event),
             Header = [<<"t_s,event\n">> || not filelib:is_regular(File)],

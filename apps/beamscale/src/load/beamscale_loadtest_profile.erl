@@ -31,8 +31,9 @@ start(L, {Hold, Warmup}, #{profile := #{window_ms := W} = Opts, dir := Dir, watc
     Window = max(1, min(W, Measured)),
     Delay = round(Warmup * ?MS) + (Measured - Window) div 2,
     [{Name, beamscale_profile:start_window(
-              #{base => filename:join([Dir, "profiles", atom_to_list(Name),
-                                       "level-" ++ integer_to_list(L)]),
+              #{base => beamscale_format_rundir:path(Dir, profiles,
+                                                     [atom_to_list(Name),
+                                                      "level-" ++ integer_to_list(L)]),
                 os_pid => OsPid, node => Node, opts => Opts#{window_ms := Window}}, Delay)}
      || #{node := Node, os_pid := OsPid, target := Name} = Watch <- Watched,
         not is_map_key(host_watch, Watch)];

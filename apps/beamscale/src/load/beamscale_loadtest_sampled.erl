@@ -37,7 +37,7 @@ run(Scenario, Targets, Watched, #{dir := Dir, bench := B, env := E, args := A} =
     end.
 
 summary(#{dir := Dir, bench := B, env := E, args := A}) ->
-    Rows = [X || X <- beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
+    Rows = [X || X <- beamscale_store:read_rows(beamscale_format_rundir:path(Dir, samples)),
                  maps:get(benchmark, X) =:= B, maps:get(env, X) =:= E, maps:get(args, X) =:= A],
     case beamscale_stats_samples:summarise(Rows) of
         [Sum | _] -> Sum;

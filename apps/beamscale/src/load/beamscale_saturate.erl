@@ -40,7 +40,6 @@
     %% a CPU profile of each sampled target node per level (docs/profiles.md)
     profile => beamscale_profile:opts()}.
 
--define(LEVELS_FILE, "levels.csv").
 -define(MS, 1000).
 %% The target's samples are taken twice a second, so a short level still has a few.
 -define(SAMPLE_MS, 500).
@@ -111,7 +110,7 @@ search(Scenario, Targets, #{dir := Dir} = Opts) ->
     ok = filelib:ensure_path(Dir),
     Slo = slo(Scenario, Opts),
     Started = beamscale_runinfo:now_iso(),
-    {Rows, Fd} = beamscale_store:open_csv(filename:join(Dir, ?LEVELS_FILE),
+    {Rows, Fd} = beamscale_store:open_csv(beamscale_format_rundir:path(Dir, levels),
                                           beamscale_stats_saturate:columns()),
     Before = [beamscale_stats_saturate:from_row(R) || R <- Rows],
     Deadline = erlang:monotonic_time(millisecond) + maps:get(budget_s, Opts) * ?MS,
@@ -280,9 +279,9 @@ finish(Outcome, Levels, #{dir := Dir, slo := Slo, scenario := Sc, mode := Mode} 
     Summary = beamscale_saturate_mode:summary(Mode, beamscale_stats_slo:text(Slo), Outcome,
                                               Levels, #{level_s => maps:get(level_s, Ctx),
                                                         warmup_s => maps:get(warmup_s, Ctx)}),
-    ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, summary_json),
                                     beamscale_format_json:encode(Summary)),
-    ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, run_json),
                                     beamscale_format_json:encode(run_info(Sc, Ctx))),
     {ok, Index} = beamscale_writer:write(Dir),
     say(Ctx, [beamscale_profile:notes(Dir), closing(Dir, Summary, Index)]),

@@ -74,8 +74,8 @@ render(#{run := Run, dir := Dir, seconds := Secs, total := Total, state := State
               end,
     Data = #{run => Run, summary => Summary#{<<"events">> => maps:get(events, F, [])},
              state => State, token => maps:get(token, F, none),
-             samples => beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
-             lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv"))},
+             samples => beamscale_store:read_rows(beamscale_format_rundir:path(Dir, samples)),
+             lcnt => beamscale_store:read_rows(beamscale_format_rundir:path(Dir, lcnt))},
     #{page => beamscale_report_live:load_page(Data),
       json => beamscale_report_live:load_json(Data)};
 render(_) -> #{page => <<"no run">>, json => <<"{}">>}.

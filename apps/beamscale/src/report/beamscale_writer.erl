@@ -8,7 +8,7 @@
 -export([write/1, load/1, missing/1, cut_short/1, is_load/1, summary/1, format_error/1]).
 
 %% The files a load writes at its end; a load killed before has only those it writes as it goes.
--define(LOAD_END_FILES, ["summary.json", "run.json"]).
+-define(LOAD_END_FILES, [summary_json, run_json]).
 
 %% @doc Write the summaries and `index.html' of run directory `Dir'; returns the page's path.
 %% A load run directory (`run.json' says `kind: load', or a `load.csv' without
@@ -29,29 +29,30 @@ write_load(Dir, Run) ->
         {ok, Summary} -> write_load(Dir, Run, Summary);
         {error, {?MODULE, {summary_json, _, enoent}}} ->
             Stopped = iolist_to_binary(["cut short: no ", lists:join(", ", cut_short(Dir)),
-                                        " (the load did not end); shown from load.csv and "
-                                        "errors.csv"]),
+                                        " (the load did not end); shown from ",
+                                        beamscale_format_rundir:name(load_csv), " and ",
+                                        beamscale_format_rundir:name(errors)]),
             write_load(Dir, Run, beamscale_report_load_extra:cut_short_summary(
-                                   rows(Dir, "load.csv"), rows(Dir, "errors.csv"), Stopped));
+                                   rows(Dir, load_csv), rows(Dir, errors), Stopped));
         {error, _} = Error -> Error
     end.
 
 write_load(Dir, Run, Summary0) ->
     %% `--resolution' under a second: its intervals drawn too.
-    Summary = case rows(Dir, "load_fine.csv") of
+    Summary = case rows(Dir, load_fine) of
                   [] -> Summary0;
                   Fine -> Summary0#{<<"per_interval">> =>
                                         beamscale_report_load_extra:fine_seconds(Fine)}
               end,
     Data = #{run => Run, summary => Summary,
-             samples => rows(Dir, "samples.csv"), lcnt => rows(Dir, "lcnt.csv"),
+             samples => rows(Dir, samples), lcnt => rows(Dir, lcnt),
              profiles => beamscale_profile:read_levels(Dir)},
     write_index(Dir, beamscale_report_load:index(Data)).
 
 write_saturate(Dir) ->
     case summary(Dir) of
         {ok, Summary} ->
-            Levels = [beamscale_stats_saturate:from_row(R) || R <- rows(Dir, "levels.csv")],
+            Levels = [beamscale_stats_saturate:from_row(R) || R <- rows(Dir, levels)],
             write_index(Dir, beamscale_report_saturate:index(Summary, Levels,
                                                              beamscale_profile:read_levels(Dir)));
         {error, _} = Error -> Error
@@ -60,7 +61,7 @@ write_saturate(Dir) ->
 %% @doc A load run's `summary.json', decoded (binary keys).
 -spec summary(file:filename()) -> {ok, map()} | {error, {?MODULE, term()}}.
 summary(Dir) ->
-    File = filename:join(Dir, "summary.json"),
+    File = file(Dir, summary_json),
     case file:read_file(File) of
         {ok, Bin} ->
             case beamscale_format_json:decode(Bin) of
@@ -71,7 +72,7 @@ summary(Dir) ->
     end.
 
 write_index(Dir, Page) ->
-    Index = filename:join(Dir, "index.html"),
+    Index = file(Dir, index),
     ok = beamscale_store:write_file(Index, Page),
     {ok, Index}.
 
@@ -79,25 +80,28 @@ write_index(Dir, Page) ->
 %% that ended, or a directory that is not a load's).
 -spec cut_short(file:filename()) -> [string()].
 cut_short(Dir) ->
-    [F || is_load(Dir), F <- ?LOAD_END_FILES, not filelib:is_regular(filename:join(Dir, F))].
+    [beamscale_format_rundir:name(F) || is_load(Dir), F <- ?LOAD_END_FILES,
+                                        not filelib:is_regular(file(Dir, F))].
 
 %% @doc Whether `Dir' holds a load run: a load writes load.csv from its first second; a suite
 %% run writes measurements.csv.
 -spec is_load(file:filename()) -> boolean().
 is_load(Dir) ->
-    filelib:is_regular(filename:join(Dir, "load.csv"))
-        andalso not filelib:is_regular(filename:join(Dir, "measurements.csv")).
+    filelib:is_regular(file(Dir, load_csv))
+        andalso not filelib:is_regular(file(Dir, measurements)).
 
-rows(Dir, File) -> beamscale_store:read_rows(filename:join(Dir, File)).
+rows(Dir, File) -> beamscale_store:read_rows(file(Dir, File)).
+
+file(Dir, File) -> beamscale_format_rundir:path(Dir, File).
 
 write_bench(Dir) ->
     case load(Dir) of
         {ok, #{run := Run, rows := Rows} = Data} ->
-            ok = beamscale_store:write_file(filename:join(Dir, "summary.csv"),
+            ok = beamscale_store:write_file(file(Dir, summary_csv),
                                             beamscale_report_summary:csv(Rows)),
-            ok = beamscale_store:write_file(filename:join(Dir, "summary.json"),
+            ok = beamscale_store:write_file(file(Dir, summary_json),
                                             beamscale_report_summary:json(Run, Rows)),
-            Index = filename:join(Dir, "index.html"),
+            Index = file(Dir, index),
             ok = beamscale_store:write_file(Index, beamscale_report_run:index(Data)),
             {ok, Index};
         {error, _} = Error -> Error
@@ -107,11 +111,11 @@ write_bench(Dir) ->
 %% verdicts, sanity verdicts, failures, samples and the studies' sections for these rows.
 -spec load(file:filename()) -> {ok, beamscale_report_run:data()} | {error, {?MODULE, term()}}.
 load(Dir) ->
-    case {filelib:is_regular(filename:join(Dir, "measurements.csv")), run_json(Dir)} of
+    case {filelib:is_regular(file(Dir, measurements)), run_json(Dir)} of
         {false, _} -> {error, {?MODULE, {not_a_run_directory, Dir}}};
         {true, {error, _} = Error} -> Error;
         {true, {ok, Run}} ->
-            SanityRows = beamscale_store:read_rows(filename:join(Dir, "sanity.csv")),
+            SanityRows = beamscale_store:read_rows(file(Dir, sanity)),
             Sanity = [{B, V, D} || #{benchmark := B, verdict := V, detail := D} <- SanityRows],
             Verdicts = maps:from_list([{B, V} || {B, V, _} <- Sanity]),
             Measurements = beamscale_store:measurements(Dir),
@@ -119,11 +123,11 @@ load(Dir) ->
             Counts = counts(Dir),
             Rows = beamscale_report_summary:with_instructions(
                      beamscale_report_summary:with_sanity(Stats, Verdicts), Counts),
-            Samples = beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
+            Samples = beamscale_store:read_rows(file(Dir, samples)),
             {ok, #{run => Run, rows => Rows, sanity => Sanity,
                    failures => beamscale_store:failures(Dir), missing => element(3, missing(Dir)),
                    samples => Samples,
-                   lcnt => beamscale_store:read_rows(filename:join(Dir, "lcnt.csv")),
+                   lcnt => beamscale_store:read_rows(file(Dir, lcnt)),
                    sections => beamscale_study:report_sections(Rows)
                        ++ beamscale_report_otp:sections(beamscale_stats_otp:compare(Measurements),
                                                         beamscale_stats_otp:unread(Samples))
@@ -161,7 +165,7 @@ missing(Dir) ->
            end,
     Jobs = [{B, Env, length([x || {B1, _, E1, _} <- Done, B1 =:= B, E1 =:= Env]),
              binary_to_integer(I) * Sets(B, Env)}
-            || #{benchmark := B, iterations := I} = Row <- rows(Dir, "plan.csv"),
+            || #{benchmark := B, iterations := I} = Row <- rows(Dir, plan),
                Env <- [beamscale_format_env:key(Row)]],
     {lists:sum([min(D, E) || {_, _, D, E} <- Jobs]), lists:sum([E || {_, _, _, E} <- Jobs]),
      [J || {_, _, D, E} = J <- Jobs, D < E]}.
@@ -183,7 +187,7 @@ why(Posix) -> file:format_error(Posix).
 
 %% A run directory without run.json (e.g. copied measurements alone) still gets a report.
 run_json(Dir) ->
-    File = filename:join(Dir, "run.json"),
+    File = file(Dir, run_json),
     case file:read_file(File) of
         {ok, Bin} ->
             case beamscale_format_json:decode(Bin) of

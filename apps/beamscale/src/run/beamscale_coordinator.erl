@@ -99,7 +99,8 @@ progress(Dir, Store, #{clock := Clock} = Config, Info, Jobs, Mode) ->
 run_jobs(Dir, Store, Config, Info, Jobs, {Progress, Log, Counted}) ->
     Ctx0 = Counted#{code => beamscale_executor:code(), bench_path => maps:get(bench_path, Config),
              code_path => maps:get(code_path, Config), hosts => maps:get(hosts, Config),
-             cores => beamscale_os:logical_cores(), scratch => filename:join(Dir, "scratch"),
+             cores => beamscale_os:logical_cores(),
+             scratch => beamscale_format_rundir:path(Dir, scratch),
              sample => maps:get(sample, Config), msacc => maps:get(msacc, Config),
              clock => maps:get(clock, Config), node_output => Log,
              profile => maps:get(profile, Config, false)},
@@ -126,7 +127,7 @@ job(#{bench := Bench, env := Env, launch := L, launches := Ls} = Job, K, Progres
 %% configuration (and per-benchmark overrides) started; where and under which name the run
 %% lives may be spelled otherwise.
 same_config(Dir, #{config := Config, overrides := Overrides}) ->
-    case file:read_file(filename:join(Dir, "run.json")) of
+    case file:read_file(beamscale_format_rundir:path(Dir, run_json)) of
         {ok, Bin} ->
             New = json(#{config => Config, overrides => Overrides}),
             case beamscale_format_json:decode(Bin) of
@@ -200,7 +201,7 @@ shadow_notes(_Mode, Benchmarks, Path) ->
 %% order it started), else drawn.
 seed(_Dir, #{seed := Seed}) -> Seed;
 seed(Dir, _Config) ->
-    case file:read_file(filename:join(Dir, "run.json")) of
+    case file:read_file(beamscale_format_rundir:path(Dir, run_json)) of
         {ok, Bin} ->
             case beamscale_format_json:decode(Bin) of
                 {ok, #{<<"seed">> := Seed}} when is_integer(Seed) -> Seed;
@@ -211,7 +212,7 @@ seed(Dir, _Config) ->
 
 %% Start time and how many times the run was started survive reruns of the same directory.
 read_state(Dir) ->
-    File = filename:join(Dir, "state.eterm"),
+    File = beamscale_format_rundir:path(Dir, state),
     State = case file:consult(File) of
                 {ok, [#{start_time := _, runs := N} = S]} -> S#{runs := N + 1};
                 _ -> #{start_time => beamscale_runinfo:now_iso(), runs => 1}
@@ -220,13 +221,13 @@ read_state(Dir) ->
     State.
 
 write_run_json(Dir, Info) ->
-    ok = beamscale_store:write_file(filename:join(Dir, "run.json"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, run_json),
                                     [beamscale_format_json:encode(Info), $\n]).
 
 %% Under --quiet what the nodes print (error reports of their processes, say) goes to
 %% nodes.log in the run directory instead of the terminal; else to this command's output.
 node_log(Dir, quiet) ->
-    {ok, Fd} = file:open(filename:join(Dir, "nodes.log"), [append, {encoding, utf8}]),
+    {ok, Fd} = file:open(beamscale_format_rundir:path(Dir, nodes_log), [append, {encoding, utf8}]),
     Fd;
 node_log(_Dir, _Mode) -> group_leader().
 
@@ -244,13 +245,13 @@ write_plan(Dir, Jobs) ->
             || #{bench := B, env := Env, iterations := I, launch := 1, launches := K} <- Jobs],
     Header = beamscale_format_csv:line([benchmark, otp, erl_args, schedulers, nodes, iterations,
                                         launches]),
-    ok = beamscale_store:write_file(filename:join(Dir, "plan.csv"), [Header | Rows]).
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, plan), [Header | Rows]).
 
 write_sanity(Dir, Sanity) ->
     Rows = [beamscale_format_csv:line([B, beamscale_sanity:to_text(V), detail(V)])
             || {B, V} <- Sanity],
     Header = beamscale_format_csv:line([benchmark, verdict, detail]),
-    ok = beamscale_store:write_file(filename:join(Dir, "sanity.csv"), [Header | Rows]).
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, sanity), [Header | Rows]).
 
 detail({failed, Why}) -> Why;
 detail(_) -> "".

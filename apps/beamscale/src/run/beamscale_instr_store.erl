@@ -7,7 +7,6 @@
 
 -export([write/2, read/1, file/1, open_append/1, append/4, format_error/1]).
 
--define(NAME, "instructions.csv").
 -define(HEADER, [benchmark, phase, args, otp, erl_args, schedulers, nodes, launch, sample,
                  instructions]).
 %% A count for each sample of each launch of each key: far below this.
@@ -15,7 +14,7 @@
 
 %% @doc The file in run directory `Dir'.
 -spec file(file:filename()) -> file:filename().
-file(Dir) -> filename:join(Dir, ?NAME).
+file(Dir) -> beamscale_format_rundir:path(Dir, instructions).
 
 %% @doc Write the counts of `Dir''s keys (`beamscale_store:key()', phase given), launch by
 %% launch, as one whole file.

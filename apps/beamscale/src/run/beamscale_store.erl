@@ -25,7 +25,6 @@
 -define(MEASUREMENTS_HEADER,
         [benchmark, phase, args, otp, erl_args, schedulers, nodes, iteration, seconds, launch]).
 %% Held while a run appends to the directory (`open/1').
--define(LOCK, "run.lock").
 -define(MAX_COLUMNS, 512).
 -define(FAILURES_HEADER,
         [benchmark, args, otp, erl_args, schedulers, nodes, iteration, reason]).
@@ -34,9 +33,9 @@
 %% (`beamscale_target_lock': a second run on it at once would measure its iterations twice).
 -spec open(file:filename()) -> {ok, store()} | {error, {?MODULE, term()}}.
 open(Dir) ->
-    Lock = filename:join(Dir, ?LOCK),
+    Lock = beamscale_format_rundir:path(Dir, lock),
     Me = io_lib:format("a run of OS pid ~s (node ~ts)", [os:getpid(), node()]),
-    case filelib:ensure_path(filename:join(Dir, "output")) of
+    case filelib:ensure_path(beamscale_format_rundir:path(Dir, output)) of
         ok ->
             case beamscale_target_lock:take(Lock, Me) of
                 ok -> {ok, open_files(Dir, Lock)};
@@ -48,10 +47,10 @@ open(Dir) ->
     end.
 
 open_files(Dir, Lock) ->
-    MFile = filename:join(Dir, "measurements.csv"),
+    MFile = beamscale_format_rundir:path(Dir, measurements),
     ok = add_launch_column(MFile),
     {MRows, M} = open_csv(MFile, ?MEASUREMENTS_HEADER),
-    {FRows, F} = open_csv(filename:join(Dir, "failures.csv"), ?FAILURES_HEADER),
+    {FRows, F} = open_csv(beamscale_format_rundir:path(Dir, failures), ?FAILURES_HEADER),
     Done = maps:from_list([{done_key(R), true} || R <- MRows ++ FRows]),
     #{dir => Dir, lock => Lock, measurements => M, failures => F, done => Done}.
 
@@ -122,15 +121,15 @@ output_file({Bench, Args, Env}) ->
     Hash = integer_to_list(erlang:phash2(Args, 1 bsl 32), 16),
     [Otp, ErlArgs, S, N] = binary:split(Env, <<"/">>, [global]),
     Name = [Bench, "__", Otp, ".", ErlArgs, ".s", S, ".n", N, "__", Hash, ".txt"],
-    filename:join("output", binary_to_list(iolist_to_binary(Name))).
+    filename:join(beamscale_format_rundir:name(output), binary_to_list(iolist_to_binary(Name))).
 
 %% @doc The measurement rows of a run directory, as maps of binaries (header names as keys).
 -spec measurements(file:filename()) -> [#{atom() => binary()}].
-measurements(Dir) -> read_rows(filename:join(Dir, "measurements.csv")).
+measurements(Dir) -> read_rows(beamscale_format_rundir:path(Dir, measurements)).
 
 %% @doc The failure rows of a run directory.
 -spec failures(file:filename()) -> [#{atom() => binary()}].
-failures(Dir) -> read_rows(filename:join(Dir, "failures.csv")).
+failures(Dir) -> read_rows(beamscale_format_rundir:path(Dir, failures)).
 
 %% @doc The complete rows of a CSV file with a header, as maps.
 -spec read_rows(file:filename()) -> [#{atom() => binary()}].

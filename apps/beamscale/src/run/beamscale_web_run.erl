@@ -12,7 +12,7 @@
 -define(TICK_MS, 1000).
 %% The last render may read a large run; past this the watcher is killed (display only).
 -define(STOP_TIMEOUT_MS, 30000).
--define(WATCHED, ["measurements.csv", "failures.csv", "plan.csv", "run.json"]).
+-define(WATCHED, [measurements, failures, plan, run_json]).
 
 %% @doc Watch `Dir' for `Web' until `stop/1'.
 -spec start(beamscale_web:web(), file:filename()) -> pid().
@@ -35,8 +35,8 @@ loop(Web, Dir, Seen) ->
     end.
 
 stamp(Dir) ->
-    [{filelib:file_size(F), filelib:last_modified(F)} || N <- ?WATCHED,
-                                                         F <- [filename:join(Dir, N)]].
+    [{filelib:file_size(F), filelib:last_modified(F)}
+     || N <- ?WATCHED, F <- [beamscale_format_rundir:path(Dir, N)]].
 
 publish(Web, Dir, State) ->
     {Done, Expected, _} = beamscale_writer:missing(Dir),

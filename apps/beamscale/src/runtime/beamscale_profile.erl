@@ -73,7 +73,10 @@ failed(Dir, Bench, Env, Why) ->
 
 base(Dir, Bench, EnvKey) ->
     File = binary:replace(EnvKey, <<"/">>, <<"-">>, [global]),
-    filename:join([Dir, "profiles", binary_to_list(Bench), binary_to_list(File)]).
+    beamscale_format_rundir:path(Dir, profiles, [binary_to_list(Bench), binary_to_list(File)]).
+
+%% Each point's `.json' under `profiles/'.
+metas(Dir) -> filelib:wildcard(beamscale_format_rundir:path(Dir, profiles, ["*", "*.json"])).
 
 write(File, Data) ->
     ok = filelib:ensure_dir(File),
@@ -295,7 +298,7 @@ window_folded(Crash) ->
 %% for a page.
 -spec read_levels(file:filename()) -> [beamscale_report_profile:point()].
 read_levels(Dir) ->
-    Metas = filelib:wildcard(filename:join([Dir, "profiles", "*", "*.json"])),
+    Metas = metas(Dir),
     [#{bench => C, env => iolist_to_binary(["level ", integer_to_binary(L), ": ",
                                             rate_text(R), " ", Unit]),
        schedulers => max(1, round(R)), group => <<"load levels">>, axis => Unit,
@@ -324,7 +327,7 @@ drop_map(OsPid) ->
 %% @doc The profiles of a run directory, for its page.
 -spec read(file:filename()) -> [beamscale_report_profile:point()].
 read(Dir) ->
-    Metas = filelib:wildcard(filename:join([Dir, "profiles", "*", "*.json"])),
+    Metas = metas(Dir),
     [point_of(M, Meta) || M <- lists:sort(Metas),
                           {ok, Bin} <- [file:read_file(M)],
                           {ok, #{<<"bench">> := _, <<"env">> := _} = Meta}
@@ -341,7 +344,7 @@ point_of(MetaFile, #{<<"bench">> := Bench, <<"env">> := Env} = Meta) ->
 %% the run, so a fallback is never silent.
 -spec notes(file:filename()) -> iodata().
 notes(Dir) ->
-    Metas = [Meta || M <- filelib:wildcard(filename:join([Dir, "profiles", "*", "*.json"])),
+    Metas = [Meta || M <- metas(Dir),
                      {ok, Bin} <- [file:read_file(M)],
                      {ok, Meta} <- [beamscale_format_json:decode(Bin)]],
     [[N, $\n] || N <- lists:usort([N || #{<<"note">> := N} <- Metas])].
@@ -355,7 +358,8 @@ summary(Dir) ->
             Lines = [line(P) || P <- Points],
             Overs = [O || #{meta := #{<<"overhead_pct">> := O}} <- Points, is_number(O)],
             Notes = lists:usort([N || #{meta := #{<<"note">> := N}} <- Points]),
-            ["Profiles (", filename:join(Dir, "profiles"), "):\n", [["  ", N, $\n] || N <- Notes],
+            ["Profiles (", beamscale_format_rundir:path(Dir, profiles), "):\n",
+             [["  ", N, $\n] || N <- Notes],
              Lines,
              [io_lib:format("  overhead of perf: median ~.1f % over ~b points~n",
                             [float(median(Overs)), length(Overs)]) || Overs =/= []]]

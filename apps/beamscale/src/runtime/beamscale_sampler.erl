@@ -92,8 +92,8 @@ stop(Sampler) ->
 %% @doc Rewrite `samples_summary.csv' of a run directory from its `samples.csv'.
 -spec write_summary(file:filename()) -> ok.
 write_summary(Dir) ->
-    Rows = beamscale_store:read_rows(filename:join(Dir, "samples.csv")),
-    beamscale_store:write_file(filename:join(Dir, "samples_summary.csv"),
+    Rows = beamscale_store:read_rows(beamscale_format_rundir:path(Dir, samples)),
+    beamscale_store:write_file(beamscale_format_rundir:path(Dir, samples_summary),
                                beamscale_stats_samples:csv(Rows)).
 
 %%% The process
@@ -150,7 +150,7 @@ handle_info(_Stray, State) ->
 open_samples(Dir) ->
     case filelib:ensure_path(Dir) of
         ok ->
-            File = filename:join(Dir, "samples.csv"),
+            File = beamscale_format_rundir:path(Dir, samples),
             try beamscale_store:open_csv(File, beamscale_sample_calc:columns()) of
                 {_, Fd} -> {ok, Fd}
             catch
@@ -303,7 +303,7 @@ record_lcnt(Node, #{bench := B, env := E, node := N}, #{opts := #{dir := Dir, lc
                     || {Lock, Tries, Colls, Wait} <- beamscale_sample_calc:lcnt_top(Data, Top)];
                _ -> [[B, E, N, not_available, <<>>, <<>>, <<>>, <<>>, <<>>]]
            end,
-    {_, Fd} = beamscale_store:open_csv(filename:join(Dir, "lcnt.csv"), ?LCNT_HEADER),
+    {_, Fd} = beamscale_store:open_csv(beamscale_format_rundir:path(Dir, lcnt), ?LCNT_HEADER),
     ok = file:write(Fd, [beamscale_format_csv:line(R) || R <- Rows]),
     ok = file:close(Fd).
 
@@ -324,7 +324,7 @@ call(Pid, Request) ->
     end.
 
 write(#{fd := Fd, opts := #{dir := Dir}}, Data) ->
-    beamscale_format_file:written(file:write(Fd, Data), filename:join(Dir, "samples.csv")).
+    beamscale_format_file:written(file:write(Fd, Data), beamscale_format_rundir:path(Dir, samples)).
 
 stamp() -> #{mono => now_us(), wall => erlang:system_time(microsecond)}.
 

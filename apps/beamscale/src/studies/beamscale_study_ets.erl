@@ -96,7 +96,7 @@ run_config(Config, Quiet) ->
             ok = case Quiet orelse Failures =:= 0 of
                      true -> ok;
                      false -> io:format("~b iterations failed (see ~ts)~n",
-                                        [Failures, filename:join(Dir, "failures.csv")])
+                                        [Failures, beamscale_format_rundir:path(Dir, failures)])
                  end,
             case beamscale_writer:write(Dir) of
                 {ok, _Index} -> {ok, Dir};

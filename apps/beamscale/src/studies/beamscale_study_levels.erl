@@ -41,8 +41,6 @@
 -define(SETUP_TIMEOUT, 120000).
 -define(SAMPLE_MS, 500).
 -define(MIN_DRAIN_S, 2).
--define(LEVELS_FILE, "levels.csv").
--define(CAPACITY_FILE, "capacity.csv").
 %% A level's cost beyond its hold and drain (the load run's start and end), for the budget.
 -define(LEVEL_OVERHEAD_S, 1).
 
@@ -51,9 +49,9 @@
 run(Cells, #{dir := Dir} = Ctx) ->
     case beamscale_node:distribute() of
         {ok, _} ->
-            {Rows, Fd} = beamscale_store:open_csv(filename:join(Dir, ?LEVELS_FILE),
+            {Rows, Fd} = beamscale_store:open_csv(beamscale_format_rundir:path(Dir, levels),
                                                   beamscale_stats_levels:columns()),
-            {Caps, CapFd} = beamscale_store:open_csv(filename:join(Dir, ?CAPACITY_FILE),
+            {Caps, CapFd} = beamscale_store:open_csv(beamscale_format_rundir:path(Dir, capacity),
                                                      beamscale_stats_levels:capacity_columns()),
             Token = integer_to_binary(erlang:system_time(millisecond)),
             Run = Ctx#{fd => Fd, token => Token, rows => Rows, total => length(Cells),
@@ -244,7 +242,7 @@ profile_start(Cell, L, Hold, #{profile := #{window_ms := W} = Opts, dir := Dir,
     Window = min(W, Hold * 1000),
     Name = lists:flatten(string:replace([[maps:get(K, Cell), "-"] || K <- [target, op]]
                                         ++ maps:get(config, Cell), "/", "-", all)),
-    Base = filename:join([Dir, "profiles", Name, "level-" ++ integer_to_list(L)]),
+    Base = beamscale_format_rundir:path(Dir, profiles, [Name, "level-" ++ integer_to_list(L)]),
     beamscale_profile:start_window(#{base => Base, os_pid => OsPid, node => Node,
                                      opts => Opts#{window_ms := Window}},
                                    (Hold * 1000 - Window) div 2);

@@ -11,7 +11,6 @@
 -export([info/0, run/1, run/2, format_error/1, cells/3, sizes/1, polling/0]).
 
 -define(WRK_CONNECTIONS, 50).
--define(WRK_FILE, "wrk.csv").
 %% A wrk run ends after its -d seconds; beyond this many more it is stuck and is killed.
 -define(WRK_GRACE_S, 30).
 
@@ -38,7 +37,7 @@ run(#{out := Out, name := Name, quiet := Quiet} = Opts, Size) ->
             _ -> P0
         end,
     Meta = meta(Size, P),
-    ok = beamscale_store:write_file(filename:join(Dir, "study.json"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, study_json),
                                     beamscale_format_json:encode(Meta)),
     Seed = maps:get(seed, Opts, erlang:unique_integer([positive])),
     Wrk = case os:find_executable("wrk") of
@@ -48,10 +47,10 @@ run(#{out := Out, name := Name, quiet := Quiet} = Opts, Size) ->
     Ctx = maps:merge(#{dir => Dir, quiet => Quiet, seed => Seed}, maps:with([web, profile], Opts)),
     case beamscale_study_levels:run(cells(P, polling(), Wrk), Ctx) of
         {ok, _Failed} ->
-            Rows = beamscale_store:read_rows(filename:join(Dir, "levels.csv")),
-            [WrkRows, Caps] = [beamscale_store:read_rows(filename:join(Dir, F))
-                               || F <- [?WRK_FILE, "capacity.csv"]],
-            ok = beamscale_store:write_file(filename:join(Dir, "index.html"),
+            Rows = beamscale_store:read_rows(beamscale_format_rundir:path(Dir, levels)),
+            [WrkRows, Caps] = [beamscale_store:read_rows(beamscale_format_rundir:path(Dir, F))
+                               || F <- [wrk, capacity]],
+            ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, index),
                                             beamscale_report_pollset:html(
                                               Meta, Rows, WrkRows, Caps,
                                               beamscale_profile:read_levels(Dir))),
@@ -127,7 +126,7 @@ wrk(Exe, Dir, Config, Secs, #{host := Host, port := Port}) ->
               {0, Out} -> wrk_row(Config, beamscale_format_wrk:parse(Out));
               _ -> wrk_row(Config, {error, no_result})
           end,
-    {_, Fd} = beamscale_store:open_csv(filename:join(Dir, ?WRK_FILE),
+    {_, Fd} = beamscale_store:open_csv(beamscale_format_rundir:path(Dir, wrk),
                                        [config, status | beamscale_format_wrk:columns()]),
     ok = file:write(Fd, beamscale_format_csv:line(Row)),
     file:close(Fd).

@@ -47,7 +47,7 @@ run(#{out := Out, name := Name} = Opts, Size, Db) ->
              end,
     Cells = cells(Params, Configs, Dir, DbFile),
     Meta = meta(Size, Params, Configs),
-    ok = beamscale_store:write_file(filename:join(Dir, "study.json"),
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, study_json),
                                     beamscale_format_json:encode(Meta)),
     %% A Mnesia directory belongs to the node that made it: a resumed cell starts afresh.
     _ = file:del_dir_r(filename:join(Dir, "mnesia")),
@@ -233,8 +233,8 @@ meta(Size, #{ops := Ops, hold_s := Hold}, Configs) ->
                        flags => <<>>, erl => <<"-">>}]}.
 
 report(Dir, Meta) ->
-    [Rows, Caps] = [beamscale_store:read_rows(filename:join(Dir, F))
-                    || F <- ["levels.csv", "capacity.csv"]],
-    ok = beamscale_store:write_file(filename:join(Dir, "index.html"),
+    [Rows, Caps] = [beamscale_store:read_rows(beamscale_format_rundir:path(Dir, F))
+                    || F <- [levels, capacity]],
+    ok = beamscale_store:write_file(beamscale_format_rundir:path(Dir, index),
                                     beamscale_report_smp_io:html(
                                       Meta, Rows, Caps, beamscale_profile:read_levels(Dir))).
