@@ -138,7 +138,8 @@ muc_pubsub_privacy(Config) ->
                         "{xmpp, #{type => muc_chat, room => <<\"r1\">>, size => 20}}",
                         "{xmpp, #{type => muc_exit, room => <<\"r1\">>}}",
                         "{setvars, [n], user_number}",
-                        "{xmpp, #{type => pubsub_create, node => <<\"n%%_n%%\">>}}",
+                        "{xmpp, #{type => pubsub_create, node => <<\"n%%_n%%\">>,"
+                        " node_type => <<\"flat\">>}}",
                         "{xmpp, #{type => pubsub_subscribe, node => <<\"n%%_n%%\">>}}",
                         "{xmpp, #{type => pubsub_publish, node => <<\"n%%_n%%\">>, size => 9}}",
                         "{xmpp, #{type => pubsub_unsubscribe, node => <<\"n%%_n%%\">>}}",

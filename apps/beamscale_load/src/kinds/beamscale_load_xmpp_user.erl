@@ -37,8 +37,8 @@
     iq_roster_rename => [destination],
     muc_join => [room, nick], muc_chat => [room, size], muc_nick => [room, nick],
     muc_exit => [room, nick],
-    pubsub_create => [node, config], pubsub_delete => [node], pubsub_subscribe => [node],
-    pubsub_unsubscribe => [node], pubsub_publish => [node, size],
+    pubsub_create => [node, config, node_type], pubsub_delete => [node],
+    pubsub_subscribe => [node], pubsub_unsubscribe => [node], pubsub_publish => [node, size],
     privacy_get_names => [], privacy_set_active => [name]}).
 
 %% @doc The request types.
@@ -247,7 +247,7 @@ stanza(#{type := T} = S, #{pubsub := Ps, user := U, domain := D} = C)
                         pubsub_subscribe => subscribe, pubsub_unsubscribe => unsubscribe,
                         pubsub_publish => publish}),
     Payload = case T of
-                  pubsub_create -> maps:get(config, S, []);
+                  pubsub_create -> {maps:get(node_type, S, <<>>), maps:get(config, S, [])};
                   _ -> binary:copy(<<"x">>, maps:get(size, S, 0))
               end,
     {?Z:pubsub(How, maps:get(node, S, <<"/test">>), <<U/binary, "@", D/binary>>, Payload),
