@@ -16,6 +16,7 @@
 %% Tsung's counts of a destination `online' (or `offline') that no user of this node is in.
 -define(NO_ONLINE, <<"error_no_online">>).
 -define(NO_OFFLINE, <<"error_no_offline">>).
+-define(NO_FREE, <<"error_no_free_userid">>).
 -define(HIST, xmpp_delivery).
 %% Users probed at random for one online (or offline) before a random one is taken.
 -define(PROBES, 16).
@@ -122,9 +123,20 @@ identity(Spec, C) ->
                          B = integer_to_binary(N1),
                          {N1, <<Name/binary, B/binary>>, <<Pass/binary, B/binary>>}
                 end,
-    C#{domain => D, user => U, pass => P, n => N, max => Max, name => Name,
-       muc => maps:get(muc_service, Spec, <<"conference.", D/binary>>),
-       pubsub => maps:get(pubsub_service, Spec, <<"pubsub.", D/binary>>)}.
+    C1 = C#{domain => D, user => U, pass => P, n => N, max => Max, name => Name,
+            muc => maps:get(muc_service, Spec, <<"conference.", D/binary>>),
+            pubsub => maps:get(pubsub_service, Spec, <<"pubsub.", D/binary>>)},
+    no_free(C1),
+    C1.
+
+%% Tsung's `error_no_free_userid': `userid_max' users are online already, so this one's id is
+%% in use. Tsung starts no session then; beamscale reuses the id and connects all the same.
+no_free(#{max := Max} = C) when Max > 0 ->
+    case flags(C) of
+        none -> ok;
+        A -> [count(?NO_FREE) || atomics:get(A, Max + 1) >= Max], ok
+    end;
+no_free(_C) -> ok.
 
 %% The online flags of a domain's users, and in slot Max + 1 how many are set, made by the
 %% first user that needs them (two users racing at the very first connect may each make one:
@@ -295,4 +307,5 @@ count(Name) -> beamscale_load_request:named(Name).
 
 %% @doc The counts and the histogram a run with xmpp steps has.
 -spec measures() -> {[binary()], [atom()]}.
-measures() -> {[?SENT, ?DELIVERED, ?MUC_SENT, ?MUC_DELIVERED, ?NO_ONLINE, ?NO_OFFLINE], [?HIST]}.
+measures() ->
+    {[?SENT, ?DELIVERED, ?MUC_SENT, ?MUC_DELIVERED, ?NO_ONLINE, ?NO_OFFLINE, ?NO_FREE], [?HIST]}.
