@@ -52,7 +52,8 @@ ldap_refused_test_() ->
                            "wholeSubtree)"},
                    ldap("<request><ldap type=\"search\" base=\"b\" filter=\"(a=b)\" "
                         "scope=\"all\"/></request>")),
-     ?_assertEqual({error, "t.xml:6: certfile: client certificates are not supported"},
+     ?_assertEqual({error, "t.xml:6: attribute certfile of <ldap> is not supported: client "
+                           "certificates are not offered"},
                    ldap("<request><ldap type=\"start_tls\" certfile=\"c.pem\"/></request>")),
      ?_assertEqual({error, "t.xml:6: attribute name is not allowed on <attr>"},
                    ldap("<request><ldap type=\"add\" dn=\"d\"><attr name=\"x\"/></ldap>"

@@ -10,7 +10,7 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([fragmented/0, fragmented/1]).
 -export([muc_counts/0, muc_counts/1]).
--export([no_online/0, no_online/1]).
+-export([no_online/0, no_online/1, no_free_userid/0, no_free_userid/1]).
 -export([sasl/1, legacy/1, chat_delivery/1, roster_presence/1, muc_pubsub_privacy/1,
          register/1, register_match/1, starttls/1, hostile_stanza/1, websocket/1, bosh/1,
          hostile_bosh/1]).
@@ -26,7 +26,7 @@ suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [sasl, legacy, chat_delivery, roster_presence, muc_pubsub_privacy, register,
           register_match, starttls, hostile_stanza, websocket, bosh, hostile_bosh, fragmented,
-          muc_counts, no_online].
+          muc_counts, no_online, no_free_userid].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -138,7 +138,8 @@ muc_pubsub_privacy(Config) ->
                         "{xmpp, #{type => muc_chat, room => <<\"r1\">>, size => 20}}",
                         "{xmpp, #{type => muc_exit, room => <<\"r1\">>}}",
                         "{setvars, [n], user_number}",
-                        "{xmpp, #{type => pubsub_create, node => <<\"n%%_n%%\">>}}",
+                        "{xmpp, #{type => pubsub_create, node => <<\"n%%_n%%\">>,"
+                        " node_type => <<\"flat\">>}}",
                         "{xmpp, #{type => pubsub_subscribe, node => <<\"n%%_n%%\">>}}",
                         "{xmpp, #{type => pubsub_publish, node => <<\"n%%_n%%\">>, size => 9}}",
                         "{xmpp, #{type => pubsub_unsubscribe, node => <<\"n%%_n%%\">>}}",
@@ -323,3 +324,22 @@ no_online(Config) ->
     ?assertEqual(1, maps:get(sessions_done, T)),
     ?assertMatch(#{<<"error_no_online">> := 2, <<"error_no_offline">> := 0,
                    <<"xmpp_chat_sent">> := 3}, maps:get(counts, T)).
+
+no_free_userid() ->
+    [{doc, "Users arriving while userid_max users are online: Tsung's error_no_free_userid "
+           "counted once each, and each connected all the same."}].
+no_free_userid(Config) ->
+    %% userid_max 2 (flags of their own): five users 0.5 s apart (not Poisson arrivals), each
+    %% online 3 s, so from the third on each arrives with both ids in use.
+    Connect = "{xmpp, #{type => connect, domain => <<\"bs.test\">>, userid_max => 2}}",
+    Steps = [Connect, "{xmpp, #{type => auth_sasl}}", "{think, 3000}",
+             "{xmpp, #{type => close}}"],
+    At = lists:join(", ", [io_lib:format("{~.1f, s}", [I / 2]) || I <- lists:seq(0, 4)]),
+    #{total := T} = run(scenario(Config, "[{s, #{steps => [" ++ lists:join(", ", Steps) ++ "]}}]",
+                                 "duration_s => 2.5, users_at => [" ++ At ++ "]")),
+    ct:pal("~p", [maps:with([requests, errors, reasons, counts, sessions_done], T)]),
+    ?assertEqual(#{}, maps:get(reasons, T)),
+    #{sessions_started := N, sessions_done := Done, counts := Counts} = T,
+    ?assertEqual(5, N),
+    ?assertEqual(N, Done),
+    ?assertEqual(N - 2, maps:get(<<"error_no_free_userid">>, Counts)).

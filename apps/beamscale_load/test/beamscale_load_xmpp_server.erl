@@ -3,11 +3,12 @@
 %% Mnesia spool and log in a throwaway directory, c2s (STARTTLS offered, a certificate made by
 %% the test) and HTTP (BOSH, WebSocket) on free ports of 127.0.0.1, registration open, legacy
 %% and anonymous authentication on, and users `user1'..`userN' (passwords `pass1'..) made up
-%% front; stopped by its OS pid (also written to Dir/ejabberd.pid, for bench/xmpp_vs_tsung.sh,
+%% front; its count of registered users asked of its own HTTP API (`registered/1'); stopped
+%% by its OS pid (also written to Dir/ejabberd.pid, for bench/xmpp_vs_tsung.sh,
 %% which starts it with `-eval' outside Common Test).
 -module(beamscale_load_xmpp_server).
 
--export([start/3, domain/0]).
+-export([start/3, domain/0, registered/1]).
 
 -define(DOMAIN, "bs.test").
 -define(LIBS, "/usr/lib/x86_64-linux-gnu").
@@ -51,6 +52,17 @@ start(Dir, Users, Opts) ->
            [Users, erlang:monotonic_time(millisecond) - Start]),
     {C2s, Http, Stop}.
 
+%% @doc The users registered on the server of HTTP port `Http', as ejabberd counts them (its
+%% `registered_users' command, allowed from 127.0.0.1 only).
+registered(Http) ->
+    {ok, _} = application:ensure_all_started(inets),
+    Url = "http://127.0.0.1:" ++ integer_to_list(Http) ++ "/api/registered_users",
+    Body = "{\"host\": \"" ++ ?DOMAIN ++ "\"}",
+    {ok, {{_, 200, _}, _, Json}} = httpc:request(post, {Url, [], "application/json", Body},
+                                                 [{timeout, 10000}], []),
+    %% A JSON list of user names (letters and digits here): counted by their quotes.
+    length(string:split(Json, "\"", all)) div 2.
+
 %% Ready once its users are registered (its listeners are up before): the file says so. Its
 %% output is kept for the failure's text.
 ready(File, P, Deadline, Stop) -> ready(File, P, Deadline, Stop, []).
@@ -76,9 +88,12 @@ config(Pem, C2s, Http) ->
       "    max_stanza_size: 262144\n    starttls: true\n"
       "  -\n    port: ~b\n    ip: \"127.0.0.1\"\n    module: ejabberd_http\n"
       "    request_handlers:\n      /http-bind: mod_bosh\n      /ws: ejabberd_http_ws\n"
+      "      /api: mod_http_api\n"
       "auth_method: [internal, anonymous]\nanonymous_protocol: both\n"
       "auth_password_format: plain\ndisable_sasl_mechanisms: []\n"
       "acl:\n  local:\n    user_regexp: \"\"\n"
+      "api_permissions:\n  \"count users\":\n    who:\n      ip: 127.0.0.1/32\n"
+      "    what:\n      - registered_users\n"
       "access_rules:\n  local:\n    allow: local\n  c2s:\n    allow: all\n"
       "  register:\n    allow: all\n  everyone:\n    allow: all\n"
       "shaper_rules:\n  max_user_sessions: 10\n  max_user_offline_messages: 5000\n"

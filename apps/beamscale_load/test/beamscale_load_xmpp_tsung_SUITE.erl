@@ -8,9 +8,11 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([tsung_jabber/1, tsung_roster/1, tsung_register/1, tsung_muc/1, tsung_node/1,
-         tsung_privacy/1, tsung_starttls/1, tsung_bosh/1]).
+         tsung_privacy/1, tsung_starttls/1, tsung_bosh/1, register_existing/1,
+         register_new/1]).
 -export([tsung_jabber/0, tsung_roster/0, tsung_register/0, tsung_muc/0, tsung_node/0,
-         tsung_privacy/0, tsung_starttls/0, tsung_bosh/0]).
+         tsung_privacy/0, tsung_starttls/0, tsung_bosh/0, register_existing/0,
+         register_new/0]).
 
 -import(beamscale_load_servers, [run/1]).
 
@@ -22,7 +24,7 @@
 suite() -> [{timetrap, {minutes, 2}}].
 
 all() -> [tsung_jabber, tsung_roster, tsung_register, tsung_muc, tsung_node, tsung_privacy,
-          tsung_starttls, tsung_bosh].
+          tsung_starttls, tsung_bosh, register_existing, register_new].
 
 %% Fails, not skips, when ejabberd cannot start.
 init_per_suite(Config) ->
@@ -75,6 +77,9 @@ example(Config, Name, Keep, Extra) ->
     Text = lists:foldl(fun({From, To}, T) -> re:replace(T, From, To, [global, {return, list}])
                        end, unicode:characters_to_list(Bin),
                        [R || {F, _} = R <- Rewrites ++ Extra, not lists:member(F, Keep)]),
+    run_text(Name, Text).
+
+run_text(Name, Text) ->
     S = case beamscale_load_tsung:from_text(Name, Text) of
             {ok, S0, _Ignored} -> S0;
             {error, E} -> ct:fail("~ts", [beamscale_load_tsung:format_error(E)])
@@ -158,3 +163,47 @@ tsung_bosh(Config) ->
     clean(T),
     %% connect, auth_sasl, connect, bind, session, presence, roster get, close.
     ?assertEqual(8 * maps:get(sessions_done, T), maps:get(requests, T)).
+
+%% jabber_register.xml with bench/xmpp_register_vs_tsung.sh's rewrites (the server, 1 s of
+%% arrivals at 20/s, bs.test, the user name and userid_max): its `<match when="match">error'
+%% counted against what ejabberd itself says of the registrations, its users counted before and
+%% after. Every session registers once, so match + nomatch is the sessions started, and nomatch
+%% (a registration answered without an error) is the users ejabberd made.
+register_run(Config, User, Max) ->
+    {ok, Bin} = file:read_file("/usr/share/doc/tsung/examples/jabber_register.xml"),
+    Port = integer_to_list(proplists:get_value(port, Config)),
+    Rewrites = [{"<server host='[^']*' port='5222'", "<server host='127.0.0.1' port='" ++ Port
+                 ++ "'"},
+                {"duration=\"15\" unit=\"minute\"", "duration=\"1\" unit=\"second\""},
+                {"maxnumber=\"200000\" interarrival=\"0.0025\"",
+                 "maxnumber=\"20\" interarrival=\"0.05\""},
+                {"name=\"domain\" value=\"[^\"]*\"", "name=\"domain\" value=\"bs.test\""},
+                {"name=\"username\" value=\"[^\"]*\"",
+                 "name=\"username\" value=\"" ++ User ++ "\""},
+                {"name=\"passwd\" value=\"[^\"]*\"", "name=\"passwd\" value=\"pass\""},
+                {"name=\"userid_max\" value=\"[0-9]*\"",
+                 "name=\"userid_max\" value=\"" ++ integer_to_list(Max) ++ "\""}],
+    Text = lists:foldl(fun({From, To}, T) -> re:replace(T, From, To, [global, {return, list}])
+                       end, unicode:characters_to_list(Bin), Rewrites),
+    Http = proplists:get_value(http, Config),
+    Before = beamscale_load_xmpp_server:registered(Http),
+    T = run_text("jabber_register.xml", Text),
+    Made = beamscale_load_xmpp_server:registered(Http) - Before,
+    #{sessions_started := N, counts := Counts} = T,
+    ct:pal("~ts: ~b sessions, ~b users made", [User, N, Made]),
+    ?assert(N >= 10),
+    ?assertEqual(#{<<"match.-">> => N - Made, <<"nomatch.-">> => Made},
+                 maps:with([<<"match.-">>, <<"nomatch.-">>], Counts)),
+    Made.
+
+register_existing() ->
+    [{doc, "jabber_register.xml on users that exist: ejabberd makes none, every registration "
+           "is answered with an error and matched."}].
+register_existing(Config) ->
+    ?assertEqual(0, register_run(Config, "user", ?USERS)).
+
+register_new() ->
+    [{doc, "jabber_register.xml on new users: every user ejabberd makes is a nomatch, every "
+           "registration it refuses a match."}].
+register_new(Config) ->
+    ?assert(register_run(Config, "fresh", 1000000) > 0).

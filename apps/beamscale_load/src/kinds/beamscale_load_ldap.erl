@@ -261,8 +261,7 @@ words([]) -> [].
 %% @doc Tsung's `ts_ldap' sessions and their `<ldap>' element, to a tcp server.
 -spec tsung() -> beamscale_load_request:tsung().
 tsung() -> #{type => "ts_ldap", element => ldap, servers => ["tcp"],
-             attributes => [type, user, password, base, filter, scope, dn,
-                            cacertfile, certfile, keyfile, result_var]}.
+             attributes => [type, user, password, base, filter, scope, dn, cacertfile]}.
 
 %% @doc An `<ldap>' element (`beamscale_load_ldap_tsung').
 -spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.

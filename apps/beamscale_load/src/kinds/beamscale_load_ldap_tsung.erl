@@ -17,8 +17,6 @@
 -spec spec(#xmlElement{}, map()) -> map().
 spec(E, Ctx) ->
     Type = type(E, Ctx, ["bind", "search", "add", "modify", "delete", "start_tls", "unbind"]),
-    [fail(E, Ctx, "result_var is not supported (search entries are counted, not kept)", [])
-     || attr(E, result_var) =/= undefined],
     case Type of
         "bind" -> #{type => bind, dn => bin(req(E, user, Ctx)),
                     password => bin(req(E, password, Ctx))};
@@ -29,7 +27,7 @@ spec(E, Ctx) ->
         "modify" -> #{type => modify, dn => bin(req(E, dn, Ctx)), changes => changes(E, Ctx)};
         "delete" -> #{type => delete, dn => bin(req(E, dn, Ctx))};
         "unbind" -> #{type => unbind};
-        "start_tls" -> start_tls(E, Ctx)
+        "start_tls" -> start_tls(E)
     end.
 
 bin(S) -> unicode:characters_to_binary(S).
@@ -40,10 +38,9 @@ scope(S, E, Ctx) ->
     fail(E, Ctx, "scope=\"~ts\" (expected baseObject, singleLevel or wholeSubtree)", [S]).
 
 %% Tsung's client checks no certificate (its ssl:connect has no verify); a cacertfile given
-%% is used to verify the server, as its name says. Client certificates are not offered.
-start_tls(E, Ctx) ->
-    [fail(E, Ctx, "~ts: client certificates are not supported", [A])
-     || A <- [certfile, keyfile], attr(E, A) =/= undefined],
+%% is used to verify the server, as its name says. Client certificates are not offered
+%% (`beamscale_load_tsung_dom' refuses certfile and keyfile).
+start_tls(E) ->
     #{type => start_tls,
       tls => case attr(E, cacertfile) of
                  undefined -> #{verify => verify_none};

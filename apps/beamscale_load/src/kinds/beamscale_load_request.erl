@@ -65,10 +65,11 @@
 -callback format_error(Reason :: term()) -> iodata().
 %% The Tsung session type, element, its attributes and the `<server>' types a kind reads.
 %% `options': the names of the `<option type="ts_...">'s its `from_tsung/3' reads; `aliases':
-%% other session types it reads as its own (http's `ts_webdav').
+%% other session types it reads as its own (http's `ts_webdav'); `ignored': those of its
+%% attributes that change nothing sent (warned, `beamscale_load_tsung_dom').
 -type tsung() :: none | #{type := string(), element := atom(), attributes := [atom()],
                           servers := [string()], options => [string()],
-                          aliases => [string()]}.
+                          aliases => [string()], ignored => [atom()]}.
 
 -callback tsung() -> tsung().
 %% The `<request>' element, the kind's element inside it and the reader's context.

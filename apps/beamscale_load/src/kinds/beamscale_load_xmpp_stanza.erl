@@ -151,12 +151,17 @@ muc(exit, Room, Service, Nick) ->
 
 %% @doc A pubsub child (XEP-0060) for node `Node': create, delete (owner), subscribe,
 %% unsubscribe (as `Jid'), publish (an item holding `Payload'); a create's `Payload' is the
-%% node's configuration fields.
+%% node's type (Tsung's `node_type', none when empty) and configuration fields, or the fields.
 -spec pubsub(create | delete | subscribe | unsubscribe | publish, binary(), binary(),
-             binary() | [{binary(), binary()}]) -> iodata().
-pubsub(create, Node, _Jid, []) -> ps("", ["<create node='", escape(Node), "'/>"]);
-pubsub(create, Node, _Jid, Config) ->
-    ps("", ["<create node='", escape(Node), "'/><configure><x xmlns='jabber:x:data' "
+             binary() | [{binary(), binary()}] | {binary(), [{binary(), binary()}]}) ->
+    iodata().
+pubsub(create, Node, Jid, Config) when is_list(Config) ->
+    pubsub(create, Node, Jid, {<<>>, Config});
+pubsub(create, Node, _Jid, {Type, []}) ->
+    ps("", ["<create node='", escape(Node), "'", type(Type), "/>"]);
+pubsub(create, Node, _Jid, {Type, Config}) ->
+    ps("", ["<create node='", escape(Node), "'", type(Type),
+            "/><configure><x xmlns='jabber:x:data' "
             "type='submit'><field var='FORM_TYPE' type='hidden'><value>"
             "http://jabber.org/protocol/pubsub#node_config</value></field>",
             [["<field var='", escape(K), "'><value>", escape(V), "</value></field>"]
@@ -169,6 +174,10 @@ pubsub(unsubscribe, Node, Jid, _P) ->
 pubsub(publish, Node, _Jid, Payload) ->
     ps("", ["<publish node='", escape(Node), "'><item><entry xmlns='beamscale'>", Payload,
             "</entry></item></publish>"]).
+
+%% XEP-0060's `type' of a node created, as Tsung sends it; none for the server's default.
+type(<<>>) -> "";
+type(Type) -> [" type='", escape(Type), "'"].
 
 ps(Ns, Inner) -> ["<pubsub xmlns='http://jabber.org/protocol/pubsub", Ns, "'>", Inner, "</pubsub>"].
 

@@ -1,7 +1,7 @@
 %% @doc Tsung's `<jabber>' element for the `xmpp' kind: its `type' (`presence:initial' is the
 %% spec type `presence_initial', `iq:roster:get' is `iq_roster_get'...), `ack', `size',
 %% `destination', `room', `nick', `node', `data' (raw's text; pubsub:create's node
-%% configuration), `show', `node_type' (ignored: ejabberd's default), and, on
+%% configuration), `show', `node_type' (pubsub:create's node type), and, on
 %% `connect', `<xmpp_authenticate>' and the file's
 %% `<option type="ts_jabber">' settings (domain, username, passwd, userid_max, muc_service,
 %% pubsub_service; ?UNUSED are accepted and change nothing).
@@ -11,7 +11,7 @@
 
 -include_lib("xmerl/include/xmerl.hrl").
 
--import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, req/3, fail/4]).
+-import(beamscale_load_tsung_dom, [check_attrs/2, attr/2, attr/3, req/3, fail/4]).
 
 -define(OPTIONS, ["domain", "username", "passwd", "userid_max", "muc_service",
                   "pubsub_service"] ++ ?UNUSED).
@@ -27,7 +27,7 @@ tsung() -> #{type => "ts_jabber", element => jabber,
              servers => ["tcp", "ssl", "bosh", "bosh_ssl", "websocket", "websocket_ssl"],
              attributes => [type, ack, size, destination, room, nick, node, data, show, id,
                             node_type, version],
-             options => ?OPTIONS}.
+             ignored => [id, version], options => ?OPTIONS}.
 
 %% @doc The spec of a `<jabber>' element and the target it uses.
 -spec from_tsung(#xmlElement{}, #xmlElement{}, map()) -> {map(), [{atom(), map()}]}.
@@ -42,7 +42,9 @@ from_tsung(Req, E, Ctx) ->
                                                options(E, Ctx)),
                                      credentials(E));
                auth_sasl -> Spec0#{mechanism => mechanism(E, Ctx)};
-               pubsub_create -> Spec0#{config => config(attr(E, data))};
+               pubsub_create ->
+                   Spec0#{config => config(attr(E, data)),
+                          node_type => bin(attr(E, node_type, ""))};
                _ -> Spec0
            end,
     {Name, Target} = beamscale_load_tsung_request:server(E, Ctx),

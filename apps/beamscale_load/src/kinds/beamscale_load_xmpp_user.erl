@@ -16,6 +16,7 @@
 %% Tsung's counts of a destination `online' (or `offline') that no user of this node is in.
 -define(NO_ONLINE, <<"error_no_online">>).
 -define(NO_OFFLINE, <<"error_no_offline">>).
+-define(NO_FREE, <<"error_no_free_userid">>).
 -define(HIST, xmpp_delivery).
 %% Users probed at random for one online (or offline) before a random one is taken.
 -define(PROBES, 16).
@@ -37,8 +38,8 @@
     iq_roster_rename => [destination],
     muc_join => [room, nick], muc_chat => [room, size], muc_nick => [room, nick],
     muc_exit => [room, nick],
-    pubsub_create => [node, config], pubsub_delete => [node], pubsub_subscribe => [node],
-    pubsub_unsubscribe => [node], pubsub_publish => [node, size],
+    pubsub_create => [node, config, node_type], pubsub_delete => [node],
+    pubsub_subscribe => [node], pubsub_unsubscribe => [node], pubsub_publish => [node, size],
     privacy_get_names => [], privacy_set_active => [name]}).
 
 %% @doc The request types.
@@ -122,9 +123,20 @@ identity(Spec, C) ->
                          B = integer_to_binary(N1),
                          {N1, <<Name/binary, B/binary>>, <<Pass/binary, B/binary>>}
                 end,
-    C#{domain => D, user => U, pass => P, n => N, max => Max, name => Name,
-       muc => maps:get(muc_service, Spec, <<"conference.", D/binary>>),
-       pubsub => maps:get(pubsub_service, Spec, <<"pubsub.", D/binary>>)}.
+    C1 = C#{domain => D, user => U, pass => P, n => N, max => Max, name => Name,
+            muc => maps:get(muc_service, Spec, <<"conference.", D/binary>>),
+            pubsub => maps:get(pubsub_service, Spec, <<"pubsub.", D/binary>>)},
+    no_free(C1),
+    C1.
+
+%% Tsung's `error_no_free_userid': `userid_max' users are online already, so this one's id is
+%% in use. Tsung starts no session then; beamscale reuses the id and connects all the same.
+no_free(#{max := Max} = C) when Max > 0 ->
+    case flags(C) of
+        none -> ok;
+        A -> [count(?NO_FREE) || atomics:get(A, Max + 1) >= Max], ok
+    end;
+no_free(_C) -> ok.
 
 %% The online flags of a domain's users, and in slot Max + 1 how many are set, made by the
 %% first user that needs them (two users racing at the very first connect may each make one:
@@ -247,7 +259,7 @@ stanza(#{type := T} = S, #{pubsub := Ps, user := U, domain := D} = C)
                         pubsub_subscribe => subscribe, pubsub_unsubscribe => unsubscribe,
                         pubsub_publish => publish}),
     Payload = case T of
-                  pubsub_create -> maps:get(config, S, []);
+                  pubsub_create -> {maps:get(node_type, S, <<>>), maps:get(config, S, [])};
                   _ -> binary:copy(<<"x">>, maps:get(size, S, 0))
               end,
     {?Z:pubsub(How, maps:get(node, S, <<"/test">>), <<U/binary, "@", D/binary>>, Payload),
@@ -295,4 +307,5 @@ count(Name) -> beamscale_load_request:named(Name).
 
 %% @doc The counts and the histogram a run with xmpp steps has.
 -spec measures() -> {[binary()], [atom()]}.
-measures() -> {[?SENT, ?DELIVERED, ?MUC_SENT, ?MUC_DELIVERED, ?NO_ONLINE, ?NO_OFFLINE], [?HIST]}.
+measures() ->
+    {[?SENT, ?DELIVERED, ?MUC_SENT, ?MUC_DELIVERED, ?NO_ONLINE, ?NO_OFFLINE, ?NO_FREE], [?HIST]}.

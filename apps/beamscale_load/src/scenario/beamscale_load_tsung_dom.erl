@@ -74,9 +74,12 @@ ign(#xmlElement{name = session, content = C} = E) ->
               error -> []
           end,
     own(E) ++ Own ++ lists:append([ign(X) || X <- elements(E, C)]);
-%% Tsung 1.7's reader takes no `id' on `<jabber>' (jabber_register.xml's id="new").
+%% Tsung 1.7's reader takes no `id' on `<jabber>' (jabber_register.xml's id="new"); `version'
+%% is checked by the reader (1.0, or websocket on a WebSocket server) and changes nothing.
 ign(#xmlElement{name = jabber} = E) ->
     ["<jabber id> (Tsung 1.7 reads none)" || attr(E, id) =/= undefined]
+        ++ ["<jabber version> (streams open as RFC 7395's on a WebSocket server, XMPP 1.0's "
+            "elsewhere)" || attr(E, version) =/= undefined]
         ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
 ign(#xmlElement{content = C} = E) ->
     own(E) ++ lists:append([ign(X) || X <- elements(E, C)]);
@@ -121,8 +124,9 @@ elements(#xmlElement{}, C) ->
     [X || X <- C, is_record(X, xmlElement) orelse is_record(X, xmlPI)].
 
 %% @doc What the reader does with an attribute of an element: `read' (the element's reader
-%% takes it), `warned' (an ignored setting, listed among the warnings) or `refused' (at its line,
-%% naming it): the table the DTD walk test holds against Tsung's DTD.
+%% takes it, and its value reaches the scenario), `warned' (an ignored setting, listed among the
+%% warnings) or `refused' (at its line, naming it and, for those of `refusal/2', why): the table
+%% the DTD walk tests hold against Tsung's DTD.
 -spec status(atom(), atom()) -> read | warned | refused.
 status(Element, Attribute) ->
     {Known, Ignored} = spec(Element),
@@ -131,6 +135,22 @@ status(Element, Attribute) ->
         {_, true} -> warned;
         _ -> refused
     end.
+
+%% Why an attribute of Tsung's DTD that an element does not read is refused, or `none'.
+refusal(E, A) when E =:= 'if'; E =:= while; E =:= until ->
+    case lists:member(A, [gt, gte, lt, lte]) of
+        true -> "only eq and neq are compared";
+        false -> none
+    end;
+refusal(set_option, type) ->
+    "Tsung 1.7 reads none (its reader does not end on one); give <option type> for the whole file";
+refusal(match, subst) -> "a match's text is taken as written";
+refusal(match, loop_back) -> "a loop goes back to its own request";
+refusal(match, apply_to_content) -> "no function of the file's is applied to a reply";
+refusal(dyn_variable, pgsql_expr) -> "re, regexp, header, jsonpath and xpath are";
+refusal(ldap, A) when A =:= certfile; A =:= keyfile -> "client certificates are not offered";
+refusal(ldap, result_var) -> "search entries are counted, not kept";
+refusal(_, _) -> none.
 
 %% Attributes each element may have, and those listed as ignored.
 spec(tsung) -> {[dumptraffic], [loglevel, version, backend]};
@@ -142,8 +162,8 @@ spec(abort) -> {[type], []};
 spec(servers) -> {[], []};
 spec(server) -> {[host, port, type], [weight]};
 spec(monitoring) -> {[], []};
-spec(monitor) -> {[host, type, batch], []};
-spec(snmp) -> {[port, community, version], [version]};
+spec(monitor) -> {[host, type], [batch]};
+spec(snmp) -> {[port, community], [version]};
 spec(munin) -> {[port], []};
 spec(load) -> {[duration, unit, loop], []};
 spec(arrivalphase) -> {[phase, duration, unit, wait_all_sessions_end], []};
@@ -157,32 +177,36 @@ spec(user_agent) -> {[probability], []};
 spec(sessions) -> {[], []};
 spec(session) -> {[name, probability, weight, type, bidi], [persistent]};
 spec(transaction) -> {[name], []};
-spec(set_option) -> {[name, type, value, id, min, max], []};
+%% Tsung 1.7 reads `max' for rate_limit alone (refused), `id' and `min' nowhere.
+spec(set_option) -> {[name, value], [id, min, max]};
 spec(certificate) -> {[certfile, keyfile, keypass, cacertfile], []};
 spec(interaction) -> {[action, id], []};
 spec(change_type) -> {[new_type, host, port, server_type, store, restore, bidi], []};
 spec('for') -> {[from, to, incr, var], []};
-spec(repeat) -> {[name, max_repeat], []};
-spec(while) -> {[var, eq, neq, gt, gte, lt, lte], []};
-spec(until) -> {[var, eq, neq, gt, gte, lt, lte], []};
-spec('if') -> {[var, eq, neq, gt, gte, lt, lte], []};
+%% A repeat's name is Tsung's key for its loop's counter: each repeat here counts its own.
+spec(repeat) -> {[max_repeat], [name]};
+spec(while) -> {[var, eq, neq], []};
+spec(until) -> {[var, eq, neq], []};
+spec('if') -> {[var, eq, neq], []};
 spec(setdynvars) -> {[sourcetype, callback, fileid, order, delimiter, length, start, 'end',
                       value, code, from, jsonpath], []};
 spec(foreach) -> {[name, in, include, exclude], []};
 spec(var) -> {[name], []};
-spec(dyn_variable) -> {[name, re, regexp, header, xpath, jsonpath, pgsql_expr, decode], []};
-spec(match) -> {[do, 'when', name, max_loop, sleep_loop, skip_headers, subst, loop_back,
-                 apply_to_content, max_restart], []};
+spec(dyn_variable) -> {[name, re, regexp, header, xpath, jsonpath, decode], []};
+spec(match) -> {[do, 'when', name, max_loop, sleep_loop, skip_headers, max_restart], []};
 spec(add_cookie) -> {[key, value], [domain, path]};
 spec(www_authenticate) -> {[userid, passwd, type, nonce, opaque, cnonce, nc, realm, qop], []};
 spec(oauth) -> {[consumer_key, consumer_secret, method, access_token, access_token_secret], []};
 spec(thinktime) -> {[value, random, min, max], []};
 spec(request) -> {[subst], [tag]};
 spec(http_header) -> {[name, value, encoding], []};
-%% A request kind's element: the attributes its `tsung/0' lists.
+%% A request kind's element: the attributes its `tsung/0' lists, read or ignored.
 spec(Name) ->
     case beamscale_load_kinds:by_element(Name) of
-        {ok, Mod} -> {maps:get(attributes, beamscale_load_kinds:tsung(Mod)), []};
+        {ok, Mod} ->
+            T = beamscale_load_kinds:tsung(Mod),
+            Ignored = maps:get(ignored, T, []),
+            {maps:get(attributes, T) -- Ignored, Ignored};
         error -> {[], []}
     end.
 
@@ -218,7 +242,8 @@ unsupported(#xmlElement{name = N} = X, Parent, Ctx) ->
 -spec check_attrs(#xmlElement{}, ctx()) -> ok.
 check_attrs(#xmlElement{name = N, attributes = As} = E, Ctx) ->
     {Known, Ignored} = spec(N),
-    [fail(E, Ctx, "attribute ~ts of <~ts> is not supported", [A, N])
+    [fail(E, Ctx, "attribute ~ts of <~ts> is not supported~ts",
+          [A, N, case refusal(N, A) of none -> ""; Why -> ": " ++ Why end])
      || #xmlAttribute{name = A} <- As, not lists:member(A, Known ++ Ignored)],
     ok.
 

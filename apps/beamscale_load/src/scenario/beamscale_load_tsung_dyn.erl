@@ -96,8 +96,6 @@ step(#xmlElement{name = repeat} = E, Ctx, Steps) ->
     {{repeat, #{max => Max, Cond#xmlElement.name => cond_(Cond, Ctx)}, Body}, Used}.
 
 cond_(E, Ctx) ->
-    [fail(E, Ctx, "~ts is not supported on <~ts> (only eq and neq)", [A, E#xmlElement.name])
-     || A <- [gt, gte, lt, lte], attr(E, A) =/= undefined],
     case {attr(E, eq), attr(E, neq)} of
         {V, undefined} when V =/= undefined -> {req(E, var, Ctx), eq, V};
         {undefined, V} when V =/= undefined -> {req(E, var, Ctx), neq, V};
@@ -190,8 +188,6 @@ request_keys(Req, Http, Ctx) ->
 dyn_variable(E, Ctx) ->
     check_attrs(E, Ctx),
     Name = req(E, name, Ctx),
-    [fail(E, Ctx, "~ts is not supported (re, regexp, header, jsonpath and xpath are)", [A])
-     || A <- [pgsql_expr], attr(E, A) =/= undefined],
     [fail(E, Ctx, "decode=\"~ts\" is not supported", [D])
      || D <- [attr(E, decode, "false")], D =/= "false"],
     case {attr(E, re, attr(E, regexp)), attr(E, header)} of
@@ -224,8 +220,6 @@ match(E, Ctx) ->
                "nomatch" -> nomatch;
                W -> fail(E, Ctx, "when=\"~ts\" (expected match or nomatch)", [W])
            end,
-    [fail(E, Ctx, "~ts is not supported on <match>", [A])
-     || A <- [subst, loop_back, apply_to_content], attr(E, A) =/= undefined],
     Text = case attr(E, skip_headers, "no") of
                "no" -> headers;
                "http" -> body;

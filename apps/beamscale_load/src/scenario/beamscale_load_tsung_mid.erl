@@ -22,9 +22,6 @@
 -spec set_option(#xmlElement{}, map()) -> {{set_option, map()}, []}.
 set_option(E, Ctx) ->
     check_attrs(E, Ctx),
-    [fail(E, Ctx, "<set_option type=\"~ts\">: Tsung 1.7 reads none (its reader does not end "
-                  "on one); give <option type> for the whole file", [T])
-     || T <- [attr(E, type)], T =/= undefined],
     Opts = case req(E, name, Ctx) of
                "connect_timeout" -> #{connect_timeout_ms => positive_integer(E, value, Ctx)};
                "retry_timeout" -> #{retry_timeout_ms => positive_integer(E, value, Ctx)};
