@@ -6,7 +6,7 @@
 -module(beamscale_load_vars).
 
 -export([compile/1, compile_head/1, url_escape/1, render/2, fill_head/2, names/1, text_keys/1,
-         parse/1, fill/2, test/2, value/1, list/3]).
+         parse/1, fill/2, test/2, value/1, list/3, internal/1]).
 -export_type([vars/0, template/0, cond_/0]).
 
 %% A list variable (several values found in a reply: Tsung's `<foreach in>') is kept under
@@ -181,6 +181,12 @@ no_var(_) -> true.
 -spec names(template()) -> [binary()].
 names(static) -> [];
 names({dynamic, T}) -> lists:usort(used(T)).
+
+%% @doc A variable beamscale's readers make for themselves (the User-Agent drawn for a Tsung
+%% session): set by the session's first step, never a user's, so no `unset.' counter of its own.
+-spec internal(binary()) -> boolean().
+internal(<<"beamscale_", _/binary>>) -> true;
+internal(_) -> false.
 
 used({'$var', N}) -> [N];
 used({'$tpl', _, Parts}) -> [N || P <- Parts, {var, N} <- [unurl(P)]];

@@ -337,7 +337,8 @@ keys({dyn, #{template := T, match := Ms, auth := A}, Request}) ->
                none -> []
            end,
     keys(Request) ++ beamscale_load_match:count_keys(Ms)
-        ++ [<<"unset.", N/binary>> || N <- beamscale_load_vars:names(T) ++ Auth];
+        ++ [<<"unset.", N/binary>> || N <- beamscale_load_vars:names(T) ++ Auth,
+                                       not beamscale_load_vars:internal(N)];
 keys(_) -> [].
 
 flat(Steps) -> beamscale_load_steps:all(Steps).
