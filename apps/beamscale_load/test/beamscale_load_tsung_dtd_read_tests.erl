@@ -334,7 +334,9 @@ base(dyn_variable, A, _) when A =:= header; A =:= jsonpath; A =:= regexp; A =:= 
 base('for', _, _) -> [{var, "i"}, {from, "1"}, {to, "3"}];
 base(foreach, _, _) -> [{name, "x"}, {in, "l"}];
 base(http_header, _, _) -> [{name, "n"}, {value, "v"}];
-base(E, neq, _) when E =:= 'if'; E =:= while; E =:= until -> [{var, "v"}, {neq, "1"}];
+base(E, A, _) when (E =:= 'if' orelse E =:= while orelse E =:= until) andalso
+                  (A =:= neq orelse A =:= gt orelse A =:= gte orelse A =:= lt orelse A =:= lte) ->
+    [{var, "v"}, {A, "1"}];
 base(E, _, _) when E =:= 'if'; E =:= while; E =:= until -> [{var, "v"}, {eq, "1"}];
 base(interaction, _, _) -> [{action, "send"}, {id, "i"}];
 base(load, unit, _) -> [{duration, "1"}];

@@ -9,10 +9,10 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([statuses/1, tsung_match_status/1, user_agents/1, methods/1, max_restart/1,
          abort_test/1, think_from_variable/1, abort_element/1, fixed_users/1,
-         foreach/1, rendezvous/1]).
+         foreach/1, rendezvous/1, relations/1]).
 -export([statuses/0, tsung_match_status/0, user_agents/0, methods/0, max_restart/0,
          abort_test/0, think_from_variable/0, abort_element/0, fixed_users/0,
-         foreach/0, rendezvous/0]).
+         foreach/0, rendezvous/0, relations/0]).
 
 -import(beamscale_load_servers, [scenario/1, run/1]).
 
@@ -23,7 +23,7 @@ suite() -> [{timetrap, {minutes, 1}}].
 
 all() -> [statuses, tsung_match_status, user_agents, methods, max_restart, abort_test,
           think_from_variable, abort_element, fixed_users, foreach,
-          rendezvous].
+          rendezvous, relations].
 
 init_per_suite(Config) ->
     beamscale_load_servers:nginx_suite(
@@ -153,6 +153,35 @@ think_from_variable(Config) ->
     Min = beamscale_stats_hist:percentile(maps:get(session, T), 0),
     ct:pal("shortest session ~b us", [Min]),
     ?assert(Min >= 390000 andalso Min < 3000000).
+
+relations() ->
+    [{doc, "Tsung's gt, gte, lt and lte compare numbers: 10 is above 9 (as text it is below), "
+           "a loop's counter against a bound, a text is no number."}].
+relations(Config) ->
+    If = fun(Var, Op, V, Url) ->
+                 ["<if var=\"", Var, "\" ", Op, "=\"", V, "\"><request><http url=\"", Url,
+                  "\" method=\"GET\"/></request></if>"]
+         end,
+    Xml = tsung_file(Config, lists:flatten(
+                       ["<setdynvars sourcetype=\"value\" value=\"10\"><var name=\"n\"/>"
+                        "</setdynvars>", If("n", "gt", "9", "/r-gt"), If("n", "lt", "9", "/r-lt"),
+                        If("n", "gte", "10", "/r-gte"), If("n", "lte", "9.5", "/r-lte"),
+                        "<setdynvars sourcetype=\"value\" value=\"x\"><var name=\"n\"/>"
+                        "</setdynvars>", If("n", "lt", "9", "/r-text"),
+                        "<for from=\"1\" to=\"5\" var=\"i\">", If("i", "lte", "3", "/r-loop"),
+                        "</for>"])),
+    #{total := #{sessions_done := D, errors := 0}} = run(Xml),
+    ?assert(D >= 3),
+    ?assertEqual(D, length(seen(Config, "/r-gt", D))),
+    ?assertEqual(D, length(seen(Config, "/r-gte", D))),
+    ?assertEqual(3 * D, length(seen(Config, "/r-loop", 3 * D))),
+    ?assertEqual([], [U || [_, _, U] <- all_seen(Config),
+                           lists:member(U, ["/r-lt", "/r-lte", "/r-text"])]).
+
+all_seen(Config) ->
+    {ok, Bin} = file:read_file(filename:join(?config(dir, Config), "access.log")),
+    [string:split(L, "|", all)
+     || L <- string:split(unicode:characters_to_list(Bin), "\n", all), L =/= ""].
 
 abort_element() -> [{doc, "<abort/> ends the session there: the request after it is not sent."}].
 abort_element(Config) ->

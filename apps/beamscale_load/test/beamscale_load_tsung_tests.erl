@@ -184,8 +184,13 @@ repeat_test() ->
     ?assertEqual({7, {while, {<<"i">>, neq, <<"9">>}}},
                  Rep("<while var=\"i\" neq=\"9\"/>", " max_repeat=\"7\"")),
     ?assertEqual({20, {until, {<<"i">>, eq, <<"9">>}}}, Rep("<until var=\"i\" eq=\"9\"/>", "")),
-    ?assertMatch("t.xml:7: attribute gt of <while> is not supported: only eq and neq" ++ _,
-                 err(#{sessions => Repeat("\n<while var=\"x\" gt=\"2\"/>", "")})),
+    %% Tsung's numeric relations: gt (the variable above the value) and its kin.
+    ?assertEqual({20, {while, {<<"x">>, gt, <<"2 ">>}}},
+                 Rep("<while var=\"x\" gt=\"2 \"/>", "")),
+    ?assertMatch("t.xml:7: lte=\"a\" is not a number" ++ _,
+                 err(#{sessions => Repeat("\n<until var=\"x\" lte=\"a\"/>", "")})),
+    ?assertMatch("t.xml:7: <while> needs one of eq, neq, gt, gte, lt, lte" ++ _,
+                 err(#{sessions => Repeat("\n<while var=\"x\" eq=\"1\" gt=\"2\"/>", "")})),
     ?assertMatch("t.xml:7: <repeat> must end with <while> or <until>",
                  err(#{sessions => session("ts_http", "100",
                                            ["\n<repeat name=\"r\">", req("/"), "</repeat>"])})).

@@ -164,3 +164,15 @@ dyn_http(Spec) ->
     {dyn, D, {request, _, _, C, _}} = beamscale_load_scenario_dyn:request(
                                         {request, beamscale_load_http, t, 1000}, Spec, Check, []),
     {D, C}.
+
+%% Tsung's relations: eq and neq on texts, the others on numbers (integers or decimals, spaces
+%% around them as Tsung's reader leaves them); no number, no relation.
+relations_test() ->
+    V = #{<<"n">> => <<"10">>, <<"f">> => <<" 2.5 ">>, <<"t">> => <<"abc">>},
+    T = fun(Var, Op, X) -> beamscale_load_vars:test({Var, Op, X}, V) end,
+    ?assertEqual([true, false, true, true, false, false],
+                 [T(<<"n">>, gt, <<"9">>), T(<<"n">>, lt, <<"9">>), T(<<"n">>, gte, <<"10">>),
+                  T(<<"n">>, lte, <<"10.0">>), T(<<"f">>, gt, <<"3">>), T(<<"t">>, lt, <<"9">>)]),
+    ?assertEqual([false, true, false], [T(<<"unset">>, gte, <<"0">>), T(<<"n">>, eq, <<"10">>),
+                                        T(<<"n">>, neq, <<"10">>)]),
+    ?assertEqual(error, beamscale_load_vars:number(binary:copy(<<"1">>, 65))).

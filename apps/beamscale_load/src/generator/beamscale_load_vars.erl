@@ -6,7 +6,7 @@
 -module(beamscale_load_vars).
 
 -export([compile/1, compile_head/1, url_escape/1, render/2, fill_head/2, names/1, text_keys/1,
-         parse/1, fill/2, test/2, value/1, list/3, internal/1]).
+         parse/1, fill/2, test/2, value/1, list/3, internal/1, number/1]).
 -export_type([vars/0, template/0, cond_/0]).
 
 %% A list variable (several values found in a reply: Tsung's `<foreach in>') is kept under
@@ -19,7 +19,7 @@
 -type part() :: {var, binary()} | {call, {module(), atom()}}.
 %% `{url, Part}': a value put into a request line (`compile_head/1').
 -type parts() :: [binary() | part() | {url, part()}].
--type cond_() :: {binary(), eq | neq, binary()}.
+-type cond_() :: {binary(), eq | neq | gt | gte | lt | lte, binary()}.
 
 -define(MAX_VAR_NAME, 255).
 %% `%%module:function%%' at the start of the text after `%%' (Erlang's plain atom names).
@@ -286,9 +286,33 @@ get_var(N, Vars, U) ->
 
 %% ---- conditions ----
 
-%% @doc Whether `{Var, eq | neq, Value}' holds (an unset variable equals nothing).
+%% @doc Whether `{Var, Op, Value}' holds (an unset variable equals nothing). `gt', `gte',
+%% `lt' and `lte' compare the variable's value to `Value' as numbers, as Tsung's do; a value
+%% that is not a number (an unset variable too) makes them false.
 -spec test(cond_(), vars()) -> boolean().
-test({Var, Op, Value}, Vars) -> (maps:get(Var, Vars, <<>>) =:= Value) =:= (Op =:= eq).
+test({Var, eq, Value}, Vars) -> maps:get(Var, Vars, <<>>) =:= Value;
+test({Var, neq, Value}, Vars) -> maps:get(Var, Vars, <<>>) =/= Value;
+test({Var, Op, Value}, Vars) ->
+    case {number(maps:get(Var, Vars, <<>>)), number(Value)} of
+        {{ok, X}, {ok, Y}} -> compare(Op, X, Y);
+        _ -> false
+    end.
+
+compare(gt, X, Y) -> X > Y;
+compare(gte, X, Y) -> X >= Y;
+compare(lt, X, Y) -> X < Y;
+compare(lte, X, Y) -> X =< Y.
+
+%% @doc A value read as a number: an integer or a decimal (at most 64 bytes: a variable holds
+%% what a reply gave).
+-spec number(binary()) -> {ok, number()} | error.
+number(B) when byte_size(B) =< 64 ->
+    T = string:trim(B),
+    try {ok, binary_to_integer(T)}
+    catch error:badarg ->
+        try {ok, binary_to_float(T)} catch error:badarg -> error end
+    end;
+number(_) -> error.
 
 %% @doc The values of the list variable `Name' (its one value when it holds one), those that
 %% match an `Include' expression and no `Exclude' one.

@@ -30,7 +30,7 @@ step({repeat, #{max := Max} = R, Body}, Steps) when is_integer(Max), Max > 0 ->
            end,
     {repeat, Max, Steps(Body), Cond};
 step({repeat, _, _}, _) -> bad([repeat], "expected {repeat, #{max => N, while | until => "
-                                         "{Var, eq | neq, Value}}, Steps}");
+                                         "{Var, eq | neq | gt | gte | lt | lte, Value}}, Steps}");
 step({for, Var, #{from := F, to := T} = R, Body}, Steps) when is_integer(F), is_integer(T) ->
     only(R, [from, to, incr], ['for']),
     Incr = case maps:get(incr, R, 1) of
@@ -136,7 +136,13 @@ source(_, _) ->
 
 cond_({Var, Op, Value}, _Path) when Op =:= eq; Op =:= neq ->
     {name(Var), Op, beamscale_load_vars:value(Value)};
-cond_(_, Path) -> bad(Path, "expected {Var, eq | neq, Value}").
+cond_({Var, Op, Value}, Path) when Op =:= gt; Op =:= gte; Op =:= lt; Op =:= lte ->
+    V = beamscale_load_vars:value(Value),
+    case beamscale_load_vars:number(V) of
+        {ok, _} -> {name(Var), Op, V};
+        error -> bad(Path, io_lib:format("~ts compares numbers: ~tp is not one", [Op, Value]))
+    end;
+cond_(_, Path) -> bad(Path, "expected {Var, eq | neq | gt | gte | lt | lte, Value}").
 
 %% @doc A request step: `{request, Mod, Target, Checked, Timeout}' when nothing in it is
 %% dynamic, else `{dyn, Dyn, ...}' (see `beamscale_load_dynreq'). `Check' is the kind's check

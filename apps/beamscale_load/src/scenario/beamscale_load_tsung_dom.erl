@@ -137,11 +137,6 @@ status(Element, Attribute) ->
     end.
 
 %% Why an attribute of Tsung's DTD that an element does not read is refused, or `none'.
-refusal(E, A) when E =:= 'if'; E =:= while; E =:= until ->
-    case lists:member(A, [gt, gte, lt, lte]) of
-        true -> "only eq and neq are compared";
-        false -> none
-    end;
 refusal(set_option, type) ->
     "Tsung 1.7 reads none (its reader does not end on one); give <option type> for the whole file";
 refusal(match, subst) -> "a match's text is taken as written";
@@ -185,9 +180,9 @@ spec(change_type) -> {[new_type, host, port, server_type, store, restore, bidi],
 spec('for') -> {[from, to, incr, var], []};
 %% A repeat's name is Tsung's key for its loop's counter: each repeat here counts its own.
 spec(repeat) -> {[max_repeat], [name]};
-spec(while) -> {[var, eq, neq], []};
-spec(until) -> {[var, eq, neq], []};
-spec('if') -> {[var, eq, neq], []};
+spec(while) -> {[var, eq, neq, gt, gte, lt, lte], []};
+spec(until) -> {[var, eq, neq, gt, gte, lt, lte], []};
+spec('if') -> {[var, eq, neq, gt, gte, lt, lte], []};
 spec(setdynvars) -> {[sourcetype, callback, fileid, order, delimiter, length, start, 'end',
                       value, code, from, jsonpath], []};
 spec(foreach) -> {[name, in, include, exclude], []};

@@ -95,11 +95,17 @@ step(#xmlElement{name = repeat} = E, Ctx, Steps) ->
     {Body, Used} = Steps(BodyEls),
     {{repeat, #{max => Max, Cond#xmlElement.name => cond_(Cond, Ctx)}, Body}, Used}.
 
+%% Exactly one of Tsung's relations: eq and neq compare texts, gt, gte, lt and lte numbers.
 cond_(E, Ctx) ->
-    case {attr(E, eq), attr(E, neq)} of
-        {V, undefined} when V =/= undefined -> {req(E, var, Ctx), eq, V};
-        {undefined, V} when V =/= undefined -> {req(E, var, Ctx), neq, V};
-        _ -> fail(E, Ctx, "<~ts> needs eq or neq", [E#xmlElement.name])
+    case [{Op, V} || Op <- [eq, neq, gt, gte, lt, lte], V <- [attr(E, Op)], V =/= undefined] of
+        [{Op, V}] when Op =:= eq; Op =:= neq -> {req(E, var, Ctx), Op, V};
+        [{Op, V}] ->
+            case beamscale_load_vars:number(unicode:characters_to_binary(V)) of
+                {ok, _} -> {req(E, var, Ctx), Op, V};
+                error -> fail(E, Ctx, "~ts=\"~ts\" is not a number", [Op, V])
+            end;
+        _ -> fail(E, Ctx, "<~ts> needs one of eq, neq, gt, gte, lt, lte",
+                  [E#xmlElement.name])
     end.
 
 source(E, Ctx) ->
