@@ -34,6 +34,9 @@ requests_test() ->
                  "<request><amqp type=\"waitForMessages\" timeout=\"2\"/></request>")),
     %% The ts_amqp options are read, not listed as ignored.
     ?assertEqual([], [I || "<option" ++ _ = I <- Ignored]),
+    %% Tsung's waitForConfirms only thinks; beamscale awaits the confirms, and says so.
+    ?assertMatch([_], [I || "not applied: <amqp type=\"waitForConfirms\" timeout>" ++ _ = I
+                                <- Ignored]),
     M = beamscale_load_amqp,
     ?assertMatch([{request, M, server, #{type := 'connection.open', vhost := <<"/v">>,
                                          user := <<"u">>, password := <<"guest">>,

@@ -81,6 +81,12 @@ ign(#xmlElement{name = jabber} = E) ->
         ++ ["<jabber version> (streams open as RFC 7395's on a WebSocket server, XMPP 1.0's "
             "elsewhere)" || attr(E, version) =/= undefined]
         ++ lists:append([ign(X) || X <- elements(E, E#xmlElement.content)]);
+%% Tsung 1.7's waitForConfirms is a think time of `timeout' seconds (1 by default): confirms
+%% are not awaited; beamscale awaits them (a channel's nacks are errors), then goes on.
+ign(#xmlElement{name = amqp} = E) ->
+    ["not applied: <amqp type=\"waitForConfirms\" timeout> (Tsung waits that long, 1 s by "
+     "default, whatever comes; beamscale waits until the channel's publishes are confirmed)"
+     || attr(E, type) =:= "waitForConfirms"];
 ign(#xmlElement{content = C} = E) ->
     own(E) ++ lists:append([ign(X) || X <- elements(E, C)]);
 ign(#xmlPI{name = beamscale}) -> [];
