@@ -33,8 +33,14 @@
 # ESCRIPT_EMULATOR, Tsung through a copy of its start script naming it, the floor directly),
 # the server staying on the host's: e.g. the interpreter `beamscale otp install 25-emu`
 # builds, which Valgrind runs correctly where it breaks OTP's JIT on maps.
+# SEED (default 1) seeds both tools' arrivals (beamscale's --seed, Tsung's seed option): a run
+# and its run without chats start the same users (unseeded, 15 and 19 of 20 were seen), whose
+# sessions would otherwise be counted as chats. Under CLOCK=instructions the last lines are
+# bench/cg_work.py's: per chat, each run less its run without chats function by function, idle
+# schedulers' functions left out (the figure docs/load-measurements.md reports).
 set -eu
 cd "$(dirname "$0")/.."
+seed=${SEED:-1}
 users=${1:-1000}
 secs=${2:-30}
 think=${3:-2}
@@ -98,6 +104,7 @@ xml() { # ARRIVAL-SECONDS -> Tsung file on stdout
   <option type="ts_jabber" name="domain" value="bs.test"/>
   <option type="ts_jabber" name="username" value="user"/>
   <option type="ts_jabber" name="passwd" value="pass"/>
+  <option name="seed" value="$seed"/>
 </options>
 <sessions><session probability="100" name="chat" type="ts_jabber" bidi="true">
   <request><jabber type="connect" ack="local"/></request>
@@ -119,7 +126,7 @@ xml "$secs" > "$out/chat.xml"
 grep -v '<request><jabber type="chat"' "$out/chat.xml" > "$out/nochat.xml"
 bs_run() { # FILE NAME [COMMAND]
     measured "$2" env ESCRIPT_EMULATOR="$counted_erl" ${3:-_build/default/bin/beamscale} \
-        load "$out/$1.xml" \
+        load "$out/$1.xml" --seed "$seed" \
         --name "$2" --out "$out" --quiet >/dev/null 2>"$out/$2.err" || true
 }
 # A controller id of its own: another Tsung on the host would hold the default one.
@@ -234,6 +241,22 @@ if [ "$floor" = 1 ]; then
         printf "\n" }'
 fi
 }
+# Sessions started by a run (beamscale's summary), done (Tsung's log).
+bs_sessions() { python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['sessions_started'])" \
+    "$out/$1/summary.json" 2>/dev/null || echo "?"; }
+ts_done() { grep -h '^stats: session ' "$out"/$1/*/tsung.log | awk '{ s += $3 } END { print s + 0 }'; }
+# Per chat, function by function less the run without chats, idle left out.
+work() {
+    [ "$nochat" = 1 ] || return 0
+    echo "sessions (with chats / without): beamscale $(bs_sessions bs) / $(bs_sessions bs0)," \
+        "tsung $(ts_done tsung) / $(ts_done tsung0)"
+    python3 bench/cg_work.py "$out" bs bs0 "$(head -1 "$out/bs.counts" | cut -d' ' -f2)" 8
+    [ -z "${BEFORE:-}" ] || python3 bench/cg_work.py "$out" before before0 \
+        "$(head -1 "$out/before.counts" | cut -d' ' -f2)" 8
+    python3 bench/cg_work.py "$out" tsung tsung0 "$(( $(ts_done tsung) * 10 ))" 8
+    [ "$floor" = 1 ] || return 0
+    python3 bench/cg_work.py "$out" floor floor0 "$(cut -d' ' -f2 "$out/floor.counts")" 8
+}
 # Under the instruction clock the same figures, in their unit.
 if [ "$clock" = instructions ]; then
     report | sed -e 's/client CPU \([0-9.]*\) s/client \1 M instructions/g' \
@@ -241,6 +264,7 @@ if [ "$clock" = instructions ]; then
         -e 's/ us,/ instructions,/g' -e 's/chats \([0-9.]*\) s/chats \1 M instructions/g' \
         -e 's/ us$/ instructions/' -e 's/CPU per/instructions per/g' \
         -e 's/tsung \([0-9.]*\) s$/tsung \1 M instructions/'
+    work
 else
     report
 fi

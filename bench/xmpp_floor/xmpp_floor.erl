@@ -122,7 +122,7 @@ count(Data, #{counts := Counts}) ->
                 undefined -> Data;
                 Tail -> <<Tail/binary, Data/binary>>
             end,
-    case length([At || {At, _} <- binary:matches(Bytes, <<"<message ">>),
+    case length([At || {At, _} <- binary:matches(Bytes, pattern(<<"<message ">>)),
                        not bounce(Bytes, At)]) of
         0 -> ok;
         K -> counters:add(Counts, 2, K)
@@ -132,8 +132,16 @@ count(Data, #{counts := Counts}) ->
 
 bounce(Bytes, At) ->
     Left = byte_size(Bytes) - At,
-    Tag = case binary:match(Bytes, <<">">>, [{scope, {At, Left}}]) of
+    Tag = case binary:match(Bytes, pattern(<<">">>), [{scope, {At, Left}}]) of
               {End, _} -> binary:part(Bytes, At, End - At);
               nomatch -> binary:part(Bytes, At, Left)
           end,
-    binary:match(Tag, [<<"type='error'">>, <<"type=\"error\"">>]) =/= nomatch.
+    binary:match(Tag, pattern([<<"type='error'">>, <<"type=\"error\"">>])) =/= nomatch.
+
+%% Patterns compiled once a user: compiled at each read they were half of this client's
+%% instructions a chat (cachegrind, bench/cg_work.py).
+pattern(Key) ->
+    case get({pattern, Key}) of
+        undefined -> P = binary:compile_pattern(Key), put({pattern, Key}, P), P;
+        P -> P
+    end.

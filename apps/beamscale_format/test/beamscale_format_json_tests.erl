@@ -14,3 +14,18 @@ format_error_test() ->
     ?assertEqual({syntax, 4}, Reason),
     ?assertEqual("not valid JSON at byte 4",
                  lists:flatten(beamscale_format_json:format_error(Reason))).
+
+%% Numbers as JSON writes them (an exponent without a fraction too), and the byte where one
+%% that is not JSON stops being valid; a float beyond a double's range is an error, not a crash.
+numbers_test() ->
+    Ok = [{"0", 0}, {"-0", 0}, {"12", 12}, {"-3.25", -3.25}, {"1e5", 1.0e5}, {"1E+2", 100.0},
+          {"2.5e-3", 0.0025}, {"-1.5E10", -1.5e10}, {"[1,-2.0e1,3]", [1, -20.0, 3]},
+          {"{\"a\":10.0}", #{<<"a">> => 10.0}}, {"[0.000001]", [1.0e-6]},
+          {"123456789012345678901234567890", 123456789012345678901234567890}],
+    [?assertEqual({C, {ok, V}}, {C, beamscale_format_json:decode(list_to_binary(C))})
+     || {C, V} <- Ok],
+    Bad = [{"01", 1}, {"1.", 1}, {"-", 0}, {"1e", 1}, {".5", 0}, {"-01", 2}, {"1.e5", 1},
+           {"1e+", 1}, {"1.5e400", 0}, {"[1, -1e999]", 4}],
+    [?assertEqual({C, {error, {beamscale_format_json, {syntax, At}}}},
+                  {C, beamscale_format_json:decode(list_to_binary(C))})
+     || {C, At} <- Bad].

@@ -86,7 +86,13 @@ stamp_test() ->
     ?assertEqual(64, byte_size(B)),
     ?assertEqual(1234567, Z:stamped(B)),
     ?assertEqual(none, Z:stamped(<<"hello">>)),
-    ?assertEqual(none, Z:stamped(undefined)).
+    ?assertEqual(none, Z:stamped(undefined)),
+    %% A stamp of today's 16 digits, and the bounds of any other: 20 digits at most.
+    ?assertEqual(1764787200123456, Z:stamped(Z:stamp(16, 1764787200123456))),
+    ?assertEqual(none, Z:stamped(<<"bs-stamp:17647872001234x6;xx">>)),
+    ?assertEqual(12345678901234567890, Z:stamped(<<"bs-stamp:12345678901234567890;">>)),
+    ?assertEqual(none, Z:stamped(<<"bs-stamp:123456789012345678901;">>)),
+    ?assertEqual(none, Z:stamped(<<"bs-stamp:1234">>)).
 
 check_test() ->
     U = beamscale_load_xmpp_user,

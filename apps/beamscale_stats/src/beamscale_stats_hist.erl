@@ -28,11 +28,18 @@
 -define(MAX, (?SLOTS + 2)).
 %% The maximum's slot when nothing was recorded since the histogram was made or taken.
 -define(IDLE, -1).
-%% A flag per chunk of ?HALF slots after the maximum: set by a record in the chunk, so that a
-%% take scans only the chunks recorded into (values cluster in a few: a scan of all 23 552
-%% slots, once a second per histogram, was the main fixed cost of an xmpp load run).
+%% A flag per chunk of ?HALF slots after the maximum, and after those a flag per piece of
+%% ?PIECE slots: set by a record in the chunk (the piece), so that a take reads the piece flags
+%% of the chunks recorded into and the slots of the pieces recorded into (values cluster in a
+%% few). A scan of all 23 552 slots once a second per histogram was the main fixed cost of an
+%% xmpp load run; with chunk flags alone, reading each flagged chunk's 1024 slots was still
+%% two thirds of the calls a chat cost at 20 users (cprof of bench/xmpp_vs_tsung.sh's session).
 -define(FLAG(I), (?MAX + 1 + ((I) bsr ?HALF_BITS))).
 -define(CHUNKS, (?SLOTS div ?HALF)).
+-define(PIECE_BITS, 5).
+-define(PIECE, (1 bsl ?PIECE_BITS)).
+-define(PIECE_FLAG(I), (?MAX + ?CHUNKS + 1 + ((I) bsr ?PIECE_BITS))).
+-define(PIECES, (?SLOTS div ?PIECE)).
 
 -opaque hist() :: atomics:atomics_ref().
 -type snapshot() :: #{count := non_neg_integer(), sum := non_neg_integer(),
@@ -42,7 +49,7 @@
 %% @doc A new, empty live histogram.
 -spec new() -> hist().
 new() ->
-    Ref = atomics:new(?MAX + ?CHUNKS, [{signed, true}]),
+    Ref = atomics:new(?MAX + ?CHUNKS + ?PIECES, [{signed, true}]),
     ok = atomics:put(Ref, ?MAX, ?IDLE),
     Ref.
 
@@ -56,14 +63,19 @@ record(Ref, V0) ->
     V = clamp(V0),
     I = index(V),
     atomics:add(Ref, I + 1, 1),
-    %% After the count: a take that reset the flag before it sees the flag again next time.
+    %% After the count, the piece's flag before the chunk's (a take resets the chunk's first):
+    %% a take that reset a flag before it was read here sees the flag again next time.
     %% Written only when clear: a read keeps the flags' cache line shared between schedulers.
-    case atomics:get(Ref, ?FLAG(I)) of
-        0 -> atomics:put(Ref, ?FLAG(I), 1);
-        _ -> ok
-    end,
+    set_flag(Ref, ?PIECE_FLAG(I)),
+    set_flag(Ref, ?FLAG(I)),
     atomics:add(Ref, ?SUM, V),
     raise(Ref, V, atomics:get(Ref, ?MAX)).
+
+set_flag(Ref, F) ->
+    case atomics:get(Ref, F) of
+        0 -> atomics:put(Ref, F, 1);
+        _ -> ok
+    end.
 
 clamp(V) when V < 0 -> 0;
 clamp(V) when V > ?HIGHEST -> ?HIGHEST;
@@ -143,14 +155,25 @@ snap(Counts, Count, Sum, Max) ->
     #{count => Count, sum => Sum, max => erlang:max(0, Max), counts => Counts,
       min => lowest(Counts)}.
 
-%% The chunks downwards, each flag reset before its slots are read (a record meanwhile sets it
-%% again: its count is taken now or by the next take, never twice).
+%% The chunks downwards, each flag reset before its pieces' flags are read, and each piece's
+%% before its slots are (a record meanwhile sets them again: its count is taken now or by the
+%% next take, never twice).
 take_chunks(_Ref, -1, Acc, Count) -> {maps:from_list(Acc), Count};
 take_chunks(Ref, C, Acc, Count) ->
     case atomics:exchange(Ref, ?MAX + 1 + C, 0) of
         0 -> take_chunks(Ref, C - 1, Acc, Count);
-        _ -> {Acc1, Count1} = take_slots(Ref, (C + 1) * ?HALF, C * ?HALF, Acc, Count),
+        _ -> {Acc1, Count1} = take_pieces(Ref, (C + 1) * (?HALF div ?PIECE) - 1,
+                                          C * (?HALF div ?PIECE), Acc, Count),
              take_chunks(Ref, C - 1, Acc1, Count1)
+    end.
+
+%% Pieces `P' down to `Low' (0-based).
+take_pieces(_Ref, P, Low, Acc, Count) when P < Low -> {Acc, Count};
+take_pieces(Ref, P, Low, Acc, Count) ->
+    case atomics:exchange(Ref, ?MAX + ?CHUNKS + 1 + P, 0) of
+        0 -> take_pieces(Ref, P - 1, Low, Acc, Count);
+        _ -> {Acc1, Count1} = take_slots(Ref, (P + 1) * ?PIECE, P * ?PIECE, Acc, Count),
+             take_pieces(Ref, P - 1, Low, Acc1, Count1)
     end.
 
 %% Slots `I' down to `Low' + 1 (1-based) with no intermediate list and no fun.

@@ -141,3 +141,20 @@ takes(H, Pids, Acc) ->
     receive {done, P} -> takes(H, Pids -- [P], [S | Acc])
     after 0 -> takes(H, Pids, [S | Acc])
     end.
+
+%% A take reads only the flagged pieces of the flagged chunks: values on both sides of every
+%% piece's edge (slots 31/32, 63/64... of each chunk) and at the range's ends come back in their
+%% own buckets, with their counts, once; a second take finds nothing.
+piece_edges_test() ->
+    H = beamscale_stats_hist:new(),
+    Values = lists:usort([0, 3600000000] ++
+                         [V || E <- lists:seq(32, 4096, 32), V <- [E - 1, E]] ++
+                         [V || E <- [5000, 70000, 1000000, 90000000], V <- [E - 1, E, E + 1]]),
+    [ok = beamscale_stats_hist:record(H, V) || V <- Values, _ <- [1, 2]],
+    #{counts := Counts} = S = beamscale_stats_hist:take(H),
+    Slots = [beamscale_stats_hist:slot(V) || V <- Values],
+    ?assertEqual(lists:sort([{I, 2 * length([J || J <- Slots, J =:= I])}
+                             || I <- lists:usort(Slots)]),
+                 lists:sort(maps:to_list(Counts))),
+    ?assertEqual(2 * length(Values), beamscale_stats_hist:count(S)),
+    ?assertEqual(0, beamscale_stats_hist:count(beamscale_stats_hist:take(H))).

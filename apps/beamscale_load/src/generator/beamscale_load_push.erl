@@ -54,11 +54,9 @@ bad(Path, Msg) -> throw({bad, [wait | Path], lists:flatten(Msg)}).
 %% key `{Module, Target}', until that connection gets one: `{got | timeout, State}'. `State' is
 %% the user's (`conns', `pushed' stores, `ctx''s metrics, `bidi').
 -spec wait(integer(), {module(), atom()} | none, map()) -> {got | timeout, map()}.
-wait(Until, Want, #{conns := Conns} = St) ->
-    %% A kind may push on several sockets (xmpp over BOSH: its two connections).
-    Socks = maps:from_list([{S, Key}
-                            || {{Mod, _} = Key, C} <- maps:to_list(Conns), C =/= closed,
-                               pushes(Mod), S <- lists:flatten([Mod:push_socket(C)])]),
+wait(Until, Want, #{conns := Conns} = St) -> wait(Until, Want, St, socks(Conns)).
+
+wait(Until, Want, St, Socks) ->
     Left = max(0, erlang:convert_time_unit(Until - erlang:monotonic_time(), native,
                                            millisecond)),
     receive
@@ -66,9 +64,27 @@ wait(Until, Want, #{conns := Conns} = St) ->
             Key = maps:get(element(2, Msg), Socks),
             case take(Key, Msg, St) of
                 {push, St1} when Key =:= Want -> {got, St1};
-                {_, St1} -> wait(Until, Want, St1)
+                {_, St1} -> wait(Until, Want, St1, resocks(Key, St, St1, Socks))
             end
     after Left -> {timeout, St}
+    end.
+
+%% The sockets whose messages are pushes, and the connection of each. A kind may push on
+%% several sockets (xmpp over BOSH: its two connections).
+socks(Conns) ->
+    maps:from_list([{S, Key} || {{Mod, _} = Key, C} <- maps:to_list(Conns), pushes(Mod),
+                                S <- sockets(Mod, C)]).
+
+sockets(_Mod, closed) -> [];
+sockets(Mod, C) -> lists:flatten([Mod:push_socket(C)]).
+
+%% Made again only when the push changed its connection's sockets (closed it, or BOSH's next
+%% poll): most pushes leave them, and the map was made anew at each (a chat's push, the
+%% kinds' exports looked up again).
+resocks({Mod, _} = Key, #{conns := Old}, #{conns := New}, Socks) ->
+    case sockets(Mod, maps:get(Key, New)) =:= sockets(Mod, maps:get(Key, Old)) of
+        true -> Socks;
+        false -> socks(New)
     end.
 
 take({Mod, _} = Key, Msg, #{conns := Conns, ctx := #{metrics := M}} = St) ->

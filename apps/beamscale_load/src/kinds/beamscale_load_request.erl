@@ -201,8 +201,7 @@ record_observed(#{hists := Hists} = M) ->
         undefined -> ok;
         L -> lists:foreach(
                fun({H, Us}) when is_map_key({tx, H}, Hists) ->
-                       beamscale_load_metrics:record(
-                         M, {tx, H}, erlang:convert_time_unit(Us, microsecond, native));
+                       beamscale_load_metrics:record_us(M, {tx, H}, Us);
                   (_) -> ok
                end, L)
     end.

@@ -144,6 +144,7 @@ feed(#{ws := Raw, buf := Buf, s := S} = C, Data) ->
         {ok, Raw1, Buf1} -> {ok, C#{ws := Raw1, buf := Buf1}};
         {error, _} = E -> E
     end;
+feed(#{buf := <<>>} = C, Data) -> {ok, C#{buf := Data}};
 feed(#{buf := Buf} = C, Data) -> {ok, C#{buf := <<Buf/binary, Data/binary>>}}.
 
 exchange(Bytes, Want, C, Timeout) ->

@@ -10,6 +10,8 @@
 -define(MAX_DEPTH, 64).
 %% A condition or element name in a reason is cut to this many bytes (a bounded reason text).
 -define(MAX_NAME, 40).
+%% A buffer up to this size is scanned in place at its first scan (`top/3').
+-define(IN_PLACE, 4096).
 
 -type part() :: {header, binary()} | {stanza, binary()} | stream_end.
 %% Where a scan of an incomplete stanza stopped: a buffer that only grew since is scanned on
@@ -82,8 +84,15 @@ top(B, Max, Cursor) ->
                        {_, _} -> Cursor
                    end,
     %% A copy of the bytes from the cursor on: matched byte by byte, it leaves `B' (the
-    %% caller's buffer) writable, so the caller's next append does not copy it.
-    New = binary:copy(binary:part(B, Pos, byte_size(B) - Pos)),
+    %% caller's buffer) writable, so the caller's next append does not copy it. A first scan of
+    %% a small buffer (a chat, most often all of one segment) is made on `B' itself: should it
+    %% be incomplete, the next append copies at most ?IN_PLACE bytes once, and the scans after
+    %% it go on from the cursor on copies (the copy and its allocation were a tenth of a
+    %% received chat's instructions).
+    New = case Cursor of
+              start when byte_size(B) =< ?IN_PLACE -> B;
+              _ -> binary:copy(binary:part(B, Pos, byte_size(B) - Pos))
+          end,
     case text(New, Pos, Depth) of
         {done, End} when End > Max -> {error, {?MODULE, {too_big, Max}}};
         {done, End} -> {ok, {stanza, binary:part(B, 0, End)}, rest(B, End)};
@@ -166,7 +175,8 @@ value(Open, Keys) ->
         {At, L} ->
             Q = binary:at(Open, At + L - 1),
             From = At + L,
-            case binary:match(Open, <<Q>>, [{scope, {From, byte_size(Open) - From}}]) of
+            case binary:match(Open, pattern(<<Q>>), [{scope, {From, byte_size(Open) - From}}])
+            of
                 {End, _} -> binary:part(Open, From, End - From);
                 nomatch -> undefined
             end
