@@ -14,8 +14,9 @@ instructions() {
     calls=$(python3 -c 'import json, sys
 print(",".join(str(r["counted_calls"]) for r in json.load(open(sys.argv[1]))["results"]))' \
         "$out/bench.json")
-    # As bench's counted node: one scheduler, no busy wait, few dirty threads, under callgrind
-    # with collection off (beamscale_icount:node_spec/3).
+    # As bench's counted node: one scheduler, no busy wait, few dirty threads, the counted
+    # heaps in carriers of their own, under callgrind with collection off
+    # (beamscale_icount:node_spec/3).
     for side in bare aa; do
         mkdir -p "$out/cg.$side"
         ERL_FLAGS='' ERL_AFLAGS='' ERL_ZFLAGS='' valgrind -q --tool=callgrind \
@@ -24,6 +25,7 @@ print(",".join(str(r["counted_calls"]) for r in json.load(open(sys.argv[1]))["re
             --callgrind-out-file="$out/cg.$side/cg.%p" \
             --log-file="$out/cg.$side/valgrind.%p.log" \
             erl -noshell +S 1 +sbwt none +sbwtdcpu none +sbwtdio none +SDcpu 1:1 +SDio 1 \
+            +MHsbct 32 \
             -pa "$out" -pa _build/default/lib/beamscale_bench/ebin \
             -eval "micro_bare:count(\"$so\", \"$out/cg.$side\", [$calls], $count), halt()." \
             | sed "s/^/$side /" >>"$out/figures"

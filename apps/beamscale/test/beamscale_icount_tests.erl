@@ -45,7 +45,11 @@ node_spec_test() ->
     ?assert(lists:member("--collect-atstart=no", Args)),
     ?assert(T > 30000),
     Pmu = beamscale_icount:node_spec(pmu, "/d", #{erl => "erl", flags => ""}),
-    ?assertNot(is_map_key(wrap, Pmu)).
+    ?assertNot(is_map_key(wrap, Pmu)),
+    %% Both counters: the counted heaps in carriers of their own, at the sample's heap size.
+    [{match, [K]}, {match, [K]}] = [re:run(Fl, "\\+MHsbct ([0-9]+)", [{capture, [1], list}])
+                                    || Fl <- [F, maps:get(flags, Pmu)]],
+    ?assert(list_to_integer(K) * 1024 =< beamscale_bench_icount:heap_words() * 8).
 
 format_error_test() ->
     [?assert(is_binary(iolist_to_binary(beamscale_icount:format_error(E))))

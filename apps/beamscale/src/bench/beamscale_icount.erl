@@ -20,6 +20,7 @@
 %% 2 cores 40 s to over 180 s.
 -define(VALGRIND_BOOT_TIMEOUT, 600000).
 -define(NO_BUSY_WAIT, "+sbwt none +sbwtdcpu none +sbwtdio none").
+%% The counted sample's heaps in carriers of their own (beamscale_bench_icount:carrier_flag/0).
 %% Valgrind runs one thread at a time: with the default dozen dirty and async threads a boot
 %% on a loaded host took over 180 s, with these 40-55 s (load 20 on 2 cores).
 -define(FEW_THREADS, "+SDcpu 1:1 +SDio 1").
@@ -92,10 +93,12 @@ compile(Root, Src, Dir, Base) ->
 
 %% @doc What `beamscale_node:start/2' needs for a node counted by `Counter' (its callgrind
 %% dumps in `Dir'): one scheduler and no busy wait (a busy-waiting scheduler counts in
-%% proportion to wall time), and for callgrind Valgrind before the erl.
+%% proportion to wall time), the counted heaps each in a carrier of its own, and for callgrind
+%% Valgrind before the erl.
 -spec node_spec(counter(), file:filename(), beamscale_node:spec()) -> beamscale_node:spec().
 node_spec(Counter, Dir, #{flags := Flags} = Spec) ->
-    Node = Spec#{schedulers => 1, flags => string:trim(Flags ++ " " ++ ?NO_BUSY_WAIT)},
+    Own = lists:join(" ", [Flags, ?NO_BUSY_WAIT, beamscale_bench_icount:carrier_flag()]),
+    Node = Spec#{schedulers => 1, flags => string:trim(lists:flatten(Own))},
     case Counter of
         pmu -> Node;
         valgrind ->

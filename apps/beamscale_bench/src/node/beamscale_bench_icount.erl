@@ -6,7 +6,8 @@
 %% scheduler's thread: the node runs with one scheduler).
 -module(beamscale_bench_icount).
 
--export([load/1, count/3, counted/2, summary/1, pmu/0, heap_words/0, format_error/1]).
+-export([load/1, count/3, counted/2, summary/1, pmu/0, heap_words/0, carrier_flag/0,
+         format_error/1]).
 -export([on_valgrind/0, vg_start/0, vg_stop/0, pmu_start/0, pmu_stop/1]).
 -export([sample/5]).
 -export_type([counter/0, sample/0]).
@@ -187,6 +188,18 @@ pmu() ->
 %% node's own default when `+hms' made it larger.
 -spec heap_words() -> pos_integer().
 heap_words() -> max(?COUNT_HEAP, element(2, erlang:system_info(min_heap_size))).
+
+%% @doc The counted node's flag that gives every process heap of `heap_words/0''s size or more
+%% a single-block carrier of its own (eheap_alloc's `sbct', in KiB). In the shared multiblock
+%% carriers each collection's new heap and freed old one are a lookup, an insert and a delete
+%% in eheap_alloc's address-ordered tree of free blocks, whose cost moved with the blocks the
+%% node's history left there: `lists:seq(1, 100)''s 52 collections in a 1024-call sample read
+%% 2357-2375 instructions a call, sample to sample in one emulator (identical collections;
+%% 10 700 of a sample's 10 900 extra in `erl_ao_firstfit_alloc.c''s tree code). A carrier of
+%% its own comes from mseg_alloc's cache at the same cost each time: 2363.8-2364.6 over four
+%% emulators' twenty samples (docs/micro.md).
+-spec carrier_flag() -> string().
+carrier_flag() -> "+MHsbct " ++ integer_to_list(?COUNT_HEAP * 8 div 1024).
 
 %% @doc NIF: how many Valgrinds this node runs under (0: none).
 -spec on_valgrind() -> non_neg_integer().
