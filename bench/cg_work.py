@@ -6,7 +6,10 @@
 Reads the cachegrind files DIR/NAME.cg.* and DIR/BASE.cg.* (of beam.smp processes only, as
 bench/xmpp_vs_tsung.sh writes them), sums each function's instructions, takes BASE's from NAME's
 and prints the difference over UNITS (chats), with the functions of idle schedulers left out
-(waiting, thread progress, aux work, polling: they grow with wall time, not with the work), then
+(waiting, thread progress, aux work, polling; the schedulers' clock reads, timer-wheel checks,
+wake-ups of sleeping schedulers and delayed-deallocation checks, which a scheduler's loop makes
+at each pass: they grow with wall time, not with the work; between two runs of one client they
+moved by 16 000 to 26 000 instructions a chat either way), then
 the TOP functions of the difference. A timed run's whole-run difference moves with how much idle
 spinning fits in it; this is the figure that stays (docs/load-measurements.md, issue 54).
 """
@@ -17,7 +20,9 @@ import sys
 
 IDLE = re.compile(r'scheduler_wait|erts_thr_progress|thr_prgr_|handle_aux_work|ethr_|rwmutex|'
                   r'get_os_drift_corrected_time|erts_check_io|erts_poll|check_balance|'
-                  r'erts_msacc|pthread_|clock_gettime|__lll_|epoll|futex|wake_')
+                  r'erts_msacc|pthread_|clock_gettime|__lll_|epoll|futex|wake_|'
+                  r'erts_get_monotonic_time|erts_sched_finish_poke|erts_check_next_timeout_time|'
+                  r'erts_alcu_check_delayed_dealloc')
 EMULATOR = re.compile(r'cmd: \S*/beam\.smp ')
 
 

@@ -38,6 +38,10 @@
 # sessions would otherwise be counted as chats. Under CLOCK=instructions the last lines are
 # bench/cg_work.py's: per chat, each run less its run without chats function by function, idle
 # schedulers' functions left out (the figure docs/load-measurements.md reports).
+# MARGINAL=1 (with CLOCK=instructions) also runs each tool on the session with MULT chats
+# (default 2) after each think, and prints per extra chat that run less the run with one,
+# function by function: the cost of one more chat, without the run's fixed costs that come with
+# its first chats.
 set -eu
 cd "$(dirname "$0")/.."
 seed=${SEED:-1}
@@ -177,6 +181,25 @@ if [ -n "${BEFORE:-}" ]; then
     read_counts "$out/before/summary.json" > "$out/before.counts" || echo "0 0" > "$out/before.counts"
     [ "$nochat" = 1 ] && bs_run nochat before0 "$BEFORE"
 fi
+# The marginal cost of a chat: the same session with two chats after each think, less the run
+# with one. A run's fixed costs that come with its first chats (the page's delivery chart, the
+# summary's figures of the chats' histograms, per-second takes of histograms only chats fill)
+# cancel, as they do at the user counts and lengths real runs have.
+marginal=${MARGINAL:-0}
+mult=${MULT:-2}
+awk -v k="$mult" '/<request><jabber type="chat"/ { for (i = 1; i < k; i++) print } { print }' \
+    "$out/chat.xml" > "$out/chat2.xml"
+if [ "$marginal" = 1 ]; then
+    bs_run chat2 bs2
+    read_counts "$out/bs2/summary.json" > "$out/bs2.counts" || echo "0 0" > "$out/bs2.counts"
+    ts_run chat2 tsung2
+    [ "$floor" = 1 ] && fl_run floor2 "$mult" "$nowait $single"
+    if [ -n "${BEFORE:-}" ]; then
+        bs_run chat2 before2 "$BEFORE"
+        read_counts "$out/before2/summary.json" > "$out/before2.counts" \
+            || echo "0 0" > "$out/before2.counts"
+    fi
+fi
 report() {
 # Tsung's chats sent: its per-request count for the chat requests is not apart, so the
 # sessions' fixed 10 chats each are counted from its finished sessions.
@@ -257,6 +280,21 @@ work() {
     [ "$floor" = 1 ] || return 0
     python3 bench/cg_work.py "$out" floor floor0 "$(cut -d' ' -f2 "$out/floor.counts")" 8
 }
+delivered() { head -1 "$out/$1.counts" | cut -d' ' -f2; }
+# Per extra chat: the run with two chats a think less the run with one.
+margin() {
+    [ "$marginal" = 1 ] || return 0
+    echo "marginal, per extra chat ($mult chats a think less one): sessions beamscale" \
+        "$(bs_sessions bs2) / $(bs_sessions bs), tsung $(ts_done tsung2) / $(ts_done tsung)"
+    python3 bench/cg_work.py "$out" bs2 bs "$(( $(delivered bs2) - $(delivered bs) ))" 8
+    [ -z "${BEFORE:-}" ] || python3 bench/cg_work.py "$out" before2 before \
+        "$(( $(delivered before2) - $(delivered before) ))" 8
+    python3 bench/cg_work.py "$out" tsung2 tsung \
+        "$(( $(ts_done tsung2) * 10 * mult - $(ts_done tsung) * 10 ))" 8
+    [ "$floor" = 1 ] || return 0
+    python3 bench/cg_work.py "$out" floor2 floor \
+        "$(( $(delivered floor2) - $(delivered floor) ))" 8
+}
 # Under the instruction clock the same figures, in their unit.
 if [ "$clock" = instructions ]; then
     report | sed -e 's/client CPU \([0-9.]*\) s/client \1 M instructions/g' \
@@ -265,6 +303,7 @@ if [ "$clock" = instructions ]; then
         -e 's/ us$/ instructions/' -e 's/CPU per/instructions per/g' \
         -e 's/tsung \([0-9.]*\) s$/tsung \1 M instructions/'
     work
+    margin
 else
     report
 fi

@@ -6,7 +6,8 @@
 %% (iq get, iq set with the password), initial presence, roster get, CHATS chats of 16 bytes
 %% each after a think time of THINK ms to a user online (probed at random, as beamscale and
 %% Tsung pick one), a last think, the stream's end, close; with SEND false, the think times
-%% without the chats (the bench's run without chats). USERS users arrive evenly over SECS
+%% without the chats (the bench's run without chats); with SEND an integer K, K chats after each
+%% think (the bench's run for the marginal cost of a chat). USERS users arrive evenly over SECS
 %% seconds, user N being `userN' (password `passN') of domain bs.test.
 %% Prints one line, `SENT DELIVERED FAILED_USERS', once every user is done.
 %%   erl -noshell -pa DIR -eval 'xmpp_floor:main(Port, Users, Secs, ThinkMs, 10, true), halt().'
@@ -66,6 +67,8 @@ chats(S, N, K, #{think := Think} = Cfg) ->
     chats(S, N, K - 1, Cfg).
 
 send(_S, _N, #{send := false}) -> ok;
+send(S, N, #{send := K} = Cfg) when is_integer(K) ->
+    lists:foreach(fun(_) -> send(S, N, Cfg#{send := true}) end, lists:seq(1, K));
 send(S, N, #{counts := Counts, body := Body} = Cfg) ->
     To = integer_to_binary(dest(N, Cfg, ?PROBES)),
     ok = gen_tcp:send(S, ["<message id='c' to='user", To, "@" ?DOMAIN "' type='chat'><body>",
