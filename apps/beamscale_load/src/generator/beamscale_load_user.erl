@@ -111,19 +111,16 @@ exec([{tx, Name, Start} | Fs], #{ctx := #{metrics := M}} = St, Restarts) ->
     beamscale_load_metrics:record(M, {tx, Name}, erlang:monotonic_time() - Start),
     exec(Fs, St, Restarts).
 
-binary_to_number(B) ->
-    try binary_to_integer(B)
-    catch error:badarg -> binary_to_float(B)
-    end.
-
 %% A think time: a long one hibernates until a timer at its end (see `resume/4'), unless a
 %% message (from a socket) is already there, which would wake it at once: then it waits as a
 %% short one does. The random
 %% state sleeps in its exported form (its algorithm's functions would take 35 words more).
 think({var, Name, Scale, How}, Fs, #{vars := Vars} = St, Restarts) ->
-    %% A value that is not a number (or none) thinks 0 ms; at most the longest wait.
-    Ms = try binary_to_number(maps:get(Name, Vars)) * Scale
-         catch _:_ -> 0
+    %% A value that is not a number (or none) thinks 0 ms; at most the longest wait. Read as
+    %% the conditions read numbers (`beamscale_load_vars:number/1').
+    Ms = case beamscale_load_vars:number(maps:get(Name, Vars, <<>>)) of
+             {ok, N} -> N * Scale;
+             error -> 0
          end,
     Dist = case How of
                exponential when Ms > 0 -> {exponential, min(Ms, 1.0e8)};
