@@ -29,3 +29,22 @@ numbers_test() ->
     [?assertEqual({C, {error, {beamscale_format_json, {syntax, At}}}},
                   {C, beamscale_format_json:decode(list_to_binary(C))})
      || {C, At} <- Bad].
+
+%% Strings through both ways: plain ASCII (taken whole), escapes, UTF-8, control bytes, DEL;
+%% a plain string decoded holds its own bytes, not the document; the byte of an error is the
+%% one the character reader stops at.
+strings_test() ->
+    Cases = [<<"plain">>, <<>>, <<"a\"b">>, <<"back\\slash">>, <<"tab\tnew\n">>,
+             <<"é ü 中"/utf8>>, <<1, "ctl">>, <<"del", 127>>, <<"/">>, <<"x y z 0-9 ~">>],
+    [?assertEqual({C, {ok, [C]}},
+                  {C, beamscale_format_json:decode(iolist_to_binary(
+                                                     beamscale_format_json:encode([C])))})
+     || C <- Cases],
+    {ok, #{<<"key">> := V} = M} = beamscale_format_json:decode(<<"{\"key\":\"value\"}">>),
+    [K] = maps:keys(M),
+    ?assertEqual({5, 3}, {binary:referenced_byte_size(V), binary:referenced_byte_size(K)}),
+    ?assertEqual({ok, <<"a/b">>}, beamscale_format_json:decode(<<"\"a\\/b\"">>)),
+    Bad = [{<<"\"abc">>, 4}, {<<"\"a", 1, "b\"">>, 2}, {<<"[\"ok\", \"x\\q\"]">>, 9}],
+    [?assertEqual({B, {error, {beamscale_format_json, {syntax, At}}}},
+                  {B, beamscale_format_json:decode(B)})
+     || {B, At} <- Bad].
