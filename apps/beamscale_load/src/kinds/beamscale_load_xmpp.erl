@@ -84,7 +84,7 @@ request(#{type := starttls}, C, Timeout) ->
     end;
 request(#{type := auth_sasl, mechanism := Mech}, #{user := U, pass := P} = C, Timeout) ->
     case exchange(?Z:sasl(Mech, U, P), sasl, C, Timeout) of
-        {ok, C1} -> ?U:online(C1), {ok, C1};
+        {ok, C1} -> {ok, ?U:online(C1)};
         Other -> Other
     end;
 request(#{type := auth_sasl_bind}, C, Timeout) ->
@@ -97,7 +97,7 @@ request(#{type := Auth} = Spec, #{user := U, pass := P} = C, Timeout)
                            auth_set_sip => sip}),
     Sid = maps:get(sid, C, <<>>),
     case iq(<<"set">>, none, ?Z:auth_set(How, U, P, Sid), C, Timeout, Spec) of
-        {ok, C1} -> ?U:online(C1), {ok, C1};
+        {ok, C1} -> {ok, ?U:online(C1)};
         Other -> Other
     end;
 request(Spec, C, Timeout) ->

@@ -138,9 +138,10 @@ no_free(#{max := Max} = C) when Max > 0 ->
     end;
 no_free(_C) -> ok.
 
-%% The online flags of a domain's users, and in slot Max + 1 how many are set, made by the
-%% first user that needs them (two users racing at the very first connect may each make one:
-%% the flags of the loser are lost).
+%% The online counts of a domain's ids (how many users are online on each: with more users than
+%% `userid_max', ids are shared), and in slot Max + 1 how many ids have one, made by the first
+%% user that needs them (two users racing at the very first connect may each make one: the
+%% counts of the loser are lost).
 flags(#{domain := D, max := Max}) when Max > 0 ->
     Key = {?MODULE, D, Max},
     case persistent_term:get(Key, undefined) of
@@ -150,23 +151,29 @@ flags(#{domain := D, max := Max}) when Max > 0 ->
     end;
 flags(_) -> none.
 
-%% @doc The user is online (authenticated).
--spec online(map()) -> ok.
-online(C) -> flag(C, 1).
+%% @doc The user is online (authenticated): the connection marked, so that only a user counted
+%% online is counted gone, once.
+-spec online(map()) -> map().
+online(#{on := true} = C) -> C;
+online(C) -> flag(C, 1), C#{on => true}.
 
 %% @doc The user is gone.
 -spec offline(map()) -> ok.
-offline(C) -> flag(C, 0).
+offline(#{on := true} = C) -> flag(C, -1);
+offline(_C) -> ok.
 
-flag(#{n := N} = C, V) when N > 0 ->
+%% An id counts as online while any of its users is: a user leaving a shared id leaves it
+%% online for the others (a flag per id was cleared by the first to leave).
+flag(#{n := N} = C, D) when N > 0 ->
     case flags(C) of
         none -> ok;
-        A -> case atomics:exchange(A, N, V) of
-                 V -> ok;
-                 _ -> atomics:add(A, maps:get(max, C) + 1, 2 * V - 1)
+        A -> case {atomics:add_get(A, N, D), D} of
+                 {1, 1} -> atomics:add(A, maps:get(max, C) + 1, 1);
+                 {0, -1} -> atomics:add(A, maps:get(max, C) + 1, -1);
+                 _ -> ok
              end
     end;
-flag(_C, _V) -> ok.
+flag(_C, _D) -> ok.
 
 %% The JID of a destination user, and the connection remembering it (`previous').
 dest(#{destination := previous}, #{prev := J} = C) -> {J, C};
@@ -197,7 +204,7 @@ dest(Spec, #{domain := D, name := Name, max := Max} = C) ->
 pick(none, {Max, _}, _Want) -> rand:uniform(Max);
 pick(A, {Max, Self} = M, Want) ->
     Online = atomics:get(A, Max + 1),
-    SelfOn = case Self > 0 andalso atomics:get(A, Self) of 1 -> 1; _ -> 0 end,
+    SelfOn = case Self > 0 andalso atomics:get(A, Self) > 0 of true -> 1; false -> 0 end,
     Others = case Want of
                  1 -> Online - SelfOn;
                  0 -> Max - Online - (1 - SelfOn)
@@ -211,7 +218,7 @@ pick(A, {Max, Self} = M, Want) ->
 probe(_A, _M, _Want, 0) -> none;
 probe(A, {Max, Self} = M, Want, K) ->
     N = rand:uniform(Max),
-    case N =/= Self andalso atomics:get(A, N) of
+    case N =/= Self andalso min(1, atomics:get(A, N)) of
         Want -> N;
         _ -> probe(A, M, Want, K - 1)
     end.
