@@ -82,7 +82,8 @@ stopped_by_term() {
     return $status
 }
 
-missing=$(for n in $stream1 $stream3; do [ -e apps/*/test/beamscale_${n}_SUITE.erl ] || echo "$n"; done)
+missing=$(for n in $stream1 $stream3; do
+              [ -e apps/*/test/beamscale_${n}_SUITE.erl ] || echo "$n"; done)
 [ -z "$missing" ] || { echo "ct-streams.sh: streams 1 and 3 name no suite: $missing" >&2; exit 2; }
 
 case $which in
