@@ -38,8 +38,8 @@ test: test-deps
 	$(REBAR) compile
 	$(REBAR) escriptize  # the escript ./beamscale runs; CT drives it as a user does
 	@# beamscale_otp_SUITE's emulator (CPU-bound, 2.5 min when alone) builds niced in the
-	@# background, and CT's streams 2 and 3 (scripts/ct-streams.sh: the suites that do not
-	@# measure) run, beside xref and EUnit; then stream 1 beside dialyzer (one core; its first run
+	@# background, and CT's stream 2 (scripts/ct-streams.sh: the suites that do not measure)
+	@# runs, beside xref and EUnit; then stream 1 beside dialyzer (one core; its first run
 	@# on a fresh machine builds the PLT: 11 min, the longest step before stream 1 when it
 	@# ran first). Each in its own session, so a failed step or Ctrl-C stops them by their
 	@# process groups.
@@ -49,8 +49,8 @@ test: test-deps
 	trap 'kill -- -$$otp 2>/dev/null; [ -z "$$dia" ] || kill -- -$$dia 2>/dev/null; \
 	  $(ct_stream2_stop)' EXIT; \
 	trap 'exit 130' INT TERM; \
-	echo "make otp-test-release and CT streams 2 and 3 in the background:"\
-	  "_build/otp-test-release.log, $(ct_log2), $(ct_log3)"; \
+	echo "make otp-test-release and CT stream 2 in the background: _build/otp-test-release.log,"\
+	  "$(ct_log2)"; \
 	$(REBAR) xref && $(REBAR) eunit || exit 1; \
 	setsid $(REBAR) dialyzer > $(dialyzer_log) 2>&1 & dia=$$!; \
 	echo "dialyzer in the background: $(dialyzer_log)"; \
@@ -68,7 +68,7 @@ eunit: test-deps
 	$(REBAR) eunit $(if $(MODULE),--module=$(MODULE))
 
 # One suite: `make ct SUITE=beamscale_load_errors_SUITE [CASE=c1,c2]' (the _SUITE suffix may be
-# left out; a path works too). Without SUITE, every suite, in make test's three streams at once.
+# left out; a path works too). Without SUITE, every suite, in make test's two streams at once.
 ct: test-deps
 	$(REBAR) escriptize
 	$(if $(SUITE),$(if $(findstring otp,$(SUITE)),$(MAKE) otp-test-release),$(MAKE) otp-test-release)
@@ -101,39 +101,30 @@ suite_name = $(patsubst %_SUITE,%,$(basename $(notdir $(1))))_SUITE
 suite_path = $(basename $(or $(firstword $(wildcard apps/*/test/$(call suite_name,$(1)).erl)),\
                              $(error make ct: no suite $(call suite_name,$(1)) under apps/*/test)))
 
-# CT in three streams (scripts/ct-streams.sh): streams 2 and 3 in the background, each in a
-# session of its own (their pids in ct2 and ct3: the caller's trap stops their process groups),
-# their output in files printed at their ends; stream 1 in the foreground. A failure in one lets
-# the others end: one run names all.
+# CT in two streams (scripts/ct-streams.sh): stream 2 in the background, in a session of its own
+# (its pid in ct2: the caller's trap stops its process group), its output in a file printed at
+# its end; stream 1 in the foreground. A failure in one lets the other end: one run names all.
 ct_log2 = _build/ct-stream2.log
-ct_log3 = _build/ct-stream3.log
 dialyzer_log = _build/dialyzer.log
 ct_stream2_start = mkdir -p _build; \
-	REBAR="$(REBAR)" setsid scripts/ct-streams.sh 2 > $(ct_log2) 2>&1 & ct2=$$!; \
-	REBAR="$(REBAR)" setsid scripts/ct-streams.sh 3 > $(ct_log3) 2>&1 & ct3=$$!
-# Streams 2 and 3 stopped early (Ctrl-C, a failed step): SIGTERM to their scripts, which have CT
-# abort the running case and skip the rest, so that end_per_suite stops the suite's servers by
-# pid (a port's program runs in a session of its own: a signal to the group never reaches it);
-# what is left of the groups after 30 s is killed.
+	REBAR="$(REBAR)" setsid scripts/ct-streams.sh 2 > $(ct_log2) 2>&1 & ct2=$$!
+# Stream 2 stopped early (Ctrl-C, a failed step): SIGTERM to its script, which has CT abort
+# the running case and skip the rest, so that end_per_suite stops the suite's servers by pid (a
+# port's program runs in a session of its own: a signal to the group never reaches it); what is
+# left of the group after 30 s is killed.
 ct_stop_s = 30
-ct_stream2_stop = for g in $$ct2 $$ct3; do kill $$g 2>/dev/null && { \
-	echo "stopping CT stream $$g (end_per_suite)"; i=0; \
-	while kill -0 -- -$$g 2>/dev/null && [ $$i -lt $(ct_stop_s) ]; do \
-	sleep 1; i=$$((i + 1)); done; kill -KILL -- -$$g 2>/dev/null; }; done; true
-# Stream 1 runs beside streams 2 and 3: its measuring cases hold beside them (the squeeze's
-# serial server does 1 ms a call; hostwatch counts its own nginx by pid), and one after the
-# other took 25 min. A failed stream's cases and reasons come last (scripts/ct-failures.sh): a
-# CI log shows a tail.
+ct_stream2_stop = kill $$ct2 2>/dev/null && { echo "stopping CT stream 2 (end_per_suite)"; \
+	i=0; while kill -0 -- -$$ct2 2>/dev/null && [ $$i -lt $(ct_stop_s) ]; do \
+	sleep 1; i=$$((i + 1)); done; kill -KILL -- -$$ct2 2>/dev/null; }; true
+# Stream 1 runs beside stream 2: its measuring cases hold beside it (the squeeze's serial server
+# does 1 ms a call; hostwatch counts its own nginx by pid), and one after the other took 25 min.
+# A failed stream's cases and reasons come last (scripts/ct-failures.sh): a CI log shows a tail.
 ct_stream1_then_wait = REBAR="$(REBAR)" scripts/ct-streams.sh 1; one=$$?; \
-	echo "waiting for CT streams 2 and 3"; wait $$ct2; two=$$?; wait $$ct3; three=$$?; \
-	trap - EXIT; \
+	echo "waiting for CT stream 2"; wait $$ct2; two=$$?; trap - EXIT; \
 	if [ $$two = 0 ]; then tail -n 3 $(ct_log2); else cat $(ct_log2); fi; \
-	if [ $$three = 0 ]; then tail -n 3 $(ct_log3); else cat $(ct_log3); fi; \
-	echo "CT stream 1: exit $$one, stream 2: exit $$two, stream 3: exit $$three"; \
+	echo "CT stream 1: exit $$one, stream 2: exit $$two"; \
 	[ $$one = 0 ] || scripts/ct-failures.sh _build/test/logs; \
-	[ $$two = 0 ] || scripts/ct-failures.sh _build/ct2+test/logs; \
-	[ $$three = 0 ] || scripts/ct-failures.sh _build/ct3+test/logs; \
-	[ $$one = 0 ] && [ $$two = 0 ] && [ $$three = 0 ]
+	[ $$two = 0 ] || scripts/ct-failures.sh _build/ct2+test/logs; [ $$one = 0 ] && [ $$two = 0 ]
 
 clean:
 	rm -rf _build

@@ -165,8 +165,7 @@ max_ms() ->
 
 verdict(File, Fragment, Code, {Ms, MaxMs}, KB, Output) ->
     Lines = [L || L <- string:split(string:trim(Output), "\n", all), L =/= ""],
-    %% The file literally: a path may hold regex characters (streams 2 and 3 log in
-    %% _build/ct2+test and _build/ct3+test).
+    %% The file literally: a path may hold regex characters (stream 2 logs in _build/ct2+test).
     Named = [L || L <- Lines, re:run(L, ["\\Q", File, "\\E:[0-9]+: "], [unicode]) =/= nomatch],
     Bad = [W || W <- ["internal error", "crash", "Stacktrace", "=ERROR REPORT", "** ",
                       "nothing answers", "reader failed"],
